@@ -1,0 +1,42 @@
+import type { z } from "zod";
+import type { JobView } from "./schemas.ts";
+
+export interface Fence {
+  attempt: number;
+  token: string;
+}
+
+/** What a handler sees. `signal` aborts on cancel, lost lease or timeout. */
+export interface JobContext {
+  job: Pick<JobView, "id" | "kind" | "queue" | "attempts" | "maxAttempts" | "createdAt">;
+  attempt: number;
+  fence: Fence;
+  signal: AbortSignal;
+  /** Renew the lease now (the runtime also does this on a timer). */
+  heartbeat(): Promise<void>;
+}
+
+export interface BackoffPolicy {
+  baseSeconds: number;
+  maxSeconds: number;
+}
+
+export interface KindDefinition<P = unknown, R = unknown> {
+  name: string;
+  payload: z.ZodType<P>;
+  handler: (payload: P, ctx: JobContext) => Promise<R>;
+  queue: string;
+  maxAttempts: number;
+  timeoutSeconds: number;
+  /** Overrides the queue's backoff for this kind. */
+  backoff?: BackoffPolicy;
+}
+
+/** Typed constructor: the payload type flows from the schema into the handler. */
+export function defineKind<S extends z.ZodType, R>(
+  def: Omit<KindDefinition<z.infer<S>, R>, "payload"> & { payload: S },
+): KindDefinition<z.infer<S>, R> {
+  return def as KindDefinition<z.infer<S>, R>;
+}
+
+export type AnyKind = KindDefinition<any, unknown>;

@@ -1,0 +1,19 @@
+import type { AnyKind } from "../job/kind.ts";
+import { echo } from "./echo.ts";
+import { fail } from "./fail.ts";
+import { flaky } from "./flaky.ts";
+import { sleep } from "./sleep.ts";
+
+/** Adding a kind: write lib/kinds/<name>.ts with defineKind, then add it to this list. */
+export const kinds: readonly AnyKind[] = [echo, sleep, fail, flaky];
+
+export type KindRegistry = ReadonlyMap<string, AnyKind>;
+
+export function buildRegistry(list: readonly AnyKind[] = kinds): KindRegistry {
+  const map = new Map<string, AnyKind>();
+  for (const kind of list) {
+    if (map.has(kind.name)) throw new Error(`kind ${kind.name} is declared twice`);
+    map.set(kind.name, kind);
+  }
+  return map;
+}

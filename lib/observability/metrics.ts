@@ -1,0 +1,102 @@
+import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
+
+export const METRICS_NAMESPACE = "skyforge";
+
+/** Every EMF metric the engine emits; the dashboard builder reads this list. */
+export const countMetrics = [
+  "enqueued",
+  "started",
+  "succeeded",
+  "retried",
+  "dead",
+  "throttled",
+  "cancelled",
+  "revived",
+  "duplicateDeliveries",
+  "leaseLost",
+] as const;
+export const timingMetrics = ["queueLatency", "runDuration"] as const;
+export type CountMetric = (typeof countMetrics)[number];
+export type TimingMetric = (typeof timingMetrics)[number];
+
+/** Metrics are recorded per (queue, kind) and flushed once per invocation. */
+export interface JobMetrics {
+  count(name: CountMetric, queue: string, kind: string, n?: number): void;
+  time(name: TimingMetric, queue: string, kind: string, ms: number): void;
+  flush(): void;
+}
+
+type Group = { counts: Map<CountMetric, number>; timings: Map<TimingMetric, number[]> };
+
+/** Aggregates in memory; subclasses decide where a flush goes. */
+export class AggregatingMetrics implements JobMetrics {
+  protected groups = new Map<string, Group>();
+
+  private group(queue: string, kind: string): Group {
+    const key = `${queue}\u0000${kind}`;
+    let g = this.groups.get(key);
+    if (!g) {
+      g = { counts: new Map(), timings: new Map() };
+      this.groups.set(key, g);
+    }
+    return g;
+  }
+
+  count(name: CountMetric, queue: string, kind: string, n = 1): void {
+    const g = this.group(queue, kind);
+    g.counts.set(name, (g.counts.get(name) ?? 0) + n);
+  }
+
+  time(name: TimingMetric, queue: string, kind: string, ms: number): void {
+    const g = this.group(queue, kind);
+    const list = g.timings.get(name) ?? [];
+    list.push(ms);
+    g.timings.set(name, list);
+  }
+
+  /** Total of a count across kinds, for one queue or all. */
+  total(name: CountMetric, queue?: string): number {
+    let sum = 0;
+    for (const [key, g] of this.groups) {
+      if (queue === undefined || key.startsWith(`${queue}\u0000`)) sum += g.counts.get(name) ?? 0;
+    }
+    return sum;
+  }
+
+  flush(): void {}
+}
+
+/** Keeps totals for the process lifetime: the local stack and tests read them. */
+export class MemoryMetrics extends AggregatingMetrics {}
+
+/**
+ * CloudWatch EMF through Powertools: one blob per (queue, kind) and one per queue, per flush, so a
+ * batch of a hundred jobs costs a handful of log lines and no PutMetricData calls.
+ */
+export class EmfMetrics extends AggregatingMetrics {
+  constructor(private readonly serviceName: string) {
+    super();
+  }
+
+  override flush(): void {
+    const perQueue = new Map<string, Group>();
+    for (const [key, g] of this.groups) {
+      const [queue = "", kind = ""] = key.split("\u0000");
+      this.publish({ queue, kind }, g);
+      const q = perQueue.get(queue) ?? { counts: new Map(), timings: new Map() };
+      for (const [n, v] of g.counts) q.counts.set(n, (q.counts.get(n) ?? 0) + v);
+      for (const [n, v] of g.timings) q.timings.set(n, [...(q.timings.get(n) ?? []), ...v]);
+      perQueue.set(queue, q);
+    }
+    for (const [queue, g] of perQueue) this.publish({ queue }, g);
+    this.groups.clear();
+  }
+
+  private publish(dimensions: Record<string, string>, g: Group): void {
+    const m = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: this.serviceName });
+    m.addDimensions(dimensions);
+    for (const [name, value] of g.counts) m.addMetric(name, MetricUnit.Count, value);
+    for (const [name, values] of g.timings) for (const v of values) m.addMetric(name, MetricUnit.Milliseconds, v);
+    m.publishStoredMetrics();
+  }
+}

@@ -1,0 +1,194 @@
+import pLimit from "p-limit";
+import { ulid } from "ulid";
+import type { Clock } from "../clock.ts";
+import { ClientError } from "../errors.ts";
+import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
+import { MAX_NATIVE_DELAY_SECONDS } from "../job/schemas.ts";
+import { isTerminal } from "../job/status.ts";
+import type { KindRegistry } from "../kinds/registry.ts";
+import type { Log } from "../observability/log.ts";
+import type { JobMetrics } from "../observability/metrics.ts";
+import type { QueueDeclaration } from "../queues.ts";
+import { INLINE_PAYLOAD_BYTES, type JobItem, toJobView } from "../store/job-item.ts";
+import type { JobStore } from "../store/job-store.ts";
+import { indexKeys, jobKey } from "../store/keys.ts";
+import type { JobMessage } from "../transport/job-message.ts";
+import type { OutgoingJob, SqsTransport } from "../transport/sqs-transport.ts";
+import { retentionExpiry } from "../retention.ts";
+import { type ValidRequest, validateEnqueue } from "./validate.ts";
+
+export interface ProducerDeps {
+  store: JobStore;
+  transport: SqsTransport;
+  registry: KindRegistry;
+  queues: readonly QueueDeclaration[];
+  clock: Clock;
+  metrics: JobMetrics;
+  log: Log;
+}
+
+/** A unique key whose job never got written is presumed in flight for this long, then reclaimed. */
+const UNIQUE_LOCK_GRACE_MS = 60_000;
+
+interface Planned {
+  item: JobItem;
+  message: JobMessage;
+  delaySeconds: number;
+  scheduled: boolean;
+  payloadJson: string;
+}
+
+function plan(v: ValidRequest, now: number): Planned {
+  const { request, kind, queue, payloadJson } = v;
+  const requested = request.runAt ? Date.parse(request.runAt) : now + (request.delaySeconds ?? 0) * 1000;
+  const runAt = Math.max(now, requested);
+  const delaySeconds = Math.ceil((runAt - now) / 1000);
+  const scheduled = delaySeconds > MAX_NATIVE_DELAY_SECONDS;
+  const id = ulid(now);
+  const large = Buffer.byteLength(payloadJson) > INLINE_PAYLOAD_BYTES;
+  const timeoutSeconds = request.timeoutSeconds;
+  const message: JobMessage = {
+    v: 1,
+    id,
+    kind: kind.name,
+    queue: queue.name,
+    maxAttempts: request.maxAttempts ?? kind.maxAttempts,
+    priority: request.priority ?? "normal",
+    createdAt: now,
+    runAt,
+    payload: payloadJson,
+    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
+    ...(large ? { payloadRef: true } : {}),
+  };
+  const item: JobItem = {
+    ...jobKey(id),
+    id,
+    kind: kind.name,
+    queue: queue.name,
+    status: scheduled ? "scheduled" : "queued",
+    attempts: 0,
+    maxAttempts: message.maxAttempts,
+    priority: message.priority,
+    createdAt: now,
+    runAt,
+    ...(large ? { payloadRef: true } : { payload: payloadJson }),
+    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
+    ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt) : {}),
+  };
+  return { item, message, delaySeconds, scheduled, payloadJson };
+}
+
+/**
+ * Enqueue: validate, then write in the order that can't lose a job —
+ * large payload item → unique-key lock → SQS message → job item.
+ * The message goes first so a crash before the item write still runs the job (the worker builds the
+ * item from the message). Scheduled jobs (beyond SQS's 15 min delay) have no message yet: their one
+ * write puts them in the scheduled index for the reaper.
+ */
+export class Producer {
+  constructor(private readonly deps: ProducerDeps) {}
+
+  async enqueue(raw: unknown): Promise<EnqueueResult> {
+    const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
+    return this.enqueueValid(plan(valid, this.deps.clock.now()), valid.queue);
+  }
+
+  /** Up to 100 requests. Plain ones share SendMessageBatch calls; a bad item fails alone. */
+  async enqueueBatch(raws: readonly unknown[]): Promise<BatchResultItem[]> {
+    const now = this.deps.clock.now();
+    const results: BatchResultItem[] = new Array(raws.length);
+    const simple: { index: number; planned: Planned; queue: QueueDeclaration }[] = [];
+    const complex: { index: number; planned: Planned; queue: QueueDeclaration }[] = [];
+    raws.forEach((raw, index) => {
+      try {
+        const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
+        const planned = plan(valid, now);
+        const entry = { index, planned, queue: valid.queue };
+        (planned.scheduled || planned.message.uniqueKey || planned.message.payloadRef ? complex : simple).push(entry);
+      } catch (err) {
+        results[index] = { index, error: errorBody(err) };
+      }
+    });
+    const limit = pLimit(16);
+    const failedSends = await this.deps.transport.sendBatch(
+      simple.map((s): OutgoingJob => ({ message: s.planned.message, delaySeconds: s.planned.delaySeconds })),
+    );
+    await Promise.all([
+      ...simple.map((s) =>
+        limit(async () => {
+          if (failedSends.has(s.planned.item.id)) {
+            results[s.index] = { index: s.index, error: { code: "internal", message: "could not queue; retry" } };
+            return;
+          }
+          await this.writeItem(s.planned);
+          this.deps.metrics.count("enqueued", s.queue.name, s.planned.item.kind);
+          results[s.index] = { index: s.index, id: s.planned.item.id, duplicate: false };
+        }).catch((err) => {
+          // The message is out: the worker will build the job from it, so the id is still good.
+          this.deps.log.warn("job item write failed after send; the message carries the job", { error: String(err) });
+          results[s.index] = { index: s.index, id: s.planned.item.id, duplicate: false };
+        }),
+      ),
+      ...complex.map((c) =>
+        limit(async () => {
+          try {
+            const r = await this.enqueueValid(c.planned, c.queue);
+            results[c.index] = { index: c.index, id: r.job.id, duplicate: r.duplicate };
+          } catch (err) {
+            results[c.index] = { index: c.index, error: errorBody(err) };
+          }
+        }),
+      ),
+    ]);
+    return results;
+  }
+
+  private async enqueueValid(p: Planned, queue: QueueDeclaration, tries = 0): Promise<EnqueueResult> {
+    const { store, transport, metrics } = this.deps;
+    const lockExpiry = retentionExpiry(this.deps.clock.now(), queue.retentionDays.dead);
+    if (p.message.payloadRef) await store.putPayload(p.item.id, p.payloadJson, lockExpiry);
+    const uniqueKey = p.message.uniqueKey;
+    if (uniqueKey) {
+      const lock = await store.acquireUniqueLock(queue.name, uniqueKey, p.item.id, lockExpiry);
+      if (!lock.acquired) {
+        const holder = await store.getJob(lock.holder.jobId);
+        if (holder && !isTerminal(holder.status)) {
+          return { job: toJobView(holder, await store.loadPayload(holder)), duplicate: true };
+        }
+        if (!holder && this.deps.clock.now() - lock.holder.createdAt < UNIQUE_LOCK_GRACE_MS) {
+          throw new ClientError("conflict", `a job with uniqueKey "${uniqueKey}" is being enqueued right now; retry shortly`);
+        }
+        const taken = await store.takeOverUniqueLock(queue.name, uniqueKey, lock.holder.jobId, p.item.id, lockExpiry);
+        if (!taken) {
+          if (tries >= 3) throw new ClientError("conflict", `uniqueKey "${uniqueKey}" is contended; retry`);
+          return this.enqueueValid(p, queue, tries + 1);
+        }
+      }
+    }
+    if (!p.scheduled) {
+      try {
+        await transport.send({ message: p.message, delaySeconds: p.delaySeconds });
+      } catch (err) {
+        // Nothing of the job exists yet: free its unique key so the caller's retry isn't a conflict.
+        if (uniqueKey) await store.releaseUniqueLock(queue.name, uniqueKey, p.item.id);
+        throw err;
+      }
+    }
+    const written = await this.writeItem(p);
+    metrics.count("enqueued", queue.name, p.item.kind);
+    return { job: toJobView(written, p.payloadJson), duplicate: false };
+  }
+
+  private async writeItem(p: Planned): Promise<JobItem> {
+    const put = await this.deps.store.putJob(p.item);
+    // The worker got there first and built the job from the message: report what it is now.
+    return put.created ? p.item : put.current;
+  }
+}
+
+function errorBody(err: unknown): NonNullable<BatchResultItem["error"]> {
+  if (err instanceof ClientError) return err.toBody().error;
+  return { code: "internal", message: "could not enqueue; retry" };
+}

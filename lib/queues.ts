@@ -1,0 +1,45 @@
+import type { BackoffPolicy } from "./job/kind.ts";
+
+/** One SQS queue + DLQ + worker. Infra and the local stack both read these declarations. */
+export interface QueueDeclaration {
+  name: string;
+  /** Records per worker invocation (SQS ReceiveMessage caps one call at 10). */
+  batchSize: number;
+  /** How long the event source waits to fill a batch. */
+  batchWindowSeconds: number;
+  /** ESM maximum concurrency: how many worker invocations run at once (2..1000). */
+  maxConcurrency: number;
+  /** Records of one batch that run at the same time inside one worker. */
+  recordConcurrency: number;
+  /** Worker function timeout; queue visibility is 6x this. */
+  workerTimeoutSeconds: number;
+  /** Lease length; heartbeats renew it every third of it. */
+  leaseSeconds: number;
+  backoff: BackoffPolicy;
+  retentionDays: { done: number; dead: number };
+  /** Redrive threshold. Attempts each cost one receive; headroom covers duplicates and takeovers. */
+  maxReceiveCount: number;
+}
+
+export const queues: readonly QueueDeclaration[] = [
+  {
+    name: "default",
+    batchSize: 10,
+    batchWindowSeconds: 1,
+    maxConcurrency: 10,
+    recordConcurrency: 10,
+    workerTimeoutSeconds: 900,
+    leaseSeconds: 60,
+    backoff: { baseSeconds: 2, maxSeconds: 3600 },
+    retentionDays: { done: 7, dead: 30 },
+    maxReceiveCount: 120,
+  },
+];
+
+export function visibilityTimeoutSeconds(q: QueueDeclaration): number {
+  return Math.min(6 * q.workerTimeoutSeconds, 12 * 3600);
+}
+
+export function queueByName(list: readonly QueueDeclaration[], name: string): QueueDeclaration | undefined {
+  return list.find((q) => q.name === name);
+}

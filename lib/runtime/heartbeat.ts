@@ -1,0 +1,69 @@
+import type { Log } from "../observability/log.ts";
+import type { JobStore } from "../store/job-store.ts";
+import type { SqsTransport } from "../transport/sqs-transport.ts";
+import type { AbortCause } from "./outcome.ts";
+
+export interface HeartbeatTarget {
+  id: string;
+  queue: string;
+  token: string;
+  receiptHandle: string;
+  leaseMs: number;
+}
+
+/**
+ * Keeps one run's ownership alive: every third of the lease it renews the lease (which also reads
+ * the cancel flag) and pushes the message's visibility out by one lease. A lost lease or a cancel
+ * request aborts the run.
+ */
+export class Heartbeat {
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | undefined;
+
+  constructor(
+    private readonly target: HeartbeatTarget,
+    private readonly store: JobStore,
+    private readonly transport: SqsTransport,
+    private readonly abort: (cause: AbortCause) => void,
+    private readonly log: Log,
+  ) {}
+
+  start(): void {
+    const every = Math.max(50, Math.floor(this.target.leaseMs / 3));
+    this.timer = setInterval(() => void this.beat(), every);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One renewal; concurrent calls share it. Errors are logged, not thrown: the next tick retries. */
+  beat(): Promise<void> {
+    this.inFlight ??= this.renew().finally(() => {
+      this.inFlight = undefined;
+    });
+    return this.inFlight;
+  }
+
+  private async renew(): Promise<void> {
+    const { id, queue, token, receiptHandle, leaseMs } = this.target;
+    try {
+      const r = await this.store.heartbeat(id, token, leaseMs);
+      if (!r.held) {
+        this.stop();
+        this.abort("lease_lost");
+        return;
+      }
+      if (r.cancelRequested) {
+        this.stop();
+        this.abort("cancelled");
+        return;
+      }
+      await this.transport.changeVisibility(queue, receiptHandle, leaseMs / 1000);
+    } catch (err) {
+      this.log.warn("heartbeat failed; will retry on the next tick", { jobId: id, error: String(err) });
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import { RetryAfterError, ThrottledError, UnrecoverableError } from "../errors.ts";
+import type { BackoffPolicy } from "../job/kind.ts";
+import { MAX_NATIVE_DELAY_SECONDS } from "../job/schemas.ts";
+import { MAX_VISIBILITY_SECONDS } from "../transport/sqs-transport.ts";
+import { backoffSeconds } from "./backoff.ts";
+
+/** Why the runtime aborted a handler's signal. */
+export type AbortCause = "cancelled" | "lease_lost" | "timeout";
+
+/** Results are stored in the job item; past this they would blow the item's size budget. */
+export const MAX_RESULT_BYTES = 32 * 1024;
+
+export type Decision =
+  | { outcome: "done"; result: string }
+  | { outcome: "retry"; delaySeconds: number; error: string }
+  | { outcome: "reschedule"; delaySeconds: number; error: string }
+  | { outcome: "throttled"; delaySeconds: number; reason: string }
+  | { outcome: "dead"; error: string }
+  | { outcome: "cancelled"; error?: string }
+  | { outcome: "abandon" };
+
+export interface RunEnd {
+  ok: boolean;
+  value?: unknown;
+  error?: unknown;
+  abort?: AbortCause;
+}
+
+export interface OutcomeInput {
+  attempt: number;
+  maxAttempts: number;
+  backoff: BackoffPolicy;
+  random?: () => number;
+  timeoutSeconds: number;
+}
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 500);
+
+/** Pure mapping from how a run ended to what the store records (forge's map_outcome). */
+export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
+  if (end.abort === "lease_lost") return { outcome: "abandon" };
+  if (end.abort === "cancelled") return { outcome: "cancelled", error: "cancelled on request" };
+  if (end.ok && end.abort === undefined) {
+    const result = JSON.stringify(end.value ?? null);
+    if (Buffer.byteLength(result) > MAX_RESULT_BYTES) {
+      return { outcome: "dead", error: `result is over ${MAX_RESULT_BYTES} bytes; store large results elsewhere` };
+    }
+    return { outcome: "done", result };
+  }
+  const error = end.abort === "timeout" ? `timed out after ${input.timeoutSeconds}s` : describe(end.error);
+  if (end.error instanceof ThrottledError) {
+    const delay = Math.min(MAX_NATIVE_DELAY_SECONDS, Math.max(1, Math.ceil(end.error.retryAfterSeconds)));
+    return { outcome: "throttled", delaySeconds: delay, reason: error };
+  }
+  if (end.error instanceof UnrecoverableError) return { outcome: "dead", error };
+  if (input.attempt >= input.maxAttempts) return { outcome: "dead", error };
+  const delaySeconds =
+    end.error instanceof RetryAfterError
+      ? Math.max(1, Math.ceil(end.error.retryAfterSeconds))
+      : backoffSeconds(input.attempt, input.backoff, input.random);
+  return delaySeconds > MAX_VISIBILITY_SECONDS
+    ? { outcome: "reschedule", delaySeconds, error }
+    : { outcome: "retry", delaySeconds, error };
+}

@@ -1,0 +1,285 @@
+import { randomBytes } from "node:crypto";
+import type { Clock } from "../clock.ts";
+import type { AnyKind } from "../job/kind.ts";
+import { isTerminal } from "../job/status.ts";
+import type { KindRegistry } from "../kinds/registry.ts";
+import { jobFields, type Log } from "../observability/log.ts";
+import type { JobMetrics } from "../observability/metrics.ts";
+import type { QueueDeclaration } from "../queues.ts";
+import { retentionExpiry } from "../retention.ts";
+import type { Finalization } from "../store/finalize-ops.ts";
+import type { JobItem } from "../store/job-item.ts";
+import type { JobStore } from "../store/job-store.ts";
+import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
+import type { SqsTransport } from "../transport/sqs-transport.ts";
+import { CooldownCache } from "./cooldown-cache.ts";
+import { Heartbeat } from "./heartbeat.ts";
+import { type Decision, decideOutcome } from "./outcome.ts";
+import { runHandler } from "./run-handler.ts";
+
+export interface WorkerDeps {
+  store: JobStore;
+  transport: SqsTransport;
+  registry: KindRegistry;
+  queues: readonly QueueDeclaration[];
+  clock: Clock;
+  metrics: JobMetrics;
+  log: Log;
+  random?: () => number;
+}
+
+export interface InboundRecord {
+  messageId: string;
+  body: string;
+  receiptHandle: string;
+}
+
+/** true: the message is finished with (delete it); false: leave it on the queue (batch item failure). */
+export type Ack = boolean;
+
+/**
+ * One SQS record, start to end: defer if the queue cools down → claim → validate → run with
+ * heartbeats → finalize → settle the message. Every path either finishes the job, hands it back to
+ * SQS with a precise visibility, or leaves it to whoever owns it now; none runs a handler twice.
+ */
+export class RecordProcessor {
+  private readonly cooldowns: CooldownCache;
+
+  constructor(private readonly deps: WorkerDeps) {
+    this.cooldowns = new CooldownCache(deps.store, deps.clock);
+  }
+
+  async process(record: InboundRecord): Promise<Ack> {
+    const { log, queues } = this.deps;
+    const msg = parseJobMessage(record.body);
+    if (!msg) {
+      log.error("dropping a message that is not a skyforge job", { messageId: record.messageId });
+      return true;
+    }
+    const queue = queues.find((q) => q.name === msg.queue);
+    if (!queue) {
+      log.error("dropping a job for an undeclared queue", jobFields(msg));
+      return true;
+    }
+    if (await this.deferredByCooldown(msg)) return true;
+    return this.claimAndRun(msg, queue, record);
+  }
+
+  /** A cooling queue re-sends its messages with a delay instead of claiming: no attempt, no receive spent. */
+  private async deferredByCooldown(msg: JobMessage): Promise<boolean> {
+    const until = await this.cooldowns.cooldownUntil(msg.queue);
+    const waitMs = until - this.deps.clock.now();
+    if (waitMs <= 0) return false;
+    await this.deps.transport.send({ message: msg, delaySeconds: waitMs / 1000 });
+    return true;
+  }
+
+  private async claimAndRun(msg: JobMessage, queue: QueueDeclaration, record: InboundRecord): Promise<Ack> {
+    const { store, transport, clock, metrics, log } = this.deps;
+    const token = randomBytes(12).toString("base64url");
+    const leaseMs = queue.leaseSeconds * 1000;
+    const claimed = await store.claim(
+      {
+        id: msg.id,
+        kind: msg.kind,
+        queue: msg.queue,
+        maxAttempts: msg.maxAttempts,
+        priority: msg.priority,
+        createdAt: msg.createdAt,
+        runAt: msg.runAt,
+        ...(msg.timeoutSeconds !== undefined ? { timeoutSeconds: msg.timeoutSeconds } : {}),
+        ...(msg.uniqueKey !== undefined ? { uniqueKey: msg.uniqueKey } : {}),
+        ...(msg.payloadRef ? { payloadRef: true } : { payload: msg.payload }),
+      },
+      token,
+      leaseMs,
+    );
+    if (!claimed.claimed) return this.notClaimed(msg, claimed.current, record);
+
+    const item = claimed.item;
+    const now = clock.now();
+    metrics.count("started", item.queue, item.kind);
+    metrics.time("queueLatency", item.queue, item.kind, Math.max(0, now - item.runAt));
+    if (item.claimedFrom === "running") {
+      metrics.count("revived", item.queue, item.kind);
+      log.info("took over a job whose lease expired", jobFields(item, item.attempts));
+    }
+    if (item.claimedFrom === "missing") log.warn("built a job from its message: enqueue died before its write", jobFields(item));
+
+    const kind = this.deps.registry.get(item.kind);
+    const verdict = this.precheck(item, kind, msg);
+    const decision = verdict ?? (await this.run(item, kind as AnyKind, msg, queue, token, record, leaseMs));
+    metrics.time("runDuration", item.queue, item.kind, clock.now() - now);
+    return this.settle(item, queue, token, decision, record);
+  }
+
+  /** Reasons to end a claimed job without running it. */
+  private precheck(item: JobItem, kind: AnyKind | undefined, msg: JobMessage): Decision | undefined {
+    if (item.cancelRequested) return { outcome: "cancelled", error: "cancelled on request" };
+    if (!kind) return { outcome: "dead", error: `unknown kind "${item.kind}"` };
+    if (item.attempts > item.maxAttempts) {
+      return { outcome: "dead", error: `no attempts left (${item.maxAttempts}); the last runs lost their lease` };
+    }
+    const parsed = kind.payload.safeParse(JSON.parse(msg.payload));
+    if (!parsed.success) {
+      const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+      return { outcome: "dead", error: `invalid payload: ${detail}`.slice(0, 500) };
+    }
+    return undefined;
+  }
+
+  private async run(
+    item: JobItem,
+    kind: AnyKind,
+    msg: JobMessage,
+    queue: QueueDeclaration,
+    token: string,
+    record: InboundRecord,
+    leaseMs: number,
+  ): Promise<Decision> {
+    const { store, transport, log } = this.deps;
+    const controller = new AbortController();
+    const heartbeat = new Heartbeat(
+      { id: item.id, queue: item.queue, token, receiptHandle: record.receiptHandle, leaseMs },
+      store,
+      transport,
+      (cause) => controller.abort(cause),
+      log,
+    );
+    const timeoutSeconds = item.timeoutSeconds ?? kind.timeoutSeconds;
+    heartbeat.start();
+    try {
+      const end = await runHandler(
+        kind,
+        kind.payload.parse(JSON.parse(msg.payload)),
+        {
+          job: {
+            id: item.id,
+            kind: item.kind,
+            queue: item.queue,
+            attempts: item.attempts,
+            maxAttempts: item.maxAttempts,
+            createdAt: new Date(item.createdAt).toISOString(),
+          },
+          attempt: item.attempts,
+          fence: { attempt: item.attempts, token },
+          heartbeat: () => heartbeat.beat(),
+        },
+        controller,
+        timeoutSeconds * 1000,
+      );
+      return decideOutcome(end, {
+        attempt: item.attempts,
+        maxAttempts: item.maxAttempts,
+        backoff: kind.backoff ?? queue.backoff,
+        timeoutSeconds,
+        ...(this.deps.random ? { random: this.deps.random } : {}),
+      });
+    } finally {
+      heartbeat.stop();
+    }
+  }
+
+  /** Writes the decision under the fence, then settles the message to match. */
+  private async settle(
+    item: JobItem,
+    queue: QueueDeclaration,
+    token: string,
+    decision: Decision,
+    record: InboundRecord,
+  ): Promise<Ack> {
+    const { store, transport, clock, metrics, log } = this.deps;
+    const fields = jobFields(item, item.attempts);
+    if (decision.outcome === "abandon") {
+      metrics.count("leaseLost", item.queue, item.kind);
+      log.warn("lease lost mid-run; the new owner finishes the job", fields);
+      return false;
+    }
+    const now = clock.now();
+    let result = await store.finalize(item, token, toFinalization(decision, queue, now));
+    if (!result.finalized && result.reason === "cancel_requested") {
+      decision = { outcome: "cancelled", error: "cancelled on request" };
+      result = await store.finalize(item, token, toFinalization(decision, queue, now));
+    }
+    if (!result.finalized) {
+      metrics.count("leaseLost", item.queue, item.kind);
+      log.warn("lease lost before finalize; leaving the job to its new owner", fields);
+      return false;
+    }
+    switch (decision.outcome) {
+      case "done":
+        metrics.count("succeeded", item.queue, item.kind);
+        log.info("job done", fields);
+        return true;
+      case "dead":
+        metrics.count("dead", item.queue, item.kind);
+        log.warn("job dead", { ...fields, error: decision.error });
+        return true;
+      case "cancelled":
+        metrics.count("cancelled", item.queue, item.kind);
+        log.info("job cancelled", fields);
+        return true;
+      case "retry":
+        metrics.count("retried", item.queue, item.kind);
+        log.info("job will retry", { ...fields, delaySeconds: decision.delaySeconds, error: decision.error });
+        await transport.changeVisibility(item.queue, record.receiptHandle, decision.delaySeconds);
+        return false;
+      case "reschedule":
+        metrics.count("retried", item.queue, item.kind);
+        log.info("job rescheduled beyond SQS's reach", { ...fields, delaySeconds: decision.delaySeconds });
+        return true;
+      case "throttled": {
+        metrics.count("throttled", item.queue, item.kind);
+        const until = now + decision.delaySeconds * 1000;
+        this.cooldowns.note(item.queue, until);
+        await store.coolDown(item.queue, until);
+        // A fresh message with a delay: the old one's receive count must not creep towards the DLQ.
+        const msg = parseJobMessage(record.body) as JobMessage;
+        await transport.send({ message: msg, delaySeconds: decision.delaySeconds });
+        log.info("queue throttled", { ...fields, delaySeconds: decision.delaySeconds });
+        return true;
+      }
+    }
+  }
+
+  /** A claim that lost: decide from the job's current state what to do with this delivery. */
+  private async notClaimed(msg: JobMessage, current: JobItem | undefined, record: InboundRecord): Promise<Ack> {
+    const { transport, clock, metrics, log } = this.deps;
+    const now = clock.now();
+    if (!current || isTerminal(current.status)) {
+      if (current) metrics.count("duplicateDeliveries", msg.queue, msg.kind);
+      return true;
+    }
+    if (current.status === "running") {
+      // Another worker holds a live lease: come back when it would have expired, never run alongside.
+      metrics.count("duplicateDeliveries", msg.queue, msg.kind);
+      log.info("duplicate delivery of a running job; deferring it", jobFields(msg));
+      await transport.changeVisibility(msg.queue, record.receiptHandle, ((current.leaseUntil ?? now) - now) / 1000 + 1);
+      return false;
+    }
+    if (current.status === "scheduled" && current.runAt - now > 12 * 3600_000) return true;
+    await transport.changeVisibility(msg.queue, record.receiptHandle, (current.runAt - now) / 1000);
+    return false;
+  }
+}
+
+function toFinalization(d: Exclude<Decision, { outcome: "abandon" }>, queue: QueueDeclaration, now: number): Finalization {
+  switch (d.outcome) {
+    case "done":
+      return { outcome: "done", result: d.result, expiresAt: retentionExpiry(now, queue.retentionDays.done) };
+    case "dead":
+      return { outcome: "dead", error: d.error, expiresAt: retentionExpiry(now, queue.retentionDays.dead) };
+    case "cancelled":
+      return {
+        outcome: "cancelled",
+        expiresAt: retentionExpiry(now, queue.retentionDays.dead),
+        ...(d.error ? { error: d.error } : {}),
+      };
+    case "retry":
+      return { outcome: "retry", runAt: now + d.delaySeconds * 1000, error: d.error };
+    case "reschedule":
+      return { outcome: "reschedule", runAt: now + d.delaySeconds * 1000, error: d.error };
+    case "throttled":
+      return { outcome: "throttled", runAt: now + d.delaySeconds * 1000, reason: d.reason };
+  }
+}

@@ -1,0 +1,178 @@
+import { DeleteCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { StoreConflict } from "../errors.ts";
+import { attributeEquals, itemMissing, runAtIs, statusIs } from "./conditions.ts";
+import { conditionalWrite, type StoreContext } from "./context.ts";
+import { and, Expr, Update } from "./expression.ts";
+import type { JobItem } from "./job-item.ts";
+import { jobKey, payloadKey, uniqueKeyLock } from "./keys.ts";
+
+const TOTAL = "TOTAL" as const;
+
+/**
+ * putJob — the enqueue's item write.
+ * input: a fully built job item (queued or scheduled).
+ * condition: no item with this id exists yet.
+ * result: { created: true } or, when the worker already built the job from its message (the message
+ *   is sent first), { created: false, current } — the job exists either way.
+ */
+export async function putJob(
+  ctx: StoreContext,
+  item: JobItem,
+): Promise<{ created: true } | { created: false; current: JobItem }> {
+  const e = new Expr();
+  try {
+    await conditionalWrite(ctx, "putJob", jobKey(item.id), () =>
+      ctx.doc.send(
+        new PutCommand({
+          TableName: ctx.table,
+          Item: item,
+          ConditionExpression: itemMissing(e),
+          ...e.params(),
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+          ReturnConsumedCapacity: TOTAL,
+        }),
+      ),
+    );
+    return { created: true };
+  } catch (err) {
+    if (err instanceof StoreConflict && err.current) return { created: false, current: err.current as JobItem };
+    throw err;
+  }
+}
+
+/**
+ * putPayload — a large payload's own immutable item, written before the message so that any later
+ * reader (worker building the job, API, reaper) can find it.
+ * condition: none; rewriting the same bytes is idempotent.
+ */
+export async function putPayload(ctx: StoreContext, id: string, payloadJson: string, expiresAt: number): Promise<void> {
+  await ctx.doc.send(
+    new PutCommand({
+      TableName: ctx.table,
+      Item: { ...payloadKey(id), payload: payloadJson, expiresAt },
+      ReturnConsumedCapacity: TOTAL,
+    }),
+  );
+}
+
+export interface UniqueLock {
+  jobId: string;
+  createdAt: number;
+}
+
+/**
+ * acquireUniqueLock — reserves (queue, uniqueKey) for a job id, before its message is sent.
+ * condition: no lock exists.
+ * result: { acquired: true } or { acquired: false, holder } naming the job that holds it.
+ */
+export async function acquireUniqueLock(
+  ctx: StoreContext,
+  queue: string,
+  uniqueKey: string,
+  jobId: string,
+  expiresAt: number,
+): Promise<{ acquired: true } | { acquired: false; holder: UniqueLock }> {
+  const key = uniqueKeyLock(queue, uniqueKey);
+  const e = new Expr();
+  try {
+    await conditionalWrite(ctx, "acquireUniqueLock", key, () =>
+      ctx.doc.send(
+        new PutCommand({
+          TableName: ctx.table,
+          Item: { ...key, jobId, createdAt: ctx.clock.now(), expiresAt },
+          ConditionExpression: itemMissing(e),
+          ...e.params(),
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+          ReturnConsumedCapacity: TOTAL,
+        }),
+      ),
+    );
+    return { acquired: true };
+  } catch (err) {
+    if (err instanceof StoreConflict && err.current) return { acquired: false, holder: err.current as unknown as UniqueLock };
+    // The lock vanished (TTL) between the failed put and the read: the caller may try again.
+    if (err instanceof StoreConflict) return acquireUniqueLock(ctx, queue, uniqueKey, jobId, expiresAt);
+    throw err;
+  }
+}
+
+/**
+ * takeOverUniqueLock — moves a lock whose job is terminal (or never got written) to a new job.
+ * condition: the lock still names the old holder, so two takers can't both win.
+ * result: true when taken over; false when someone else moved it first.
+ */
+export async function takeOverUniqueLock(
+  ctx: StoreContext,
+  queue: string,
+  uniqueKey: string,
+  previousJobId: string,
+  jobId: string,
+  expiresAt: number,
+): Promise<boolean> {
+  const key = uniqueKeyLock(queue, uniqueKey);
+  const e = new Expr();
+  const update = new Update(e).set("jobId", jobId).set("createdAt", ctx.clock.now()).set("expiresAt", expiresAt);
+  try {
+    await conditionalWrite(ctx, "takeOverUniqueLock", key, () =>
+      ctx.doc.send(
+        new UpdateCommand({
+          TableName: ctx.table,
+          Key: key,
+          UpdateExpression: update.toString(),
+          ConditionExpression: attributeEquals("jobId", previousJobId)(e),
+          ...e.params(),
+          ReturnConsumedCapacity: TOTAL,
+        }),
+      ),
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof StoreConflict) return false;
+    throw err;
+  }
+}
+
+/**
+ * markQueued — a scheduled job whose message has just been sent leaves the index.
+ * condition: still scheduled for the same runAt (a claim or cancel may have moved it already).
+ * result: true when moved; false when something else got there first, which is fine.
+ */
+export async function markQueued(ctx: StoreContext, id: string, runAt: number): Promise<boolean> {
+  const e = new Expr();
+  const update = new Update(e).set("status", "queued").remove("gsi1pk", "gsi1sk");
+  try {
+    await conditionalWrite(ctx, "markQueued", jobKey(id), () =>
+      ctx.doc.send(
+        new UpdateCommand({
+          TableName: ctx.table,
+          Key: jobKey(id),
+          UpdateExpression: update.toString(),
+          ConditionExpression: and(statusIs("scheduled"), runAtIs(runAt))(e),
+          ...e.params(),
+          ReturnConsumedCapacity: TOTAL,
+        }),
+      ),
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof StoreConflict) return false;
+    throw err;
+  }
+}
+
+/**
+ * releaseUniqueLock — gives a key back when the enqueue that took it failed before sending.
+ * condition: the lock still names this job. result: none; a lost race means someone else owns it.
+ */
+export async function releaseUniqueLock(ctx: StoreContext, queue: string, uniqueKey: string, jobId: string): Promise<void> {
+  const key = uniqueKeyLock(queue, uniqueKey);
+  const e = new Expr();
+  const ConditionExpression = attributeEquals("jobId", jobId)(e);
+  try {
+    await conditionalWrite(ctx, "releaseUniqueLock", key, () =>
+      ctx.doc.send(new DeleteCommand({ TableName: ctx.table, Key: key, ConditionExpression, ...e.params() })),
+    );
+  } catch (err) {
+    if (!(err instanceof StoreConflict)) throw err;
+  }
+}

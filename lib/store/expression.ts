@@ -1,0 +1,90 @@
+/**
+ * Collects attribute names and values while condition and update fragments are composed, so every
+ * name goes through a placeholder (DynamoDB reserves words like `status`) and values never collide.
+ */
+export class Expr {
+  readonly names: Record<string, string> = {};
+  readonly values: Record<string, unknown> = {};
+  private next = 0;
+
+  name(attr: string): string {
+    const key = `#${attr}`;
+    this.names[key] = attr;
+    return key;
+  }
+
+  value(v: unknown): string {
+    const key = `:v${this.next++}`;
+    this.values[key] = v;
+    return key;
+  }
+
+  /** Fields for a Put/Update/Query input; omits empty maps, which DynamoDB rejects. */
+  params(): { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> } {
+    return {
+      ...(Object.keys(this.names).length ? { ExpressionAttributeNames: this.names } : {}),
+      ...(Object.keys(this.values).length ? { ExpressionAttributeValues: this.values } : {}),
+    };
+  }
+}
+
+/** A piece of a ConditionExpression; it registers its own names and values. */
+export type Condition = (e: Expr) => string;
+
+export const and =
+  (...parts: Condition[]): Condition =>
+  (e) =>
+    parts.map((p) => `(${p(e)})`).join(" AND ");
+
+export const or =
+  (...parts: Condition[]): Condition =>
+  (e) =>
+    parts.map((p) => `(${p(e)})`).join(" OR ");
+
+/** Builds an UpdateExpression from SET, ADD-like arithmetic and REMOVE clauses. */
+export class Update {
+  private readonly sets: string[] = [];
+  private readonly removes: string[] = [];
+  constructor(readonly e: Expr) {}
+
+  set(attr: string, value: unknown): this {
+    this.sets.push(`${this.e.name(attr)} = ${this.e.value(value)}`);
+    return this;
+  }
+
+  setAll(values: Record<string, unknown>): this {
+    for (const [attr, value] of Object.entries(values)) this.set(attr, value);
+    return this;
+  }
+
+  /** Sets only when the attribute is absent: used when a claim materializes a job from its message. */
+  setIfAbsent(attr: string, value: unknown): this {
+    const n = this.e.name(attr);
+    this.sets.push(`${n} = if_not_exists(${n}, ${this.e.value(value)})`);
+    return this;
+  }
+
+  /** Copies another attribute's value before this update (or a fallback when it is absent). */
+  copy(attr: string, from: string, fallback: unknown): this {
+    this.sets.push(`${this.e.name(attr)} = if_not_exists(${this.e.name(from)}, ${this.e.value(fallback)})`);
+    return this;
+  }
+
+  increment(attr: string, by: number): this {
+    const n = this.e.name(attr);
+    this.sets.push(`${n} = if_not_exists(${n}, ${this.e.value(0)}) + ${this.e.value(by)}`);
+    return this;
+  }
+
+  remove(...attrs: string[]): this {
+    for (const a of attrs) this.removes.push(this.e.name(a));
+    return this;
+  }
+
+  toString(): string {
+    const parts: string[] = [];
+    if (this.sets.length) parts.push(`SET ${this.sets.join(", ")}`);
+    if (this.removes.length) parts.push(`REMOVE ${this.removes.join(", ")}`);
+    return parts.join(" ");
+  }
+}

@@ -1,0 +1,165 @@
+import { ClientError, StoreConflict } from "../errors.ts";
+import { cancelNotRequested, leaseHeldBy, statusIn, statusIs } from "./conditions.ts";
+import { conditionalUpdate, type StoreContext } from "./context.ts";
+import { and, type Condition, Update } from "./expression.ts";
+import type { JobItem } from "./job-item.ts";
+import { indexKeys, jobKey } from "./keys.ts";
+
+/** How a run ends. `expiresAt` is the TTL of a terminal item, from the queue's retention. */
+export type Finalization =
+  | { outcome: "done"; result: string; expiresAt: number }
+  | { outcome: "retry"; runAt: number; error: string }
+  /** A retry further out than SQS can hold a message: back to the scheduled index. */
+  | { outcome: "reschedule"; runAt: number; error: string }
+  | { outcome: "throttled"; runAt: number; reason: string }
+  | { outcome: "dead"; error: string; expiresAt: number }
+  | { outcome: "cancelled"; expiresAt: number; error?: string };
+
+export type FinalizeResult =
+  | { finalized: true; item: JobItem }
+  | { finalized: false; reason: "lease_lost" | "cancel_requested"; current: JobItem | undefined };
+
+const LEASE_ATTRS = ["leaseToken", "leaseUntil"] as const;
+
+function finalizeUpdate(u: Update, f: Finalization, item: { id: string; queue: string }, now: number): Update {
+  switch (f.outcome) {
+    case "done":
+      return u
+        .set("status", "done")
+        .set("result", f.result)
+        .set("finishedAt", now)
+        .set("expiresAt", f.expiresAt)
+        .remove(...LEASE_ATTRS);
+    case "retry":
+      return u.set("status", "queued").set("runAt", f.runAt).set("lastError", f.error).remove(...LEASE_ATTRS);
+    case "reschedule":
+      return u
+        .set("status", "scheduled")
+        .set("runAt", f.runAt)
+        .set("lastError", f.error)
+        .setAll(indexKeys(item.queue, "scheduled", item.id, f.runAt))
+        .remove(...LEASE_ATTRS);
+    case "throttled":
+      // The attempt the claim counted is given back: a throttle is not the job's fault.
+      return u
+        .set("status", "queued")
+        .set("runAt", f.runAt)
+        .increment("attempts", -1)
+        .remove(...LEASE_ATTRS);
+    case "dead":
+      return u
+        .set("status", "dead")
+        .set("lastError", f.error)
+        .set("finishedAt", now)
+        .set("expiresAt", f.expiresAt)
+        .setAll(indexKeys(item.queue, "dead", item.id, now))
+        .remove(...LEASE_ATTRS);
+    case "cancelled":
+      u.set("status", "cancelled").set("finishedAt", now).set("expiresAt", f.expiresAt).remove(...LEASE_ATTRS);
+      if (f.error) u.set("lastError", f.error);
+      return u;
+  }
+}
+
+/**
+ * finalize — record how a run ended.
+ * input: job id + queue, the fence token, the outcome.
+ * condition: still running under this token; for every outcome but done and cancelled, also no cancel
+ *   requested (a cancel beats a retry or a death; a job that finished stays done).
+ * result: the new item; or lease_lost (a takeover owns it now: write nothing) or cancel_requested
+ *   (the caller finalizes as cancelled instead).
+ */
+export async function finalize(
+  ctx: StoreContext,
+  job: { id: string; queue: string },
+  token: string,
+  f: Finalization,
+): Promise<FinalizeResult> {
+  const now = ctx.clock.now();
+  const guards: Condition[] = [statusIs("running"), leaseHeldBy(token)];
+  if (f.outcome !== "done" && f.outcome !== "cancelled") guards.push(cancelNotRequested);
+  try {
+    const item = await conditionalUpdate(ctx, `finalize:${f.outcome}`, jobKey(job.id), (e) => ({
+      update: finalizeUpdate(new Update(e), f, job, now),
+      condition: and(...guards),
+    }));
+    return { finalized: true, item: item as unknown as JobItem };
+  } catch (err) {
+    if (!(err instanceof StoreConflict)) throw err;
+    const current = err.current as JobItem | undefined;
+    const stillOurs = current?.status === "running" && current.leaseToken === token;
+    return { finalized: false, reason: stillOurs && current?.cancelRequested ? "cancel_requested" : "lease_lost", current };
+  }
+}
+
+/**
+ * cancel — a user's cancel.
+ * input: job id, the TTL for a cancelled item.
+ * condition (first write): queued or scheduled → cancelled at once, leaving the index.
+ *   (second write, only when the job is running): still running → cancelRequested, which the owner's
+ *   heartbeat turns into an abort.
+ * result: the job after the write; conflict when it already finished as done or dead; not_found.
+ */
+export async function cancel(ctx: StoreContext, id: string, expiresAt: number): Promise<JobItem> {
+  const now = ctx.clock.now();
+  let current: JobItem | undefined;
+  try {
+    const item = await conditionalUpdate(ctx, "cancel", jobKey(id), (e) => ({
+      update: new Update(e)
+        .set("status", "cancelled")
+        .set("cancelRequested", true)
+        .set("finishedAt", now)
+        .set("expiresAt", expiresAt)
+        .remove("gsi1pk", "gsi1sk"),
+      condition: statusIn("queued", "scheduled"),
+    }));
+    return item as unknown as JobItem;
+  } catch (err) {
+    if (!(err instanceof StoreConflict)) throw err;
+    current = err.current as JobItem | undefined;
+  }
+  if (!current) throw new ClientError("not_found", `job ${id} not found`);
+  if (current.status === "cancelled") return current;
+  if (current.status !== "running") {
+    throw new ClientError("conflict", `job ${id} is already ${current.status} and can no longer be cancelled`);
+  }
+  try {
+    const item = await conditionalUpdate(ctx, "requestCancel", jobKey(id), (e) => ({
+      update: new Update(e).set("cancelRequested", true),
+      condition: statusIs("running"),
+    }));
+    return item as unknown as JobItem;
+  } catch (err) {
+    // It finished between our two writes; try once more from the top to answer with its real state.
+    if (err instanceof StoreConflict) return cancel(ctx, id, expiresAt);
+    throw err;
+  }
+}
+
+/**
+ * redrive — an operator's retry of a dead or cancelled job.
+ * input: the job as last read (its queue names the index partition).
+ * condition: dead or cancelled.
+ * result: scheduled and due now, attempts reset, in the scheduled index. The caller then sends its
+ *   message and marks it queued; if it dies in between, the index still finds the job (no loss).
+ */
+export async function redrive(ctx: StoreContext, job: { id: string; queue: string }): Promise<JobItem> {
+  const now = ctx.clock.now();
+  try {
+    const item = await conditionalUpdate(ctx, "redrive", jobKey(job.id), (e) => ({
+      update: new Update(e)
+        .set("status", "scheduled")
+        .set("runAt", now)
+        .set("attempts", 0)
+        .setAll(indexKeys(job.queue, "scheduled", job.id, now))
+        .remove("result", "lastError", "finishedAt", "expiresAt", "cancelRequested", "startedAt"),
+      condition: statusIn("dead", "cancelled"),
+    }));
+    return item as unknown as JobItem;
+  } catch (err) {
+    if (!(err instanceof StoreConflict)) throw err;
+    const current = err.current as JobItem | undefined;
+    if (!current) throw new ClientError("not_found", `job ${job.id} not found`);
+    throw new ClientError("conflict", `job ${job.id} is ${current.status}; only dead or cancelled jobs can be retried`);
+  }
+}

@@ -1,0 +1,64 @@
+import type { JobView } from "../job/schemas.ts";
+import type { JobStatus } from "../job/status.ts";
+
+/**
+ * The mutable job item, rewritten by every claim and finalize, so it stays small (≤ 1 KB for typical
+ * jobs): times are epoch ms, payload and result are JSON strings, a large payload lives in its own
+ * immutable item (`payloadRef`).
+ */
+export interface JobItem {
+  pk: string;
+  sk: string;
+  id: string;
+  kind: string;
+  queue: string;
+  status: JobStatus;
+  attempts: number;
+  maxAttempts: number;
+  priority: "normal" | "critical";
+  timeoutSeconds?: number;
+  createdAt: number;
+  runAt: number;
+  payload?: string;
+  payloadRef?: boolean;
+  uniqueKey?: string;
+  leaseToken?: string;
+  leaseUntil?: number;
+  startedAt?: number;
+  finishedAt?: number;
+  cancelRequested?: boolean;
+  result?: string;
+  lastError?: string;
+  /** TTL (epoch seconds) on terminal items. */
+  expiresAt?: number;
+  /** Status before the last claim: "running" means a takeover, "missing" a job built from its message. */
+  claimedFrom?: JobStatus | "missing";
+  gsi1pk?: string;
+  gsi1sk?: string;
+}
+
+/** Payloads at or under this size stay inline; larger ones go to a separate immutable item. */
+export const INLINE_PAYLOAD_BYTES = 400;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function toJobView(item: JobItem, payloadJson: string | undefined = item.payload): JobView {
+  return {
+    id: item.id,
+    kind: item.kind,
+    queue: item.queue,
+    status: item.status,
+    attempts: item.attempts,
+    maxAttempts: item.maxAttempts,
+    payload: payloadJson === undefined ? null : JSON.parse(payloadJson),
+    createdAt: iso(item.createdAt),
+    runAt: iso(item.runAt),
+    priority: item.priority,
+    ...(item.result !== undefined ? { result: JSON.parse(item.result) } : {}),
+    ...(item.lastError !== undefined ? { lastError: item.lastError } : {}),
+    ...(item.startedAt !== undefined ? { startedAt: iso(item.startedAt) } : {}),
+    ...(item.finishedAt !== undefined ? { finishedAt: iso(item.finishedAt) } : {}),
+    ...(item.uniqueKey !== undefined ? { uniqueKey: item.uniqueKey } : {}),
+    ...(item.cancelRequested ? { cancelRequested: true } : {}),
+  };
+}

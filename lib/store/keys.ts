@@ -1,0 +1,26 @@
+import type { IndexedStatus } from "../job/status.ts";
+import { INDEX_SHARDS } from "./table.ts";
+
+export const jobKey = (id: string) => ({ pk: `job#${id}`, sk: "job" });
+export const payloadKey = (id: string) => ({ pk: `job#${id}`, sk: "payload" });
+export const uniqueKeyLock = (queue: string, uniqueKey: string) => ({ pk: `uniq#${queue}#${uniqueKey}`, sk: "uniq" });
+export const queueStateKey = (queue: string) => ({ pk: `queue#${queue}`, sk: "state" });
+
+/** Stable shard for an id (FNV-1a), so a job always lands in the same index partition. */
+export function shardOf(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % INDEX_SHARDS;
+}
+
+export const indexPartition = (queue: string, status: IndexedStatus, shard: number) => `${queue}#${status}#${shard}`;
+
+/** Index sort key: time first so a shard reads in due/finish order. */
+export const indexSort = (at: number, id: string) => `${String(at).padStart(15, "0")}#${id}`;
+
+export function indexKeys(queue: string, status: IndexedStatus, id: string, at: number) {
+  return { gsi1pk: indexPartition(queue, status, shardOf(id)), gsi1sk: indexSort(at, id) };
+}

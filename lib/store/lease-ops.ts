@@ -1,0 +1,82 @@
+import { StoreConflict } from "../errors.ts";
+import { isDue, itemMissing, leaseExpired, leaseHeldBy, statusIn, statusIs } from "./conditions.ts";
+import { conditionalUpdate, type StoreContext } from "./context.ts";
+import { and, or, Update } from "./expression.ts";
+import type { JobItem } from "./job-item.ts";
+import { jobKey } from "./keys.ts";
+
+/** Everything needed to build the job item from its message if the enqueue died before writing it. */
+export type JobSeed = Pick<
+  JobItem,
+  "id" | "kind" | "queue" | "maxAttempts" | "priority" | "createdAt" | "runAt" | "timeoutSeconds" | "uniqueKey"
+> & { payload?: string; payloadRef?: boolean };
+
+export type ClaimResult = { claimed: true; item: JobItem } | { claimed: false; current: JobItem | undefined };
+
+/**
+ * claim — take ownership of a job for one attempt.
+ * input: the seed from the message, a fresh lease token, the lease length.
+ * condition: the item is missing (enqueue died between its writes: the message is the outbox), OR it is
+ *   queued/scheduled and due, OR it is running under an expired lease (takeover of a dead worker).
+ * result: status=running, new token + leaseUntil, attempts+1, claimedFrom = previous status; the new
+ *   item is returned. attempts + token form the fence. On a lost race, the current item.
+ */
+export async function claim(ctx: StoreContext, seed: JobSeed, token: string, leaseMs: number): Promise<ClaimResult> {
+  const now = ctx.clock.now();
+  try {
+    const item = await conditionalUpdate(ctx, "claim", jobKey(seed.id), (e) => {
+      const update = new Update(e)
+        .copy("claimedFrom", "status", "missing")
+        .set("status", "running")
+        .set("leaseToken", token)
+        .set("leaseUntil", now + leaseMs)
+        .set("startedAt", now)
+        .increment("attempts", 1)
+        .setIfAbsent("id", seed.id)
+        .setIfAbsent("kind", seed.kind)
+        .setIfAbsent("queue", seed.queue)
+        .setIfAbsent("maxAttempts", seed.maxAttempts)
+        .setIfAbsent("priority", seed.priority)
+        .setIfAbsent("createdAt", seed.createdAt)
+        .setIfAbsent("runAt", seed.runAt)
+        .remove("gsi1pk", "gsi1sk");
+      if (seed.payloadRef) update.set("payloadRef", true);
+      else if (seed.payload !== undefined) update.setIfAbsent("payload", seed.payload);
+      if (seed.timeoutSeconds !== undefined) update.setIfAbsent("timeoutSeconds", seed.timeoutSeconds);
+      if (seed.uniqueKey !== undefined) update.setIfAbsent("uniqueKey", seed.uniqueKey);
+      const condition = or(
+        itemMissing,
+        and(statusIn("queued", "scheduled"), isDue(now)),
+        and(statusIs("running"), leaseExpired(now)),
+      );
+      return { update, condition };
+    });
+    return { claimed: true, item: item as unknown as JobItem };
+  } catch (err) {
+    if (err instanceof StoreConflict) return { claimed: false, current: err.current as JobItem | undefined };
+    throw err;
+  }
+}
+
+export type HeartbeatResult = { held: true; cancelRequested: boolean; leaseUntil: number } | { held: false };
+
+/**
+ * heartbeat — renew the lease and learn whether a cancel was requested.
+ * input: job id, the fence token, the lease length.
+ * condition: still running under this token.
+ * result: { held, cancelRequested } or { held: false } when the lease was lost to a takeover or the
+ *   job left running.
+ */
+export async function heartbeat(ctx: StoreContext, id: string, token: string, leaseMs: number): Promise<HeartbeatResult> {
+  const leaseUntil = ctx.clock.now() + leaseMs;
+  try {
+    const item = await conditionalUpdate(ctx, "heartbeat", jobKey(id), (e) => ({
+      update: new Update(e).set("leaseUntil", leaseUntil),
+      condition: and(statusIs("running"), leaseHeldBy(token)),
+    }));
+    return { held: true, cancelRequested: item.cancelRequested === true, leaseUntil };
+  } catch (err) {
+    if (err instanceof StoreConflict) return { held: false };
+    throw err;
+  }
+}

@@ -1,0 +1,125 @@
+import { GetCommand, QueryCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { ClientError } from "../errors.ts";
+import type { JobStatus } from "../job/status.ts";
+import { isIndexed } from "../job/status.ts";
+import { attributeEquals, statusIs } from "./conditions.ts";
+import type { StoreContext } from "./context.ts";
+import { and, type Condition, Expr } from "./expression.ts";
+import type { JobItem } from "./job-item.ts";
+import { indexPartition, jobKey, payloadKey } from "./keys.ts";
+import { INDEX_SHARDS, statusIndex } from "./table.ts";
+
+/** getJob — strongly consistent read of the job item. result: the item or undefined. */
+export async function getJob(ctx: StoreContext, id: string): Promise<JobItem | undefined> {
+  const out = await ctx.doc.send(
+    new GetCommand({ TableName: ctx.table, Key: jobKey(id), ConsistentRead: true, ReturnConsumedCapacity: "TOTAL" }),
+  );
+  return out.Item as JobItem | undefined;
+}
+
+/** The payload JSON of a job, following payloadRef to its own item when it was too large to inline. */
+export async function loadPayload(ctx: StoreContext, item: JobItem): Promise<string | undefined> {
+  if (!item.payloadRef) return item.payload;
+  const out = await ctx.doc.send(
+    new GetCommand({ TableName: ctx.table, Key: payloadKey(item.id), ReturnConsumedCapacity: "TOTAL" }),
+  );
+  return out.Item?.payload as string | undefined;
+}
+
+export interface ListFilter {
+  queue?: string;
+  status?: JobStatus;
+  limit: number;
+  cursor?: string;
+}
+
+export interface ListPage {
+  items: JobItem[];
+  cursor?: string;
+}
+
+type IndexCursor = { shard: number; key?: Record<string, unknown> };
+type ScanCursor = { key: Record<string, unknown> };
+
+const encode = (c: object) => Buffer.from(JSON.stringify(c)).toString("base64url");
+function decode<T>(cursor: string): T {
+  try {
+    return JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as T;
+  } catch {
+    throw new ClientError("validation_error", "cursor is not one this API returned");
+  }
+}
+
+/**
+ * listJobs — one page of jobs.
+ * Scheduled and dead jobs of a queue come from the sharded status index, shard by shard, each in
+ * time order. Every other filter is an operator path: a bounded scan that reads at most a few pages
+ * of the table per call and may return fewer than `limit` items with a cursor to go on.
+ */
+export async function listJobs(ctx: StoreContext, filter: ListFilter): Promise<ListPage> {
+  if (filter.queue && filter.status && isIndexed(filter.status)) {
+    return listFromIndex(ctx, filter.queue, filter.status, filter);
+  }
+  return listFromScan(ctx, filter);
+}
+
+async function listFromIndex(
+  ctx: StoreContext,
+  queue: string,
+  status: "scheduled" | "dead",
+  filter: ListFilter,
+): Promise<ListPage> {
+  let cursor: IndexCursor = filter.cursor ? decode<IndexCursor>(filter.cursor) : { shard: 0 };
+  const items: JobItem[] = [];
+  while (cursor.shard < INDEX_SHARDS && items.length < filter.limit) {
+    const e = new Expr();
+    const out = await ctx.doc.send(
+      new QueryCommand({
+        TableName: ctx.table,
+        IndexName: statusIndex.name,
+        KeyConditionExpression: attributeEquals(statusIndex.hashKey, indexPartition(queue, status, cursor.shard))(e),
+        ...e.params(),
+        Limit: filter.limit - items.length,
+        ...(cursor.key ? { ExclusiveStartKey: cursor.key } : {}),
+        ReturnConsumedCapacity: "TOTAL",
+      }),
+    );
+    items.push(...((out.Items ?? []) as JobItem[]));
+    cursor = out.LastEvaluatedKey ? { shard: cursor.shard, key: out.LastEvaluatedKey } : { shard: cursor.shard + 1 };
+  }
+  return { items, ...(cursor.shard < INDEX_SHARDS ? { cursor: encode(cursor) } : {}) };
+}
+
+const SCAN_PAGES_PER_CALL = 4;
+
+async function listFromScan(ctx: StoreContext, filter: ListFilter): Promise<ListPage> {
+  let startKey = filter.cursor ? decode<ScanCursor>(filter.cursor).key : undefined;
+  const items: JobItem[] = [];
+  for (let page = 0; page < SCAN_PAGES_PER_CALL && items.length < filter.limit; page++) {
+    const e = new Expr();
+    const parts: Condition[] = [attributeEquals("sk", "job")];
+    if (filter.queue) parts.push(attributeEquals("queue", filter.queue));
+    if (filter.status) parts.push(statusIs(filter.status));
+    const out = await ctx.doc.send(
+      new ScanCommand({
+        TableName: ctx.table,
+        FilterExpression: and(...parts)(e),
+        ...e.params(),
+        Limit: 200,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        ReturnConsumedCapacity: "TOTAL",
+      }),
+    );
+    for (const item of (out.Items ?? []) as JobItem[]) {
+      if (items.length === filter.limit) {
+        // Resume right after the last item returned, not after the whole scanned page.
+        const last = items[items.length - 1] as JobItem;
+        return { items, cursor: encode({ key: { pk: last.pk, sk: last.sk } }) };
+      }
+      items.push(item);
+    }
+    startKey = out.LastEvaluatedKey;
+    if (!startKey) return { items };
+  }
+  return { items, ...(startKey ? { cursor: encode({ key: startKey }) } : {}) };
+}
