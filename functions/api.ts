@@ -1,0 +1,7 @@
+import { createApiHandler } from "../lib/api/routes.ts";
+import { engineFromEnv } from "./runtime-config.ts";
+
+const { engine } = engineFromEnv("skyforge-api");
+
+/** HTTP API (API Gateway v2 payload format 2.0). */
+export const handler = createApiHandler(engine);

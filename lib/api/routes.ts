@@ -1,0 +1,64 @@
+import middy from "@middy/core";
+import httpRouterHandler, { type Route } from "@middy/http-router";
+import type { Engine } from "../engine.ts";
+import { ClientError } from "../errors.ts";
+import { EnqueueBatchRequest, ListJobsQuery } from "../job/schemas.ts";
+import { issuesOf } from "../producer/validate.ts";
+import { redriveJob } from "../producer/redrive.ts";
+import { retentionExpiry } from "../retention.ts";
+import { toJobView } from "../store/job-item.ts";
+import { errorResponder, type HttpEvent, type HttpResult, json, pathParam, readJsonBody } from "./http.ts";
+
+/** The HTTP API (DESIGN §7) as one middy handler over API Gateway v2 events. */
+export function createApiHandler(engine: Engine) {
+  const { producer, store, transport, queues, clock } = engine;
+  const cancelledRetentionDays = Math.max(...queues.map((q) => q.retentionDays.dead));
+
+  const route = (method: Route<HttpEvent, HttpResult>["method"], path: string, fn: (e: HttpEvent) => Promise<HttpResult>) =>
+    ({ method, path, handler: fn }) satisfies Route<HttpEvent, HttpResult>;
+
+  const routes = [
+    route("GET", "/health", async () => json(200, { ok: true, queues: queues.map((q) => q.name) })),
+    route("POST", "/jobs", async (event) => {
+      const { job, duplicate } = await producer.enqueue(readJsonBody(event));
+      return json(duplicate ? 200 : 201, { ...job, duplicate });
+    }),
+    route("POST", "/jobs/batch", async (event) => {
+      const parsed = EnqueueBatchRequest.safeParse(readJsonBody(event));
+      if (!parsed.success) {
+        throw new ClientError("validation_error", "expected { jobs: [1..100 requests] }", issuesOf(parsed.error));
+      }
+      return json(200, { results: await producer.enqueueBatch(parsed.data.jobs) });
+    }),
+    route("GET", "/jobs", async (event) => {
+      const parsed = ListJobsQuery.safeParse(event.queryStringParameters ?? {});
+      if (!parsed.success) throw new ClientError("validation_error", "invalid list query", issuesOf(parsed.error));
+      const page = await store.listJobs(parsed.data);
+      const items = await Promise.all(page.items.map(async (item) => toJobView(item, await store.loadPayload(item))));
+      return json(200, { items, ...(page.cursor ? { cursor: page.cursor } : {}) });
+    }),
+    route("GET", "/jobs/{id}", async (event) => {
+      const id = pathParam(event, "id");
+      const item = await store.getJob(id);
+      if (!item) throw new ClientError("not_found", `job ${id} not found`);
+      return json(200, toJobView(item, await store.loadPayload(item)));
+    }),
+    route("POST", "/jobs/{id}/cancel", async (event) => {
+      const item = await store.cancel(pathParam(event, "id"), retentionExpiry(clock.now(), cancelledRetentionDays));
+      return json(200, toJobView(item, await store.loadPayload(item)));
+    }),
+    route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(store, transport, pathParam(event, "id")))),
+  ];
+
+  return middy<HttpEvent, HttpResult>()
+    .use(errorResponder(engine.log))
+    .use({ after: async () => engine.metrics.flush(), onError: async () => engine.metrics.flush() })
+    .handler(
+      httpRouterHandler<HttpEvent, HttpResult>({
+        routes,
+        notFoundResponse: ({ method, path }) => {
+          throw new ClientError("not_found", `no route for ${method} ${path}`);
+        },
+      }),
+    );
+}

@@ -1,0 +1,57 @@
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { Clock } from "./clock.ts";
+import { buildRegistry, type KindRegistry } from "./kinds/registry.ts";
+import type { Log } from "./observability/log.ts";
+import type { JobMetrics } from "./observability/metrics.ts";
+import { Producer } from "./producer/enqueue.ts";
+import { type QueueDeclaration, queues as declaredQueues } from "./queues.ts";
+import { JobStore } from "./store/job-store.ts";
+import { SqsTransport } from "./transport/sqs-transport.ts";
+
+export interface EngineConfig {
+  dynamodb: DynamoDBClient;
+  sqs: SQSClient;
+  table: string;
+  /** queue name → SQS url */
+  queueUrls: ReadonlyMap<string, string>;
+  clock: Clock;
+  metrics: JobMetrics;
+  log: Log;
+  queues?: readonly QueueDeclaration[];
+  registry?: KindRegistry;
+  random?: () => number;
+}
+
+/** Everything the functions and the local stack share, wired from injected clients and config. */
+export interface Engine {
+  store: JobStore;
+  transport: SqsTransport;
+  producer: Producer;
+  registry: KindRegistry;
+  queues: readonly QueueDeclaration[];
+  clock: Clock;
+  metrics: JobMetrics;
+  log: Log;
+  random?: () => number;
+}
+
+export function buildEngine(config: EngineConfig): Engine {
+  const queues = config.queues ?? declaredQueues;
+  const registry = config.registry ?? buildRegistry();
+  const store = new JobStore(config.dynamodb, config.table, config.clock);
+  const transport = new SqsTransport(config.sqs, config.queueUrls);
+  const { clock, metrics, log } = config;
+  const producer = new Producer({ store, transport, registry, queues, clock, metrics, log });
+  return {
+    store,
+    transport,
+    producer,
+    registry,
+    queues,
+    clock,
+    metrics,
+    log,
+    ...(config.random ? { random: config.random } : {}),
+  };
+}

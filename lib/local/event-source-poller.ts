@@ -1,0 +1,113 @@
+import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { Log } from "../observability/log.ts";
+
+export interface PollerOptions {
+  queueName: string;
+  queueUrl: string;
+  queueArn: string;
+  /** Records per invocation, ≤ 10 (one ReceiveMessage). */
+  batchSize: number;
+  /** Long-poll wait used to gather a batch, like the ESM's batching window. */
+  batchWindowSeconds: number;
+  /** Concurrent invocations, like ESM maximum concurrency. */
+  maxConcurrency: number;
+  handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
+  log: Log;
+}
+
+/**
+ * What Lambda's SQS event source mapping does, in process: `maxConcurrency` loops each receive a
+ * batch, invoke the handler, and delete the records it did not report as failed. Failed records are
+ * left alone, so they come back when their visibility (set by the worker) lapses.
+ */
+export class EventSourcePoller {
+  private running = false;
+  private loops: Promise<void>[] = [];
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly options: PollerOptions,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    for (let i = 0; i < this.options.maxConcurrency; i++) this.loops.push(this.loop());
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.abort.abort();
+    await Promise.allSettled(this.loops);
+    this.loops = [];
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      try {
+        const messages = await this.receive();
+        if (messages.length > 0) await this.invoke(messages);
+      } catch (err) {
+        if (!this.running) return;
+        this.options.log.error("event source poll failed; backing off", { queue: this.options.queueName, error: String(err) });
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  private async receive(): Promise<Message[]> {
+    const out = await this.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: this.options.queueUrl,
+        MaxNumberOfMessages: Math.min(10, this.options.batchSize),
+        WaitTimeSeconds: Math.max(1, Math.min(20, Math.ceil(this.options.batchWindowSeconds))),
+        MessageSystemAttributeNames: ["All"],
+      }),
+      { abortSignal: this.abort.signal },
+    );
+    return out.Messages ?? [];
+  }
+
+  private async invoke(messages: Message[]): Promise<void> {
+    const event: SQSEvent = { Records: messages.map((m) => this.toRecord(m)) };
+    let failed: Set<string>;
+    try {
+      const response = await this.options.handler(event);
+      failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch (err) {
+      // A thrown handler fails the whole batch, exactly as Lambda treats it.
+      this.options.log.error("worker invocation failed", { queue: this.options.queueName, error: String(err) });
+      return;
+    }
+    const done = messages.filter((m) => !failed.has(m.MessageId as string));
+    if (done.length === 0) return;
+    await this.sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: this.options.queueUrl,
+        Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle as string })),
+      }),
+    );
+  }
+
+  private toRecord(m: Message): SQSRecord {
+    const a = m.Attributes ?? {};
+    return {
+      messageId: m.MessageId as string,
+      receiptHandle: m.ReceiptHandle as string,
+      body: m.Body ?? "",
+      attributes: {
+        ApproximateReceiveCount: a.ApproximateReceiveCount ?? "1",
+        SentTimestamp: a.SentTimestamp ?? String(Date.now()),
+        SenderId: a.SenderId ?? "local",
+        ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      },
+      messageAttributes: {},
+      md5OfBody: m.MD5OfBody ?? "",
+      eventSource: "aws:sqs",
+      eventSourceARN: this.options.queueArn,
+      awsRegion: "us-east-1",
+    };
+  }
+}

@@ -1,0 +1,139 @@
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import { handleEnqueueInvoke } from "../api/invoke.ts";
+import { createApiHandler } from "../api/routes.ts";
+import { type Clock, systemClock } from "../clock.ts";
+import { buildEngine, type Engine } from "../engine.ts";
+import type { KindRegistry } from "../kinds/registry.ts";
+import { type Log, silentLog } from "../observability/log.ts";
+import { MemoryMetrics } from "../observability/metrics.ts";
+import type { QueueDeclaration } from "../queues.ts";
+import { queues as declaredQueues } from "../queues.ts";
+import { createWorker } from "../runtime/worker.ts";
+import {
+  dynamoClient,
+  type ProvisionedQueue,
+  provisionQueues,
+  provisionTable,
+  type RunningEmulator,
+  sqsClient,
+  startDynalite,
+  startSqsEmulator,
+} from "./emulators.ts";
+import { EventSourcePoller } from "./event-source-poller.ts";
+import { startLocalHttp } from "./http-server.ts";
+
+export interface LocalStackOptions {
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  clock?: Clock;
+  log?: Log;
+  queues?: readonly QueueDeclaration[];
+  registry?: KindRegistry;
+  /** Shorter than the declared 6x-timeout visibility, so a crashed run is retried quickly in tests. */
+  visibilityTimeoutSeconds?: number;
+  /** Lets a caller add SDK middleware (the bench counts requests) before anything is sent. */
+  instrument?: (clients: { dynamodb: DynamoDBClient; sqs: SQSClient }) => void;
+  random?: () => number;
+}
+
+export interface LocalStack {
+  url: string;
+  engine: Engine;
+  metrics: MemoryMetrics;
+  clients: { dynamodb: DynamoDBClient; sqs: SQSClient };
+  queues: ReadonlyMap<string, ProvisionedQueue>;
+  endpoints: { dynamodb: string; sqs: string };
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole service in one process: dynalite + fauxqs on loopback, the table and queues created
+ * from the same declarations infra uses, one event-source poller per queue feeding the real worker
+ * handler, and one HTTP server for the API and the Lambda Invoke path.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const log = options.log ?? silentLog;
+  const started: RunningEmulator[] = [];
+  const stoppers: (() => Promise<void>)[] = [];
+  try {
+    const ddbEmu = await startDynalite();
+    started.push(ddbEmu);
+    const sqsEmu = await startSqsEmulator();
+    started.push(sqsEmu);
+    const clients = { dynamodb: dynamoClient(ddbEmu.endpoint), sqs: sqsClient(sqsEmu.endpoint) };
+    options.instrument?.(clients);
+
+    const queues = options.queues ?? declaredQueues;
+    const table = "skyforge-jobs";
+    await provisionTable(clients.dynamodb, table);
+    const provisioned = await provisionQueues(
+      clients.sqs,
+      queues,
+      "skyforge",
+      options.visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds } : {},
+    );
+    const metrics = new MemoryMetrics();
+    const engine = buildEngine({
+      dynamodb: clients.dynamodb,
+      sqs: clients.sqs,
+      table,
+      queueUrls: new Map([...provisioned].map(([name, q]) => [name, q.url])),
+      clock: options.clock ?? systemClock,
+      metrics,
+      log,
+      queues,
+      ...(options.registry ? { registry: options.registry } : {}),
+      ...(options.random ? { random: options.random } : {}),
+    });
+
+    for (const q of queues) {
+      const urls = provisioned.get(q.name) as ProvisionedQueue;
+      const attrs = await clients.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: urls.url, AttributeNames: ["QueueArn"] }),
+      );
+      const poller = new EventSourcePoller(clients.sqs, {
+        queueName: q.name,
+        queueUrl: urls.url,
+        queueArn: attrs.Attributes?.QueueArn ?? q.name,
+        batchSize: q.batchSize,
+        batchWindowSeconds: q.batchWindowSeconds,
+        maxConcurrency: q.maxConcurrency,
+        handler: createWorker(engine, { recordConcurrency: q.recordConcurrency }),
+        log,
+      });
+      poller.start();
+      stoppers.push(() => poller.stop());
+    }
+
+    const http = await startLocalHttp({
+      host: options.host ?? "127.0.0.1",
+      port: options.port ?? 3000,
+      api: createApiHandler(engine),
+      functions: { enqueue: (event) => handleEnqueueInvoke(engine, event) },
+      log,
+    });
+    stoppers.unshift(() => http.close());
+
+    return {
+      url: http.url,
+      engine,
+      metrics,
+      clients,
+      queues: provisioned,
+      endpoints: { dynamodb: ddbEmu.endpoint, sqs: sqsEmu.endpoint },
+      stop: async () => {
+        for (const stop of stoppers) await stop();
+        clients.dynamodb.destroy();
+        clients.sqs.destroy();
+        for (const emu of started.reverse()) await emu.stop();
+      },
+    };
+  } catch (err) {
+    for (const stop of stoppers) await stop().catch(() => {});
+    for (const emu of started.reverse()) await emu.stop().catch(() => {});
+    throw err;
+  }
+}

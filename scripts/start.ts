@@ -1,0 +1,43 @@
+import { Logger } from "@aws-lambda-powertools/logger";
+import { startLocalStack } from "../lib/local/stack.ts";
+import { kinds } from "../lib/kinds/registry.ts";
+
+/** `npm start`: the embedded local stack. No AWS, no Docker, no Java. */
+const port = Number(process.env.PORT ?? 3000);
+const logger = new Logger({ serviceName: "skyforge-local", logLevel: (process.env.LOG_LEVEL ?? "WARN") as "WARN" });
+const log = {
+  debug: (m: string, a?: Record<string, unknown>) => logger.debug(m, a ?? {}),
+  info: (m: string, a?: Record<string, unknown>) => logger.info(m, a ?? {}),
+  warn: (m: string, a?: Record<string, unknown>) => logger.warn(m, a ?? {}),
+  error: (m: string, a?: Record<string, unknown>) => logger.error(m, a ?? {}),
+};
+
+const stack = await startLocalStack({ port, log });
+const lines = [
+  `skyforge local stack (node ${process.version})`,
+  `  HTTP API       ${stack.url}  (POST /jobs, POST /jobs/batch, GET /jobs/{id}, GET /jobs, POST /jobs/{id}/cancel, POST /jobs/{id}/retry, GET /health)`,
+  `  Lambda Invoke  ${stack.url}/2015-03-31/functions/enqueue/invocations`,
+  `  DynamoDB       ${stack.endpoints.dynamodb}  (dynalite, table skyforge-jobs)`,
+  `  SQS            ${stack.endpoints.sqs}  (fauxqs, queues: ${[...stack.queues.keys()].join(", ")})`,
+  `  kinds          ${kinds.map((k) => k.name).join(", ")}`,
+  "",
+  `  try: curl -s -X POST ${stack.url}/jobs -H 'content-type: application/json' -d '{"kind":"echo","payload":{"hello":"world"}}'`,
+  "  Ctrl-C stops everything.",
+];
+console.log(lines.join("\n"));
+
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    console.log("\nstopping…");
+    stack.stop().then(
+      () => process.exit(0),
+      (err) => {
+        console.error("shutdown failed", err);
+        process.exit(1);
+      },
+    );
+  });
+}
