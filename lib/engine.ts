@@ -5,6 +5,7 @@ import { buildRegistry, type KindRegistry } from "./kinds/registry.ts";
 import type { Log } from "./observability/log.ts";
 import type { JobMetrics } from "./observability/metrics.ts";
 import { Producer } from "./producer/enqueue.ts";
+import { RunningJobs } from "./runtime/running-jobs.ts";
 import { type QueueDeclaration, queues as declaredQueues } from "./queues.ts";
 import { JobStore } from "./store/job-store.ts";
 import { SqsTransport } from "./transport/sqs-transport.ts";
@@ -33,6 +34,8 @@ export interface Engine {
   clock: Clock;
   metrics: JobMetrics;
   log: Log;
+  /** Runs in flight in this process, so a same-process cancel aborts without waiting for a heartbeat. */
+  running: RunningJobs;
   random?: () => number;
 }
 
@@ -52,6 +55,7 @@ export function buildEngine(config: EngineConfig): Engine {
     clock,
     metrics,
     log,
+    running: new RunningJobs(),
     ...(config.random ? { random: config.random } : {}),
   };
 }

@@ -29,7 +29,7 @@ export const queues: readonly QueueDeclaration[] = [
     maxConcurrency: 10,
     recordConcurrency: 10,
     workerTimeoutSeconds: 900,
-    leaseSeconds: 60,
+    leaseSeconds: 30,
     backoff: { baseSeconds: 2, maxSeconds: 3600 },
     retentionDays: { done: 7, dead: 30 },
     maxReceiveCount: 120,

@@ -45,6 +45,7 @@ export function createApiHandler(engine: Engine) {
     }),
     route("POST", "/jobs/{id}/cancel", async (event) => {
       const item = await store.cancel(pathParam(event, "id"), retentionExpiry(clock.now(), cancelledRetentionDays));
+      if (item.status === "running") engine.running.requestCancel(item.id);
       return json(200, toJobView(item, await store.loadPayload(item)));
     }),
     route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(store, transport, pathParam(event, "id")))),

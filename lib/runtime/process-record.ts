@@ -16,6 +16,7 @@ import { CooldownCache } from "./cooldown-cache.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import { type Decision, decideOutcome } from "./outcome.ts";
 import { runHandler } from "./run-handler.ts";
+import type { RunningJobs } from "./running-jobs.ts";
 
 export interface WorkerDeps {
   store: JobStore;
@@ -25,6 +26,7 @@ export interface WorkerDeps {
   clock: Clock;
   metrics: JobMetrics;
   log: Log;
+  running?: RunningJobs;
   random?: () => number;
 }
 
@@ -147,6 +149,7 @@ export class RecordProcessor {
       log,
     );
     const timeoutSeconds = item.timeoutSeconds ?? kind.timeoutSeconds;
+    const unregister = this.deps.running?.register(item.id, (cause) => controller.abort(cause));
     heartbeat.start();
     try {
       const end = await runHandler(
@@ -177,6 +180,7 @@ export class RecordProcessor {
       });
     } finally {
       heartbeat.stop();
+      unregister?.();
     }
   }
 

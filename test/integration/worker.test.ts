@@ -1,0 +1,200 @@
+import { ChangeMessageVisibilityCommand } from "@aws-sdk/client-sqs";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineKind } from "../../lib/job/kind.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
+import { OffsetClock } from "../support/clock.ts";
+import { createHarness, type Emulators, type Harness, startEmulators } from "../support/engine-harness.ts";
+import { deferred, waitFor } from "../support/wait.ts";
+
+let emu: Emulators;
+let h: Harness | undefined;
+beforeAll(async () => {
+  emu = await startEmulators();
+});
+afterAll(async () => {
+  await emu.stop();
+});
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+const settled = (harness: Harness, id: string, status: JobItem["status"]) =>
+  waitFor(async () => {
+    const item = await harness.engine.store.getJob(id);
+    return item?.status === status ? item : undefined;
+  }, `job ${id} to be ${status}`);
+
+describe("worker on fauxqs + dynalite", () => {
+  it("retries a flaky job with backoff and finishes it on the third attempt", async () => {
+    // random 0 → each retry waits exactly half the nominal delay: 1 s, then 1 s (max 2, half 1).
+    h = await createHarness(emu, { clock: new OffsetClock(), queue: { backoff: { baseSeconds: 2, maxSeconds: 2 } }, random: () => 0 });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({ kind: "flaky", payload: { failTimes: 2 } });
+    const done = await settled(h, job.id, "done");
+    expect(done.attempts).toBe(3);
+    expect(JSON.parse(done.result as string)).toEqual({ succeededOnAttempt: 3 });
+    expect(done.lastError).toMatch(/attempt 2/);
+    expect(h.metrics.total("retried")).toBe(2);
+    expect(h.metrics.total("succeeded")).toBe(1);
+  });
+
+  it("marks a job dead after maxAttempts with its error, and indexes it for operators", async () => {
+    h = await createHarness(emu, { clock: new OffsetClock(), queue: { backoff: { baseSeconds: 1, maxSeconds: 1 } } });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({ kind: "fail", payload: { message: "boom" }, maxAttempts: 2 });
+    const dead = await settled(h, job.id, "dead");
+    expect(dead.attempts).toBe(2);
+    expect(dead.lastError).toBe("boom");
+    const page = await h.engine.store.listJobs({ queue: "default", status: "dead", limit: 10 });
+    expect(page.items.map((i) => i.id)).toEqual([job.id]);
+    expect(h.metrics.total("dead")).toBe(1);
+  });
+
+  it("kills an invalid payload at once, without retrying", async () => {
+    h = await createHarness(emu, { clock: new OffsetClock() });
+    h.startPoller();
+    // Bypass the producer's validation the way a stale producer would: send the message directly.
+    const { job } = await h.engine.producer.enqueue({ kind: "echo", payload: 1 });
+    await h.engine.transport.send({
+      message: { v: 1, id: "bad-payload-job", kind: "flaky", queue: "default", maxAttempts: 5, priority: "normal", createdAt: 0, runAt: 0, payload: '{"failTimes":"two"}' },
+      delaySeconds: 0,
+    });
+    const dead = await settled(h, "bad-payload-job", "dead");
+    expect(dead.attempts).toBe(1);
+    expect(dead.lastError).toMatch(/^invalid payload: failTimes/);
+    await settled(h, job.id, "done");
+  });
+
+  it("never runs a handler twice for a duplicate delivery while the job is running", async () => {
+    let runs = 0;
+    const gate = deferred();
+    const started = deferred();
+    const slow = defineKind({
+      name: "gated",
+      payload: z.object({}),
+      queue: "default",
+      maxAttempts: 3,
+      timeoutSeconds: 60,
+      handler: async () => {
+        runs++;
+        started.resolve();
+        await gate.promise;
+        return { runs };
+      },
+    });
+    h = await createHarness(emu, { clock: new OffsetClock(), extraKinds: [slow] });
+    const { job } = await h.engine.producer.enqueue({ kind: "gated", payload: {} });
+    const first = await h.receive(1);
+    expect(first.Records).toHaveLength(1);
+    const firstRun = h.worker(first);
+    await started.promise;
+    // SQS redelivers the same message (at-least-once): make it visible again and receive it.
+    await h.engine.transport.changeVisibility("default", first.Records[0]?.receiptHandle as string, 0);
+    const dup = await h.receive(1);
+    expect(dup.Records[0]?.messageId).toBe(first.Records[0]?.messageId);
+    const dupAnswer = await h.worker(dup);
+    expect(dupAnswer.batchItemFailures).toEqual([{ itemIdentifier: dup.Records[0]?.messageId }]);
+    expect(runs).toBe(1);
+    gate.resolve();
+    expect((await firstRun).batchItemFailures).toEqual([]);
+    const done = await h.engine.store.getJob(job.id);
+    expect(done?.status).toBe("done");
+    expect(done?.attempts).toBe(1);
+    expect(h.metrics.total("duplicateDeliveries")).toBe(1);
+  });
+
+  it("after a crash mid-job, the lease expires, the message reappears and another worker finishes exactly once", async () => {
+    const clock = new OffsetClock();
+    const completions: string[] = [];
+    const hang = deferred();
+    let attempt = 0;
+    const crashy = defineKind({
+      name: "crashy",
+      payload: z.object({}),
+      queue: "default",
+      maxAttempts: 3,
+      timeoutSeconds: 600,
+      handler: async (_p, ctx) => {
+        attempt = ctx.attempt;
+        if (ctx.attempt === 1) await hang.promise; // the "crashed" worker never gets further
+        completions.push(`attempt ${ctx.attempt}`);
+        return { by: ctx.attempt };
+      },
+    });
+    // Long lease (no heartbeat fires during the test); short visibility so SQS redelivers soon.
+    h = await createHarness(emu, { clock, extraKinds: [crashy], queue: { leaseSeconds: 120 }, visibilityTimeoutSeconds: 1 });
+    const { job } = await h.engine.producer.enqueue({ kind: "crashy", payload: {} });
+    const first = await h.receive(1);
+    const crashed = h.worker(first);
+    await waitFor(async () => attempt === 1, "first attempt to start");
+
+    clock.advance(121_000); // the dead worker's lease is now expired
+    const again = await waitFor(async () => {
+      const event = await h?.receive(1, 2);
+      return event?.Records.length ? event : undefined;
+    }, "the message to reappear");
+    expect((await h.worker(again)).batchItemFailures).toEqual([]);
+    const done = await h.engine.store.getJob(job.id);
+    expect(done).toMatchObject({ status: "done", attempts: 2, claimedFrom: "running" });
+    expect(h.metrics.total("revived")).toBe(1);
+
+    // The zombie wakes up: its finalize is fenced off and the job stays as the new owner left it.
+    hang.resolve();
+    expect((await crashed).batchItemFailures).toHaveLength(1);
+    expect(await h.engine.store.getJob(job.id)).toMatchObject({ status: "done", result: JSON.stringify({ by: 2 }) });
+    expect(h.metrics.total("succeeded")).toBe(1);
+    expect(h.metrics.total("leaseLost")).toBe(1);
+  });
+
+  it("runs a job whose enqueue died between the message and the item write", async () => {
+    h = await createHarness(emu, { clock: new OffsetClock() });
+    h.startPoller();
+    const now = Date.now();
+    await h.engine.transport.send({
+      message: { v: 1, id: "orphan-message", kind: "echo", queue: "default", maxAttempts: 3, priority: "normal", createdAt: now, runAt: now, payload: '{"x":1}' },
+      delaySeconds: 0,
+    });
+    const done = await settled(h, "orphan-message", "done");
+    expect(done).toMatchObject({ claimedFrom: "missing", attempts: 1, result: '{"x":1}', payload: '{"x":1}' });
+  });
+
+  it("cancels a running sleep through its heartbeat", async () => {
+    h = await createHarness(emu, { clock: new OffsetClock(), queue: { leaseSeconds: 1 } });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({ kind: "sleep", payload: { ms: 60_000 } });
+    await settled(h, job.id, "running");
+    const requested = await h.engine.store.cancel(job.id, 0);
+    expect(requested).toMatchObject({ status: "running", cancelRequested: true });
+    const cancelled = await settled(h, job.id, "cancelled");
+    expect(cancelled.attempts).toBe(1);
+    expect(h.metrics.total("cancelled")).toBe(1);
+  });
+
+  it("throttling cools the queue down without spending an attempt", async () => {
+    const { ThrottledError } = await import("../../lib/errors.ts");
+    let calls = 0;
+    const throttly = defineKind({
+      name: "throttly",
+      payload: z.object({}),
+      queue: "default",
+      maxAttempts: 1,
+      timeoutSeconds: 30,
+      handler: async () => {
+        calls++;
+        if (calls === 1) throw new ThrottledError(1);
+        return "ok";
+      },
+    });
+    h = await createHarness(emu, { clock: new OffsetClock(), extraKinds: [throttly] });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({ kind: "throttly", payload: {} });
+    const done = await settled(h, job.id, "done");
+    // maxAttempts 1 and it still succeeded: the throttled run gave its attempt back.
+    expect(done.attempts).toBe(1);
+    expect(calls).toBe(2);
+    expect((await h.engine.store.getQueueState("default")).cooldownUntil).toBeGreaterThan(0);
+    expect(h.metrics.total("throttled")).toBe(1);
+  });
+});

@@ -1,0 +1,15 @@
+import type { Clock } from "../../lib/clock.ts";
+
+/**
+ * Real time plus a movable offset: SQS visibility in the emulator runs on the wall clock, while
+ * lease expiry is decided by this clock, so a test can expire a lease without waiting for it.
+ */
+export class OffsetClock implements Clock {
+  private offset = 0;
+  now(): number {
+    return Date.now() + this.offset;
+  }
+  advance(ms: number): void {
+    this.offset += ms;
+  }
+}

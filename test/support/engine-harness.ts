@@ -1,0 +1,148 @@
+import { randomBytes } from "node:crypto";
+import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import type { SQSEvent } from "aws-lambda";
+import type { Clock } from "../../lib/clock.ts";
+import { buildEngine, type Engine } from "../../lib/engine.ts";
+import type { AnyKind } from "../../lib/job/kind.ts";
+import { buildRegistry, kinds as demoKinds } from "../../lib/kinds/registry.ts";
+import {
+  dynamoClient,
+  type ProvisionedQueue,
+  provisionQueues,
+  provisionTable,
+  type RunningEmulator,
+  sqsClient,
+  startDynalite,
+  startSqsEmulator,
+} from "../../lib/local/emulators.ts";
+import { EventSourcePoller } from "../../lib/local/event-source-poller.ts";
+import { silentLog } from "../../lib/observability/log.ts";
+import { MemoryMetrics } from "../../lib/observability/metrics.ts";
+import { type QueueDeclaration, queues as declaredQueues } from "../../lib/queues.ts";
+import { createWorker } from "../../lib/runtime/worker.ts";
+
+export interface Emulators {
+  dynamodb: RunningEmulator;
+  sqs: RunningEmulator;
+  stop(): Promise<void>;
+}
+
+export async function startEmulators(): Promise<Emulators> {
+  const dynamodb = await startDynalite();
+  const sqs = await startSqsEmulator();
+  return {
+    dynamodb,
+    sqs,
+    stop: async () => {
+      await sqs.stop();
+      await dynamodb.stop();
+    },
+  };
+}
+
+export interface HarnessOptions {
+  clock: Clock;
+  queue?: Partial<QueueDeclaration>;
+  extraKinds?: AnyKind[];
+  visibilityTimeoutSeconds?: number;
+  random?: () => number;
+}
+
+export interface Harness {
+  engine: Engine;
+  metrics: MemoryMetrics;
+  queue: QueueDeclaration;
+  urls: ProvisionedQueue;
+  worker: ReturnType<typeof createWorker>;
+  /** Receives up to `max` messages as Lambda would and builds the event, without invoking anything. */
+  receive(max?: number, waitSeconds?: number): Promise<SQSEvent>;
+  startPoller(): EventSourcePoller;
+  stop(): Promise<void>;
+}
+
+/** A fresh table and queue pair (unique names) on the shared emulators, wired like production. */
+export async function createHarness(emu: Emulators, options: HarnessOptions): Promise<Harness> {
+  const suffix = randomBytes(4).toString("hex");
+  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
+  const sqs = sqsClient(emu.sqs.endpoint);
+  const queue: QueueDeclaration = { ...(declaredQueues[0] as QueueDeclaration), ...options.queue };
+  const table = `jobs-${suffix}`;
+  await provisionTable(dynamodb, table);
+  const provisioned = await provisionQueues(
+    sqs,
+    [queue],
+    `t${suffix}`,
+    options.visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds } : {},
+  );
+  const urls = provisioned.get(queue.name) as ProvisionedQueue;
+  const metrics = new MemoryMetrics();
+  const engine = buildEngine({
+    dynamodb,
+    sqs,
+    table,
+    queueUrls: new Map([[queue.name, urls.url]]),
+    clock: options.clock,
+    metrics,
+    log: silentLog,
+    queues: [queue],
+    registry: buildRegistry([...demoKinds, ...(options.extraKinds ?? [])]),
+    ...(options.random ? { random: options.random } : {}),
+  });
+  const worker = createWorker(engine, { recordConcurrency: queue.recordConcurrency });
+  const pollers: EventSourcePoller[] = [];
+  return {
+    engine,
+    metrics,
+    queue,
+    urls,
+    worker,
+    async receive(max = 10, waitSeconds = 5) {
+      const out = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: urls.url,
+          MaxNumberOfMessages: max,
+          WaitTimeSeconds: waitSeconds,
+          MessageSystemAttributeNames: ["All"],
+        }),
+      );
+      return {
+        Records: (out.Messages ?? []).map((m) => ({
+          messageId: m.MessageId as string,
+          receiptHandle: m.ReceiptHandle as string,
+          body: m.Body ?? "",
+          attributes: {
+            ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? "1",
+            SentTimestamp: "0",
+            SenderId: "test",
+            ApproximateFirstReceiveTimestamp: "0",
+          },
+          messageAttributes: {},
+          md5OfBody: "",
+          eventSource: "aws:sqs",
+          eventSourceARN: "arn:aws:sqs:us-east-1:000000000000:test",
+          awsRegion: "us-east-1",
+        })),
+      };
+    },
+    startPoller() {
+      const poller = new EventSourcePoller(sqs, {
+        queueName: queue.name,
+        queueUrl: urls.url,
+        queueArn: "arn:aws:sqs:us-east-1:000000000000:test",
+        batchSize: queue.batchSize,
+        batchWindowSeconds: 1,
+        maxConcurrency: 2,
+        handler: worker,
+        log: silentLog,
+      });
+      poller.start();
+      pollers.push(poller);
+      return poller;
+    },
+    async stop() {
+      for (const p of pollers) await p.stop();
+      dynamodb.destroy();
+      sqs.destroy();
+    },
+  };
+}
