@@ -176,7 +176,18 @@ export class Producer {
         throw err;
       }
     }
-    const written = await this.writeItem(p);
+    let written: JobItem;
+    try {
+      written = await this.writeItem(p);
+    } catch (err) {
+      // A scheduled job has no message: its item is the only record, so the failure is the caller's.
+      if (p.scheduled) throw err;
+      // The message is out: the worker will build the job from it, so the job is accepted (as in a batch).
+      this.deps.log.warn("job item write failed after send; the message carries the job", {
+        error: String(err),
+      });
+      written = p.item;
+    }
     metrics.count("enqueued", queue.name, p.item.kind);
     return { job: toJobView(written, p.payloadJson), duplicate: false };
   }

@@ -1,0 +1,100 @@
+import { ProvisionedThroughputExceededException } from "@aws-sdk/client-dynamodb";
+import { ChangeMessageVisibilityCommand, MessageNotInflight, SQSClient } from "@aws-sdk/client-sqs";
+import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { mockClient } from "aws-sdk-client-mock";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { ManualClock } from "../../lib/clock.ts";
+import type { Log } from "../../lib/observability/log.ts";
+import { Heartbeat } from "../../lib/runtime/heartbeat.ts";
+import type { AbortCause } from "../../lib/runtime/outcome.ts";
+import { JobStore } from "../../lib/store/job-store.ts";
+import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
+import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+
+let clock: ManualClock;
+let aborts: AbortCause[];
+let warnings: string[];
+let hb: Heartbeat;
+
+beforeEach(() => {
+  ddb.reset();
+  sqs.reset();
+  clock = new ManualClock();
+  aborts = [];
+  warnings = [];
+  const log: Log = { debug() {}, info() {}, error() {}, warn: (m) => void warnings.push(m) };
+  hb = new Heartbeat(
+    { id: "J", queue: "default", token: "tok", receiptHandle: "rh-J", leaseMs: 60_000 },
+    new JobStore(newDynamoClient(), "jobs", clock),
+    new SqsTransport(newSqsClient(), queueUrls),
+    (cause) => aborts.push(cause),
+    log,
+  );
+});
+
+afterEach(() => {
+  hb.stop();
+  ddb.reset();
+  sqs.reset();
+});
+
+describe("Heartbeat.beat", () => {
+  test("renews the lease from the injected clock under the fence, then extends the message by one lease", async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: { status: "running", leaseToken: "tok" } });
+    sqs.on(ChangeMessageVisibilityCommand).resolves({});
+    await hb.beat();
+    const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(Object.values(input?.ExpressionAttributeValues ?? {})).toEqual(
+      expect.arrayContaining([clock.now() + 60_000, "tok", "running"]),
+    );
+    expect(sqs.commandCalls(ChangeMessageVisibilityCommand)[0]?.args[0].input).toMatchObject({
+      ReceiptHandle: "rh-J",
+      VisibilityTimeout: 60,
+    });
+    expect(aborts).toEqual([]);
+  });
+
+  test("a conditional failure (lease taken over) aborts with lease_lost and skips the visibility change", async () => {
+    ddb
+      .on(UpdateCommand)
+      .rejects(conditionalFailure({ pk: "job#J", sk: "job", status: "running", leaseToken: "other" }));
+    await hb.beat();
+    expect(aborts).toEqual(["lease_lost"]);
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
+  test("a cancel request read by the renewal aborts with cancelled", async () => {
+    ddb
+      .on(UpdateCommand)
+      .resolves({ Attributes: { status: "running", leaseToken: "tok", cancelRequested: true } });
+    await hb.beat();
+    expect(aborts).toEqual(["cancelled"]);
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
+  test("SDK errors (DynamoDB throttling, SQS visibility) are logged, never thrown, and don't abort", async () => {
+    ddb
+      .on(UpdateCommand)
+      .rejectsOnce(new ProvisionedThroughputExceededException({ message: "slow", $metadata: {} }));
+    await expect(hb.beat()).resolves.toBeUndefined();
+    ddb.on(UpdateCommand).resolves({ Attributes: { status: "running" } });
+    sqs
+      .on(ChangeMessageVisibilityCommand)
+      .rejects(new MessageNotInflight({ message: "not in flight", $metadata: {} }));
+    await expect(hb.beat()).resolves.toBeUndefined();
+    expect(aborts).toEqual([]);
+    expect(warnings).toHaveLength(2);
+  });
+
+  test("concurrent beats share one renewal", async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: { status: "running" } });
+    sqs.on(ChangeMessageVisibilityCommand).resolves({});
+    await Promise.all([hb.beat(), hb.beat(), hb.beat()]);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(1);
+    await hb.beat();
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(2);
+  });
+});
