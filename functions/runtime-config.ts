@@ -1,6 +1,6 @@
+import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SQSClient } from "@aws-sdk/client-sqs";
-import { Logger } from "@aws-lambda-powertools/logger";
 import { systemClock } from "../lib/clock.ts";
 import { buildEngine, type Engine } from "../lib/engine.ts";
 import { EmfMetrics } from "../lib/observability/metrics.ts";
@@ -17,7 +17,9 @@ function required(name: string): string {
 
 export function engineFromEnv(serviceName: string): { engine: Engine; logger: Logger } {
   const logger = new Logger({ serviceName });
-  const queueUrls = new Map(Object.entries(JSON.parse(required("SKYFORGE_QUEUE_URLS")) as Record<string, string>));
+  const queueUrls = new Map(
+    Object.entries(JSON.parse(required("SKYFORGE_QUEUE_URLS")) as Record<string, string>),
+  );
   const engine = buildEngine({
     dynamodb: new DynamoDBClient({}),
     sqs: new SQSClient({}),

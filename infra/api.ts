@@ -25,5 +25,9 @@ const routes = [
   "GET /health",
 ];
 for (const route of routes) {
-  api.route(route, { handler: "functions/api.handler", link, environment: env, timeout: "29 seconds" }, { auth: { iam: true } });
+  api.route(
+    route,
+    { handler: "functions/api.handler", link, environment: env, timeout: "29 seconds" },
+    { auth: { iam: true } },
+  );
 }

@@ -11,7 +11,9 @@ export const queues = declarations.map((q) => {
   return { declaration: q, queue, dlq };
 });
 
-export const queueUrls = $jsonStringify(Object.fromEntries(queues.map((q) => [q.declaration.name, q.queue.url])));
+export const queueUrls = $jsonStringify(
+  Object.fromEntries(queues.map((q) => [q.declaration.name, q.queue.url])),
+);
 
 for (const { declaration: q, queue } of queues) {
   queue.subscribe(
@@ -20,7 +22,11 @@ for (const { declaration: q, queue } of queues) {
       timeout: `${q.workerTimeoutSeconds} seconds`,
       memory: "512 MB",
       link: [table, ...queues.map((x) => x.queue)],
-      environment: { SKYFORGE_TABLE: table.name, SKYFORGE_QUEUE_URLS: queueUrls, SKYFORGE_WORKER_QUEUE: q.name },
+      environment: {
+        SKYFORGE_TABLE: table.name,
+        SKYFORGE_QUEUE_URLS: queueUrls,
+        SKYFORGE_WORKER_QUEUE: q.name,
+      },
     },
     {
       batch: { size: q.batchSize, window: `${q.batchWindowSeconds} seconds`, partialResponses: true },

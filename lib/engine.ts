@@ -5,8 +5,8 @@ import { buildRegistry, type KindRegistry } from "./kinds/registry.ts";
 import type { Log } from "./observability/log.ts";
 import type { JobMetrics } from "./observability/metrics.ts";
 import { Producer } from "./producer/enqueue.ts";
+import { queues as declaredQueues, type QueueDeclaration } from "./queues.ts";
 import { RunningJobs } from "./runtime/running-jobs.ts";
-import { type QueueDeclaration, queues as declaredQueues } from "./queues.ts";
 import { JobStore } from "./store/job-store.ts";
 import { SqsTransport } from "./transport/sqs-transport.ts";
 

@@ -32,7 +32,12 @@ export class ThrottledError extends Error {
   }
 }
 
-export type ClientErrorCode = "validation_error" | "unknown_kind" | "not_found" | "payload_too_large" | "conflict";
+export type ClientErrorCode =
+  | "validation_error"
+  | "unknown_kind"
+  | "not_found"
+  | "payload_too_large"
+  | "conflict";
 
 const statusByCode: Record<ClientErrorCode, number> = {
   validation_error: 400,
@@ -61,7 +66,9 @@ export class ClientError extends Error {
     return statusByCode[this.code];
   }
   toBody(): { error: { code: ClientErrorCode; message: string; issues?: ClientIssue[] } } {
-    return { error: { code: this.code, message: this.message, ...(this.issues ? { issues: this.issues } : {}) } };
+    return {
+      error: { code: this.code, message: this.message, ...(this.issues ? { issues: this.issues } : {}) },
+    };
   }
 }
 

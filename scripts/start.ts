@@ -1,10 +1,13 @@
 import { Logger } from "@aws-lambda-powertools/logger";
-import { startLocalStack } from "../lib/local/stack.ts";
 import { kinds } from "../lib/kinds/registry.ts";
+import { startLocalStack } from "../lib/local/stack.ts";
 
 /** `npm start`: the embedded local stack. No AWS, no Docker, no Java. */
 const port = Number(process.env.PORT ?? 3000);
-const logger = new Logger({ serviceName: "skyforge-local", logLevel: (process.env.LOG_LEVEL ?? "WARN") as "WARN" });
+const logger = new Logger({
+  serviceName: "skyforge-local",
+  logLevel: (process.env.LOG_LEVEL ?? "WARN") as "WARN",
+});
 const log = {
   debug: (m: string, a?: Record<string, unknown>) => logger.debug(m, a ?? {}),
   info: (m: string, a?: Record<string, unknown>) => logger.info(m, a ?? {}),

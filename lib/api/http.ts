@@ -1,5 +1,5 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import type { MiddlewareObj } from "@middy/core";
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { ClientError } from "../errors.ts";
 import type { Log } from "../observability/log.ts";
 

@@ -3,8 +3,8 @@ import httpRouterHandler, { type Route } from "@middy/http-router";
 import type { Engine } from "../engine.ts";
 import { ClientError } from "../errors.ts";
 import { EnqueueBatchRequest, ListJobsQuery } from "../job/schemas.ts";
-import { issuesOf } from "../producer/validate.ts";
 import { redriveJob } from "../producer/redrive.ts";
+import { issuesOf } from "../producer/validate.ts";
 import { retentionExpiry } from "../retention.ts";
 import { toJobView } from "../store/job-item.ts";
 import { errorResponder, type HttpEvent, type HttpResult, json, pathParam, readJsonBody } from "./http.ts";
@@ -14,8 +14,11 @@ export function createApiHandler(engine: Engine) {
   const { producer, store, transport, queues, clock } = engine;
   const cancelledRetentionDays = Math.max(...queues.map((q) => q.retentionDays.dead));
 
-  const route = (method: Route<HttpEvent, HttpResult>["method"], path: string, fn: (e: HttpEvent) => Promise<HttpResult>) =>
-    ({ method, path, handler: fn }) satisfies Route<HttpEvent, HttpResult>;
+  const route = (
+    method: Route<HttpEvent, HttpResult>["method"],
+    path: string,
+    fn: (e: HttpEvent) => Promise<HttpResult>,
+  ) => ({ method, path, handler: fn }) satisfies Route<HttpEvent, HttpResult>;
 
   const routes = [
     route("GET", "/health", async () => json(200, { ok: true, queues: queues.map((q) => q.name) })),
@@ -26,15 +29,22 @@ export function createApiHandler(engine: Engine) {
     route("POST", "/jobs/batch", async (event) => {
       const parsed = EnqueueBatchRequest.safeParse(readJsonBody(event));
       if (!parsed.success) {
-        throw new ClientError("validation_error", "expected { jobs: [1..100 requests] }", issuesOf(parsed.error));
+        throw new ClientError(
+          "validation_error",
+          "expected { jobs: [1..100 requests] }",
+          issuesOf(parsed.error),
+        );
       }
       return json(200, { results: await producer.enqueueBatch(parsed.data.jobs) });
     }),
     route("GET", "/jobs", async (event) => {
       const parsed = ListJobsQuery.safeParse(event.queryStringParameters ?? {});
-      if (!parsed.success) throw new ClientError("validation_error", "invalid list query", issuesOf(parsed.error));
+      if (!parsed.success)
+        throw new ClientError("validation_error", "invalid list query", issuesOf(parsed.error));
       const page = await store.listJobs(parsed.data);
-      const items = await Promise.all(page.items.map(async (item) => toJobView(item, await store.loadPayload(item))));
+      const items = await Promise.all(
+        page.items.map(async (item) => toJobView(item, await store.loadPayload(item))),
+      );
       return json(200, { items, ...(page.cursor ? { cursor: page.cursor } : {}) });
     }),
     route("GET", "/jobs/{id}", async (event) => {
@@ -44,11 +54,16 @@ export function createApiHandler(engine: Engine) {
       return json(200, toJobView(item, await store.loadPayload(item)));
     }),
     route("POST", "/jobs/{id}/cancel", async (event) => {
-      const item = await store.cancel(pathParam(event, "id"), retentionExpiry(clock.now(), cancelledRetentionDays));
+      const item = await store.cancel(
+        pathParam(event, "id"),
+        retentionExpiry(clock.now(), cancelledRetentionDays),
+      );
       if (item.status === "running") engine.running.requestCancel(item.id);
       return json(200, toJobView(item, await store.loadPayload(item)));
     }),
-    route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(store, transport, pathParam(event, "id")))),
+    route("POST", "/jobs/{id}/retry", async (event) =>
+      json(200, await redriveJob(store, transport, pathParam(event, "id"))),
+    ),
   ];
 
   return middy<HttpEvent, HttpResult>()

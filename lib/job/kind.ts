@@ -39,4 +39,5 @@ export function defineKind<S extends z.ZodType, R>(
   return def as KindDefinition<z.infer<S>, R>;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds kinds of every payload type; each is checked by its own schema at the edge.
 export type AnyKind = KindDefinition<any, unknown>;

@@ -17,12 +17,22 @@ export const EnqueueRequest = z
       .string()
       .regex(/^[a-z][a-z0-9-]{0,39}$/, "queue names are lowercase letters, digits and dashes")
       .optional(),
-    delaySeconds: z.number().int().min(0).max(365 * 24 * 3600).optional(),
+    delaySeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(365 * 24 * 3600)
+      .optional(),
     runAt: z.iso.datetime({ offset: true }).optional(),
     uniqueKey: z.string().min(1).max(200).optional(),
     maxAttempts: z.number().int().min(1).max(100).optional(),
     priority: z.enum(["normal", "critical"]).optional(),
-    timeoutSeconds: z.number().int().min(1).max(12 * 3600).optional(),
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(12 * 3600)
+      .optional(),
   })
   .strict()
   .refine((r) => r.delaySeconds === undefined || r.runAt === undefined, {

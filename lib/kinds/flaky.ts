@@ -9,7 +9,8 @@ export const flaky = defineKind({
   maxAttempts: 5,
   timeoutSeconds: 30,
   handler: async ({ failTimes }, ctx) => {
-    if (ctx.attempt <= failTimes) throw new Error(`flaky: attempt ${ctx.attempt} of ${failTimes} planned failures`);
+    if (ctx.attempt <= failTimes)
+      throw new Error(`flaky: attempt ${ctx.attempt} of ${failTimes} planned failures`);
     return { succeededOnAttempt: ctx.attempt };
   },
 });

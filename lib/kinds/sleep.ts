@@ -5,7 +5,13 @@ import { defineKind } from "../job/kind.ts";
 /** Sleeps `ms`, and stops at once when the runtime aborts (cancel, timeout, lost lease). */
 export const sleep = defineKind({
   name: "sleep",
-  payload: z.object({ ms: z.number().int().min(0).max(15 * 60_000) }),
+  payload: z.object({
+    ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(15 * 60_000),
+  }),
   queue: "default",
   maxAttempts: 3,
   timeoutSeconds: 900,

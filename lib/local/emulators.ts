@@ -1,18 +1,21 @@
 import type { AddressInfo } from "node:net";
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import {
   CreateTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
   ResourceInUseException,
 } from "@aws-sdk/client-dynamodb";
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import dynalite from "dynalite";
 import { startFauxqs } from "fauxqs";
 import { type QueueDeclaration, visibilityTimeoutSeconds } from "../queues.ts";
 import { createTableInput } from "../store/table.ts";
 
 /** Credentials and region for loopback emulators; nothing here ever reaches AWS. */
-export const LOCAL_AWS = { region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
+export const LOCAL_AWS = {
+  region: "us-east-1",
+  credentials: { accessKeyId: "local", secretAccessKey: "local" },
+};
 
 export interface RunningEmulator {
   endpoint: string;

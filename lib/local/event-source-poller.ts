@@ -1,4 +1,9 @@
-import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import type { Log } from "../observability/log.ts";
 
@@ -51,7 +56,10 @@ export class EventSourcePoller {
         if (messages.length > 0) await this.invoke(messages);
       } catch (err) {
         if (!this.running) return;
-        this.options.log.error("event source poll failed; backing off", { queue: this.options.queueName, error: String(err) });
+        this.options.log.error("event source poll failed; backing off", {
+          queue: this.options.queueName,
+          error: String(err),
+        });
         await new Promise((r) => setTimeout(r, 500));
       }
     }
@@ -78,7 +86,10 @@ export class EventSourcePoller {
       failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (err) {
       // A thrown handler fails the whole batch, exactly as Lambda treats it.
-      this.options.log.error("worker invocation failed", { queue: this.options.queueName, error: String(err) });
+      this.options.log.error("worker invocation failed", {
+        queue: this.options.queueName,
+        error: String(err),
+      });
       return;
     }
     const done = messages.filter((m) => !failed.has(m.MessageId as string));

@@ -50,7 +50,9 @@ async function handle(options: LocalHttpOptions, req: IncomingMessage, res: Serv
   const url = new URL(req.url ?? "/", "http://local");
   const body = await readBody(req);
   if (body === undefined) {
-    send(res, 413, { error: { code: "payload_too_large", message: `request body is over ${MAX_BODY_BYTES} bytes` } });
+    send(res, 413, {
+      error: { code: "payload_too_large", message: `request body is over ${MAX_BODY_BYTES} bytes` },
+    });
     return;
   }
   const invoke = INVOKE_PATH.exec(url.pathname);
@@ -104,7 +106,13 @@ function toApiEvent(req: IncomingMessage, url: URL, body: Buffer): HttpEvent {
       apiId: "local",
       domainName: "127.0.0.1",
       domainPrefix: "local",
-      http: { method, path: url.pathname, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: headers["user-agent"] ?? "" },
+      http: {
+        method,
+        path: url.pathname,
+        protocol: "HTTP/1.1",
+        sourceIp: "127.0.0.1",
+        userAgent: headers["user-agent"] ?? "",
+      },
       requestId: randomUUID(),
       routeKey: "$default",
       stage: "$default",

@@ -73,7 +73,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       clients.sqs,
       queues,
       "skyforge",
-      options.visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds } : {},
+      options.visibilityTimeoutSeconds !== undefined
+        ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
+        : {},
     );
     const metrics = new MemoryMetrics();
     const engine = buildEngine({

@@ -96,7 +96,8 @@ export class EmfMetrics extends AggregatingMetrics {
     const m = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: this.serviceName });
     m.addDimensions(dimensions);
     for (const [name, value] of g.counts) m.addMetric(name, MetricUnit.Count, value);
-    for (const [name, values] of g.timings) for (const v of values) m.addMetric(name, MetricUnit.Milliseconds, v);
+    for (const [name, values] of g.timings)
+      for (const v of values) m.addMetric(name, MetricUnit.Milliseconds, v);
     m.publishStoredMetrics();
   }
 }

@@ -9,12 +9,12 @@ import type { KindRegistry } from "../kinds/registry.ts";
 import type { Log } from "../observability/log.ts";
 import type { JobMetrics } from "../observability/metrics.ts";
 import type { QueueDeclaration } from "../queues.ts";
+import { retentionExpiry } from "../retention.ts";
 import { INLINE_PAYLOAD_BYTES, type JobItem, toJobView } from "../store/job-item.ts";
 import type { JobStore } from "../store/job-store.ts";
 import { indexKeys, jobKey } from "../store/keys.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 import type { OutgoingJob, SqsTransport } from "../transport/sqs-transport.ts";
-import { retentionExpiry } from "../retention.ts";
 import { type ValidRequest, validateEnqueue } from "./validate.ts";
 
 export interface ProducerDeps {
@@ -106,7 +106,10 @@ export class Producer {
         const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
         const planned = plan(valid, now);
         const entry = { index, planned, queue: valid.queue };
-        (planned.scheduled || planned.message.uniqueKey || planned.message.payloadRef ? complex : simple).push(entry);
+        (planned.scheduled || planned.message.uniqueKey || planned.message.payloadRef
+          ? complex
+          : simple
+        ).push(entry);
       } catch (err) {
         results[index] = { index, error: errorBody(err) };
       }
@@ -119,7 +122,10 @@ export class Producer {
       ...simple.map((s) =>
         limit(async () => {
           if (failedSends.has(s.planned.item.id)) {
-            results[s.index] = { index: s.index, error: { code: "internal", message: "could not queue; retry" } };
+            results[s.index] = {
+              index: s.index,
+              error: { code: "internal", message: "could not queue; retry" },
+            };
             return;
           }
           await this.writeItem(s.planned);
@@ -127,7 +133,9 @@ export class Producer {
           results[s.index] = { index: s.index, id: s.planned.item.id, duplicate: false };
         }).catch((err) => {
           // The message is out: the worker will build the job from it, so the id is still good.
-          this.deps.log.warn("job item write failed after send; the message carries the job", { error: String(err) });
+          this.deps.log.warn("job item write failed after send; the message carries the job", {
+            error: String(err),
+          });
           results[s.index] = { index: s.index, id: s.planned.item.id, duplicate: false };
         }),
       ),
@@ -158,9 +166,18 @@ export class Producer {
           return { job: toJobView(holder, await store.loadPayload(holder)), duplicate: true };
         }
         if (!holder && this.deps.clock.now() - lock.holder.createdAt < UNIQUE_LOCK_GRACE_MS) {
-          throw new ClientError("conflict", `a job with uniqueKey "${uniqueKey}" is being enqueued right now; retry shortly`);
+          throw new ClientError(
+            "conflict",
+            `a job with uniqueKey "${uniqueKey}" is being enqueued right now; retry shortly`,
+          );
         }
-        const taken = await store.takeOverUniqueLock(queue.name, uniqueKey, lock.holder.jobId, p.item.id, lockExpiry);
+        const taken = await store.takeOverUniqueLock(
+          queue.name,
+          uniqueKey,
+          lock.holder.jobId,
+          p.item.id,
+          lockExpiry,
+        );
         if (!taken) {
           if (tries >= 3) throw new ClientError("conflict", `uniqueKey "${uniqueKey}" is contended; retry`);
           return this.enqueueValid(p, queue, tries + 1);

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { type ClientIssue, ClientError } from "../errors.ts";
+import { ClientError, type ClientIssue } from "../errors.ts";
 import type { AnyKind } from "../job/kind.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import type { KindRegistry } from "../kinds/registry.ts";
@@ -20,13 +20,21 @@ export interface ValidRequest {
 }
 
 /** Checks a raw request against the contract, its kind's payload schema and the declared queues. */
-export function validateEnqueue(raw: unknown, registry: KindRegistry, queues: readonly QueueDeclaration[]): ValidRequest {
+export function validateEnqueue(
+  raw: unknown,
+  registry: KindRegistry,
+  queues: readonly QueueDeclaration[],
+): ValidRequest {
   const parsed = EnqueueRequest.safeParse(raw);
-  if (!parsed.success) throw new ClientError("validation_error", "the enqueue request is invalid", issuesOf(parsed.error));
+  if (!parsed.success)
+    throw new ClientError("validation_error", "the enqueue request is invalid", issuesOf(parsed.error));
   const request = parsed.data;
   const kind = registry.get(request.kind);
   if (!kind) {
-    throw new ClientError("unknown_kind", `unknown kind "${request.kind}"; known kinds: ${[...registry.keys()].join(", ")}`);
+    throw new ClientError(
+      "unknown_kind",
+      `unknown kind "${request.kind}"; known kinds: ${[...registry.keys()].join(", ")}`,
+    );
   }
   const payloadJson = JSON.stringify(request.payload ?? null);
   if (Buffer.byteLength(payloadJson) > MAX_PAYLOAD_BYTES) {
@@ -34,10 +42,17 @@ export function validateEnqueue(raw: unknown, registry: KindRegistry, queues: re
   }
   const payload = kind.payload.safeParse(request.payload ?? null);
   if (!payload.success) {
-    throw new ClientError("validation_error", `payload does not match kind "${kind.name}"`, issuesOf(payload.error, ["payload"]));
+    throw new ClientError(
+      "validation_error",
+      `payload does not match kind "${kind.name}"`,
+      issuesOf(payload.error, ["payload"]),
+    );
   }
   const queueName = request.queue ?? kind.queue;
   const queue = queues.find((q) => q.name === queueName);
-  if (!queue) throw new ClientError("validation_error", `unknown queue "${queueName}"`, [{ path: "queue", message: "not declared" }]);
+  if (!queue)
+    throw new ClientError("validation_error", `unknown queue "${queueName}"`, [
+      { path: "queue", message: "not declared" },
+    ]);
   return { request, kind, queue, payloadJson };
 }

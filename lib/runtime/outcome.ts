@@ -43,7 +43,10 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
   if (end.ok && end.abort === undefined) {
     const result = JSON.stringify(end.value ?? null);
     if (Buffer.byteLength(result) > MAX_RESULT_BYTES) {
-      return { outcome: "dead", error: `result is over ${MAX_RESULT_BYTES} bytes; store large results elsewhere` };
+      return {
+        outcome: "dead",
+        error: `result is over ${MAX_RESULT_BYTES} bytes; store large results elsewhere`,
+      };
     }
     return { outcome: "done", result };
   }

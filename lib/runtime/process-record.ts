@@ -77,7 +77,7 @@ export class RecordProcessor {
   }
 
   private async claimAndRun(msg: JobMessage, queue: QueueDeclaration, record: InboundRecord): Promise<Ack> {
-    const { store, transport, clock, metrics, log } = this.deps;
+    const { store, clock, metrics, log } = this.deps;
     const token = randomBytes(12).toString("base64url");
     const leaseMs = queue.leaseSeconds * 1000;
     const claimed = await store.claim(
@@ -106,7 +106,8 @@ export class RecordProcessor {
       metrics.count("revived", item.queue, item.kind);
       log.info("took over a job whose lease expired", jobFields(item, item.attempts));
     }
-    if (item.claimedFrom === "missing") log.warn("built a job from its message: enqueue died before its write", jobFields(item));
+    if (item.claimedFrom === "missing")
+      log.warn("built a job from its message: enqueue died before its write", jobFields(item));
 
     const kind = this.deps.registry.get(item.kind);
     const verdict = this.precheck(item, kind, msg);
@@ -120,11 +121,16 @@ export class RecordProcessor {
     if (item.cancelRequested) return { outcome: "cancelled", error: "cancelled on request" };
     if (!kind) return { outcome: "dead", error: `unknown kind "${item.kind}"` };
     if (item.attempts > item.maxAttempts) {
-      return { outcome: "dead", error: `no attempts left (${item.maxAttempts}); the last runs lost their lease` };
+      return {
+        outcome: "dead",
+        error: `no attempts left (${item.maxAttempts}); the last runs lost their lease`,
+      };
     }
     const parsed = kind.payload.safeParse(JSON.parse(msg.payload));
     if (!parsed.success) {
-      const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+      const detail = parsed.error.issues
+        .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
+        .join("; ");
       return { outcome: "dead", error: `invalid payload: ${detail}`.slice(0, 500) };
     }
     return undefined;
@@ -247,7 +253,11 @@ export class RecordProcessor {
   }
 
   /** A claim that lost: decide from the job's current state what to do with this delivery. */
-  private async notClaimed(msg: JobMessage, current: JobItem | undefined, record: InboundRecord): Promise<Ack> {
+  private async notClaimed(
+    msg: JobMessage,
+    current: JobItem | undefined,
+    record: InboundRecord,
+  ): Promise<Ack> {
     const { transport, clock, metrics, log } = this.deps;
     const now = clock.now();
     if (!current || isTerminal(current.status)) {
@@ -258,7 +268,11 @@ export class RecordProcessor {
       // Another worker holds a live lease: come back when it would have expired, never run alongside.
       metrics.count("duplicateDeliveries", msg.queue, msg.kind);
       log.info("duplicate delivery of a running job; deferring it", jobFields(msg));
-      await transport.changeVisibility(msg.queue, record.receiptHandle, ((current.leaseUntil ?? now) - now) / 1000 + 1);
+      await transport.changeVisibility(
+        msg.queue,
+        record.receiptHandle,
+        ((current.leaseUntil ?? now) - now) / 1000 + 1,
+      );
       return false;
     }
     if (current.status === "scheduled" && current.runAt - now > 12 * 3600_000) return true;
@@ -267,7 +281,11 @@ export class RecordProcessor {
   }
 }
 
-function toFinalization(d: Exclude<Decision, { outcome: "abandon" }>, queue: QueueDeclaration, now: number): Finalization {
+function toFinalization(
+  d: Exclude<Decision, { outcome: "abandon" }>,
+  queue: QueueDeclaration,
+  now: number,
+): Finalization {
   switch (d.outcome) {
     case "done":
       return { outcome: "done", result: d.result, expiresAt: retentionExpiry(now, queue.retentionDays.done) };

@@ -35,7 +35,8 @@ export async function putJob(
     );
     return { created: true };
   } catch (err) {
-    if (err instanceof StoreConflict && err.current) return { created: false, current: err.current as JobItem };
+    if (err instanceof StoreConflict && err.current)
+      return { created: false, current: err.current as JobItem };
     throw err;
   }
 }
@@ -45,7 +46,12 @@ export async function putJob(
  * reader (worker building the job, API, reaper) can find it.
  * condition: none; rewriting the same bytes is idempotent.
  */
-export async function putPayload(ctx: StoreContext, id: string, payloadJson: string, expiresAt: number): Promise<void> {
+export async function putPayload(
+  ctx: StoreContext,
+  id: string,
+  payloadJson: string,
+  expiresAt: number,
+): Promise<void> {
   await ctx.doc.send(
     new PutCommand({
       TableName: ctx.table,
@@ -89,7 +95,8 @@ export async function acquireUniqueLock(
     );
     return { acquired: true };
   } catch (err) {
-    if (err instanceof StoreConflict && err.current) return { acquired: false, holder: err.current as unknown as UniqueLock };
+    if (err instanceof StoreConflict && err.current)
+      return { acquired: false, holder: err.current as unknown as UniqueLock };
     // The lock vanished (TTL) between the failed put and the read: the caller may try again.
     if (err instanceof StoreConflict) return acquireUniqueLock(ctx, queue, uniqueKey, jobId, expiresAt);
     throw err;
@@ -111,7 +118,10 @@ export async function takeOverUniqueLock(
 ): Promise<boolean> {
   const key = uniqueKeyLock(queue, uniqueKey);
   const e = new Expr();
-  const update = new Update(e).set("jobId", jobId).set("createdAt", ctx.clock.now()).set("expiresAt", expiresAt);
+  const update = new Update(e)
+    .set("jobId", jobId)
+    .set("createdAt", ctx.clock.now())
+    .set("expiresAt", expiresAt);
   try {
     await conditionalWrite(ctx, "takeOverUniqueLock", key, () =>
       ctx.doc.send(
@@ -164,7 +174,12 @@ export async function markQueued(ctx: StoreContext, id: string, runAt: number): 
  * releaseUniqueLock — gives a key back when the enqueue that took it failed before sending.
  * condition: the lock still names this job. result: none; a lost race means someone else owns it.
  */
-export async function releaseUniqueLock(ctx: StoreContext, queue: string, uniqueKey: string, jobId: string): Promise<void> {
+export async function releaseUniqueLock(
+  ctx: StoreContext,
+  queue: string,
+  uniqueKey: string,
+  jobId: string,
+): Promise<void> {
   const key = uniqueKeyLock(queue, uniqueKey);
   const e = new Expr();
   const ConditionExpression = attributeEquals("jobId", jobId)(e);

@@ -20,7 +20,10 @@ export class Expr {
   }
 
   /** Fields for a Put/Update/Query input; omits empty maps, which DynamoDB rejects. */
-  params(): { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> } {
+  params(): {
+    ExpressionAttributeNames?: Record<string, string>;
+    ExpressionAttributeValues?: Record<string, unknown>;
+  } {
     return {
       ...(Object.keys(this.names).length ? { ExpressionAttributeNames: this.names } : {}),
       ...(Object.keys(this.values).length ? { ExpressionAttributeValues: this.values } : {}),

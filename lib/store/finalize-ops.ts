@@ -21,7 +21,12 @@ export type FinalizeResult =
 
 const LEASE_ATTRS = ["leaseToken", "leaseUntil"] as const;
 
-function finalizeUpdate(u: Update, f: Finalization, item: { id: string; queue: string }, now: number): Update {
+function finalizeUpdate(
+  u: Update,
+  f: Finalization,
+  item: { id: string; queue: string },
+  now: number,
+): Update {
   switch (f.outcome) {
     case "done":
       return u
@@ -31,7 +36,11 @@ function finalizeUpdate(u: Update, f: Finalization, item: { id: string; queue: s
         .set("expiresAt", f.expiresAt)
         .remove(...LEASE_ATTRS);
     case "retry":
-      return u.set("status", "queued").set("runAt", f.runAt).set("lastError", f.error).remove(...LEASE_ATTRS);
+      return u
+        .set("status", "queued")
+        .set("runAt", f.runAt)
+        .set("lastError", f.error)
+        .remove(...LEASE_ATTRS);
     case "reschedule":
       return u
         .set("status", "scheduled")
@@ -55,7 +64,10 @@ function finalizeUpdate(u: Update, f: Finalization, item: { id: string; queue: s
         .setAll(indexKeys(item.queue, "dead", item.id, now))
         .remove(...LEASE_ATTRS);
     case "cancelled":
-      u.set("status", "cancelled").set("finishedAt", now).set("expiresAt", f.expiresAt).remove(...LEASE_ATTRS);
+      u.set("status", "cancelled")
+        .set("finishedAt", now)
+        .set("expiresAt", f.expiresAt)
+        .remove(...LEASE_ATTRS);
       if (f.error) u.set("lastError", f.error);
       return u;
   }
@@ -88,7 +100,11 @@ export async function finalize(
     if (!(err instanceof StoreConflict)) throw err;
     const current = err.current as JobItem | undefined;
     const stillOurs = current?.status === "running" && current.leaseToken === token;
-    return { finalized: false, reason: stillOurs && current?.cancelRequested ? "cancel_requested" : "lease_lost", current };
+    return {
+      finalized: false,
+      reason: stillOurs && current?.cancelRequested ? "cancel_requested" : "lease_lost",
+      current,
+    };
   }
 }
 
@@ -121,7 +137,10 @@ export async function cancel(ctx: StoreContext, id: string, expiresAt: number): 
   if (!current) throw new ClientError("not_found", `job ${id} not found`);
   if (current.status === "cancelled") return current;
   if (current.status !== "running") {
-    throw new ClientError("conflict", `job ${id} is already ${current.status} and can no longer be cancelled`);
+    throw new ClientError(
+      "conflict",
+      `job ${id} is already ${current.status} and can no longer be cancelled`,
+    );
   }
   try {
     const item = await conditionalUpdate(ctx, "requestCancel", jobKey(id), (e) => ({
@@ -160,6 +179,9 @@ export async function redrive(ctx: StoreContext, job: { id: string; queue: strin
     if (!(err instanceof StoreConflict)) throw err;
     const current = err.current as JobItem | undefined;
     if (!current) throw new ClientError("not_found", `job ${job.id} not found`);
-    throw new ClientError("conflict", `job ${job.id} is ${current.status}; only dead or cancelled jobs can be retried`);
+    throw new ClientError(
+      "conflict",
+      `job ${job.id} is ${current.status}; only dead or cancelled jobs can be retried`,
+    );
   }
 }

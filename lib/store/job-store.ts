@@ -23,17 +23,24 @@ export class JobStore {
   }
 
   putJob = (item: JobItem) => putJob(this.ctx, item);
-  putPayload = (id: string, payloadJson: string, expiresAt: number) => putPayload(this.ctx, id, payloadJson, expiresAt);
+  putPayload = (id: string, payloadJson: string, expiresAt: number) =>
+    putPayload(this.ctx, id, payloadJson, expiresAt);
   acquireUniqueLock = (queue: string, uniqueKey: string, jobId: string, expiresAt: number) =>
     acquireUniqueLock(this.ctx, queue, uniqueKey, jobId, expiresAt);
-  takeOverUniqueLock = (queue: string, uniqueKey: string, previousJobId: string, jobId: string, expiresAt: number) =>
-    takeOverUniqueLock(this.ctx, queue, uniqueKey, previousJobId, jobId, expiresAt);
+  takeOverUniqueLock = (
+    queue: string,
+    uniqueKey: string,
+    previousJobId: string,
+    jobId: string,
+    expiresAt: number,
+  ) => takeOverUniqueLock(this.ctx, queue, uniqueKey, previousJobId, jobId, expiresAt);
   releaseUniqueLock = (queue: string, uniqueKey: string, jobId: string) =>
     releaseUniqueLock(this.ctx, queue, uniqueKey, jobId);
   markQueued = (id: string, runAt: number) => markQueued(this.ctx, id, runAt);
   claim = (seed: JobSeed, token: string, leaseMs: number) => claim(this.ctx, seed, token, leaseMs);
   heartbeat = (id: string, token: string, leaseMs: number) => heartbeat(this.ctx, id, token, leaseMs);
-  finalize = (job: { id: string; queue: string }, token: string, f: Finalization) => finalize(this.ctx, job, token, f);
+  finalize = (job: { id: string; queue: string }, token: string, f: Finalization) =>
+    finalize(this.ctx, job, token, f);
   cancel = (id: string, expiresAt: number) => cancel(this.ctx, id, expiresAt);
   redrive = (job: { id: string; queue: string }) => redrive(this.ctx, job);
   getJob = (id: string) => getJob(this.ctx, id);

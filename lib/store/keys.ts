@@ -3,7 +3,10 @@ import { INDEX_SHARDS } from "./table.ts";
 
 export const jobKey = (id: string) => ({ pk: `job#${id}`, sk: "job" });
 export const payloadKey = (id: string) => ({ pk: `job#${id}`, sk: "payload" });
-export const uniqueKeyLock = (queue: string, uniqueKey: string) => ({ pk: `uniq#${queue}#${uniqueKey}`, sk: "uniq" });
+export const uniqueKeyLock = (queue: string, uniqueKey: string) => ({
+  pk: `uniq#${queue}#${uniqueKey}`,
+  sk: "uniq",
+});
 export const queueStateKey = (queue: string) => ({ pk: `queue#${queue}`, sk: "state" });
 
 /** Stable shard for an id (FNV-1a), so a job always lands in the same index partition. */
@@ -16,7 +19,8 @@ export function shardOf(id: string): number {
   return (h >>> 0) % INDEX_SHARDS;
 }
 
-export const indexPartition = (queue: string, status: IndexedStatus, shard: number) => `${queue}#${status}#${shard}`;
+export const indexPartition = (queue: string, status: IndexedStatus, shard: number) =>
+  `${queue}#${status}#${shard}`;
 
 /** Index sort key: time first so a shard reads in due/finish order. */
 export const indexSort = (at: number, id: string) => `${String(at).padStart(15, "0")}#${id}`;

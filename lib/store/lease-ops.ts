@@ -8,7 +8,15 @@ import { jobKey } from "./keys.ts";
 /** Everything needed to build the job item from its message if the enqueue died before writing it. */
 export type JobSeed = Pick<
   JobItem,
-  "id" | "kind" | "queue" | "maxAttempts" | "priority" | "createdAt" | "runAt" | "timeoutSeconds" | "uniqueKey"
+  | "id"
+  | "kind"
+  | "queue"
+  | "maxAttempts"
+  | "priority"
+  | "createdAt"
+  | "runAt"
+  | "timeoutSeconds"
+  | "uniqueKey"
 > & { payload?: string; payloadRef?: boolean };
 
 export type ClaimResult = { claimed: true; item: JobItem } | { claimed: false; current: JobItem | undefined };
@@ -21,7 +29,12 @@ export type ClaimResult = { claimed: true; item: JobItem } | { claimed: false; c
  * result: status=running, new token + leaseUntil, attempts+1, claimedFrom = previous status; the new
  *   item is returned. attempts + token form the fence. On a lost race, the current item.
  */
-export async function claim(ctx: StoreContext, seed: JobSeed, token: string, leaseMs: number): Promise<ClaimResult> {
+export async function claim(
+  ctx: StoreContext,
+  seed: JobSeed,
+  token: string,
+  leaseMs: number,
+): Promise<ClaimResult> {
   const now = ctx.clock.now();
   try {
     const item = await conditionalUpdate(ctx, "claim", jobKey(seed.id), (e) => {
@@ -67,7 +80,12 @@ export type HeartbeatResult = { held: true; cancelRequested: boolean; leaseUntil
  * result: { held, cancelRequested } or { held: false } when the lease was lost to a takeover or the
  *   job left running.
  */
-export async function heartbeat(ctx: StoreContext, id: string, token: string, leaseMs: number): Promise<HeartbeatResult> {
+export async function heartbeat(
+  ctx: StoreContext,
+  id: string,
+  token: string,
+  leaseMs: number,
+): Promise<HeartbeatResult> {
   const leaseUntil = ctx.clock.now() + leaseMs;
   try {
     const item = await conditionalUpdate(ctx, "heartbeat", jobKey(id), (e) => ({

@@ -12,7 +12,12 @@ import { INDEX_SHARDS, statusIndex } from "./table.ts";
 /** getJob — strongly consistent read of the job item. result: the item or undefined. */
 export async function getJob(ctx: StoreContext, id: string): Promise<JobItem | undefined> {
   const out = await ctx.doc.send(
-    new GetCommand({ TableName: ctx.table, Key: jobKey(id), ConsistentRead: true, ReturnConsumedCapacity: "TOTAL" }),
+    new GetCommand({
+      TableName: ctx.table,
+      Key: jobKey(id),
+      ConsistentRead: true,
+      ReturnConsumedCapacity: "TOTAL",
+    }),
   );
   return out.Item as JobItem | undefined;
 }
@@ -77,7 +82,10 @@ async function listFromIndex(
       new QueryCommand({
         TableName: ctx.table,
         IndexName: statusIndex.name,
-        KeyConditionExpression: attributeEquals(statusIndex.hashKey, indexPartition(queue, status, cursor.shard))(e),
+        KeyConditionExpression: attributeEquals(
+          statusIndex.hashKey,
+          indexPartition(queue, status, cursor.shard),
+        )(e),
         ...e.params(),
         Limit: filter.limit - items.length,
         ...(cursor.key ? { ExclusiveStartKey: cursor.key } : {}),
@@ -85,7 +93,9 @@ async function listFromIndex(
       }),
     );
     items.push(...((out.Items ?? []) as JobItem[]));
-    cursor = out.LastEvaluatedKey ? { shard: cursor.shard, key: out.LastEvaluatedKey } : { shard: cursor.shard + 1 };
+    cursor = out.LastEvaluatedKey
+      ? { shard: cursor.shard, key: out.LastEvaluatedKey }
+      : { shard: cursor.shard + 1 };
   }
   return { items, ...(cursor.shard < INDEX_SHARDS ? { cursor: encode(cursor) } : {}) };
 }

@@ -91,7 +91,9 @@ export class SqsTransport {
   }
 
   async delete(queue: string, receiptHandle: string): Promise<void> {
-    await this.sqs.send(new DeleteMessageCommand({ QueueUrl: this.urlOf(queue), ReceiptHandle: receiptHandle }));
+    await this.sqs.send(
+      new DeleteMessageCommand({ QueueUrl: this.urlOf(queue), ReceiptHandle: receiptHandle }),
+    );
   }
 
   async receive(queue: string, max: number, waitSeconds: number): Promise<Message[]> {

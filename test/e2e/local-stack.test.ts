@@ -16,6 +16,7 @@ afterAll(async () => {
   await expect(fetch(`${stack.url}/health`)).rejects.toThrow();
 });
 
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
 type Json = Record<string, any>;
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
   const res = await fetch(`${stack.url}${path}`, {
@@ -27,16 +28,25 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
 }
 
 const untilStatus = (id: string, status: string, timeoutMs = 30_000) =>
-  waitFor(async () => {
-    const r = await call("GET", `/jobs/${id}`);
-    return r.body.status === status ? r.body : undefined;
-  }, `job ${id} to be ${status}`, timeoutMs);
+  waitFor(
+    async () => {
+      const r = await call("GET", `/jobs/${id}`);
+      return r.body.status === status ? r.body : undefined;
+    },
+    `job ${id} to be ${status}`,
+    timeoutMs,
+  );
 
 describe("npm start: the local stack as a user runs it", () => {
   it("runs an echo job enqueued with HTTP and shows its result", async () => {
     const created = await call("POST", "/jobs", { kind: "echo", payload: { hello: "world" } });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ kind: "echo", queue: "default", status: "queued", duplicate: false });
+    expect(created.body).toMatchObject({
+      kind: "echo",
+      queue: "default",
+      status: "queued",
+      duplicate: false,
+    });
     const done = await untilStatus(created.body.id, "done");
     expect(done).toMatchObject({ attempts: 1, result: { hello: "world" } });
   });
@@ -58,7 +68,9 @@ describe("npm start: the local stack as a user runs it", () => {
     expect(one.duplicate).toBe(false);
     expect(await untilStatus(one.id, "done")).toMatchObject({ result: { via: "lambda" } });
 
-    const batch = await invoke({ jobs: [{ kind: "echo", payload: 1 }, { kind: "nope" }, { kind: "echo", payload: 2 }] });
+    const batch = await invoke({
+      jobs: [{ kind: "echo", payload: 1 }, { kind: "nope" }, { kind: "echo", payload: 2 }],
+    });
     expect(batch.results).toHaveLength(3);
     expect(batch.results[1]).toMatchObject({ index: 1, error: { code: "unknown_kind" } });
     for (const r of [batch.results[0], batch.results[2]]) await untilStatus(r.id, "done");
@@ -71,7 +83,10 @@ describe("npm start: the local stack as a user runs it", () => {
   it("retries a flaky job to done on attempt 3 and kills a failing one after maxAttempts", async () => {
     const flaky = await call("POST", "/jobs", { kind: "flaky", payload: { failTimes: 2 } });
     const fail = await call("POST", "/jobs", { kind: "fail", payload: { message: "nope" }, maxAttempts: 2 });
-    expect(await untilStatus(flaky.body.id, "done")).toMatchObject({ attempts: 3, result: { succeededOnAttempt: 3 } });
+    expect(await untilStatus(flaky.body.id, "done")).toMatchObject({
+      attempts: 3,
+      result: { succeededOnAttempt: 3 },
+    });
     expect(await untilStatus(fail.body.id, "dead")).toMatchObject({ attempts: 2, lastError: "nope" });
 
     const listed = await call("GET", "/jobs?queue=default&status=dead");
@@ -101,7 +116,10 @@ describe("npm start: the local stack as a user runs it", () => {
     expect(cancel.body.cancelRequested).toBe(true);
     expect(await untilStatus(body.id, "cancelled")).toMatchObject({ attempts: 1 });
     const again = await call("POST", `/jobs/${body.id}/cancel`);
-    expect({ status: again.status, body: again.body }).toMatchObject({ status: 200, body: { status: "cancelled" } });
+    expect({ status: again.status, body: again.body }).toMatchObject({
+      status: 200,
+      body: { status: "cancelled" },
+    });
   });
 
   it("answers client mistakes with documented 4xx codes, never a 5xx", async () => {
@@ -122,7 +140,12 @@ describe("npm start: the local stack as a user runs it", () => {
     ];
     for (const [method, path, body, status, code] of cases) {
       const r = await call(method, path, body);
-      expect({ method, path, status: r.status, code: r.body.error?.code }).toEqual({ method, path, status, code });
+      expect({ method, path, status: r.status, code: r.body.error?.code }).toEqual({
+        method,
+        path,
+        status,
+        code,
+      });
     }
     const done = await call("POST", "/jobs", { kind: "echo", payload: null });
     await untilStatus(done.body.id, "done");

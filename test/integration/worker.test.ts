@@ -1,4 +1,3 @@
-import { ChangeMessageVisibilityCommand } from "@aws-sdk/client-sqs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineKind } from "../../lib/job/kind.ts";
@@ -29,7 +28,11 @@ const settled = (harness: Harness, id: string, status: JobItem["status"]) =>
 describe("worker on fauxqs + dynalite", () => {
   it("retries a flaky job with backoff and finishes it on the third attempt", async () => {
     // random 0 → each retry waits exactly half the nominal delay: 1 s, then 1 s (max 2, half 1).
-    h = await createHarness(emu, { clock: new OffsetClock(), queue: { backoff: { baseSeconds: 2, maxSeconds: 2 } }, random: () => 0 });
+    h = await createHarness(emu, {
+      clock: new OffsetClock(),
+      queue: { backoff: { baseSeconds: 2, maxSeconds: 2 } },
+      random: () => 0,
+    });
     h.startPoller();
     const { job } = await h.engine.producer.enqueue({ kind: "flaky", payload: { failTimes: 2 } });
     const done = await settled(h, job.id, "done");
@@ -41,9 +44,16 @@ describe("worker on fauxqs + dynalite", () => {
   });
 
   it("marks a job dead after maxAttempts with its error, and indexes it for operators", async () => {
-    h = await createHarness(emu, { clock: new OffsetClock(), queue: { backoff: { baseSeconds: 1, maxSeconds: 1 } } });
+    h = await createHarness(emu, {
+      clock: new OffsetClock(),
+      queue: { backoff: { baseSeconds: 1, maxSeconds: 1 } },
+    });
     h.startPoller();
-    const { job } = await h.engine.producer.enqueue({ kind: "fail", payload: { message: "boom" }, maxAttempts: 2 });
+    const { job } = await h.engine.producer.enqueue({
+      kind: "fail",
+      payload: { message: "boom" },
+      maxAttempts: 2,
+    });
     const dead = await settled(h, job.id, "dead");
     expect(dead.attempts).toBe(2);
     expect(dead.lastError).toBe("boom");
@@ -58,7 +68,17 @@ describe("worker on fauxqs + dynalite", () => {
     // Bypass the producer's validation the way a stale producer would: send the message directly.
     const { job } = await h.engine.producer.enqueue({ kind: "echo", payload: 1 });
     await h.engine.transport.send({
-      message: { v: 1, id: "bad-payload-job", kind: "flaky", queue: "default", maxAttempts: 5, priority: "normal", createdAt: 0, runAt: 0, payload: '{"failTimes":"two"}' },
+      message: {
+        v: 1,
+        id: "bad-payload-job",
+        kind: "flaky",
+        queue: "default",
+        maxAttempts: 5,
+        priority: "normal",
+        createdAt: 0,
+        runAt: 0,
+        payload: '{"failTimes":"two"}',
+      },
       delaySeconds: 0,
     });
     const dead = await settled(h, "bad-payload-job", "dead");
@@ -124,7 +144,12 @@ describe("worker on fauxqs + dynalite", () => {
       },
     });
     // Long lease (no heartbeat fires during the test); short visibility so SQS redelivers soon.
-    h = await createHarness(emu, { clock, extraKinds: [crashy], queue: { leaseSeconds: 120 }, visibilityTimeoutSeconds: 1 });
+    h = await createHarness(emu, {
+      clock,
+      extraKinds: [crashy],
+      queue: { leaseSeconds: 120 },
+      visibilityTimeoutSeconds: 1,
+    });
     const { job } = await h.engine.producer.enqueue({ kind: "crashy", payload: {} });
     const first = await h.receive(1);
     const crashed = h.worker(first);
@@ -143,7 +168,10 @@ describe("worker on fauxqs + dynalite", () => {
     // The zombie wakes up: its finalize is fenced off and the job stays as the new owner left it.
     hang.resolve();
     expect((await crashed).batchItemFailures).toHaveLength(1);
-    expect(await h.engine.store.getJob(job.id)).toMatchObject({ status: "done", result: JSON.stringify({ by: 2 }) });
+    expect(await h.engine.store.getJob(job.id)).toMatchObject({
+      status: "done",
+      result: JSON.stringify({ by: 2 }),
+    });
     expect(h.metrics.total("succeeded")).toBe(1);
     expect(h.metrics.total("leaseLost")).toBe(1);
   });
@@ -153,11 +181,26 @@ describe("worker on fauxqs + dynalite", () => {
     h.startPoller();
     const now = Date.now();
     await h.engine.transport.send({
-      message: { v: 1, id: "orphan-message", kind: "echo", queue: "default", maxAttempts: 3, priority: "normal", createdAt: now, runAt: now, payload: '{"x":1}' },
+      message: {
+        v: 1,
+        id: "orphan-message",
+        kind: "echo",
+        queue: "default",
+        maxAttempts: 3,
+        priority: "normal",
+        createdAt: now,
+        runAt: now,
+        payload: '{"x":1}',
+      },
       delaySeconds: 0,
     });
     const done = await settled(h, "orphan-message", "done");
-    expect(done).toMatchObject({ claimedFrom: "missing", attempts: 1, result: '{"x":1}', payload: '{"x":1}' });
+    expect(done).toMatchObject({
+      claimedFrom: "missing",
+      attempts: 1,
+      result: '{"x":1}',
+      payload: '{"x":1}',
+    });
   });
 
   it("cancels a running sleep through its heartbeat", async () => {

@@ -18,7 +18,7 @@ import {
 import { EventSourcePoller } from "../../lib/local/event-source-poller.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
-import { type QueueDeclaration, queues as declaredQueues } from "../../lib/queues.ts";
+import { queues as declaredQueues, type QueueDeclaration } from "../../lib/queues.ts";
 import { createWorker } from "../../lib/runtime/worker.ts";
 
 export interface Emulators {
@@ -72,7 +72,9 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
     sqs,
     [queue],
     `t${suffix}`,
-    options.visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds } : {},
+    options.visibilityTimeoutSeconds !== undefined
+      ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
+      : {},
   );
   const urls = provisioned.get(queue.name) as ProvisionedQueue;
   const metrics = new MemoryMetrics();
