@@ -1,0 +1,950 @@
+/**
+ * Store conformance: every job transition and every losing race, against real AWS SDK v3 clients on
+ * both DynamoDB emulators — dynalite (in-process) and Amazon's DynamoDB Local (Java child process).
+ * Each test gets its own table. Time is a ManualClock: leases expire by advancing it, never by sleeping.
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { BatchWriteCommand, GetCommand } from "@aws-sdk/lib-dynamodb";
+import { ulid } from "ulid";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../lib/clock.ts";
+import { ClientError } from "../../lib/errors.ts";
+import type { Finalization } from "../../lib/store/finalize-ops.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
+import { JobStore } from "../../lib/store/job-store.ts";
+import { indexKeys, indexPartition, jobKey, shardOf, uniqueKeyLock } from "../../lib/store/keys.ts";
+import type { ClaimResult, JobSeed } from "../../lib/store/lease-ops.ts";
+import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
+
+const LEASE_MS = 30_000;
+const QUEUE = "default";
+const TTL = Math.floor(Date.parse("2026-02-01T00:00:00Z") / 1000);
+
+/** One ConsumedCapacity report, recorded by a client middleware (the store itself doesn't expose it). */
+interface CapacityRecord {
+  command: string;
+  table: string | undefined;
+  units: number | undefined;
+}
+
+function jobItem(clock: ManualClock, overrides: Partial<JobItem> = {}): JobItem {
+  const id = overrides.id ?? ulid();
+  const now = clock.now();
+  return {
+    ...jobKey(id),
+    id,
+    kind: "echo",
+    queue: QUEUE,
+    status: "queued",
+    attempts: 0,
+    maxAttempts: 3,
+    priority: "normal",
+    createdAt: now,
+    runAt: now,
+    payload: JSON.stringify({ hello: "world" }),
+    ...overrides,
+  };
+}
+
+function scheduledItem(clock: ManualClock, runAt: number, overrides: Partial<JobItem> = {}): JobItem {
+  const id = overrides.id ?? ulid();
+  const queue = overrides.queue ?? QUEUE;
+  return jobItem(clock, {
+    id,
+    queue,
+    status: "scheduled",
+    runAt,
+    ...indexKeys(queue, "scheduled", id, runAt),
+    ...overrides,
+  });
+}
+
+function seedOf(item: JobItem): JobSeed {
+  return {
+    id: item.id,
+    kind: item.kind,
+    queue: item.queue,
+    maxAttempts: item.maxAttempts,
+    priority: item.priority,
+    createdAt: item.createdAt,
+    runAt: item.runAt,
+    ...(item.payload !== undefined ? { payload: item.payload } : {}),
+    ...(item.timeoutSeconds !== undefined ? { timeoutSeconds: item.timeoutSeconds } : {}),
+    ...(item.uniqueKey !== undefined ? { uniqueKey: item.uniqueKey } : {}),
+  };
+}
+
+function claimed(r: ClaimResult): JobItem {
+  if (!r.claimed) throw new Error(`expected a claim, got current=${JSON.stringify(r.current)}`);
+  return r.item;
+}
+
+/** A JSON payload of exactly `bytes` UTF-8 bytes. */
+function payloadOfBytes(bytes: number): string {
+  const base = JSON.stringify({ data: "" });
+  const json = JSON.stringify({ data: "x".repeat(bytes - base.length) });
+  expect(Buffer.byteLength(json)).toBe(bytes);
+  return json;
+}
+
+/**
+ * DynamoDB's item size, roughly: attribute names plus values (strings as UTF-8 bytes, numbers about
+ * one byte per two digits plus one, booleans one byte). Deliberately errs on the high side.
+ */
+function approximateItemBytes(item: Record<string, unknown>): number {
+  let total = 0;
+  for (const [name, value] of Object.entries(item)) {
+    total += Buffer.byteLength(name);
+    if (typeof value === "string") total += Buffer.byteLength(value);
+    else if (typeof value === "number")
+      total += Math.ceil(String(Math.abs(value)).replace(/[.-]/g, "").length / 2) + 1;
+    else if (typeof value === "boolean") total += 1;
+    else total += Buffer.byteLength(JSON.stringify(value));
+  }
+  return total;
+}
+
+async function clientErrorOf(p: Promise<unknown>): Promise<ClientError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ClientError) return err;
+    throw err;
+  }
+  throw new Error("expected a ClientError");
+}
+
+describe.each(dynamoBackends)("store conformance on $name", (factory) => {
+  let backend: DynamoBackend | undefined;
+  let client: DynamoDBClient;
+  const capacity: CapacityRecord[] = [];
+
+  beforeAll(async () => {
+    backend = await factory.start();
+    client = dynamoClient(backend.endpoint);
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        const input = args.input as { TableName?: string };
+        const output = out.output as { ConsumedCapacity?: { CapacityUnits?: number } };
+        capacity.push({
+          command: context.commandName ?? "?",
+          table: input.TableName,
+          units: output.ConsumedCapacity?.CapacityUnits,
+        });
+        return out;
+      },
+      { step: "initialize", name: "recordConsumedCapacity" },
+    );
+  });
+
+  afterAll(async () => {
+    client?.destroy();
+    await backend?.stop();
+  });
+
+  /** A fresh table, clock and store for one test. */
+  async function setup() {
+    const table = await freshTable(client);
+    const clock = new ManualClock();
+    const store = new JobStore(client, table, clock);
+    return { table, clock, store };
+  }
+
+  /** A queued, due job that `token` has claimed. */
+  async function runningJob(
+    store: JobStore,
+    clock: ManualClock,
+    token = "t1",
+    overrides: Partial<JobItem> = {},
+  ) {
+    const item = jobItem(clock, overrides);
+    expect(await store.putJob(item)).toEqual({ created: true });
+    const running = claimed(await store.claim(seedOf(item), token, LEASE_MS));
+    return { item, running };
+  }
+
+  async function listAll(
+    store: JobStore,
+    filter: { queue?: string; status?: JobItem["status"] },
+    limit: number,
+  ) {
+    const pages: JobItem[][] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 200; i++) {
+      const page = await store.listJobs({ ...filter, limit, ...(cursor ? { cursor } : {}) });
+      expect(page.items.length).toBeLessThanOrEqual(limit);
+      pages.push(page.items);
+      cursor = page.cursor;
+      if (!cursor) return pages;
+    }
+    throw new Error("listJobs never stopped returning a cursor");
+  }
+
+  // ── enqueue ──────────────────────────────────────────────────────────────────────────────────────
+
+  describe("putJob", () => {
+    it("creates the item once; a second put with the same id reports the current item", async () => {
+      const { store, clock } = await setup();
+      const item = jobItem(clock);
+      expect(await store.putJob(item)).toEqual({ created: true });
+      expect(await store.getJob(item.id)).toEqual(item);
+
+      const second = await store.putJob({
+        ...item,
+        payload: JSON.stringify({ other: true }),
+        maxAttempts: 9,
+      });
+      expect(second).toEqual({ created: false, current: item });
+      expect(await store.getJob(item.id)).toEqual(item);
+    });
+
+    it("a late enqueue write loses to a worker that already built the job from its message", async () => {
+      const { store, clock } = await setup();
+      const item = jobItem(clock);
+      const running = claimed(await store.claim(seedOf(item), "w", LEASE_MS));
+      const put = await store.putJob(item);
+      expect(put.created).toBe(false);
+      if (put.created) return;
+      expect(put.current).toEqual(running);
+    });
+  });
+
+  describe("unique key lock", () => {
+    async function lockHolder(store: JobStore, uniqueKey: string): Promise<string | undefined> {
+      const out = await store.ctx.doc.send(
+        new GetCommand({
+          TableName: store.ctx.table,
+          Key: uniqueKeyLock(QUEUE, uniqueKey),
+          ConsistentRead: true,
+        }),
+      );
+      return out.Item?.jobId as string | undefined;
+    }
+
+    it("acquire, conflict names the holder, takeover only from the matching holder, release only by the owner", async () => {
+      const { store, clock } = await setup();
+      expect(await store.acquireUniqueLock(QUEUE, "k", "job-a", TTL)).toEqual({ acquired: true });
+
+      const conflict = await store.acquireUniqueLock(QUEUE, "k", "job-b", TTL);
+      expect(conflict.acquired).toBe(false);
+      if (conflict.acquired) return;
+      expect(conflict.holder.jobId).toBe("job-a");
+      expect(conflict.holder.createdAt).toBe(clock.now());
+
+      // Same key on another queue is a different lock.
+      expect(await store.acquireUniqueLock("other", "k", "job-z", TTL)).toEqual({ acquired: true });
+
+      // Takeover naming the wrong previous holder fails and changes nothing.
+      expect(await store.takeOverUniqueLock(QUEUE, "k", "job-x", "job-b", TTL)).toBe(false);
+      expect(await lockHolder(store, "k")).toBe("job-a");
+      // Takeover of a lock that doesn't exist fails too.
+      expect(await store.takeOverUniqueLock(QUEUE, "nope", "job-a", "job-b", TTL)).toBe(false);
+      expect(await lockHolder(store, "nope")).toBeUndefined();
+
+      clock.advance(1000);
+      expect(await store.takeOverUniqueLock(QUEUE, "k", "job-a", "job-b", TTL)).toBe(true);
+      expect(await lockHolder(store, "k")).toBe("job-b");
+      // A second taker that still thinks job-a holds it loses.
+      expect(await store.takeOverUniqueLock(QUEUE, "k", "job-a", "job-c", TTL)).toBe(false);
+      expect(await lockHolder(store, "k")).toBe("job-b");
+
+      // Release by a non-owner is a no-op.
+      await store.releaseUniqueLock(QUEUE, "k", "job-a");
+      expect(await lockHolder(store, "k")).toBe("job-b");
+      // Release by the owner frees the key for the next job.
+      await store.releaseUniqueLock(QUEUE, "k", "job-b");
+      expect(await lockHolder(store, "k")).toBeUndefined();
+      // Releasing an absent lock is a no-op too.
+      await store.releaseUniqueLock(QUEUE, "k", "job-b");
+      expect(await store.acquireUniqueLock(QUEUE, "k", "job-c", TTL)).toEqual({ acquired: true });
+      expect(await lockHolder(store, "k")).toBe("job-c");
+    });
+
+    it("of concurrent acquirers and concurrent takers, exactly one wins", async () => {
+      const { store } = await setup();
+      const acquires = await Promise.all(
+        ["a", "b", "c", "d"].map((id) => store.acquireUniqueLock(QUEUE, "race", `job-${id}`, TTL)),
+      );
+      const winners = acquires.flatMap((r, i) => (r.acquired ? [`job-${"abcd"[i]}`] : []));
+      expect(winners).toHaveLength(1);
+      for (const r of acquires) if (!r.acquired) expect(r.holder.jobId).toBe(winners[0]);
+
+      const takes = await Promise.all(
+        ["x", "y", "z"].map((id) =>
+          store.takeOverUniqueLock(QUEUE, "race", winners[0] as string, `job-${id}`, TTL),
+        ),
+      );
+      expect(takes.filter(Boolean)).toHaveLength(1);
+      expect(await lockHolder(store, "race")).toBe(`job-${"xyz"[takes.indexOf(true)]}`);
+    });
+  });
+
+  describe("markQueued", () => {
+    it("moves a scheduled job out of the index only when still scheduled for the same runAt", async () => {
+      const { store, clock } = await setup();
+      const runAt = clock.now() + 3_600_000;
+      const item = scheduledItem(clock, runAt);
+      await store.putJob(item);
+
+      expect(await store.markQueued(item.id, runAt + 1)).toBe(false);
+      expect((await store.getJob(item.id))?.status).toBe("scheduled");
+
+      expect(await store.markQueued(item.id, runAt)).toBe(true);
+      const queued = await store.getJob(item.id);
+      expect(queued?.status).toBe("queued");
+      expect(queued?.runAt).toBe(runAt);
+      expect(queued?.gsi1pk).toBeUndefined();
+      expect(queued?.gsi1sk).toBeUndefined();
+
+      // No longer scheduled: a second (duplicate reaper) call is a no-op.
+      expect(await store.markQueued(item.id, runAt)).toBe(false);
+      // A missing job is a no-op too.
+      expect(await store.markQueued("missing", runAt)).toBe(false);
+    });
+
+    it("loses to a claim or a cancel that got there first", async () => {
+      const { store, clock } = await setup();
+      const runAt = clock.now();
+      const a = scheduledItem(clock, runAt);
+      const b = scheduledItem(clock, runAt);
+      await store.putJob(a);
+      await store.putJob(b);
+      claimed(await store.claim(seedOf(a), "w", LEASE_MS));
+      await store.cancel(b.id, TTL);
+      expect(await store.markQueued(a.id, runAt)).toBe(false);
+      expect(await store.markQueued(b.id, runAt)).toBe(false);
+      expect((await store.getJob(a.id))?.status).toBe("running");
+      expect((await store.getJob(b.id))?.status).toBe("cancelled");
+    });
+  });
+
+  // ── claim ────────────────────────────────────────────────────────────────────────────────────────
+
+  describe("claim", () => {
+    it("takes a queued, due job: running, attempts 1, fresh lease, claimedFrom queued", async () => {
+      const { store, clock } = await setup();
+      const item = jobItem(clock);
+      await store.putJob(item);
+      clock.advance(5);
+      const running = claimed(await store.claim(seedOf(item), "tok-1", LEASE_MS));
+      expect(running).toMatchObject({
+        id: item.id,
+        status: "running",
+        attempts: 1,
+        leaseToken: "tok-1",
+        leaseUntil: clock.now() + LEASE_MS,
+        startedAt: clock.now(),
+        claimedFrom: "queued",
+        payload: item.payload,
+        createdAt: item.createdAt,
+        runAt: item.runAt,
+      });
+      expect(await store.getJob(item.id)).toEqual(running);
+    });
+
+    it("refuses a job that is not due yet, then takes it once runAt comes", async () => {
+      const { store, clock } = await setup();
+      const item = jobItem(clock, { runAt: clock.now() + 10_000 });
+      await store.putJob(item);
+
+      const early = await store.claim(seedOf(item), "t", LEASE_MS);
+      expect(early.claimed).toBe(false);
+      if (early.claimed) return;
+      expect(early.current).toEqual(item);
+
+      clock.advance(10_000); // runAt <= now
+      const due = claimed(await store.claim(seedOf(item), "t", LEASE_MS));
+      expect(due).toMatchObject({ status: "running", attempts: 1, claimedFrom: "queued" });
+    });
+
+    it("builds a missing job from its seed (the message is the outbox): claimedFrom missing", async () => {
+      const { store, clock } = await setup();
+      const item = jobItem(clock, {
+        uniqueKey: "u-1",
+        timeoutSeconds: 60,
+        maxAttempts: 5,
+        priority: "critical",
+      });
+      expect(await store.getJob(item.id)).toBeUndefined();
+
+      const running = claimed(await store.claim(seedOf(item), "tok", LEASE_MS));
+      expect(running).toMatchObject({
+        ...jobKey(item.id),
+        id: item.id,
+        kind: item.kind,
+        queue: item.queue,
+        maxAttempts: 5,
+        priority: "critical",
+        createdAt: item.createdAt,
+        runAt: item.runAt,
+        payload: item.payload,
+        uniqueKey: "u-1",
+        timeoutSeconds: 60,
+        status: "running",
+        attempts: 1,
+        leaseToken: "tok",
+        claimedFrom: "missing",
+      });
+      expect(await store.getJob(item.id)).toEqual(running);
+    });
+
+    it("builds a missing large-payload job with payloadRef instead of an inline payload", async () => {
+      const { store, clock } = await setup();
+      const item = jobItem(clock);
+      const { payload: _inline, ...seed } = seedOf(item);
+      const running = claimed(await store.claim({ ...seed, payloadRef: true }, "tok", LEASE_MS));
+      expect(running.payloadRef).toBe(true);
+      expect(running.payload).toBeUndefined();
+      const big = JSON.stringify({ big: "y".repeat(1000) });
+      await store.putPayload(item.id, big, TTL);
+      expect(await store.loadPayload(running)).toBe(big);
+    });
+
+    it("takes a scheduled job that is due and removes it from the scheduled index", async () => {
+      const { store, clock } = await setup();
+      const item = scheduledItem(clock, clock.now() + 60_000);
+      await store.putJob(item);
+      expect((await store.claim(seedOf(item), "t", LEASE_MS)).claimed).toBe(false);
+      clock.advance(60_000);
+      const running = claimed(await store.claim(seedOf(item), "t", LEASE_MS));
+      expect(running).toMatchObject({ status: "running", claimedFrom: "scheduled", attempts: 1 });
+      expect(running.gsi1pk).toBeUndefined();
+      expect(running.gsi1sk).toBeUndefined();
+      const listed = await listAll(store, { queue: QUEUE, status: "scheduled" }, 10);
+      expect(listed.flat()).toEqual([]);
+    });
+
+    it("of concurrent claims of one queued job, exactly one wins", async () => {
+      const { store, clock } = await setup();
+      const item = jobItem(clock);
+      await store.putJob(item);
+      const tokens = ["w1", "w2", "w3", "w4", "w5"];
+      const results = await Promise.all(tokens.map((t) => store.claim(seedOf(item), t, LEASE_MS)));
+      const wins = results.filter((r) => r.claimed);
+      expect(wins).toHaveLength(1);
+      const winner = claimed(wins[0] as ClaimResult);
+      expect(winner.attempts).toBe(1);
+      for (const r of results) {
+        if (r.claimed) continue;
+        expect(r.current?.status).toBe("running");
+        expect(r.current?.leaseToken).toBe(winner.leaseToken);
+      }
+      expect(await store.getJob(item.id)).toEqual(winner);
+    });
+
+    it("of concurrent claims of one missing job, exactly one builds it", async () => {
+      const { store, clock } = await setup();
+      const item = jobItem(clock);
+      const results = await Promise.all(["a", "b", "c"].map((t) => store.claim(seedOf(item), t, LEASE_MS)));
+      expect(results.filter((r) => r.claimed)).toHaveLength(1);
+      const stored = await store.getJob(item.id);
+      expect(stored).toMatchObject({ attempts: 1, claimedFrom: "missing", status: "running" });
+    });
+
+    it("fails while the job runs under a live lease, even at the lease's last millisecond", async () => {
+      const { store, clock } = await setup();
+      const { item, running } = await runningJob(store, clock, "owner");
+      const dup = await store.claim(seedOf(item), "dup", LEASE_MS);
+      expect(dup.claimed).toBe(false);
+      if (dup.claimed) return;
+      expect(dup.current).toEqual(running);
+
+      clock.set(running.leaseUntil as number); // leaseUntil < now is still false
+      expect((await store.claim(seedOf(item), "dup", LEASE_MS)).claimed).toBe(false);
+      expect(await store.getJob(item.id)).toEqual(running);
+    });
+
+    it("takes over after the lease expires: claimedFrom running, attempts 2, new token", async () => {
+      const { store, clock } = await setup();
+      const { item, running } = await runningJob(store, clock, "dead-worker");
+      clock.set((running.leaseUntil as number) + 1);
+      const revived = claimed(await store.claim(seedOf(item), "rescuer", LEASE_MS));
+      expect(revived).toMatchObject({
+        status: "running",
+        attempts: 2,
+        leaseToken: "rescuer",
+        leaseUntil: clock.now() + LEASE_MS,
+        claimedFrom: "running",
+      });
+    });
+
+    it("of concurrent takeovers of an expired lease, exactly one wins", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "dead-worker");
+      clock.advance(LEASE_MS + 1);
+      const results = await Promise.all(
+        ["r1", "r2", "r3"].map((t) => store.claim(seedOf(item), t, LEASE_MS)),
+      );
+      expect(results.filter((r) => r.claimed)).toHaveLength(1);
+      expect((await store.getJob(item.id))?.attempts).toBe(2);
+    });
+
+    it("never runs a terminal job again (duplicate delivery)", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      await store.finalize(item, "t", { outcome: "done", result: "1", expiresAt: TTL });
+      clock.advance(10 * LEASE_MS);
+      const dup = await store.claim(seedOf(item), "dup", LEASE_MS);
+      expect(dup.claimed).toBe(false);
+      if (dup.claimed) return;
+      expect(dup.current?.status).toBe("done");
+      expect(dup.current?.attempts).toBe(1);
+    });
+  });
+
+  // ── heartbeat ────────────────────────────────────────────────────────────────────────────────────
+
+  describe("heartbeat", () => {
+    it("renews the lease (a claim after the old expiry still fails) and reports a cancel request", async () => {
+      const { store, clock } = await setup();
+      const { item, running } = await runningJob(store, clock, "t");
+      clock.advance(LEASE_MS / 2);
+      const hb = await store.heartbeat(item.id, "t", LEASE_MS);
+      expect(hb).toEqual({ held: true, cancelRequested: false, leaseUntil: clock.now() + LEASE_MS });
+      expect((await store.getJob(item.id))?.leaseUntil).toBe(clock.now() + LEASE_MS);
+
+      // Past the original lease, within the renewed one: no takeover.
+      clock.set((running.leaseUntil as number) + 1);
+      expect((await store.claim(seedOf(item), "other", LEASE_MS)).claimed).toBe(false);
+
+      const requested = await store.cancel(item.id, TTL);
+      expect(requested).toMatchObject({ status: "running", cancelRequested: true });
+      const hb2 = await store.heartbeat(item.id, "t", LEASE_MS);
+      expect(hb2).toEqual({ held: true, cancelRequested: true, leaseUntil: clock.now() + LEASE_MS });
+    });
+
+    it("with a stale token after a takeover reports held:false and leaves the new owner's lease alone", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "old");
+      clock.advance(LEASE_MS + 1);
+      const revived = claimed(await store.claim(seedOf(item), "new", LEASE_MS));
+      clock.advance(1000);
+      expect(await store.heartbeat(item.id, "old", LEASE_MS)).toEqual({ held: false });
+      expect(await store.getJob(item.id)).toEqual(revived);
+    });
+
+    it("reports held:false once the job left running, and for a missing job", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      await store.finalize(item, "t", { outcome: "retry", runAt: clock.now() + 1000, error: "x" });
+      expect(await store.heartbeat(item.id, "t", LEASE_MS)).toEqual({ held: false });
+      expect(await store.heartbeat("missing", "t", LEASE_MS)).toEqual({ held: false });
+      expect(await store.getJob("missing")).toBeUndefined();
+    });
+  });
+
+  // ── finalize ─────────────────────────────────────────────────────────────────────────────────────
+
+  describe("finalize", () => {
+    it("done: stores the result, finishedAt and TTL, drops the lease", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      clock.advance(250);
+      const r = await store.finalize(item, "t", { outcome: "done", result: '{"ok":1}', expiresAt: TTL });
+      expect(r.finalized).toBe(true);
+      const done = await store.getJob(item.id);
+      expect(done).toMatchObject({
+        status: "done",
+        result: '{"ok":1}',
+        finishedAt: clock.now(),
+        expiresAt: TTL,
+        attempts: 1,
+      });
+      expect(done?.leaseToken).toBeUndefined();
+      expect(done?.leaseUntil).toBeUndefined();
+      if (r.finalized) expect(r.item).toEqual(done);
+    });
+
+    it("done keeps a 256-byte-payload job item under 1 KB (1 WCU per write)", async () => {
+      const { store, clock, table } = await setup();
+      const payload = payloadOfBytes(256);
+      const { item } = await runningJob(store, clock, ulid(), {
+        payload,
+        uniqueKey: "order-12345",
+        timeoutSeconds: 300,
+      });
+      const token = (await store.getJob(item.id))?.leaseToken as string;
+      const before = capacity.length;
+      // An echo-like handler: the result is as large as the payload.
+      const r = await store.finalize(item, token, { outcome: "done", result: payload, expiresAt: TTL });
+      expect(r.finalized).toBe(true);
+      const done = (await store.getJob(item.id)) as JobItem;
+      const bytes = approximateItemBytes(done as unknown as Record<string, unknown>);
+      expect(bytes).toBeGreaterThan(2 * 256);
+      expect(bytes).toBeLessThan(1024);
+
+      const writes = capacity
+        .slice(before)
+        .filter((c) => c.table === table && c.command === "UpdateItemCommand");
+      expect(writes).toHaveLength(1);
+      expect(writes[0]?.units).toBe(1);
+    });
+
+    it("retry: back to queued at runAt with lastError, lease dropped; the next claim is attempt 2", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      const runAt = clock.now() + 5_000;
+      const r = await store.finalize(item, "t", { outcome: "retry", runAt, error: "boom" });
+      expect(r.finalized).toBe(true);
+      const queued = await store.getJob(item.id);
+      expect(queued).toMatchObject({ status: "queued", runAt, lastError: "boom", attempts: 1 });
+      expect(queued?.leaseToken).toBeUndefined();
+      expect(queued?.leaseUntil).toBeUndefined();
+      expect(queued?.gsi1pk).toBeUndefined();
+
+      expect((await store.claim(seedOf(item), "t2", LEASE_MS)).claimed).toBe(false);
+      clock.set(runAt);
+      expect(claimed(await store.claim(seedOf(item), "t2", LEASE_MS))).toMatchObject({
+        attempts: 2,
+        claimedFrom: "queued",
+        leaseToken: "t2",
+      });
+    });
+
+    it("reschedule: scheduled at runAt and findable in the scheduled index", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      const runAt = clock.now() + 24 * 3_600_000;
+      const r = await store.finalize(item, "t", { outcome: "reschedule", runAt, error: "later" });
+      expect(r.finalized).toBe(true);
+      const scheduled = await store.getJob(item.id);
+      expect(scheduled).toMatchObject({
+        status: "scheduled",
+        runAt,
+        lastError: "later",
+        ...indexKeys(QUEUE, "scheduled", item.id, runAt),
+      });
+      expect(scheduled?.gsi1pk).toBe(indexPartition(QUEUE, "scheduled", shardOf(item.id)));
+      expect(scheduled?.leaseToken).toBeUndefined();
+      const listed = (await listAll(store, { queue: QUEUE, status: "scheduled" }, 10)).flat();
+      expect(listed.map((j) => j.id)).toEqual([item.id]);
+    });
+
+    it("throttled: back to queued without spending the attempt", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      const runAt = clock.now() + 30_000;
+      const r = await store.finalize(item, "t", { outcome: "throttled", runAt, reason: "rate limited" });
+      expect(r.finalized).toBe(true);
+      const queued = await store.getJob(item.id);
+      expect(queued).toMatchObject({ status: "queued", runAt, attempts: 0 });
+      expect(queued?.leaseToken).toBeUndefined();
+      clock.set(runAt);
+      expect(claimed(await store.claim(seedOf(item), "t2", LEASE_MS)).attempts).toBe(1);
+    });
+
+    it("dead: lastError, TTL, in the dead index; listJobs(queue, dead) finds it", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      clock.advance(100);
+      const r = await store.finalize(item, "t", { outcome: "dead", error: "fatal", expiresAt: TTL });
+      expect(r.finalized).toBe(true);
+      const dead = await store.getJob(item.id);
+      expect(dead).toMatchObject({
+        status: "dead",
+        lastError: "fatal",
+        finishedAt: clock.now(),
+        expiresAt: TTL,
+        ...indexKeys(QUEUE, "dead", item.id, clock.now()),
+      });
+      expect(dead?.leaseToken).toBeUndefined();
+      const listed = (await listAll(store, { queue: QUEUE, status: "dead" }, 10)).flat();
+      expect(listed).toEqual([dead]);
+      expect((await listAll(store, { queue: QUEUE, status: "scheduled" }, 10)).flat()).toEqual([]);
+      expect((await listAll(store, { queue: "other", status: "dead" }, 10)).flat()).toEqual([]);
+    });
+
+    it("cancelled: terminal with finishedAt, TTL and the reason", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      const r = await store.finalize(item, "t", { outcome: "cancelled", expiresAt: TTL, error: "aborted" });
+      expect(r.finalized).toBe(true);
+      const cancelled = await store.getJob(item.id);
+      expect(cancelled).toMatchObject({
+        status: "cancelled",
+        finishedAt: clock.now(),
+        expiresAt: TTL,
+        lastError: "aborted",
+      });
+      expect(cancelled?.leaseToken).toBeUndefined();
+      expect((await store.claim(seedOf(item), "again", LEASE_MS)).claimed).toBe(false);
+    });
+
+    const outcomes: [string, (now: number) => Finalization][] = [
+      ["done", () => ({ outcome: "done", result: "1", expiresAt: TTL })],
+      ["retry", (now) => ({ outcome: "retry", runAt: now + 1000, error: "e" })],
+      ["reschedule", (now) => ({ outcome: "reschedule", runAt: now + 86_400_000, error: "e" })],
+      ["throttled", (now) => ({ outcome: "throttled", runAt: now + 1000, reason: "r" })],
+      ["dead", () => ({ outcome: "dead", error: "e", expiresAt: TTL })],
+      ["cancelled", () => ({ outcome: "cancelled", expiresAt: TTL })],
+    ];
+
+    it.each(outcomes)(
+      "%s after losing the lease: lease_lost, the new owner's item untouched",
+      async (_name, make) => {
+        const { store, clock } = await setup();
+        const { item } = await runningJob(store, clock, "old");
+        clock.advance(LEASE_MS + 1);
+        const revived = claimed(await store.claim(seedOf(item), "new", LEASE_MS));
+        const r = await store.finalize(item, "old", make(clock.now()));
+        expect(r).toEqual({ finalized: false, reason: "lease_lost", current: revived });
+        expect(await store.getJob(item.id)).toEqual(revived);
+        // The new owner can still finish.
+        expect((await store.finalize(item, "new", make(clock.now()))).finalized).toBe(true);
+      },
+    );
+
+    it("lease_lost when the job no longer exists", async () => {
+      const { store, clock } = await setup();
+      const r = await store.finalize({ id: "missing", queue: QUEUE }, "t", {
+        outcome: "retry",
+        runAt: clock.now(),
+        error: "e",
+      });
+      expect(r).toEqual({ finalized: false, reason: "lease_lost", current: undefined });
+      expect(await store.getJob("missing")).toBeUndefined();
+    });
+
+    it.each(outcomes.filter(([n]) => n !== "done" && n !== "cancelled"))(
+      "%s when a cancel was requested: cancel_requested, then cancelled wins",
+      async (_name, make) => {
+        const { store, clock } = await setup();
+        const { item } = await runningJob(store, clock, "t");
+        await store.cancel(item.id, TTL);
+        const before = await store.getJob(item.id);
+        const r = await store.finalize(item, "t", make(clock.now()));
+        expect(r.finalized).toBe(false);
+        if (r.finalized) return;
+        expect(r.reason).toBe("cancel_requested");
+        expect(r.current).toEqual(before);
+        expect(await store.getJob(item.id)).toEqual(before);
+
+        const c = await store.finalize(item, "t", { outcome: "cancelled", expiresAt: TTL });
+        expect(c.finalized).toBe(true);
+        expect((await store.getJob(item.id))?.status).toBe("cancelled");
+      },
+    );
+
+    it("done still wins when a cancel was requested during the run (done stays done)", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      await store.cancel(item.id, TTL);
+      const r = await store.finalize(item, "t", { outcome: "done", result: "42", expiresAt: TTL });
+      expect(r.finalized).toBe(true);
+      expect((await store.getJob(item.id))?.status).toBe("done");
+    });
+  });
+
+  // ── cancel ───────────────────────────────────────────────────────────────────────────────────────
+
+  describe("cancel", () => {
+    it("of a queued job cancels at once; a later claim fails; cancelling again is idempotent", async () => {
+      const { store, clock } = await setup();
+      const item = jobItem(clock);
+      await store.putJob(item);
+      clock.advance(10);
+      const cancelled = await store.cancel(item.id, TTL);
+      expect(cancelled).toMatchObject({ status: "cancelled", finishedAt: clock.now(), expiresAt: TTL });
+      expect(await store.getJob(item.id)).toEqual(cancelled);
+      expect((await store.claim(seedOf(item), "w", LEASE_MS)).claimed).toBe(false);
+      expect(await store.cancel(item.id, TTL)).toEqual(cancelled);
+    });
+
+    it("of a scheduled job cancels it and removes it from the scheduled index", async () => {
+      const { store, clock } = await setup();
+      const item = scheduledItem(clock, clock.now() + 3_600_000);
+      await store.putJob(item);
+      expect((await listAll(store, { queue: QUEUE, status: "scheduled" }, 10)).flat()).toHaveLength(1);
+      const cancelled = await store.cancel(item.id, TTL);
+      expect(cancelled.status).toBe("cancelled");
+      expect(cancelled.gsi1pk).toBeUndefined();
+      expect(cancelled.gsi1sk).toBeUndefined();
+      expect((await listAll(store, { queue: QUEUE, status: "scheduled" }, 10)).flat()).toEqual([]);
+    });
+
+    it("of a running job only requests the cancel", async () => {
+      const { store, clock } = await setup();
+      const { item, running } = await runningJob(store, clock, "t");
+      const requested = await store.cancel(item.id, TTL);
+      expect(requested).toEqual({ ...running, cancelRequested: true });
+      expect(await store.getJob(item.id)).toEqual(requested);
+    });
+
+    it("of a missing job is not_found", async () => {
+      const { store } = await setup();
+      const err = await clientErrorOf(store.cancel("nope", TTL));
+      expect(err.code).toBe("not_found");
+      expect(await store.getJob("nope")).toBeUndefined();
+    });
+
+    it("arriving late on a done job is a conflict and the job stays done", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      await store.finalize(item, "t", { outcome: "done", result: "1", expiresAt: TTL });
+      const done = await store.getJob(item.id);
+      const err = await clientErrorOf(store.cancel(item.id, TTL));
+      expect(err.code).toBe("conflict");
+      expect(await store.getJob(item.id)).toEqual(done);
+    });
+
+    it("of a dead job is a conflict", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      await store.finalize(item, "t", { outcome: "dead", error: "x", expiresAt: TTL });
+      expect((await clientErrorOf(store.cancel(item.id, TTL))).code).toBe("conflict");
+      expect((await store.getJob(item.id))?.status).toBe("dead");
+    });
+  });
+
+  // ── redrive ──────────────────────────────────────────────────────────────────────────────────────
+
+  describe("redrive", () => {
+    it("of a dead job: scheduled now, attempts 0, out of the dead index and into the scheduled one", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      await store.finalize(item, "t", { outcome: "dead", error: "fatal", expiresAt: TTL });
+      clock.advance(60_000);
+      const redriven = await store.redrive(item);
+      expect(redriven).toMatchObject({
+        status: "scheduled",
+        attempts: 0,
+        runAt: clock.now(),
+        ...indexKeys(QUEUE, "scheduled", item.id, clock.now()),
+      });
+      for (const gone of [
+        "lastError",
+        "finishedAt",
+        "expiresAt",
+        "result",
+        "startedAt",
+        "cancelRequested",
+      ] as const) {
+        expect(redriven[gone]).toBeUndefined();
+      }
+      expect(await store.getJob(item.id)).toEqual(redriven);
+      expect(
+        (await listAll(store, { queue: QUEUE, status: "scheduled" }, 10)).flat().map((j) => j.id),
+      ).toEqual([item.id]);
+      expect((await listAll(store, { queue: QUEUE, status: "dead" }, 10)).flat()).toEqual([]);
+      // It runs again from attempt 1.
+      expect(claimed(await store.claim(seedOf(item), "t2", LEASE_MS))).toMatchObject({
+        attempts: 1,
+        claimedFrom: "scheduled",
+      });
+    });
+
+    it("of a cancelled job works too", async () => {
+      const { store, clock } = await setup();
+      const item = jobItem(clock);
+      await store.putJob(item);
+      await store.cancel(item.id, TTL);
+      const redriven = await store.redrive(item);
+      expect(redriven).toMatchObject({ status: "scheduled", attempts: 0 });
+      expect(redriven.cancelRequested).toBeUndefined();
+    });
+
+    it("of a done, running or queued job is a conflict; of a missing one not_found", async () => {
+      const { store, clock } = await setup();
+      const { item: done } = await runningJob(store, clock, "t");
+      await store.finalize(done, "t", { outcome: "done", result: "1", expiresAt: TTL });
+      const doneBefore = await store.getJob(done.id);
+      expect((await clientErrorOf(store.redrive(done))).code).toBe("conflict");
+      expect(await store.getJob(done.id)).toEqual(doneBefore);
+
+      const { item: running } = await runningJob(store, clock, "r");
+      expect((await clientErrorOf(store.redrive(running))).code).toBe("conflict");
+      const queued = jobItem(clock);
+      await store.putJob(queued);
+      expect((await clientErrorOf(store.redrive(queued))).code).toBe("conflict");
+
+      expect((await clientErrorOf(store.redrive({ id: "missing", queue: QUEUE }))).code).toBe("not_found");
+    });
+  });
+
+  // ── queue state ──────────────────────────────────────────────────────────────────────────────────
+
+  describe("coolDown", () => {
+    it("only ever extends the cooldown", async () => {
+      const { store, clock } = await setup();
+      const t0 = clock.now();
+      expect(await store.getQueueState(QUEUE)).toEqual({});
+      expect(await store.coolDown(QUEUE, t0 + 10_000)).toBe(true);
+      expect(await store.coolDown(QUEUE, t0 + 5_000)).toBe(false);
+      expect(await store.coolDown(QUEUE, t0 + 10_000)).toBe(false);
+      expect((await store.getQueueState(QUEUE)).cooldownUntil).toBe(t0 + 10_000);
+      expect(await store.coolDown(QUEUE, t0 + 20_000)).toBe(true);
+      expect((await store.getQueueState(QUEUE)).cooldownUntil).toBe(t0 + 20_000);
+      // Queues are independent.
+      expect(await store.getQueueState("other")).toEqual({});
+    });
+  });
+
+  // ── listing ──────────────────────────────────────────────────────────────────────────────────────
+
+  describe("listJobs", () => {
+    it("pages the sharded scheduled index by cursor with no duplicates or gaps", async () => {
+      const { store, clock } = await setup();
+      const base = clock.now() + 3_600_000;
+      const wanted = Array.from({ length: 23 }, (_, i) => scheduledItem(clock, base + i * 1000));
+      const noise = [
+        scheduledItem(clock, base, { queue: "other" }),
+        jobItem(clock), // queued: not indexed
+      ];
+      for (const item of [...wanted, ...noise]) await store.putJob(item);
+      // The fixture really spreads over several shards.
+      expect(new Set(wanted.map((j) => shardOf(j.id))).size).toBeGreaterThanOrEqual(3);
+
+      const pages = await listAll(store, { queue: QUEUE, status: "scheduled" }, 5);
+      const ids = pages.flat().map((j) => j.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect([...ids].sort()).toEqual(wanted.map((j) => j.id).sort());
+      expect(pages.length).toBeGreaterThanOrEqual(Math.ceil(wanted.length / 5));
+      // Within a shard, items come in runAt order.
+      for (const shard of new Set(wanted.map((j) => shardOf(j.id)))) {
+        const runAts = pages
+          .flat()
+          .filter((j) => shardOf(j.id) === shard)
+          .map((j) => j.runAt);
+        expect(runAts).toEqual([...runAts].sort((a, b) => a - b));
+      }
+    });
+
+    it("pages a status scan by cursor with no duplicates or gaps, across scan pages", async () => {
+      const { store, clock, table } = await setup();
+      const queued = Array.from({ length: 17 }, () => jobItem(clock));
+      const otherQueue = Array.from({ length: 3 }, () => jobItem(clock, { queue: "other" }));
+      for (const item of [...queued, ...otherQueue]) await store.putJob(item);
+      // Filler the filter must skip: more than one 200-item scan page of done jobs.
+      const filler = Array.from({ length: 230 }, () => ({ ...jobItem(clock), status: "done" as const }));
+      for (let i = 0; i < filler.length; i += 25) {
+        const chunk = filler.slice(i, i + 25);
+        const out = await store.ctx.doc.send(
+          new BatchWriteCommand({
+            RequestItems: { [table]: chunk.map((Item) => ({ PutRequest: { Item } })) },
+          }),
+        );
+        expect(Object.keys(out.UnprocessedItems ?? {})).toHaveLength(0);
+      }
+
+      for (const [filter, expected] of [
+        [{ status: "queued" as const }, [...queued, ...otherQueue]],
+        [{ status: "queued" as const, queue: QUEUE }, queued],
+        [{ queue: "other" }, otherQueue],
+      ] as const) {
+        const pages = await listAll(store, filter, 4);
+        const ids = pages.flat().map((j) => j.id);
+        expect(new Set(ids).size).toBe(ids.length);
+        expect([...ids].sort()).toEqual(expected.map((j) => j.id).sort());
+      }
+    });
+
+    it("rejects a cursor it did not issue", async () => {
+      const { store } = await setup();
+      const err = await clientErrorOf(
+        store.listJobs({ status: "queued", limit: 5, cursor: "%%%not-base64-json" }),
+      );
+      expect(err.code).toBe("validation_error");
+    });
+  });
+});
