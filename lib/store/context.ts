@@ -18,30 +18,33 @@ export function createStoreContext(client: DynamoDBClient, table: string, clock:
   return { doc, table, clock };
 }
 
+export interface ConflictOptions {
+  /** The caller decides from the current item; false when a lost race needs no further look. */
+  readCurrent?: boolean;
+}
+
 /**
- * Runs one conditional write. A lost condition becomes StoreConflict carrying the item as it is now:
- * DynamoDB returns it with the error (ReturnValuesOnConditionCheckFailure), emulators that don't
- * get one strongly consistent read, which only losing races pay for.
+ * Runs one conditional write. A lost condition becomes StoreConflict, carrying the item as it is now
+ * when the caller wants it: DynamoDB returns it with the error (ReturnValuesOnConditionCheckFailure),
+ * emulators that don't get one strongly consistent read, which only losing races pay for.
  */
 export async function conditionalWrite<T>(
   ctx: StoreContext,
   operation: string,
   key: Record<string, string>,
   write: () => Promise<T>,
+  { readCurrent = true }: ConflictOptions = {},
 ): Promise<T> {
   try {
     return await write();
   } catch (err) {
     if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    if (!readCurrent) throw new StoreConflict(operation, undefined);
     const current = err.Item
       ? (unmarshall(err.Item) as Record<string, unknown>)
       : (await ctx.doc.send(new GetCommand({ TableName: ctx.table, Key: key, ConsistentRead: true }))).Item;
     throw new StoreConflict(operation, current);
   }
-}
-
-export function isConflict(err: unknown): err is StoreConflict {
-  return err instanceof StoreConflict;
 }
 
 /**
@@ -53,24 +56,43 @@ export async function conditionalUpdate(
   operation: string,
   key: Record<string, string>,
   build: (e: Expr) => { update: Update; condition: Condition },
+  options: ConflictOptions = {},
 ): Promise<Record<string, unknown>> {
   const e = new Expr();
   const { update, condition } = build(e);
   const UpdateExpression = update.toString();
   const ConditionExpression = condition(e);
-  const out = await conditionalWrite(ctx, operation, key, () =>
-    ctx.doc.send(
-      new UpdateCommand({
-        TableName: ctx.table,
-        Key: key,
-        UpdateExpression,
-        ConditionExpression,
-        ...e.params(),
-        ReturnValues: "ALL_NEW",
-        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-        ReturnConsumedCapacity: "TOTAL",
-      }),
-    ),
+  const out = await conditionalWrite(
+    ctx,
+    operation,
+    key,
+    () =>
+      ctx.doc.send(
+        new UpdateCommand({
+          TableName: ctx.table,
+          Key: key,
+          UpdateExpression,
+          ConditionExpression,
+          ...e.params(),
+          ReturnValues: "ALL_NEW",
+          ...(options.readCurrent === false
+            ? {}
+            : { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const }),
+          ReturnConsumedCapacity: "TOTAL",
+        }),
+      ),
+    options,
   );
   return out.Attributes ?? {};
+}
+
+/** true when the write landed, false when its condition lost; other errors propagate. */
+export async function wonRace(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (err) {
+    if (err instanceof StoreConflict) return false;
+    throw err;
+  }
 }

@@ -1,7 +1,7 @@
-import { DeleteCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { StoreConflict } from "../errors.ts";
 import { attributeEquals, itemMissing, runAtIs, statusIs } from "./conditions.ts";
-import { conditionalWrite, type StoreContext } from "./context.ts";
+import { conditionalUpdate, conditionalWrite, type StoreContext, wonRace } from "./context.ts";
 import { and, Expr, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { jobKey, payloadKey, uniqueKeyLock } from "./keys.ts";
@@ -116,30 +116,21 @@ export async function takeOverUniqueLock(
   jobId: string,
   expiresAt: number,
 ): Promise<boolean> {
-  const key = uniqueKeyLock(queue, uniqueKey);
-  const e = new Expr();
-  const update = new Update(e)
-    .set("jobId", jobId)
-    .set("createdAt", ctx.clock.now())
-    .set("expiresAt", expiresAt);
-  try {
-    await conditionalWrite(ctx, "takeOverUniqueLock", key, () =>
-      ctx.doc.send(
-        new UpdateCommand({
-          TableName: ctx.table,
-          Key: key,
-          UpdateExpression: update.toString(),
-          ConditionExpression: attributeEquals("jobId", previousJobId)(e),
-          ...e.params(),
-          ReturnConsumedCapacity: TOTAL,
-        }),
-      ),
-    );
-    return true;
-  } catch (err) {
-    if (err instanceof StoreConflict) return false;
-    throw err;
-  }
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "takeOverUniqueLock",
+      uniqueKeyLock(queue, uniqueKey),
+      (e) => ({
+        update: new Update(e)
+          .set("jobId", jobId)
+          .set("createdAt", ctx.clock.now())
+          .set("expiresAt", expiresAt),
+        condition: attributeEquals("jobId", previousJobId),
+      }),
+      { readCurrent: false },
+    ),
+  );
 }
 
 /**
@@ -148,26 +139,18 @@ export async function takeOverUniqueLock(
  * result: true when moved; false when something else got there first, which is fine.
  */
 export async function markQueued(ctx: StoreContext, id: string, runAt: number): Promise<boolean> {
-  const e = new Expr();
-  const update = new Update(e).set("status", "queued").remove("gsi1pk", "gsi1sk");
-  try {
-    await conditionalWrite(ctx, "markQueued", jobKey(id), () =>
-      ctx.doc.send(
-        new UpdateCommand({
-          TableName: ctx.table,
-          Key: jobKey(id),
-          UpdateExpression: update.toString(),
-          ConditionExpression: and(statusIs("scheduled"), runAtIs(runAt))(e),
-          ...e.params(),
-          ReturnConsumedCapacity: TOTAL,
-        }),
-      ),
-    );
-    return true;
-  } catch (err) {
-    if (err instanceof StoreConflict) return false;
-    throw err;
-  }
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "markQueued",
+      jobKey(id),
+      (e) => ({
+        update: new Update(e).set("status", "queued").remove("gsi1pk", "gsi1sk"),
+        condition: and(statusIs("scheduled"), runAtIs(runAt)),
+      }),
+      { readCurrent: false },
+    ),
+  );
 }
 
 /**
@@ -184,8 +167,15 @@ export async function releaseUniqueLock(
   const e = new Expr();
   const ConditionExpression = attributeEquals("jobId", jobId)(e);
   try {
-    await conditionalWrite(ctx, "releaseUniqueLock", key, () =>
-      ctx.doc.send(new DeleteCommand({ TableName: ctx.table, Key: key, ConditionExpression, ...e.params() })),
+    await conditionalWrite(
+      ctx,
+      "releaseUniqueLock",
+      key,
+      () =>
+        ctx.doc.send(
+          new DeleteCommand({ TableName: ctx.table, Key: key, ConditionExpression, ...e.params() }),
+        ),
+      { readCurrent: false },
     );
   } catch (err) {
     if (!(err instanceof StoreConflict)) throw err;

@@ -88,10 +88,16 @@ export async function heartbeat(
 ): Promise<HeartbeatResult> {
   const leaseUntil = ctx.clock.now() + leaseMs;
   try {
-    const item = await conditionalUpdate(ctx, "heartbeat", jobKey(id), (e) => ({
-      update: new Update(e).set("leaseUntil", leaseUntil),
-      condition: and(statusIs("running"), leaseHeldBy(token)),
-    }));
+    const item = await conditionalUpdate(
+      ctx,
+      "heartbeat",
+      jobKey(id),
+      (e) => ({
+        update: new Update(e).set("leaseUntil", leaseUntil),
+        condition: and(statusIs("running"), leaseHeldBy(token)),
+      }),
+      { readCurrent: false },
+    );
     return { held: true, cancelRequested: item.cancelRequested === true, leaseUntil };
   } catch (err) {
     if (err instanceof StoreConflict) return { held: false };

@@ -1,7 +1,6 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
-import { StoreConflict } from "../errors.ts";
 import { attributeBefore, attributeMissing } from "./conditions.ts";
-import { conditionalUpdate, type StoreContext } from "./context.ts";
+import { conditionalUpdate, type StoreContext, wonRace } from "./context.ts";
 import { or, Update } from "./expression.ts";
 import { queueStateKey } from "./keys.ts";
 
@@ -23,14 +22,16 @@ export async function getQueueState(ctx: StoreContext, queue: string): Promise<Q
  * result: true when this call extended it.
  */
 export async function coolDown(ctx: StoreContext, queue: string, until: number): Promise<boolean> {
-  try {
-    await conditionalUpdate(ctx, "coolDown", queueStateKey(queue), (e) => ({
-      update: new Update(e).set("cooldownUntil", until),
-      condition: or(attributeMissing("cooldownUntil"), attributeBefore("cooldownUntil", until)),
-    }));
-    return true;
-  } catch (err) {
-    if (err instanceof StoreConflict) return false;
-    throw err;
-  }
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "coolDown",
+      queueStateKey(queue),
+      (e) => ({
+        update: new Update(e).set("cooldownUntil", until),
+        condition: or(attributeMissing("cooldownUntil"), attributeBefore("cooldownUntil", until)),
+      }),
+      { readCurrent: false },
+    ),
+  );
 }
