@@ -159,13 +159,15 @@ export class Producer {
     if (p.message.payloadRef) await store.putPayload(p.item.id, p.payloadJson, lockExpiry);
     const uniqueKey = p.message.uniqueKey;
     if (uniqueKey) {
-      const lock = await store.acquireUniqueLock(queue.name, uniqueKey, p.item.id, lockExpiry);
+      const lock = await store.acquireUniqueLock(queue.name, uniqueKey, p.item.id, lockExpiry, p.item.runAt);
       if (!lock.acquired) {
         const holder = await store.getJob(lock.holder.jobId);
         if (holder && !isTerminal(holder.status)) {
           return { job: toJobView(holder, await store.loadPayload(holder)), duplicate: true };
         }
-        if (!holder && this.deps.clock.now() - lock.holder.createdAt < UNIQUE_LOCK_GRACE_MS) {
+        // A missing holder may be a delayed message whose item write failed: it still runs at its runAt.
+        const pendingSince = Math.max(lock.holder.createdAt, lock.holder.pendingUntil ?? 0);
+        if (!holder && this.deps.clock.now() - pendingSince < UNIQUE_LOCK_GRACE_MS) {
           throw new ClientError(
             "conflict",
             `a job with uniqueKey "${uniqueKey}" is being enqueued right now; retry shortly`,
@@ -177,6 +179,7 @@ export class Producer {
           lock.holder.jobId,
           p.item.id,
           lockExpiry,
+          p.item.runAt,
         );
         if (!taken) {
           if (tries >= 3) throw new ClientError("conflict", `uniqueKey "${uniqueKey}" is contended; retry`);

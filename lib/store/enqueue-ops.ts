@@ -64,6 +64,8 @@ export async function putPayload(
 export interface UniqueLock {
   jobId: string;
   createdAt: number;
+  /** The holder's message is not due before this: until then a missing job item is expected. */
+  pendingUntil?: number;
 }
 
 /**
@@ -77,6 +79,7 @@ export async function acquireUniqueLock(
   uniqueKey: string,
   jobId: string,
   expiresAt: number,
+  pendingUntil = ctx.clock.now(),
 ): Promise<{ acquired: true } | { acquired: false; holder: UniqueLock }> {
   const key = uniqueKeyLock(queue, uniqueKey);
   const e = new Expr();
@@ -85,7 +88,7 @@ export async function acquireUniqueLock(
       ctx.doc.send(
         new PutCommand({
           TableName: ctx.table,
-          Item: { ...key, jobId, createdAt: ctx.clock.now(), expiresAt },
+          Item: { ...key, jobId, createdAt: ctx.clock.now(), pendingUntil, expiresAt },
           ConditionExpression: itemMissing(e),
           ...e.params(),
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
@@ -98,7 +101,8 @@ export async function acquireUniqueLock(
     if (err instanceof StoreConflict && err.current)
       return { acquired: false, holder: err.current as unknown as UniqueLock };
     // The lock vanished (TTL) between the failed put and the read: the caller may try again.
-    if (err instanceof StoreConflict) return acquireUniqueLock(ctx, queue, uniqueKey, jobId, expiresAt);
+    if (err instanceof StoreConflict)
+      return acquireUniqueLock(ctx, queue, uniqueKey, jobId, expiresAt, pendingUntil);
     throw err;
   }
 }
@@ -115,6 +119,7 @@ export async function takeOverUniqueLock(
   previousJobId: string,
   jobId: string,
   expiresAt: number,
+  pendingUntil = ctx.clock.now(),
 ): Promise<boolean> {
   return wonRace(
     conditionalUpdate(
@@ -125,6 +130,7 @@ export async function takeOverUniqueLock(
         update: new Update(e)
           .set("jobId", jobId)
           .set("createdAt", ctx.clock.now())
+          .set("pendingUntil", pendingUntil)
           .set("expiresAt", expiresAt),
         condition: attributeEquals("jobId", previousJobId),
       }),

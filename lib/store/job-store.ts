@@ -25,15 +25,21 @@ export class JobStore {
   putJob = (item: JobItem) => putJob(this.ctx, item);
   putPayload = (id: string, payloadJson: string, expiresAt: number) =>
     putPayload(this.ctx, id, payloadJson, expiresAt);
-  acquireUniqueLock = (queue: string, uniqueKey: string, jobId: string, expiresAt: number) =>
-    acquireUniqueLock(this.ctx, queue, uniqueKey, jobId, expiresAt);
+  acquireUniqueLock = (
+    queue: string,
+    uniqueKey: string,
+    jobId: string,
+    expiresAt: number,
+    pendingUntil?: number,
+  ) => acquireUniqueLock(this.ctx, queue, uniqueKey, jobId, expiresAt, pendingUntil);
   takeOverUniqueLock = (
     queue: string,
     uniqueKey: string,
     previousJobId: string,
     jobId: string,
     expiresAt: number,
-  ) => takeOverUniqueLock(this.ctx, queue, uniqueKey, previousJobId, jobId, expiresAt);
+    pendingUntil?: number,
+  ) => takeOverUniqueLock(this.ctx, queue, uniqueKey, previousJobId, jobId, expiresAt, pendingUntil);
   releaseUniqueLock = (queue: string, uniqueKey: string, jobId: string) =>
     releaseUniqueLock(this.ctx, queue, uniqueKey, jobId);
   markQueued = (id: string, runAt: number) => markQueued(this.ctx, id, runAt);

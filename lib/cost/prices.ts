@@ -1,0 +1,44 @@
+/**
+ * AWS list prices the cost estimate uses, all in one place (us-east-1, USD, no free tier).
+ * Check the cited pages when they change; nothing else in the project hard-codes a price.
+ */
+export interface Prices {
+  dynamodb: {
+    /** On-demand write request units (one WRU writes up to 1 KB). */
+    usdPerMillionWriteRequestUnits: number;
+    /** On-demand read request units (one RRU reads up to 4 KB strongly consistent, 8 KB eventually). */
+    usdPerMillionReadRequestUnits: number;
+  };
+  sqs: {
+    /** Standard queue requests, beyond the free tier's first million. */
+    usdPerMillionRequests: number;
+    /** Every chunk of this many bytes of an API action's payload is billed as one request. */
+    billedChunkBytes: number;
+  };
+  lambda: {
+    usdPerMillionRequests: number;
+    /** arm64 duration, first pricing tier. */
+    usdPerGbSecond: number;
+  };
+}
+
+export const prices: Prices = {
+  // https://aws.amazon.com/dynamodb/pricing/on-demand/
+  // On-demand, us-east-1: $0.625 per million write request units, $0.125 per million read request units.
+  dynamodb: {
+    usdPerMillionWriteRequestUnits: 0.625,
+    usdPerMillionReadRequestUnits: 0.125,
+  },
+  // https://aws.amazon.com/sqs/pricing/
+  // Standard queue: $0.40 per million requests; each 64 KB chunk of a payload is billed as one request.
+  sqs: {
+    usdPerMillionRequests: 0.4,
+    billedChunkBytes: 64 * 1024,
+  },
+  // https://aws.amazon.com/lambda/pricing/
+  // Arm (Graviton2): $0.20 per million requests, $0.0000133334 per GB-second (first 7.5 billion GB-s/month).
+  lambda: {
+    usdPerMillionRequests: 0.2,
+    usdPerGbSecond: 0.0000133334,
+  },
+};

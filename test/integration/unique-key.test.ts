@@ -1,0 +1,51 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../lib/clock.ts";
+import { ClientError } from "../../lib/errors.ts";
+import { createHarness, type Emulators, type Harness, startEmulators } from "../support/engine-harness.ts";
+
+let emu: Emulators;
+let h: Harness | undefined;
+beforeAll(async () => {
+  emu = await startEmulators();
+});
+afterAll(async () => {
+  await emu.stop();
+});
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+describe("uniqueKey dedupe through the producer", () => {
+  it("answers the live job while it is not terminal, and a new job once it is", async () => {
+    const clock = new ManualClock();
+    h = await createHarness(emu, { clock });
+    const request = { kind: "echo", payload: 1, uniqueKey: "nightly" };
+    const first = await h.engine.producer.enqueue(request);
+    const again = await h.engine.producer.enqueue(request);
+    expect(again).toMatchObject({ duplicate: true, job: { id: first.job.id, status: "queued" } });
+
+    await h.engine.store.cancel(first.job.id, 0);
+    const next = await h.engine.producer.enqueue(request);
+    expect(next.duplicate).toBe(false);
+    expect(next.job.id).not.toBe(first.job.id);
+  });
+
+  it("does not hand the key to a new job while the holder's delayed message may still run", async () => {
+    const clock = new ManualClock();
+    h = await createHarness(emu, { clock });
+    // An enqueue that sent a 10-minute delayed message, then died before writing its item.
+    const now = clock.now();
+    await h.engine.store.acquireUniqueLock("default", "k", "ghost", 0, now + 600_000);
+
+    clock.advance(120_000);
+    const early = h.engine.producer.enqueue({ kind: "echo", uniqueKey: "k" });
+    await expect(early).rejects.toBeInstanceOf(ClientError);
+    await expect(early).rejects.toMatchObject({ code: "conflict" });
+
+    clock.advance(600_000); // past the ghost's runAt plus the grace period
+    const later = await h.engine.producer.enqueue({ kind: "echo", uniqueKey: "k" });
+    expect(later.duplicate).toBe(false);
+    expect(later.job.id).not.toBe("ghost");
+  });
+});
