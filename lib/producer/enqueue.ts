@@ -1,31 +1,22 @@
 import pLimit from "p-limit";
 import { ulid } from "ulid";
-import type { Clock } from "../clock.ts";
+import type { Engine } from "../engine.ts";
 import { ClientError } from "../errors.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { MAX_NATIVE_DELAY_SECONDS } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
-import type { KindRegistry } from "../kinds/registry.ts";
-import type { Log } from "../observability/log.ts";
-import type { JobMetrics } from "../observability/metrics.ts";
 import type { QueueDeclaration } from "../queues.ts";
 import { retentionExpiry } from "../retention.ts";
 import { INLINE_PAYLOAD_BYTES, type JobItem, toJobView } from "../store/job-item.ts";
-import type { JobStore } from "../store/job-store.ts";
 import { indexKeys, jobKey } from "../store/keys.ts";
 import type { JobMessage } from "../transport/job-message.ts";
-import type { OutgoingJob, SqsTransport } from "../transport/sqs-transport.ts";
+import type { OutgoingJob } from "../transport/sqs-transport.ts";
 import { type ValidRequest, validateEnqueue } from "./validate.ts";
 
-export interface ProducerDeps {
-  store: JobStore;
-  transport: SqsTransport;
-  registry: KindRegistry;
-  queues: readonly QueueDeclaration[];
-  clock: Clock;
-  metrics: JobMetrics;
-  log: Log;
-}
+export type ProducerDeps = Pick<
+  Engine,
+  "store" | "transport" | "registry" | "queues" | "clock" | "metrics" | "log"
+>;
 
 /** A unique key whose job never got written is presumed in flight for this long, then reclaimed. */
 const UNIQUE_LOCK_GRACE_MS = 60_000;
@@ -128,7 +119,8 @@ export class Producer {
             };
             return;
           }
-          await this.writeItem(s.planned);
+          // Only the outcome matters here, not the item a faster worker may have written.
+          await this.deps.store.putJob(s.planned.item, { readCurrent: false });
           this.deps.metrics.count("enqueued", s.queue.name, s.planned.item.kind);
           results[s.index] = { index: s.index, id: s.planned.item.id, duplicate: false };
         }).catch((err) => {
@@ -215,7 +207,7 @@ export class Producer {
   private async writeItem(p: Planned): Promise<JobItem> {
     const put = await this.deps.store.putJob(p.item);
     // The worker got there first and built the job from the message: report what it is now.
-    return put.created ? p.item : put.current;
+    return put.created ? p.item : (put.current ?? p.item);
   }
 }
 

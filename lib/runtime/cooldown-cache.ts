@@ -7,6 +7,8 @@ import type { JobStore } from "../store/job-store.ts";
  */
 export class CooldownCache {
   private readonly entries = new Map<string, { until: number; fetchedAt: number }>();
+  /** One refresh per queue at a time: records that arrive together share it. */
+  private readonly refreshing = new Map<string, Promise<number>>();
 
   constructor(
     private readonly store: JobStore,
@@ -18,10 +20,19 @@ export class CooldownCache {
     const now = this.clock.now();
     const hit = this.entries.get(queue);
     if (hit && now - hit.fetchedAt < this.ttlMs) return hit.until;
-    const state = await this.store.getQueueState(queue);
-    const until = state.cooldownUntil ?? 0;
-    this.entries.set(queue, { until, fetchedAt: now });
-    return until;
+    let refresh = this.refreshing.get(queue);
+    if (!refresh) {
+      refresh = this.store
+        .getQueueState(queue)
+        .then((state) => {
+          const until = Math.max(state.cooldownUntil ?? 0, this.entries.get(queue)?.until ?? 0);
+          this.entries.set(queue, { until, fetchedAt: now });
+          return until;
+        })
+        .finally(() => this.refreshing.delete(queue));
+      this.refreshing.set(queue, refresh);
+    }
+    return refresh;
   }
 
   note(queue: string, until: number): void {

@@ -1,34 +1,23 @@
 import { randomBytes } from "node:crypto";
-import type { Clock } from "../clock.ts";
+import type { Engine } from "../engine.ts";
 import type { AnyKind } from "../job/kind.ts";
 import { isTerminal } from "../job/status.ts";
-import type { KindRegistry } from "../kinds/registry.ts";
-import { jobFields, type Log } from "../observability/log.ts";
-import type { JobMetrics } from "../observability/metrics.ts";
+import { jobFields } from "../observability/log.ts";
 import type { QueueDeclaration } from "../queues.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { Finalization } from "../store/finalize-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
-import type { JobStore } from "../store/job-store.ts";
-import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
-import type { SqsTransport } from "../transport/sqs-transport.ts";
+import { type JobMessage, parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
 import { CooldownCache } from "./cooldown-cache.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import { type Decision, decideOutcome } from "./outcome.ts";
 import { runHandler } from "./run-handler.ts";
-import type { RunningJobs } from "./running-jobs.ts";
 
-export interface WorkerDeps {
-  store: JobStore;
-  transport: SqsTransport;
-  registry: KindRegistry;
-  queues: readonly QueueDeclaration[];
-  clock: Clock;
-  metrics: JobMetrics;
-  log: Log;
-  running?: RunningJobs;
-  random?: () => number;
-}
+export type WorkerDeps = Pick<
+  Engine,
+  "store" | "transport" | "registry" | "queues" | "clock" | "metrics" | "log"
+> &
+  Partial<Pick<Engine, "running" | "random">>;
 
 export interface InboundRecord {
   messageId: string;
@@ -80,22 +69,7 @@ export class RecordProcessor {
     const { store, clock, metrics, log } = this.deps;
     const token = randomBytes(12).toString("base64url");
     const leaseMs = queue.leaseSeconds * 1000;
-    const claimed = await store.claim(
-      {
-        id: msg.id,
-        kind: msg.kind,
-        queue: msg.queue,
-        maxAttempts: msg.maxAttempts,
-        priority: msg.priority,
-        createdAt: msg.createdAt,
-        runAt: msg.runAt,
-        ...(msg.timeoutSeconds !== undefined ? { timeoutSeconds: msg.timeoutSeconds } : {}),
-        ...(msg.uniqueKey !== undefined ? { uniqueKey: msg.uniqueKey } : {}),
-        ...(msg.payloadRef ? { payloadRef: true } : { payload: msg.payload }),
-      },
-      token,
-      leaseMs,
-    );
+    const claimed = await store.claim(seedFromMessage(msg), token, leaseMs);
     if (!claimed.claimed) return this.notClaimed(msg, claimed.current, record);
 
     const item = claimed.item;

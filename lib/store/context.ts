@@ -42,7 +42,16 @@ export async function conditionalWrite<T>(
     if (!readCurrent) throw new StoreConflict(operation, undefined);
     const current = err.Item
       ? (unmarshall(err.Item) as Record<string, unknown>)
-      : (await ctx.doc.send(new GetCommand({ TableName: ctx.table, Key: key, ConsistentRead: true }))).Item;
+      : (
+          await ctx.doc.send(
+            new GetCommand({
+              TableName: ctx.table,
+              Key: key,
+              ConsistentRead: true,
+              ReturnConsumedCapacity: "TOTAL",
+            }),
+          )
+        ).Item;
     throw new StoreConflict(operation, current);
   }
 }

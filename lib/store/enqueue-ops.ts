@@ -1,7 +1,13 @@
 import { DeleteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { StoreConflict } from "../errors.ts";
 import { attributeEquals, itemMissing, runAtIs, statusIs } from "./conditions.ts";
-import { conditionalUpdate, conditionalWrite, type StoreContext, wonRace } from "./context.ts";
+import {
+  type ConflictOptions,
+  conditionalUpdate,
+  conditionalWrite,
+  type StoreContext,
+  wonRace,
+} from "./context.ts";
 import { and, Expr, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { jobKey, payloadKey, uniqueKeyLock } from "./keys.ts";
@@ -13,30 +19,39 @@ const TOTAL = "TOTAL" as const;
  * input: a fully built job item (queued or scheduled).
  * condition: no item with this id exists yet.
  * result: { created: true } or, when the worker already built the job from its message (the message
- *   is sent first), { created: false, current } — the job exists either way.
+ *   is sent first, so in a busy queue this race is common), { created: false, current? } — the job
+ *   exists either way; `current` only when asked for.
  */
 export async function putJob(
   ctx: StoreContext,
   item: JobItem,
-): Promise<{ created: true } | { created: false; current: JobItem }> {
+  options: ConflictOptions = {},
+): Promise<{ created: true } | { created: false; current?: JobItem }> {
   const e = new Expr();
   try {
-    await conditionalWrite(ctx, "putJob", jobKey(item.id), () =>
-      ctx.doc.send(
-        new PutCommand({
-          TableName: ctx.table,
-          Item: item,
-          ConditionExpression: itemMissing(e),
-          ...e.params(),
-          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-          ReturnConsumedCapacity: TOTAL,
-        }),
-      ),
+    await conditionalWrite(
+      ctx,
+      "putJob",
+      jobKey(item.id),
+      () =>
+        ctx.doc.send(
+          new PutCommand({
+            TableName: ctx.table,
+            Item: item,
+            ConditionExpression: itemMissing(e),
+            ...e.params(),
+            ...(options.readCurrent === false
+              ? {}
+              : { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const }),
+            ReturnConsumedCapacity: TOTAL,
+          }),
+        ),
+      options,
     );
     return { created: true };
   } catch (err) {
-    if (err instanceof StoreConflict && err.current)
-      return { created: false, current: err.current as JobItem };
+    if (err instanceof StoreConflict)
+      return { created: false, ...(err.current ? { current: err.current as JobItem } : {}) };
     throw err;
   }
 }

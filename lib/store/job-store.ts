@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Clock } from "../clock.ts";
-import { createStoreContext, type StoreContext } from "./context.ts";
+import { type ConflictOptions, createStoreContext, type StoreContext } from "./context.ts";
 import {
   acquireUniqueLock,
   markQueued,
@@ -22,7 +22,7 @@ export class JobStore {
     this.ctx = createStoreContext(client, table, clock);
   }
 
-  putJob = (item: JobItem) => putJob(this.ctx, item);
+  putJob = (item: JobItem, options?: ConflictOptions) => putJob(this.ctx, item, options);
   putPayload = (id: string, payloadJson: string, expiresAt: number) =>
     putPayload(this.ctx, id, payloadJson, expiresAt);
   acquireUniqueLock = (

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { JobSeed } from "../store/lease-ops.ts";
 
 /**
  * The SQS message body. It carries everything needed to build the job item, because the message is
@@ -29,4 +30,20 @@ export function parseJobMessage(body: string): JobMessage | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The fields a claim needs to build the job item when the enqueue's own write hasn't landed. */
+export function seedFromMessage(msg: JobMessage): JobSeed {
+  return {
+    id: msg.id,
+    kind: msg.kind,
+    queue: msg.queue,
+    maxAttempts: msg.maxAttempts,
+    priority: msg.priority,
+    createdAt: msg.createdAt,
+    runAt: msg.runAt,
+    ...(msg.timeoutSeconds !== undefined ? { timeoutSeconds: msg.timeoutSeconds } : {}),
+    ...(msg.uniqueKey !== undefined ? { uniqueKey: msg.uniqueKey } : {}),
+    ...(msg.payloadRef ? { payloadRef: true } : { payload: msg.payload }),
+  };
 }
