@@ -80,8 +80,10 @@ export class RecordProcessor {
       metrics.count("revived", item.queue, item.kind);
       log.info("took over a job whose lease expired", jobFields(item, item.attempts));
     }
+    // Common under load (the message goes out before the item write), and the recovery path when the
+    // enqueue died in between: either way the claim built the job from its message.
     if (item.claimedFrom === "missing")
-      log.warn("built a job from its message: enqueue died before its write", jobFields(item));
+      log.debug("claimed before the enqueue's item write landed", jobFields(item));
 
     const kind = this.deps.registry.get(item.kind);
     const verdict = this.precheck(item, kind, msg);
