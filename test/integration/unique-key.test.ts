@@ -1,25 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../lib/clock.ts";
 import { ClientError } from "../../lib/errors.ts";
-import { createHarness, type Emulators, type Harness, startEmulators } from "../support/engine-harness.ts";
+import { harnessPerTest } from "../support/engine-harness.ts";
 
-let emu: Emulators;
-let h: Harness | undefined;
-beforeAll(async () => {
-  emu = await startEmulators();
-});
-afterAll(async () => {
-  await emu.stop();
-});
-afterEach(async () => {
-  await h?.stop();
-  h = undefined;
-});
+const harness = harnessPerTest();
 
 describe("uniqueKey dedupe through the producer", () => {
   it("answers the live job while it is not terminal, and a new job once it is", async () => {
     const clock = new ManualClock();
-    h = await createHarness(emu, { clock });
+    const h = await harness.create({ clock });
     const request = { kind: "echo", payload: 1, uniqueKey: "nightly" };
     const first = await h.engine.producer.enqueue(request);
     const again = await h.engine.producer.enqueue(request);
@@ -33,7 +22,7 @@ describe("uniqueKey dedupe through the producer", () => {
 
   it("does not hand the key to a new job while the holder's delayed message may still run", async () => {
     const clock = new ManualClock();
-    h = await createHarness(emu, { clock });
+    const h = await harness.create({ clock });
     // An enqueue that sent a 10-minute delayed message, then died before writing its item.
     const now = clock.now();
     await h.engine.store.acquireUniqueLock("default", "k", "ghost", 0, now + 600_000);

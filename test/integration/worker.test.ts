@@ -1,23 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineKind } from "../../lib/job/kind.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { OffsetClock } from "../support/clock.ts";
-import { createHarness, type Emulators, type Harness, startEmulators } from "../support/engine-harness.ts";
+import { type Harness, harnessPerTest } from "../support/engine-harness.ts";
 import { deferred, waitFor } from "../support/wait.ts";
 
-let emu: Emulators;
-let h: Harness | undefined;
-beforeAll(async () => {
-  emu = await startEmulators();
-});
-afterAll(async () => {
-  await emu.stop();
-});
-afterEach(async () => {
-  await h?.stop();
-  h = undefined;
-});
+const harness = harnessPerTest();
 
 const settled = (harness: Harness, id: string, status: JobItem["status"]) =>
   waitFor(async () => {
@@ -28,7 +17,7 @@ const settled = (harness: Harness, id: string, status: JobItem["status"]) =>
 describe("worker on fauxqs + dynalite", () => {
   it("retries a flaky job with backoff and finishes it on the third attempt", async () => {
     // random 0 → each retry waits exactly half the nominal delay: 1 s, then 1 s (max 2, half 1).
-    h = await createHarness(emu, {
+    const h = await harness.create({
       clock: new OffsetClock(),
       queue: { backoff: { baseSeconds: 2, maxSeconds: 2 } },
       random: () => 0,
@@ -44,7 +33,7 @@ describe("worker on fauxqs + dynalite", () => {
   });
 
   it("marks a job dead after maxAttempts with its error, and indexes it for operators", async () => {
-    h = await createHarness(emu, {
+    const h = await harness.create({
       clock: new OffsetClock(),
       queue: { backoff: { baseSeconds: 1, maxSeconds: 1 } },
     });
@@ -63,7 +52,7 @@ describe("worker on fauxqs + dynalite", () => {
   });
 
   it("kills an invalid payload at once, without retrying", async () => {
-    h = await createHarness(emu, { clock: new OffsetClock() });
+    const h = await harness.create({ clock: new OffsetClock() });
     h.startPoller();
     // Bypass the producer's validation the way a stale producer would: send the message directly.
     const { job } = await h.engine.producer.enqueue({ kind: "echo", payload: 1 });
@@ -104,7 +93,7 @@ describe("worker on fauxqs + dynalite", () => {
         return { runs };
       },
     });
-    h = await createHarness(emu, { clock: new OffsetClock(), extraKinds: [slow] });
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: [slow] });
     const { job } = await h.engine.producer.enqueue({ kind: "gated", payload: {} });
     const first = await h.receive(1);
     expect(first.Records).toHaveLength(1);
@@ -144,7 +133,7 @@ describe("worker on fauxqs + dynalite", () => {
       },
     });
     // Long lease (no heartbeat fires during the test); short visibility so SQS redelivers soon.
-    h = await createHarness(emu, {
+    const h = await harness.create({
       clock,
       extraKinds: [crashy],
       queue: { leaseSeconds: 120 },
@@ -157,7 +146,7 @@ describe("worker on fauxqs + dynalite", () => {
 
     clock.advance(121_000); // the dead worker's lease is now expired
     const again = await waitFor(async () => {
-      const event = await h?.receive(1, 2);
+      const event = await h.receive(1, 2);
       return event?.Records.length ? event : undefined;
     }, "the message to reappear");
     expect((await h.worker(again)).batchItemFailures).toEqual([]);
@@ -177,7 +166,7 @@ describe("worker on fauxqs + dynalite", () => {
   });
 
   it("runs a job whose enqueue died between the message and the item write", async () => {
-    h = await createHarness(emu, { clock: new OffsetClock() });
+    const h = await harness.create({ clock: new OffsetClock() });
     h.startPoller();
     const now = Date.now();
     await h.engine.transport.send({
@@ -204,7 +193,7 @@ describe("worker on fauxqs + dynalite", () => {
   });
 
   it("cancels a running sleep through its heartbeat", async () => {
-    h = await createHarness(emu, { clock: new OffsetClock(), queue: { leaseSeconds: 1 } });
+    const h = await harness.create({ clock: new OffsetClock(), queue: { leaseSeconds: 1 } });
     h.startPoller();
     const { job } = await h.engine.producer.enqueue({ kind: "sleep", payload: { ms: 60_000 } });
     await settled(h, job.id, "running");
@@ -230,7 +219,7 @@ describe("worker on fauxqs + dynalite", () => {
         return "ok";
       },
     });
-    h = await createHarness(emu, { clock: new OffsetClock(), extraKinds: [throttly] });
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: [throttly] });
     h.startPoller();
     const { job } = await h.engine.producer.enqueue({ kind: "throttly", payload: {} });
     const done = await settled(h, job.id, "done");

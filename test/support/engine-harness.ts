@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import type { SQSEvent } from "aws-lambda";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import type { Clock } from "../../lib/clock.ts";
 import { buildEngine, type Engine } from "../../lib/engine.ts";
 import type { AnyKind } from "../../lib/job/kind.ts";
@@ -145,6 +146,28 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
       for (const p of pollers) await p.stop();
       dynamodb.destroy();
       sqs.destroy();
+    },
+  };
+}
+
+/** Emulators for the whole file, a fresh harness per test, everything stopped afterwards. */
+export function harnessPerTest(): { create(options: HarnessOptions): Promise<Harness> } {
+  let emu: Emulators;
+  let current: Harness | undefined;
+  beforeAll(async () => {
+    emu = await startEmulators();
+  });
+  afterEach(async () => {
+    await current?.stop();
+    current = undefined;
+  });
+  afterAll(async () => {
+    await emu.stop();
+  });
+  return {
+    create: async (options) => {
+      current = await createHarness(emu, options);
+      return current;
     },
   };
 }
