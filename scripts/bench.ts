@@ -11,7 +11,24 @@ import {
   sumStats,
 } from "../lib/observability/request-meter.ts";
 import type { JobItem } from "../lib/store/job-item.ts";
-import { type BundleBytes, bundleSizes } from "./bundle-sizes.ts";
+import {
+  ASSUMED_ENQUEUE_CALL_MS,
+  ASSUMED_WORKER_BATCH_MS,
+  BATCH,
+  DURATION_MODE,
+  ENQUEUE_MEMORY_MB,
+  JOBS,
+  mean,
+  payload,
+  percentile,
+  round,
+  sleep,
+  TIMEOUT_MS,
+  WARMUP,
+  WORKER_MEMORY_MB,
+} from "./bench-config.ts";
+import { printTable } from "./bench-report.ts";
+import { bundleSizes } from "./bundle-sizes.ts";
 
 /**
  * `npm run bench` (DESIGN §10): N echo jobs with 256-byte payloads through the local stack on the
@@ -22,54 +39,6 @@ import { type BundleBytes, bundleSizes } from "./bundle-sizes.ts";
  * Env: BENCH_JOBS (default 2000), BENCH_WARMUP (default 100), BENCH_TIMEOUT_MS (default 90000),
  * BENCH_LAMBDA_DURATION = "assumed" (default) | "measured": which Lambda duration the headline cost uses.
  */
-
-const JOBS = intEnv("BENCH_JOBS", 2000, 1);
-const WARMUP = intEnv("BENCH_WARMUP", 100, 0);
-const TIMEOUT_MS = intEnv("BENCH_TIMEOUT_MS", 90_000, 1000);
-const BATCH = 100;
-const PAYLOAD_BYTES = 256;
-/** Lambda memory of the worker and the enqueue function, as infra/queues.ts and infra/api.ts declare them. */
-const WORKER_MEMORY_MB = 512;
-const ENQUEUE_MEMORY_MB = 512;
-/**
- * Assumed Lambda wall time on AWS. The locally measured times are reported too, but they are set by
- * dynalite and fauxqs sharing this process's CPU with 100 records in flight, not by AWS latencies:
- * a worker batch of 10 records (concurrent) is ~2 sequential DynamoDB round trips (claim, finalize)
- * plus SDK and handler overhead; an enqueue call of 100 is one round of SendMessageBatch plus 100
- * PutItems at 16 in flight (~7 round trips).
- */
-const ASSUMED_WORKER_BATCH_MS = 60;
-const ASSUMED_ENQUEUE_CALL_MS = 100;
-const DURATION_MODE = (() => {
-  const v = process.env.BENCH_LAMBDA_DURATION ?? "assumed";
-  if (v !== "assumed" && v !== "measured")
-    throw new Error(`BENCH_LAMBDA_DURATION must be assumed or measured, got "${v}"`);
-  return v;
-})();
-
-function intEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got "${raw}"`);
-  return n;
-}
-
-/** A JSON payload whose serialized form is exactly PAYLOAD_BYTES bytes. */
-function payload(seq: number): { seq: number; pad: string } {
-  const bare = JSON.stringify({ seq, pad: "" }).length;
-  return { seq, pad: "x".repeat(PAYLOAD_BYTES - bare) };
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] as number;
-}
-
-const mean = (xs: readonly number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
-const round = (x: number, digits: number) => Number(x.toFixed(digits));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Counts the stack's warnings and errors by message, so the report can show anything unusual. */
 function countingLog(): { log: Log; counts: Map<string, number> } {
@@ -252,115 +221,7 @@ function analyse(r: Run) {
   };
 }
 
-type Analysis = ReturnType<typeof analyse>;
-
-function printTable(
-  a: Analysis,
-  snap: MeterSnapshot,
-  bundles: BundleBytes,
-  logCounts: Map<string, number>,
-): void {
-  const perJob = (x: number) => (x / a.n).toFixed(4);
-  const usd = (x: number) => `$${x.toFixed(4)}`;
-  const ms = (x: number) => `${x.toFixed(1)} ms`;
-  const rows: [string, string][] = [
-    [
-      "jobs (measured window)",
-      `${a.n} echo, ${PAYLOAD_BYTES}-byte payloads, ${a.enqueueInvocations} enqueueBatch calls of ≤${BATCH}`,
-    ],
-    ["jobsPerSecond", `${a.jobsPerSecond.toFixed(1)}  (first enqueue → last finishedAt)`],
-    [
-      "latencyMs p50 / p99",
-      `${percentile(a.latencies, 50)} / ${percentile(a.latencies, 99)}  (createdAt → startedAt)`,
-    ],
-    [
-      "requestsPerJob sqs",
-      `${perJob(a.sqsRequests)}  (billed in 64 KB chunks: ${perJob(a.sqsBilled)}; idle polls excluded)`,
-    ],
-    ["requestsPerJob dynamodbWrite", perJob(a.ddbWrite.requests)],
-    ["requestsPerJob dynamodbRead", perJob(a.ddbRead.requests)],
-    [
-      "requestsPerJob lambda",
-      `${perJob(a.workerInvocations + a.enqueueInvocations)}  (worker ${a.workerInvocations} + enqueue ${a.enqueueInvocations} invocations)`,
-    ],
-    [
-      "wcuPerJob",
-      `${perJob(a.wcu)}  (ConsumedCapacity ${perJob(a.ddbWrite.writeUnits)} + ${a.ddbWrite.assumedWriteUnits} WCU for ${a.ddbWrite.unmetered} unmetered writes)`,
-    ],
-    [
-      "rcuPerJob",
-      `${perJob(a.rcu)}  (ConsumedCapacity ${perJob(a.ddbRead.readUnits)} + ${a.ddbRead.assumedReadUnits} RCU for ${a.ddbRead.unmetered} unmetered reads)`,
-    ],
-    [
-      "lambda GB-s per job",
-      `${a.usage.lambdaGbSeconds.toExponential(3)}  (${DURATION_MODE} durations; ${(a.gbs[DURATION_MODE]).toFixed(3)} GB-s in total)`,
-    ],
-    [
-      "usdPerMillionJobs",
-      `${usd(a.cost.usdPerMillionJobs)}  (goal ≤ $2.10; anchors: minimal $2.40, naive $3.48)`,
-    ],
-    ["  sqs", usd(a.cost.breakdown.sqs)],
-    ["  dynamodb writes", usd(a.cost.breakdown.dynamodbWrite)],
-    ["  dynamodb reads", usd(a.cost.breakdown.dynamodbRead)],
-    ["  lambda requests", usd(a.cost.breakdown.lambdaRequests)],
-    ["  lambda duration", usd(a.cost.breakdown.lambdaDuration)],
-  ];
-  for (const [name, bytes] of Object.entries(bundles)) {
-    rows.push([`bundleBytes ${name}`, `${bytes}  (${(bytes / 1024).toFixed(0)} KiB, esbuild minified ESM)`]);
-  }
-  const width = Math.max(...rows.map(([k]) => k.length));
-  console.log("skyforge bench: default fenced-claim path, local stack (dynalite + fauxqs)");
-  for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);
-
-  console.log("\n  usdPerMillionJobs by assumption");
-  console.log(
-    `  ${"lambda duration".padEnd(36)} ${"as counted".padStart(10)} ${"w/o emulator re-reads".padStart(22)}`,
-  );
-  for (const mode of ["assumed", "measured"] as const) {
-    const label =
-      mode === "assumed"
-        ? `assumed ${ASSUMED_WORKER_BATCH_MS} ms/batch, ${ASSUMED_ENQUEUE_CALL_MS} ms/enqueue`
-        : `measured locally`;
-    const v = a.variants[mode];
-    const counted = `${usd(v.asCounted.usdPerMillionJobs)}${mode === DURATION_MODE ? "*" : " "}`;
-    console.log(
-      `  ${label.padEnd(36)} ${counted.padStart(11)} ${usd(v.awsLike.usdPerMillionJobs).padStart(21)}`,
-    );
-  }
-  console.log("  * the headline usdPerMillionJobs (BENCH_LAMBDA_DURATION picks the row)");
-
-  console.log("\n  requests in the measured window");
-  const header = ["operation", "requests", "per job", "errors", "WCU", "RCU", "unmetered"];
-  console.log(
-    `  ${header[0]?.padEnd(26)} ${header
-      .slice(1)
-      .map((h) => h.padStart(9))
-      .join(" ")}`,
-  );
-  for (const [op, s] of Object.entries(snap.operations)) {
-    const cells = [
-      s.requests,
-      perJob(s.requests),
-      s.errors,
-      round(s.writeUnits, 2),
-      round(s.readUnits, 2),
-      s.unmetered,
-    ];
-    console.log(`  ${op.padEnd(26)} ${cells.map((c) => String(c).padStart(9)).join(" ")}`);
-  }
-
-  const notes = [
-    `idle polling: ${a.emptyReceives} empty ReceiveMessage long polls in the ${a.windowSeconds.toFixed(1)} s window (${(a.emptyReceives / a.windowSeconds).toFixed(1)}/s) are left out of the per-job figures: Lambda's SQS event source long-polls an idle queue just the same, so they are a fixed cost per queue, not per job.`,
-    `lambda duration (${DURATION_MODE} in the headline): assumed = ${WORKER_MEMORY_MB} MB × ${ASSUMED_WORKER_BATCH_MS} ms per worker batch and ${ENQUEUE_MEMORY_MB} MB × ${ASSUMED_ENQUEUE_CALL_MS} ms per enqueue call. Measured locally (loopback emulators on this process's CPU): worker batch = ReceiveMessage response → DeleteMessageBatch request, matched by receipt handle, ${a.batchMs.length} batches, p50 ${ms(percentile(a.batchMs, 50))}, mean ${ms(mean(a.batchMs))}, p99 ${ms(percentile(a.batchMs, 99))}; enqueue call = enqueueBatch wall time, p50 ${ms(percentile(a.enqueueCallMs, 50))}, mean ${ms(mean(a.enqueueCallMs))}. Each invocation is rounded up to 1 ms.`,
-    `lambda requests: worker invocations = ReceiveMessage responses with ≥ 1 message (${(a.workerInvocations ? a.n / a.workerInvocations : 0).toFixed(1)} jobs each); enqueue invocations = one per enqueueBatch call (the bench calls the producer as the enqueue function would).`,
-    `unmetered DynamoDB requests are charged at the least AWS would bill: 1 WCU per failed conditional write, 1 RCU per strongly consistent read (0.5 eventually consistent) of an item ≤ 4 KB. ${a.ddbWrite.conditionalFailures} conditional writes failed; ${a.emulatorRereads} of the unmetered GetItems are the store's re-read after a lost condition, which AWS makes unnecessary (it returns the item with the error) — the right-hand column drops them.`,
-    `job item size when done (attribute names + values, JSON): p50 ${percentile(a.itemBytes, 50)} B, max ${a.itemBytes.at(-1)} B; dynalite bills WCU by item size like DynamoDB but ignores GSI writes (none on this path).`,
-    `dynamodb control plane in the window: ${a.ddbOther.requests} requests.`,
-  ];
-  for (const [message, count] of logCounts) notes.push(`stack log in the window: ${count} × ${message}`);
-  console.log("\n  notes");
-  for (const note of notes) console.log(`  - ${note}`);
-}
+export type Analysis = ReturnType<typeof analyse>;
 
 const result = await run();
 const analysis = analyse(result);

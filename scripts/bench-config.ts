@@ -1,0 +1,50 @@
+/** Settings and small numeric helpers shared by the bench and its report. */
+
+export const JOBS = intEnv("BENCH_JOBS", 2000, 1);
+export const WARMUP = intEnv("BENCH_WARMUP", 100, 0);
+export const TIMEOUT_MS = intEnv("BENCH_TIMEOUT_MS", 90_000, 1000);
+export const BATCH = 100;
+export const PAYLOAD_BYTES = 256;
+/** Lambda memory of the worker and the enqueue function, as infra/queues.ts and infra/api.ts declare them. */
+export const WORKER_MEMORY_MB = 512;
+export const ENQUEUE_MEMORY_MB = 512;
+/**
+ * Assumed Lambda wall time on AWS. The locally measured times are reported too, but they are set by
+ * dynalite and fauxqs sharing this process's CPU with 100 records in flight, not by AWS latencies:
+ * a worker batch of 10 records (concurrent) is ~2 sequential DynamoDB round trips (claim, finalize)
+ * plus SDK and handler overhead; an enqueue call of 100 is one round of SendMessageBatch plus 100
+ * PutItems at 16 in flight (~7 round trips).
+ */
+export const ASSUMED_WORKER_BATCH_MS = 60;
+export const ASSUMED_ENQUEUE_CALL_MS = 100;
+export const DURATION_MODE = (() => {
+  const v = process.env.BENCH_LAMBDA_DURATION ?? "assumed";
+  if (v !== "assumed" && v !== "measured")
+    throw new Error(`BENCH_LAMBDA_DURATION must be assumed or measured, got "${v}"`);
+  return v;
+})();
+
+export function intEnv(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got "${raw}"`);
+  return n;
+}
+
+/** A JSON payload whose serialized form is exactly PAYLOAD_BYTES bytes. */
+export function payload(seq: number): { seq: number; pad: string } {
+  const bare = JSON.stringify({ seq, pad: "" }).length;
+  return { seq, pad: "x".repeat(PAYLOAD_BYTES - bare) };
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] as number;
+}
+
+export const mean = (xs: readonly number[]) =>
+  xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
+export const round = (x: number, digits: number) => Number(x.toFixed(digits));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
