@@ -25,6 +25,15 @@ export interface InboundRecord {
   receiptHandle: string;
 }
 
+/** One claimed delivery: what the run, its heartbeat and the settlement of its message need. */
+interface Delivery {
+  msg: JobMessage;
+  record: InboundRecord;
+  queue: QueueDeclaration;
+  token: string;
+  leaseMs: number;
+}
+
 /** true: the message is finished with (delete it); false: leave it on the queue (batch item failure). */
 export type Ack = boolean;
 
@@ -85,16 +94,17 @@ export class RecordProcessor {
     if (item.claimedFrom === "missing")
       log.debug("claimed before the enqueue's item write landed", jobFields(item));
 
-    const kind = this.deps.registry.get(item.kind);
-    const verdict = this.precheck(item, kind, msg);
-    const decision = verdict ?? (await this.run(item, kind as AnyKind, msg, queue, token, record, leaseMs));
+    const delivery: Delivery = { msg, record, queue, token, leaseMs };
+    const ready = this.precheck(item, msg);
+    const decision = "outcome" in ready ? ready : await this.run(item, ready.kind, ready.payload, delivery);
     metrics.time("runDuration", item.queue, item.kind, clock.now() - now);
-    return this.settle(item, queue, token, decision, record);
+    return this.settle(item, decision, delivery);
   }
 
-  /** Reasons to end a claimed job without running it. */
-  private precheck(item: JobItem, kind: AnyKind | undefined, msg: JobMessage): Decision | undefined {
+  /** The kind and validated payload to run with, or the reason to end the claimed job without running it. */
+  private precheck(item: JobItem, msg: JobMessage): Decision | { kind: AnyKind; payload: unknown } {
     if (item.cancelRequested) return { outcome: "cancelled", error: "cancelled on request" };
+    const kind = this.deps.registry.get(item.kind);
     if (!kind) return { outcome: "dead", error: `unknown kind "${item.kind}"` };
     if (item.attempts > item.maxAttempts) {
       return {
@@ -102,25 +112,24 @@ export class RecordProcessor {
         error: `no attempts left (${item.maxAttempts}); the last runs lost their lease`,
       };
     }
-    const parsed = kind.payload.safeParse(JSON.parse(msg.payload));
+    let json: unknown;
+    try {
+      json = JSON.parse(msg.payload);
+    } catch {
+      return { outcome: "dead", error: "invalid payload: not JSON" };
+    }
+    const parsed = kind.payload.safeParse(json);
     if (!parsed.success) {
       const detail = parsed.error.issues
         .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
         .join("; ");
       return { outcome: "dead", error: `invalid payload: ${detail}`.slice(0, 500) };
     }
-    return undefined;
+    return { kind, payload: parsed.data };
   }
 
-  private async run(
-    item: JobItem,
-    kind: AnyKind,
-    msg: JobMessage,
-    queue: QueueDeclaration,
-    token: string,
-    record: InboundRecord,
-    leaseMs: number,
-  ): Promise<Decision> {
+  private async run(item: JobItem, kind: AnyKind, payload: unknown, delivery: Delivery): Promise<Decision> {
+    const { token, leaseMs, record, queue } = delivery;
     const { store, transport, log } = this.deps;
     const controller = new AbortController();
     const heartbeat = new Heartbeat(
@@ -136,7 +145,7 @@ export class RecordProcessor {
     try {
       const end = await runHandler(
         kind,
-        kind.payload.parse(JSON.parse(msg.payload)),
+        payload,
         {
           job: {
             id: item.id,
@@ -167,13 +176,8 @@ export class RecordProcessor {
   }
 
   /** Writes the decision under the fence, then settles the message to match. */
-  private async settle(
-    item: JobItem,
-    queue: QueueDeclaration,
-    token: string,
-    decision: Decision,
-    record: InboundRecord,
-  ): Promise<Ack> {
+  private async settle(item: JobItem, decision: Decision, delivery: Delivery): Promise<Ack> {
+    const { queue, token, record } = delivery;
     const { store, transport, clock, metrics, log } = this.deps;
     const fields = jobFields(item, item.attempts);
     if (decision.outcome === "abandon") {
@@ -220,8 +224,7 @@ export class RecordProcessor {
         this.cooldowns.note(item.queue, until);
         await store.coolDown(item.queue, until);
         // A fresh message with a delay: the old one's receive count must not creep towards the DLQ.
-        const msg = parseJobMessage(record.body) as JobMessage;
-        await transport.send({ message: msg, delaySeconds: decision.delaySeconds });
+        await transport.send({ message: delivery.msg, delaySeconds: decision.delaySeconds });
         log.info("queue throttled", { ...fields, delaySeconds: decision.delaySeconds });
         return true;
       }

@@ -56,23 +56,30 @@ describe("worker on fauxqs + dynalite", () => {
     h.startPoller();
     // Bypass the producer's validation the way a stale producer would: send the message directly.
     const { job } = await h.engine.producer.enqueue({ kind: "echo", payload: 1 });
-    await h.engine.transport.send({
-      message: {
-        v: 1,
-        id: "bad-payload-job",
-        kind: "flaky",
-        queue: "default",
-        maxAttempts: 5,
-        priority: "normal",
-        createdAt: 0,
-        runAt: 0,
-        payload: '{"failTimes":"two"}',
-      },
-      delaySeconds: 0,
-    });
+    const sendRaw = (id: string, payload: string) =>
+      h.engine.transport.send({
+        message: {
+          v: 1,
+          id,
+          kind: "flaky",
+          queue: "default",
+          maxAttempts: 5,
+          priority: "normal",
+          createdAt: 0,
+          runAt: 0,
+          payload,
+        },
+        delaySeconds: 0,
+      });
+    await sendRaw("bad-payload-job", '{"failTimes":"two"}');
+    await sendRaw("not-json-job", "{not json");
     const dead = await settled(h, "bad-payload-job", "dead");
     expect(dead.attempts).toBe(1);
     expect(dead.lastError).toMatch(/^invalid payload: failTimes/);
+    expect(await settled(h, "not-json-job", "dead")).toMatchObject({
+      attempts: 1,
+      lastError: "invalid payload: not JSON",
+    });
     await settled(h, job.id, "done");
   });
 
