@@ -39,6 +39,32 @@ export async function startSqsEmulator(): Promise<RunningEmulator> {
   return { endpoint: `http://127.0.0.1:${server.port}`, stop: () => server.stop() };
 }
 
+export interface Emulators {
+  dynamodb: RunningEmulator;
+  sqs: RunningEmulator;
+  stop(): Promise<void>;
+}
+
+/** Both emulators; if the second fails to start, the first is stopped again. */
+export async function startEmulators(): Promise<Emulators> {
+  const dynamodb = await startDynalite();
+  let sqs: RunningEmulator;
+  try {
+    sqs = await startSqsEmulator();
+  } catch (err) {
+    await dynamodb.stop();
+    throw err;
+  }
+  return {
+    dynamodb,
+    sqs,
+    stop: async () => {
+      await sqs.stop();
+      await dynamodb.stop();
+    },
+  };
+}
+
 export function dynamoClient(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({ ...LOCAL_AWS, endpoint, maxAttempts: 3 });
 }

@@ -79,7 +79,7 @@ export class EventSourcePoller {
   }
 
   private async invoke(messages: Message[]): Promise<void> {
-    const event: SQSEvent = { Records: messages.map((m) => this.toRecord(m)) };
+    const event: SQSEvent = { Records: messages.map((m) => toSqsRecord(m, this.options.queueArn)) };
     let failed: Set<string>;
     try {
       const response = await this.options.handler(event);
@@ -101,24 +101,25 @@ export class EventSourcePoller {
       }),
     );
   }
+}
 
-  private toRecord(m: Message): SQSRecord {
-    const a = m.Attributes ?? {};
-    return {
-      messageId: m.MessageId as string,
-      receiptHandle: m.ReceiptHandle as string,
-      body: m.Body ?? "",
-      attributes: {
-        ApproximateReceiveCount: a.ApproximateReceiveCount ?? "1",
-        SentTimestamp: a.SentTimestamp ?? String(Date.now()),
-        SenderId: a.SenderId ?? "local",
-        ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
-      },
-      messageAttributes: {},
-      md5OfBody: m.MD5OfBody ?? "",
-      eventSource: "aws:sqs",
-      eventSourceARN: this.options.queueArn,
-      awsRegion: "us-east-1",
-    };
-  }
+/** A received message in the shape Lambda hands an SQS-triggered function. */
+export function toSqsRecord(m: Message, queueArn: string): SQSRecord {
+  const a = m.Attributes ?? {};
+  return {
+    messageId: m.MessageId as string,
+    receiptHandle: m.ReceiptHandle as string,
+    body: m.Body ?? "",
+    attributes: {
+      ApproximateReceiveCount: a.ApproximateReceiveCount ?? "1",
+      SentTimestamp: a.SentTimestamp ?? String(Date.now()),
+      SenderId: a.SenderId ?? "local",
+      ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: m.MD5OfBody ?? "",
+    eventSource: "aws:sqs",
+    eventSourceARN: queueArn,
+    awsRegion: "us-east-1",
+  };
 }

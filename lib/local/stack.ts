@@ -16,10 +16,8 @@ import {
   type ProvisionedQueue,
   provisionQueues,
   provisionTable,
-  type RunningEmulator,
   sqsClient,
-  startDynalite,
-  startSqsEmulator,
+  startEmulators,
 } from "./emulators.ts";
 import { EventSourcePoller } from "./event-source-poller.ts";
 import { startLocalHttp } from "./http-server.ts";
@@ -56,14 +54,13 @@ export interface LocalStack {
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const log = options.log ?? silentLog;
-  const started: RunningEmulator[] = [];
   const stoppers: (() => Promise<void>)[] = [];
+  const emulators = await startEmulators();
   try {
-    const ddbEmu = await startDynalite();
-    started.push(ddbEmu);
-    const sqsEmu = await startSqsEmulator();
-    started.push(sqsEmu);
-    const clients = { dynamodb: dynamoClient(ddbEmu.endpoint), sqs: sqsClient(sqsEmu.endpoint) };
+    const clients = {
+      dynamodb: dynamoClient(emulators.dynamodb.endpoint),
+      sqs: sqsClient(emulators.sqs.endpoint),
+    };
     options.instrument?.(clients);
 
     const queues = options.queues ?? declaredQueues;
@@ -125,17 +122,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       metrics,
       clients,
       queues: provisioned,
-      endpoints: { dynamodb: ddbEmu.endpoint, sqs: sqsEmu.endpoint },
+      endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
       stop: async () => {
         for (const stop of stoppers) await stop();
         clients.dynamodb.destroy();
         clients.sqs.destroy();
-        for (const emu of started.reverse()) await emu.stop();
+        await emulators.stop();
       },
     };
   } catch (err) {
     for (const stop of stoppers) await stop().catch(() => {});
-    for (const emu of started.reverse()) await emu.stop().catch(() => {});
+    await emulators.stop().catch(() => {});
     throw err;
   }
 }

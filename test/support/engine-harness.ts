@@ -8,38 +8,20 @@ import type { AnyKind } from "../../lib/job/kind.ts";
 import { buildRegistry, kinds as demoKinds } from "../../lib/kinds/registry.ts";
 import {
   dynamoClient,
+  type Emulators,
   type ProvisionedQueue,
   provisionQueues,
   provisionTable,
-  type RunningEmulator,
   sqsClient,
-  startDynalite,
-  startSqsEmulator,
+  startEmulators,
 } from "../../lib/local/emulators.ts";
-import { EventSourcePoller } from "../../lib/local/event-source-poller.ts";
+import { EventSourcePoller, toSqsRecord } from "../../lib/local/event-source-poller.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import { queues as declaredQueues, type QueueDeclaration } from "../../lib/queues.ts";
 import { createWorker } from "../../lib/runtime/worker.ts";
 
-export interface Emulators {
-  dynamodb: RunningEmulator;
-  sqs: RunningEmulator;
-  stop(): Promise<void>;
-}
-
-export async function startEmulators(): Promise<Emulators> {
-  const dynamodb = await startDynalite();
-  const sqs = await startSqsEmulator();
-  return {
-    dynamodb,
-    sqs,
-    stop: async () => {
-      await sqs.stop();
-      await dynamodb.stop();
-    },
-  };
-}
+const TEST_QUEUE_ARN = "arn:aws:sqs:us-east-1:000000000000:test";
 
 export interface HarnessOptions {
   clock: Clock;
@@ -108,30 +90,13 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
           MessageSystemAttributeNames: ["All"],
         }),
       );
-      return {
-        Records: (out.Messages ?? []).map((m) => ({
-          messageId: m.MessageId as string,
-          receiptHandle: m.ReceiptHandle as string,
-          body: m.Body ?? "",
-          attributes: {
-            ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? "1",
-            SentTimestamp: "0",
-            SenderId: "test",
-            ApproximateFirstReceiveTimestamp: "0",
-          },
-          messageAttributes: {},
-          md5OfBody: "",
-          eventSource: "aws:sqs",
-          eventSourceARN: "arn:aws:sqs:us-east-1:000000000000:test",
-          awsRegion: "us-east-1",
-        })),
-      };
+      return { Records: (out.Messages ?? []).map((m) => toSqsRecord(m, TEST_QUEUE_ARN)) };
     },
     startPoller() {
       const poller = new EventSourcePoller(sqs, {
         queueName: queue.name,
         queueUrl: urls.url,
-        queueArn: "arn:aws:sqs:us-east-1:000000000000:test",
+        queueArn: TEST_QUEUE_ARN,
         batchSize: queue.batchSize,
         batchWindowSeconds: 1,
         maxConcurrency: 2,
