@@ -71,6 +71,15 @@ function plan(v: ValidRequest, now: number): Planned {
   return { item, message, delaySeconds, scheduled, payloadJson };
 }
 
+export interface EnqueueOptions {
+  /**
+   * "live" (the API's rule): a uniqueKey dedupes while its job is not terminal.
+   * "retained": it dedupes until the lock's retention runs out, even after the job finished — cron
+   * uses it so that a retried tick never fires the same time twice.
+   */
+  uniqueKeyScope?: "live" | "retained";
+}
+
 /**
  * Enqueue: validate, then write in the order that can't lose a job —
  * large payload item → unique-key lock → SQS message → job item.
@@ -81,9 +90,9 @@ function plan(v: ValidRequest, now: number): Planned {
 export class Producer {
   constructor(private readonly deps: ProducerDeps) {}
 
-  async enqueue(raw: unknown): Promise<EnqueueResult> {
+  async enqueue(raw: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
-    return this.enqueueValid(plan(valid, this.deps.clock.now()), valid.queue);
+    return this.enqueueValid(plan(valid, this.deps.clock.now()), valid.queue, options);
   }
 
   /** Up to 100 requests. Plain ones share SendMessageBatch calls; a bad item fails alone. */
@@ -134,7 +143,7 @@ export class Producer {
       ...complex.map((c) =>
         limit(async () => {
           try {
-            const r = await this.enqueueValid(c.planned, c.queue);
+            const r = await this.enqueueValid(c.planned, c.queue, {});
             results[c.index] = { index: c.index, id: r.job.id, duplicate: r.duplicate };
           } catch (err) {
             results[c.index] = { index: c.index, error: errorBody(err) };
@@ -145,7 +154,12 @@ export class Producer {
     return results;
   }
 
-  private async enqueueValid(p: Planned, queue: QueueDeclaration, tries = 0): Promise<EnqueueResult> {
+  private async enqueueValid(
+    p: Planned,
+    queue: QueueDeclaration,
+    options: EnqueueOptions,
+    tries = 0,
+  ): Promise<EnqueueResult> {
     const { store, transport, metrics } = this.deps;
     const lockExpiry = retentionExpiry(this.deps.clock.now(), queue.retentionDays.dead);
     if (p.message.payloadRef) await store.putPayload(p.item.id, p.payloadJson, lockExpiry);
@@ -154,7 +168,7 @@ export class Producer {
       const lock = await store.acquireUniqueLock(queue.name, uniqueKey, p.item.id, lockExpiry, p.item.runAt);
       if (!lock.acquired) {
         const holder = await store.getJob(lock.holder.jobId);
-        if (holder && !isTerminal(holder.status)) {
+        if (holder && (options.uniqueKeyScope === "retained" || !isTerminal(holder.status))) {
           return { job: toJobView(holder, await store.loadPayload(holder)), duplicate: true };
         }
         // A missing holder may be a delayed message whose item write failed: it still runs at its runAt.
@@ -175,7 +189,7 @@ export class Producer {
         );
         if (!taken) {
           if (tries >= 3) throw new ClientError("conflict", `uniqueKey "${uniqueKey}" is contended; retry`);
-          return this.enqueueValid(p, queue, tries + 1);
+          return this.enqueueValid(p, queue, options, tries + 1);
         }
       }
     }

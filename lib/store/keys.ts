@@ -28,3 +28,11 @@ export const indexSort = (at: number, id: string) => `${String(at).padStart(15, 
 export function indexKeys(queue: string, status: IndexedStatus, id: string, at: number) {
   return { gsi1pk: indexPartition(queue, status, shardOf(id)), gsi1sk: indexSort(at, id) };
 }
+
+/** All schedules share one partition so a tick lists them with one Query. */
+export const SCHEDULES_PARTITION = "schedules";
+export const scheduleKey = (name: string) => ({ pk: SCHEDULES_PARTITION, sk: `schedule#${name}` });
+/** A leader lease (cron runner) — one small item per lease name. */
+export const leaseKey = (name: string) => ({ pk: `lease#${name}`, sk: "lease" });
+/** One token bucket per rate-limit scope. */
+export const rateLimitKey = (scope: string) => ({ pk: `rate#${scope}`, sk: "bucket" });
