@@ -3,6 +3,7 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { Clock } from "./clock.ts";
 import { buildRegistry, type KindRegistry } from "./kinds/registry.ts";
 import type { Log } from "./observability/log.ts";
+import type { EventSourceControl } from "./queue-control/event-source-control.ts";
 import type { JobMetrics } from "./observability/metrics.ts";
 import { Producer } from "./producer/enqueue.ts";
 import { queues as declaredQueues, type QueueDeclaration } from "./queues.ts";
@@ -16,6 +17,10 @@ export interface EngineConfig {
   table: string;
   /** queue name → SQS url */
   queueUrls: ReadonlyMap<string, string>;
+  /** queue name → its dead-letter queue's url (the reaper drains them, GET /queues counts them) */
+  dlqUrls?: ReadonlyMap<string, string>;
+  /** Turns a queue's event source on/off and sets its concurrency (Lambda's mapping or the local poller). */
+  eventSources?: EventSourceControl;
   clock: Clock;
   metrics: JobMetrics;
   log: Log;
@@ -36,6 +41,7 @@ export interface Engine {
   log: Log;
   /** Runs in flight in this process, so a same-process cancel aborts without waiting for a heartbeat. */
   running: RunningJobs;
+  eventSources?: EventSourceControl;
   random?: () => number;
 }
 
@@ -43,7 +49,7 @@ export function buildEngine(config: EngineConfig): Engine {
   const queues = config.queues ?? declaredQueues;
   const registry = config.registry ?? buildRegistry();
   const store = new JobStore(config.dynamodb, config.table, config.clock);
-  const transport = new SqsTransport(config.sqs, config.queueUrls);
+  const transport = new SqsTransport(config.sqs, config.queueUrls, config.dlqUrls);
   const { clock, metrics, log } = config;
   const producer = new Producer({ store, transport, registry, queues, clock, metrics, log });
   return {
@@ -56,6 +62,7 @@ export function buildEngine(config: EngineConfig): Engine {
     metrics,
     log,
     running: new RunningJobs(),
+    ...(config.eventSources ? { eventSources: config.eventSources } : {}),
     ...(config.random ? { random: config.random } : {}),
   };
 }

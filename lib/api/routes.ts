@@ -62,7 +62,7 @@ export function createApiHandler(engine: Engine) {
       return json(200, toJobView(item, await store.loadPayload(item)));
     }),
     route("POST", "/jobs/{id}/retry", async (event) =>
-      json(200, await redriveJob(store, transport, pathParam(event, "id"))),
+      json(200, await redriveJob(engine, pathParam(event, "id"))),
     ),
   ];
 

@@ -14,6 +14,12 @@ export const countMetrics = [
   "revived",
   "duplicateDeliveries",
   "leaseLost",
+  // The scheduled functions' actions (reaper, cleanup, cron), per queue and kind like the rest.
+  "promoted",
+  "deadLettered",
+  "purged",
+  "cronFired",
+  "cronMissed",
 ] as const;
 export const timingMetrics = ["queueLatency", "runDuration"] as const;
 export type CountMetric = (typeof countMetrics)[number];

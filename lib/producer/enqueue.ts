@@ -161,7 +161,8 @@ export class Producer {
     tries = 0,
   ): Promise<EnqueueResult> {
     const { store, transport, metrics } = this.deps;
-    const lockExpiry = retentionExpiry(this.deps.clock.now(), queue.retentionDays.dead);
+    // Both outlive the job: a far-off runAt must not find its payload or its key already expired.
+    const lockExpiry = retentionExpiry(p.item.runAt, queue.retentionDays.dead);
     if (p.message.payloadRef) await store.putPayload(p.item.id, p.payloadJson, lockExpiry);
     const uniqueKey = p.message.uniqueKey;
     if (uniqueKey) {

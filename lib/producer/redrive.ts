@@ -1,20 +1,23 @@
 import { ClientError } from "../errors.ts";
 import type { JobView } from "../job/schemas.ts";
+import { promotionHoldUntil, sendPromoted } from "../ops/promote.ts";
 import { toJobView } from "../store/job-item.ts";
 import type { JobStore } from "../store/job-store.ts";
-import { messageFromItem } from "../transport/message-from-item.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
+import type { Clock } from "../clock.ts";
 
 /**
- * Operator retry of a dead or cancelled job: the store moves it to `scheduled` (indexed, so a crash
- * here still leaves it findable), then its message goes out, then it is marked queued.
+ * Operator retry of a dead or cancelled job: the store moves it to `scheduled` (indexed and held, so
+ * a crash here still leaves it for the reaper), then its message goes out, then it is marked queued.
  */
-export async function redriveJob(store: JobStore, transport: SqsTransport, id: string): Promise<JobView> {
-  const job = await store.getJob(id);
+export async function redriveJob(
+  deps: { store: JobStore; transport: SqsTransport; clock: Clock },
+  id: string,
+): Promise<JobView> {
+  const job = await deps.store.getJob(id);
   if (!job) throw new ClientError("not_found", `job ${id} not found`);
-  const moved = await store.redrive(job);
-  const payload = (await store.loadPayload(moved)) ?? "null";
-  await transport.send({ message: messageFromItem(moved, payload), delaySeconds: 0 });
-  const queued = await store.markQueued(moved.id, moved.runAt);
+  const now = deps.clock.now();
+  const moved = await deps.store.redrive(job, promotionHoldUntil(now, now));
+  const { payload, queued } = await sendPromoted(deps, moved);
   return toJobView(queued ? { ...moved, status: "queued" } : moved, payload);
 }

@@ -4,13 +4,14 @@ import type { AnyKind } from "../job/kind.ts";
 import { isTerminal } from "../job/status.ts";
 import { jobFields } from "../observability/log.ts";
 import type { QueueDeclaration } from "../queues.ts";
+import { effectiveSettings, withSettings } from "../queue-control/settings.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { Finalization } from "../store/finalize-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { type JobMessage, parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
-import { CooldownCache } from "./cooldown-cache.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import { type Decision, decideOutcome } from "./outcome.ts";
+import { QueueStateCache } from "./queue-state-cache.ts";
 import { runHandler } from "./run-handler.ts";
 
 export type WorkerDeps = Pick<
@@ -38,15 +39,21 @@ interface Delivery {
 export type Ack = boolean;
 
 /**
+ * A batch already on its way when a queue was paused (the event source stops within seconds, not at
+ * once) comes back after this long instead of running.
+ */
+const PAUSED_RECHECK_SECONDS = 30;
+
+/**
  * One SQS record, start to end: defer if the queue cools down → claim → validate → run with
  * heartbeats → finalize → settle the message. Every path either finishes the job, hands it back to
  * SQS with a precise visibility, or leaves it to whoever owns it now; none runs a handler twice.
  */
 export class RecordProcessor {
-  private readonly cooldowns: CooldownCache;
+  private readonly queueStates: QueueStateCache;
 
   constructor(private readonly deps: WorkerDeps) {
-    this.cooldowns = new CooldownCache(deps.store, deps.clock);
+    this.queueStates = new QueueStateCache((q) => deps.store.getQueueState(q), deps.clock);
   }
 
   async process(record: InboundRecord): Promise<Ack> {
@@ -56,22 +63,24 @@ export class RecordProcessor {
       log.error("dropping a message that is not a skyforge job", { messageId: record.messageId });
       return true;
     }
-    const queue = queues.find((q) => q.name === msg.queue);
-    if (!queue) {
+    const declared = queues.find((q) => q.name === msg.queue);
+    if (!declared) {
       log.error("dropping a job for an undeclared queue", jobFields(msg));
       return true;
     }
-    if (await this.deferredByCooldown(msg)) return true;
-    return this.claimAndRun(msg, queue, record);
-  }
-
-  /** A cooling queue re-sends its messages with a delay instead of claiming: no attempt, no receive spent. */
-  private async deferredByCooldown(msg: JobMessage): Promise<boolean> {
-    const until = await this.cooldowns.cooldownUntil(msg.queue);
-    const waitMs = until - this.deps.clock.now();
-    if (waitMs <= 0) return false;
-    await this.deps.transport.send({ message: msg, delaySeconds: waitMs / 1000 });
-    return true;
+    const state = await this.queueStates.get(msg.queue);
+    const settings = effectiveSettings(declared, state);
+    if (settings.paused) {
+      await this.deps.transport.changeVisibility(msg.queue, record.receiptHandle, PAUSED_RECHECK_SECONDS);
+      return false;
+    }
+    // A cooling queue re-sends its messages with a delay instead of claiming: no attempt, no receive spent.
+    const coolMs = (state.cooldownUntil ?? 0) - this.deps.clock.now();
+    if (coolMs > 0) {
+      await this.deps.transport.send({ message: msg, delaySeconds: coolMs / 1000 });
+      return true;
+    }
+    return this.claimAndRun(msg, withSettings(declared, settings), record);
   }
 
   private async claimAndRun(msg: JobMessage, queue: QueueDeclaration, record: InboundRecord): Promise<Ack> {
@@ -221,7 +230,7 @@ export class RecordProcessor {
       case "throttled": {
         metrics.count("throttled", item.queue, item.kind);
         const until = now + decision.delaySeconds * 1000;
-        this.cooldowns.note(item.queue, until);
+        this.queueStates.noteCooldown(item.queue, until);
         await store.coolDown(item.queue, until);
         // A fresh message with a delay: the old one's receive count must not creep towards the DLQ.
         await transport.send({ message: delivery.msg, delaySeconds: decision.delaySeconds });

@@ -1,5 +1,6 @@
 import type { JobStatus } from "../job/status.ts";
 import type { Condition } from "./expression.ts";
+import { indexSort } from "./keys.ts";
 
 /** Named condition fragments. Each store operation composes its ConditionExpression from these. */
 
@@ -54,3 +55,48 @@ export const attributeBefore =
   (attr: string, limit: number): Condition =>
   (e) =>
     `${e.name(attr)} < ${e.value(limit)}`;
+
+export const attributeAtLeast =
+  (attr: string, floor: number): Condition =>
+  (e) =>
+    `${e.name(attr)} >= ${e.value(floor)}`;
+
+export const attributeAtMost =
+  (attr: string, ceiling: number): Condition =>
+  (e) =>
+    `${e.name(attr)} <= ${e.value(ceiling)}`;
+
+/** No reaper is promoting the job right now (or the one that was gave up before sending). */
+export const promotionNotHeld =
+  (now: number): Condition =>
+  (e) =>
+    `(attribute_not_exists(${e.name("promotingUntil")}) OR ${e.name("promotingUntil")} < ${e.value(now)})`;
+
+/** Index sort key condition: the entry's time is at or before `at` (keys are `<padded ms>#<id>`). */
+export const isIndexBefore =
+  (at: number): Condition =>
+  (e) =>
+    `${e.name("gsi1sk")} < ${e.value(indexSort(at + 1, ""))}`;
+
+/** A leader lease is still held by this runner (renew or release). */
+export const leaseOwnedBy =
+  (owner: string): Condition =>
+  (e) =>
+    `${e.name("owner")} = ${e.value(owner)}`;
+
+/** The schedule still waits for the fire the caller planned from: a second runner's advance loses. */
+export const nextRunAtIs =
+  (nextRunAt: number): Condition =>
+  (e) =>
+    `${e.name("nextRunAt")} = ${e.value(nextRunAt)}`;
+
+/** Nobody edited the item since the caller read it (optimistic concurrency between editors). */
+export const revisionIs =
+  (revision: number): Condition =>
+  (e) =>
+    `${e.name("revision")} = ${e.value(revision)}`;
+
+export const attributeNotEquals =
+  (attr: string, value: unknown): Condition =>
+  (e) =>
+    `${e.name(attr)} <> ${e.value(value)}`;

@@ -166,7 +166,7 @@ export async function markQueued(ctx: StoreContext, id: string, runAt: number): 
       "markQueued",
       jobKey(id),
       (e) => ({
-        update: new Update(e).set("status", "queued").remove("gsi1pk", "gsi1sk"),
+        update: new Update(e).set("status", "queued").remove("gsi1pk", "gsi1sk", "promotingUntil"),
         condition: and(statusIs("scheduled"), runAtIs(runAt)),
       }),
       { readCurrent: false },

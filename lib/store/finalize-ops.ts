@@ -159,10 +159,15 @@ export async function cancel(ctx: StoreContext, id: string, expiresAt: number): 
  * redrive — an operator's retry of a dead or cancelled job.
  * input: the job as last read (its queue names the index partition).
  * condition: dead or cancelled.
- * result: scheduled and due now, attempts reset, in the scheduled index. The caller then sends its
- *   message and marks it queued; if it dies in between, the index still finds the job (no loss).
+ * result: scheduled and due now, attempts reset, in the scheduled index, held against promotion until
+ *   `holdUntil` (the caller is about to send its message and mark it queued). If the caller dies in
+ *   between, the reaper promotes it once the hold lapses (no loss, no second message before then).
  */
-export async function redrive(ctx: StoreContext, job: { id: string; queue: string }): Promise<JobItem> {
+export async function redrive(
+  ctx: StoreContext,
+  job: { id: string; queue: string },
+  holdUntil: number,
+): Promise<JobItem> {
   const now = ctx.clock.now();
   try {
     const item = await conditionalUpdate(ctx, "redrive", jobKey(job.id), (e) => ({
@@ -170,6 +175,7 @@ export async function redrive(ctx: StoreContext, job: { id: string; queue: strin
         .set("status", "scheduled")
         .set("runAt", now)
         .set("attempts", 0)
+        .set("promotingUntil", holdUntil)
         .setAll(indexKeys(job.queue, "scheduled", job.id, now))
         .remove("result", "lastError", "finishedAt", "expiresAt", "cancelRequested", "startedAt"),
       condition: statusIn("dead", "cancelled"),

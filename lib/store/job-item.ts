@@ -33,6 +33,8 @@ export interface JobItem {
   expiresAt?: number;
   /** Status before the last claim: "running" means a takeover, "missing" a job built from its message. */
   claimedFrom?: JobStatus | "missing";
+  /** A reaper (or a redrive) is sending this scheduled job's message; others keep off until then. */
+  promotingUntil?: number;
   gsi1pk?: string;
   gsi1sk?: string;
 }

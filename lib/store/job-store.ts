@@ -12,7 +12,8 @@ import {
 import { cancel, type Finalization, finalize, redrive } from "./finalize-ops.ts";
 import type { JobItem } from "./job-item.ts";
 import { claim, heartbeat, type JobSeed } from "./lease-ops.ts";
-import { coolDown, getQueueState } from "./queue-state.ts";
+import { coolDown, getQueueState, type QueueState, setQueueConfig } from "./queue-state.ts";
+import { beginPromotion, deadLetter, queryIndexBefore } from "./reaper-ops.ts";
 import { getJob, type ListFilter, listJobs, loadPayload } from "./read-ops.ts";
 
 /** The store's operations bound to one table; each operation's contract is on its function. */
@@ -48,10 +49,22 @@ export class JobStore {
   finalize = (job: { id: string; queue: string }, token: string, f: Finalization) =>
     finalize(this.ctx, job, token, f);
   cancel = (id: string, expiresAt: number) => cancel(this.ctx, id, expiresAt);
-  redrive = (job: { id: string; queue: string }) => redrive(this.ctx, job);
+  redrive = (job: { id: string; queue: string }, holdUntil: number) => redrive(this.ctx, job, holdUntil);
+  queryIndexBefore = (
+    partition: { queue: string; status: "scheduled" | "dead"; shard: number },
+    before: number,
+    limit: number,
+    startKey?: Record<string, unknown>,
+  ) => queryIndexBefore(this.ctx, partition, before, limit, startKey);
+  beginPromotion = (id: string, runAt: number, holdUntil: number) =>
+    beginPromotion(this.ctx, id, runAt, holdUntil);
+  deadLetter = (seed: JobSeed, reason: string, expiresAt: number) =>
+    deadLetter(this.ctx, seed, reason, expiresAt);
   getJob = (id: string) => getJob(this.ctx, id);
   loadPayload = (item: JobItem) => loadPayload(this.ctx, item);
   listJobs = (filter: ListFilter) => listJobs(this.ctx, filter);
   getQueueState = (queue: string) => getQueueState(this.ctx, queue);
   coolDown = (queue: string, until: number) => coolDown(this.ctx, queue, until);
+  setQueueConfig = (queue: string, attrs: Omit<QueueState, "cooldownUntil" | "updatedAt">) =>
+    setQueueConfig(this.ctx, queue, attrs);
 }

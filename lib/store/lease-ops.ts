@@ -19,6 +19,26 @@ export type JobSeed = Pick<
   | "uniqueKey"
 > & { payload?: string; payloadRef?: boolean };
 
+/**
+ * Fills in a job's fields from its message, leaving any the item already has: a write that may be
+ * the first to see a job (its enqueue died before the item write) builds the item as it goes.
+ */
+export function seedIfMissing(update: Update, seed: JobSeed): Update {
+  update
+    .setIfAbsent("id", seed.id)
+    .setIfAbsent("kind", seed.kind)
+    .setIfAbsent("queue", seed.queue)
+    .setIfAbsent("maxAttempts", seed.maxAttempts)
+    .setIfAbsent("priority", seed.priority)
+    .setIfAbsent("createdAt", seed.createdAt)
+    .setIfAbsent("runAt", seed.runAt);
+  if (seed.payloadRef) update.set("payloadRef", true);
+  else if (seed.payload !== undefined) update.setIfAbsent("payload", seed.payload);
+  if (seed.timeoutSeconds !== undefined) update.setIfAbsent("timeoutSeconds", seed.timeoutSeconds);
+  if (seed.uniqueKey !== undefined) update.setIfAbsent("uniqueKey", seed.uniqueKey);
+  return update;
+}
+
 export type ClaimResult = { claimed: true; item: JobItem } | { claimed: false; current: JobItem | undefined };
 
 /**
@@ -45,18 +65,8 @@ export async function claim(
         .set("leaseUntil", now + leaseMs)
         .set("startedAt", now)
         .increment("attempts", 1)
-        .setIfAbsent("id", seed.id)
-        .setIfAbsent("kind", seed.kind)
-        .setIfAbsent("queue", seed.queue)
-        .setIfAbsent("maxAttempts", seed.maxAttempts)
-        .setIfAbsent("priority", seed.priority)
-        .setIfAbsent("createdAt", seed.createdAt)
-        .setIfAbsent("runAt", seed.runAt)
-        .remove("gsi1pk", "gsi1sk");
-      if (seed.payloadRef) update.set("payloadRef", true);
-      else if (seed.payload !== undefined) update.setIfAbsent("payload", seed.payload);
-      if (seed.timeoutSeconds !== undefined) update.setIfAbsent("timeoutSeconds", seed.timeoutSeconds);
-      if (seed.uniqueKey !== undefined) update.setIfAbsent("uniqueKey", seed.uniqueKey);
+        .remove("gsi1pk", "gsi1sk", "promotingUntil");
+      seedIfMissing(update, seed);
       const condition = or(
         itemMissing,
         and(statusIn("queued", "scheduled"), isDue(now)),

@@ -1,14 +1,25 @@
-import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { attributeBefore, attributeMissing } from "./conditions.ts";
 import { conditionalUpdate, type StoreContext, wonRace } from "./context.ts";
-import { or, Update } from "./expression.ts";
+import { Expr, or, Update } from "./expression.ts";
 import { queueStateKey } from "./keys.ts";
 
+/**
+ * The queue's one runtime item: the cooldown a throttle set, and the operator's intent (pause and
+ * setting overrides). Absent attributes mean "as declared".
+ */
 export interface QueueState {
   cooldownUntil?: number;
+  paused?: boolean;
+  maxConcurrency?: number;
+  backoffBaseSeconds?: number;
+  backoffMaxSeconds?: number;
+  retentionDoneDays?: number;
+  retentionDeadDays?: number;
+  updatedAt?: number;
 }
 
-/** getQueueState — the queue's runtime item (cooldown). Eventually consistent: workers cache it. */
+/** getQueueState — the queue's runtime item. Eventually consistent: workers cache it. */
 export async function getQueueState(ctx: StoreContext, queue: string): Promise<QueueState> {
   const out = await ctx.doc.send(
     new GetCommand({ TableName: ctx.table, Key: queueStateKey(queue), ReturnConsumedCapacity: "TOTAL" }),
@@ -34,4 +45,29 @@ export async function coolDown(ctx: StoreContext, queue: string, until: number):
       { readCurrent: false },
     ),
   );
+}
+
+/**
+ * setQueueConfig — records an operator's intent (pause/resume, setting overrides).
+ * input: the attributes to set. condition: none; config is last-writer-wins per attribute, and
+ *   leaves the cooldown alone. result: the whole state after the write.
+ */
+export async function setQueueConfig(
+  ctx: StoreContext,
+  queue: string,
+  attrs: Omit<QueueState, "cooldownUntil" | "updatedAt">,
+): Promise<QueueState> {
+  const e = new Expr();
+  const update = new Update(e).setAll(attrs).set("updatedAt", ctx.clock.now());
+  const out = await ctx.doc.send(
+    new UpdateCommand({
+      TableName: ctx.table,
+      Key: queueStateKey(queue),
+      UpdateExpression: update.toString(),
+      ...e.params(),
+      ReturnValues: "ALL_NEW",
+      ReturnConsumedCapacity: "TOTAL",
+    }),
+  );
+  return (out.Attributes ?? {}) as QueueState;
 }

@@ -1,6 +1,7 @@
 import {
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
+  GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -19,17 +20,33 @@ export interface OutgoingJob {
   delaySeconds: number;
 }
 
+/** A queue's main SQS queue or its dead-letter queue. */
+export type QueueSide = "main" | "dlq";
+
+/** SQS's approximate counts for one queue (and its DLQ). */
+export interface QueueDepth {
+  visible: number;
+  inFlight: number;
+  delayed: number;
+  dlq: number;
+}
+
 /** Thin SQS adapter keyed by queue name; urls come from config, never from the environment. */
 export class SqsTransport {
   constructor(
     private readonly sqs: SQSClient,
     private readonly urls: ReadonlyMap<string, string>,
+    private readonly dlqUrls: ReadonlyMap<string, string> = new Map(),
   ) {}
 
-  urlOf(queue: string): string {
-    const url = this.urls.get(queue);
-    if (!url) throw new Error(`no SQS url configured for queue ${queue}`);
+  urlOf(queue: string, side: QueueSide = "main"): string {
+    const url = (side === "main" ? this.urls : this.dlqUrls).get(queue);
+    if (!url) throw new Error(`no SQS ${side} url configured for queue ${queue}`);
     return url;
+  }
+
+  hasDlq(queue: string): boolean {
+    return this.dlqUrls.has(queue);
   }
 
   async send(job: OutgoingJob): Promise<void> {
@@ -80,32 +97,69 @@ export class SqsTransport {
     return failed;
   }
 
-  async changeVisibility(queue: string, receiptHandle: string, seconds: number): Promise<void> {
+  async changeVisibility(
+    queue: string,
+    receiptHandle: string,
+    seconds: number,
+    side: QueueSide = "main",
+  ): Promise<void> {
     await this.sqs.send(
       new ChangeMessageVisibilityCommand({
-        QueueUrl: this.urlOf(queue),
+        QueueUrl: this.urlOf(queue, side),
         ReceiptHandle: receiptHandle,
         VisibilityTimeout: Math.max(0, Math.min(MAX_VISIBILITY_SECONDS, Math.ceil(seconds))),
       }),
     );
   }
 
-  async delete(queue: string, receiptHandle: string): Promise<void> {
+  async delete(queue: string, receiptHandle: string, side: QueueSide = "main"): Promise<void> {
     await this.sqs.send(
-      new DeleteMessageCommand({ QueueUrl: this.urlOf(queue), ReceiptHandle: receiptHandle }),
+      new DeleteMessageCommand({ QueueUrl: this.urlOf(queue, side), ReceiptHandle: receiptHandle }),
     );
   }
 
-  async receive(queue: string, max: number, waitSeconds: number): Promise<Message[]> {
+  async receive(
+    queue: string,
+    max: number,
+    waitSeconds: number,
+    side: QueueSide = "main",
+  ): Promise<Message[]> {
     const out = await this.sqs.send(
       new ReceiveMessageCommand({
-        QueueUrl: this.urlOf(queue),
+        QueueUrl: this.urlOf(queue, side),
         MaxNumberOfMessages: Math.min(SQS_BATCH, max),
         WaitTimeSeconds: waitSeconds,
         MessageSystemAttributeNames: ["ApproximateReceiveCount", "SentTimestamp"],
       }),
     );
     return out.Messages ?? [];
+  }
+
+  /** Approximate counts: two GetQueueAttributes calls (main + DLQ), free of charge beyond the request. */
+  async depth(queue: string): Promise<QueueDepth> {
+    const count = async (side: QueueSide) => {
+      const out = await this.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: this.urlOf(queue, side),
+          AttributeNames: [
+            "ApproximateNumberOfMessages",
+            "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed",
+          ],
+        }),
+      );
+      const a = out.Attributes ?? {};
+      return {
+        visible: Number(a.ApproximateNumberOfMessages ?? 0),
+        inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+        delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+      };
+    };
+    const [main, dlq] = await Promise.all([
+      count("main"),
+      this.hasDlq(queue) ? count("dlq") : Promise.resolve(undefined),
+    ]);
+    return { ...main, dlq: dlq ? dlq.visible + dlq.inFlight + dlq.delayed : 0 };
   }
 }
 

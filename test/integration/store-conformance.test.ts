@@ -18,6 +18,8 @@ import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "..
 
 const LEASE_MS = 30_000;
 const QUEUE = "default";
+/** A redrive's hold against promotion, far enough out that no test here crosses it. */
+const HOLD = Date.parse("2030-01-01T00:00:00Z");
 const TTL = Math.floor(Date.parse("2026-02-01T00:00:00Z") / 1000);
 
 /** One ConsumedCapacity report, recorded by a client middleware (the store itself doesn't expose it). */
@@ -805,11 +807,12 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { item } = await runningJob(store, clock, "t");
       await store.finalize(item, "t", { outcome: "dead", error: "fatal", expiresAt: TTL });
       clock.advance(60_000);
-      const redriven = await store.redrive(item);
+      const redriven = await store.redrive(item, HOLD);
       expect(redriven).toMatchObject({
         status: "scheduled",
         attempts: 0,
         runAt: clock.now(),
+        promotingUntil: HOLD,
         ...indexKeys(QUEUE, "scheduled", item.id, clock.now()),
       });
       for (const gone of [
@@ -839,7 +842,7 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const item = jobItem(clock);
       await store.putJob(item);
       await store.cancel(item.id, TTL);
-      const redriven = await store.redrive(item);
+      const redriven = await store.redrive(item, HOLD);
       expect(redriven).toMatchObject({ status: "scheduled", attempts: 0 });
       expect(redriven.cancelRequested).toBeUndefined();
     });
@@ -849,16 +852,18 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { item: done } = await runningJob(store, clock, "t");
       await store.finalize(done, "t", { outcome: "done", result: "1", expiresAt: TTL });
       const doneBefore = await store.getJob(done.id);
-      expect((await clientErrorOf(store.redrive(done))).code).toBe("conflict");
+      expect((await clientErrorOf(store.redrive(done, HOLD))).code).toBe("conflict");
       expect(await store.getJob(done.id)).toEqual(doneBefore);
 
       const { item: running } = await runningJob(store, clock, "r");
-      expect((await clientErrorOf(store.redrive(running))).code).toBe("conflict");
+      expect((await clientErrorOf(store.redrive(running, HOLD))).code).toBe("conflict");
       const queued = jobItem(clock);
       await store.putJob(queued);
-      expect((await clientErrorOf(store.redrive(queued))).code).toBe("conflict");
+      expect((await clientErrorOf(store.redrive(queued, HOLD))).code).toBe("conflict");
 
-      expect((await clientErrorOf(store.redrive({ id: "missing", queue: QUEUE }))).code).toBe("not_found");
+      expect((await clientErrorOf(store.redrive({ id: "missing", queue: QUEUE }, HOLD))).code).toBe(
+        "not_found",
+      );
     });
   });
 

@@ -1,0 +1,27 @@
+import type { Engine } from "../engine.ts";
+import type { JobItem } from "../store/job-item.ts";
+import { messageFromItem } from "../transport/message-from-item.ts";
+
+/**
+ * How long a promotion holds a scheduled job past its runAt. A reaper that dies between taking the
+ * job and sending its message delays it by at most this; a live one is done in milliseconds.
+ */
+export const PROMOTION_HOLD_MS = 120_000;
+
+export const promotionHoldUntil = (runAt: number, now: number) => Math.max(runAt, now) + PROMOTION_HOLD_MS;
+
+/**
+ * The second half of every promotion (reaper and redrive): send the held job's message with the delay
+ * left until its runAt, then take it out of the scheduled index. If markQueued loses, a claim or a
+ * cancel moved the job first, which is fine: the message is a harmless duplicate at worst.
+ */
+export async function sendPromoted(
+  deps: Pick<Engine, "store" | "transport" | "clock">,
+  item: JobItem,
+): Promise<{ payload: string; queued: boolean }> {
+  const payload = (await deps.store.loadPayload(item)) ?? "null";
+  const delaySeconds = Math.max(0, (item.runAt - deps.clock.now()) / 1000);
+  await deps.transport.send({ message: messageFromItem(item, payload), delaySeconds });
+  const queued = await deps.store.markQueued(item.id, item.runAt);
+  return { payload, queued };
+}

@@ -1,0 +1,166 @@
+import pLimit from "p-limit";
+import type { Engine } from "../engine.ts";
+import { isTerminal } from "../job/status.ts";
+import { jobFields } from "../observability/log.ts";
+import { QueueAdmin } from "../queue-control/queue-admin.ts";
+import { effectiveSettings } from "../queue-control/settings.ts";
+import type { QueueDeclaration } from "../queues.ts";
+import { retentionExpiry } from "../retention.ts";
+import type { JobItem } from "../store/job-item.ts";
+import { INDEX_SHARDS } from "../store/table.ts";
+import { parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
+import { promotionHoldUntil, sendPromoted } from "./promote.ts";
+
+/** SQS holds a message for at most 15 minutes of delay: promote what falls due within that. */
+export const PROMOTION_HORIZON_MS = 15 * 60_000;
+export const DEAD_LETTER_REASON = "exceeded receive count";
+
+export interface ReaperOptions {
+  /** Bounds one run's work per queue; the next tick carries on. */
+  maxPromotionsPerQueue?: number;
+  maxDeadLettersPerQueue?: number;
+}
+
+export interface ReaperReport {
+  /** Scheduled jobs whose message went out this run. */
+  promoted: number;
+  /** Due scheduled jobs another promotion held, or that moved on before this one could take them. */
+  promotionsSkipped: number;
+  /** DLQ messages whose job became dead. */
+  deadLettered: number;
+  /** DLQ messages of jobs that had already finished: deleted, nothing else to do. */
+  deadLetterDuplicates: number;
+  /** DLQ messages of jobs a worker holds a live lease on: left for a later run. */
+  deadLettersDeferred: number;
+  /** DLQ messages that are not skyforge jobs: left in place for an operator. */
+  deadLettersUnrecognized: number;
+  /** Event sources made to match their queue's recorded pause/concurrency. */
+  eventSourcesRepaired: number;
+}
+
+export type ReaperDeps = Pick<
+  Engine,
+  "store" | "transport" | "queues" | "clock" | "metrics" | "log" | "eventSources"
+>;
+
+/**
+ * One reaper tick (DESIGN §5): promote due scheduled jobs, drain the DLQs, repair event sources.
+ * Safe to run twice at once: each promotion and each dead-letter is one conditional write, so two
+ * reapers split the work instead of doubling it. Expired leases need no pass here: their messages
+ * come back on their own and the claim takes them over (counted as `revived` by the worker).
+ */
+export async function runReaper(deps: ReaperDeps, options: ReaperOptions = {}): Promise<ReaperReport> {
+  const report: ReaperReport = {
+    promoted: 0,
+    promotionsSkipped: 0,
+    deadLettered: 0,
+    deadLetterDuplicates: 0,
+    deadLettersDeferred: 0,
+    deadLettersUnrecognized: 0,
+    eventSourcesRepaired: 0,
+  };
+  for (const queue of deps.queues) {
+    await promoteDue(deps, queue, report, options.maxPromotionsPerQueue ?? 1000);
+    if (deps.transport.hasDlq(queue.name))
+      await drainDeadLetters(deps, queue, report, options.maxDeadLettersPerQueue ?? 100);
+  }
+  try {
+    report.eventSourcesRepaired = await new QueueAdmin(deps).repairEventSources();
+  } catch (err) {
+    deps.log.error("event source repair failed; the next tick tries again", { error: String(err) });
+  }
+  deps.metrics.flush();
+  return report;
+}
+
+async function promoteDue(
+  deps: ReaperDeps,
+  queue: QueueDeclaration,
+  report: ReaperReport,
+  budget: number,
+): Promise<void> {
+  const now = deps.clock.now();
+  const horizon = now + PROMOTION_HORIZON_MS;
+  const limit = pLimit(8);
+  let left = budget;
+  await Promise.all(
+    Array.from({ length: INDEX_SHARDS }, (_, shard) =>
+      limit(async () => {
+        let startKey: Record<string, unknown> | undefined;
+        do {
+          if (left <= 0) return;
+          const page = await deps.store.queryIndexBefore(
+            { queue: queue.name, status: "scheduled", shard },
+            horizon,
+            Math.min(100, left),
+            startKey,
+          );
+          left -= page.items.length;
+          for (const item of page.items) await promoteOne(deps, item, now, report);
+          startKey = page.next;
+        } while (startKey);
+      }),
+    ),
+  );
+}
+
+async function promoteOne(deps: ReaperDeps, seen: JobItem, now: number, report: ReaperReport): Promise<void> {
+  // A hold we can see is live costs nothing to skip; a stale read is caught by the write's condition.
+  const held =
+    seen.promotingUntil !== undefined && seen.promotingUntil >= now
+      ? undefined
+      : await deps.store.beginPromotion(seen.id, seen.runAt, promotionHoldUntil(seen.runAt, now));
+  if (!held) {
+    report.promotionsSkipped += 1;
+    return;
+  }
+  await sendPromoted(deps, held);
+  report.promoted += 1;
+  deps.metrics.count("promoted", held.queue, held.kind);
+  deps.log.debug("promoted a scheduled job", jobFields(held));
+}
+
+async function drainDeadLetters(
+  deps: ReaperDeps,
+  queue: QueueDeclaration,
+  report: ReaperReport,
+  budget: number,
+): Promise<void> {
+  const { store, transport, clock, metrics, log } = deps;
+  const retention = effectiveSettings(queue, await store.getQueueState(queue.name)).retentionDays.dead;
+  for (let seen = 0; seen < budget; ) {
+    const messages = await transport.receive(queue.name, 10, 0, "dlq");
+    if (messages.length === 0) return;
+    seen += messages.length;
+    for (const m of messages) {
+      const receipt = m.ReceiptHandle as string;
+      const msg = parseJobMessage(m.Body ?? "");
+      if (!msg) {
+        report.deadLettersUnrecognized += 1;
+        log.warn("a DLQ message is not a skyforge job; leaving it for an operator", {
+          queue: queue.name,
+          messageId: m.MessageId,
+        });
+        continue;
+      }
+      const result = await store.deadLetter(
+        seedFromMessage(msg),
+        DEAD_LETTER_REASON,
+        retentionExpiry(clock.now(), retention),
+      );
+      if (result.marked) {
+        report.deadLettered += 1;
+        metrics.count("deadLettered", msg.queue, msg.kind);
+        metrics.count("dead", msg.queue, msg.kind);
+        log.warn("job dead: its message exceeded the receive count", jobFields(result.item));
+        await transport.delete(queue.name, receipt, "dlq");
+      } else if (!result.current || isTerminal(result.current.status)) {
+        report.deadLetterDuplicates += 1;
+        await transport.delete(queue.name, receipt, "dlq");
+      } else {
+        // A worker holds a live lease: its run decides. If it dies, the next run here marks the job.
+        report.deadLettersDeferred += 1;
+      }
+    }
+  }
+}

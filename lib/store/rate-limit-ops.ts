@@ -1,0 +1,53 @@
+import { StoreConflict } from "../errors.ts";
+import { attributeAtLeast, attributeAtMost, attributeBefore, attributeMissing } from "./conditions.ts";
+import { conditionalUpdate, type StoreContext } from "./context.ts";
+import { and, or, Update } from "./expression.ts";
+import { rateLimitKey } from "./keys.ts";
+
+/**
+ * Which side of `now` the caller believes the bucket's tat is on. An UpdateExpression has no max(),
+ * so "tat = max(tat, now) + cost" is split into two writes whose conditions pick the branch:
+ * - idle: tat is absent or in the past (bucket full), so the new tat is now + cost, computed here;
+ * - busy: tat is at or after now, so DynamoDB adds cost to the tat it holds.
+ */
+export type TakeForm = "idle" | "busy";
+
+export interface TakeTokens {
+  form: TakeForm;
+  /** The instant the caller decided at; the condition compares tat against it. */
+  now: number;
+  /** n tokens × the emission interval, in ms. */
+  cost: number;
+  /** The latest tat at which the tokens still fit (busy form only; an idle bucket always fits). */
+  limit: number;
+}
+
+/** Taken: the tat now stored. Not taken: the tat DynamoDB holds (undefined when the item is missing). */
+export type TakeResult = { taken: true; tat: number } | { taken: false; tat: number | undefined };
+
+/**
+ * takeTokens — spend tokens from a scope's bucket (GCRA: the item holds only `tat`, epoch ms).
+ * input: scope name, the form, now, cost and limit from lib/rate-limit/gcra.ts.
+ * condition: idle: tat is missing OR tat < now. busy: now <= tat <= limit.
+ * result: idle: tat = now + cost. busy: tat = tat + cost. The stored tat is returned. On a lost
+ *   condition, the current tat (wrong form, or no room): the caller decides from it without a read.
+ */
+export async function takeTokens(ctx: StoreContext, scope: string, take: TakeTokens): Promise<TakeResult> {
+  try {
+    const item = await conditionalUpdate(ctx, "takeTokens", rateLimitKey(scope), (e) =>
+      take.form === "idle"
+        ? {
+            update: new Update(e).set("tat", take.now + take.cost),
+            condition: or(attributeMissing("tat"), attributeBefore("tat", take.now)),
+          }
+        : {
+            update: new Update(e).increment("tat", take.cost),
+            condition: and(attributeAtLeast("tat", take.now), attributeAtMost("tat", take.limit)),
+          },
+    );
+    return { taken: true, tat: item.tat as number };
+  } catch (err) {
+    if (err instanceof StoreConflict) return { taken: false, tat: err.current?.tat as number | undefined };
+    throw err;
+  }
+}

@@ -1,0 +1,295 @@
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  nextFireAfter,
+  type ScheduleInput,
+  type ScheduleItem,
+  type ScheduleSource,
+} from "../cron/schedule.ts";
+import { ClientError, StoreConflict } from "../errors.ts";
+import {
+  attributeEquals,
+  itemMissing,
+  leaseExpired,
+  leaseOwnedBy,
+  nextRunAtIs,
+  revisionIs,
+} from "./conditions.ts";
+import { conditionalUpdate, conditionalWrite, type StoreContext, wonRace } from "./context.ts";
+import { Expr, or, Update } from "./expression.ts";
+import { leaseKey, SCHEDULES_PARTITION, scheduleKey } from "./keys.ts";
+
+const TOTAL = "TOTAL" as const;
+
+/** getSchedule — strongly consistent read. result: the item or undefined. */
+export async function getSchedule(ctx: StoreContext, name: string): Promise<ScheduleItem | undefined> {
+  const out = await ctx.doc.send(
+    new GetCommand({
+      TableName: ctx.table,
+      Key: scheduleKey(name),
+      ConsistentRead: true,
+      ReturnConsumedCapacity: TOTAL,
+    }),
+  );
+  return out.Item as ScheduleItem | undefined;
+}
+
+/** listSchedules — every schedule: one Query on their shared partition, followed to its last page. */
+export async function listSchedules(ctx: StoreContext): Promise<ScheduleItem[]> {
+  const items: ScheduleItem[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const e = new Expr();
+    const out = await ctx.doc.send(
+      new QueryCommand({
+        TableName: ctx.table,
+        KeyConditionExpression: `${e.name("pk")} = ${e.value(SCHEDULES_PARTITION)}`,
+        ...e.params(),
+        ConsistentRead: true,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        ReturnConsumedCapacity: TOTAL,
+      }),
+    );
+    items.push(...((out.Items ?? []) as ScheduleItem[]));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/**
+ * Who writes: the API creates "api" schedules (or "code" ones for a declared name not yet synced);
+ * the declared-schedule sync passes the declaration's hash.
+ */
+export interface ScheduleOrigin {
+  source: ScheduleSource;
+  declaredHash?: string;
+}
+
+/** Concurrent editors of one schedule retry this often before the caller is told to. */
+const PUT_ATTEMPTS = 3;
+
+/** The first fire after now, or none while disabled (re-enabling recomputes it from then). */
+function firstRun(input: ScheduleInput, now: number): number | undefined {
+  return input.enabled ? nextFireAfter(input, now) : undefined;
+}
+
+/**
+ * putSchedule — upsert one schedule.
+ * input: a parsed ScheduleInput, who writes it, and the instant a new or re-timed schedule counts from.
+ * condition: create: no item yet. update: revision unchanged since our read (ticks never bump it,
+ *   so only another editor makes us re-read and retry).
+ * result: { created, item }. nextRunAt is recomputed from now only when cron, timezone or enabled
+ *   changed; otherwise it is left alone so a tick's concurrent advance is never undone. An update
+ *   keeps the stored source; declaredHash changes only when a sync passes one.
+ */
+export async function putSchedule(
+  ctx: StoreContext,
+  name: string,
+  input: ScheduleInput,
+  origin: ScheduleOrigin,
+  now: number = ctx.clock.now(),
+): Promise<{ created: boolean; item: ScheduleItem }> {
+  const key = scheduleKey(name);
+  for (let attempt = 1; ; attempt++) {
+    const current = await getSchedule(ctx, name);
+    const fields = {
+      name,
+      cron: input.cron,
+      timezone: input.timezone,
+      kind: input.kind,
+      payloadJson: JSON.stringify(input.payload ?? null),
+      enabled: input.enabled,
+      misfire: input.misfire,
+      updatedAt: now,
+    };
+    try {
+      if (!current) {
+        const nextRunAt = firstRun(input, now);
+        const item: ScheduleItem = {
+          ...key,
+          ...fields,
+          ...(input.queue !== undefined ? { queue: input.queue } : {}),
+          ...(nextRunAt !== undefined ? { nextRunAt } : {}),
+          source: origin.source,
+          ...(origin.declaredHash !== undefined ? { declaredHash: origin.declaredHash } : {}),
+          revision: 1,
+        };
+        const e = new Expr();
+        await conditionalWrite(
+          ctx,
+          "putSchedule",
+          key,
+          () =>
+            ctx.doc.send(
+              new PutCommand({
+                TableName: ctx.table,
+                Item: item,
+                ConditionExpression: itemMissing(e),
+                ...e.params(),
+                ReturnConsumedCapacity: TOTAL,
+              }),
+            ),
+          { readCurrent: false },
+        );
+        return { created: true, item };
+      }
+      const retime =
+        current.cron !== input.cron ||
+        current.timezone !== input.timezone ||
+        current.enabled !== input.enabled;
+      const item = await conditionalUpdate(
+        ctx,
+        "putSchedule",
+        key,
+        (e) => {
+          const update = new Update(e).setAll(fields).set("revision", current.revision + 1);
+          if (input.queue !== undefined) update.set("queue", input.queue);
+          else update.remove("queue");
+          if (origin.declaredHash !== undefined) update.set("declaredHash", origin.declaredHash);
+          if (retime) {
+            const nextRunAt = firstRun(input, now);
+            if (nextRunAt !== undefined) update.set("nextRunAt", nextRunAt);
+            else update.remove("nextRunAt");
+          }
+          return { update, condition: revisionIs(current.revision) };
+        },
+        { readCurrent: false },
+      );
+      return { created: false, item: item as unknown as ScheduleItem };
+    } catch (err) {
+      if (!(err instanceof StoreConflict)) throw err;
+      if (attempt >= PUT_ATTEMPTS) {
+        throw new ClientError("conflict", `schedule "${name}" is being changed concurrently; retry`);
+      }
+    }
+  }
+}
+
+/**
+ * deleteSchedule — removes a schedule of the given source.
+ * condition: the item exists and its source is `source` (the API may only delete "api" schedules;
+ *   the sync only "code" ones).
+ * result: { deleted: true }, or { deleted: false, current } where current is undefined when there
+ *   was nothing to delete.
+ */
+export async function deleteSchedule(
+  ctx: StoreContext,
+  name: string,
+  source: ScheduleSource,
+): Promise<{ deleted: true } | { deleted: false; current: ScheduleItem | undefined }> {
+  const key = scheduleKey(name);
+  const e = new Expr();
+  const ConditionExpression = attributeEquals("source", source)(e);
+  try {
+    await conditionalWrite(ctx, "deleteSchedule", key, () =>
+      ctx.doc.send(
+        new DeleteCommand({
+          TableName: ctx.table,
+          Key: key,
+          ConditionExpression,
+          ...e.params(),
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+          ReturnConsumedCapacity: TOTAL,
+        }),
+      ),
+    );
+    return { deleted: true };
+  } catch (err) {
+    if (err instanceof StoreConflict)
+      return { deleted: false, current: err.current as ScheduleItem | undefined };
+    throw err;
+  }
+}
+
+/**
+ * advanceSchedule — moves a schedule past the fires a tick has enqueued.
+ * input: the nextRunAt the tick planned from, the new one (undefined: no further fire), the last fire.
+ * condition: nextRunAt still equals the planned-from value, so of two runners planning the same
+ *   fires only one advances, and an API edit that re-timed the schedule meanwhile wins.
+ * result: true when advanced, false when the race was lost (the fires were deduped anyway).
+ */
+export async function advanceSchedule(
+  ctx: StoreContext,
+  name: string,
+  expectedNextRunAt: number,
+  newNextRunAt: number | undefined,
+  lastRunAt: number | undefined,
+): Promise<boolean> {
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "advanceSchedule",
+      scheduleKey(name),
+      (e) => {
+        const update = new Update(e);
+        if (newNextRunAt !== undefined) update.set("nextRunAt", newNextRunAt);
+        else update.remove("nextRunAt");
+        if (lastRunAt !== undefined) update.set("lastRunAt", lastRunAt);
+        return { update, condition: nextRunAtIs(expectedNextRunAt) };
+      },
+      { readCurrent: false },
+    ),
+  );
+}
+
+export type LeaseResult =
+  | { held: true; leaseUntil: number }
+  | { held: false; owner?: string; leaseUntil?: number };
+
+/**
+ * acquireLease — become (or stay) the leader for `name` until now + ttl.
+ * condition: no lease item, OR its leaseUntil has passed, OR this owner already holds it (renewal).
+ * result: { held: true, leaseUntil } or { held: false } naming the current holder.
+ */
+export async function acquireLease(
+  ctx: StoreContext,
+  name: string,
+  owner: string,
+  ttlMs: number,
+): Promise<LeaseResult> {
+  const now = ctx.clock.now();
+  const leaseUntil = now + ttlMs;
+  try {
+    await conditionalUpdate(ctx, "acquireLease", leaseKey(name), (e) => ({
+      update: new Update(e).set("owner", owner).set("leaseUntil", leaseUntil),
+      condition: or(itemMissing, leaseExpired(now), leaseOwnedBy(owner)),
+    }));
+    return { held: true, leaseUntil };
+  } catch (err) {
+    if (!(err instanceof StoreConflict)) throw err;
+    const current = err.current as { owner?: string; leaseUntil?: number } | undefined;
+    return {
+      held: false,
+      ...(current?.owner !== undefined ? { owner: current.owner } : {}),
+      ...(current?.leaseUntil !== undefined ? { leaseUntil: current.leaseUntil } : {}),
+    };
+  }
+}
+
+/**
+ * releaseLease — hand leadership back so the next runner needn't wait for the expiry.
+ * condition: this owner still holds it. result: true when released; false when it had already
+ *   passed to someone else (who keeps it).
+ */
+export async function releaseLease(ctx: StoreContext, name: string, owner: string): Promise<boolean> {
+  const key = leaseKey(name);
+  const e = new Expr();
+  const ConditionExpression = leaseOwnedBy(owner)(e);
+  return wonRace(
+    conditionalWrite(
+      ctx,
+      "releaseLease",
+      key,
+      () =>
+        ctx.doc.send(
+          new DeleteCommand({
+            TableName: ctx.table,
+            Key: key,
+            ConditionExpression,
+            ...e.params(),
+            ReturnConsumedCapacity: TOTAL,
+          }),
+        ),
+      { readCurrent: false },
+    ),
+  );
+}
