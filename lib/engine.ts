@@ -3,10 +3,12 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { Clock } from "./clock.ts";
 import { buildRegistry, type KindRegistry } from "./kinds/registry.ts";
 import type { Log } from "./observability/log.ts";
-import type { EventSourceControl } from "./queue-control/event-source-control.ts";
 import type { JobMetrics } from "./observability/metrics.ts";
 import { Producer } from "./producer/enqueue.ts";
+import type { EventSourceControl } from "./queue-control/event-source-control.ts";
 import { queues as declaredQueues, type QueueDeclaration } from "./queues.ts";
+import { RateLimiter } from "./rate-limit/rate-limiter.ts";
+import type { RateLimitScope } from "./rate-limit/scopes.ts";
 import { RunningJobs } from "./runtime/running-jobs.ts";
 import { JobStore } from "./store/job-store.ts";
 import { SqsTransport } from "./transport/sqs-transport.ts";
@@ -26,6 +28,7 @@ export interface EngineConfig {
   log: Log;
   queues?: readonly QueueDeclaration[];
   registry?: KindRegistry;
+  rateLimitScopes?: readonly RateLimitScope[];
   random?: () => number;
 }
 
@@ -41,6 +44,8 @@ export interface Engine {
   log: Log;
   /** Runs in flight in this process, so a same-process cancel aborts without waiting for a heartbeat. */
   running: RunningJobs;
+  /** One per process: it remembers each bucket's last state, so a known denial costs no request. */
+  rateLimiter: RateLimiter;
   eventSources?: EventSourceControl;
   random?: () => number;
 }
@@ -62,6 +67,10 @@ export function buildEngine(config: EngineConfig): Engine {
     metrics,
     log,
     running: new RunningJobs(),
+    rateLimiter: new RateLimiter({
+      store: store.ctx,
+      ...(config.rateLimitScopes ? { scopes: config.rateLimitScopes } : {}),
+    }),
     ...(config.eventSources ? { eventSources: config.eventSources } : {}),
     ...(config.random ? { random: config.random } : {}),
   };

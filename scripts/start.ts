@@ -15,14 +15,23 @@ const log = {
   error: (m: string, a?: Record<string, unknown>) => logger.error(m, a ?? {}),
 };
 
-const stack = await startLocalStack({ port, log });
+const tickSeconds = Number(process.env.SKYFORGE_TICK_SECONDS ?? 60);
+if (!Number.isFinite(tickSeconds) || tickSeconds <= 0) {
+  console.error(
+    `SKYFORGE_TICK_SECONDS must be a positive number of seconds, got "${process.env.SKYFORGE_TICK_SECONDS}"`,
+  );
+  process.exit(2);
+}
+const stack = await startLocalStack({ port, log, tickSeconds });
 const lines = [
   `skyforge local stack (node ${process.version})`,
   `  HTTP API       ${stack.url}  (POST /jobs, POST /jobs/batch, GET /jobs/{id}, GET /jobs, POST /jobs/{id}/cancel, POST /jobs/{id}/retry, GET /health)`,
+  "                 (GET /queues, POST /queues/{name}/pause|resume, PATCH /queues/{name}, GET|PUT|DELETE /schedules/{name})",
   `  Lambda Invoke  ${stack.url}/2015-03-31/functions/enqueue/invocations`,
   `  DynamoDB       ${stack.endpoints.dynamodb}  (dynalite, table skyforge-jobs)`,
   `  SQS            ${stack.endpoints.sqs}  (fauxqs, queues: ${[...stack.queues.keys()].join(", ")})`,
   `  kinds          ${kinds.map((k) => k.name).join(", ")}`,
+  `  scheduled      reaper, cleanup, cron every ${tickSeconds} s (SKYFORGE_TICK_SECONDS)`,
   "",
   `  try: curl -s -X POST ${stack.url}/jobs -H 'content-type: application/json' -d '{"kind":"echo","payload":{"hello":"world"}}'`,
   "  Ctrl-C stops everything.",

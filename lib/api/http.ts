@@ -1,10 +1,19 @@
 import type { MiddlewareObj } from "@middy/core";
+import type { Route } from "@middy/http-router";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { ClientError } from "../errors.ts";
 import type { Log } from "../observability/log.ts";
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
+
+export type ApiRoute = Route<HttpEvent, HttpResult>;
+
+export const route = (
+  method: ApiRoute["method"],
+  path: string,
+  handler: (e: HttpEvent) => Promise<HttpResult>,
+): ApiRoute => ({ method, path, handler });
 
 export function json(statusCode: number, body: unknown): HttpResult {
   return { statusCode, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };

@@ -1,5 +1,6 @@
 import middy from "@middy/core";
-import httpRouterHandler, { type Route } from "@middy/http-router";
+import httpRouterHandler from "@middy/http-router";
+import { declaredSchedules } from "../cron/declared.ts";
 import type { Engine } from "../engine.ts";
 import { ClientError } from "../errors.ts";
 import { EnqueueBatchRequest, ListJobsQuery } from "../job/schemas.ts";
@@ -7,18 +8,22 @@ import { redriveJob } from "../producer/redrive.ts";
 import { issuesOf } from "../producer/validate.ts";
 import { retentionExpiry } from "../retention.ts";
 import { toJobView } from "../store/job-item.ts";
-import { errorResponder, type HttpEvent, type HttpResult, json, pathParam, readJsonBody } from "./http.ts";
+import {
+  errorResponder,
+  type HttpEvent,
+  type HttpResult,
+  json,
+  pathParam,
+  readJsonBody,
+  route,
+} from "./http.ts";
+import { queueRoutes } from "./queue-routes.ts";
+import { scheduleRoutes } from "./schedule-routes.ts";
 
 /** The HTTP API (DESIGN §7) as one middy handler over API Gateway v2 events. */
 export function createApiHandler(engine: Engine) {
-  const { producer, store, transport, queues, clock } = engine;
+  const { producer, store, queues, clock } = engine;
   const cancelledRetentionDays = Math.max(...queues.map((q) => q.retentionDays.dead));
-
-  const route = (
-    method: Route<HttpEvent, HttpResult>["method"],
-    path: string,
-    fn: (e: HttpEvent) => Promise<HttpResult>,
-  ) => ({ method, path, handler: fn }) satisfies Route<HttpEvent, HttpResult>;
 
   const routes = [
     route("GET", "/health", async () => json(200, { ok: true, queues: queues.map((q) => q.name) })),
@@ -64,6 +69,8 @@ export function createApiHandler(engine: Engine) {
     route("POST", "/jobs/{id}/retry", async (event) =>
       json(200, await redriveJob(engine, pathParam(event, "id"))),
     ),
+    ...queueRoutes(engine),
+    ...scheduleRoutes(engine, declaredSchedules),
   ];
 
   return middy<HttpEvent, HttpResult>()

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { RateLimitAnswer } from "../rate-limit/rate-limiter.ts";
 import type { JobView } from "./schemas.ts";
 
 export interface Fence {
@@ -14,6 +15,12 @@ export interface JobContext {
   signal: AbortSignal;
   /** Renew the lease now (the runtime also does this on a timer). */
   heartbeat(): Promise<void>;
+  /**
+   * Take `n` tokens (default 1) from a cluster-wide bucket declared in lib/rate-limit/scopes.ts.
+   * A denial says how long to wait; throw ThrottledError(waitMs / 1000) to cool the whole queue
+   * down without spending the attempt.
+   */
+  rateLimit(scope: string, n?: number): Promise<RateLimitAnswer>;
 }
 
 export interface BackoffPolicy {

@@ -2,10 +2,11 @@ import type { AnyKind } from "../job/kind.ts";
 import { echo } from "./echo.ts";
 import { fail } from "./fail.ts";
 import { flaky } from "./flaky.ts";
+import { partnerCall } from "./partner-call.ts";
 import { sleep } from "./sleep.ts";
 
 /** Adding a kind: write lib/kinds/<name>.ts with defineKind, then add it to this list. */
-export const kinds: readonly AnyKind[] = [echo, sleep, fail, flaky];
+export const kinds: readonly AnyKind[] = [echo, sleep, fail, flaky, partnerCall];
 
 export type KindRegistry = ReadonlyMap<string, AnyKind>;
 

@@ -1,4 +1,5 @@
 import {
+  ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   type Message,
   ReceiveMessageCommand,
@@ -24,36 +25,79 @@ export interface PollerOptions {
 /**
  * What Lambda's SQS event source mapping does, in process: `maxConcurrency` loops each receive a
  * batch, invoke the handler, and delete the records it did not report as failed. Failed records are
- * left alone, so they come back when their visibility (set by the worker) lapses.
+ * left alone, so they come back when their visibility (set by the worker) lapses. Like a mapping, it
+ * can be disabled (nothing is received, so nothing is dead-lettered) and its concurrency changed.
  */
 export class EventSourcePoller {
   private running = false;
-  private loops: Promise<void>[] = [];
+  private enabled = true;
+  private concurrency: number;
+  private readonly loops = new Map<number, Promise<void>>();
   private readonly abort = new AbortController();
+  /** Resolved (and replaced) whenever the configuration changes, to wake loops waiting on a pause. */
+  private changed = Promise.withResolvers<void>();
 
   constructor(
     private readonly sqs: SQSClient,
     private readonly options: PollerOptions,
-  ) {}
+  ) {
+    this.concurrency = options.maxConcurrency;
+  }
 
   start(): void {
     if (this.running) return;
     this.running = true;
-    for (let i = 0; i < this.options.maxConcurrency; i++) this.loops.push(this.loop());
+    this.spawnLoops();
+  }
+
+  /** UpdateEventSourceMapping, locally: Enabled and ScalingConfig.MaximumConcurrency. */
+  configure(intent: { enabled: boolean; maxConcurrency: number }): void {
+    this.enabled = intent.enabled;
+    this.concurrency = intent.maxConcurrency;
+    this.notify();
+    if (this.running) this.spawnLoops();
+  }
+
+  describe(): { enabled: boolean; maxConcurrency: number } {
+    return { enabled: this.enabled, maxConcurrency: this.concurrency };
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.abort.abort();
-    await Promise.allSettled(this.loops);
-    this.loops = [];
+    this.notify();
+    await Promise.allSettled(this.loops.values());
+    this.loops.clear();
   }
 
-  private async loop(): Promise<void> {
-    while (this.running) {
+  private notify(): void {
+    this.changed.resolve();
+    this.changed = Promise.withResolvers<void>();
+  }
+
+  private spawnLoops(): void {
+    for (let i = 0; i < this.concurrency; i++) {
+      if (this.loops.has(i)) continue;
+      this.loops.set(
+        i,
+        this.loop(i).finally(() => this.loops.delete(i)),
+      );
+    }
+  }
+
+  private async loop(index: number): Promise<void> {
+    // Loops above the concurrency end; a raise spawns new ones.
+    while (this.running && index < this.concurrency) {
+      if (!this.enabled) {
+        await this.changed.promise;
+        continue;
+      }
       try {
         const messages = await this.receive();
-        if (messages.length > 0) await this.invoke(messages);
+        if (messages.length === 0) continue;
+        // Disabled during the long poll: hand the batch straight back instead of running it.
+        if (!this.enabled) await this.release(messages);
+        else await this.invoke(messages);
       } catch (err) {
         if (!this.running) return;
         this.options.log.error("event source poll failed; backing off", {
@@ -76,6 +120,19 @@ export class EventSourcePoller {
       { abortSignal: this.abort.signal },
     );
     return out.Messages ?? [];
+  }
+
+  private async release(messages: Message[]): Promise<void> {
+    await this.sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: this.options.queueUrl,
+        Entries: messages.map((m, i) => ({
+          Id: String(i),
+          ReceiptHandle: m.ReceiptHandle as string,
+          VisibilityTimeout: 0,
+        })),
+      }),
+    );
   }
 
   private async invoke(messages: Message[]): Promise<void> {

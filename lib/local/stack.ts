@@ -4,10 +4,14 @@ import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { handleEnqueueInvoke } from "../api/invoke.ts";
 import { createApiHandler } from "../api/routes.ts";
 import { type Clock, systemClock } from "../clock.ts";
+import { runCronTick } from "../cron/cron-tick.ts";
+import { declaredSchedules, syncDeclaredSchedules } from "../cron/declared.ts";
 import { buildEngine, type Engine } from "../engine.ts";
 import type { KindRegistry } from "../kinds/registry.ts";
 import { type Log, silentLog } from "../observability/log.ts";
 import { MemoryMetrics } from "../observability/metrics.ts";
+import { Cleanup } from "../ops/cleanup.ts";
+import { runReaper } from "../ops/reaper.ts";
 import type { QueueDeclaration } from "../queues.ts";
 import { queues as declaredQueues } from "../queues.ts";
 import { createWorker } from "../runtime/worker.ts";
@@ -21,6 +25,8 @@ import {
 } from "./emulators.ts";
 import { EventSourcePoller } from "./event-source-poller.ts";
 import { startLocalHttp } from "./http-server.ts";
+import { LocalEventSources } from "./local-event-sources.ts";
+import { Ticker } from "./ticker.ts";
 
 export interface LocalStackOptions {
   host?: string;
@@ -35,7 +41,14 @@ export interface LocalStackOptions {
   /** Lets a caller add SDK middleware (the bench counts requests) before anything is sent. */
   instrument?: (clients: { dynamodb: DynamoDBClient; sqs: SQSClient }) => void;
   random?: () => number;
+  /** How often the reaper, cleanup and cron run (AWS: every 60 s). */
+  tickSeconds?: number;
+  /** Start the tick timer; tests that drive `ticker.tick()` themselves turn it off. */
+  autoTick?: boolean;
 }
+
+/** What the emulators lack (TTL): the local cleanup sweeps this many items per tick instead. */
+const LOCAL_SWEEP_ITEMS_PER_TICK = 5_000;
 
 export interface LocalStack {
   url: string;
@@ -44,6 +57,8 @@ export interface LocalStack {
   clients: { dynamodb: DynamoDBClient; sqs: SQSClient };
   queues: ReadonlyMap<string, ProvisionedQueue>;
   endpoints: { dynamodb: string; sqs: string };
+  /** The scheduled functions (reaper, cleanup, cron); `tick()` runs them all once now. */
+  ticker: Ticker;
   stop(): Promise<void>;
 }
 
@@ -75,11 +90,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         : {},
     );
     const metrics = new MemoryMetrics();
+    const eventSources = new LocalEventSources();
     const engine = buildEngine({
       dynamodb: clients.dynamodb,
       sqs: clients.sqs,
       table,
       queueUrls: new Map([...provisioned].map(([name, q]) => [name, q.url])),
+      dlqUrls: new Map([...provisioned].map(([name, q]) => [name, q.dlqUrl])),
+      eventSources,
       clock: options.clock ?? systemClock,
       metrics,
       log,
@@ -103,9 +121,25 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         handler: createWorker(engine, { recordConcurrency: q.recordConcurrency }),
         log,
       });
+      eventSources.add(q.name, poller);
       poller.start();
       stoppers.push(() => poller.stop());
     }
+
+    await syncDeclaredSchedules(engine.store.ctx, declaredSchedules, engine.clock.now(), log);
+    const tickMs = (options.tickSeconds ?? 60) * 1000;
+    const cleanup = new Cleanup(engine, { sweepItemsPerRun: LOCAL_SWEEP_ITEMS_PER_TICK });
+    const ticker = new Ticker(
+      [
+        { name: "reaper", run: () => runReaper(engine) },
+        { name: "cleanup", run: () => cleanup.run() },
+        { name: "cron", run: () => runCronTick({ engine, owner: `local-${process.pid}`, tickMs }) },
+      ],
+      tickMs,
+      log,
+    );
+    if (options.autoTick !== false) ticker.start();
+    stoppers.unshift(() => ticker.stop());
 
     const http = await startLocalHttp({
       host: options.host ?? "127.0.0.1",
@@ -123,6 +157,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       clients,
       queues: provisioned,
       endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
+      ticker,
       stop: async () => {
         for (const stop of stoppers) await stop();
         clients.dynamodb.destroy();

@@ -1,8 +1,8 @@
 import type { Engine } from "../engine.ts";
 import { effectiveSettings } from "../queue-control/settings.ts";
 import type { QueueDeclaration } from "../queues.ts";
-import { attributeBefore, attributeEquals, attributeNotEquals, statusIs } from "../store/conditions.ts";
 import { deleteExpired, purgeJob, scanPage } from "../store/cleanup-ops.ts";
+import { attributeBefore, attributeEquals, attributeNotEquals, statusIs } from "../store/conditions.ts";
 import { and, type Condition, or } from "../store/expression.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { INDEX_SHARDS } from "../store/table.ts";

@@ -1,10 +1,10 @@
+import type { Clock } from "../clock.ts";
 import { ClientError } from "../errors.ts";
 import type { JobView } from "../job/schemas.ts";
 import { promotionHoldUntil, sendPromoted } from "../ops/promote.ts";
 import { toJobView } from "../store/job-item.ts";
 import type { JobStore } from "../store/job-store.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
-import type { Clock } from "../clock.ts";
 
 /**
  * Operator retry of a dead or cancelled job: the store moves it to `scheduled` (indexed and held, so

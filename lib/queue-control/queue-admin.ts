@@ -5,8 +5,7 @@ import { type QueueDeclaration, visibilityTimeoutSeconds } from "../queues.ts";
 import type { QueueState } from "../store/queue-state.ts";
 import type { QueueDepth } from "../transport/sqs-transport.ts";
 import { type EventSourceState, needsRepair } from "./event-source-control.ts";
-import { effectiveSettings, QueuePatch, type QueueSettings } from "./settings.ts";
-import { patchAttributes } from "./settings.ts";
+import { effectiveSettings, patchAttributes, QueuePatch, type QueueSettings } from "./settings.ts";
 
 export type QueueAdminDeps = Pick<
   Engine,

@@ -3,8 +3,8 @@ import type { Engine } from "../engine.ts";
 import type { AnyKind } from "../job/kind.ts";
 import { isTerminal } from "../job/status.ts";
 import { jobFields } from "../observability/log.ts";
-import type { QueueDeclaration } from "../queues.ts";
 import { effectiveSettings, withSettings } from "../queue-control/settings.ts";
+import type { QueueDeclaration } from "../queues.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { Finalization } from "../store/finalize-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
@@ -18,7 +18,7 @@ export type WorkerDeps = Pick<
   Engine,
   "store" | "transport" | "registry" | "queues" | "clock" | "metrics" | "log"
 > &
-  Partial<Pick<Engine, "running" | "random">>;
+  Partial<Pick<Engine, "running" | "random" | "rateLimiter">>;
 
 export interface InboundRecord {
   messageId: string;
@@ -167,6 +167,10 @@ export class RecordProcessor {
           attempt: item.attempts,
           fence: { attempt: item.attempts, token },
           heartbeat: () => heartbeat.beat(),
+          rateLimit: (scope, n) => {
+            if (!this.deps.rateLimiter) throw new Error("no rate limiter is configured for this worker");
+            return this.deps.rateLimiter.acquire(scope, n);
+          },
         },
         controller,
         timeoutSeconds * 1000,

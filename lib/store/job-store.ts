@@ -13,8 +13,8 @@ import { cancel, type Finalization, finalize, redrive } from "./finalize-ops.ts"
 import type { JobItem } from "./job-item.ts";
 import { claim, heartbeat, type JobSeed } from "./lease-ops.ts";
 import { coolDown, getQueueState, type QueueState, setQueueConfig } from "./queue-state.ts";
-import { beginPromotion, deadLetter, queryIndexBefore } from "./reaper-ops.ts";
 import { getJob, type ListFilter, listJobs, loadPayload } from "./read-ops.ts";
+import { beginPromotion, deadLetter, queryIndexBefore } from "./reaper-ops.ts";
 
 /** The store's operations bound to one table; each operation's contract is on its function. */
 export class JobStore {

@@ -1,0 +1,89 @@
+import type { Route } from "@middy/http-router";
+import type { ScheduleDeclaration } from "../cron/declared.ts";
+import { describeIssues, ScheduleInput, ScheduleName, toScheduleView } from "../cron/schedule.ts";
+import type { Engine } from "../engine.ts";
+import { ClientError } from "../errors.ts";
+import { issuesOf } from "../producer/validate.ts";
+import { deleteSchedule, listSchedules, putSchedule } from "../store/schedule-ops.ts";
+import { type HttpEvent, type HttpResult, json, pathParam, readJsonBody } from "./http.ts";
+
+type ScheduleRoute = Route<HttpEvent, HttpResult>;
+
+const route = (method: ScheduleRoute["method"], path: string, fn: (e: HttpEvent) => Promise<HttpResult>) =>
+  ({ method, path, handler: fn }) satisfies ScheduleRoute;
+
+function scheduleName(event: HttpEvent): string {
+  const name = pathParam(event, "name");
+  const parsed = ScheduleName.safeParse(name);
+  if (!parsed.success) {
+    throw new ClientError(
+      "validation_error",
+      `invalid schedule name "${name}"`,
+      issuesOf(parsed.error, ["name"]),
+    );
+  }
+  return parsed.data;
+}
+
+/** The body as a schedule whose kind, payload and queue this deployment can actually run. */
+function validSchedule(engine: Pick<Engine, "registry" | "queues">, raw: unknown): ScheduleInput {
+  const parsed = ScheduleInput.safeParse(raw);
+  if (!parsed.success) {
+    const issues = issuesOf(parsed.error);
+    throw new ClientError("validation_error", `invalid schedule: ${describeIssues(issues)}`, issues);
+  }
+  const input = parsed.data;
+  const kind = engine.registry.get(input.kind);
+  if (!kind) {
+    throw new ClientError(
+      "unknown_kind",
+      `unknown kind "${input.kind}"; known kinds: ${[...engine.registry.keys()].join(", ")}`,
+    );
+  }
+  const payload = kind.payload.safeParse(input.payload ?? null);
+  if (!payload.success) {
+    const issues = issuesOf(payload.error, ["payload"]);
+    throw new ClientError("validation_error", `payload does not match kind "${kind.name}"`, issues);
+  }
+  const queue = input.queue ?? kind.queue;
+  if (!engine.queues.some((q) => q.name === queue)) {
+    throw new ClientError("validation_error", `unknown queue "${queue}"`, [
+      { path: "queue", message: "not declared" },
+    ]);
+  }
+  return input;
+}
+
+/** GET/PUT/DELETE /schedules (DESIGN §5, §7), in the route shape of lib/api/routes.ts. */
+export function scheduleRoutes(
+  engine: Pick<Engine, "store" | "registry" | "queues">,
+  declared: readonly ScheduleDeclaration[],
+): ScheduleRoute[] {
+  const ctx = engine.store.ctx;
+  const declaredNames = new Set(declared.map((d) => d.name));
+
+  return [
+    route("GET", "/schedules", async () => {
+      const items = (await listSchedules(ctx)).sort((a, b) => a.name.localeCompare(b.name));
+      return json(200, { items: items.map(toScheduleView) });
+    }),
+    route("PUT", "/schedules/{name}", async (event) => {
+      const name = scheduleName(event);
+      const input = validSchedule(engine, readJsonBody(event));
+      // A declared name not yet synced is created as a code schedule, so the sync still applies it.
+      const source = declaredNames.has(name) ? "code" : "api";
+      const { created, item } = await putSchedule(ctx, name, input, { source });
+      return json(created ? 201 : 200, toScheduleView(item));
+    }),
+    route("DELETE", "/schedules/{name}", async (event) => {
+      const name = scheduleName(event);
+      const result = await deleteSchedule(ctx, name, "api");
+      if (result.deleted) return { statusCode: 204 };
+      if (!result.current) throw new ClientError("not_found", `schedule "${name}" not found`);
+      throw new ClientError(
+        "conflict",
+        `schedule "${name}" is declared in code: disable it with PUT enabled=false, or remove it from lib/cron/declared.ts`,
+      );
+    }),
+  ];
+}

@@ -1,0 +1,170 @@
+/**
+ * The cluster-wide rate limiter against real AWS SDK v3 clients on both DynamoDB emulators. Many
+ * RateLimiter instances stand in for many workers, each with its own cache of the bucket. Time is a
+ * ManualClock: buckets refill by advancing it, never by sleeping.
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../lib/clock.ts";
+import { type RateLimitAnswer, RateLimiter } from "../../lib/rate-limit/rate-limiter.ts";
+import { type RateLimitScope, rateLimitScopes } from "../../lib/rate-limit/scopes.ts";
+import { createStoreContext } from "../../lib/store/context.ts";
+import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
+
+const partner = rateLimitScopes.find((s) => s.scope === "partner-api") as RateLimitScope;
+/** A fractional emission interval (333.33 ms), where float and decimal arithmetic meet. */
+const thirds: RateLimitScope = { scope: "thirds", capacity: 3, refillPerSecond: 3 };
+const SCOPES = [partner, thirds];
+
+const WORKERS = 20;
+const ACQUIRES_PER_WORKER = 10;
+
+/**
+ * Clock steps (ms) for the "demand exceeds supply" runs. Each refills fewer than `capacity` tokens, so
+ * the bucket never overflows and every refilled token is granted: the total is then exactly
+ * capacity + floor(refillPerSecond × elapsed).
+ */
+const STEPS: Record<string, number[]> = {
+  "partner-api": [1000, 500, 2000, 250, 750, 1300, 700, 1999, 1],
+  thirds: [333, 1, 334, 666, 100, 566, 500, 250, 417],
+};
+
+describe.each(dynamoBackends)("rate limiter on $name", (factory) => {
+  let backend: DynamoBackend | undefined;
+  let client: DynamoDBClient;
+  /** Every command the client sent, by name, recorded by a client middleware. */
+  const sent: string[] = [];
+
+  beforeAll(async () => {
+    backend = await factory.start();
+    client = dynamoClient(backend.endpoint);
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(context.commandName ?? "?");
+        return next(args);
+      },
+      { step: "initialize", name: "recordCommands" },
+    );
+  });
+
+  afterAll(async () => {
+    client?.destroy();
+    await backend?.stop();
+  });
+
+  async function setup() {
+    const clock = new ManualClock();
+    const store = createStoreContext(client, await freshTable(client, "rate"), clock);
+    const limiter = () => new RateLimiter({ store, scopes: SCOPES });
+    return { clock, limiter };
+  }
+
+  /** The commands sent while `run` ran. */
+  async function commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
+    const from = sent.length;
+    await run();
+    return sent.slice(from);
+  }
+
+  const grants = (answers: RateLimitAnswer[]) => answers.filter((a) => a.granted).length;
+
+  it.each(SCOPES)(
+    "$scope: many workers at once grant exactly capacity + floor(refill × elapsed), never more",
+    async (scope) => {
+      const { clock, limiter } = await setup();
+      const workers = Array.from({ length: WORKERS }, limiter);
+      const burst = () =>
+        Promise.all(
+          workers.flatMap((w) => Array.from({ length: ACQUIRES_PER_WORKER }, () => w.acquire(scope.scope))),
+        );
+
+      let granted = grants(await burst());
+      expect(granted).toBe(scope.capacity);
+
+      let elapsed = 0;
+      for (const step of STEPS[scope.scope] ?? []) {
+        clock.advance(step);
+        elapsed += step;
+        const answers = await burst();
+        granted += grants(answers);
+        expect(granted).toBe(scope.capacity + Math.floor((scope.refillPerSecond * elapsed) / 1000));
+        for (const a of answers) if (!a.granted) expect(a.waitMs).toBeGreaterThan(0);
+      }
+
+      // A long idle spell refills the bucket only up to its capacity: supply now falls short of the bound.
+      clock.advance(60_000);
+      elapsed += 60_000;
+      granted += grants(await burst());
+      expect(granted).toBe(
+        scope.capacity * 2 + Math.floor((scope.refillPerSecond * (elapsed - 60_000)) / 1000),
+      );
+      expect(granted).toBeLessThanOrEqual(
+        scope.capacity + Math.floor((scope.refillPerSecond * elapsed) / 1000),
+      );
+    },
+  );
+
+  it("a denial's waitMs is exact: one ms earlier is still denied, after it a grant succeeds", async () => {
+    const { clock, limiter } = await setup();
+    const worker = limiter();
+    for (let i = 0; i < partner.capacity; i++)
+      expect(await worker.acquire("partner-api")).toEqual({ granted: true });
+    const denied = await worker.acquire("partner-api");
+    expect(denied).toEqual({ granted: false, waitMs: 1000 / partner.refillPerSecond });
+    if (denied.granted) return;
+
+    clock.advance(denied.waitMs - 1);
+    // A fresh worker knows nothing and learns the bucket from the store's answer.
+    expect(await limiter().acquire("partner-api")).toEqual({ granted: false, waitMs: 1 });
+    expect(await worker.acquire("partner-api")).toEqual({ granted: false, waitMs: 1 });
+
+    clock.advance(1);
+    expect(await worker.acquire("partner-api")).toEqual({ granted: true });
+    expect(await limiter().acquire("partner-api")).toMatchObject({ granted: false });
+  });
+
+  it("costs: a grant is one UpdateItem; a denial the cache already knows sends nothing", async () => {
+    const { limiter } = await setup();
+    const worker = limiter();
+    expect(await commandsDuring(() => worker.acquire("partner-api"))).toEqual(["UpdateItemCommand"]);
+    // Warm cache, busy bucket: still one write per grant.
+    for (let i = 1; i < partner.capacity; i++) {
+      expect(await commandsDuring(() => worker.acquire("partner-api"))).toEqual(["UpdateItemCommand"]);
+    }
+
+    // A throttled hot loop is free.
+    const hotLoop = await commandsDuring(async () => {
+      for (let i = 0; i < 1_000; i++) expect((await worker.acquire("partner-api")).granted).toBe(false);
+    });
+    expect(hotLoop).toEqual([]);
+
+    // A worker that never saw the bucket pays one losing write (plus, where the emulator doesn't
+    // return the item with the failure, one consistent read), then its cache answers.
+    const fresh = limiter();
+    const firstDenial = await commandsDuring(() => fresh.acquire("partner-api"));
+    expect(firstDenial[0]).toBe("UpdateItemCommand");
+    expect(firstDenial.slice(1).every((c) => c === "GetItemCommand")).toBe(true);
+    expect(firstDenial.length).toBeLessThanOrEqual(2);
+    expect(await commandsDuring(() => fresh.acquire("partner-api"))).toEqual([]);
+  });
+
+  it("scopes are independent buckets", async () => {
+    const { limiter } = await setup();
+    const worker = limiter();
+    expect(await worker.acquire("partner-api", partner.capacity)).toEqual({ granted: true });
+    expect((await worker.acquire("partner-api")).granted).toBe(false);
+    expect(await worker.acquire("thirds", thirds.capacity)).toEqual({ granted: true });
+  });
+
+  it("an unknown scope or more tokens than capacity throws, without a request", async () => {
+    const { limiter } = await setup();
+    const worker = limiter();
+    const commands = await commandsDuring(async () => {
+      await expect(worker.acquire("partner")).rejects.toThrow(
+        'unknown rate-limit scope "partner"; declared scopes: partner-api, thirds',
+      );
+      await expect(worker.acquire("partner-api", partner.capacity + 1)).rejects.toThrow(/capacity is 5/);
+    });
+    expect(commands).toEqual([]);
+  });
+});
