@@ -1,16 +1,10 @@
-import type { Route } from "@middy/http-router";
 import type { ScheduleDeclaration } from "../cron/declared.ts";
 import { describeIssues, ScheduleInput, ScheduleName, toScheduleView } from "../cron/schedule.ts";
 import type { Engine } from "../engine.ts";
 import { ClientError } from "../errors.ts";
 import { issuesOf } from "../producer/validate.ts";
 import { deleteSchedule, listSchedules, putSchedule } from "../store/schedule-ops.ts";
-import { type HttpEvent, type HttpResult, json, pathParam, readJsonBody } from "./http.ts";
-
-type ScheduleRoute = Route<HttpEvent, HttpResult>;
-
-const route = (method: ScheduleRoute["method"], path: string, fn: (e: HttpEvent) => Promise<HttpResult>) =>
-  ({ method, path, handler: fn }) satisfies ScheduleRoute;
+import { type ApiRoute, type HttpEvent, json, pathParam, readJsonBody, route } from "./http.ts";
 
 function scheduleName(event: HttpEvent): string {
   const name = pathParam(event, "name");
@@ -58,7 +52,7 @@ function validSchedule(engine: Pick<Engine, "registry" | "queues">, raw: unknown
 export function scheduleRoutes(
   engine: Pick<Engine, "store" | "registry" | "queues">,
   declared: readonly ScheduleDeclaration[],
-): ScheduleRoute[] {
+): ApiRoute[] {
   const ctx = engine.store.ctx;
   const declaredNames = new Set(declared.map((d) => d.name));
 
