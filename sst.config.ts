@@ -18,6 +18,7 @@ export default $config({
     });
     const storage = await import("./infra/storage");
     await import("./infra/queues");
+    await import("./infra/schedules");
     const { api, enqueue } = await import("./infra/api");
     return { table: storage.table.name, api: api.url, enqueueFunction: enqueue.name };
   },

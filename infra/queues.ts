@@ -14,9 +14,10 @@ export const queues = declarations.map((q) => {
 export const queueUrls = $jsonStringify(
   Object.fromEntries(queues.map((q) => [q.declaration.name, q.queue.url])),
 );
+export const dlqUrls = $jsonStringify(Object.fromEntries(queues.map((q) => [q.declaration.name, q.dlq.url])));
 
-for (const { declaration: q, queue } of queues) {
-  queue.subscribe(
+export const subscriptions = queues.map(({ declaration: q, queue }) => {
+  const subscriber = queue.subscribe(
     {
       handler: "functions/worker.handler",
       timeout: `${q.workerTimeoutSeconds} seconds`,
@@ -37,7 +38,18 @@ for (const { declaration: q, queue } of queues) {
       },
     },
   );
-}
+  return { name: q.name, mapping: subscriber.nodes.eventSourceMapping };
+});
+
+/** queue name → event source mapping UUID: what pause, resume and concurrency changes act on. */
+export const eventSourceMappings = $jsonStringify(
+  Object.fromEntries(subscriptions.map((s) => [s.name, s.mapping.uuid])),
+);
+/** Only the queue-controlling functions may update these mappings, and only these. */
+export const eventSourceMappingPermission = {
+  actions: ["lambda:UpdateEventSourceMapping", "lambda:GetEventSourceMapping"],
+  resources: subscriptions.map((s) => s.mapping.arn),
+};
 
 function pascal(name: string): string {
   return name.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase());

@@ -1,7 +1,7 @@
 import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
-import { waitFor } from "../support/wait.ts";
+import { type Json, stackHttp } from "../support/stack-http.ts";
 
 let stack: StackProcess;
 beforeAll(async () => {
@@ -16,26 +16,7 @@ afterAll(async () => {
   await expect(fetch(`${stack.url}/health`)).rejects.toThrow();
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
-type Json = Record<string, any>;
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${stack.url}${path}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as Json };
-}
-
-const untilStatus = (id: string, status: string, timeoutMs = 30_000) =>
-  waitFor(
-    async () => {
-      const r = await call("GET", `/jobs/${id}`);
-      return r.body.status === status ? r.body : undefined;
-    },
-    `job ${id} to be ${status}`,
-    timeoutMs,
-  );
+const { call, untilStatus } = stackHttp(() => stack.url);
 
 describe("npm start: the local stack as a user runs it", () => {
   it("runs an echo job enqueued with HTTP and shows its result", async () => {

@@ -66,6 +66,7 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
     sqs,
     table,
     queueUrls: new Map([[queue.name, urls.url]]),
+    dlqUrls: new Map([[queue.name, urls.dlqUrl]]),
     clock: options.clock,
     metrics,
     log: silentLog,

@@ -1,0 +1,70 @@
+import { randomBytes } from "node:crypto";
+import { ulid } from "ulid";
+import type { Clock } from "../../lib/clock.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
+import type { JobStore } from "../../lib/store/job-store.ts";
+import { jobKey } from "../../lib/store/keys.ts";
+import type { JobSeed } from "../../lib/store/lease-ops.ts";
+import { seedFromMessage } from "../../lib/transport/job-message.ts";
+import { messageFromItem } from "../../lib/transport/message-from-item.ts";
+
+/** A queued echo job due now, as the producer would write it (no message sent). */
+export function queuedItem(clock: Clock, overrides: Partial<JobItem> = {}): JobItem {
+  const now = clock.now();
+  const id = overrides.id ?? ulid(now);
+  return {
+    ...jobKey(id),
+    id,
+    kind: "echo",
+    queue: "default",
+    status: "queued",
+    attempts: 0,
+    maxAttempts: 3,
+    priority: "normal",
+    createdAt: now,
+    runAt: now,
+    payload: JSON.stringify({ id }),
+    ...overrides,
+  };
+}
+
+export const seedOf = (item: JobItem): JobSeed =>
+  seedFromMessage(messageFromItem(item, item.payload ?? "null"));
+
+/** Writes the item and claims it: running under a fresh lease. */
+export async function runningJob(
+  store: JobStore,
+  item: JobItem,
+  leaseMs = 60_000,
+): Promise<{ item: JobItem; token: string }> {
+  const put = await store.putJob(item);
+  if (!put.created) throw new Error(`job ${item.id} already exists`);
+  const token = randomBytes(12).toString("base64url");
+  const claimed = await store.claim(seedOf(item), token, leaseMs);
+  if (!claimed.claimed) throw new Error(`could not claim ${item.id}`);
+  return { item: claimed.item, token };
+}
+
+/** Drives a fresh item through the store to a terminal status, the way the worker and API do. */
+export async function finishedJob(
+  store: JobStore,
+  item: JobItem,
+  status: "done" | "dead" | "cancelled",
+  expiresAt: number,
+): Promise<JobItem> {
+  if (status === "cancelled") {
+    const put = await store.putJob(item);
+    if (!put.created) throw new Error(`job ${item.id} already exists`);
+    return store.cancel(item.id, expiresAt);
+  }
+  const { token } = await runningJob(store, item);
+  const result = await store.finalize(
+    item,
+    token,
+    status === "done"
+      ? { outcome: "done", result: JSON.stringify("ok"), expiresAt }
+      : { outcome: "dead", error: "boom", expiresAt },
+  );
+  if (!result.finalized) throw new Error(`could not finalize ${item.id}: ${result.reason}`);
+  return result.item;
+}
