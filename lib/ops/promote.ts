@@ -1,6 +1,7 @@
 import type { Engine } from "../engine.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { messageFromItem } from "../transport/message-from-item.ts";
+import type { OutgoingJob } from "../transport/sqs-transport.ts";
 
 /**
  * How long a promotion holds a scheduled job past its runAt. A reaper that dies between taking the
@@ -19,9 +20,20 @@ export async function sendPromoted(
   deps: Pick<Engine, "store" | "transport" | "clock">,
   item: JobItem,
 ): Promise<{ payload: string; queued: boolean }> {
-  const payload = (await deps.store.loadPayload(item)) ?? "null";
-  const delaySeconds = Math.max(0, (item.runAt - deps.clock.now()) / 1000);
-  await deps.transport.send({ message: messageFromItem(item, payload), delaySeconds });
+  const outgoing = await outgoingJob(deps, item);
+  await deps.transport.send(outgoing);
   const queued = await deps.store.markQueued(item.id, item.runAt);
-  return { payload, queued };
+  return { payload: outgoing.message.payload, queued };
+}
+
+/** A held job's message, delayed until its runAt (SQS clamps to its 15 minutes). */
+export async function outgoingJob(
+  deps: Pick<Engine, "store" | "clock">,
+  item: JobItem,
+): Promise<OutgoingJob> {
+  const payload = (await deps.store.loadPayload(item)) ?? "null";
+  return {
+    message: messageFromItem(item, payload),
+    delaySeconds: Math.max(0, (item.runAt - deps.clock.now()) / 1000),
+  };
 }

@@ -9,7 +9,7 @@ import { retentionExpiry } from "../retention.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { INDEX_SHARDS } from "../store/table.ts";
 import { parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
-import { promotionHoldUntil, sendPromoted } from "./promote.ts";
+import { outgoingJob, promotionHoldUntil } from "./promote.ts";
 
 /** SQS holds a message for at most 15 minutes of delay: promote what falls due within that. */
 export const PROMOTION_HORIZON_MS = 15 * 60_000;
@@ -81,22 +81,25 @@ async function promoteDue(
 ): Promise<void> {
   const now = deps.clock.now();
   const horizon = now + PROMOTION_HORIZON_MS;
-  const limit = pLimit(8);
+  const shards = pLimit(4);
   let left = budget;
   await Promise.all(
     Array.from({ length: INDEX_SHARDS }, (_, shard) =>
-      limit(async () => {
+      shards(async () => {
         let startKey: Record<string, unknown> | undefined;
         do {
-          if (left <= 0) return;
+          // Reserve before reading, so shards running side by side can't overshoot the budget.
+          const take = Math.min(100, left);
+          if (take <= 0) return;
+          left -= take;
           const page = await deps.store.queryIndexBefore(
             { queue: queue.name, status: "scheduled", shard },
             horizon,
-            Math.min(100, left),
+            take,
             startKey,
           );
-          left -= page.items.length;
-          for (const item of page.items) await promoteOne(deps, item, now, report);
+          left += take - page.items.length;
+          await promotePage(deps, page.items, now, report);
           startKey = page.next;
         } while (startKey);
       }),
@@ -104,20 +107,45 @@ async function promoteDue(
   );
 }
 
-async function promoteOne(deps: ReaperDeps, seen: JobItem, now: number, report: ReaperReport): Promise<void> {
-  // A hold we can see is live costs nothing to skip; a stale read is caught by the write's condition.
-  const held =
-    seen.promotingUntil !== undefined && seen.promotingUntil >= now
-      ? undefined
-      : await deps.store.beginPromotion(seen.id, seen.runAt, promotionHoldUntil(seen.runAt, now));
-  if (!held) {
-    report.promotionsSkipped += 1;
-    return;
-  }
-  await sendPromoted(deps, held);
-  report.promoted += 1;
-  deps.metrics.count("promoted", held.queue, held.kind);
-  deps.log.debug("promoted a scheduled job", jobFields(held));
+/**
+ * Holds each job of a page (one conditional write each), sends the held ones' messages ten to a
+ * request, then takes the sent ones out of the index. A job whose send failed stays held and
+ * scheduled: the next run after its hold lapses tries again.
+ */
+async function promotePage(deps: ReaperDeps, items: JobItem[], now: number, report: ReaperReport) {
+  const writes = pLimit(16);
+  const held = (
+    await Promise.all(
+      items.map((seen) =>
+        writes(() =>
+          // A hold we can see is live costs nothing to skip; a stale read is caught by the condition.
+          seen.promotingUntil !== undefined && seen.promotingUntil >= now
+            ? Promise.resolve(undefined)
+            : deps.store.beginPromotion(seen.id, seen.runAt, promotionHoldUntil(seen.runAt, now)),
+        ),
+      ),
+    )
+  ).filter((item): item is JobItem => item !== undefined);
+  report.promotionsSkipped += items.length - held.length;
+  if (held.length === 0) return;
+  const outgoing = await Promise.all(held.map((item) => writes(() => outgoingJob(deps, item))));
+  const failed = await deps.transport.sendBatch(outgoing);
+  await Promise.all(
+    held
+      .filter((item) => !failed.has(item.id))
+      .map((item) =>
+        writes(async () => {
+          await deps.store.markQueued(item.id, item.runAt);
+          report.promoted += 1;
+          deps.metrics.count("promoted", item.queue, item.kind);
+          deps.log.debug("promoted a scheduled job", jobFields(item));
+        }),
+      ),
+  );
+  if (failed.size > 0)
+    deps.log.warn("SQS refused some promotions; they are retried once their hold lapses", {
+      count: failed.size,
+    });
 }
 
 async function drainDeadLetters(

@@ -42,6 +42,12 @@ const seconds = z
   .max(12 * 3600);
 const days = z.number().int().min(1).max(3650);
 
+interface QueuePatchFields {
+  maxConcurrency?: number | undefined;
+  backoff?: { baseSeconds?: number | undefined; maxSeconds?: number | undefined } | undefined;
+  retentionDays?: { done?: number | undefined; dead?: number | undefined } | undefined;
+}
+
 /** `PATCH /queues/{name}` body. */
 export const QueuePatch = z
   .object({
@@ -53,13 +59,14 @@ export const QueuePatch = z
     retentionDays: z.object({ done: days.optional(), dead: days.optional() }).strict().optional(),
   })
   .strict()
-  .refine((p) => Object.keys(p).length > 0, {
-    message: "give at least one of maxConcurrency, backoff, retentionDays",
+  .refine((p) => Object.keys(patchAttributes(p)).length > 0, {
+    message:
+      "give at least one setting: maxConcurrency, backoff.baseSeconds, backoff.maxSeconds, retentionDays.done or retentionDays.dead",
   });
 export type QueuePatch = z.infer<typeof QueuePatch>;
 
 /** The stored attributes a patch sets (flat, so a partial nested patch is a plain SET). */
-export function patchAttributes(p: QueuePatch): Partial<QueueState> {
+export function patchAttributes(p: QueuePatchFields): Partial<QueueState> {
   const attrs: Partial<QueueState> = {};
   if (p.maxConcurrency !== undefined) attrs.maxConcurrency = p.maxConcurrency;
   if (p.backoff?.baseSeconds !== undefined) attrs.backoffBaseSeconds = p.backoff.baseSeconds;

@@ -1,5 +1,5 @@
 import type { JobStatus } from "../job/status.ts";
-import type { Condition } from "./expression.ts";
+import { type Condition, or } from "./expression.ts";
 import { indexSort } from "./keys.ts";
 
 /** Named condition fragments. Each store operation composes its ConditionExpression from these. */
@@ -67,10 +67,8 @@ export const attributeAtMost =
     `${e.name(attr)} <= ${e.value(ceiling)}`;
 
 /** No reaper is promoting the job right now (or the one that was gave up before sending). */
-export const promotionNotHeld =
-  (now: number): Condition =>
-  (e) =>
-    `(attribute_not_exists(${e.name("promotingUntil")}) OR ${e.name("promotingUntil")} < ${e.value(now)})`;
+export const promotionNotHeld = (now: number): Condition =>
+  or(attributeMissing("promotingUntil"), attributeBefore("promotingUntil", now));
 
 /** Index sort key condition: the entry's time is at or before `at` (keys are `<padded ms>#<id>`). */
 export const isIndexBefore =

@@ -259,6 +259,8 @@ describe("the HTTP queue routes", () => {
       ["an unknown field", { paused: true }],
       ["an unknown nested field", { backoff: { factor: 2 } }],
       ["an empty body", {}],
+      ["an empty backoff", { backoff: {} }],
+      ["an empty retention", { retentionDays: {} }],
       ["malformed JSON", "{not json"],
       ["not an object", "[1,2]"],
     ];

@@ -1,0 +1,318 @@
+import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../lib/clock.ts";
+import { type Emulators, sqsClient, startEmulators } from "../../lib/local/emulators.ts";
+import { PROMOTION_HOLD_MS, promotionHoldUntil } from "../../lib/ops/promote.ts";
+import { DEAD_LETTER_REASON, PROMOTION_HORIZON_MS, runReaper } from "../../lib/ops/reaper.ts";
+import type { QueueDeclaration } from "../../lib/queues.ts";
+import { retentionExpiry } from "../../lib/retention.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
+import { messageFromItem } from "../../lib/transport/message-from-item.ts";
+import { createHarness, type Harness } from "../support/engine-harness.ts";
+import { finishedJob, queuedItem, runningJob, seedOf } from "../support/jobs.ts";
+
+const DAY_MS = 86_400_000;
+
+// Own emulator lifecycle (rather than harnessPerTest) so the tests get an SQS client for the DLQ.
+let emu: Emulators;
+let sqs: SQSClient;
+let current: Harness | undefined;
+beforeAll(async () => {
+  emu = await startEmulators();
+  sqs = sqsClient(emu.sqs.endpoint);
+});
+afterEach(async () => {
+  await current?.stop();
+  current = undefined;
+});
+afterAll(async () => {
+  sqs.destroy();
+  await emu.stop();
+});
+
+async function create(clock: ManualClock, queue: Partial<QueueDeclaration> = {}): Promise<Harness> {
+  current = await createHarness(emu, { clock, queue });
+  return current;
+}
+
+/** Everything visible on the main queue right now (no long poll: nothing here is waited for). */
+async function drainVisible(h: Harness) {
+  const records = [];
+  for (;;) {
+    const event = await h.receive(10, 0);
+    if (event.Records.length === 0) return records;
+    records.push(...event.Records);
+  }
+}
+
+async function enqueueScheduled(h: Harness, delaySeconds: number): Promise<JobItem> {
+  const { job } = await h.engine.producer.enqueue({
+    kind: "echo",
+    payload: { hello: "later" },
+    delaySeconds,
+  });
+  expect(job.status).toBe("scheduled");
+  return (await h.engine.store.getJob(job.id)) as JobItem;
+}
+
+const noReports = {
+  promoted: 0,
+  promotionsSkipped: 0,
+  deadLettered: 0,
+  deadLetterDuplicates: 0,
+  deadLettersDeferred: 0,
+  deadLettersUnrecognized: 0,
+  eventSourcesRepaired: 0,
+};
+
+describe("reaper: promotion of scheduled jobs", () => {
+  it("promotes a far-off job only once it falls within SQS's 15-minute delay horizon", async () => {
+    const clock = new ManualClock();
+    const h = await create(clock);
+    const job = await enqueueScheduled(h, 1200);
+    expect(job.gsi1pk).toBeDefined();
+    expect(await h.engine.transport.depth("default")).toEqual({
+      visible: 0,
+      inFlight: 0,
+      delayed: 0,
+      dlq: 0,
+    });
+
+    expect(await runReaper(h.engine)).toEqual(noReports);
+    clock.advance(1200_000 - PROMOTION_HORIZON_MS - 1000); // due in 901 s: still beyond the horizon
+    expect(await runReaper(h.engine)).toEqual(noReports);
+    expect((await h.engine.store.getJob(job.id))?.status).toBe("scheduled");
+    expect(await h.engine.transport.depth("default")).toMatchObject({ visible: 0, delayed: 0 });
+
+    clock.advance(2000); // due in 899 s
+    expect(await runReaper(h.engine)).toEqual({ ...noReports, promoted: 1 });
+    const queued = await h.engine.store.getJob(job.id);
+    expect(queued).toMatchObject({ status: "queued", runAt: job.runAt });
+    expect(queued?.gsi1pk).toBeUndefined();
+    expect(queued?.promotingUntil).toBeUndefined();
+    // One message, held back by SQS for the ~15 minutes left until its runAt.
+    expect(await h.engine.transport.depth("default")).toEqual({
+      visible: 0,
+      inFlight: 0,
+      delayed: 1,
+      dlq: 0,
+    });
+    expect(await runReaper(h.engine)).toEqual(noReports);
+    expect(h.metrics.total("promoted")).toBe(1);
+  });
+
+  it("promotes exactly once when reapers race, and a later run finds nothing to do", async () => {
+    const clock = new ManualClock();
+    const h = await create(clock);
+    const jobs = await Promise.all([enqueueScheduled(h, 1200), enqueueScheduled(h, 1500)]);
+    clock.advance(1500_000); // both due now: their messages go out without delay
+
+    const racing = await Promise.all([runReaper(h.engine), runReaper(h.engine), runReaper(h.engine)]);
+    const later = await runReaper(h.engine);
+    const all = [...racing, later];
+    expect(all.reduce((n, r) => n + r.promoted, 0)).toBe(2);
+    expect(later).toEqual(noReports);
+    // A loser either skipped a held job or never saw it in the index again: never a second send.
+    for (const r of racing) expect(r.promoted + r.promotionsSkipped).toBeLessThanOrEqual(2);
+
+    const records = await drainVisible(h);
+    expect(records.map((r) => JSON.parse(r.body).id).sort()).toEqual(jobs.map((j) => j.id).sort());
+    for (const j of jobs) expect((await h.engine.store.getJob(j.id))?.status).toBe("queued");
+    expect(h.metrics.total("promoted")).toBe(2);
+  });
+
+  it("a promotion that died after taking the job is retried only once its hold lapses", async () => {
+    const clock = new ManualClock();
+    const h = await create(clock);
+    const job = await enqueueScheduled(h, 1200);
+    clock.advance(1200_000);
+    // A reaper takes the job and dies before sending.
+    const held = await h.engine.store.beginPromotion(
+      job.id,
+      job.runAt,
+      promotionHoldUntil(job.runAt, clock.now()),
+    );
+    expect(held?.promotingUntil).toBe(clock.now() + PROMOTION_HOLD_MS);
+    // Its hold also stops a second beginPromotion outright.
+    expect(await h.engine.store.beginPromotion(job.id, job.runAt, clock.now() + PROMOTION_HOLD_MS)).toBe(
+      undefined,
+    );
+
+    expect(await runReaper(h.engine)).toEqual({ ...noReports, promotionsSkipped: 1 });
+    clock.advance(PROMOTION_HOLD_MS); // exactly at the hold: still held
+    expect(await runReaper(h.engine)).toEqual({ ...noReports, promotionsSkipped: 1 });
+    expect(await h.engine.transport.depth("default")).toMatchObject({ visible: 0, delayed: 0 });
+
+    clock.advance(1);
+    expect(await runReaper(h.engine)).toEqual({ ...noReports, promoted: 1 });
+    expect(await runReaper(h.engine)).toEqual(noReports);
+    const records = await drainVisible(h);
+    expect(records).toHaveLength(1);
+    expect(JSON.parse(records[0]?.body as string)).toMatchObject({ id: job.id, runAt: job.runAt });
+    expect((await h.engine.store.getJob(job.id))?.status).toBe("queued");
+  });
+
+  it("the promoted job runs to done through the worker", async () => {
+    const clock = new ManualClock();
+    const h = await create(clock);
+    const job = await enqueueScheduled(h, 1200);
+    clock.advance(1200_000);
+    expect((await runReaper(h.engine)).promoted).toBe(1);
+    const event = await h.receive(10, 0);
+    expect(event.Records).toHaveLength(1);
+    expect(await h.worker(event)).toEqual({ batchItemFailures: [] });
+    expect(await h.engine.store.getJob(job.id)).toMatchObject({
+      status: "done",
+      attempts: 1,
+      claimedFrom: "queued",
+      result: JSON.stringify({ hello: "later" }),
+    });
+    expect(h.metrics.total("succeeded")).toBe(1);
+  });
+
+  it("a redrive that died before sending is promoted by the reaper after its hold, and then runs", async () => {
+    const clock = new ManualClock();
+    const h = await create(clock);
+    const dead = await finishedJob(
+      h.engine.store,
+      queuedItem(clock, { payload: JSON.stringify({ again: true }) }),
+      "dead",
+      retentionExpiry(clock.now(), 30),
+    );
+    expect(dead.status).toBe("dead");
+    clock.advance(60_000);
+    const now = clock.now();
+    // The operator's redrive moves the job, then its process dies before sendPromoted.
+    const moved = await h.engine.store.redrive(dead, promotionHoldUntil(now, now));
+    expect(moved).toMatchObject({ status: "scheduled", runAt: now, attempts: 0 });
+
+    expect(await runReaper(h.engine)).toEqual({ ...noReports, promotionsSkipped: 1 });
+    expect(await h.engine.transport.depth("default")).toMatchObject({ visible: 0, delayed: 0 });
+    clock.advance(PROMOTION_HOLD_MS + 1);
+    expect(await runReaper(h.engine)).toEqual({ ...noReports, promoted: 1 });
+    expect(await runReaper(h.engine)).toEqual(noReports);
+
+    const event = await h.receive(10, 0);
+    expect(event.Records).toHaveLength(1);
+    expect(await h.worker(event)).toEqual({ batchItemFailures: [] });
+    expect(await h.engine.store.getJob(dead.id)).toMatchObject({
+      status: "done",
+      attempts: 1,
+      result: JSON.stringify({ again: true }),
+    });
+    expect((await drainVisible(h)).length).toBe(0);
+  });
+});
+
+describe("reaper: dead-letter queue drain", () => {
+  it("marks dead what SQS gave up on, and leaves finished, leased and foreign messages alone", async () => {
+    const clock = new ManualClock();
+    const h = await create(clock);
+    const { store } = h.engine;
+    const toDlq = (body: string) =>
+      sqs.send(new SendMessageCommand({ QueueUrl: h.urls.dlqUrl, MessageBody: body }));
+    const bodyOf = (item: JobItem) => JSON.stringify(messageFromItem(item, item.payload ?? "null"));
+
+    // (a) the enqueue died before its item write: only the message knows the job.
+    const ghost = queuedItem(clock, { id: "ghost-job" });
+    // (b) a queued job whose deliveries all failed.
+    const queued = queuedItem(clock);
+    await store.putJob(queued);
+    // (c) a job that finished anyway (a late duplicate of its message).
+    const done = await finishedJob(store, queuedItem(clock), "done", retentionExpiry(clock.now(), 7));
+    // (d) a job a worker is running right now, under a live lease.
+    const running = (await runningJob(store, queuedItem(clock), 60_000)).item;
+    for (const item of [ghost, queued, done, running]) await toDlq(bodyOf(item));
+    // (e) something that is not a skyforge job.
+    await toDlq("hello from another system");
+    expect((await h.engine.transport.depth("default")).dlq).toBe(5);
+
+    const report = await runReaper(h.engine);
+    expect(report).toEqual({
+      ...noReports,
+      deadLettered: 2,
+      deadLetterDuplicates: 1,
+      deadLettersDeferred: 1,
+      deadLettersUnrecognized: 1,
+    });
+
+    const deadExpiry = retentionExpiry(clock.now(), 30);
+    for (const id of [ghost.id, queued.id]) {
+      expect(await store.getJob(id)).toMatchObject({
+        status: "dead",
+        lastError: DEAD_LETTER_REASON,
+        finishedAt: clock.now(),
+        expiresAt: deadExpiry,
+        attempts: 0,
+      });
+    }
+    // The ghost was built from its message.
+    expect(await store.getJob(ghost.id)).toMatchObject({ kind: "echo", payload: ghost.payload });
+    const listed = await store.listJobs({ queue: "default", status: "dead", limit: 10 });
+    expect(listed.items.map((i) => i.id).sort()).toEqual([ghost.id, queued.id].sort());
+
+    expect(await store.getJob(done.id)).toMatchObject({ status: "done", result: done.result });
+    expect(await store.getJob(running.id)).toMatchObject({
+      status: "running",
+      leaseToken: running.leaseToken,
+      leaseUntil: running.leaseUntil,
+    });
+
+    // Deleted: (a), (b), (c). Left for a later run or an operator: (d), (e).
+    expect(await h.engine.transport.depth("default")).toEqual({
+      visible: 0,
+      inFlight: 0,
+      delayed: 0,
+      dlq: 2,
+    });
+    expect(h.metrics.total("deadLettered")).toBe(2);
+    expect(h.metrics.total("dead")).toBe(2);
+    expect(h.metrics.total("promoted")).toBe(0);
+  });
+
+  it("the store marks a leased job dead once its lease has expired", async () => {
+    // What the next drain does with message (d) above, once the owner stopped heartbeating.
+    const clock = new ManualClock();
+    const h = await create(clock);
+    const running = (await runningJob(h.engine.store, queuedItem(clock), 60_000)).item;
+    const seed = seedOf(running);
+    expect((await h.engine.store.deadLetter(seed, DEAD_LETTER_REASON, 0)).marked).toBe(false);
+    clock.advance(60_001);
+    const result = await h.engine.store.deadLetter(seed, DEAD_LETTER_REASON, 0);
+    expect(result.marked).toBe(true);
+    const item = await h.engine.store.getJob(running.id);
+    expect(item).toMatchObject({ status: "dead", lastError: DEAD_LETTER_REASON, attempts: 1 });
+    expect(item?.leaseToken).toBeUndefined();
+  });
+
+  it("a job whose message SQS itself redrove to the DLQ becomes dead", async () => {
+    const clock = new ManualClock();
+    const h = await create(clock, { maxReceiveCount: 2 });
+    const { job } = await h.engine.producer.enqueue({ kind: "echo", payload: { poison: true } });
+    // Two receives that never delete (crashed workers), each made visible again at once.
+    for (let i = 0; i < 2; i++) {
+      const event = await h.receive(1, 0);
+      expect(event.Records).toHaveLength(1);
+      await h.engine.transport.changeVisibility("default", event.Records[0]?.receiptHandle as string, 0);
+    }
+    // The third receive exceeds maxReceiveCount: SQS moves the message to the DLQ instead.
+    expect((await h.receive(1, 0)).Records).toHaveLength(0);
+    expect(await h.engine.transport.depth("default")).toEqual({
+      visible: 0,
+      inFlight: 0,
+      delayed: 0,
+      dlq: 1,
+    });
+
+    clock.advance(DAY_MS);
+    expect(await runReaper(h.engine)).toEqual({ ...noReports, deadLettered: 1 });
+    expect(await h.engine.store.getJob(job.id)).toMatchObject({
+      status: "dead",
+      lastError: DEAD_LETTER_REASON,
+      attempts: 0,
+      finishedAt: clock.now(),
+    });
+    expect((await h.engine.transport.depth("default")).dlq).toBe(0);
+    expect(h.metrics.total("deadLettered")).toBe(1);
+  });
+});
