@@ -13,7 +13,7 @@ export const DEFAULT_MAX_FIRES_PER_TICK = 100;
 const SCHEDULE_CONCURRENCY = 4;
 
 export interface CronTickDeps {
-  engine: Pick<Engine, "producer" | "store" | "clock" | "log">;
+  engine: Pick<Engine, "producer" | "store" | "clock" | "log" | "metrics" | "registry">;
   /** This runner's identity in the leader lease (e.g. the Lambda request id or a process id). */
   owner: string;
   /** The interval between ticks; also the lookahead, so fires finer than a tick are enqueued ahead. */
@@ -125,6 +125,8 @@ async function fireSchedule(
   });
   report.missed += plan.missed;
   if (plan.missed) {
+    const queue = schedule.queue ?? engine.registry.get(schedule.kind)?.queue ?? "unknown";
+    engine.metrics.count("cronMissed", queue, schedule.kind, plan.missed);
     engine.log.warn("cron: misfires", {
       schedule: schedule.name,
       missed: plan.missed,
@@ -135,10 +137,11 @@ async function fireSchedule(
   let lastRunAt: number | undefined;
   for (const fire of plan.fires) {
     try {
-      const { duplicate } = await engine.producer.enqueue(fireRequest(schedule, fire), {
+      const { job, duplicate } = await engine.producer.enqueue(fireRequest(schedule, fire), {
         uniqueKeyScope: "retained",
       });
       report[duplicate ? "duplicates" : "fired"] += 1;
+      if (!duplicate) engine.metrics.count("cronFired", job.queue, job.kind);
       lastRunAt = fire;
     } catch (err) {
       const permanent = err instanceof ClientError && err.code !== "conflict";

@@ -120,6 +120,7 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
     expect(found).toHaveLength(24);
     expect(await messages(h)).toBe(24);
     expect(h.metrics.total("enqueued")).toBe(24);
+    expect(h.metrics.total("cronFired")).toBe(24);
   });
 
   it("misfires after the clock jumps an hour: skip drops them, once fires one", async () => {
@@ -132,6 +133,7 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
     clock.set(T0 + 60 * 60_000); // 01:00: 00:01..00:58 are older than the grace
     const r = await tick();
     expect(r).toMatchObject({ due: 2, missed: 58 + 57, fired: 2 + 3 });
+    expect(h.metrics.total("cronMissed")).toBe(58 + 57);
     const keysOf = async (name: string) =>
       (await jobs(h))
         .filter((j) => j.uniqueKey?.startsWith(`cron:${name}:`))
