@@ -1,7 +1,6 @@
 import { DeleteCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
-import { StoreConflict } from "../errors.ts";
 import { attributeEquals, statusIs } from "./conditions.ts";
-import { conditionalWrite, type StoreContext } from "./context.ts";
+import { conditionalDelete, type StoreContext, wonRace } from "./context.ts";
 import { and, type Condition, Expr } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { jobKey, payloadKey } from "./keys.ts";
@@ -13,59 +12,30 @@ import { jobKey, payloadKey } from "./keys.ts";
  * result: true when deleted.
  */
 export async function purgeJob(ctx: StoreContext, item: JobItem): Promise<boolean> {
-  const e = new Expr();
-  const ConditionExpression = and(statusIs(item.status), attributeEquals("finishedAt", item.finishedAt))(e);
-  try {
-    await conditionalWrite(
+  const purged = await wonRace(
+    conditionalDelete(
       ctx,
       "purgeJob",
       jobKey(item.id),
-      () =>
-        ctx.doc.send(
-          new DeleteCommand({
-            TableName: ctx.table,
-            Key: jobKey(item.id),
-            ConditionExpression,
-            ...e.params(),
-            ReturnConsumedCapacity: "TOTAL",
-          }),
-        ),
+      and(statusIs(item.status), attributeEquals("finishedAt", item.finishedAt)),
       { readCurrent: false },
-    );
-  } catch (err) {
-    if (err instanceof StoreConflict) return false;
-    throw err;
-  }
-  if (item.payloadRef) await deleteItem(ctx, payloadKey(item.id));
-  return true;
+    ),
+  );
+  if (purged && item.payloadRef) await deleteItem(ctx, payloadKey(item.id));
+  return purged;
 }
 
 /** deleteExpired — removes an item whose TTL passed (what DynamoDB's TTL does, for emulators). */
-export async function deleteExpired(ctx: StoreContext, key: { pk: string; sk: string }, expiresAt: number) {
-  const e = new Expr();
-  const ConditionExpression = attributeEquals("expiresAt", expiresAt)(e);
-  try {
-    await conditionalWrite(
-      ctx,
-      "deleteExpired",
-      key,
-      () =>
-        ctx.doc.send(
-          new DeleteCommand({
-            TableName: ctx.table,
-            Key: key,
-            ConditionExpression,
-            ...e.params(),
-            ReturnConsumedCapacity: "TOTAL",
-          }),
-        ),
-      { readCurrent: false },
-    );
-    return true;
-  } catch (err) {
-    if (err instanceof StoreConflict) return false;
-    throw err;
-  }
+export function deleteExpired(
+  ctx: StoreContext,
+  key: { pk: string; sk: string },
+  expiresAt: number,
+): Promise<boolean> {
+  return wonRace(
+    conditionalDelete(ctx, "deleteExpired", key, attributeEquals("expiresAt", expiresAt), {
+      readCurrent: false,
+    }),
+  );
 }
 
 async function deleteItem(ctx: StoreContext, key: { pk: string; sk: string }): Promise<void> {

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { Clock } from "../clock.ts";
 import { StoreConflict } from "../errors.ts";
@@ -93,6 +93,40 @@ export async function conditionalUpdate(
     options,
   );
   return out.Attributes ?? {};
+}
+
+/**
+ * One conditional DeleteItem; a lost condition becomes StoreConflict (with the item as it is now,
+ * when the caller wants it).
+ */
+export async function conditionalDelete(
+  ctx: StoreContext,
+  operation: string,
+  key: Record<string, string>,
+  condition: Condition,
+  options: ConflictOptions = {},
+): Promise<void> {
+  const e = new Expr();
+  const ConditionExpression = condition(e);
+  await conditionalWrite(
+    ctx,
+    operation,
+    key,
+    () =>
+      ctx.doc.send(
+        new DeleteCommand({
+          TableName: ctx.table,
+          Key: key,
+          ConditionExpression,
+          ...e.params(),
+          ...(options.readCurrent === false
+            ? {}
+            : { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const }),
+          ReturnConsumedCapacity: "TOTAL",
+        }),
+      ),
+    options,
+  );
 }
 
 /** true when the write landed, false when its condition lost; other errors propagate. */

@@ -1,8 +1,9 @@
-import { DeleteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { StoreConflict } from "../errors.ts";
 import { attributeEquals, itemMissing, runAtIs, statusIs } from "./conditions.ts";
 import {
   type ConflictOptions,
+  conditionalDelete,
   conditionalUpdate,
   conditionalWrite,
   type StoreContext,
@@ -184,21 +185,15 @@ export async function releaseUniqueLock(
   uniqueKey: string,
   jobId: string,
 ): Promise<void> {
-  const key = uniqueKeyLock(queue, uniqueKey);
-  const e = new Expr();
-  const ConditionExpression = attributeEquals("jobId", jobId)(e);
-  try {
-    await conditionalWrite(
+  await wonRace(
+    conditionalDelete(
       ctx,
       "releaseUniqueLock",
-      key,
-      () =>
-        ctx.doc.send(
-          new DeleteCommand({ TableName: ctx.table, Key: key, ConditionExpression, ...e.params() }),
-        ),
-      { readCurrent: false },
-    );
-  } catch (err) {
-    if (!(err instanceof StoreConflict)) throw err;
-  }
+      uniqueKeyLock(queue, uniqueKey),
+      attributeEquals("jobId", jobId),
+      {
+        readCurrent: false,
+      },
+    ),
+  );
 }

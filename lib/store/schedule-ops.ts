@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import {
   nextFireAfter,
   type ScheduleInput,
@@ -14,7 +14,13 @@ import {
   nextRunAtIs,
   revisionIs,
 } from "./conditions.ts";
-import { conditionalUpdate, conditionalWrite, type StoreContext, wonRace } from "./context.ts";
+import {
+  conditionalDelete,
+  conditionalUpdate,
+  conditionalWrite,
+  type StoreContext,
+  wonRace,
+} from "./context.ts";
 import { Expr, or, Update } from "./expression.ts";
 import { leaseKey, SCHEDULES_PARTITION, scheduleKey } from "./keys.ts";
 
@@ -176,22 +182,8 @@ export async function deleteSchedule(
   name: string,
   source: ScheduleSource,
 ): Promise<{ deleted: true } | { deleted: false; current: ScheduleItem | undefined }> {
-  const key = scheduleKey(name);
-  const e = new Expr();
-  const ConditionExpression = attributeEquals("source", source)(e);
   try {
-    await conditionalWrite(ctx, "deleteSchedule", key, () =>
-      ctx.doc.send(
-        new DeleteCommand({
-          TableName: ctx.table,
-          Key: key,
-          ConditionExpression,
-          ...e.params(),
-          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-          ReturnConsumedCapacity: TOTAL,
-        }),
-      ),
-    );
+    await conditionalDelete(ctx, "deleteSchedule", scheduleKey(name), attributeEquals("source", source));
     return { deleted: true };
   } catch (err) {
     if (err instanceof StoreConflict)
@@ -271,25 +263,7 @@ export async function acquireLease(
  *   passed to someone else (who keeps it).
  */
 export async function releaseLease(ctx: StoreContext, name: string, owner: string): Promise<boolean> {
-  const key = leaseKey(name);
-  const e = new Expr();
-  const ConditionExpression = leaseOwnedBy(owner)(e);
   return wonRace(
-    conditionalWrite(
-      ctx,
-      "releaseLease",
-      key,
-      () =>
-        ctx.doc.send(
-          new DeleteCommand({
-            TableName: ctx.table,
-            Key: key,
-            ConditionExpression,
-            ...e.params(),
-            ReturnConsumedCapacity: TOTAL,
-          }),
-        ),
-      { readCurrent: false },
-    ),
+    conditionalDelete(ctx, "releaseLease", leaseKey(name), leaseOwnedBy(owner), { readCurrent: false }),
   );
 }
