@@ -15,6 +15,7 @@ import { JobStore } from "../../lib/store/job-store.ts";
 import { indexKeys, indexPartition, jobKey, shardOf, uniqueKeyLock } from "../../lib/store/keys.ts";
 import type { ClaimResult, JobSeed } from "../../lib/store/lease-ops.ts";
 import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
+import { queuedItem } from "../support/jobs.ts";
 
 const LEASE_MS = 30_000;
 const QUEUE = "default";
@@ -30,22 +31,7 @@ interface CapacityRecord {
 }
 
 function jobItem(clock: ManualClock, overrides: Partial<JobItem> = {}): JobItem {
-  const id = overrides.id ?? ulid();
-  const now = clock.now();
-  return {
-    ...jobKey(id),
-    id,
-    kind: "echo",
-    queue: QUEUE,
-    status: "queued",
-    attempts: 0,
-    maxAttempts: 3,
-    priority: "normal",
-    createdAt: now,
-    runAt: now,
-    payload: JSON.stringify({ hello: "world" }),
-    ...overrides,
-  };
+  return queuedItem(clock, { queue: QUEUE, payload: JSON.stringify({ hello: "world" }), ...overrides });
 }
 
 function scheduledItem(clock: ManualClock, runAt: number, overrides: Partial<JobItem> = {}): JobItem {
