@@ -1,5 +1,11 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { Clock } from "../clock.ts";
 import { StoreConflict } from "../errors.ts";
@@ -93,6 +99,37 @@ export async function conditionalUpdate(
     options,
   );
   return out.Attributes ?? {};
+}
+
+/** One conditional PutItem of a whole item; a lost condition becomes StoreConflict. */
+export async function conditionalPut(
+  ctx: StoreContext,
+  operation: string,
+  item: Record<string, unknown> & { pk: string; sk: string },
+  condition: Condition,
+  options: ConflictOptions = {},
+): Promise<void> {
+  const e = new Expr();
+  const ConditionExpression = condition(e);
+  await conditionalWrite(
+    ctx,
+    operation,
+    { pk: item.pk, sk: item.sk },
+    () =>
+      ctx.doc.send(
+        new PutCommand({
+          TableName: ctx.table,
+          Item: item,
+          ConditionExpression,
+          ...e.params(),
+          ...(options.readCurrent === false
+            ? {}
+            : { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const }),
+          ReturnConsumedCapacity: "TOTAL",
+        }),
+      ),
+    options,
+  );
 }
 
 /**

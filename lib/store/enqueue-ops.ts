@@ -4,12 +4,12 @@ import { attributeEquals, itemMissing, runAtIs, statusIs } from "./conditions.ts
 import {
   type ConflictOptions,
   conditionalDelete,
+  conditionalPut,
   conditionalUpdate,
-  conditionalWrite,
   type StoreContext,
   wonRace,
 } from "./context.ts";
-import { and, Expr, Update } from "./expression.ts";
+import { and, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { jobKey, payloadKey, uniqueKeyLock } from "./keys.ts";
 
@@ -28,27 +28,8 @@ export async function putJob(
   item: JobItem,
   options: ConflictOptions = {},
 ): Promise<{ created: true } | { created: false; current?: JobItem }> {
-  const e = new Expr();
   try {
-    await conditionalWrite(
-      ctx,
-      "putJob",
-      jobKey(item.id),
-      () =>
-        ctx.doc.send(
-          new PutCommand({
-            TableName: ctx.table,
-            Item: item,
-            ConditionExpression: itemMissing(e),
-            ...e.params(),
-            ...(options.readCurrent === false
-              ? {}
-              : { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const }),
-            ReturnConsumedCapacity: TOTAL,
-          }),
-        ),
-      options,
-    );
+    await conditionalPut(ctx, "putJob", item as JobItem & Record<string, unknown>, itemMissing, options);
     return { created: true };
   } catch (err) {
     if (err instanceof StoreConflict)
@@ -98,19 +79,12 @@ export async function acquireUniqueLock(
   pendingUntil = ctx.clock.now(),
 ): Promise<{ acquired: true } | { acquired: false; holder: UniqueLock }> {
   const key = uniqueKeyLock(queue, uniqueKey);
-  const e = new Expr();
   try {
-    await conditionalWrite(ctx, "acquireUniqueLock", key, () =>
-      ctx.doc.send(
-        new PutCommand({
-          TableName: ctx.table,
-          Item: { ...key, jobId, createdAt: ctx.clock.now(), pendingUntil, expiresAt },
-          ConditionExpression: itemMissing(e),
-          ...e.params(),
-          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-          ReturnConsumedCapacity: TOTAL,
-        }),
-      ),
+    await conditionalPut(
+      ctx,
+      "acquireUniqueLock",
+      { ...key, jobId, createdAt: ctx.clock.now(), pendingUntil, expiresAt },
+      itemMissing,
     );
     return { acquired: true };
   } catch (err) {

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import {
   nextFireAfter,
   type ScheduleInput,
@@ -16,8 +16,8 @@ import {
 } from "./conditions.ts";
 import {
   conditionalDelete,
+  conditionalPut,
   conditionalUpdate,
-  conditionalWrite,
   type StoreContext,
   wonRace,
 } from "./context.ts";
@@ -119,22 +119,14 @@ export async function putSchedule(
           ...(origin.declaredHash !== undefined ? { declaredHash: origin.declaredHash } : {}),
           revision: 1,
         };
-        const e = new Expr();
-        await conditionalWrite(
+        await conditionalPut(
           ctx,
           "putSchedule",
-          key,
-          () =>
-            ctx.doc.send(
-              new PutCommand({
-                TableName: ctx.table,
-                Item: item,
-                ConditionExpression: itemMissing(e),
-                ...e.params(),
-                ReturnConsumedCapacity: TOTAL,
-              }),
-            ),
-          { readCurrent: false },
+          item as ScheduleItem & Record<string, unknown>,
+          itemMissing,
+          {
+            readCurrent: false,
+          },
         );
         return { created: true, item };
       }

@@ -13,9 +13,9 @@ import type { Finalization } from "../../lib/store/finalize-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { JobStore } from "../../lib/store/job-store.ts";
 import { indexKeys, indexPartition, jobKey, shardOf, uniqueKeyLock } from "../../lib/store/keys.ts";
-import type { ClaimResult, JobSeed } from "../../lib/store/lease-ops.ts";
+import type { ClaimResult } from "../../lib/store/lease-ops.ts";
 import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
-import { queuedItem } from "../support/jobs.ts";
+import { queuedItem, seedOf } from "../support/jobs.ts";
 
 const LEASE_MS = 30_000;
 const QUEUE = "default";
@@ -45,21 +45,6 @@ function scheduledItem(clock: ManualClock, runAt: number, overrides: Partial<Job
     ...indexKeys(queue, "scheduled", id, runAt),
     ...overrides,
   });
-}
-
-function seedOf(item: JobItem): JobSeed {
-  return {
-    id: item.id,
-    kind: item.kind,
-    queue: item.queue,
-    maxAttempts: item.maxAttempts,
-    priority: item.priority,
-    createdAt: item.createdAt,
-    runAt: item.runAt,
-    ...(item.payload !== undefined ? { payload: item.payload } : {}),
-    ...(item.timeoutSeconds !== undefined ? { timeoutSeconds: item.timeoutSeconds } : {}),
-    ...(item.uniqueKey !== undefined ? { uniqueKey: item.uniqueKey } : {}),
-  };
 }
 
 function claimed(r: ClaimResult): JobItem {
