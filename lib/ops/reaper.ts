@@ -1,6 +1,5 @@
 import pLimit from "p-limit";
 import type { Engine } from "../engine.ts";
-import { isTerminal } from "../job/status.ts";
 import { jobFields } from "../observability/log.ts";
 import { QueueAdmin } from "../queue-control/queue-admin.ts";
 import { effectiveSettings } from "../queue-control/settings.ts";
@@ -28,7 +27,7 @@ export interface ReaperReport {
   promotionsSkipped: number;
   /** DLQ messages whose job became dead. */
   deadLettered: number;
-  /** DLQ messages of jobs that had already finished: deleted, nothing else to do. */
+  /** DLQ messages of jobs that had finished, or that wait for a retry with a live message: deleted. */
   deadLetterDuplicates: number;
   /** DLQ messages of jobs a worker holds a live lease on: left for a later run. */
   deadLettersDeferred: number;
@@ -182,7 +181,8 @@ async function drainDeadLetters(
         metrics.count("dead", msg.queue, msg.kind);
         log.warn("job dead: its message exceeded the receive count", jobFields(result.item));
         await transport.delete(queue.name, receipt, "dlq");
-      } else if (!result.current || isTerminal(result.current.status)) {
+      } else if (result.current?.status !== "running") {
+        // Finished already, or waiting for a retry whose own message is on its way: a stale copy.
         report.deadLetterDuplicates += 1;
         await transport.delete(queue.name, receipt, "dlq");
       } else {

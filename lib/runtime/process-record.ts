@@ -42,7 +42,7 @@ export type Ack = boolean;
  * A batch already on its way when a queue was paused (the event source stops within seconds, not at
  * once) comes back after this long instead of running.
  */
-const PAUSED_RECHECK_SECONDS = 30;
+const PAUSED_RECHECK_SECONDS = 60;
 
 /**
  * One SQS record, start to end: defer if the queue cools down → claim → validate → run with
@@ -70,14 +70,12 @@ export class RecordProcessor {
     }
     const state = await this.queueStates.get(msg.queue);
     const settings = effectiveSettings(declared, state);
-    if (settings.paused) {
-      await this.deps.transport.changeVisibility(msg.queue, record.receiptHandle, PAUSED_RECHECK_SECONDS);
-      return false;
-    }
-    // A cooling queue re-sends its messages with a delay instead of claiming: no attempt, no receive spent.
+    // A paused or cooling queue re-sends the message with a delay instead of claiming it: no attempt
+    // and no receive count is spent, however long the pause (or a failed mapping update) lasts.
     const coolMs = (state.cooldownUntil ?? 0) - this.deps.clock.now();
-    if (coolMs > 0) {
-      await this.deps.transport.send({ message: msg, delaySeconds: coolMs / 1000 });
+    const waitSeconds = settings.paused ? PAUSED_RECHECK_SECONDS : coolMs / 1000;
+    if (waitSeconds > 0) {
+      await this.deps.transport.send({ message: msg, delaySeconds: waitSeconds });
       return true;
     }
     return this.claimAndRun(msg, withSettings(declared, settings), record);

@@ -2,6 +2,7 @@ import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { StoreConflict } from "../errors.ts";
 import {
   attributeEquals,
+  isDue,
   isIndexBefore,
   itemMissing,
   leaseExpired,
@@ -96,8 +97,9 @@ export type DeadLetterResult =
 /**
  * deadLetter — a job whose message SQS moved to the DLQ (too many receives) becomes dead.
  * input: the seed from the DLQ message (the item may never have been written), the reason, the TTL.
- * condition: no item yet, OR queued/scheduled, OR running under an expired lease. A live lease means
- *   a worker is on it right now: that run decides the job's fate.
+ * condition: no item yet, OR queued/scheduled and due, OR running under an expired lease. A live
+ *   lease means a worker is on it right now: that run decides the job's fate. A job waiting for a
+ *   later runAt (a retry's backoff) still has its real message on the way: this one is a stale copy.
  * result: dead, indexed for operators, lease removed; or the current item when the condition lost.
  */
 export async function deadLetter(
@@ -122,7 +124,7 @@ export async function deadLetter(
       );
       const condition = or(
         itemMissing,
-        statusIn("queued", "scheduled"),
+        and(statusIn("queued", "scheduled"), isDue(now)),
         and(statusIs("running"), leaseExpired(now)),
       );
       return { update, condition };

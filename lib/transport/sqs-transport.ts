@@ -60,7 +60,8 @@ export class SqsTransport {
   }
 
   /**
-   * Sends many jobs with SendMessageBatch, ten per request, grouped by queue.
+   * Sends many jobs with SendMessageBatch, grouped by queue, ten per request and never more bytes
+   * than SQS takes in one batch (large payloads ride in the message, so a few can fill it).
    * result: the ids SQS refused (the caller reports them as failed; nothing is written for them).
    */
   async sendBatch(jobs: readonly OutgoingJob[]): Promise<Set<string>> {
@@ -68,8 +69,7 @@ export class SqsTransport {
     const byQueue = Map.groupBy(jobs, (j) => j.message.queue);
     const requests: Promise<void>[] = [];
     for (const [queue, list] of byQueue) {
-      for (let i = 0; i < list.length; i += SQS_BATCH) {
-        const chunk = list.slice(i, i + SQS_BATCH);
+      for (const chunk of chunkForBatch(list)) {
         requests.push(
           this.sqs
             .send(
@@ -77,7 +77,7 @@ export class SqsTransport {
                 QueueUrl: this.urlOf(queue),
                 Entries: chunk.map((j) => ({
                   Id: j.message.id,
-                  MessageBody: JSON.stringify(j.message),
+                  MessageBody: j.body,
                   DelaySeconds: clampDelay(j.delaySeconds),
                 })),
               }),
@@ -161,6 +161,29 @@ export class SqsTransport {
     ]);
     return { ...main, dlq: dlq ? dlq.visible + dlq.inFlight + dlq.delayed : 0 };
   }
+}
+
+/** SQS's limit on one SendMessageBatch's total body size, less headroom for the envelope. */
+const MAX_BATCH_BYTES = 250 * 1024;
+
+/** Splits jobs into SendMessageBatch requests: at most ten entries and MAX_BATCH_BYTES each. */
+function chunkForBatch(jobs: readonly OutgoingJob[]): (OutgoingJob & { body: string })[][] {
+  const chunks: (OutgoingJob & { body: string })[][] = [];
+  let current: (OutgoingJob & { body: string })[] = [];
+  let bytes = 0;
+  for (const job of jobs) {
+    const body = JSON.stringify(job.message);
+    const size = Buffer.byteLength(body);
+    if (current.length === SQS_BATCH || (current.length > 0 && bytes + size > MAX_BATCH_BYTES)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push({ ...job, body });
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
 }
 
 function clampDelay(seconds: number): number {

@@ -222,16 +222,19 @@ describe("reaper: dead-letter queue drain", () => {
     const done = await finishedJob(store, queuedItem(clock), "done", retentionExpiry(clock.now(), 7));
     // (d) a job a worker is running right now, under a live lease.
     const running = (await runningJob(store, queuedItem(clock), 60_000)).item;
-    for (const item of [ghost, queued, done, running]) await toDlq(bodyOf(item));
+    // (f) a job waiting out a retry's backoff: its real message is on its way, this copy is stale.
+    const retrying = queuedItem(clock, { runAt: clock.now() + 600_000 });
+    await store.putJob(retrying);
+    for (const item of [ghost, queued, done, running, retrying]) await toDlq(bodyOf(item));
     // (e) something that is not a skyforge job.
     await toDlq("hello from another system");
-    expect((await h.engine.transport.depth("default")).dlq).toBe(5);
+    expect((await h.engine.transport.depth("default")).dlq).toBe(6);
 
     const report = await runReaper(h.engine);
     expect(report).toEqual({
       ...noReports,
       deadLettered: 2,
-      deadLetterDuplicates: 1,
+      deadLetterDuplicates: 2,
       deadLettersDeferred: 1,
       deadLettersUnrecognized: 1,
     });
@@ -252,13 +255,14 @@ describe("reaper: dead-letter queue drain", () => {
     expect(listed.items.map((i) => i.id).sort()).toEqual([ghost.id, queued.id].sort());
 
     expect(await store.getJob(done.id)).toMatchObject({ status: "done", result: done.result });
+    expect(await store.getJob(retrying.id)).toMatchObject({ status: "queued", runAt: retrying.runAt });
     expect(await store.getJob(running.id)).toMatchObject({
       status: "running",
       leaseToken: running.leaseToken,
       leaseUntil: running.leaseUntil,
     });
 
-    // Deleted: (a), (b), (c). Left for a later run or an operator: (d), (e).
+    // Deleted: (a), (b), (c), (f). Left for a later run or an operator: (d), (e).
     expect(await h.engine.transport.depth("default")).toEqual({
       visible: 0,
       inFlight: 0,
