@@ -63,6 +63,22 @@ export async function conditionalWrite<T>(
 }
 
 /**
+ * What every conditional write sends besides its own verb: the table, the condition (rendered after
+ * anything else that used `e`, so all placeholders are in), and the item back on a lost condition
+ * when the caller wants it.
+ */
+function conditionalParts(ctx: StoreContext, e: Expr, condition: Condition, options: ConflictOptions) {
+  const ConditionExpression = condition(e);
+  return {
+    TableName: ctx.table,
+    ConditionExpression,
+    ...e.params(),
+    ...(options.readCurrent === false ? {} : { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const }),
+    ReturnConsumedCapacity: "TOTAL" as const,
+  };
+}
+
+/**
  * One conditional UpdateItem: composes the update and its condition on one Expr, returns the new
  * item, and turns a lost condition into StoreConflict.
  */
@@ -76,26 +92,12 @@ export async function conditionalUpdate(
   const e = new Expr();
   const { update, condition } = build(e);
   const UpdateExpression = update.toString();
-  const ConditionExpression = condition(e);
+  const parts = conditionalParts(ctx, e, condition, options);
   const out = await conditionalWrite(
     ctx,
     operation,
     key,
-    () =>
-      ctx.doc.send(
-        new UpdateCommand({
-          TableName: ctx.table,
-          Key: key,
-          UpdateExpression,
-          ConditionExpression,
-          ...e.params(),
-          ReturnValues: "ALL_NEW",
-          ...(options.readCurrent === false
-            ? {}
-            : { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const }),
-          ReturnConsumedCapacity: "TOTAL",
-        }),
-      ),
+    () => ctx.doc.send(new UpdateCommand({ ...parts, Key: key, UpdateExpression, ReturnValues: "ALL_NEW" })),
     options,
   );
   return out.Attributes ?? {};
@@ -109,25 +111,12 @@ export async function conditionalPut(
   condition: Condition,
   options: ConflictOptions = {},
 ): Promise<void> {
-  const e = new Expr();
-  const ConditionExpression = condition(e);
+  const parts = conditionalParts(ctx, new Expr(), condition, options);
   await conditionalWrite(
     ctx,
     operation,
     { pk: item.pk, sk: item.sk },
-    () =>
-      ctx.doc.send(
-        new PutCommand({
-          TableName: ctx.table,
-          Item: item,
-          ConditionExpression,
-          ...e.params(),
-          ...(options.readCurrent === false
-            ? {}
-            : { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const }),
-          ReturnConsumedCapacity: "TOTAL",
-        }),
-      ),
+    () => ctx.doc.send(new PutCommand({ ...parts, Item: item })),
     options,
   );
 }
@@ -143,25 +132,12 @@ export async function conditionalDelete(
   condition: Condition,
   options: ConflictOptions = {},
 ): Promise<void> {
-  const e = new Expr();
-  const ConditionExpression = condition(e);
+  const parts = conditionalParts(ctx, new Expr(), condition, options);
   await conditionalWrite(
     ctx,
     operation,
     key,
-    () =>
-      ctx.doc.send(
-        new DeleteCommand({
-          TableName: ctx.table,
-          Key: key,
-          ConditionExpression,
-          ...e.params(),
-          ...(options.readCurrent === false
-            ? {}
-            : { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const }),
-          ReturnConsumedCapacity: "TOTAL",
-        }),
-      ),
+    () => ctx.doc.send(new DeleteCommand({ ...parts, Key: key })),
     options,
   );
 }
