@@ -1,11 +1,16 @@
+import { readFileSync } from "node:fs";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { systemClock } from "../lib/clock.ts";
 import { buildEngine, type Engine } from "../lib/engine.ts";
+import { buildRegistry, kinds } from "../lib/kinds/registry.ts";
 import { EmfMetrics } from "../lib/observability/metrics.ts";
+import { poolKindDefinition } from "../lib/pool/child-slot.ts";
+import { type PoolKindSpec, parsePoolConfig, resolvePoolKinds } from "../lib/pool/pool-kinds.ts";
 import { LambdaEventSourceControl } from "../lib/queue-control/event-source-control.ts";
+import { queues } from "../lib/queues.ts";
 
 /**
  * The adapter layer: the only place that reads the environment. Infra sets (none is a secret):
@@ -13,7 +18,8 @@ import { LambdaEventSourceControl } from "../lib/queue-control/event-source-cont
  * - SKYFORGE_QUEUE_URLS, a JSON map of queue name → url;
  * - SKYFORGE_DLQ_URLS, the same for dead-letter queues (reaper and API);
  * - SKYFORGE_EVENT_SOURCE_MAPPINGS, queue name → the worker's event source mapping UUID (only for
- *   the functions that pause queues or change their concurrency: API and reaper).
+ *   the functions that pause queues or change their concurrency: API and reaper);
+ * - SKYFORGE_POOL_CONFIG, optionally, the path of a JSON file that adds or overrides pool kinds.
  */
 function required(name: string): string {
   const value = process.env[name];
@@ -27,6 +33,13 @@ function jsonMap(name: string, optional = false): Map<string, string> | undefine
   return new Map(Object.entries(JSON.parse(raw) as Record<string, string>));
 }
 
+/** The pool kinds: declared in code, with the operator's SKYFORGE_POOL_CONFIG file laid over them. */
+export function poolKindsFromEnv(): PoolKindSpec[] {
+  const path = process.env.SKYFORGE_POOL_CONFIG;
+  const file = path ? parsePoolConfig(readFileSync(path, "utf8"), path) : undefined;
+  return resolvePoolKinds(queues, file);
+}
+
 export function engineFromEnv(serviceName: string): { engine: Engine; logger: Logger } {
   const logger = new Logger({ serviceName });
   const dlqUrls = jsonMap("SKYFORGE_DLQ_URLS", true);
@@ -38,6 +51,7 @@ export function engineFromEnv(serviceName: string): { engine: Engine; logger: Lo
     queueUrls: jsonMap("SKYFORGE_QUEUE_URLS") as Map<string, string>,
     ...(dlqUrls ? { dlqUrls } : {}),
     ...(mappings ? { eventSources: new LambdaEventSourceControl(new LambdaClient({}), mappings) } : {}),
+    registry: buildRegistry([...kinds, ...poolKindsFromEnv().map(poolKindDefinition)]),
     clock: systemClock,
     metrics: new EmfMetrics(serviceName),
     log: {

@@ -1,8 +1,13 @@
 import type { BackoffPolicy } from "./job/kind.ts";
 
-/** One SQS queue + DLQ + worker. Infra and the local stack both read these declarations. */
+/** Who consumes a queue: a Lambda worker per queue, or the Fargate pool's warm child processes. */
+export type QueueTier = "lambda" | "pool";
+
+/** One SQS queue + DLQ + consumer. Infra and the local stack both read these declarations. */
 export interface QueueDeclaration {
   name: string;
+  /** Defaults to "lambda". A pool queue has no Lambda worker; the pool process long-polls it. */
+  tier?: QueueTier;
   /** Records per worker invocation (SQS ReceiveMessage caps one call at 10). */
   batchSize: number;
   /** How long the event source waits to fill a batch. */
@@ -34,7 +39,26 @@ export const queues: readonly QueueDeclaration[] = [
     retentionDays: { done: 7, dead: 30 },
     maxReceiveCount: 120,
   },
+  {
+    // Heavy kinds (lib/pool/pool-kinds.ts), served by warm child processes on Fargate. The batch and
+    // concurrency fields describe the pool's intake; workerTimeoutSeconds is the longest pool job.
+    name: "heavy",
+    tier: "pool",
+    batchSize: 10,
+    batchWindowSeconds: 20,
+    maxConcurrency: 2,
+    recordConcurrency: 10,
+    workerTimeoutSeconds: 900,
+    leaseSeconds: 30,
+    backoff: { baseSeconds: 5, maxSeconds: 3600 },
+    retentionDays: { done: 7, dead: 30 },
+    maxReceiveCount: 120,
+  },
 ];
+
+export function tierOf(q: QueueDeclaration): QueueTier {
+  return q.tier ?? "lambda";
+}
 
 export function visibilityTimeoutSeconds(q: QueueDeclaration): number {
   return Math.min(6 * q.workerTimeoutSeconds, 12 * 3600);

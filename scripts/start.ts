@@ -1,6 +1,8 @@
 import { Logger } from "@aws-lambda-powertools/logger";
-import { kinds } from "../lib/kinds/registry.ts";
+import { poolKindsFromEnv } from "../functions/runtime-config.ts";
+import { buildRegistry, kinds } from "../lib/kinds/registry.ts";
 import { startLocalStack } from "../lib/local/stack.ts";
+import { poolKindDefinition } from "../lib/pool/child-slot.ts";
 
 /** `npm start`: the embedded local stack. No AWS, no Docker, no Java. */
 const port = Number(process.env.PORT ?? 3000);
@@ -22,7 +24,21 @@ if (!Number.isFinite(tickSeconds) || tickSeconds <= 0) {
   );
   process.exit(2);
 }
-const stack = await startLocalStack({ port, log, tickSeconds });
+// The operator's SKYFORGE_POOL_CONFIG file adds kinds the local API must accept, as on AWS.
+const registry = buildRegistry([...kinds, ...poolKindsFromEnv().map(poolKindDefinition)]);
+const stack = await startLocalStack({
+  port,
+  registry,
+  log,
+  tickSeconds,
+  // The Fargate task's entry point, run by this Node (24) through tsx, with the caller's environment
+  // (PATH for python3, SKYFORGE_POOL_CONFIG for extra kinds).
+  pool: {
+    command: [process.execPath, "--import", "tsx", "functions/pool/main.ts"],
+    baseEnv: process.env,
+    drainSeconds: 10,
+  },
+});
 const lines = [
   `skyforge local stack (node ${process.version})`,
   `  HTTP API       ${stack.url}  (POST /jobs, POST /jobs/batch, GET /jobs/{id}, GET /jobs, POST /jobs/{id}/cancel, POST /jobs/{id}/retry, GET /health)`,
@@ -31,9 +47,14 @@ const lines = [
   `  DynamoDB       ${stack.endpoints.dynamodb}  (dynalite, table skyforge-jobs)`,
   `  SQS            ${stack.endpoints.sqs}  (fauxqs, queues: ${[...stack.queues.keys()].join(", ")})`,
   `  kinds          ${kinds.map((k) => k.name).join(", ")}`,
+  `  pool kinds     ${[...registry.values()]
+    .filter((k) => !kinds.includes(k))
+    .map((k) => k.name)
+    .join(", ")}  (functions/pool/main.ts, a child process)`,
   `  scheduled      reaper, cleanup, cron every ${tickSeconds} s (SKYFORGE_TICK_SECONDS)`,
   "",
   `  try: curl -s -X POST ${stack.url}/jobs -H 'content-type: application/json' -d '{"kind":"echo","payload":{"hello":"world"}}'`,
+  `  heavy job: curl -s -X POST ${stack.url}/jobs -H 'content-type: application/json' -d '{"kind":"py-digest","payload":{"text":"hello","rounds":100000}}'`,
   "  Ctrl-C stops everything.",
 ];
 console.log(lines.join("\n"));

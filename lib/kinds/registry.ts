@@ -1,4 +1,6 @@
 import type { AnyKind } from "../job/kind.ts";
+import { poolKindDefinition } from "../pool/child-slot.ts";
+import { declaredPoolKinds } from "../pool/pool-kinds.ts";
 import { echo } from "./echo.ts";
 import { fail } from "./fail.ts";
 import { flaky } from "./flaky.ts";
@@ -8,9 +10,12 @@ import { sleep } from "./sleep.ts";
 /** Adding a kind: write lib/kinds/<name>.ts with defineKind, then add it to this list. */
 export const kinds: readonly AnyKind[] = [echo, sleep, fail, flaky, partnerCall];
 
+/** Every kind a producer may enqueue: the Lambda kinds above and the pool's (lib/pool/pool-kinds.ts). */
+export const allKinds: readonly AnyKind[] = [...kinds, ...declaredPoolKinds.map(poolKindDefinition)];
+
 export type KindRegistry = ReadonlyMap<string, AnyKind>;
 
-export function buildRegistry(list: readonly AnyKind[] = kinds): KindRegistry {
+export function buildRegistry(list: readonly AnyKind[] = allKinds): KindRegistry {
   const map = new Map<string, AnyKind>();
   for (const kind of list) {
     if (map.has(kind.name)) throw new Error(`kind ${kind.name} is declared twice`);

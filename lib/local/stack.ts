@@ -13,7 +13,7 @@ import { MemoryMetrics } from "../observability/metrics.ts";
 import { Cleanup } from "../ops/cleanup.ts";
 import { runReaper } from "../ops/reaper.ts";
 import type { QueueDeclaration } from "../queues.ts";
-import { queues as declaredQueues } from "../queues.ts";
+import { queues as declaredQueues, tierOf } from "../queues.ts";
 import { createWorker } from "../runtime/worker.ts";
 import {
   dynamoClient,
@@ -26,6 +26,7 @@ import {
 import { EventSourcePoller } from "./event-source-poller.ts";
 import { startLocalHttp } from "./http-server.ts";
 import { LocalEventSources } from "./local-event-sources.ts";
+import { type PoolProcessOptions, startPoolProcess } from "./pool-process.ts";
 import { Ticker } from "./ticker.ts";
 
 export interface LocalStackOptions {
@@ -45,6 +46,8 @@ export interface LocalStackOptions {
   tickSeconds?: number;
   /** Start the tick timer; tests that drive `ticker.tick()` themselves turn it off. */
   autoTick?: boolean;
+  /** Runs the Fargate pool's entry point as a child process for the pool-tier queues. */
+  pool?: Pick<PoolProcessOptions, "command" | "baseEnv" | "drainSeconds">;
 }
 
 /** What the emulators lack (TTL): the local cleanup sweeps this many items per tick instead. */
@@ -106,7 +109,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.random ? { random: options.random } : {}),
     });
 
-    for (const q of queues) {
+    for (const q of queues.filter((d) => tierOf(d) === "lambda")) {
       const urls = provisioned.get(q.name) as ProvisionedQueue;
       const attrs = await clients.sqs.send(
         new GetQueueAttributesCommand({ QueueUrl: urls.url, AttributeNames: ["QueueArn"] }),
@@ -124,6 +127,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       eventSources.add(q.name, poller);
       poller.start();
       stoppers.push(() => poller.stop());
+    }
+
+    if (options.pool) {
+      const pool = startPoolProcess({
+        ...options.pool,
+        endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
+        table,
+        queueUrls: new Map([...provisioned].map(([name, q]) => [name, q.url])),
+        dlqUrls: new Map([...provisioned].map(([name, q]) => [name, q.dlqUrl])),
+        log,
+      });
+      // Stopped before the emulators, so it can hand its jobs back.
+      stoppers.unshift(async () => {
+        await pool.stop();
+      });
     }
 
     await syncDeclaredSchedules(engine.store.ctx, declaredSchedules, engine.clock.now(), log);

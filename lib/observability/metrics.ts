@@ -20,19 +20,34 @@ export const countMetrics = [
   "purged",
   "cronFired",
   "cronMissed",
+  // The pool (lib/pool/): jobs handed to a child per kind, and children lost to each failure mode.
+  "released",
+  "poolDispatched",
+  "childRespawns",
+  "childDesyncs",
+  "childTimeouts",
 ] as const;
-export const timingMetrics = ["queueLatency", "runDuration"] as const;
+export const timingMetrics = ["queueLatency", "runDuration", "dispatchLatency"] as const;
+/** Last value wins within a flush: the pool's children by state, per kind. */
+export const gaugeMetrics = ["childrenBusy", "childrenIdle"] as const;
 export type CountMetric = (typeof countMetrics)[number];
 export type TimingMetric = (typeof timingMetrics)[number];
+export type GaugeMetric = (typeof gaugeMetrics)[number];
 
 /** Metrics are recorded per (queue, kind) and flushed once per invocation. */
 export interface JobMetrics {
   count(name: CountMetric, queue: string, kind: string, n?: number): void;
   time(name: TimingMetric, queue: string, kind: string, ms: number): void;
+  gauge(name: GaugeMetric, queue: string, kind: string, value: number): void;
   flush(): void;
 }
 
-type Group = { counts: Map<CountMetric, number>; timings: Map<TimingMetric, number[]> };
+type Group = {
+  counts: Map<CountMetric, number>;
+  timings: Map<TimingMetric, number[]>;
+  gauges: Map<GaugeMetric, number>;
+};
+const emptyGroup = (): Group => ({ counts: new Map(), timings: new Map(), gauges: new Map() });
 
 /** Aggregates in memory; subclasses decide where a flush goes. */
 export class AggregatingMetrics implements JobMetrics {
@@ -42,7 +57,7 @@ export class AggregatingMetrics implements JobMetrics {
     const key = `${queue}\u0000${kind}`;
     let g = this.groups.get(key);
     if (!g) {
-      g = { counts: new Map(), timings: new Map() };
+      g = emptyGroup();
       this.groups.set(key, g);
     }
     return g;
@@ -58,6 +73,15 @@ export class AggregatingMetrics implements JobMetrics {
     const list = g.timings.get(name) ?? [];
     list.push(ms);
     g.timings.set(name, list);
+  }
+
+  gauge(name: GaugeMetric, queue: string, kind: string, value: number): void {
+    this.group(queue, kind).gauges.set(name, value);
+  }
+
+  /** The last value of a gauge for one (queue, kind). */
+  lastGauge(name: GaugeMetric, queue: string, kind: string): number | undefined {
+    return this.groups.get(`${queue}\u0000${kind}`)?.gauges.get(name);
   }
 
   /** Total of a count across kinds, for one queue or all. */
@@ -89,9 +113,10 @@ export class EmfMetrics extends AggregatingMetrics {
     for (const [key, g] of this.groups) {
       const [queue = "", kind = ""] = key.split("\u0000");
       this.publish({ queue, kind }, g);
-      const q = perQueue.get(queue) ?? { counts: new Map(), timings: new Map() };
+      const q = perQueue.get(queue) ?? emptyGroup();
       for (const [n, v] of g.counts) q.counts.set(n, (q.counts.get(n) ?? 0) + v);
       for (const [n, v] of g.timings) q.timings.set(n, [...(q.timings.get(n) ?? []), ...v]);
+      for (const [n, v] of g.gauges) q.gauges.set(n, (q.gauges.get(n) ?? 0) + v);
       perQueue.set(queue, q);
     }
     for (const [queue, g] of perQueue) this.publish({ queue }, g);
@@ -104,6 +129,7 @@ export class EmfMetrics extends AggregatingMetrics {
     for (const [name, value] of g.counts) m.addMetric(name, MetricUnit.Count, value);
     for (const [name, values] of g.timings)
       for (const v of values) m.addMetric(name, MetricUnit.Milliseconds, v);
+    for (const [name, value] of g.gauges) m.addMetric(name, MetricUnit.Count, value);
     m.publishStoredMetrics();
   }
 }

@@ -3,7 +3,7 @@ import { ClientError, type ClientIssue } from "../errors.ts";
 import type { AnyKind } from "../job/kind.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import type { KindRegistry } from "../kinds/registry.ts";
-import type { QueueDeclaration } from "../queues.ts";
+import { type QueueDeclaration, tierOf } from "../queues.ts";
 
 export function issuesOf(error: z.ZodError, prefix: (string | number)[] = []): ClientIssue[] {
   return error.issues.map((i) => ({
@@ -54,5 +54,13 @@ export function validateEnqueue(
     throw new ClientError("validation_error", `unknown queue "${queueName}"`, [
       { path: "queue", message: "not declared" },
     ]);
+  const home = queues.find((q) => q.name === kind.queue);
+  if (home && tierOf(home) !== tierOf(queue)) {
+    throw new ClientError(
+      "validation_error",
+      `kind "${kind.name}" runs on the ${tierOf(home)} tier, but queue "${queue.name}" is served by the ${tierOf(queue)} tier`,
+      [{ path: "queue", message: `use a ${tierOf(home)}-tier queue such as "${home.name}"` }],
+    );
+  }
   return { request, kind, queue, payloadJson };
 }

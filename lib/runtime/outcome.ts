@@ -4,8 +4,8 @@ import { MAX_NATIVE_DELAY_SECONDS } from "../job/schemas.ts";
 import { MAX_VISIBILITY_SECONDS } from "../transport/sqs-transport.ts";
 import { backoffSeconds } from "./backoff.ts";
 
-/** Why the runtime aborted a handler's signal. */
-export type AbortCause = "cancelled" | "lease_lost" | "timeout";
+/** Why the runtime aborted a handler's signal. "shutdown": the pool is stopping and hands the job back. */
+export type AbortCause = "cancelled" | "lease_lost" | "timeout" | "shutdown";
 
 /** Results are stored in the job item; past this they would blow the item's size budget. */
 export const MAX_RESULT_BYTES = 32 * 1024;
@@ -17,6 +17,8 @@ export type Decision =
   | { outcome: "throttled"; delaySeconds: number; reason: string }
   | { outcome: "dead"; error: string }
   | { outcome: "cancelled"; error?: string }
+  /** Back to the queue at once with the attempt given back: the process stopped, not the job. */
+  | { outcome: "released" }
   | { outcome: "abandon" };
 
 export interface RunEnd {
@@ -40,6 +42,7 @@ const describe = (err: unknown) => (err instanceof Error ? err.message : String(
 export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
   if (end.abort === "lease_lost") return { outcome: "abandon" };
   if (end.abort === "cancelled") return { outcome: "cancelled", error: "cancelled on request" };
+  if (end.abort === "shutdown") return { outcome: "released" };
   if (end.ok && end.abort === undefined) {
     const result = JSON.stringify(end.value ?? null);
     if (Buffer.byteLength(result) > MAX_RESULT_BYTES) {

@@ -229,6 +229,11 @@ export class RecordProcessor {
         metrics.count("retried", item.queue, item.kind);
         log.info("job rescheduled beyond SQS's reach", { ...fields, delaySeconds: decision.delaySeconds });
         return true;
+      case "released":
+        metrics.count("released", item.queue, item.kind);
+        log.info("job handed back at shutdown", fields);
+        await transport.changeVisibility(item.queue, record.receiptHandle, 0);
+        return false;
       case "throttled": {
         metrics.count("throttled", item.queue, item.kind);
         const until = now + decision.delaySeconds * 1000;
@@ -293,5 +298,7 @@ function toFinalization(
       return { outcome: "reschedule", runAt: now + d.delaySeconds * 1000, error: d.error };
     case "throttled":
       return { outcome: "throttled", runAt: now + d.delaySeconds * 1000, reason: d.reason };
+    case "released":
+      return { outcome: "released", runAt: now };
   }
 }

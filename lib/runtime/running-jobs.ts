@@ -22,6 +22,13 @@ export class RunningJobs {
     return abort !== undefined;
   }
 
+  /** Aborts every run in this process with `cause`; the number told. */
+  abortAll(cause: AbortCause): number {
+    const all = [...this.runs.values()];
+    for (const abort of all) abort(cause);
+    return all.length;
+  }
+
   get size(): number {
     return this.runs.size;
   }

@@ -12,6 +12,8 @@ export type Finalization =
   /** A retry further out than SQS can hold a message: back to the scheduled index. */
   | { outcome: "reschedule"; runAt: number; error: string }
   | { outcome: "throttled"; runAt: number; reason: string }
+  /** Handed back by a stopping pool: due now, the attempt given back. */
+  | { outcome: "released"; runAt: number }
   | { outcome: "dead"; error: string; expiresAt: number }
   | { outcome: "cancelled"; expiresAt: number; error?: string };
 
@@ -49,7 +51,8 @@ function finalizeUpdate(
         .setAll(indexKeys(item.queue, "scheduled", item.id, f.runAt))
         .remove(...LEASE_ATTRS);
     case "throttled":
-      // The attempt the claim counted is given back: a throttle is not the job's fault.
+    case "released":
+      // The attempt the claim counted is given back: neither a throttle nor a stop is the job's fault.
       return u
         .set("status", "queued")
         .set("runAt", f.runAt)

@@ -123,6 +123,7 @@ export class SqsTransport {
     max: number,
     waitSeconds: number,
     side: QueueSide = "main",
+    signal?: AbortSignal,
   ): Promise<Message[]> {
     const out = await this.sqs.send(
       new ReceiveMessageCommand({
@@ -131,6 +132,7 @@ export class SqsTransport {
         WaitTimeSeconds: waitSeconds,
         MessageSystemAttributeNames: ["ApproximateReceiveCount", "SentTimestamp"],
       }),
+      signal ? { abortSignal: signal } : {},
     );
     return out.Messages ?? [];
   }

@@ -1,0 +1,37 @@
+// A skyforge pool child in Node: the same protocol and payload as children/digest.py.
+// It boots once (BOOT_DELAY_MS stands in for loading a framework), then answers one JSON line per
+// request line on stdout and logs on stderr. Plain JavaScript, so any Node version runs it.
+import { createHash } from "node:crypto";
+import { createInterface } from "node:readline";
+
+const bootDelayMs = Number(process.env.BOOT_DELAY_MS ?? 0);
+if (bootDelayMs > 0) await new Promise((r) => setTimeout(r, bootDelayMs));
+
+function handle(payload) {
+  if (payload === null || typeof payload !== "object" || Array.isArray(payload)) {
+    return { status: "error", message: "payload must be an object" };
+  }
+  if ("fail" in payload) return { status: "error", message: String(payload.fail) };
+  if ("throttle" in payload) return { status: "throttled", retry_after_secs: payload.throttle };
+  const rounds = Number(payload.rounds ?? 1);
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10_000_000) {
+    return { status: "error", message: "rounds must be between 1 and 10000000" };
+  }
+  let digest = Buffer.from(String(payload.text ?? ""));
+  for (let i = 0; i < rounds; i++) digest = createHash("sha256").update(digest).digest();
+  const result = { sha256: digest.toString("hex"), rounds, pid: process.pid, runtime: `node ${process.version}` };
+  return { status: "ok", result };
+}
+
+for await (const line of createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY })) {
+  if (!line.trim()) continue;
+  const request = JSON.parse(line);
+  let reply;
+  try {
+    reply = handle(request.payload);
+  } catch (err) {
+    reply = { status: "error", message: String(err) };
+  }
+  process.stderr.write(`digest job ${request.id} attempt ${request.attempt}: ${reply.status}\n`);
+  process.stdout.write(`${JSON.stringify({ id: request.id, ...reply })}\n`);
+}

@@ -1,0 +1,43 @@
+import { PoolRunner } from "../../lib/pool/pool-runner.ts";
+import { tierOf } from "../../lib/queues.ts";
+import { engineFromEnv, poolKindsFromEnv } from "../runtime-config.ts";
+
+/**
+ * The Fargate pool task (`node pool.mjs` in infra/pool.Dockerfile; `npm start` runs it locally).
+ * SKYFORGE_POOL_DRAIN_SECONDS: how long running jobs get after SIGTERM; keep it under the ECS
+ * task's stopTimeout (30 s by default, 120 s at most).
+ */
+const drainSeconds = Number(process.env.SKYFORGE_POOL_DRAIN_SECONDS ?? 25);
+const metricsEverySeconds = Number(process.env.SKYFORGE_POOL_METRICS_SECONDS ?? 60);
+const { engine, logger } = engineFromEnv("skyforge-pool");
+const kinds = poolKindsFromEnv();
+const served = new Set(kinds.map((k) => k.queue));
+const runner = new PoolRunner(engine, {
+  kinds,
+  queues: engine.queues.filter((q) => tierOf(q) === "pool" && served.has(q.name)),
+  baseEnv: process.env,
+  cwd: process.cwd(),
+});
+runner.start();
+const flusher = setInterval(() => runner.flushMetrics(), metricsEverySeconds * 1000);
+logger.info("pool started", { kinds: kinds.map((k) => `${k.name}(${k.soft}/${k.hard})`), drainSeconds });
+
+let stopping = false;
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    clearInterval(flusher);
+    logger.info("draining", { signal, drainSeconds });
+    runner.stop(drainSeconds * 1000).then(
+      (report) => {
+        logger.info("pool stopped", { ...report });
+        process.exit(0);
+      },
+      (err) => {
+        logger.error("drain failed", { error: String(err) });
+        process.exit(1);
+      },
+    );
+  });
+}

@@ -1,0 +1,107 @@
+import { z } from "zod";
+import { type QueueDeclaration, tierOf } from "../queues.ts";
+
+/** How the pool runs one heavy kind: the child program, its limits, and the queue it is fed from. */
+export interface PoolKindSpec {
+  name: string;
+  /** Program and arguments of each warm child; relative paths resolve against `cwd`. */
+  argv: readonly string[];
+  env: Readonly<Record<string, string>>;
+  cwd?: string;
+  /** A child that has not answered a request by then is killed and the attempt fails. */
+  timeoutSeconds: number;
+  /** Children started on demand for ordinary work. */
+  soft: number;
+  /** The ceiling, reached only while critical-priority work waits. */
+  hard: number;
+  queue: string;
+  maxAttempts: number;
+}
+
+export const MAX_CHILDREN_PER_KIND = 64;
+
+const DEFAULTS = { timeoutSeconds: 300, soft: 2, hard: 4, queue: "heavy", maxAttempts: 5, env: {} };
+
+/** Kinds declared in code. The demo children live in children/ and speak the protocol in README. */
+export const declaredPoolKinds: readonly PoolKindSpec[] = [
+  { ...DEFAULTS, name: "py-digest", argv: ["python3", "children/digest.py"] },
+  { ...DEFAULTS, name: "node-digest", argv: ["node", "children/digest.mjs"] },
+];
+
+const KindOverride = z
+  .object({
+    argv: z.array(z.string().min(1)).min(1, "argv needs at least the program to run"),
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().min(1).optional(),
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(12 * 3600)
+      .optional(),
+    soft: z.number().int().min(1).max(MAX_CHILDREN_PER_KIND).optional(),
+    hard: z.number().int().min(1).max(MAX_CHILDREN_PER_KIND).optional(),
+    queue: z.string().min(1).optional(),
+    maxAttempts: z.number().int().min(1).max(100).optional(),
+  })
+  .strict();
+
+/** The operator's file named by SKYFORGE_POOL_CONFIG: adds kinds or overrides declared ones. */
+export const PoolConfigFile = z
+  .object({
+    kinds: z.record(
+      z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, "kind names are lowercase, digits, dashes"),
+      KindOverride,
+    ),
+  })
+  .strict();
+export type PoolConfigFile = z.infer<typeof PoolConfigFile>;
+
+/** A pool configuration that cannot run; the message names the file's path and every problem. */
+export class PoolConfigError extends Error {
+  override readonly name = "PoolConfigError";
+}
+
+/** Parses the operator's file text; throws PoolConfigError with every problem listed. */
+export function parsePoolConfig(text: string, source = "pool config"): PoolConfigFile {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new PoolConfigError(`${source}: not JSON (${(err as Error).message})`);
+  }
+  const parsed = PoolConfigFile.safeParse(json);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+    throw new PoolConfigError(`${source}: ${detail.join("; ")}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * The kinds the pool serves: the declared ones, with the file's entries laid over them field by
+ * field (a file entry for a new name needs `argv`). Checked against the queue declarations: every
+ * kind feeds from a pool-tier queue, and soft ≤ hard.
+ */
+export function resolvePoolKinds(
+  queues: readonly QueueDeclaration[],
+  file?: PoolConfigFile,
+  declared: readonly PoolKindSpec[] = declaredPoolKinds,
+): PoolKindSpec[] {
+  const byName = new Map(declared.map((k) => [k.name, k]));
+  for (const [name, o] of Object.entries(file?.kinds ?? {})) {
+    const base = byName.get(name) ?? { ...DEFAULTS, name, argv: o.argv };
+    byName.set(name, { ...base, ...o, env: { ...base.env, ...o.env } } as PoolKindSpec);
+  }
+  const problems: string[] = [];
+  for (const k of byName.values()) {
+    const queue = queues.find((q) => q.name === k.queue);
+    if (!queue) problems.push(`${k.name}: queue "${k.queue}" is not declared`);
+    else if (tierOf(queue) !== "pool")
+      problems.push(`${k.name}: queue "${k.queue}" is served by Lambda, not the pool`);
+    if (k.soft > k.hard) problems.push(`${k.name}: soft (${k.soft}) is above hard (${k.hard})`);
+    if (k.argv.length === 0) problems.push(`${k.name}: argv is empty`);
+  }
+  if (problems.length > 0) throw new PoolConfigError(`pool kinds: ${problems.join("; ")}`);
+  return [...byName.values()];
+}

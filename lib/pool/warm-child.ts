@@ -1,0 +1,138 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import type { Log } from "../observability/log.ts";
+import { type ChildReply, type ChildRequest, encodeRequest, parseReply } from "./child-protocol.ts";
+
+export interface ChildLaunch {
+  kind: string;
+  argv: readonly string[];
+  /** The whole environment of the child (the caller merges the process's own with the kind's). */
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+}
+
+/** How one request ended. Anything but a reply leaves the child killed. */
+export type ExchangeEnd =
+  | { reply: ChildReply }
+  | { failure: "desync"; detail: string }
+  | { failure: "exited"; detail: string }
+  | { failure: "aborted"; cause: unknown };
+
+type Pending = { id: string; settle: (end: ExchangeEnd) => void };
+
+/**
+ * One long-lived child process speaking the line protocol: one request in flight at a time, its
+ * stdout read line by line, its stderr logged line by line under its kind. A child that breaks
+ * step (an unsolicited line, a foreign id, garbage) is killed, never reused: a late line would
+ * otherwise be read as the next job's answer.
+ */
+export class WarmChild {
+  readonly pid: number | undefined;
+  private readonly proc: ChildProcessWithoutNullStreams;
+  private pending: Pending | undefined;
+  private exitDetail: string | undefined;
+  private readonly exited: Promise<void>;
+
+  constructor(
+    readonly launch: ChildLaunch,
+    private readonly log: Log,
+    onExit: (child: WarmChild) => void,
+  ) {
+    const [program, ...args] = launch.argv;
+    this.proc = spawn(program as string, args, {
+      cwd: launch.cwd,
+      env: launch.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    this.pid = this.proc.pid;
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.exited = promise;
+    const ended = (detail: string) => {
+      if (this.exitDetail !== undefined) return;
+      this.exitDetail = detail;
+      this.settle({ failure: "exited", detail });
+      onExit(this);
+      resolve();
+    };
+    this.proc.on("error", (err) => ended(`could not start ${JSON.stringify(program)}: ${err.message}`));
+    this.proc.on("exit", (code, signal) =>
+      ended(signal ? `child was killed by ${signal}` : `child exited with code ${code}`),
+    );
+    // A child that closes its stdin early raises EPIPE on our next write; the exit event reports it.
+    this.proc.stdin.on("error", () => {});
+    createInterface({ input: this.proc.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
+      this.onLine(line),
+    );
+    createInterface({ input: this.proc.stderr, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
+      log.info("child stderr", { kind: launch.kind, pid: this.pid, line }),
+    );
+  }
+
+  get alive(): boolean {
+    return this.exitDetail === undefined;
+  }
+
+  /**
+   * Sends one request and waits for its one reply line, the child's death, or `signal` (timeout,
+   * cancel, lost lease, shutdown), which kills the child.
+   */
+  exchange(request: ChildRequest, signal: AbortSignal): Promise<ExchangeEnd> {
+    if (this.exitDetail !== undefined) return Promise.resolve({ failure: "exited", detail: this.exitDetail });
+    if (this.pending) throw new Error(`child ${this.pid} is already serving job ${this.pending.id}`);
+    if (signal.aborted) return Promise.resolve({ failure: "aborted", cause: signal.reason });
+    const { promise, resolve } = Promise.withResolvers<ExchangeEnd>();
+    const onAbort = () => {
+      this.settle({ failure: "aborted", cause: signal.reason });
+      this.kill();
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    this.pending = {
+      id: request.id,
+      settle: (end) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(end);
+      },
+    };
+    this.proc.stdin.write(encodeRequest(request));
+    return promise;
+  }
+
+  kill(): void {
+    if (this.alive) this.proc.kill("SIGKILL");
+  }
+
+  /** Closes stdin (a well-behaved child exits at EOF) and kills it if it is still there after `graceMs`. */
+  async stop(graceMs: number): Promise<void> {
+    if (!this.alive) return;
+    this.proc.stdin.end();
+    const timer = setTimeout(() => this.kill(), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  private onLine(line: string): void {
+    const pending = this.pending;
+    if (!pending) {
+      this.log.warn("child wrote a line nobody asked for; killing it", {
+        kind: this.launch.kind,
+        pid: this.pid,
+        line: line.slice(0, 200),
+      });
+      this.kill();
+      return;
+    }
+    const parsed = parseReply(line, pending.id);
+    if ("desync" in parsed) {
+      this.settle({ failure: "desync", detail: parsed.desync });
+      this.kill();
+      return;
+    }
+    this.settle({ reply: parsed });
+  }
+
+  private settle(end: ExchangeEnd): void {
+    const pending = this.pending;
+    this.pending = undefined;
+    pending?.settle(end);
+  }
+}
