@@ -1,7 +1,7 @@
-import { queues as declarations, visibilityTimeoutSeconds } from "../lib/queues";
+import { queues as declarations, tierOf, visibilityTimeoutSeconds } from "../lib/queues";
 import { table } from "./storage";
 
-/** One queue + DLQ + worker per declaration in lib/queues.ts. */
+/** One queue + DLQ per declaration in lib/queues.ts; a worker for each Lambda-tier one. */
 export const queues = declarations.map((q) => {
   const dlq = new sst.aws.Queue(`${pascal(q.name)}Dlq`, { visibilityTimeout: "12 hours" });
   const queue = new sst.aws.Queue(`${pascal(q.name)}Queue`, {
@@ -16,7 +16,9 @@ export const queueUrls = $jsonStringify(
 );
 export const dlqUrls = $jsonStringify(Object.fromEntries(queues.map((q) => [q.declaration.name, q.dlq.url])));
 
-export const subscriptions = queues.map(({ declaration: q, queue }) => {
+// Pool-tier queues (heavy kinds) have no Lambda worker: the Fargate pool long-polls them.
+const lambdaQueues = queues.filter((q) => tierOf(q.declaration) === "lambda");
+export const subscriptions = lambdaQueues.map(({ declaration: q, queue }) => {
   const subscriber = queue.subscribe(
     {
       handler: "functions/worker.handler",

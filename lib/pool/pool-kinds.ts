@@ -30,7 +30,7 @@ export const declaredPoolKinds: readonly PoolKindSpec[] = [
 
 const KindOverride = z
   .object({
-    argv: z.array(z.string().min(1)).min(1, "argv needs at least the program to run"),
+    argv: z.array(z.string().min(1)).min(1, "argv needs at least the program to run").optional(),
     env: z.record(z.string(), z.string()).optional(),
     cwd: z.string().min(1).optional(),
     timeoutSeconds: z
@@ -46,13 +46,21 @@ const KindOverride = z
   })
   .strict();
 
+const KIND_NAME = /^[a-z][a-z0-9-]{0,63}$/;
+
 /** The operator's file named by SKYFORGE_POOL_CONFIG: adds kinds or overrides declared ones. */
 export const PoolConfigFile = z
   .object({
-    kinds: z.record(
-      z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, "kind names are lowercase, digits, dashes"),
-      KindOverride,
-    ),
+    kinds: z.record(z.string(), KindOverride).superRefine((kinds, ctx) => {
+      for (const name of Object.keys(kinds)) {
+        if (!KIND_NAME.test(name))
+          ctx.addIssue({
+            code: "custom",
+            path: [name],
+            message: "kind names are lowercase letters, digits and dashes",
+          });
+      }
+    }),
   })
   .strict();
 export type PoolConfigFile = z.infer<typeof PoolConfigFile>;
@@ -89,18 +97,18 @@ export function resolvePoolKinds(
   declared: readonly PoolKindSpec[] = declaredPoolKinds,
 ): PoolKindSpec[] {
   const byName = new Map(declared.map((k) => [k.name, k]));
-  for (const [name, o] of Object.entries(file?.kinds ?? {})) {
-    const base = byName.get(name) ?? { ...DEFAULTS, name, argv: o.argv };
-    byName.set(name, { ...base, ...o, env: { ...base.env, ...o.env } } as PoolKindSpec);
-  }
   const problems: string[] = [];
+  for (const [name, o] of Object.entries(file?.kinds ?? {})) {
+    const base = byName.get(name) ?? { ...DEFAULTS, name, argv: [] };
+    if (!byName.has(name) && !o.argv) problems.push(`${name}: a new kind needs argv`);
+    byName.set(name, { ...base, ...o, argv: o.argv ?? base.argv, env: { ...base.env, ...o.env } });
+  }
   for (const k of byName.values()) {
     const queue = queues.find((q) => q.name === k.queue);
     if (!queue) problems.push(`${k.name}: queue "${k.queue}" is not declared`);
     else if (tierOf(queue) !== "pool")
       problems.push(`${k.name}: queue "${k.queue}" is served by Lambda, not the pool`);
     if (k.soft > k.hard) problems.push(`${k.name}: soft (${k.soft}) is above hard (${k.hard})`);
-    if (k.argv.length === 0) problems.push(`${k.name}: argv is empty`);
   }
   if (problems.length > 0) throw new PoolConfigError(`pool kinds: ${problems.join("; ")}`);
   return [...byName.values()];

@@ -1,0 +1,116 @@
+import { describe, expect, test } from "vitest";
+import { ClientError } from "../../lib/errors.ts";
+import { buildRegistry } from "../../lib/kinds/registry.ts";
+import { PoolConfigError, parsePoolConfig, resolvePoolKinds } from "../../lib/pool/pool-kinds.ts";
+import { validateEnqueue } from "../../lib/producer/validate.ts";
+import { queues } from "../../lib/queues.ts";
+
+const resolve = (file: unknown) =>
+  resolvePoolKinds(queues, parsePoolConfig(JSON.stringify(file), "pool.json"));
+const problem = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(PoolConfigError);
+    return (err as Error).message;
+  }
+  throw new Error("expected a PoolConfigError");
+};
+
+describe("pool kinds are data", () => {
+  test("the declared kinds feed from the pool-tier queue with soft ≤ hard", () => {
+    const kinds = resolvePoolKinds(queues);
+    expect(kinds.map((k) => k.name)).toEqual(["py-digest", "node-digest"]);
+    for (const k of kinds) {
+      expect(k.queue).toBe("heavy");
+      expect(k.soft).toBeLessThanOrEqual(k.hard);
+    }
+  });
+
+  test("the operator's file overrides a declared kind field by field and adds a new one", () => {
+    const kinds = resolve({
+      kinds: {
+        "py-digest": { soft: 1, hard: 8, env: { MODEL: "small" } },
+        "rb-render": { argv: ["ruby", "render.rb"], cwd: "/srv/render", timeoutSeconds: 60 },
+      },
+    });
+    const py = kinds.find((k) => k.name === "py-digest");
+    expect(py).toMatchObject({
+      argv: ["python3", "children/digest.py"],
+      soft: 1,
+      hard: 8,
+      env: { MODEL: "small" },
+    });
+    const rb = kinds.find((k) => k.name === "rb-render");
+    expect(rb).toMatchObject({
+      argv: ["ruby", "render.rb"],
+      cwd: "/srv/render",
+      timeoutSeconds: 60,
+      queue: "heavy",
+      soft: 2,
+      hard: 4,
+    });
+  });
+
+  test("a bad file is refused with a message naming the file and every problem", () => {
+    expect(problem(() => parsePoolConfig("{not json", "/etc/pool.json"))).toMatch(
+      /^\/etc\/pool\.json: not JSON/,
+    );
+    const msg = problem(() =>
+      parsePoolConfig(JSON.stringify({ kinds: { x: { argv: [], soft: 0 } } }), "p.json"),
+    );
+    expect(msg).toContain("kinds.x.argv: argv needs at least the program to run");
+    expect(msg).toContain("kinds.x.soft");
+    expect(problem(() => parsePoolConfig(JSON.stringify({ kinds: {}, extra: 1 }), "p.json"))).toMatch(
+      /extra/,
+    );
+    expect(problem(() => parsePoolConfig(JSON.stringify({ kinds: { Bad_Name: { argv: ["x"] } } })))).toMatch(
+      /kind names are lowercase/,
+    );
+  });
+
+  test("a kind must be runnable: argv for a new kind, a pool-tier queue, soft ≤ hard", () => {
+    expect(problem(() => resolve({ kinds: { fresh: { soft: 1 } } }))).toContain(
+      "fresh: a new kind needs argv",
+    );
+    expect(problem(() => resolve({ kinds: { x: { argv: ["x"], queue: "default" } } }))).toContain(
+      'x: queue "default" is served by Lambda, not the pool',
+    );
+    expect(problem(() => resolve({ kinds: { x: { argv: ["x"], queue: "nope" } } }))).toContain(
+      'x: queue "nope" is not declared',
+    );
+    expect(problem(() => resolve({ kinds: { "py-digest": { soft: 5, hard: 2 } } }))).toContain(
+      "py-digest: soft (5) is above hard (2)",
+    );
+  });
+});
+
+describe("producers route pool kinds to pool queues only", () => {
+  const registry = buildRegistry();
+  const refusal = (raw: unknown) => {
+    try {
+      validateEnqueue(raw, registry, queues);
+    } catch (err) {
+      expect(err).toBeInstanceOf(ClientError);
+      return err as ClientError;
+    }
+    throw new Error("expected a ClientError");
+  };
+
+  test("a pool kind goes to its heavy queue and takes any JSON payload", () => {
+    const v = validateEnqueue({ kind: "py-digest", payload: { text: "x", rounds: 3 } }, registry, queues);
+    expect(v.queue.name).toBe("heavy");
+    expect(v.kind.timeoutSeconds).toBe(300);
+  });
+
+  test("a pool kind on a Lambda queue, or a Lambda kind on the pool queue, is a 400", () => {
+    const a = refusal({ kind: "py-digest", queue: "default", payload: {} });
+    expect(a.httpStatus).toBe(400);
+    expect(a.message).toBe(
+      'kind "py-digest" runs on the pool tier, but queue "default" is served by the lambda tier',
+    );
+    const b = refusal({ kind: "echo", queue: "heavy", payload: {} });
+    expect(b.httpStatus).toBe(400);
+    expect(b.issues).toEqual([{ path: "queue", message: 'use a lambda-tier queue such as "default"' }]);
+  });
+});
