@@ -37,6 +37,7 @@ const stack = await startLocalStack({
     command: [process.execPath, "--import", "tsx", "functions/pool/main.ts"],
     baseEnv: process.env,
     drainSeconds: 10,
+    waitSeconds: 2,
   },
 });
 const lines = [

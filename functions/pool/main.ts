@@ -5,9 +5,11 @@ import { engineFromEnv, poolKindsFromEnv } from "../runtime-config.ts";
 /**
  * The Fargate pool task (`node pool.mjs` in infra/pool.Dockerfile; `npm start` runs it locally).
  * SKYFORGE_POOL_DRAIN_SECONDS: how long running jobs get after SIGTERM; keep it under the ECS
- * task's stopTimeout (30 s by default, 120 s at most).
+ * task's stopTimeout (30 s by default, 120 s at most). The long poll in progress
+ * (SKYFORGE_POOL_WAIT_SECONDS, 20 s by default) is waited out in the same window, not aborted.
  */
 const drainSeconds = Number(process.env.SKYFORGE_POOL_DRAIN_SECONDS ?? 25);
+const waitSeconds = Number(process.env.SKYFORGE_POOL_WAIT_SECONDS ?? 20);
 const metricsEverySeconds = Number(process.env.SKYFORGE_POOL_METRICS_SECONDS ?? 60);
 const { engine, logger } = engineFromEnv("skyforge-pool");
 const kinds = poolKindsFromEnv();
@@ -17,6 +19,7 @@ const runner = new PoolRunner(engine, {
   queues: engine.queues.filter((q) => tierOf(q) === "pool" && served.has(q.name)),
   baseEnv: process.env,
   cwd: process.cwd(),
+  waitSeconds,
 });
 runner.start();
 const flusher = setInterval(() => runner.flushMetrics(), metricsEverySeconds * 1000);

@@ -14,6 +14,8 @@ export interface PoolProcessOptions {
   dlqUrls: ReadonlyMap<string, string>;
   /** Seconds running jobs get after the stop signal, as SKYFORGE_POOL_DRAIN_SECONDS. */
   drainSeconds: number;
+  /** The pool's ReceiveMessage wait, as SKYFORGE_POOL_WAIT_SECONDS: short locally, so a stop is quick. */
+  waitSeconds: number;
   log: Log;
 }
 
@@ -41,6 +43,7 @@ export function startPoolProcess(o: PoolProcessOptions): PoolProcess {
       SKYFORGE_QUEUE_URLS: JSON.stringify(Object.fromEntries(o.queueUrls)),
       SKYFORGE_DLQ_URLS: JSON.stringify(Object.fromEntries(o.dlqUrls)),
       SKYFORGE_POOL_DRAIN_SECONDS: String(o.drainSeconds),
+      SKYFORGE_POOL_WAIT_SECONDS: String(o.waitSeconds),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

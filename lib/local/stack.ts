@@ -47,7 +47,7 @@ export interface LocalStackOptions {
   /** Start the tick timer; tests that drive `ticker.tick()` themselves turn it off. */
   autoTick?: boolean;
   /** Runs the Fargate pool's entry point as a child process for the pool-tier queues. */
-  pool?: Pick<PoolProcessOptions, "command" | "baseEnv" | "drainSeconds">;
+  pool?: Pick<PoolProcessOptions, "command" | "baseEnv" | "drainSeconds" | "waitSeconds">;
 }
 
 /** What the emulators lack (TTL): the local cleanup sweeps this many items per tick instead. */

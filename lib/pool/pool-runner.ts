@@ -57,11 +57,12 @@ export class PoolRunner {
   /** Messages held per queue: waiting in a line or running. */
   private readonly held = new Map<string, number>();
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly polling = new AbortController();
   private readonly loops: Promise<void>[] = [];
   private roomFreed = Promise.withResolvers<void>();
   private stopping = false;
   private reportedRespawns = new Map<string, number>();
+  /** Messages a long poll brought in after the stop began, given straight back. */
+  private returnedLate = 0;
 
   constructor(
     private readonly deps: WorkerDeps,
@@ -113,14 +114,22 @@ export class PoolRunner {
           q.name,
           Math.min(10, room, q.batchSize),
           this.options.waitSeconds ?? 20,
-          "main",
-          this.polling.signal,
         );
       } catch (err) {
         if (this.stopping) return;
         log.error("pool receive failed; backing off", { queue: q.name, error: String(err) });
         await new Promise((r) => setTimeout(r, 1000));
         continue;
+      }
+      if (this.stopping) {
+        this.returnedLate += await this.giveBack(
+          messages.map((m) => ({
+            queue: q.name,
+            messageId: m.MessageId ?? "",
+            receiptHandle: m.ReceiptHandle ?? "",
+          })),
+        );
+        return;
       }
       for (const m of messages) this.admit(q.name, m);
       this.pumpAll();
@@ -252,12 +261,14 @@ export class PoolRunner {
   /**
    * SIGTERM: stop receiving; make every waiting message visible again; give running jobs until
    * `deadlineMs` to finish, then hand the rest back (attempt returned, visibility 0); stop the children.
+   * A long poll in progress is not aborted: SQS would still hand its messages to the closed
+   * connection, hiding them for a whole visibility timeout. It ends within `waitSeconds` and its
+   * messages go straight back.
    */
   async stop(deadlineMs: number): Promise<DrainReport> {
     this.stopping = true;
-    this.polling.abort();
     this.roomFreed.resolve();
-    await Promise.allSettled(this.loops);
+    const polled = Promise.allSettled(this.loops);
     const returned = await this.returnWaiting();
     const started = this.inFlight.size;
     let timer: NodeJS.Timeout | undefined;
@@ -273,22 +284,31 @@ export class PoolRunner {
       await Promise.allSettled([...this.inFlight]);
     }
     await Promise.all([...this.groups.values()].map((g) => g.stopAll(this.options.childGraceMs ?? 2000)));
+    await polled;
     this.flushMetrics();
-    return { finished: started - handedBack, handedBack, returned };
+    return { finished: started - handedBack, handedBack, returned: returned + this.returnedLate };
   }
 
-  private async returnWaiting(): Promise<number> {
+  private returnWaiting(): Promise<number> {
     const waiting = [...this.lines.values()].flatMap((l) => [...l.critical.splice(0), ...l.normal.splice(0)]);
+    for (const w of waiting) this.held.set(w.queue, (this.held.get(w.queue) ?? 1) - 1);
+    return this.giveBack(waiting.map((w) => ({ queue: w.queue, ...w.record })));
+  }
+
+  /** Makes received, unclaimed messages visible again at once; the number given back. */
+  private async giveBack(
+    messages: { queue: string; messageId: string; receiptHandle: string }[],
+  ): Promise<number> {
     await Promise.all(
-      waiting.map((w) =>
-        this.deps.transport.changeVisibility(w.queue, w.record.receiptHandle, 0).catch((err) =>
-          this.deps.log.warn("could not return a waiting message; it reappears after its visibility", {
-            messageId: w.record.messageId,
+      messages.map((m) =>
+        this.deps.transport.changeVisibility(m.queue, m.receiptHandle, 0).catch((err) =>
+          this.deps.log.warn("could not return a message; it reappears after its visibility timeout", {
+            messageId: m.messageId,
             error: String(err),
           }),
         ),
       ),
     );
-    return waiting.length;
+    return messages.length;
   }
 }

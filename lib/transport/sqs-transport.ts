@@ -123,7 +123,6 @@ export class SqsTransport {
     max: number,
     waitSeconds: number,
     side: QueueSide = "main",
-    signal?: AbortSignal,
   ): Promise<Message[]> {
     const out = await this.sqs.send(
       new ReceiveMessageCommand({
@@ -132,7 +131,6 @@ export class SqsTransport {
         WaitTimeSeconds: waitSeconds,
         MessageSystemAttributeNames: ["ApproximateReceiveCount", "SentTimestamp"],
       }),
-      signal ? { abortSignal: signal } : {},
     );
     return out.Messages ?? [];
   }
