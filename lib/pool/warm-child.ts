@@ -20,6 +20,9 @@ export type ExchangeEnd =
 
 type Pending = { id: string; settle: (end: ExchangeEnd) => void };
 
+/** How long a dead child's stdout may stay open (held by a grandchild) before its death counts anyway. */
+const STDOUT_DRAIN_MS = 1000;
+
 /**
  * One long-lived child process speaking the line protocol: one request in flight at a time, its
  * stdout read line by line, its stderr logged line by line under its kind. A child that breaks
@@ -55,9 +58,19 @@ export class WarmChild {
       resolve();
     };
     this.proc.on("error", (err) => ended(`could not start ${JSON.stringify(program)}: ${err.message}`));
-    this.proc.on("exit", (code, signal) =>
-      ended(signal ? `child was killed by ${signal}` : `child exited with code ${code}`),
-    );
+    this.proc.on("exit", (code, signal) => {
+      const detail = signal ? `child was killed by ${signal}` : `child exited with code ${code}`;
+      // One SIGCHLD reaps every child that has exited, so "exit" can come before the lines the child
+      // wrote last are read: a reply it sent just before exiting would be lost, and its job run again.
+      // Its death counts once its stdout is closed, or after a bound if a grandchild holds the pipe.
+      const stdout = this.proc.stdout;
+      if (stdout.closed) return ended(detail);
+      const timer = setTimeout(() => ended(detail), STDOUT_DRAIN_MS).unref();
+      stdout.once("close", () => {
+        clearTimeout(timer);
+        ended(detail);
+      });
+    });
     // A child that closes its stdin early raises EPIPE on our next write; the exit event reports it.
     this.proc.stdin.on("error", () => {});
     createInterface({ input: this.proc.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
