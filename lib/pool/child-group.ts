@@ -34,7 +34,9 @@ export class ChildGroup {
 
   /** A child for one job: an idle one, or a new one while under the cap; undefined when full. */
   take(critical: boolean): WarmChild | undefined {
-    const warm = this.idle.pop();
+    let warm = this.idle.pop();
+    // A killed child whose exit is not reported yet is dropped here, not handed a job.
+    while (warm && !warm.alive) warm = this.idle.pop();
     if (warm) {
       this.busy.add(warm);
       return warm;

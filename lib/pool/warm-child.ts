@@ -34,6 +34,8 @@ export class WarmChild {
   private readonly proc: ChildProcessWithoutNullStreams;
   private pending: Pending | undefined;
   private exitDetail: string | undefined;
+  /** Set by kill(): the process may take a moment to be reported gone, but it must never be reused. */
+  private killed = false;
   private readonly exited: Promise<void>;
 
   constructor(
@@ -82,7 +84,7 @@ export class WarmChild {
   }
 
   get alive(): boolean {
-    return this.exitDetail === undefined;
+    return this.exitDetail === undefined && !this.killed;
   }
 
   /**
@@ -90,7 +92,9 @@ export class WarmChild {
    * cancel, lost lease, shutdown), which kills the child.
    */
   exchange(request: ChildRequest, signal: AbortSignal): Promise<ExchangeEnd> {
-    if (this.exitDetail !== undefined) return Promise.resolve({ failure: "exited", detail: this.exitDetail });
+    if (!this.alive) {
+      return Promise.resolve({ failure: "exited", detail: this.exitDetail ?? "child was killed" });
+    }
     if (this.pending) throw new Error(`child ${this.pid} is already serving job ${this.pending.id}`);
     if (signal.aborted) return Promise.resolve({ failure: "aborted", cause: signal.reason });
     const { promise, resolve } = Promise.withResolvers<ExchangeEnd>();
@@ -111,12 +115,14 @@ export class WarmChild {
   }
 
   kill(): void {
-    if (this.alive) this.proc.kill("SIGKILL");
+    if (!this.alive) return;
+    this.killed = true;
+    this.proc.kill("SIGKILL");
   }
 
   /** Closes stdin (a well-behaved child exits at EOF) and kills it if it is still there after `graceMs`. */
   async stop(graceMs: number): Promise<void> {
-    if (!this.alive) return;
+    if (this.exitDetail !== undefined) return;
     this.proc.stdin.end();
     const timer = setTimeout(() => this.kill(), graceMs);
     await this.exited;
