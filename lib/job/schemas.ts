@@ -9,6 +9,15 @@ export const MAX_BATCH = 100;
 
 const jsonValue: z.ZodType<unknown> = z.json();
 
+/** A job's run time limit, from an enqueue or a pool kind: up to SQS's 12 h visibility ceiling. */
+export const TimeoutSeconds = z
+  .number()
+  .int()
+  .min(1)
+  .max(12 * 3600);
+/** Attempts a job may take, from an enqueue or a kind declaration. */
+export const MaxAttempts = z.number().int().min(1).max(100);
+
 export const EnqueueRequest = z
   .object({
     kind: z.string().min(1).max(64),
@@ -25,14 +34,9 @@ export const EnqueueRequest = z
       .optional(),
     runAt: z.iso.datetime({ offset: true }).optional(),
     uniqueKey: z.string().min(1).max(200).optional(),
-    maxAttempts: z.number().int().min(1).max(100).optional(),
+    maxAttempts: MaxAttempts.optional(),
     priority: z.enum(["normal", "critical"]).optional(),
-    timeoutSeconds: z
-      .number()
-      .int()
-      .min(1)
-      .max(12 * 3600)
-      .optional(),
+    timeoutSeconds: TimeoutSeconds.optional(),
   })
   .strict()
   .refine((r) => r.delaySeconds === undefined || r.runAt === undefined, {

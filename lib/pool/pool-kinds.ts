@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MaxAttempts, TimeoutSeconds } from "../job/schemas.ts";
 import { type QueueDeclaration, tierOf } from "../queues.ts";
 
 /** How the pool runs one heavy kind: the child program, its limits, and the queue it is fed from. */
@@ -33,16 +34,11 @@ const KindOverride = z
     argv: z.array(z.string().min(1)).min(1, "argv needs at least the program to run").optional(),
     env: z.record(z.string(), z.string()).optional(),
     cwd: z.string().min(1).optional(),
-    timeoutSeconds: z
-      .number()
-      .int()
-      .min(1)
-      .max(12 * 3600)
-      .optional(),
+    timeoutSeconds: TimeoutSeconds.optional(),
     soft: z.number().int().min(1).max(MAX_CHILDREN_PER_KIND).optional(),
     hard: z.number().int().min(1).max(MAX_CHILDREN_PER_KIND).optional(),
     queue: z.string().min(1).optional(),
-    maxAttempts: z.number().int().min(1).max(100).optional(),
+    maxAttempts: MaxAttempts.optional(),
   })
   .strict();
 

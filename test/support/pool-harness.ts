@@ -19,7 +19,7 @@ import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import { poolKindDefinition } from "../../lib/pool/child-slot.ts";
 import type { PoolKindSpec } from "../../lib/pool/pool-kinds.ts";
 import { type DrainReport, PoolRunner } from "../../lib/pool/pool-runner.ts";
-import type { QueueDeclaration } from "../../lib/queues.ts";
+import { queues as declaredQueues, type QueueDeclaration } from "../../lib/queues.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { waitFor } from "./wait.ts";
 
@@ -102,12 +102,7 @@ export interface PoolHarness {
 }
 
 const poolQueue = (overrides: PoolHarnessOptions["queue"]): QueueDeclaration => ({
-  name: "heavy",
-  tier: "pool",
-  batchSize: 10,
-  batchWindowSeconds: 1,
-  maxConcurrency: 2,
-  recordConcurrency: 10,
+  ...(declaredQueues.find((q) => q.name === "heavy") as QueueDeclaration),
   // Visibility is 6× this: a message the pool holds never comes back on its own during a test.
   workerTimeoutSeconds: 60,
   // Short, so heartbeats (every third of it) run during the longer jobs.
