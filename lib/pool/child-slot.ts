@@ -13,7 +13,6 @@ export type ChildEvent = "dispatched" | "desync" | "timeout" | "rip";
 export interface ChildSlot {
   group: ChildGroup;
   child: WarmChild;
-  receivedAt: number;
   observe(event: ChildEvent, job: { id: string; kind: string; queue: string }, detail?: string): void;
 }
 

@@ -174,7 +174,6 @@ export class PoolRunner {
         const slot: ChildSlot = {
           group,
           child,
-          receivedAt: head.receivedAt,
           observe: (event, job, detail) => this.observe(event, job, head.receivedAt, detail),
         };
         this.launch(head, slot);
