@@ -53,7 +53,8 @@ export function engineFromEnv(serviceName: string): { engine: Engine; logger: Lo
     ...(mappings ? { eventSources: new LambdaEventSourceControl(new LambdaClient({}), mappings) } : {}),
     registry: buildRegistry([...kinds, ...poolKindsFromEnv().map(poolKindDefinition)]),
     clock: systemClock,
-    metrics: new EmfMetrics(serviceName),
+    // Logs carry the function's own service name; metrics share one, so dashboards can name them.
+    metrics: new EmfMetrics(),
     log: {
       debug: (message, attributes) => logger.debug(message, attributes ?? {}),
       info: (message, attributes) => logger.info(message, attributes ?? {}),

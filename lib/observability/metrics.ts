@@ -1,6 +1,11 @@
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 
 export const METRICS_NAMESPACE = "skyforge";
+/**
+ * The `service` dimension Powertools adds to every EMF blob. One value for every function and the
+ * pool, so a dashboard or alarm names a metric exactly: {service, queue} or {service, queue, kind}.
+ */
+export const METRICS_SERVICE = "skyforge";
 
 /** Every EMF metric the engine emits; the dashboard builder reads this list. */
 export const countMetrics = [
@@ -104,7 +109,7 @@ export class MemoryMetrics extends AggregatingMetrics {}
  * batch of a hundred jobs costs a handful of log lines and no PutMetricData calls.
  */
 export class EmfMetrics extends AggregatingMetrics {
-  constructor(private readonly serviceName: string) {
+  constructor(private readonly serviceName: string = METRICS_SERVICE) {
     super();
   }
 
