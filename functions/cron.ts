@@ -1,6 +1,7 @@
 import type { Context } from "aws-lambda";
 import { runCronTick } from "../lib/cron/cron-tick.ts";
-import { declaredSchedules, syncDeclaredSchedules } from "../lib/cron/declared.ts";
+import { syncDeclaredSchedules } from "../lib/cron/declared.ts";
+import { declaredSchedules } from "../lib/cron/declared-schedules.ts";
 import { engineFromEnv } from "./runtime-config.ts";
 
 const { engine, logger } = engineFromEnv("skyforge-cron");

@@ -1,24 +1,21 @@
-import { dlqUrls, eventSourceMappingPermission, eventSourceMappings, queues, queueUrls } from "./queues";
-import { table } from "./storage";
-
-const env = { SKYFORGE_TABLE: table.name, SKYFORGE_QUEUE_URLS: queueUrls };
-const link = [table, ...queues.map((q) => q.queue)];
-/** The API also reads DLQ depths and controls the queues' event sources. */
-const apiEnv = { ...env, SKYFORGE_DLQ_URLS: dlqUrls, SKYFORGE_EVENT_SOURCE_MAPPINGS: eventSourceMappings };
-const apiLink = [...link, ...queues.map((q) => q.dlq)];
+import { permissionsFor } from "./permissions";
+import { poolConfigEnv, poolConfigFiles } from "./pool-config";
+import { dlqUrls, queueUrls } from "./queues";
+import { storage } from "./storage-env";
+import { eventSourceMappings, mappingArns } from "./workers";
 
 /** Producers invoke this directly: an EnqueueRequest or { jobs: [...] }. */
 export const enqueue = new sst.aws.Function("Enqueue", {
   handler: "functions/enqueue.handler",
   timeout: "30 seconds",
   memory: "512 MB",
-  link,
-  environment: env,
+  permissions: permissionsFor("enqueue"),
+  environment: { ...storage, SKYFORGE_QUEUE_URLS: queueUrls, ...poolConfigEnv },
+  copyFiles: poolConfigFiles,
 });
 
-/** The HTTP API, IAM (SigV4) authorized on every route. */
-export const api = new sst.aws.ApiGatewayV2("Api");
-const routes = [
+/** The routes of DESIGN §7, all served by one function. */
+export const apiRoutes = [
   "POST /jobs",
   "POST /jobs/batch",
   "GET /jobs",
@@ -33,17 +30,22 @@ const routes = [
   "PUT /schedules/{name}",
   "DELETE /schedules/{name}",
   "GET /health",
-];
-for (const route of routes) {
-  api.route(
-    route,
-    {
-      handler: "functions/api.handler",
-      link: apiLink,
-      environment: apiEnv,
-      permissions: [eventSourceMappingPermission],
-      timeout: "29 seconds",
-    },
-    { auth: { iam: true } },
-  );
-}
+] as const;
+
+/** The HTTP API, IAM (SigV4) authorized on every route. */
+export const api = new sst.aws.ApiGatewayV2("Api");
+const handler = {
+  handler: "functions/api.handler",
+  timeout: "29 seconds" as const,
+  memory: "512 MB" as const,
+  permissions: permissionsFor("api", [], mappingArns),
+  environment: {
+    ...storage,
+    SKYFORGE_QUEUE_URLS: queueUrls,
+    SKYFORGE_DLQ_URLS: dlqUrls,
+    SKYFORGE_EVENT_SOURCE_MAPPINGS: eventSourceMappings,
+    ...poolConfigEnv,
+  },
+  copyFiles: poolConfigFiles,
+};
+for (const route of apiRoutes) api.route(route, handler, { auth: { iam: true } });

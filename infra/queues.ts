@@ -1,58 +1,33 @@
-import { queues as declarations, tierOf, visibilityTimeoutSeconds } from "../lib/queues";
-import { table } from "./storage";
+import { queues as declarations, visibilityTimeoutSeconds } from "../lib/queues";
 
-/** One queue + DLQ per declaration in lib/queues.ts; a worker for each Lambda-tier one. */
+/**
+ * One SQS queue + DLQ per declaration in lib/queues.ts, both encrypted at rest with SQS-managed keys.
+ * The DLQ keeps messages 14 days (the maximum), so an operator has time to look.
+ */
 export const queues = declarations.map((q) => {
-  const dlq = new sst.aws.Queue(`${pascal(q.name)}Dlq`, { visibilityTimeout: "12 hours" });
+  const dlq = new sst.aws.Queue(`${pascal(q.name)}Dlq`, {
+    visibilityTimeout: "12 hours",
+    transform: { queue: { sqsManagedSseEnabled: true, messageRetentionSeconds: 14 * 24 * 3600 } },
+  });
   const queue = new sst.aws.Queue(`${pascal(q.name)}Queue`, {
     visibilityTimeout: `${visibilityTimeoutSeconds(q)} seconds`,
     dlq: { queue: dlq.arn, retry: q.maxReceiveCount },
+    transform: { queue: { sqsManagedSseEnabled: true } },
   });
   return { declaration: q, queue, dlq };
 });
+
+export function queueOf(name: string) {
+  const found = queues.find((q) => q.declaration.name === name);
+  if (!found) throw new Error(`queue ${name} is not declared`);
+  return found;
+}
 
 export const queueUrls = $jsonStringify(
   Object.fromEntries(queues.map((q) => [q.declaration.name, q.queue.url])),
 );
 export const dlqUrls = $jsonStringify(Object.fromEntries(queues.map((q) => [q.declaration.name, q.dlq.url])));
 
-// Pool-tier queues (heavy kinds) have no Lambda worker: the Fargate pool long-polls them.
-const lambdaQueues = queues.filter((q) => tierOf(q.declaration) === "lambda");
-export const subscriptions = lambdaQueues.map(({ declaration: q, queue }) => {
-  const subscriber = queue.subscribe(
-    {
-      handler: "functions/worker.handler",
-      timeout: `${q.workerTimeoutSeconds} seconds`,
-      memory: "512 MB",
-      link: [table, ...queues.map((x) => x.queue)],
-      environment: {
-        SKYFORGE_TABLE: table.name,
-        SKYFORGE_QUEUE_URLS: queueUrls,
-        SKYFORGE_WORKER_QUEUE: q.name,
-      },
-    },
-    {
-      batch: { size: q.batchSize, window: `${q.batchWindowSeconds} seconds`, partialResponses: true },
-      transform: {
-        eventSourceMapping: (args) => {
-          args.scalingConfig = { maximumConcurrency: q.maxConcurrency };
-        },
-      },
-    },
-  );
-  return { name: q.name, mapping: subscriber.nodes.eventSourceMapping };
-});
-
-/** queue name → event source mapping UUID: what pause, resume and concurrency changes act on. */
-export const eventSourceMappings = $jsonStringify(
-  Object.fromEntries(subscriptions.map((s) => [s.name, s.mapping.uuid])),
-);
-/** Only the queue-controlling functions may update these mappings, and only these. */
-export const eventSourceMappingPermission = {
-  actions: ["lambda:UpdateEventSourceMapping", "lambda:GetEventSourceMapping"],
-  resources: subscriptions.map((s) => s.mapping.arn),
-};
-
-function pascal(name: string): string {
+export function pascal(name: string): string {
   return name.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase());
 }

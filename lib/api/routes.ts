@@ -1,6 +1,6 @@
 import middy from "@middy/core";
 import httpRouterHandler from "@middy/http-router";
-import { declaredSchedules } from "../cron/declared.ts";
+import { declaredSchedules } from "../cron/declared-schedules.ts";
 import type { Engine } from "../engine.ts";
 import { ClientError } from "../errors.ts";
 import { EnqueueBatchRequest, ListJobsQuery } from "../job/schemas.ts";

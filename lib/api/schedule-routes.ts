@@ -1,4 +1,4 @@
-import type { ScheduleDeclaration } from "../cron/declared.ts";
+import type { ScheduleDeclaration } from "../cron/declared-schedules.ts";
 import { describeIssues, ScheduleInput, ScheduleName, toScheduleView } from "../cron/schedule.ts";
 import type { Engine } from "../engine.ts";
 import { ClientError } from "../errors.ts";

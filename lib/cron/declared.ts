@@ -3,24 +3,8 @@ import type { Log } from "../observability/log.ts";
 import { issuesOf } from "../producer/validate.ts";
 import type { StoreContext } from "../store/context.ts";
 import { deleteSchedule, listSchedules, putSchedule } from "../store/schedule-ops.ts";
-import { describeIssues, ScheduleInput, type ScheduleInputIn, ScheduleName } from "./schedule.ts";
-
-/** A schedule that lives in code: synced into the table by every deploy (and the local stack's start). */
-export type ScheduleDeclaration = { name: string } & ScheduleInputIn;
-
-/**
- * Schedules declared in code. Adding one: append an entry here; the next sync creates it. An API
- * edit of one of these survives until its declaration here changes.
- */
-export const declaredSchedules: readonly ScheduleDeclaration[] = [
-  {
-    name: "heartbeat-echo",
-    cron: "0 */5 * * * *",
-    kind: "echo",
-    payload: { from: "cron" },
-    enabled: true,
-  },
-];
+import type { ScheduleDeclaration } from "./declared-schedules.ts";
+import { describeIssues, ScheduleInput, ScheduleName } from "./schedule.ts";
 
 /** JSON with object keys sorted, so a hash doesn't change when a declaration's keys are reordered. */
 function canonicalJson(value: unknown): string {

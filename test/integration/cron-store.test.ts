@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../lib/clock.ts";
-import { type ScheduleDeclaration, syncDeclaredSchedules } from "../../lib/cron/declared.ts";
+import { syncDeclaredSchedules } from "../../lib/cron/declared.ts";
+import type { ScheduleDeclaration } from "../../lib/cron/declared-schedules.ts";
 import { ScheduleInput, type ScheduleInputIn } from "../../lib/cron/schedule.ts";
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
 import * as ops from "../../lib/store/schedule-ops.ts";

@@ -12,7 +12,8 @@ import { errorResponder, type HttpEvent, type HttpResult } from "../../lib/api/h
 import { scheduleRoutes } from "../../lib/api/schedule-routes.ts";
 import { ManualClock } from "../../lib/clock.ts";
 import { runCronTick } from "../../lib/cron/cron-tick.ts";
-import { type ScheduleDeclaration, syncDeclaredSchedules } from "../../lib/cron/declared.ts";
+import { syncDeclaredSchedules } from "../../lib/cron/declared.ts";
+import type { ScheduleDeclaration } from "../../lib/cron/declared-schedules.ts";
 import { ScheduleInput, type ScheduleInputIn } from "../../lib/cron/schedule.ts";
 import { type Emulators, sqsClient, startEmulators } from "../../lib/local/emulators.ts";
 import { silentLog } from "../../lib/observability/log.ts";

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { fireRequest } from "../../lib/cron/cron-tick.ts";
-import { declaredSchedules, parseDeclaration } from "../../lib/cron/declared.ts";
+import { parseDeclaration } from "../../lib/cron/declared.ts";
+import { declaredSchedules } from "../../lib/cron/declared-schedules.ts";
 import { type FirePlanInput, MISSED_COUNT_LIMIT, planFires } from "../../lib/cron/fire-plan.ts";
 import { fireTimesOf, nextFireAfter, ScheduleInput, type ScheduleItem } from "../../lib/cron/schedule.ts";
 

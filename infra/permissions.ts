@@ -1,0 +1,32 @@
+import { grantsFor, type ResourceRef, type Role } from "../lib/infra/grants";
+import { queues as declarations } from "../lib/queues";
+import { queueOf } from "./queues";
+import { table } from "./storage";
+
+/** The event source mapping ARNs, by queue; known once the workers exist (infra/workers.ts). */
+export type MappingArns = ReadonlyMap<string, $util.Output<string>>;
+
+function arnOf(ref: ResourceRef, mappings: MappingArns): $util.Input<string> {
+  switch (ref.type) {
+    case "table":
+      return table.arn;
+    case "tableIndexes":
+      return $interpolate`${table.arn}/index/*`;
+    case "queue":
+      return queueOf(ref.queue).queue.arn;
+    case "dlq":
+      return queueOf(ref.queue).dlq.arn;
+    case "eventSourceMapping": {
+      const arn = mappings.get(ref.queue);
+      if (!arn) throw new Error(`no event source mapping for queue ${ref.queue}`);
+      return arn;
+    }
+  }
+}
+
+/** lib/infra/grants.ts's plan for one role, as SST function/service permissions. */
+export function permissionsFor(role: Role, own: readonly string[] = [], mappings: MappingArns = new Map()) {
+  return grantsFor(role, declarations, own)
+    .filter((g) => g.resources.length > 0)
+    .map((g) => ({ actions: [...g.actions], resources: g.resources.map((r) => arnOf(r, mappings)) }));
+}

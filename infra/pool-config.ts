@@ -1,0 +1,17 @@
+import { readFileSync } from "node:fs";
+import { parsePoolConfig, resolvePoolKinds } from "../lib/pool/pool-kinds";
+import { queues } from "../lib/queues";
+
+/**
+ * The operator's pool kinds file, read at deploy time from SKYFORGE_POOL_CONFIG (a path relative to
+ * the repo root). Keep it under children/: the image copies that folder, and the API and enqueue
+ * functions get the same file, so producers accept the kinds it adds. A bad file fails the deploy.
+ */
+const path = process.env.SKYFORGE_POOL_CONFIG;
+
+export const poolKinds = resolvePoolKinds(
+  queues,
+  path ? parsePoolConfig(readFileSync(path, "utf8"), path) : undefined,
+);
+export const poolConfigEnv: Record<string, string> = path ? { SKYFORGE_POOL_CONFIG: path } : {};
+export const poolConfigFiles = path ? [{ from: path }] : [];

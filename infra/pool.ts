@@ -1,0 +1,109 @@
+import { poolScaling, stepAdjustments } from "../lib/infra/pool-scaling";
+import { tierOf } from "../lib/queues";
+import { permissionsFor } from "./permissions";
+import { poolConfigEnv, poolKinds } from "./pool-config";
+import { pascal, queues, queueUrls } from "./queues";
+import { storage } from "./storage-env";
+
+/**
+ * The Fargate pool for heavy kinds (infra/pool.Dockerfile, functions/pool/main.ts): arm64, scaled
+ * on the pool queues' backlog from 0. The VPC has no NAT gateway: tasks get public IPs in public
+ * subnets to reach SQS and DynamoDB, and nothing listens for inbound traffic.
+ */
+const poolQueues = queues.filter((q) => tierOf(q.declaration) === "pool");
+const served = poolQueues.filter((q) => poolKinds.some((k) => k.queue === q.declaration.name));
+
+export const vpc = new sst.aws.Vpc("Vpc");
+export const cluster = new sst.aws.Cluster("Cluster", { vpc });
+export const pool = new sst.aws.Service("Pool", {
+  cluster,
+  image: { context: ".", dockerfile: "infra/pool.Dockerfile" },
+  architecture: "arm64",
+  cpu: "1 vCPU",
+  memory: "2 GB",
+  permissions: permissionsFor(
+    "pool",
+    served.map((q) => q.declaration.name),
+  ),
+  environment: {
+    ...storage,
+    SKYFORGE_QUEUE_URLS: queueUrls,
+    // Under the task's 30 s stop timeout: running jobs get 25 s after SIGTERM, the rest are handed back.
+    SKYFORGE_POOL_DRAIN_SECONDS: "25",
+    ...poolConfigEnv,
+  },
+  logging: { retention: "1 month" },
+  scaling: { min: poolScaling.min, max: poolScaling.max, cpuUtilization: false, memoryUtilization: false },
+  dev: false,
+});
+
+// The scalable target does not exist under `sst dev`.
+if (!$dev) {
+  const target = pool.nodes.autoScalingTarget;
+  const scaleOut = new aws.appautoscaling.Policy("PoolScaleOut", {
+    serviceNamespace: target.serviceNamespace,
+    scalableDimension: target.scalableDimension,
+    resourceId: target.resourceId,
+    policyType: "StepScaling",
+    stepScalingPolicyConfiguration: {
+      adjustmentType: "ChangeInCapacity",
+      cooldown: poolScaling.scaleOutCooldownSeconds,
+      metricAggregationType: "Maximum",
+      stepAdjustments: stepAdjustments(poolScaling.scaleOutSteps),
+    },
+  });
+  const scaleIn = new aws.appautoscaling.Policy("PoolScaleIn", {
+    serviceNamespace: target.serviceNamespace,
+    scalableDimension: target.scalableDimension,
+    resourceId: target.resourceId,
+    policyType: "StepScaling",
+    stepScalingPolicyConfiguration: {
+      adjustmentType: "ExactCapacity",
+      cooldown: 300,
+      metricAggregationType: "Maximum",
+      stepAdjustments: [{ metricIntervalUpperBound: "0", scalingAdjustment: poolScaling.min }],
+    },
+  });
+  for (const q of served) {
+    new aws.cloudwatch.MetricAlarm(`PoolBacklog${pascal(q.declaration.name)}`, {
+      alarmDescription: `skyforge pool: messages waiting on ${q.declaration.name}; add tasks`,
+      namespace: "AWS/SQS",
+      metricName: "ApproximateNumberOfMessagesVisible",
+      dimensions: { QueueName: q.queue.nodes.queue.name },
+      statistic: "Maximum",
+      period: 60,
+      evaluationPeriods: 1,
+      threshold: 0,
+      comparisonOperator: "GreaterThanThreshold",
+      treatMissingData: "notBreaching",
+      alarmActions: [scaleOut.arn],
+    });
+  }
+  // Idle = nothing visible and nothing in flight on any pool queue, for the whole window.
+  const metrics = served.flatMap((q, i) =>
+    ["ApproximateNumberOfMessagesVisible", "ApproximateNumberOfMessagesNotVisible"].map((metricName, j) => ({
+      id: `m${i}_${j}`,
+      metric: {
+        namespace: "AWS/SQS",
+        metricName,
+        dimensions: { QueueName: q.queue.nodes.queue.name },
+        period: 60,
+        stat: "Maximum",
+      },
+    })),
+  );
+  if (metrics.length > 0) {
+    new aws.cloudwatch.MetricAlarm("PoolIdle", {
+      alarmDescription: "skyforge pool: no work visible or in flight; scale to the minimum",
+      metricQueries: [
+        ...metrics,
+        { id: "backlog", expression: `SUM([${metrics.map((m) => m.id).join(",")}])`, returnData: true },
+      ],
+      evaluationPeriods: poolScaling.idleMinutesBeforeScaleIn,
+      threshold: 0,
+      comparisonOperator: "LessThanOrEqualToThreshold",
+      treatMissingData: "breaching",
+      alarmActions: [scaleIn.arn],
+    });
+  }
+}

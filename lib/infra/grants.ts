@@ -1,0 +1,118 @@
+import { type QueueDeclaration, tierOf } from "../queues.ts";
+
+/**
+ * Least privilege, as data: what each deployed role may do, on which resources. Infra turns each
+ * reference into an ARN; tests check the plan (no `*` beyond the table's indexes, who may touch event
+ * source mappings). Every action here is one the role's code really sends (see lib/store, lib/transport,
+ * lib/queue-control).
+ */
+export type Role = "enqueue" | "api" | "worker" | "reaper" | "cleanup" | "cron" | "pool";
+
+export type ResourceRef =
+  | { type: "table" }
+  /** `<table arn>/index/*`: the one wildcard, over the table's own indexes. */
+  | { type: "tableIndexes" }
+  | { type: "queue"; queue: string }
+  | { type: "dlq"; queue: string }
+  | { type: "eventSourceMapping"; queue: string };
+
+export interface Grant {
+  actions: readonly string[];
+  resources: readonly ResourceRef[];
+}
+
+const JOB_ITEMS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"];
+const table: ResourceRef = { type: "table" };
+const indexes: ResourceRef = { type: "tableIndexes" };
+
+const mains = (qs: readonly QueueDeclaration[]) =>
+  qs.map((q): ResourceRef => ({ type: "queue", queue: q.name }));
+const dlqs = (qs: readonly QueueDeclaration[]) =>
+  qs.map((q): ResourceRef => ({ type: "dlq", queue: q.name }));
+const mappings = (qs: readonly QueueDeclaration[]) =>
+  qs
+    .filter((q) => tierOf(q) === "lambda")
+    .map((q): ResourceRef => ({ type: "eventSourceMapping", queue: q.name }));
+
+/** Job items, plus queries of the status index (scheduled and dead jobs, the reaper's and listings'). */
+const jobsWithIndex: Grant[] = [
+  { actions: [...JOB_ITEMS, "dynamodb:Query"], resources: [table] },
+  { actions: ["dynamodb:Query"], resources: [indexes] },
+];
+const eventSourceControl = (qs: readonly QueueDeclaration[]): Grant => ({
+  actions: ["lambda:UpdateEventSourceMapping", "lambda:GetEventSourceMapping"],
+  resources: mappings(qs),
+});
+
+/**
+ * The grants of one role. `queue` names the worker's or pool's own queue(s) where the role is tied to
+ * them. The Lambda event source adds its own receive/delete rights to each worker (SST's subscribe).
+ */
+export function grantsFor(
+  role: Role,
+  queues: readonly QueueDeclaration[],
+  own: readonly string[] = [],
+): Grant[] {
+  const ownQueues = queues.filter((q) => own.includes(q.name));
+  switch (role) {
+    case "enqueue":
+      // Unique keys are locks in the table; the message goes to whichever queue the kind names.
+      return [
+        { actions: JOB_ITEMS, resources: [table] },
+        { actions: ["sqs:SendMessage"], resources: mains(queues) },
+      ];
+    case "api":
+      // Listings scan or query; retry re-sends; GET /queues reads depths (main and DLQ); pause,
+      // resume and concurrency act on the Lambda workers' mappings.
+      return [
+        ...jobsWithIndex,
+        { actions: ["dynamodb:Scan"], resources: [table] },
+        { actions: ["sqs:SendMessage", "sqs:GetQueueAttributes"], resources: mains(queues) },
+        { actions: ["sqs:GetQueueAttributes"], resources: dlqs(queues) },
+        eventSourceControl(queues),
+      ];
+    case "worker":
+      // A throttle or a pause re-sends the message; a retry or a duplicate moves its visibility.
+      return [
+        { actions: JOB_ITEMS, resources: [table] },
+        { actions: ["sqs:SendMessage", "sqs:ChangeMessageVisibility"], resources: mains(ownQueues) },
+      ];
+    case "reaper":
+      // Promotion sends in batches (SendMessage covers SendMessageBatch); the DLQ drain receives and
+      // deletes; event source repair reads and updates the mappings.
+      return [
+        ...jobsWithIndex,
+        { actions: ["sqs:SendMessage"], resources: mains(queues) },
+        { actions: ["sqs:ReceiveMessage", "sqs:DeleteMessage"], resources: dlqs(queues) },
+        eventSourceControl(queues),
+      ];
+    case "cleanup":
+      // Dead jobs through the index; the optional sweep scans (off on AWS, where TTL does it).
+      return [
+        {
+          actions: ["dynamodb:GetItem", "dynamodb:DeleteItem", "dynamodb:Query", "dynamodb:Scan"],
+          resources: [table],
+        },
+        { actions: ["dynamodb:Query"], resources: [indexes] },
+      ];
+    case "cron":
+      // Schedules and the leader lease are items in the table (queried by partition, not the index).
+      return [
+        { actions: [...JOB_ITEMS, "dynamodb:Query"], resources: [table] },
+        { actions: ["sqs:SendMessage"], resources: mains(queues) },
+      ];
+    case "pool":
+      return [
+        { actions: JOB_ITEMS, resources: [table] },
+        {
+          actions: [
+            "sqs:ReceiveMessage",
+            "sqs:DeleteMessage",
+            "sqs:ChangeMessageVisibility",
+            "sqs:SendMessage",
+          ],
+          resources: mains(ownQueues),
+        },
+      ];
+  }
+}

@@ -1,0 +1,260 @@
+import { describe, expect, test } from "vitest";
+import {
+  assertValidDeclarations,
+  DeclarationError,
+  type Declarations,
+  declaredEverything,
+  validateDeclarations,
+} from "../../lib/infra/validate-declarations.ts";
+import { kinds } from "../../lib/kinds/registry.ts";
+import { type PoolKindSpec, resolvePoolKinds } from "../../lib/pool/pool-kinds.ts";
+import { type QueueDeclaration, queues } from "../../lib/queues.ts";
+
+const real = declaredEverything();
+type Kind = Declarations["kinds"][number];
+
+/** The real declarations with one queue's fields changed. */
+const withQueue = (name: string, patch: Partial<QueueDeclaration>): Declarations => ({
+  ...real,
+  queues: real.queues.map((q) => (q.name === name ? { ...q, ...patch } : q)),
+});
+const withKind = (name: string, patch: Partial<Kind>): Declarations => ({
+  ...real,
+  kinds: real.kinds.map((k) => (k.name === name ? { ...k, ...patch } : k)),
+});
+const withPoolKind = (name: string, patch: Partial<PoolKindSpec>): Declarations => ({
+  ...real,
+  poolKinds: real.poolKinds.map((k) => (k.name === name ? { ...k, ...patch } : k)),
+});
+const withSchedule = (patch: { kind?: string; queue?: string }): Declarations => ({
+  ...real,
+  schedules: (real.schedules ?? []).map((s) => ({ ...s, ...patch })),
+});
+const defaultQueue = real.queues.find((q) => q.name === "default") as QueueDeclaration;
+
+/** The problems found; exactly one each in most cases, so only the rule under test fired. */
+const problems = (d: Declarations) => validateDeclarations(d);
+
+describe("the real declarations", () => {
+  test("pass every rule", () => {
+    expect(problems(real)).toEqual([]);
+    expect(() => assertValidDeclarations(real)).not.toThrow();
+  });
+
+  test("are the code's queues, Lambda kinds, pool kinds and schedules", () => {
+    expect(real.queues).toBe(queues);
+    expect(real.kinds.map((k) => k.name)).toEqual(kinds.map((k) => k.name));
+    // With no operator file, resolving changes nothing; the validator sees the same kinds.
+    expect(real.poolKinds).toEqual(resolvePoolKinds(queues));
+    expect(real.schedules?.length).toBeGreaterThan(0);
+  });
+});
+
+describe("rule 1: visibility is 6 × the worker timeout", () => {
+  test("a 3 h worker timeout can't get 6× under SQS's 12 h cap", () => {
+    expect(problems(withQueue("heavy", { workerTimeoutSeconds: 3 * 3600 }))).toEqual([
+      'queue "heavy": visibility timeout 43200s is under 6 × workerTimeoutSeconds 10800 = 64800s (SQS caps visibility at 43200s, so workerTimeoutSeconds can be at most 7200)',
+    ]);
+  });
+
+  test("2 h is exactly the most that fits", () => {
+    expect(problems(withQueue("heavy", { workerTimeoutSeconds: 2 * 3600 }))).toEqual([]);
+  });
+});
+
+describe("rule 2: Lambda's 15-minute limit and the queue's worker timeout", () => {
+  test("a Lambda kind over 900 s is refused (and outlives its 900 s worker)", () => {
+    expect(problems(withKind("sleep", { timeoutSeconds: 901 }))).toEqual([
+      `kind "sleep": timeoutSeconds 901 is over queue "default"'s workerTimeoutSeconds 900; the worker would be killed first`,
+      `kind "sleep": timeoutSeconds 901 is over Lambda's 900s limit`,
+    ]);
+  });
+
+  test("a Lambda-tier queue with a worker timeout over 900 s is refused", () => {
+    expect(problems(withQueue("default", { workerTimeoutSeconds: 1000 }))).toEqual([
+      `queue "default": workerTimeoutSeconds 1000 is over Lambda's 900s limit`,
+    ]);
+  });
+
+  test("a kind longer than its queue's worker timeout is refused", () => {
+    expect(problems(withQueue("default", { workerTimeoutSeconds: 600 }))).toEqual([
+      `kind "sleep": timeoutSeconds 900 is over queue "default"'s workerTimeoutSeconds 600; the worker would be killed first`,
+    ]);
+  });
+
+  test("so is a pool kind longer than its pool queue's worker timeout", () => {
+    expect(problems(withPoolKind("py-digest", { timeoutSeconds: 1200 }))).toEqual([
+      `pool kind "py-digest": timeoutSeconds 1200 is over queue "heavy"'s workerTimeoutSeconds 900; the worker would be killed first`,
+    ]);
+  });
+});
+
+describe("rule 3: Lambda event source maximum concurrency is 2..1000", () => {
+  test.each([1, 1001, 2.5])("maxConcurrency %s on a Lambda-tier queue is refused", (maxConcurrency) => {
+    expect(problems(withQueue("default", { maxConcurrency }))).toEqual([
+      `queue "default": maxConcurrency ${maxConcurrency} is outside 2..1000 (Lambda event source maximum concurrency)`,
+    ]);
+  });
+
+  test("a pool-tier queue is not bound by it", () => {
+    expect(problems(withQueue("heavy", { maxConcurrency: 1 }))).toEqual([]);
+  });
+});
+
+describe("rule 4: every queue has a DLQ with redrive headroom", () => {
+  test("a queue without maxReceiveCount is refused", () => {
+    // A plain JS declaration (or a cast) can leave it out; the type alone doesn't stop that.
+    const { maxReceiveCount: _, ...noRedrive } = defaultQueue;
+    const d = { ...real, queues: real.queues.map((q) => (q === defaultQueue ? noRedrive : q)) };
+    expect(problems(d as unknown as Declarations)).toEqual([
+      'queue "default" has no dead-letter queue: maxReceiveCount is missing (SQS redrive limits)',
+    ]);
+  });
+
+  test.each([0, 1001, 12.5])("maxReceiveCount %s is refused", (maxReceiveCount) => {
+    expect(problems(withQueue("default", { maxReceiveCount }))).toEqual([
+      `queue "default" has no dead-letter queue: maxReceiveCount ${maxReceiveCount} is not an integer in 1..1000 (SQS redrive limits)`,
+    ]);
+  });
+
+  test("maxReceiveCount under 2 × the largest maxAttempts on the queue is refused", () => {
+    expect(problems(withQueue("default", { maxReceiveCount: 9 }))).toEqual([
+      'queue "default": maxReceiveCount 9 is under 2 × the largest maxAttempts on it (kind "flaky": 5) = 10',
+    ]);
+    expect(problems(withQueue("default", { maxReceiveCount: 10 }))).toEqual([]);
+  });
+
+  test("pool kinds count towards their queue's headroom", () => {
+    expect(problems(withPoolKind("node-digest", { maxAttempts: 61 }))).toEqual([
+      'queue "heavy": maxReceiveCount 120 is under 2 × the largest maxAttempts on it (kind "node-digest": 61) = 122',
+    ]);
+  });
+});
+
+describe("rule 5: pool capacities in order", () => {
+  test("soft under 1 is refused", () => {
+    expect(problems(withPoolKind("py-digest", { soft: 0 }))).toEqual([
+      'pool kind "py-digest": soft 0 is under 1',
+    ]);
+  });
+
+  test("soft above hard is refused", () => {
+    expect(problems(withPoolKind("py-digest", { soft: 5, hard: 4 }))).toEqual([
+      'pool kind "py-digest": soft 5 is above hard 4',
+    ]);
+  });
+
+  test("hard above MAX_CHILDREN_PER_KIND is refused", () => {
+    expect(problems(withPoolKind("py-digest", { hard: 65 }))).toEqual([
+      'pool kind "py-digest": hard 65 is over MAX_CHILDREN_PER_KIND 64',
+    ]);
+  });
+});
+
+describe("rule 6: the declarations agree with each other", () => {
+  test("a queue declared twice is refused", () => {
+    expect(problems({ ...real, queues: [...real.queues, defaultQueue] })).toEqual([
+      'queue "default" is declared twice',
+    ]);
+  });
+
+  test("a kind name used by a Lambda kind and a pool kind is refused", () => {
+    const [pool] = real.poolKinds as [PoolKindSpec];
+    expect(problems({ ...real, poolKinds: [...real.poolKinds, { ...pool, name: "echo" }] })).toEqual([
+      'kind "echo" is declared twice',
+    ]);
+  });
+
+  test("a kind or pool kind on an undeclared queue is refused", () => {
+    expect(problems(withKind("echo", { queue: "nope" }))).toEqual([
+      'kind "echo": queue "nope" is not declared',
+    ]);
+    expect(problems(withPoolKind("py-digest", { queue: "nope" }))).toEqual([
+      'pool kind "py-digest": queue "nope" is not declared',
+    ]);
+  });
+
+  test("a Lambda kind on a pool-tier queue is refused", () => {
+    expect(problems(withKind("echo", { queue: "heavy" }))).toEqual([
+      'kind "echo" runs on the lambda tier, but queue "heavy" is pool-tier',
+    ]);
+  });
+
+  test("a pool kind on a Lambda-tier queue is refused", () => {
+    expect(problems(withPoolKind("py-digest", { queue: "default" }))).toEqual([
+      'pool kind "py-digest" runs on the pool tier, but queue "default" is lambda-tier',
+    ]);
+  });
+
+  test.each([0, 11])("batchSize %s is refused", (batchSize) => {
+    expect(problems(withQueue("default", { batchSize }))).toEqual([
+      `queue "default": batchSize ${batchSize} is outside 1..10 (one SQS receive returns at most 10)`,
+    ]);
+  });
+
+  test.each([-1, 301])("batchWindowSeconds %s is refused", (batchWindowSeconds) => {
+    expect(problems(withQueue("default", { batchWindowSeconds }))).toEqual([
+      `queue "default": batchWindowSeconds ${batchWindowSeconds} is outside 0..300`,
+    ]);
+  });
+
+  test.each(["Default", "1st", "under_score", `q${"x".repeat(40)}`])("queue name %s is refused", (name) => {
+    expect(problems({ ...real, queues: [...real.queues, { ...defaultQueue, name }] })).toEqual([
+      `queue "${name}": name must match /^[a-z][a-z0-9-]{0,39}$/ (it becomes part of AWS resource names)`,
+    ]);
+  });
+
+  test("a 40-character queue name is the longest allowed", () => {
+    const name = `q${"x".repeat(39)}`;
+    expect(problems({ ...real, queues: [...real.queues, { ...defaultQueue, name }] })).toEqual([]);
+  });
+
+  test("a schedule naming an unknown kind is refused", () => {
+    expect(problems(withSchedule({ kind: "nope" }))).toEqual([
+      'schedule "heartbeat-echo": kind "nope" is not declared',
+    ]);
+  });
+
+  test("a schedule naming an unknown queue is refused", () => {
+    expect(problems(withSchedule({ queue: "nope" }))).toEqual([
+      'schedule "heartbeat-echo": queue "nope" is not declared',
+    ]);
+  });
+
+  test("a schedule sending a kind to a queue of the other tier is refused", () => {
+    expect(problems(withSchedule({ queue: "heavy" }))).toEqual([
+      'schedule "heartbeat-echo": kind "echo" runs on the lambda tier, but queue "heavy" is pool-tier',
+    ]);
+    expect(problems(withSchedule({ kind: "py-digest", queue: "heavy" }))).toEqual([]);
+  });
+});
+
+describe("problems accumulate", () => {
+  const twoBroken: Declarations = {
+    ...withQueue("default", { batchSize: 11 }),
+    poolKinds: withPoolKind("py-digest", { soft: 0 }).poolKinds,
+  };
+
+  test("two broken rules give two messages", () => {
+    expect(problems(twoBroken)).toEqual([
+      'pool kind "py-digest": soft 0 is under 1',
+      'queue "default": batchSize 11 is outside 1..10 (one SQS receive returns at most 10)',
+    ]);
+  });
+
+  test("assertValidDeclarations throws a DeclarationError listing both", () => {
+    let caught: unknown;
+    try {
+      assertValidDeclarations(twoBroken);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(DeclarationError);
+    const err = caught as DeclarationError;
+    expect(err.name).toBe("DeclarationError");
+    expect(err.problems).toHaveLength(2);
+    expect(err.message).toContain("invalid declarations (2)");
+    expect(err.message).toContain('pool kind "py-digest": soft 0 is under 1');
+    expect(err.message).toContain('queue "default": batchSize 11');
+  });
+});
