@@ -1,0 +1,82 @@
+import { describe, expect, test } from "vitest";
+import { type Grant, grantsFor, type ResourceRef, type Role } from "../../lib/infra/grants.ts";
+import { type QueueDeclaration, queues } from "../../lib/queues.ts";
+
+const roles: Role[] = ["enqueue", "api", "worker", "reaper", "cleanup", "cron", "pool"];
+const extra: QueueDeclaration = { ...(queues[0] as QueueDeclaration), name: "emails" };
+const threeQueues = [...queues, extra];
+
+const actionsOn = (grants: Grant[], match: (r: ResourceRef) => boolean) =>
+  new Set(grants.filter((g) => g.resources.some(match)).flatMap((g) => g.actions));
+const refsWith = (grants: Grant[], action: string) =>
+  grants.filter((g) => g.actions.includes(action)).flatMap((g) => g.resources);
+
+describe("least privilege, as planned per role", () => {
+  test("no action is a wildcard and the only wildcard resource is the table's own indexes", () => {
+    for (const role of roles) {
+      for (const g of grantsFor(role, threeQueues, ["default", "heavy"])) {
+        for (const a of g.actions)
+          expect(a, `${role}: ${a}`).toMatch(/^(dynamodb|sqs|lambda):[A-Z][A-Za-z]+$/);
+        expect(g.resources.length, `${role} has a grant without resources`).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  test("only the API and the reaper may touch event source mappings, and only the Lambda workers' ones", () => {
+    for (const role of roles) {
+      const refs = refsWith(grantsFor(role, threeQueues), "lambda:UpdateEventSourceMapping");
+      if (role === "api" || role === "reaper") {
+        expect(refs).toEqual([
+          { type: "eventSourceMapping", queue: "default" },
+          { type: "eventSourceMapping", queue: "emails" },
+        ]);
+      } else {
+        expect(refs, role).toEqual([]);
+      }
+    }
+  });
+
+  test("a worker reaches only its own queue, and never a DLQ or an index", () => {
+    const grants = grantsFor("worker", threeQueues, ["emails"]);
+    const sqsRefs = grants
+      .filter((g) => g.actions.some((a) => a.startsWith("sqs:")))
+      .flatMap((g) => g.resources);
+    expect(sqsRefs).toEqual([{ type: "queue", queue: "emails" }]);
+    expect(actionsOn(grants, (r) => r.type === "tableIndexes").size).toBe(0);
+    expect(actionsOn(grants, (r) => r.type === "table")).toEqual(
+      new Set(["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]),
+    );
+  });
+
+  test("the pool receives from its own queues only; the enqueue function sends to every main queue", () => {
+    const pool = grantsFor("pool", threeQueues, ["heavy"]);
+    expect(refsWith(pool, "sqs:ReceiveMessage")).toEqual([{ type: "queue", queue: "heavy" }]);
+    const enqueue = grantsFor("enqueue", threeQueues);
+    expect(refsWith(enqueue, "sqs:SendMessage")).toEqual(
+      threeQueues.map((q) => ({ type: "queue", queue: q.name })),
+    );
+    expect(refsWith(enqueue, "sqs:ReceiveMessage")).toEqual([]);
+  });
+
+  test("only the reaper drains DLQs; only the API and cleanup may scan; cleanup never writes a job", () => {
+    for (const role of roles) {
+      const grants = grantsFor(role, threeQueues, ["default"]);
+      const drains = refsWith(grants, "sqs:DeleteMessage").some((r) => r.type === "dlq");
+      expect(drains, role).toBe(role === "reaper");
+      expect(refsWith(grants, "dynamodb:Scan").length > 0, role).toBe(role === "api" || role === "cleanup");
+    }
+    const cleanup = grantsFor("cleanup", threeQueues);
+    expect(refsWith(cleanup, "dynamodb:PutItem")).toEqual([]);
+    expect(refsWith(cleanup, "dynamodb:UpdateItem")).toEqual([]);
+  });
+
+  test("adding a queue declaration extends every role that spans queues, with no other edit", () => {
+    const before = grantsFor("reaper", queues);
+    const after = grantsFor("reaper", threeQueues);
+    expect(refsWith(after, "sqs:SendMessage")).toEqual([
+      ...refsWith(before, "sqs:SendMessage"),
+      { type: "queue", queue: "emails" },
+    ]);
+    expect(refsWith(after, "sqs:ReceiveMessage")).toContainEqual({ type: "dlq", queue: "emails" });
+  });
+});
