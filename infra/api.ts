@@ -1,3 +1,4 @@
+import { API_ROUTE_KEYS } from "../lib/api/route-keys";
 import { permissionsFor } from "./permissions";
 import { poolConfigEnv, poolConfigFiles } from "./pool-config";
 import { dlqUrls, queueUrls } from "./queues";
@@ -13,24 +14,6 @@ export const enqueue = new sst.aws.Function("Enqueue", {
   environment: { ...storage, SKYFORGE_QUEUE_URLS: queueUrls, ...poolConfigEnv },
   copyFiles: poolConfigFiles,
 });
-
-/** The routes of DESIGN §7, all served by one function. */
-export const apiRoutes = [
-  "POST /jobs",
-  "POST /jobs/batch",
-  "GET /jobs",
-  "GET /jobs/{id}",
-  "POST /jobs/{id}/cancel",
-  "POST /jobs/{id}/retry",
-  "GET /queues",
-  "POST /queues/{name}/pause",
-  "POST /queues/{name}/resume",
-  "PATCH /queues/{name}",
-  "GET /schedules",
-  "PUT /schedules/{name}",
-  "DELETE /schedules/{name}",
-  "GET /health",
-] as const;
 
 /** The HTTP API, IAM (SigV4) authorized on every route. */
 export const api = new sst.aws.ApiGatewayV2("Api");
@@ -48,4 +31,4 @@ const handler = {
   },
   copyFiles: poolConfigFiles,
 };
-for (const route of apiRoutes) api.route(route, handler, { auth: { iam: true } });
+for (const route of API_ROUTE_KEYS) api.route(route, handler, { auth: { iam: true } });

@@ -9,6 +9,7 @@ import { issuesOf } from "../producer/validate.ts";
 import { retentionExpiry } from "../retention.ts";
 import { toJobView } from "../store/job-item.ts";
 import {
+  type ApiRoute,
   errorResponder,
   type HttpEvent,
   type HttpResult,
@@ -20,12 +21,12 @@ import {
 import { queueRoutes } from "./queue-routes.ts";
 import { scheduleRoutes } from "./schedule-routes.ts";
 
-/** The HTTP API (DESIGN §7) as one middy handler over API Gateway v2 events. */
-export function createApiHandler(engine: Engine) {
+/** Every route of the HTTP API (DESIGN §7); infra declares the same list (lib/api/route-keys.ts). */
+export function apiRoutes(engine: Engine): ApiRoute[] {
   const { producer, store, queues, clock } = engine;
   const cancelledRetentionDays = Math.max(...queues.map((q) => q.retentionDays.dead));
 
-  const routes = [
+  return [
     route("GET", "/health", async () => json(200, { ok: true, queues: queues.map((q) => q.name) })),
     route("POST", "/jobs", async (event) => {
       const { job, duplicate } = await producer.enqueue(readJsonBody(event));
@@ -72,7 +73,11 @@ export function createApiHandler(engine: Engine) {
     ...queueRoutes(engine),
     ...scheduleRoutes(engine, declaredSchedules),
   ];
+}
 
+/** The HTTP API as one middy handler over API Gateway v2 events. */
+export function createApiHandler(engine: Engine) {
+  const routes = apiRoutes(engine);
   return middy<HttpEvent, HttpResult>()
     .use(errorResponder(engine.log))
     .use({ after: async () => engine.metrics.flush(), onError: async () => engine.metrics.flush() })

@@ -1,0 +1,39 @@
+/** The EMF vocabulary, free of imports so that infra (dashboard, alarms) can read it cheaply. */
+export const METRICS_NAMESPACE = "skyforge";
+/**
+ * The `service` dimension Powertools adds to every EMF blob. One value for every function and the
+ * pool, so a dashboard or alarm names a metric exactly: {service, queue} or {service, queue, kind}.
+ */
+export const METRICS_SERVICE = "skyforge";
+
+/** Every EMF metric the engine emits; the dashboard builder reads this list. */
+export const countMetrics = [
+  "enqueued",
+  "started",
+  "succeeded",
+  "retried",
+  "dead",
+  "throttled",
+  "cancelled",
+  "revived",
+  "duplicateDeliveries",
+  "leaseLost",
+  // The scheduled functions' actions (reaper, cleanup, cron), per queue and kind like the rest.
+  "promoted",
+  "deadLettered",
+  "purged",
+  "cronFired",
+  "cronMissed",
+  // The pool (lib/pool/): jobs handed to a child per kind, and children lost to each failure mode.
+  "released",
+  "poolDispatched",
+  "childRespawns",
+  "childDesyncs",
+  "childTimeouts",
+] as const;
+export const timingMetrics = ["queueLatency", "runDuration", "dispatchLatency"] as const;
+/** Last value wins within a flush: the pool's children by state, per kind. */
+export const gaugeMetrics = ["childrenBusy", "childrenIdle"] as const;
+export type CountMetric = (typeof countMetrics)[number];
+export type TimingMetric = (typeof timingMetrics)[number];
+export type GaugeMetric = (typeof gaugeMetrics)[number];

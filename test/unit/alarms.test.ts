@@ -1,0 +1,181 @@
+import { afterEach, describe, expect, test, vi } from "vitest";
+import { type AlarmSpec, buildAlarms, defaultAlarmThresholds, pascalCase } from "../../lib/infra/alarms.ts";
+import type { QueueResources } from "../../lib/infra/queue-resources.ts";
+import { countMetrics, METRICS_NAMESPACE, METRICS_SERVICE } from "../../lib/observability/metric-names.ts";
+import { EmfMetrics } from "../../lib/observability/metrics.ts";
+
+const queues: QueueResources[] = [
+  {
+    name: "default",
+    tier: "lambda",
+    sqsName: "app-dev-DefaultQueue",
+    dlqSqsName: "app-dev-DefaultDlq",
+    workerFunctionName: "app-dev-DefaultWorker",
+  },
+  {
+    name: "my-queue",
+    tier: "lambda",
+    sqsName: "app-dev-MyQueueQueue",
+    dlqSqsName: "app-dev-MyQueueDlq",
+    workerFunctionName: "app-dev-MyQueueWorker",
+  },
+  { name: "heavy", tier: "pool", sqsName: "app-dev-HeavyQueue", dlqSqsName: "app-dev-HeavyDlq" },
+];
+const alarms = buildAlarms(queues);
+const ofQueue = (name: string) => alarms.filter((a) => a.id.startsWith(pascalCase(name)));
+
+/** The dimension-name sets EmfMetrics really writes, read back from the EMF lines of one flush. */
+function publishedDimensionSets(): string[][] {
+  const lines: string[] = [];
+  const capture = (chunk: unknown) => {
+    lines.push(...String(chunk).split("\n").filter(Boolean));
+    return true;
+  };
+  // Powertools writes through its own Console on process.stdout, or through console under POWERTOOLS_DEV.
+  vi.spyOn(process.stdout, "write").mockImplementation(capture);
+  vi.spyOn(console, "log").mockImplementation(capture);
+  const metrics = new EmfMetrics();
+  metrics.count("dead", "default", "echo");
+  metrics.flush();
+  vi.restoreAllMocks();
+
+  const sets: string[][] = [];
+  for (const line of lines) {
+    const emf = JSON.parse(line) as {
+      _aws?: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] };
+      [k: string]: unknown;
+    };
+    for (const directive of emf._aws?.CloudWatchMetrics ?? []) {
+      expect(directive.Namespace).toBe(METRICS_NAMESPACE);
+      for (const set of directive.Dimensions) {
+        for (const dim of set) expect(emf[dim], `EMF line carries a value for ${dim}`).toBeDefined();
+        sets.push([...set].sort());
+      }
+    }
+  }
+  return sets;
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("alarms", () => {
+  test("ids are unique and PascalCase, derived from the queue name", () => {
+    const ids = alarms.map((a) => a.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^[A-Z][A-Za-z0-9]*$/);
+    expect(ids).toContain("DefaultDlqNotEmpty");
+    expect(ids.filter((id) => id.startsWith("MyQueue")).length).toBe(4);
+  });
+
+  test("four alarms per Lambda queue, three per pool queue", () => {
+    expect(ofQueue("default").length).toBe(4);
+    expect(ofQueue("my-queue").length).toBe(4);
+    expect(ofQueue("heavy").length).toBe(3);
+    expect(ofQueue("heavy").some((a) => a.namespace === "AWS/Lambda")).toBe(false);
+    expect(alarms.length).toBe(11);
+  });
+
+  test("skyforge alarms name a real counter and a dimension set EmfMetrics really publishes", () => {
+    const published = publishedDimensionSets();
+    expect(published).toContainEqual(["kind", "queue", "service"]);
+    expect(published).toContainEqual(["queue", "service"]);
+    const emf = alarms.filter((a) => a.namespace === METRICS_NAMESPACE);
+    expect(emf.length).toBe(queues.length);
+    for (const a of emf) {
+      expect(countMetrics as readonly string[]).toContain(a.metricName);
+      expect(published).toContainEqual(Object.keys(a.dimensions).sort());
+      expect(a.dimensions.service).toBe(METRICS_SERVICE);
+    }
+    for (const q of queues) {
+      const dead = ofQueue(q.name).find((a) => a.namespace === METRICS_NAMESPACE);
+      expect(dead?.metricName).toBe("dead");
+      expect(dead?.dimensions.queue).toBe(q.name);
+      expect(dead?.statistic).toBe("Sum");
+      expect(dead?.period).toBe(300);
+    }
+  });
+
+  test("AWS alarms use the real metric and dimension names and the given physical names", () => {
+    const find = (q: string, metricName: string) => ofQueue(q).find((a) => a.metricName === metricName);
+    for (const q of queues) {
+      const dlq = find(q.name, "ApproximateNumberOfMessagesVisible");
+      expect(dlq).toMatchObject({
+        namespace: "AWS/SQS",
+        dimensions: { QueueName: q.dlqSqsName },
+        statistic: "Maximum",
+        threshold: 0,
+        comparisonOperator: "GreaterThanThreshold",
+      });
+      expect(Object.keys(dlq?.dimensions ?? {})).toEqual(["QueueName"]);
+      const age = find(q.name, "ApproximateAgeOfOldestMessage");
+      expect(age).toMatchObject({ namespace: "AWS/SQS", dimensions: { QueueName: q.sqsName } });
+      expect(Object.keys(age?.dimensions ?? {})).toEqual(["QueueName"]);
+    }
+    for (const q of queues.filter((x) => x.tier === "lambda")) {
+      const errors = find(q.name, "Errors");
+      expect(errors).toMatchObject({
+        namespace: "AWS/Lambda",
+        dimensions: { FunctionName: q.workerFunctionName },
+        statistic: "Sum",
+        threshold: 0,
+      });
+      expect(Object.keys(errors?.dimensions ?? {})).toEqual(["FunctionName"]);
+    }
+  });
+
+  test("thresholds default, and override one at a time", () => {
+    const threshold = (list: AlarmSpec[], metricName: string) =>
+      list.find((a) => a.metricName === metricName)?.threshold;
+    expect(threshold(alarms, "ApproximateAgeOfOldestMessage")).toBe(
+      defaultAlarmThresholds.oldestMessageAgeSeconds,
+    );
+    expect(threshold(alarms, "dead")).toBe(defaultAlarmThresholds.deadJobsPerFiveMinutes);
+
+    const custom = buildAlarms(queues, { oldestMessageAgeSeconds: 600 });
+    expect(threshold(custom, "ApproximateAgeOfOldestMessage")).toBe(600);
+    expect(threshold(custom, "dead")).toBe(defaultAlarmThresholds.deadJobsPerFiveMinutes);
+    const dead = buildAlarms(queues, { deadJobsPerFiveMinutes: 10 });
+    expect(dead.filter((a) => a.metricName === "dead").every((a) => a.threshold === 10)).toBe(true);
+    expect(threshold(dead, "ApproximateAgeOfOldestMessage")).toBe(
+      defaultAlarmThresholds.oldestMessageAgeSeconds,
+    );
+  });
+
+  test("missing data never alarms, and every alarm is a well-formed spec", () => {
+    for (const a of alarms) {
+      expect(a.treatMissingData).toBe("notBreaching");
+      expect(a.description.length).toBeGreaterThan(0);
+      expect(a.period % 60).toBe(0);
+      expect(a.evaluationPeriods).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  test("physical names of any type are placed untouched", () => {
+    const o = (out: string) => ({ out });
+    const q = {
+      name: "default",
+      tier: "lambda" as const,
+      sqsName: o("q"),
+      dlqSqsName: o("d"),
+      workerFunctionName: o("f"),
+    };
+    const built = buildAlarms([q]);
+    const values = built.flatMap((a) => Object.values(a.dimensions));
+    for (const n of [q.sqsName, q.dlqSqsName, q.workerFunctionName]) expect(values).toContain(n);
+    expect(q.sqsName).toEqual({ out: "q" });
+  });
+
+  test("queue names that fold to one id are refused", () => {
+    const twin = (name: string): QueueResources => ({
+      name,
+      tier: "pool",
+      sqsName: name,
+      dlqSqsName: `${name}-dlq`,
+    });
+    expect(() => buildAlarms([twin("a-b"), twin("a_b")])).toThrow(/AB/);
+    expect(pascalCase("my-queue")).toBe("MyQueue");
+    expect(pascalCase("2fast")).toBe("Q2fast");
+  });
+});

@@ -1,0 +1,24 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import { expect, test } from "vitest";
+import { API_ROUTE_KEYS } from "../../lib/api/route-keys.ts";
+import { apiRoutes } from "../../lib/api/routes.ts";
+import { ManualClock } from "../../lib/clock.ts";
+import { buildEngine } from "../../lib/engine.ts";
+import { silentLog } from "../../lib/observability/log.ts";
+import { MemoryMetrics } from "../../lib/observability/metrics.ts";
+
+test("infra declares exactly the routes the API serves", () => {
+  // Nothing is sent: building the routes only wires handlers.
+  const engine = buildEngine({
+    dynamodb: new DynamoDBClient({ region: "us-east-1" }),
+    sqs: new SQSClient({ region: "us-east-1" }),
+    table: "t",
+    queueUrls: new Map(),
+    clock: new ManualClock(),
+    metrics: new MemoryMetrics(),
+    log: silentLog,
+  });
+  const served = apiRoutes(engine).map((r) => `${r.method} ${r.path}`);
+  expect([...served].sort()).toEqual([...API_ROUTE_KEYS].sort());
+});
