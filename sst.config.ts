@@ -2,11 +2,14 @@
 
 export default $config({
   app(input) {
+    // Stages that hold real data: kept on removal, protected from `sst remove`, and (infra/storage.ts
+    // reads $app.protect) a table that refuses deletion.
+    const production = ["prod", "production"].includes(input?.stage ?? "");
     return {
       name: "skyforge",
       home: "aws",
-      removal: input?.stage === "production" ? "retain" : "remove",
-      protect: ["production"].includes(input?.stage),
+      removal: production ? "retain" : "remove",
+      protect: production,
     };
   },
   async run() {

@@ -15,12 +15,11 @@ export const enqueue = new sst.aws.Function("Enqueue", {
   copyFiles: poolConfigFiles,
 });
 
-/** The HTTP API, IAM (SigV4) authorized on every route. */
-export const api = new sst.aws.ApiGatewayV2("Api");
-const handler = {
+/** One function serves every route (one warm pool of containers, one log group). */
+export const apiFunction = new sst.aws.Function("ApiHandler", {
   handler: "functions/api.handler",
-  timeout: "29 seconds" as const,
-  memory: "512 MB" as const,
+  timeout: "29 seconds",
+  memory: "512 MB",
   permissions: permissionsFor("api", [], mappingArns),
   environment: {
     ...storage,
@@ -30,5 +29,8 @@ const handler = {
     ...poolConfigEnv,
   },
   copyFiles: poolConfigFiles,
-};
-for (const route of API_ROUTE_KEYS) api.route(route, handler, { auth: { iam: true } });
+});
+
+/** The HTTP API, IAM (SigV4) authorized on every route. */
+export const api = new sst.aws.ApiGatewayV2("Api");
+for (const route of API_ROUTE_KEYS) api.route(route, apiFunction.arn, { auth: { iam: true } });

@@ -1,6 +1,9 @@
 import { statusIndex, tableKeys, ttlAttribute } from "../lib/store/table";
 
-/** The jobs table: one sparse status index (scheduled + dead only), TTL on terminal items. */
+/**
+ * The jobs table: one sparse status index (scheduled + dead only), TTL on terminal items. SST makes
+ * every Dynamo table on-demand with point-in-time recovery; production also gets deletion protection.
+ */
 export const table = new sst.aws.Dynamo("Jobs", {
   fields: {
     [tableKeys.hashKey]: "string",
@@ -11,5 +14,5 @@ export const table = new sst.aws.Dynamo("Jobs", {
   primaryIndex: { hashKey: tableKeys.hashKey, rangeKey: tableKeys.rangeKey },
   globalIndexes: { [statusIndex.name]: { hashKey: statusIndex.hashKey, rangeKey: statusIndex.rangeKey } },
   ttl: ttlAttribute,
-  deletionProtection: $app.stage === "production",
+  deletionProtection: $app.protect,
 });
