@@ -35,7 +35,8 @@ export default $config({
       table: table.name,
       api: api.url,
       enqueueFunction: enqueue.name,
-      poolService: pool.service,
+      // The ECS service name (for `aws ecs update-service` and its logs); absent under `sst dev`.
+      poolService: $dev ? undefined : pool.nodes.service.name,
       dashboard: monitoring.dashboardUrl,
     };
   },
