@@ -1,18 +1,21 @@
 import type { Message } from "@aws-sdk/client-sqs";
-import { jobFields } from "../observability/log.ts";
 import type { QueueDeclaration } from "../queues.ts";
 import { RecordProcessor, type WorkerDeps } from "../runtime/process-record.ts";
+import { QueueStateCache } from "../runtime/queue-state-cache.ts";
 import { parseJobMessage } from "../transport/job-message.ts";
+import { childEnvironment } from "./child-environment.ts";
 import { ChildGroup } from "./child-group.ts";
-import { type ChildEvent, type ChildSlot, slots } from "./child-slot.ts";
+import { type ChildSlot, slots } from "./child-slot.ts";
+import { Intake, type Waiting } from "./intake.ts";
 import type { PoolKindSpec } from "./pool-kinds.ts";
+import { PoolObserver } from "./pool-observer.ts";
 import { WarmChild } from "./warm-child.ts";
 
 export interface PoolRunnerOptions {
   kinds: readonly PoolKindSpec[];
   /** The pool-tier queues this process long-polls. */
   queues: readonly QueueDeclaration[];
-  /** The environment every child starts from (the kind's `env` is laid over it). */
+  /** The pool's own environment; children get it without credentials or skyforge settings. */
   baseEnv: Readonly<Record<string, string | undefined>>;
   /** Where children run unless their kind names a `cwd`. */
   cwd: string;
@@ -20,20 +23,10 @@ export interface PoolRunnerOptions {
   waitSeconds?: number;
   /** How long a child gets to exit at EOF before it is killed, at shutdown or cull. */
   childGraceMs?: number;
-}
-
-/** A received message waiting for a child; it is not claimed yet. */
-interface Waiting {
-  record: { messageId: string; body: string; receiptHandle: string };
-  queue: string;
-  kind: string;
-  critical: boolean;
-  receivedAt: number;
-}
-
-interface Line {
-  critical: Waiting[];
-  normal: Waiting[];
+  /** How often a paused queue is checked again; the pool doesn't receive from it meanwhile. */
+  pausedRecheckMs?: number;
+  /** How long a read of a queue's pause state is trusted (5 s, like the worker's). */
+  queueStateTtlMs?: number;
 }
 
 export interface DrainReport {
@@ -46,21 +39,21 @@ export interface DrainReport {
 }
 
 /**
- * The Fargate pool: long-polls the heavy queues, never holding more messages than its children can
- * take, lines them up per kind (critical first), reserves a warm child for each, then claims, runs,
+ * The Fargate pool: long-polls the heavy queues, taking only what its children can start (Intake),
+ * lines messages up per kind (critical first), reserves a warm child for each, then claims, runs,
  * heartbeats and finalizes through the same RecordProcessor as the Lambda worker.
  */
 export class PoolRunner {
   private readonly processor: RecordProcessor;
   private readonly groups = new Map<string, ChildGroup>();
-  private readonly lines = new Map<string, Line>();
-  /** Messages held per queue: waiting in a line or running. */
-  private readonly held = new Map<string, number>();
+  private readonly intake: Intake;
+  private readonly observer: PoolObserver;
+  private readonly queueStates: QueueStateCache;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly loops: Promise<void>[] = [];
   private roomFreed = Promise.withResolvers<void>();
+  private readonly stopped = Promise.withResolvers<void>();
   private stopping = false;
-  private reportedRespawns = new Map<string, number>();
   /** Messages a long poll brought in after the stop began, given straight back. */
   private returnedLate = 0;
 
@@ -69,18 +62,25 @@ export class PoolRunner {
     private readonly options: PoolRunnerOptions,
   ) {
     this.processor = new RecordProcessor(deps);
+    this.intake = new Intake(options.kinds);
+    this.queueStates = new QueueStateCache(
+      (q) => deps.store.getQueueState(q),
+      deps.clock,
+      options.queueStateTtlMs,
+    );
+    this.observer = new PoolObserver(deps, (kind) => options.kinds.find((k) => k.name === kind)?.queue ?? "");
+    const inherited = childEnvironment(options.baseEnv);
     for (const spec of options.kinds) {
       const launch = {
         kind: spec.name,
         argv: spec.argv,
-        env: { ...options.baseEnv, ...spec.env },
+        env: { ...inherited, ...spec.env },
         cwd: spec.cwd ?? options.cwd,
       };
       this.groups.set(
         spec.name,
         new ChildGroup(spec.name, spec, (onExit) => new WarmChild(launch, deps.log, onExit)),
       );
-      this.lines.set(spec.name, { critical: [], normal: [] });
     }
   }
 
@@ -93,11 +93,8 @@ export class PoolRunner {
     return this.groups.get(kind)?.stats() ?? { busy: 0, idle: 0 };
   }
 
-  /** The room a queue has: every hard slot of its kinds, minus what it already holds. */
   private room(queue: string): number {
-    let capacity = 0;
-    for (const spec of this.options.kinds) if (spec.queue === queue) capacity += spec.hard;
-    return Math.max(1, capacity) - (this.held.get(queue) ?? 0);
+    return this.intake.room(queue, (kind) => this.children(kind).busy);
   }
 
   private async receiveLoop(q: QueueDeclaration): Promise<void> {
@@ -110,6 +107,11 @@ export class PoolRunner {
       }
       let messages: Message[];
       try {
+        // A paused queue is left alone: nothing received, so nothing re-sent or counted towards the DLQ.
+        if ((await this.queueStates.get(q.name)).paused) {
+          await this.idle(this.options.pausedRecheckMs ?? 5000);
+          continue;
+        }
         messages = await transport.receive(
           q.name,
           Math.min(10, room, q.batchSize),
@@ -118,7 +120,7 @@ export class PoolRunner {
       } catch (err) {
         if (this.stopping) return;
         log.error("pool receive failed; backing off", { queue: q.name, error: String(err) });
-        await new Promise((r) => setTimeout(r, 1000));
+        await this.idle(1000);
         continue;
       }
       if (this.stopping) {
@@ -136,50 +138,43 @@ export class PoolRunner {
     }
   }
 
+  /** Waits `ms`, or less if the pool starts stopping. */
+  private async idle(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise((r) => (timer = setTimeout(r, ms))), this.stopped.promise]);
+    clearTimeout(timer);
+  }
+
   private admit(queue: string, m: Message): void {
     const record = { messageId: m.MessageId ?? "", body: m.Body ?? "", receiptHandle: m.ReceiptHandle ?? "" };
     const msg = parseJobMessage(record.body);
-    this.held.set(queue, (this.held.get(queue) ?? 0) + 1);
-    const line = msg ? this.lines.get(msg.kind) : undefined;
-    if (!msg || !line) {
-      // Not a pool kind here (or not a job): the processor ends it without a child.
-      this.launch({
-        record,
-        queue,
-        kind: msg?.kind ?? "",
-        critical: false,
-        receivedAt: this.deps.clock.now(),
-      });
-      return;
-    }
-    const waiting = {
+    const waiting: Waiting = {
       record,
       queue,
-      kind: msg.kind,
-      critical: msg.priority === "critical",
+      kind: msg?.kind ?? "",
+      critical: msg?.priority === "critical",
       receivedAt: this.deps.clock.now(),
     };
-    (waiting.critical ? line.critical : line.normal).push(waiting);
+    // Not a pool kind here (or not a job): the processor ends it without a child.
+    if (!this.intake.hold(waiting)) this.launch(waiting);
   }
 
   private pumpAll(): void {
-    for (const [kind, line] of this.lines) {
-      const group = this.groups.get(kind) as ChildGroup;
+    for (const [kind, group] of this.groups) {
       for (;;) {
-        const head = line.critical[0] ?? line.normal[0];
+        const head = this.intake.head(kind);
         if (!head || this.stopping) break;
         const child = group.take(head.critical);
         if (!child) break;
-        (head.critical ? line.critical : line.normal).shift();
+        this.intake.take(head);
         const slot: ChildSlot = {
           group,
           child,
-          observe: (event, job, detail) => this.observe(event, job, head.receivedAt, detail),
+          observe: (event, job, detail) => this.observer.event(event, job, head.receivedAt, detail),
         };
         this.launch(head, slot);
       }
-      this.deps.metrics.gauge("childrenBusy", this.queueOf(kind), kind, group.stats().busy);
-      this.deps.metrics.gauge("childrenIdle", this.queueOf(kind), kind, group.stats().idle);
+      this.observer.children(group);
     }
   }
 
@@ -199,11 +194,8 @@ export class PoolRunner {
       )
       .finally(() => {
         this.inFlight.delete(done);
-        if (slot) {
-          const line = this.lines.get(w.kind);
-          slot.group.release(slot.child, (line?.critical.length ?? 0) > 0);
-        }
-        this.held.set(w.queue, (this.held.get(w.queue) ?? 1) - 1);
+        if (slot) slot.group.release(slot.child, this.intake.criticalWaiting(w.kind));
+        this.intake.release(w.queue);
         this.roomFreed.resolve();
         this.roomFreed = Promise.withResolvers<void>();
         this.pumpAll();
@@ -211,49 +203,9 @@ export class PoolRunner {
     this.inFlight.add(done);
   }
 
-  private observe(
-    event: ChildEvent,
-    job: { id: string; kind: string; queue: string },
-    receivedAt: number,
-    detail?: string,
-  ): void {
-    const { metrics, log } = this.deps;
-    switch (event) {
-      case "dispatched":
-        metrics.count("poolDispatched", job.queue, job.kind);
-        metrics.time("dispatchLatency", job.queue, job.kind, this.deps.clock.now() - receivedAt);
-        return;
-      case "desync":
-        metrics.count("childDesyncs", job.queue, job.kind);
-        log.warn("child out of sync; killed it, the attempt fails", { ...jobFields(job), detail });
-        return;
-      case "timeout":
-        metrics.count("childTimeouts", job.queue, job.kind);
-        log.warn("child timed out; killed it", jobFields(job));
-        return;
-      case "rip":
-        log.warn("child died mid-job; running the job again on a fresh child first", {
-          ...jobFields(job),
-          detail,
-        });
-        return;
-    }
-  }
-
-  private queueOf(kind: string): string {
-    return this.options.kinds.find((k) => k.name === kind)?.queue ?? "";
-  }
-
-  /** Counts respawns since the last report and flushes metrics (the pool calls this on a timer). */
+  /** Reports the children and flushes metrics (the pool calls this on a timer). */
   flushMetrics(): void {
-    for (const [kind, group] of this.groups) {
-      const delta = group.respawns - (this.reportedRespawns.get(kind) ?? 0);
-      if (delta > 0) this.deps.metrics.count("childRespawns", this.queueOf(kind), kind, delta);
-      this.reportedRespawns.set(kind, group.respawns);
-      const { busy, idle } = group.stats();
-      this.deps.metrics.gauge("childrenBusy", this.queueOf(kind), kind, busy);
-      this.deps.metrics.gauge("childrenIdle", this.queueOf(kind), kind, idle);
-    }
+    for (const group of this.groups.values()) this.observer.children(group);
     this.deps.metrics.flush();
   }
 
@@ -266,6 +218,7 @@ export class PoolRunner {
    */
   async stop(deadlineMs: number): Promise<DrainReport> {
     this.stopping = true;
+    this.stopped.resolve();
     this.roomFreed.resolve();
     const polled = Promise.allSettled(this.loops);
     const returned = await this.returnWaiting();
@@ -279,7 +232,8 @@ export class PoolRunner {
     clearTimeout(timer);
     let handedBack = 0;
     if (first === "deadline") {
-      handedBack = this.deps.running?.abortAll("shutdown") ?? 0;
+      // Closing also aborts a run that registers later (its claim was still in flight).
+      handedBack = this.deps.running?.close("shutdown") ?? 0;
       await Promise.allSettled([...this.inFlight]);
     }
     await Promise.all([...this.groups.values()].map((g) => g.stopAll(this.options.childGraceMs ?? 2000)));
@@ -289,9 +243,7 @@ export class PoolRunner {
   }
 
   private returnWaiting(): Promise<number> {
-    const waiting = [...this.lines.values()].flatMap((l) => [...l.critical.splice(0), ...l.normal.splice(0)]);
-    for (const w of waiting) this.held.set(w.queue, (this.held.get(w.queue) ?? 1) - 1);
-    return this.giveBack(waiting.map((w) => ({ queue: w.queue, ...w.record })));
+    return this.giveBack(this.intake.drain().map((w) => ({ queue: w.queue, ...w.record })));
   }
 
   /** Makes received, unclaimed messages visible again at once; the number given back. */

@@ -34,8 +34,8 @@ export class WarmChild {
   private readonly proc: ChildProcessWithoutNullStreams;
   private pending: Pending | undefined;
   private exitDetail: string | undefined;
-  /** Set by kill(): the process may take a moment to be reported gone, but it must never be reused. */
-  private killed = false;
+  /** Set by kill() or the exit event: the death may take a moment to settle, but the child is never reused. */
+  private gone = false;
   private readonly exited: Promise<void>;
 
   constructor(
@@ -61,6 +61,7 @@ export class WarmChild {
     };
     this.proc.on("error", (err) => ended(`could not start ${JSON.stringify(program)}: ${err.message}`));
     this.proc.on("exit", (code, signal) => {
+      this.gone = true;
       const detail = signal ? `child was killed by ${signal}` : `child exited with code ${code}`;
       // One SIGCHLD reaps every child that has exited, so "exit" can come before the lines the child
       // wrote last are read: a reply it sent just before exiting would be lost, and its job run again.
@@ -73,7 +74,9 @@ export class WarmChild {
         ended(detail);
       });
     });
-    // A child that closes its stdin early raises EPIPE on our next write; the exit event reports it.
+    // A write to a child that has closed its stdin fails with EPIPE. The failure itself tells us
+    // nothing we act on: a child that exits is reported by "exit", and one that lives on without
+    // reading is caught by the job's timeout.
     this.proc.stdin.on("error", () => {});
     createInterface({ input: this.proc.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
       this.onLine(line),
@@ -84,7 +87,7 @@ export class WarmChild {
   }
 
   get alive(): boolean {
-    return this.exitDetail === undefined && !this.killed;
+    return this.exitDetail === undefined && !this.gone;
   }
 
   /**
@@ -116,7 +119,7 @@ export class WarmChild {
 
   kill(): void {
     if (!this.alive) return;
-    this.killed = true;
+    this.gone = true;
     this.proc.kill("SIGKILL");
   }
 

@@ -1,7 +1,7 @@
 import type { Engine } from "../engine.ts";
 import { ClientError } from "../errors.ts";
 import { issuesOf } from "../producer/validate.ts";
-import { type QueueDeclaration, visibilityTimeoutSeconds } from "../queues.ts";
+import { type QueueDeclaration, tierOf, visibilityTimeoutSeconds } from "../queues.ts";
 import type { QueueState } from "../store/queue-state.ts";
 import type { QueueDepth } from "../transport/sqs-transport.ts";
 import { type EventSourceState, needsRepair } from "./event-source-control.ts";
@@ -56,6 +56,13 @@ export class QueueAdmin {
     const parsed = QueuePatch.safeParse(body);
     if (!parsed.success)
       throw new ClientError("validation_error", "invalid queue settings", issuesOf(parsed.error));
+    if (parsed.data.maxConcurrency !== undefined && tierOf(declared) === "pool") {
+      throw new ClientError(
+        "validation_error",
+        `queue ${name} is served by the pool: its concurrency is its kinds' soft/hard children, not maxConcurrency`,
+        [{ path: "maxConcurrency", message: "not available on a pool-tier queue" }],
+      );
+    }
     const current = effectiveSettings(declared, await this.deps.store.getQueueState(name));
     const base = parsed.data.backoff?.baseSeconds ?? current.backoff.baseSeconds;
     const max = parsed.data.backoff?.maxSeconds ?? current.backoff.maxSeconds;

@@ -34,9 +34,11 @@ export class Heartbeat {
     this.timer.unref();
   }
 
-  stop(): void {
+  /** Stops the timer; resolves once a renewal already on its way has landed, so none lands after the settle. */
+  stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    return this.inFlight ?? Promise.resolve();
   }
 
   /** One renewal; concurrent calls share it. Errors are logged, not thrown: the next tick retries. */
@@ -52,12 +54,12 @@ export class Heartbeat {
     try {
       const r = await this.store.heartbeat(id, token, leaseMs);
       if (!r.held) {
-        this.stop();
+        void this.stop();
         this.abort("lease_lost");
         return;
       }
       if (r.cancelRequested) {
-        this.stop();
+        void this.stop();
         this.abort("cancelled");
         return;
       }

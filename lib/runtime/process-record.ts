@@ -181,7 +181,7 @@ export class RecordProcessor {
         ...(this.deps.random ? { random: this.deps.random } : {}),
       });
     } finally {
-      heartbeat.stop();
+      await heartbeat.stop();
       unregister?.();
     }
   }

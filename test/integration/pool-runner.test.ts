@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { retentionExpiry } from "../../lib/retention.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import {
@@ -325,5 +325,25 @@ describe("PoolRunner: drain at shutdown", () => {
       2000,
     );
     expect([...ids].sort()).toEqual([hung, waiting].sort());
+  });
+});
+
+describe("PoolRunner: a paused queue", () => {
+  it("receives nothing while paused, then runs the job once after resume", async () => {
+    const h = await pool.create({ start: false });
+    await h.engine.store.setQueueConfig(h.queue.name, { paused: true });
+    const id = await h.enqueue({ act: "ok" });
+    const reads = vi.spyOn(h.engine.store, "getQueueState");
+    h.runner.start();
+    // Three pause checks in a row means three loop turns without a receive.
+    await waitFor(async () => reads.mock.calls.length >= 3, "the pool to check the pause three times");
+    expect((await h.job(id)).status).toBe("queued");
+    const depth = await h.engine.transport.depth(h.queue.name);
+    expect(depth).toMatchObject({ visible: 1, inFlight: 0 });
+
+    await h.engine.store.setQueueConfig(h.queue.name, { paused: false });
+    const done = await h.settled(id, "done");
+    expect(done.attempts).toBe(1);
+    expect(h.metrics.total("duplicateDeliveries")).toBe(0);
   });
 });

@@ -157,6 +157,9 @@ export async function createPoolHarness(
     cwd: process.cwd(),
     waitSeconds: 1,
     childGraceMs: 1000,
+    // Pause checks are read fresh and repeated quickly, so a test sees them as they happen.
+    pausedRecheckMs: 50,
+    queueStateTtlMs: 0,
   });
   if (options.start ?? true) runner.start();
   let stopped: Promise<DrainReport> | undefined;

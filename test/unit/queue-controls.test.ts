@@ -179,6 +179,17 @@ describe("pause, resume and patch drive the event source mapping", () => {
     expect(lambda.calls()).toHaveLength(0);
     expect(await engine.store.getQueueState("pool")).toMatchObject({ paused: false, maxConcurrency: 20 });
   });
+
+  test("a pool-tier queue refuses maxConcurrency: its children's soft/hard capacity is the limit", async () => {
+    const tiered = new QueueAdmin({ ...engine, queues: [{ ...poolQueue, tier: "pool" }] });
+    await expect(tiered.patch("pool", { maxConcurrency: 20 })).rejects.toMatchObject({
+      code: "validation_error",
+      issues: [{ path: "maxConcurrency", message: "not available on a pool-tier queue" }],
+    });
+    expect(await engine.store.getQueueState("pool")).toEqual({});
+    await tiered.patch("pool", { backoff: { maxSeconds: 60 } });
+    expect(await engine.store.getQueueState("pool")).toMatchObject({ backoffMaxSeconds: 60 });
+  });
 });
 
 describe("repairEventSources", () => {

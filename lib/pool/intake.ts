@@ -1,0 +1,94 @@
+import type { PoolKindSpec } from "./pool-kinds.ts";
+
+/** A received message waiting for a child; it is not claimed yet. */
+export interface Waiting {
+  record: { messageId: string; body: string; receiptHandle: string };
+  queue: string;
+  kind: string;
+  critical: boolean;
+  receivedAt: number;
+}
+
+interface Line {
+  critical: Waiting[];
+  normal: Waiting[];
+}
+
+/**
+ * What the pool holds, per kind and per queue, and how much more it may take. A queue may take as
+ * many messages as its kinds have free `soft` children, plus one probe while any kind can still grow
+ * towards `hard`: a critical job can only claim the extra children once it has been received, and
+ * the probe lets it in without piling up normal work that no child can start. Everything else stays
+ * visible in SQS, for other tasks and for the backlog alarm that scales the service.
+ */
+export class Intake {
+  private readonly lines = new Map<string, Line>();
+  private readonly held = new Map<string, number>();
+
+  constructor(private readonly kinds: readonly PoolKindSpec[]) {
+    for (const k of kinds) this.lines.set(k.name, { critical: [], normal: [] });
+  }
+
+  knows(kind: string): boolean {
+    return this.lines.has(kind);
+  }
+
+  /** How many messages `queue` may receive now; `busy` reports a kind's busy children. */
+  room(queue: string, busy: (kind: string) => number): number {
+    const kinds = this.kinds.filter((k) => k.queue === queue);
+    if (kinds.length === 0) return 1;
+    let soft = 0;
+    let headroom = 0;
+    let aboveSoft = 0;
+    let waiting = 0;
+    for (const k of kinds) {
+      soft += k.soft;
+      headroom += k.hard - k.soft;
+      aboveSoft += Math.max(0, busy(k.name) - k.soft);
+      const line = this.lines.get(k.name) as Line;
+      waiting += line.critical.length + line.normal.length;
+    }
+    const normalSlotsFree = soft - (this.heldBy(queue) - aboveSoft);
+    const probe = headroom > aboveSoft && waiting === 0 ? 1 : 0;
+    return Math.max(0, normalSlotsFree) + probe;
+  }
+
+  /** Counts a received message as held until `release`; lines it up if its kind is a pool kind here. */
+  hold(w: Waiting): boolean {
+    this.held.set(w.queue, this.heldBy(w.queue) + 1);
+    const line = this.lines.get(w.kind);
+    if (!line) return false;
+    (w.critical ? line.critical : line.normal).push(w);
+    return true;
+  }
+
+  release(queue: string): void {
+    this.held.set(queue, this.heldBy(queue) - 1);
+  }
+
+  /** The next message for `kind`, critical first, without taking it. */
+  head(kind: string): Waiting | undefined {
+    const line = this.lines.get(kind);
+    return line?.critical[0] ?? line?.normal[0];
+  }
+
+  take(w: Waiting): void {
+    const line = this.lines.get(w.kind) as Line;
+    (w.critical ? line.critical : line.normal).shift();
+  }
+
+  criticalWaiting(kind: string): boolean {
+    return (this.lines.get(kind)?.critical.length ?? 0) > 0;
+  }
+
+  /** Empties every line (shutdown): the messages to give back, no longer held. */
+  drain(): Waiting[] {
+    const all = [...this.lines.values()].flatMap((l) => [...l.critical.splice(0), ...l.normal.splice(0)]);
+    for (const w of all) this.release(w.queue);
+    return all;
+  }
+
+  private heldBy(queue: string): number {
+    return this.held.get(queue) ?? 0;
+  }
+}

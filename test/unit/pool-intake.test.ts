@@ -1,0 +1,119 @@
+import { describe, expect, test } from "vitest";
+import { childEnvironment } from "../../lib/pool/child-environment.ts";
+import { Intake, type Waiting } from "../../lib/pool/intake.ts";
+import type { PoolKindSpec } from "../../lib/pool/pool-kinds.ts";
+import { RunningJobs } from "../../lib/runtime/running-jobs.ts";
+
+const kind = (name: string, soft: number, hard: number, queue = "heavy"): PoolKindSpec => ({
+  name,
+  argv: ["x"],
+  env: {},
+  timeoutSeconds: 60,
+  soft,
+  hard,
+  queue,
+  maxAttempts: 3,
+});
+let seq = 0;
+const msg = (k: string, critical = false, queue = "heavy"): Waiting => ({
+  record: { messageId: `m${++seq}`, body: "{}", receiptHandle: `r${seq}` },
+  queue,
+  kind: k,
+  critical,
+  receivedAt: 0,
+});
+
+describe("Intake: the pool takes only what its children can start", () => {
+  test("idle: every soft slot plus one probe while the kind can grow", () => {
+    const intake = new Intake([kind("a", 2, 4)]);
+    expect(intake.room("heavy", () => 0)).toBe(3);
+  });
+
+  test("all soft children busy: one probe, and none once a normal message waits for a child", () => {
+    const intake = new Intake([kind("a", 2, 4)]);
+    let busy = 0;
+    for (let i = 0; i < 2; i++) {
+      intake.hold(msg("a"));
+      intake.take(intake.head("a") as Waiting);
+      busy++;
+    }
+    expect(intake.room("heavy", () => busy)).toBe(1);
+    intake.hold(msg("a"));
+    expect(intake.room("heavy", () => busy)).toBe(0);
+  });
+
+  test("critical work grows to hard, one probe at a time, and no further", () => {
+    const intake = new Intake([kind("a", 1, 3)]);
+    let busy = 0;
+    const run = (w: Waiting) => {
+      intake.hold(w);
+      expect(intake.head("a")).toBe(w);
+      intake.take(w);
+      busy++;
+    };
+    run(msg("a"));
+    expect(intake.room("heavy", () => busy)).toBe(1);
+    run(msg("a", true));
+    expect(intake.room("heavy", () => busy)).toBe(1);
+    run(msg("a", true));
+    expect(intake.room("heavy", () => busy)).toBe(0);
+    intake.release("heavy");
+    busy--;
+    expect(intake.room("heavy", () => busy)).toBe(1);
+  });
+
+  test("a kind with soft = hard gets no probe; queues are counted apart", () => {
+    const intake = new Intake([kind("a", 2, 2), kind("b", 1, 2, "other")]);
+    expect(intake.room("heavy", () => 0)).toBe(2);
+    expect(intake.room("other", () => 0)).toBe(2);
+    intake.hold(msg("b", false, "other"));
+    expect(intake.room("heavy", () => 0)).toBe(2);
+    expect(intake.room("other", () => 0)).toBe(0);
+  });
+
+  test("critical messages leave the line first; drain gives every waiting message back", () => {
+    const intake = new Intake([kind("a", 1, 2)]);
+    const normal = msg("a");
+    const critical = msg("a", true);
+    intake.hold(normal);
+    intake.hold(critical);
+    expect(intake.criticalWaiting("a")).toBe(true);
+    expect(intake.head("a")).toBe(critical);
+    expect(intake.drain()).toEqual([critical, normal]);
+    expect(intake.head("a")).toBeUndefined();
+    expect(intake.room("heavy", () => 0)).toBe(2);
+  });
+
+  test("a message for a kind the pool doesn't serve is held but not lined up", () => {
+    const intake = new Intake([kind("a", 1, 1)]);
+    expect(intake.hold(msg("zzz"))).toBe(false);
+    expect(intake.room("heavy", () => 0)).toBe(0);
+  });
+});
+
+describe("what children inherit", () => {
+  test("no AWS credentials, no ECS metadata, no skyforge settings; the rest passes through", () => {
+    const env = childEnvironment({
+      PATH: "/usr/bin",
+      LANG: "C.UTF-8",
+      AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: "/v2/credentials/x",
+      AWS_ACCESS_KEY_ID: "AKIA",
+      ECS_CONTAINER_METADATA_URI_V4: "http://169.254.170.2/v4/x",
+      SKYFORGE_TABLE: "jobs",
+    });
+    expect(env).toEqual({ PATH: "/usr/bin", LANG: "C.UTF-8" });
+  });
+});
+
+describe("RunningJobs.close", () => {
+  test("aborts every run now, and a run that registers afterwards at once", () => {
+    const running = new RunningJobs();
+    const causes: string[] = [];
+    running.register("a", (c) => causes.push(`a:${c}`));
+    expect(running.close("shutdown")).toBe(1);
+    running.register("late", (c) => causes.push(`late:${c}`));
+    expect(causes).toEqual(["a:shutdown", "late:shutdown"]);
+    // The late run was told at once and never joined the registry; only "a" awaits its unregister.
+    expect(running.size).toBe(1);
+  });
+});
