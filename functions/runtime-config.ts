@@ -5,9 +5,8 @@ import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { systemClock } from "../lib/clock.ts";
 import { buildEngine, type Engine } from "../lib/engine.ts";
-import { buildRegistry, kinds } from "../lib/kinds/registry.ts";
+import { registryWithPoolKinds } from "../lib/kinds/registry.ts";
 import { EmfMetrics } from "../lib/observability/metrics.ts";
-import { poolKindDefinition } from "../lib/pool/child-slot.ts";
 import { type PoolKindSpec, parsePoolConfig, resolvePoolKinds } from "../lib/pool/pool-kinds.ts";
 import { LambdaEventSourceControl } from "../lib/queue-control/event-source-control.ts";
 import { queues } from "../lib/queues.ts";
@@ -51,7 +50,7 @@ export function engineFromEnv(serviceName: string): { engine: Engine; logger: Lo
     queueUrls: jsonMap("SKYFORGE_QUEUE_URLS") as Map<string, string>,
     ...(dlqUrls ? { dlqUrls } : {}),
     ...(mappings ? { eventSources: new LambdaEventSourceControl(new LambdaClient({}), mappings) } : {}),
-    registry: buildRegistry([...kinds, ...poolKindsFromEnv().map(poolKindDefinition)]),
+    registry: registryWithPoolKinds(poolKindsFromEnv()),
     clock: systemClock,
     // Logs carry the function's own service name; metrics share one, so dashboards can name them.
     metrics: new EmfMetrics(),

@@ -8,6 +8,11 @@ import { queues } from "../lib/queues";
  * functions get the same file, so producers accept the kinds it adds. A bad file fails the deploy.
  */
 const path = process.env.SKYFORGE_POOL_CONFIG;
+if (path && !/^(\.\/)?children\/[^/].*\.json$/.test(path)) {
+  throw new Error(
+    `SKYFORGE_POOL_CONFIG must name a .json file under children/ (the image copies only that folder), got "${path}"`,
+  );
+}
 
 export const poolKinds = resolvePoolKinds(
   queues,

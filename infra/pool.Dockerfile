@@ -33,7 +33,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-# Owned by root and only readable by the task's user: the pool and its children cannot rewrite
+# Owned by root and not writable by the task's user: the pool and its children cannot rewrite
 # their own code. Child argv paths (children/…) resolve against the working directory, /app.
 COPY --from=build /app/dist/pool.mjs ./dist/pool.mjs
 COPY children ./children

@@ -1,8 +1,9 @@
 import { poolScaling, stepAdjustments } from "../lib/infra/pool-scaling";
+import { pascalCase } from "../lib/infra/resource-names";
 import { tierOf } from "../lib/queues";
 import { permissionsFor } from "./permissions";
 import { poolConfigEnv, poolKinds } from "./pool-config";
-import { pascal, queues, queueUrls } from "./queues";
+import { queues, queueUrls } from "./queues";
 import { storage } from "./storage-env";
 
 /**
@@ -34,38 +35,36 @@ export const pool = new sst.aws.Service("Pool", {
   },
   logging: { retention: "1 month" },
   scaling: { min: poolScaling.min, max: poolScaling.max, cpuUtilization: false, memoryUtilization: false },
-  dev: false,
+  // Under `sst dev` the pool runs on your machine against the deployed queues and table, like a Lambda.
+  dev: { command: "node --import tsx functions/pool/main.ts" },
 });
 
-// The scalable target does not exist under `sst dev`.
+// Under `sst dev` the service (and its scalable target) is not deployed.
 if (!$dev) {
   const target = pool.nodes.autoScalingTarget;
-  const scaleOut = new aws.appautoscaling.Policy("PoolScaleOut", {
-    serviceNamespace: target.serviceNamespace,
-    scalableDimension: target.scalableDimension,
-    resourceId: target.resourceId,
-    policyType: "StepScaling",
-    stepScalingPolicyConfiguration: {
-      adjustmentType: "ChangeInCapacity",
-      cooldown: poolScaling.scaleOutCooldownSeconds,
-      metricAggregationType: "Maximum",
-      stepAdjustments: stepAdjustments(poolScaling.scaleOutSteps),
-    },
+  const stepPolicy = (
+    name: string,
+    config: aws.types.input.appautoscaling.PolicyStepScalingPolicyConfiguration,
+  ) =>
+    new aws.appautoscaling.Policy(name, {
+      serviceNamespace: target.serviceNamespace,
+      scalableDimension: target.scalableDimension,
+      resourceId: target.resourceId,
+      policyType: "StepScaling",
+      stepScalingPolicyConfiguration: { metricAggregationType: "Maximum", ...config },
+    });
+  const scaleOut = stepPolicy("PoolScaleOut", {
+    adjustmentType: "ChangeInCapacity",
+    cooldown: poolScaling.scaleOutCooldownSeconds,
+    stepAdjustments: stepAdjustments(poolScaling.scaleOutSteps),
   });
-  const scaleIn = new aws.appautoscaling.Policy("PoolScaleIn", {
-    serviceNamespace: target.serviceNamespace,
-    scalableDimension: target.scalableDimension,
-    resourceId: target.resourceId,
-    policyType: "StepScaling",
-    stepScalingPolicyConfiguration: {
-      adjustmentType: "ExactCapacity",
-      cooldown: 300,
-      metricAggregationType: "Maximum",
-      stepAdjustments: [{ metricIntervalUpperBound: "0", scalingAdjustment: poolScaling.min }],
-    },
+  const scaleIn = stepPolicy("PoolScaleIn", {
+    adjustmentType: "ExactCapacity",
+    cooldown: 300,
+    stepAdjustments: [{ metricIntervalUpperBound: "0", scalingAdjustment: poolScaling.min }],
   });
   for (const q of served) {
-    new aws.cloudwatch.MetricAlarm(`PoolBacklog${pascal(q.declaration.name)}`, {
+    new aws.cloudwatch.MetricAlarm(`PoolBacklog${pascalCase(q.declaration.name)}`, {
       alarmDescription: `skyforge pool: messages waiting on ${q.declaration.name}; add tasks`,
       namespace: "AWS/SQS",
       metricName: "ApproximateNumberOfMessagesVisible",

@@ -1,3 +1,4 @@
+import { pascalCase } from "../lib/infra/resource-names";
 import { queues as declarations, visibilityTimeoutSeconds } from "../lib/queues";
 
 /**
@@ -5,11 +6,11 @@ import { queues as declarations, visibilityTimeoutSeconds } from "../lib/queues"
  * The DLQ keeps messages 14 days (the maximum), so an operator has time to look.
  */
 export const queues = declarations.map((q) => {
-  const dlq = new sst.aws.Queue(`${pascal(q.name)}Dlq`, {
+  const dlq = new sst.aws.Queue(`${pascalCase(q.name)}Dlq`, {
     visibilityTimeout: "12 hours",
     transform: { queue: { sqsManagedSseEnabled: true, messageRetentionSeconds: 14 * 24 * 3600 } },
   });
-  const queue = new sst.aws.Queue(`${pascal(q.name)}Queue`, {
+  const queue = new sst.aws.Queue(`${pascalCase(q.name)}Queue`, {
     visibilityTimeout: `${visibilityTimeoutSeconds(q)} seconds`,
     dlq: { queue: dlq.arn, retry: q.maxReceiveCount },
     transform: { queue: { sqsManagedSseEnabled: true } },
@@ -27,7 +28,3 @@ export const queueUrls = $jsonStringify(
   Object.fromEntries(queues.map((q) => [q.declaration.name, q.queue.url])),
 );
 export const dlqUrls = $jsonStringify(Object.fromEntries(queues.map((q) => [q.declaration.name, q.dlq.url])));
-
-export function pascal(name: string): string {
-  return name.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase());
-}

@@ -1,4 +1,5 @@
 import { permissionsFor } from "./permissions";
+import { poolConfigEnv, poolConfigFiles } from "./pool-config";
 import { dlqUrls, queueUrls } from "./queues";
 import { storage } from "./storage-env";
 import { eventSourceMappings, mappingArns } from "./workers";
@@ -37,6 +38,8 @@ export const cron = new sst.aws.CronV2("Cron", {
     handler: "functions/cron.handler",
     timeout: "50 seconds",
     permissions: permissionsFor("cron"),
-    environment: { ...storage, SKYFORGE_QUEUE_URLS: queueUrls },
+    // Cron enqueues through the registry, so it must know the operator's pool kinds too.
+    environment: { ...storage, SKYFORGE_QUEUE_URLS: queueUrls, ...poolConfigEnv },
+    copyFiles: poolConfigFiles,
   },
 });

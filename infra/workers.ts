@@ -1,6 +1,6 @@
 import { tierOf } from "../lib/queues";
 import { permissionsFor } from "./permissions";
-import { pascal, queues, queueUrls } from "./queues";
+import { queues, queueUrls } from "./queues";
 import { storage } from "./storage-env";
 
 /**
@@ -12,7 +12,6 @@ export const workers = queues
   .map(({ declaration: q, queue }) => {
     const subscriber = queue.subscribe(
       {
-        name: $interpolate`${$app.name}-${$app.stage}-worker-${q.name}`,
         handler: "functions/worker.handler",
         timeout: `${q.workerTimeoutSeconds} seconds`,
         memory: "512 MB",
@@ -34,7 +33,6 @@ export const workers = queues
     );
     return {
       queue: q.name,
-      id: `${pascal(q.name)}Worker`,
       functionName: subscriber.nodes.function.name,
       mapping: subscriber.nodes.eventSourceMapping,
     };

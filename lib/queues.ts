@@ -40,8 +40,10 @@ export const queues: readonly QueueDeclaration[] = [
     maxReceiveCount: 120,
   },
   {
-    // Heavy kinds (lib/pool/pool-kinds.ts), served by warm child processes on Fargate. The batch and
-    // concurrency fields describe the pool's intake; workerTimeoutSeconds is the longest pool job.
+    // Heavy kinds (lib/pool/pool-kinds.ts), served by warm child processes on Fargate. The pool reads
+    // batchSize (messages per receive, also capped by free children), lease, backoff, retention and
+    // redrive; workerTimeoutSeconds bounds the longest pool job. The Lambda-only fields (batch
+    // window, concurrency) are unused here.
     name: "heavy",
     tier: "pool",
     batchSize: 10,

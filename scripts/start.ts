@@ -1,8 +1,7 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { poolKindsFromEnv } from "../functions/runtime-config.ts";
-import { buildRegistry, kinds } from "../lib/kinds/registry.ts";
+import { kinds, registryWithPoolKinds } from "../lib/kinds/registry.ts";
 import { startLocalStack } from "../lib/local/stack.ts";
-import { poolKindDefinition } from "../lib/pool/child-slot.ts";
 
 /** `npm start`: the embedded local stack. No AWS, no Docker, no Java. */
 const port = Number(process.env.PORT ?? 3000);
@@ -25,7 +24,7 @@ if (!Number.isFinite(tickSeconds) || tickSeconds <= 0) {
   process.exit(2);
 }
 // The operator's SKYFORGE_POOL_CONFIG file adds kinds the local API must accept, as on AWS.
-const registry = buildRegistry([...kinds, ...poolKindsFromEnv().map(poolKindDefinition)]);
+const registry = registryWithPoolKinds(poolKindsFromEnv());
 const stack = await startLocalStack({
   port,
   registry,

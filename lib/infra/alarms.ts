@@ -1,5 +1,6 @@
 import { METRICS_NAMESPACE, METRICS_SERVICE } from "../observability/metric-names.ts";
 import type { QueueResources } from "./queue-resources.ts";
+import { pascalCase } from "./resource-names.ts";
 
 export interface AlarmThresholds {
   /** ApproximateAgeOfOldestMessage of a main queue, in seconds. */
@@ -119,14 +120,4 @@ function queueAlarms<S>(q: QueueResources<S>, t: AlarmThresholds): AlarmSpec<S>[
       threshold: 0,
     });
   return alarms;
-}
-
-/** "my-queue" → "MyQueue"; a leading digit gets a "Q" so the id still starts with a capital. */
-export function pascalCase(name: string): string {
-  const joined = name
-    .split(/[^A-Za-z0-9]+/)
-    .filter((part) => part.length > 0)
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join("");
-  return /^[A-Z]/.test(joined) ? joined : `Q${joined}`;
 }

@@ -1,6 +1,6 @@
 import type { AnyKind } from "../job/kind.ts";
 import { poolKindDefinition } from "../pool/child-slot.ts";
-import { declaredPoolKinds } from "../pool/pool-kinds.ts";
+import { declaredPoolKinds, type PoolKindSpec } from "../pool/pool-kinds.ts";
 import { echo } from "./echo.ts";
 import { fail } from "./fail.ts";
 import { flaky } from "./flaky.ts";
@@ -22,4 +22,9 @@ export function buildRegistry(list: readonly AnyKind[] = allKinds): KindRegistry
     map.set(kind.name, kind);
   }
   return map;
+}
+
+/** The Lambda kinds plus a resolved set of pool kinds (the declared ones with an operator's file over them). */
+export function registryWithPoolKinds(poolKinds: readonly PoolKindSpec[]): KindRegistry {
+  return buildRegistry([...kinds, ...poolKinds.map(poolKindDefinition)]);
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../lib/clock.ts";
 import { buildEngine, type Engine } from "../../lib/engine.ts";
-import { buildRegistry, kinds } from "../../lib/kinds/registry.ts";
+import { registryWithPoolKinds } from "../../lib/kinds/registry.ts";
 import {
   dynamoClient,
   type Emulators,
@@ -16,7 +16,6 @@ import {
 import { startPoolProcess } from "../../lib/local/pool-process.ts";
 import type { Log } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
-import { poolKindDefinition } from "../../lib/pool/child-slot.ts";
 import { parsePoolConfig, resolvePoolKinds } from "../../lib/pool/pool-kinds.ts";
 import { queues } from "../../lib/queues.ts";
 import { waitFor } from "../support/wait.ts";
@@ -55,7 +54,7 @@ beforeAll(async () => {
     clock: systemClock,
     metrics: new MemoryMetrics(),
     log: { debug() {}, info() {}, warn() {}, error() {} },
-    registry: buildRegistry([...kinds, ...poolKinds.map(poolKindDefinition)]),
+    registry: registryWithPoolKinds(poolKinds),
   });
 }, 60_000);
 afterAll(async () => {

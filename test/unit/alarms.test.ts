@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
-import { type AlarmSpec, buildAlarms, defaultAlarmThresholds, pascalCase } from "../../lib/infra/alarms.ts";
+import { type AlarmSpec, buildAlarms, defaultAlarmThresholds } from "../../lib/infra/alarms.ts";
 import type { QueueResources } from "../../lib/infra/queue-resources.ts";
+import { pascalCase } from "../../lib/infra/resource-names.ts";
 import { countMetrics, METRICS_NAMESPACE, METRICS_SERVICE } from "../../lib/observability/metric-names.ts";
 import { EmfMetrics } from "../../lib/observability/metrics.ts";
 
