@@ -4,24 +4,9 @@ import type { QueueResources } from "../../lib/infra/queue-resources.ts";
 import { pascalCase } from "../../lib/infra/resource-names.ts";
 import { countMetrics, METRICS_NAMESPACE, METRICS_SERVICE } from "../../lib/observability/metric-names.ts";
 import { EmfMetrics } from "../../lib/observability/metrics.ts";
+import { queueResources } from "../support/queue-resources.ts";
 
-const queues: QueueResources[] = [
-  {
-    name: "default",
-    tier: "lambda",
-    sqsName: "app-dev-DefaultQueue",
-    dlqSqsName: "app-dev-DefaultDlq",
-    workerFunctionName: "app-dev-DefaultWorker",
-  },
-  {
-    name: "my-queue",
-    tier: "lambda",
-    sqsName: "app-dev-MyQueueQueue",
-    dlqSqsName: "app-dev-MyQueueDlq",
-    workerFunctionName: "app-dev-MyQueueWorker",
-  },
-  { name: "heavy", tier: "pool", sqsName: "app-dev-HeavyQueue", dlqSqsName: "app-dev-HeavyDlq" },
-];
+const queues = queueResources("default", "my-queue");
 const alarms = buildAlarms(queues);
 const ofQueue = (name: string) => alarms.filter((a) => a.id.startsWith(pascalCase(name)));
 

@@ -14,24 +14,9 @@ import {
   METRICS_SERVICE,
   timingMetrics,
 } from "../../lib/observability/metric-names.ts";
+import { queueResources } from "../support/queue-resources.ts";
 
-const queues: QueueResources[] = [
-  {
-    name: "default",
-    tier: "lambda",
-    sqsName: "app-dev-DefaultQueue",
-    dlqSqsName: "app-dev-DefaultDlq",
-    workerFunctionName: "app-dev-DefaultWorker",
-  },
-  {
-    name: "emails",
-    tier: "lambda",
-    sqsName: "app-dev-EmailsQueue",
-    dlqSqsName: "app-dev-EmailsDlq",
-    workerFunctionName: "app-dev-EmailsWorker",
-  },
-  { name: "heavy", tier: "pool", sqsName: "app-dev-HeavyQueue", dlqSqsName: "app-dev-HeavyDlq" },
-];
+const queues = queueResources("default", "emails");
 const pool: PoolResources = {
   clusterName: "app-dev-Cluster",
   serviceName: "app-dev-Pool",
