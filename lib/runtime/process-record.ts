@@ -5,14 +5,13 @@ import { isTerminal } from "../job/status.ts";
 import { jobFields } from "../observability/log.ts";
 import { effectiveSettings, withSettings } from "../queue-control/settings.ts";
 import type { QueueDeclaration } from "../queues.ts";
-import { retentionExpiry } from "../retention.ts";
-import type { Finalization } from "../store/finalize-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { type JobMessage, parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import { type Decision, decideOutcome } from "./outcome.ts";
 import { QueueStateCache } from "./queue-state-cache.ts";
 import { runHandler } from "./run-handler.ts";
+import { toFinalization } from "./to-finalization.ts";
 
 export type WorkerDeps = Pick<
   Engine,
@@ -273,32 +272,5 @@ export class RecordProcessor {
     if (current.status === "scheduled" && current.runAt - now > 12 * 3600_000) return true;
     await transport.changeVisibility(msg.queue, record.receiptHandle, (current.runAt - now) / 1000);
     return false;
-  }
-}
-
-function toFinalization(
-  d: Exclude<Decision, { outcome: "abandon" }>,
-  queue: QueueDeclaration,
-  now: number,
-): Finalization {
-  switch (d.outcome) {
-    case "done":
-      return { outcome: "done", result: d.result, expiresAt: retentionExpiry(now, queue.retentionDays.done) };
-    case "dead":
-      return { outcome: "dead", error: d.error, expiresAt: retentionExpiry(now, queue.retentionDays.dead) };
-    case "cancelled":
-      return {
-        outcome: "cancelled",
-        expiresAt: retentionExpiry(now, queue.retentionDays.dead),
-        ...(d.error ? { error: d.error } : {}),
-      };
-    case "retry":
-      return { outcome: "retry", runAt: now + d.delaySeconds * 1000, error: d.error };
-    case "reschedule":
-      return { outcome: "reschedule", runAt: now + d.delaySeconds * 1000, error: d.error };
-    case "throttled":
-      return { outcome: "throttled", runAt: now + d.delaySeconds * 1000, reason: d.reason };
-    case "released":
-      return { outcome: "released", runAt: now };
   }
 }
