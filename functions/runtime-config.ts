@@ -7,7 +7,7 @@ import { systemClock } from "../lib/clock.ts";
 import { buildEngine, type Engine } from "../lib/engine.ts";
 import { registryWithPoolKinds } from "../lib/kinds/registry.ts";
 import { EmfMetrics } from "../lib/observability/metrics.ts";
-import { type PoolKindSpec, parsePoolConfig, resolvePoolKinds } from "../lib/pool/pool-kinds.ts";
+import { loadPoolKinds, type PoolKindSpec } from "../lib/pool/pool-kinds.ts";
 import { LambdaEventSourceControl } from "../lib/queue-control/event-source-control.ts";
 import { queues } from "../lib/queues.ts";
 
@@ -34,15 +34,19 @@ function jsonMap(name: string, optional = false): Map<string, string> | undefine
 
 /** The pool kinds: declared in code, with the operator's SKYFORGE_POOL_CONFIG file laid over them. */
 export function poolKindsFromEnv(): PoolKindSpec[] {
-  const path = process.env.SKYFORGE_POOL_CONFIG;
-  const file = path ? parsePoolConfig(readFileSync(path, "utf8"), path) : undefined;
-  return resolvePoolKinds(queues, file);
+  return loadPoolKinds(queues, process.env.SKYFORGE_POOL_CONFIG, (path) => readFileSync(path, "utf8"));
 }
 
-export function engineFromEnv(serviceName: string): { engine: Engine; logger: Logger } {
+/** The engine, its logger, and the pool kinds its registry was built with (read once). */
+export function engineFromEnv(serviceName: string): {
+  engine: Engine;
+  logger: Logger;
+  poolKinds: PoolKindSpec[];
+} {
   const logger = new Logger({ serviceName });
   const dlqUrls = jsonMap("SKYFORGE_DLQ_URLS", true);
   const mappings = jsonMap("SKYFORGE_EVENT_SOURCE_MAPPINGS", true);
+  const poolKinds = poolKindsFromEnv();
   const engine = buildEngine({
     dynamodb: new DynamoDBClient({}),
     sqs: new SQSClient({}),
@@ -50,7 +54,7 @@ export function engineFromEnv(serviceName: string): { engine: Engine; logger: Lo
     queueUrls: jsonMap("SKYFORGE_QUEUE_URLS") as Map<string, string>,
     ...(dlqUrls ? { dlqUrls } : {}),
     ...(mappings ? { eventSources: new LambdaEventSourceControl(new LambdaClient({}), mappings) } : {}),
-    registry: registryWithPoolKinds(poolKindsFromEnv()),
+    registry: registryWithPoolKinds(poolKinds),
     clock: systemClock,
     // Logs carry the function's own service name; metrics share one, so dashboards can name them.
     metrics: new EmfMetrics(),
@@ -61,5 +65,5 @@ export function engineFromEnv(serviceName: string): { engine: Engine; logger: Lo
       error: (message, attributes) => logger.error(message, attributes ?? {}),
     },
   });
-  return { engine, logger };
+  return { engine, logger, poolKinds };
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { parsePoolConfig, resolvePoolKinds } from "../lib/pool/pool-kinds";
+import { loadPoolKinds } from "../lib/pool/pool-kinds";
 import { queues } from "../lib/queues";
 
 /**
@@ -14,9 +14,6 @@ if (path && !/^(\.\/)?children\/[^/].*\.json$/.test(path)) {
   );
 }
 
-export const poolKinds = resolvePoolKinds(
-  queues,
-  path ? parsePoolConfig(readFileSync(path, "utf8"), path) : undefined,
-);
+export const poolKinds = loadPoolKinds(queues, path, (p) => readFileSync(p, "utf8"));
 export const poolConfigEnv: Record<string, string> = path ? { SKYFORGE_POOL_CONFIG: path } : {};
 export const poolConfigFiles = path ? [{ from: path }] : [];

@@ -1,6 +1,6 @@
 import { PoolRunner } from "../../lib/pool/pool-runner.ts";
 import { tierOf } from "../../lib/queues.ts";
-import { engineFromEnv, poolKindsFromEnv } from "../runtime-config.ts";
+import { engineFromEnv } from "../runtime-config.ts";
 
 /**
  * The Fargate pool task (`node pool.mjs` in infra/pool.Dockerfile; `npm start` runs it locally).
@@ -11,8 +11,7 @@ import { engineFromEnv, poolKindsFromEnv } from "../runtime-config.ts";
 const drainSeconds = Number(process.env.SKYFORGE_POOL_DRAIN_SECONDS ?? 25);
 const waitSeconds = Number(process.env.SKYFORGE_POOL_WAIT_SECONDS ?? 20);
 const metricsEverySeconds = Number(process.env.SKYFORGE_POOL_METRICS_SECONDS ?? 60);
-const { engine, logger } = engineFromEnv("skyforge-pool");
-const kinds = poolKindsFromEnv();
+const { engine, logger, poolKinds: kinds } = engineFromEnv("skyforge-pool");
 const served = new Set(kinds.map((k) => k.queue));
 const runner = new PoolRunner(engine, {
   kinds,

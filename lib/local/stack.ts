@@ -93,14 +93,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
         : {},
     );
+    const queueUrls = new Map([...provisioned].map(([name, q]) => [name, q.url]));
+    const dlqUrls = new Map([...provisioned].map(([name, q]) => [name, q.dlqUrl]));
     const metrics = new MemoryMetrics();
     const eventSources = new LocalEventSources();
     const engine = buildEngine({
       dynamodb: clients.dynamodb,
       sqs: clients.sqs,
       table,
-      queueUrls: new Map([...provisioned].map(([name, q]) => [name, q.url])),
-      dlqUrls: new Map([...provisioned].map(([name, q]) => [name, q.dlqUrl])),
+      queueUrls,
+      dlqUrls,
       eventSources,
       clock: options.clock ?? systemClock,
       metrics,
@@ -135,8 +137,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ...options.pool,
         endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
         table,
-        queueUrls: new Map([...provisioned].map(([name, q]) => [name, q.url])),
-        dlqUrls: new Map([...provisioned].map(([name, q]) => [name, q.dlqUrl])),
+        queueUrls,
+        dlqUrls,
         log,
       });
       // Stopped before the emulators, so it can hand its jobs back.

@@ -52,11 +52,6 @@ export class AggregatingMetrics implements JobMetrics {
     this.group(queue, kind).gauges.set(name, value);
   }
 
-  /** The last value of a gauge for one (queue, kind). */
-  lastGauge(name: GaugeMetric, queue: string, kind: string): number | undefined {
-    return this.groups.get(`${queue}\u0000${kind}`)?.gauges.get(name);
-  }
-
   /** Total of a count across kinds, for one queue or all. */
   total(name: CountMetric, queue?: string): number {
     let sum = 0;

@@ -29,10 +29,6 @@ export class Intake {
     for (const k of kinds) this.lines.set(k.name, { critical: [], normal: [] });
   }
 
-  knows(kind: string): boolean {
-    return this.lines.has(kind);
-  }
-
   /** How many messages `queue` may receive now; `busy` reports a kind's busy children. */
   room(queue: string, busy: (kind: string) => number): number {
     const kinds = this.kinds.filter((k) => k.queue === queue);

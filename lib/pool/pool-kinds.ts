@@ -109,3 +109,15 @@ export function resolvePoolKinds(
   if (problems.length > 0) throw new PoolConfigError(`pool kinds: ${problems.join("; ")}`);
   return [...byName.values()];
 }
+
+/**
+ * The pool kinds for a deployment: the declared ones, with the operator's file at `path` (if any)
+ * laid over them. The caller passes the reader, so lib stays free of file I/O.
+ */
+export function loadPoolKinds(
+  queues: readonly QueueDeclaration[],
+  path: string | undefined,
+  readText: (path: string) => string,
+): PoolKindSpec[] {
+  return resolvePoolKinds(queues, path ? parsePoolConfig(readText(path), path) : undefined);
+}

@@ -4,7 +4,7 @@ import { type Message, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { systemClock } from "../../lib/clock.ts";
 import { buildEngine, type Engine } from "../../lib/engine.ts";
-import { buildRegistry, kinds as lambdaKinds } from "../../lib/kinds/registry.ts";
+import { registryWithPoolKinds } from "../../lib/kinds/registry.ts";
 import {
   dynamoClient,
   type Emulators,
@@ -16,7 +16,6 @@ import {
 } from "../../lib/local/emulators.ts";
 import type { Log } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
-import { poolKindDefinition } from "../../lib/pool/child-slot.ts";
 import type { PoolKindSpec } from "../../lib/pool/pool-kinds.ts";
 import { type DrainReport, PoolRunner } from "../../lib/pool/pool-runner.ts";
 import { queues as declaredQueues, type QueueDeclaration } from "../../lib/queues.ts";
@@ -148,7 +147,7 @@ export async function createPoolHarness(
     metrics,
     log,
     queues: [queue],
-    registry: buildRegistry([...lambdaKinds, poolKindDefinition(spec)]),
+    registry: registryWithPoolKinds([spec]),
   });
   const runner = new PoolRunner(engine, {
     kinds: [spec],
