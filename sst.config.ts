@@ -15,9 +15,10 @@ export default $config({
   async run() {
     // Refuse a declaration that can't work (visibility, timeouts, concurrency, DLQ, pool capacities)
     // before a single resource is planned.
-    const { assertValidDeclarations, declaredEverything } = await import("./lib/infra/validate-declarations");
+    const { app: definition } = await import("./app/index");
+    const { assertValidDeclarations } = await import("./lib/app/validate-app");
     const { poolKinds } = await import("./infra/pool-config");
-    assertValidDeclarations({ ...declaredEverything(), poolKinds });
+    assertValidDeclarations({ ...definition, poolKinds });
     $transform(sst.aws.Function, (args) => {
       args.runtime ??= "nodejs24.x";
       args.architecture ??= "arm64";

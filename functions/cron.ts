@@ -1,7 +1,6 @@
 import type { Context } from "aws-lambda";
-import { runCronTick } from "../lib/cron/cron-tick.ts";
-import { syncDeclaredSchedules } from "../lib/cron/declared.ts";
-import { declaredSchedules } from "../lib/cron/declared-schedules.ts";
+import { runCronTick } from "../lib/ops/cron-tick.ts";
+import { syncDeclaredSchedules } from "../lib/ops/sync-schedules.ts";
 import { engineFromEnv } from "./runtime-config.ts";
 
 const { engine, logger } = engineFromEnv("skyforge-cron");
@@ -11,7 +10,7 @@ let synced: Promise<unknown> | undefined;
 
 /** EventBridge Scheduler, every minute: the leader enqueues every due fire. */
 export const handler = async (_event: unknown, context: Context) => {
-  synced ??= syncDeclaredSchedules(engine.store.ctx, declaredSchedules, engine.clock.now());
+  synced ??= syncDeclaredSchedules(engine.store, engine.app.schedules, engine.clock.now());
   await synced.catch((err) => {
     synced = undefined;
     throw err;

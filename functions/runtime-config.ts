@@ -3,13 +3,14 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SQSClient } from "@aws-sdk/client-sqs";
+import { app } from "../app/index.ts";
+import { loadPoolKinds } from "../lib/app/pool-config.ts";
+import type { PoolKindSpec } from "../lib/app/pool-kind.ts";
 import { systemClock } from "../lib/clock.ts";
-import { buildEngine, type Engine } from "../lib/engine.ts";
-import { registryWithPoolKinds } from "../lib/kinds/registry.ts";
+import { buildEngine } from "../lib/engine.ts";
 import { EmfMetrics } from "../lib/observability/metrics.ts";
-import { loadPoolKinds, type PoolKindSpec } from "../lib/pool/pool-kinds.ts";
 import { LambdaEventSourceControl } from "../lib/queue-control/event-source-control.ts";
-import { queues } from "../lib/queues.ts";
+import type { Engine } from "../lib/services/engine-services.ts";
 
 /**
  * The adapter layer: the only place that reads the environment. Infra sets (none is a secret):
@@ -32,12 +33,14 @@ function jsonMap(name: string, optional = false): Map<string, string> | undefine
   return new Map(Object.entries(JSON.parse(raw) as Record<string, string>));
 }
 
-/** The pool kinds: declared in code, with the operator's SKYFORGE_POOL_CONFIG file laid over them. */
+/** The pool kinds: the app's, with the operator's SKYFORGE_POOL_CONFIG file laid over them. */
 export function poolKindsFromEnv(): PoolKindSpec[] {
-  return loadPoolKinds(queues, process.env.SKYFORGE_POOL_CONFIG, (path) => readFileSync(path, "utf8"));
+  return loadPoolKinds(app.queues, app.poolKinds, process.env.SKYFORGE_POOL_CONFIG, (path) =>
+    readFileSync(path, "utf8"),
+  );
 }
 
-/** The engine, its logger, and the pool kinds its registry was built with (read once). */
+/** The app's engine, its logger, and the pool kinds its registry was built with (read once). */
 export function engineFromEnv(serviceName: string): {
   engine: Engine;
   logger: Logger;
@@ -48,13 +51,14 @@ export function engineFromEnv(serviceName: string): {
   const mappings = jsonMap("SKYFORGE_EVENT_SOURCE_MAPPINGS", true);
   const poolKinds = poolKindsFromEnv();
   const engine = buildEngine({
+    app,
+    poolKinds,
     dynamodb: new DynamoDBClient({}),
     sqs: new SQSClient({}),
     table: required("SKYFORGE_TABLE"),
     queueUrls: jsonMap("SKYFORGE_QUEUE_URLS") as Map<string, string>,
     ...(dlqUrls ? { dlqUrls } : {}),
     ...(mappings ? { eventSources: new LambdaEventSourceControl(new LambdaClient({}), mappings) } : {}),
-    registry: registryWithPoolKinds(poolKinds),
     clock: systemClock,
     // Logs carry the function's own service name; metrics share one, so dashboards can name them.
     metrics: new EmfMetrics(),

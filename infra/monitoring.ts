@@ -1,7 +1,7 @@
+import { tierOf } from "../lib/app/queue-declaration";
 import { buildAlarms } from "../lib/infra/alarms";
 import { buildDashboardBody } from "../lib/infra/dashboard";
 import type { QueueResources } from "../lib/infra/queue-resources";
-import { tierOf } from "../lib/queues";
 import { cluster, pool } from "./pool";
 import { poolKinds } from "./pool-config";
 import { queues } from "./queues";

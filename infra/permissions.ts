@@ -1,5 +1,5 @@
+import { app } from "../app/index";
 import { grantsFor, type ResourceRef, type Role } from "../lib/infra/grants";
-import { queues as declarations } from "../lib/queues";
 import { queueOf } from "./queues";
 import { table } from "./storage";
 
@@ -26,7 +26,7 @@ function arnOf(ref: ResourceRef, mappings: MappingArns): $util.Input<string> {
 
 /** lib/infra/grants.ts's plan for one role, as SST function/service permissions. */
 export function permissionsFor(role: Role, own: readonly string[] = [], mappings: MappingArns = new Map()) {
-  return grantsFor(role, declarations, own)
+  return grantsFor(role, app.queues, own)
     .filter((g) => g.resources.length > 0)
     .map((g) => ({ actions: [...g.actions], resources: g.resources.map((r) => arnOf(r, mappings)) }));
 }

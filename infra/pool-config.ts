@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { loadPoolKinds } from "../lib/pool/pool-kinds";
-import { queues } from "../lib/queues";
+import { app } from "../app/index";
+import { loadPoolKinds } from "../lib/app/pool-config";
 
 /**
  * The operator's pool kinds file, read at deploy time from SKYFORGE_POOL_CONFIG (a path relative to
@@ -14,6 +14,6 @@ if (path && !/^(\.\/)?children\/[^/].*\.json$/.test(path)) {
   );
 }
 
-export const poolKinds = loadPoolKinds(queues, path, (p) => readFileSync(p, "utf8"));
+export const poolKinds = loadPoolKinds(app.queues, app.poolKinds, path, (p) => readFileSync(p, "utf8"));
 export const poolConfigEnv: Record<string, string> = path ? { SKYFORGE_POOL_CONFIG: path } : {};
 export const poolConfigFiles = path ? [{ from: path }] : [];

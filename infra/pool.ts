@@ -1,6 +1,6 @@
+import { tierOf } from "../lib/app/queue-declaration";
 import { poolScaling, stepAdjustments } from "../lib/infra/pool-scaling";
 import { pascalCase } from "../lib/infra/resource-names";
-import { tierOf } from "../lib/queues";
 import { permissionsFor } from "./permissions";
 import { poolConfigEnv, poolKinds } from "./pool-config";
 import { queues, queueUrls } from "./queues";

@@ -1,11 +1,12 @@
+import { app } from "../app/index";
+import { visibilityTimeoutSeconds } from "../lib/app/queue-declaration";
 import { pascalCase } from "../lib/infra/resource-names";
-import { queues as declarations, visibilityTimeoutSeconds } from "../lib/queues";
 
 /**
  * One SQS queue + DLQ per declaration in lib/queues.ts, both encrypted at rest with SQS-managed keys.
  * The DLQ keeps messages 14 days (the maximum), so an operator has time to look.
  */
-export const queues = declarations.map((q) => {
+export const queues = app.queues.map((q) => {
   const dlq = new sst.aws.Queue(`${pascalCase(q.name)}Dlq`, {
     visibilityTimeout: "12 hours",
     transform: { queue: { sqsManagedSseEnabled: true, messageRetentionSeconds: 14 * 24 * 3600 } },

@@ -1,19 +1,22 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { App } from "./app/define-app.ts";
+import type { PoolKindSpec } from "./app/pool-kind.ts";
 import type { Clock } from "./clock.ts";
-import { buildRegistry, type KindRegistry } from "./kinds/registry.ts";
+import { buildRegistry } from "./job/registry.ts";
 import type { Log } from "./observability/log.ts";
 import type { JobMetrics } from "./observability/metrics.ts";
+import { poolKindDefinition } from "./pool/child-slot.ts";
 import { Producer } from "./producer/enqueue.ts";
 import type { EventSourceControl } from "./queue-control/event-source-control.ts";
-import { queues as declaredQueues, type QueueDeclaration } from "./queues.ts";
 import { RateLimiter } from "./rate-limit/rate-limiter.ts";
-import type { RateLimitScope } from "./rate-limit/scopes.ts";
-import { RunningJobs } from "./runtime/running-jobs.ts";
-import { JobStore } from "./store/job-store.ts";
+import type { Engine } from "./services/engine-services.ts";
+import { RunningJobs } from "./services/running-jobs.ts";
+import { createStoreContext } from "./store/context.ts";
 import { SqsTransport } from "./transport/sqs-transport.ts";
 
 export interface EngineConfig {
+  app: App;
   dynamodb: DynamoDBClient;
   sqs: SQSClient;
   table: string;
@@ -23,41 +26,28 @@ export interface EngineConfig {
   dlqUrls?: ReadonlyMap<string, string>;
   /** Turns a queue's event source on/off and sets its concurrency (Lambda's mapping or the local poller). */
   eventSources?: EventSourceControl;
+  /** The pool kinds in force, when an operator's file overrides the app's (lib/app/pool-config.ts). */
+  poolKinds?: readonly PoolKindSpec[];
   clock: Clock;
   metrics: JobMetrics;
   log: Log;
-  queues?: readonly QueueDeclaration[];
-  registry?: KindRegistry;
-  rateLimitScopes?: readonly RateLimitScope[];
   random?: () => number;
 }
 
-/** Everything the functions and the local stack share, wired from injected clients and config. */
-export interface Engine {
-  store: JobStore;
-  transport: SqsTransport;
-  producer: Producer;
-  registry: KindRegistry;
-  queues: readonly QueueDeclaration[];
-  clock: Clock;
-  metrics: JobMetrics;
-  log: Log;
-  /** Runs in flight in this process, so a same-process cancel aborts without waiting for a heartbeat. */
-  running: RunningJobs;
-  /** One per process: it remembers each bucket's last state, so a known denial costs no request. */
-  rateLimiter: RateLimiter;
-  eventSources?: EventSourceControl;
-  random?: () => number;
-}
-
+/**
+ * Wires the engine's services from injected clients and the app. The top of lib/'s layers: nothing
+ * in lib/ imports this module (docs/architecture.md §2).
+ */
 export function buildEngine(config: EngineConfig): Engine {
-  const queues = config.queues ?? declaredQueues;
-  const registry = config.registry ?? buildRegistry();
-  const store = new JobStore(config.dynamodb, config.table, config.clock);
+  const { app, clock, metrics, log } = config;
+  const poolKinds = config.poolKinds ?? app.poolKinds;
+  const registry = buildRegistry([...app.kinds, ...poolKinds.map(poolKindDefinition)]);
+  const store = createStoreContext(config.dynamodb, config.table, clock);
   const transport = new SqsTransport(config.sqs, config.queueUrls, config.dlqUrls);
-  const { clock, metrics, log } = config;
+  const queues = app.queues;
   const producer = new Producer({ store, transport, registry, queues, clock, metrics, log });
   return {
+    app,
     store,
     transport,
     producer,
@@ -67,10 +57,7 @@ export function buildEngine(config: EngineConfig): Engine {
     metrics,
     log,
     running: new RunningJobs(),
-    rateLimiter: new RateLimiter({
-      store: store.ctx,
-      ...(config.rateLimitScopes ? { scopes: config.rateLimitScopes } : {}),
-    }),
+    rateLimiter: new RateLimiter({ store, scopes: app.rateLimits }),
     ...(config.eventSources ? { eventSources: config.eventSources } : {}),
     ...(config.random ? { random: config.random } : {}),
   };

@@ -1,17 +1,49 @@
 /**
- * The error vocabulary. Two families:
- * - handler-facing: thrown by job handlers to pick an outcome other than "retry with backoff";
- * - client-facing: a caller's mistake, mapped to a 4xx with a stable code.
- * Plus StoreConflict, the one internal signal for a lost conditional write.
+ * The error vocabulary: one hierarchy under SkyforgeError (docs/architecture.md §10).
+ * - HandlerError: thrown by job handlers to pick an outcome other than "retry with backoff";
+ * - ClientError: a caller's mistake, answered with a 4xx and a stable code;
+ * - StoreError: what a store operation reports (a lost race, a missing item, an item in the wrong
+ *   state); the API maps the last two to codes, never the store itself.
+ * Anything else that reaches a caller is answered `internal` (500) without details.
  */
+export abstract class SkyforgeError extends Error {}
+
+/** Every code an answer can carry, with its HTTP status: the one table. */
+export const errorCodes = {
+  validation_error: 400,
+  unknown_kind: 400,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  internal: 500,
+} as const;
+export type ErrorCode = keyof typeof errorCodes;
+export type ClientErrorCode = Exclude<ErrorCode, "internal">;
+
+export interface ClientIssue {
+  path: string;
+  message: string;
+}
+
+/** The shape of every error answer, over HTTP and over Invoke. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; issues?: ClientIssue[] };
+}
+
+export const internalErrorBody = (message = "internal error"): ErrorBody => ({
+  error: { code: "internal", message },
+});
+
+/** Picks a job's outcome from inside its handler. */
+export abstract class HandlerError extends SkyforgeError {}
 
 /** The job can never succeed (bad input, missing resource): dead at once, no retry. */
-export class UnrecoverableError extends Error {
+export class UnrecoverableError extends HandlerError {
   override readonly name = "UnrecoverableError";
 }
 
 /** Retry, but after exactly this many seconds instead of the queue's backoff. Spends an attempt. */
-export class RetryAfterError extends Error {
+export class RetryAfterError extends HandlerError {
   override readonly name = "RetryAfterError";
   constructor(
     readonly retryAfterSeconds: number,
@@ -22,7 +54,7 @@ export class RetryAfterError extends Error {
 }
 
 /** A shared resource is saturated: the whole queue cools down and no attempt is spent. */
-export class ThrottledError extends Error {
+export class ThrottledError extends HandlerError {
   override readonly name = "ThrottledError";
   constructor(
     readonly retryAfterSeconds: number,
@@ -32,28 +64,8 @@ export class ThrottledError extends Error {
   }
 }
 
-export type ClientErrorCode =
-  | "validation_error"
-  | "unknown_kind"
-  | "not_found"
-  | "payload_too_large"
-  | "conflict";
-
-const statusByCode: Record<ClientErrorCode, number> = {
-  validation_error: 400,
-  unknown_kind: 400,
-  not_found: 404,
-  payload_too_large: 413,
-  conflict: 409,
-};
-
-export interface ClientIssue {
-  path: string;
-  message: string;
-}
-
 /** A caller's mistake. Never a 5xx; the message is safe to show. */
-export class ClientError extends Error {
+export class ClientError extends SkyforgeError {
   override readonly name = "ClientError";
   constructor(
     readonly code: ClientErrorCode,
@@ -63,17 +75,20 @@ export class ClientError extends Error {
     super(message);
   }
   get httpStatus(): number {
-    return statusByCode[this.code];
+    return errorCodes[this.code];
   }
-  toBody(): { error: { code: ClientErrorCode; message: string; issues?: ClientIssue[] } } {
+  toBody(): ErrorBody {
     return {
       error: { code: this.code, message: this.message, ...(this.issues ? { issues: this.issues } : {}) },
     };
   }
 }
 
+/** What a store operation reports besides its result. */
+export abstract class StoreError extends SkyforgeError {}
+
 /** A conditional write lost its race; `current` is the item as DynamoDB saw it, when it exists. */
-export class StoreConflict<T = Record<string, unknown>> extends Error {
+export class StoreConflict<T = Record<string, unknown>> extends StoreError {
   override readonly name = "StoreConflict";
   constructor(
     readonly operation: string,
@@ -81,4 +96,25 @@ export class StoreConflict<T = Record<string, unknown>> extends Error {
   ) {
     super(`${operation}: condition failed`);
   }
+}
+
+/** The item the operation needs does not exist. */
+export class ItemNotFound extends StoreError {
+  override readonly name = "ItemNotFound";
+}
+
+/** The item exists but its state forbids the operation; `current` is the item as it is now. */
+export class InvalidItemState<T = Record<string, unknown>> extends StoreError {
+  override readonly name = "InvalidItemState";
+  constructor(
+    message: string,
+    readonly current?: T,
+  ) {
+    super(message);
+  }
+}
+
+/** An argument the store can't use (a cursor it never handed out). */
+export class InvalidStoreInput extends StoreError {
+  override readonly name = "InvalidStoreInput";
 }

@@ -1,15 +1,16 @@
-import type { Clock } from "../lib/clock.ts";
-import { runCronTick } from "../lib/cron/cron-tick.ts";
-import { startLocalStack } from "../lib/local/stack.ts";
+import { app } from "../app/index.ts";
 import {
   DYNAMODB_READ_OPERATIONS,
   DYNAMODB_WRITE_OPERATIONS,
   RequestMeter,
   sumStats,
-} from "../lib/observability/request-meter.ts";
+} from "../bench/request-meter.ts";
+import type { Clock } from "../lib/clock.ts";
 import { Cleanup } from "../lib/ops/cleanup.ts";
+import { runCronTick } from "../lib/ops/cron-tick.ts";
+import { QueueAdmin } from "../lib/ops/queue-admin.ts";
 import { runReaper } from "../lib/ops/reaper.ts";
-import { QueueAdmin } from "../lib/queue-control/queue-admin.ts";
+import { startLocalStack } from "../local/stack.ts";
 
 /**
  * `npm run bench:ops`: what one run of each scheduled function costs, in requests and capacity,
@@ -29,6 +30,7 @@ class ShiftedClock implements Clock {
 const clock = new ShiftedClock();
 const meter = new RequestMeter();
 const stack = await startLocalStack({
+  app,
   port: 0,
   clock,
   autoTick: false,

@@ -1,4 +1,4 @@
-import type { MeterSnapshot } from "../lib/observability/request-meter.ts";
+import type { MeterSnapshot } from "../bench/request-meter.ts";
 // Type-only: erased at run time, so loading the report never runs the bench.
 import type { Analysis } from "./bench.ts";
 import {

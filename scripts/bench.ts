@@ -1,16 +1,18 @@
 import { performance } from "node:perf_hooks";
 import pLimit from "p-limit";
-import { estimateCost, type JobUsage, lambdaGbSeconds } from "../lib/cost/estimate.ts";
-import { type LocalStack, startLocalStack } from "../lib/local/stack.ts";
-import type { Log } from "../lib/observability/log.ts";
+import { app } from "../app/index.ts";
+import { estimateCost, type JobUsage, lambdaGbSeconds } from "../bench/cost-estimate.ts";
 import {
   DYNAMODB_READ_OPERATIONS,
   DYNAMODB_WRITE_OPERATIONS,
   type MeterSnapshot,
   RequestMeter,
   sumStats,
-} from "../lib/observability/request-meter.ts";
+} from "../bench/request-meter.ts";
+import type { Log } from "../lib/observability/log.ts";
 import type { JobItem } from "../lib/store/job-item.ts";
+import { getJob } from "../lib/store/read-ops.ts";
+import { type LocalStack, startLocalStack } from "../local/stack.ts";
 import {
   ASSUMED_ENQUEUE_CALL_MS,
   ASSUMED_WORKER_BATCH_MS,
@@ -98,6 +100,7 @@ async function run() {
   const meter = new RequestMeter();
   const { log, counts: logCounts } = countingLog();
   const stack = await startLocalStack({
+    app,
     port: 0,
     log,
     instrument: ({ dynamodb, sqs }) => {
@@ -121,7 +124,7 @@ async function run() {
 
     // Read back after the snapshot, so these reads are not counted as the jobs' own.
     const limit = pLimit(16);
-    const items = await Promise.all(enqueued.ids.map((id) => limit(() => stack.engine.store.getJob(id))));
+    const items = await Promise.all(enqueued.ids.map((id) => limit(() => getJob(stack.engine.store, id))));
     const notDone = items.filter((i) => i?.status !== "done");
     if (notDone.length > 0) throw new Error(`${notDone.length} jobs are not done after the run`);
     return { snap, items: items as JobItem[], t0, enqueueCallMs: enqueued.callMs, logCounts };

@@ -1,7 +1,7 @@
 import { Logger } from "@aws-lambda-powertools/logger";
+import { app } from "../app/index.ts";
 import { poolKindsFromEnv } from "../functions/runtime-config.ts";
-import { kinds, registryWithPoolKinds } from "../lib/kinds/registry.ts";
-import { startLocalStack } from "../lib/local/stack.ts";
+import { startLocalStack } from "../local/stack.ts";
 
 /** `npm start`: the embedded local stack. No AWS, no Docker, no Java. */
 const port = Number(process.env.PORT ?? 3000);
@@ -24,10 +24,11 @@ if (!Number.isFinite(tickSeconds) || tickSeconds <= 0) {
   process.exit(2);
 }
 // The operator's SKYFORGE_POOL_CONFIG file adds kinds the local API must accept, as on AWS.
-const registry = registryWithPoolKinds(poolKindsFromEnv());
+const poolKinds = poolKindsFromEnv();
 const stack = await startLocalStack({
+  app,
+  poolKinds,
   port,
-  registry,
   log,
   tickSeconds,
   // The Fargate task's entry point, run by this Node (24) through tsx, with the caller's environment
@@ -46,11 +47,8 @@ const lines = [
   `  Lambda Invoke  ${stack.url}/2015-03-31/functions/enqueue/invocations`,
   `  DynamoDB       ${stack.endpoints.dynamodb}  (dynalite, table skyforge-jobs)`,
   `  SQS            ${stack.endpoints.sqs}  (fauxqs, queues: ${[...stack.queues.keys()].join(", ")})`,
-  `  kinds          ${kinds.map((k) => k.name).join(", ")}`,
-  `  pool kinds     ${[...registry.values()]
-    .filter((k) => !kinds.includes(k))
-    .map((k) => k.name)
-    .join(", ")}  (functions/pool/main.ts, a child process)`,
+  `  kinds          ${app.kinds.map((k) => k.name).join(", ")}  (app/kinds/)`,
+  `  pool kinds     ${poolKinds.map((k) => k.name).join(", ")}  (functions/pool/main.ts, a child process)`,
   `  scheduled      reaper, cleanup, cron every ${tickSeconds} s (SKYFORGE_TICK_SECONDS)`,
   "",
   `  try: curl -s -X POST ${stack.url}/jobs -H 'content-type: application/json' -d '{"kind":"echo","payload":{"hello":"world"}}'`,

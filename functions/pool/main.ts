@@ -1,5 +1,5 @@
+import { tierOf } from "../../lib/app/queue-declaration.ts";
 import { PoolRunner } from "../../lib/pool/pool-runner.ts";
-import { tierOf } from "../../lib/queues.ts";
 import { engineFromEnv } from "../runtime-config.ts";
 
 /**

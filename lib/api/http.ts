@@ -1,8 +1,9 @@
 import type { MiddlewareObj } from "@middy/core";
 import type { Route } from "@middy/http-router";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
-import { ClientError } from "../errors.ts";
+import { ClientError, internalErrorBody } from "../errors.ts";
 import type { Log } from "../observability/log.ts";
+import { asClientError } from "./client-errors.ts";
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -37,15 +38,16 @@ export function pathParam(event: HttpEvent, name: string): string {
 }
 
 /**
- * Maps ClientError to its 4xx body. Anything else is ours: logged with its stack, answered with a
+ * Maps a client error (or a store error standing for one) to its 4xx body. Anything else is ours: logged with its stack, answered with a
  * bare 500 so internals never leak.
  */
 export function errorResponder(log: Log): MiddlewareObj<HttpEvent, HttpResult> {
   return {
     onError: async (request) => {
       const err = request.error;
-      if (err instanceof ClientError) {
-        request.response = json(err.httpStatus, err.toBody());
+      const client = asClientError(err);
+      if (client) {
+        request.response = json(client.httpStatus, client.toBody());
         return;
       }
       log.error("unhandled API error", {
@@ -53,7 +55,7 @@ export function errorResponder(log: Log): MiddlewareObj<HttpEvent, HttpResult> {
         error: err instanceof Error ? err.message : String(err),
         stack: err instanceof Error ? err.stack : undefined,
       });
-      request.response = json(500, { error: { code: "internal", message: "internal error" } });
+      request.response = json(500, internalErrorBody());
     },
   };
 }

@@ -1,12 +1,10 @@
-import type { Engine } from "../engine.ts";
-import { ClientError } from "../errors.ts";
+import { ClientError, type ErrorBody } from "../errors.ts";
 import type { BatchResultItem, JobView } from "../job/schemas.ts";
 import { MAX_BATCH } from "../job/schemas.ts";
+import type { Engine } from "../services/engine-services.ts";
+import { asClientError } from "./client-errors.ts";
 
-export type InvokeAnswer =
-  | (JobView & { duplicate: boolean })
-  | { results: BatchResultItem[] }
-  | { error: ReturnType<ClientError["toBody"]>["error"] };
+export type InvokeAnswer = (JobView & { duplicate: boolean }) | { results: BatchResultItem[] } | ErrorBody;
 
 /**
  * The enqueue function's contract: an EnqueueRequest or `{ jobs: [...] }` (≤ 100), answered like
@@ -24,7 +22,8 @@ export async function handleEnqueueInvoke(engine: Engine, event: unknown): Promi
     const { job, duplicate } = await engine.producer.enqueue(event);
     return { ...job, duplicate };
   } catch (err) {
-    if (err instanceof ClientError) return err.toBody();
+    const client = asClientError(err);
+    if (client) return client.toBody();
     throw err;
   }
 }

@@ -1,5 +1,5 @@
-import type { Engine } from "../engine.ts";
-import { QueueAdmin } from "../queue-control/queue-admin.ts";
+import { QueueAdmin } from "../ops/queue-admin.ts";
+import type { Engine } from "../services/engine-services.ts";
 import { type ApiRoute, json, pathParam, readJsonBody, route } from "./http.ts";
 
 /** Queue controls (DESIGN §4, §7): list with live counts, pause, resume, change settings. */

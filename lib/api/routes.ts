@@ -1,13 +1,14 @@
 import middy from "@middy/core";
 import httpRouterHandler from "@middy/http-router";
-import { declaredSchedules } from "../cron/declared-schedules.ts";
-import type { Engine } from "../engine.ts";
 import { ClientError } from "../errors.ts";
 import { EnqueueBatchRequest, ListJobsQuery } from "../job/schemas.ts";
 import { redriveJob } from "../producer/redrive.ts";
 import { issuesOf } from "../producer/validate.ts";
 import { retentionExpiry } from "../retention.ts";
+import type { Engine } from "../services/engine-services.ts";
+import { cancel } from "../store/finalize-ops.ts";
 import { toJobView } from "../store/job-item.ts";
+import { getJob, listJobs, loadPayload } from "../store/read-ops.ts";
 import {
   type ApiRoute,
   errorResponder,
@@ -47,31 +48,32 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
       const parsed = ListJobsQuery.safeParse(event.queryStringParameters ?? {});
       if (!parsed.success)
         throw new ClientError("validation_error", "invalid list query", issuesOf(parsed.error));
-      const page = await store.listJobs(parsed.data);
+      const page = await listJobs(store, parsed.data);
       const items = await Promise.all(
-        page.items.map(async (item) => toJobView(item, await store.loadPayload(item))),
+        page.items.map(async (item) => toJobView(item, await loadPayload(store, item))),
       );
       return json(200, { items, ...(page.cursor ? { cursor: page.cursor } : {}) });
     }),
     route("GET", "/jobs/{id}", async (event) => {
       const id = pathParam(event, "id");
-      const item = await store.getJob(id);
+      const item = await getJob(store, id);
       if (!item) throw new ClientError("not_found", `job ${id} not found`);
-      return json(200, toJobView(item, await store.loadPayload(item)));
+      return json(200, toJobView(item, await loadPayload(store, item)));
     }),
     route("POST", "/jobs/{id}/cancel", async (event) => {
-      const item = await store.cancel(
+      const item = await cancel(
+        store,
         pathParam(event, "id"),
         retentionExpiry(clock.now(), cancelledRetentionDays),
       );
       if (item.status === "running") engine.running.requestCancel(item.id);
-      return json(200, toJobView(item, await store.loadPayload(item)));
+      return json(200, toJobView(item, await loadPayload(store, item)));
     }),
     route("POST", "/jobs/{id}/retry", async (event) =>
       json(200, await redriveJob(engine, pathParam(event, "id"))),
     ),
     ...queueRoutes(engine),
-    ...scheduleRoutes(engine, declaredSchedules),
+    ...scheduleRoutes(engine, engine.app.schedules),
   ];
 }
 

@@ -1,8 +1,14 @@
-import type { ScheduleDeclaration } from "../cron/declared-schedules.ts";
-import { describeIssues, ScheduleInput, ScheduleName, toScheduleView } from "../cron/schedule.ts";
-import type { Engine } from "../engine.ts";
+import type { ScheduleDeclaration } from "../app/schedule-declaration.ts";
+import {
+  describeIssues,
+  ScheduleInput,
+  ScheduleName,
+  scheduleWrite,
+  toScheduleView,
+} from "../cron/schedule.ts";
 import { ClientError } from "../errors.ts";
 import { issuesOf } from "../producer/validate.ts";
+import type { Engine } from "../services/engine-services.ts";
 import { deleteSchedule, listSchedules, putSchedule } from "../store/schedule-ops.ts";
 import { type ApiRoute, type HttpEvent, json, pathParam, readJsonBody, route } from "./http.ts";
 
@@ -50,10 +56,10 @@ function validSchedule(engine: Pick<Engine, "registry" | "queues">, raw: unknown
 
 /** GET/PUT/DELETE /schedules (DESIGN §5, §7), in the route shape of lib/api/routes.ts. */
 export function scheduleRoutes(
-  engine: Pick<Engine, "store" | "registry" | "queues">,
+  engine: Pick<Engine, "store" | "registry" | "queues" | "clock">,
   declared: readonly ScheduleDeclaration[],
 ): ApiRoute[] {
-  const ctx = engine.store.ctx;
+  const ctx = engine.store;
   const declaredNames = new Set(declared.map((d) => d.name));
 
   return [
@@ -66,7 +72,8 @@ export function scheduleRoutes(
       const input = validSchedule(engine, readJsonBody(event));
       // A declared name not yet synced is created as a code schedule, so the sync still applies it.
       const source = declaredNames.has(name) ? "code" : "api";
-      const { created, item } = await putSchedule(ctx, name, input, { source });
+      const now = engine.clock.now();
+      const { created, item } = await putSchedule(ctx, name, scheduleWrite(input, now), { source }, now);
       return json(created ? 201 : 200, toScheduleView(item));
     }),
     route("DELETE", "/schedules/{name}", async (event) => {

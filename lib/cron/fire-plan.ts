@@ -1,4 +1,4 @@
-import type { MisfirePolicy } from "./schedule.ts";
+import type { MisfirePolicy } from "../store/schedule-item.ts";
 
 /** A schedule's fire instants (epoch ms); croner supplies them, tests may supply a fake. */
 export interface FireTimes {

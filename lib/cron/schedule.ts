@@ -1,6 +1,13 @@
 import { Cron } from "croner";
 import { z } from "zod";
 import type { ClientIssue } from "../errors.ts";
+import {
+  type MisfirePolicy,
+  misfirePolicies,
+  type ScheduleItem,
+  type ScheduleSource,
+  type ScheduleWrite,
+} from "../store/schedule-item.ts";
 import type { FireTimes } from "./fire-plan.ts";
 
 /** Schedule names end up in keys and unique keys, so they stay short and plain. */
@@ -13,9 +20,6 @@ export const MAX_SCHEDULE_PAYLOAD_BYTES = 8 * 1024;
 
 /** 5 fields, or 6 with a leading seconds field; croner's nicknames (@daily, ...) are accepted too. */
 const CRON_MODE = "5-or-6-parts" as const;
-
-export const misfirePolicies = ["skip", "once"] as const;
-export type MisfirePolicy = (typeof misfirePolicies)[number];
 
 function timeZoneProblem(timezone: string): string | undefined {
   try {
@@ -86,31 +90,6 @@ export function describeIssues(issues: readonly ClientIssue[]): string {
     .join("; ");
 }
 
-export type ScheduleSource = "code" | "api";
-
-/** The stored schedule: one item in the schedules partition. Times are epoch ms. */
-export interface ScheduleItem {
-  pk: string;
-  sk: string;
-  name: string;
-  cron: string;
-  timezone: string;
-  kind: string;
-  payloadJson: string;
-  queue?: string;
-  enabled: boolean;
-  misfire: MisfirePolicy;
-  /** The next fire not yet enqueued; absent only when the expression has no future fire. */
-  nextRunAt?: number;
-  lastRunAt?: number;
-  source: ScheduleSource;
-  /** For code schedules: the hash of the declaration last written, so a sync can tell it changed. */
-  declaredHash?: string;
-  updatedAt: number;
-  /** Bumped by every PUT/sync (never by a tick): the optimistic-concurrency guard between editors. */
-  revision: number;
-}
-
 /** What GET /schedules returns. */
 export interface ScheduleView {
   name: string;
@@ -165,4 +144,9 @@ export function fireTimesOf(schedule: Timed): FireTimes {
 /** The first fire strictly after `afterMs`, or undefined when there is none. */
 export function nextFireAfter(schedule: Timed, afterMs: number): number | undefined {
   return fireTimesOf(schedule).after(afterMs);
+}
+
+/** What the store writes for parsed settings: with the first fire after `now` (none while disabled). */
+export function scheduleWrite(input: ScheduleInput, now: number): ScheduleWrite {
+  return { ...input, firstRunAt: input.enabled ? nextFireAfter(input, now) : undefined };
 }

@@ -1,4 +1,4 @@
-import { type QueueDeclaration, tierOf } from "../queues.ts";
+import { type QueueDeclaration, tierOf } from "../app/queue-declaration.ts";
 
 /**
  * Least privilege, as data: what each deployed role may do, on which resources. Infra turns each

@@ -1,26 +1,50 @@
-import type { z } from "zod";
-import type { RateLimitAnswer } from "../rate-limit/rate-limiter.ts";
-import type { JobView } from "./schemas.ts";
+import type * as z from "zod";
+import type { Log } from "../observability/log.ts";
+import type { EnqueueRequest, EnqueueResult } from "./schemas.ts";
 
-export interface Fence {
-  attempt: number;
-  token: string;
-}
+/** Why the runtime aborted a handler's signal (`ctx.signal.reason`). "shutdown": the pool is stopping. */
+export type AbortCause = "cancelled" | "lease_lost" | "timeout" | "shutdown";
 
-/** What a handler sees. `signal` aborts on cancel, lost lease or timeout. */
-export interface JobContext {
-  job: Pick<JobView, "id" | "kind" | "queue" | "attempts" | "maxAttempts" | "createdAt">;
+export type RateLimitAnswer = { granted: true } | { granted: false; waitMs: number };
+
+/** What a follow-up enqueue may set besides kind and payload. */
+export type FollowUpOptions = Omit<EnqueueRequest, "kind" | "payload"> & {
+  /**
+   * Names this follow-up among the parent's: the default uniqueKey is derived from the parent job's
+   * id and this step, so a retried handler that enqueues again gets the first job back. Defaults to
+   * the follow-up's kind; give distinct steps when one run enqueues the same kind more than once.
+   */
+  step?: string;
+};
+
+/**
+ * What a handler sees (docs/architecture.md §12), but for `enqueue`. `Scope` comes from the app, so
+ * a misspelled rate-limit scope is a compile error.
+ */
+export interface JobContextBase<Scope extends string = string> {
+  job: { id: string; kind: string; queue: string; maxAttempts: number; createdAt: string };
+  /** 1 for the first run. With `fence` it guards the handler's own conditional writes. */
   attempt: number;
-  fence: Fence;
+  /** This run's lease token: a write conditional on (job id, attempt, fence) can't land after a takeover. */
+  fence: string;
+  /** Aborts on cancel, lost lease, timeout or shutdown; `signal.reason` is an AbortCause. */
   signal: AbortSignal;
+  /** Structured log lines stamped with jobId, kind, queue and attempt. Never pass the payload in. */
+  log: Log;
   /** Renew the lease now (the runtime also does this on a timer). */
   heartbeat(): Promise<void>;
   /**
-   * Take `n` tokens (default 1) from a cluster-wide bucket declared in lib/rate-limit/scopes.ts.
-   * A denial says how long to wait; throw ThrottledError(waitMs / 1000) to cool the whole queue
-   * down without spending the attempt.
+   * Take `n` tokens (default 1) from a cluster-wide bucket declared in the app's rateLimits. A denial
+   * says how long to wait; throw ThrottledError(waitMs / 1000) to cool the whole queue down without
+   * spending the attempt.
    */
-  rateLimit(scope: string, n?: number): Promise<RateLimitAnswer>;
+  rateLimit(scope: Scope, n?: number): Promise<RateLimitAnswer>;
+}
+
+/** The engine's view of the handler context; an app's kinds see the typed one (lib/app/define-app.ts). */
+export interface JobContext extends JobContextBase {
+  /** Enqueues a follow-up job, at most once per (parent job, step) however often this run is retried. */
+  enqueue(kind: string, payload: unknown, options?: FollowUpOptions): Promise<EnqueueResult>;
 }
 
 export interface BackoffPolicy {
@@ -28,22 +52,37 @@ export interface BackoffPolicy {
   maxSeconds: number;
 }
 
-export interface KindDefinition<P = unknown, R = unknown> {
-  name: string;
-  payload: z.ZodType<P>;
-  handler: (payload: P, ctx: JobContext) => Promise<R>;
-  queue: string;
+export interface KindDefinition<
+  S extends z.ZodType = z.ZodType,
+  R = unknown,
+  Name extends string = string,
+  Queue extends string = string,
+> {
+  name: Name;
+  payload: S;
+  queue: Queue;
   maxAttempts: number;
   timeoutSeconds: number;
   /** Overrides the queue's backoff for this kind. */
   backoff?: BackoffPolicy;
+  // A method, so a handler typed with the app's narrower context still fits the engine's registry.
+  handler(payload: z.output<S>, ctx: JobContext): Promise<R>;
 }
 
-/** Typed constructor: the payload type flows from the schema into the handler. */
-export function defineKind<S extends z.ZodType, R>(
-  def: Omit<KindDefinition<z.infer<S>, R>, "payload"> & { payload: S },
-): KindDefinition<z.infer<S>, R> {
-  return def as KindDefinition<z.infer<S>, R>;
+/** A kind's declaration: its handler's context is narrowed to the names `Ctx` knows. */
+export type KindInput<S extends z.ZodType, R, N extends string, Q extends string, Ctx> = Omit<
+  KindDefinition<S, R, N, Q>,
+  "handler"
+> & { handler: (payload: z.output<S>, ctx: Ctx) => Promise<R> };
+
+/**
+ * An untyped-names constructor, for tests and tools: the payload type still flows from the schema
+ * into the handler. An app declares its kinds with the builder bound to it (lib/app/define-app.ts).
+ */
+export function defineKind<S extends z.ZodType, R, const N extends string, const Q extends string>(
+  def: KindInput<S, R, N, Q, JobContext>,
+): KindDefinition<S, R, N, Q> {
+  return def as KindDefinition<S, R, N, Q>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry holds kinds of every payload type; each is checked by its own schema at the edge.

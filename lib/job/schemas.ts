@@ -1,8 +1,8 @@
-import { z } from "zod";
+import * as z from "zod";
+import type { ErrorBody } from "../errors.ts";
+import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { jobStatuses } from "./status.ts";
 
-/** SQS caps DelaySeconds at 15 minutes; anything later is stored as `scheduled`. */
-export const MAX_NATIVE_DELAY_SECONDS = 900;
 /** Serialized payload cap: SQS message limit minus headroom for the envelope. */
 export const MAX_PAYLOAD_BYTES = 200 * 1024;
 export const MAX_BATCH = 100;
@@ -10,11 +10,7 @@ export const MAX_BATCH = 100;
 const jsonValue: z.ZodType<unknown> = z.json();
 
 /** A job's run time limit, from an enqueue or a pool kind: up to SQS's 12 h visibility ceiling. */
-export const TimeoutSeconds = z
-  .number()
-  .int()
-  .min(1)
-  .max(12 * 3600);
+export const TimeoutSeconds = z.number().int().min(1).max(MAX_VISIBILITY_SECONDS);
 /** Attempts a job may take, from an enqueue or a kind declaration. */
 export const MaxAttempts = z.number().int().min(1).max(100);
 
@@ -79,7 +75,7 @@ export interface BatchResultItem {
   index: number;
   id?: string;
   duplicate?: boolean;
-  error?: { code: string; message: string; issues?: { path: string; message: string }[] };
+  error?: ErrorBody["error"];
 }
 
 export const ListJobsQuery = z

@@ -9,10 +9,15 @@ export function isTerminal(status: JobStatus): status is TerminalStatus {
   return (terminalStatuses as readonly string[]).includes(status);
 }
 
-/** Every legal edge. The store's conditions enforce these; tests check the store never leaves the map. */
+/**
+ * Every legal edge (docs/architecture.md §4). The store's conditions enforce these: each store
+ * operation declares the edges it takes (`StoreTransitions`), and tests check both that the
+ * declarations stay inside this map and that the operations stay inside their declarations.
+ * The DLQ drain takes queued and scheduled jobs to dead: their message exceeded its receive count.
+ */
 export const transitions: Record<JobStatus, readonly JobStatus[]> = {
-  queued: ["running", "cancelled"],
-  scheduled: ["queued", "running", "cancelled"],
+  queued: ["running", "cancelled", "dead"],
+  scheduled: ["queued", "running", "cancelled", "dead"],
   running: ["queued", "scheduled", "running", "done", "dead", "cancelled"],
   done: [],
   dead: ["scheduled"],
@@ -28,4 +33,16 @@ export const indexedStatuses = ["scheduled", "dead"] as const satisfies readonly
 export type IndexedStatus = (typeof indexedStatuses)[number];
 export function isIndexed(status: JobStatus): status is IndexedStatus {
   return (indexedStatuses as readonly string[]).includes(status);
+}
+
+/** Where an edge starts: a status, or no item yet (the first write of a job). */
+export type TransitionStart = JobStatus | "missing";
+export type Transition = readonly [from: TransitionStart, to: JobStatus];
+
+/** The edges one store operation may take; an operation that never changes status declares none. */
+export type StoreTransitions = readonly Transition[];
+
+/** A first write may create a job in any non-terminal status but running (a claim creates running). */
+export function isLegal([from, to]: Transition): boolean {
+  return from === "missing" ? to !== "done" && to !== "cancelled" : canTransition(from, to);
 }

@@ -12,3 +12,13 @@ export const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
 export function jobFields(job: { id: string; kind: string; queue: string }, attempt?: number) {
   return { jobId: job.id, kind: job.kind, queue: job.queue, ...(attempt !== undefined ? { attempt } : {}) };
 }
+
+/** A logger that stamps `fields` on every line (the caller's own attributes win on a clash). */
+export function withFields(log: Log, fields: Record<string, unknown>): Log {
+  return {
+    debug: (message, attributes) => log.debug(message, { ...fields, ...attributes }),
+    info: (message, attributes) => log.info(message, { ...fields, ...attributes }),
+    warn: (message, attributes) => log.warn(message, { ...fields, ...attributes }),
+    error: (message, attributes) => log.error(message, { ...fields, ...attributes }),
+  };
+}

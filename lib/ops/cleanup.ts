@@ -1,10 +1,12 @@
-import type { Engine } from "../engine.ts";
+import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import { effectiveSettings } from "../queue-control/settings.ts";
-import type { QueueDeclaration } from "../queues.ts";
+import type { Engine } from "../services/engine-services.ts";
 import { deleteExpired, purgeJob, scanPage } from "../store/cleanup-ops.ts";
 import { attributeBefore, attributeEquals, attributeNotEquals, statusIs } from "../store/conditions.ts";
 import { and, type Condition, or } from "../store/expression.ts";
 import type { JobItem } from "../store/job-item.ts";
+import { getQueueState } from "../store/queue-state.ts";
+import { queryIndexBefore } from "../store/reaper-ops.ts";
 import { INDEX_SHARDS } from "../store/table.ts";
 
 const DAY_MS = 86_400_000;
@@ -58,7 +60,7 @@ export class Cleanup {
     };
     const settings = new Map<string, ReturnType<typeof effectiveSettings>>();
     for (const q of this.deps.queues) {
-      const s = effectiveSettings(q, await this.deps.store.getQueueState(q.name));
+      const s = effectiveSettings(q, await getQueueState(this.deps.store, q.name));
       settings.set(q.name, s);
       await this.purgeDead(q, s.retentionDays.dead, report);
     }
@@ -73,7 +75,8 @@ export class Cleanup {
     for (let shard = 0; shard < INDEX_SHARDS && budget > 0; shard++) {
       let startKey: Record<string, unknown> | undefined;
       do {
-        const page = await this.deps.store.queryIndexBefore(
+        const page = await queryIndexBefore(
+          this.deps.store,
           { queue: q.name, status: "dead", shard },
           cutoff,
           Math.min(100, budget),
@@ -109,7 +112,7 @@ export class Cleanup {
     const budget = this.options.sweepItemsPerRun ?? 0;
     while (report.swept < budget) {
       const page = await scanPage(
-        this.deps.store.ctx,
+        this.deps.store,
         filter,
         Math.min(200, budget - report.swept),
         this.sweepFrom,
@@ -124,7 +127,7 @@ export class Cleanup {
           else report.purgedCancelled += 1;
         } else if (
           await deleteExpired(
-            this.deps.store.ctx,
+            this.deps.store,
             { pk: raw.pk as string, sk: raw.sk as string },
             raw.expiresAt as number,
           )
@@ -138,7 +141,7 @@ export class Cleanup {
   }
 
   private async purge(item: JobItem): Promise<boolean> {
-    const purged = await purgeJob(this.deps.store.ctx, item);
+    const purged = await purgeJob(this.deps.store, item);
     if (purged) this.deps.metrics.count("purged", item.queue, item.kind);
     return purged;
   }

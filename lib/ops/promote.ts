@@ -1,5 +1,7 @@
-import type { Engine } from "../engine.ts";
+import type { Engine } from "../services/engine-services.ts";
+import { markQueued } from "../store/enqueue-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
+import { loadPayload } from "../store/read-ops.ts";
 import { messageFromItem } from "../transport/message-from-item.ts";
 import type { OutgoingJob } from "../transport/sqs-transport.ts";
 
@@ -22,7 +24,7 @@ export async function sendPromoted(
 ): Promise<{ payload: string; queued: boolean }> {
   const outgoing = await outgoingJob(deps, item);
   await deps.transport.send(outgoing);
-  const queued = await deps.store.markQueued(item.id, item.runAt);
+  const queued = await markQueued(deps.store, item.id, item.runAt);
   return { payload: outgoing.message.payload, queued };
 }
 
@@ -31,7 +33,7 @@ export async function outgoingJob(
   deps: Pick<Engine, "store" | "clock">,
   item: JobItem,
 ): Promise<OutgoingJob> {
-  const payload = (await deps.store.loadPayload(item)) ?? "null";
+  const payload = (await loadPayload(deps.store, item)) ?? "null";
   return {
     message: messageFromItem(item, payload),
     delaySeconds: Math.max(0, (item.runAt - deps.clock.now()) / 1000),

@@ -1,17 +1,21 @@
 import pLimit from "p-limit";
-import type { Engine } from "../engine.ts";
+import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
-import { QueueAdmin } from "../queue-control/queue-admin.ts";
 import { effectiveSettings } from "../queue-control/settings.ts";
-import type { QueueDeclaration } from "../queues.ts";
 import { retentionExpiry } from "../retention.ts";
+import type { Engine } from "../services/engine-services.ts";
+import { markQueued } from "../store/enqueue-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
+import { getQueueState } from "../store/queue-state.ts";
+import { beginPromotion, deadLetter, queryIndexBefore } from "../store/reaper-ops.ts";
 import { INDEX_SHARDS } from "../store/table.ts";
 import { parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
 import { outgoingJob, promotionHoldUntil } from "./promote.ts";
+import { QueueAdmin } from "./queue-admin.ts";
 
 /** SQS holds a message for at most 15 minutes of delay: promote what falls due within that. */
-export const PROMOTION_HORIZON_MS = 15 * 60_000;
+export const PROMOTION_HORIZON_MS = MAX_DELAY_SECONDS * 1000;
 export const DEAD_LETTER_REASON = "exceeded receive count";
 
 export interface ReaperOptions {
@@ -91,7 +95,8 @@ async function promoteDue(
           const take = Math.min(100, left);
           if (take <= 0) return;
           left -= take;
-          const page = await deps.store.queryIndexBefore(
+          const page = await queryIndexBefore(
+            deps.store,
             { queue: queue.name, status: "scheduled", shard },
             horizon,
             take,
@@ -120,7 +125,7 @@ async function promotePage(deps: ReaperDeps, items: JobItem[], now: number, repo
           // A hold we can see is live costs nothing to skip; a stale read is caught by the condition.
           seen.promotingUntil !== undefined && seen.promotingUntil >= now
             ? Promise.resolve(undefined)
-            : deps.store.beginPromotion(seen.id, seen.runAt, promotionHoldUntil(seen.runAt, now)),
+            : beginPromotion(deps.store, seen.id, seen.runAt, promotionHoldUntil(seen.runAt, now)),
         ),
       ),
     )
@@ -134,7 +139,7 @@ async function promotePage(deps: ReaperDeps, items: JobItem[], now: number, repo
       .filter((item) => !failed.has(item.id))
       .map((item) =>
         writes(async () => {
-          await deps.store.markQueued(item.id, item.runAt);
+          await markQueued(deps.store, item.id, item.runAt);
           report.promoted += 1;
           deps.metrics.count("promoted", item.queue, item.kind);
           deps.log.debug("promoted a scheduled job", jobFields(item));
@@ -154,7 +159,7 @@ async function drainDeadLetters(
   budget: number,
 ): Promise<void> {
   const { store, transport, clock, metrics, log } = deps;
-  const retention = effectiveSettings(queue, await store.getQueueState(queue.name)).retentionDays.dead;
+  const retention = effectiveSettings(queue, await getQueueState(store, queue.name)).retentionDays.dead;
   for (let seen = 0; seen < budget; ) {
     const messages = await transport.receive(queue.name, 10, 0, "dlq");
     if (messages.length === 0) return;
@@ -170,7 +175,8 @@ async function drainDeadLetters(
         });
         continue;
       }
-      const result = await store.deadLetter(
+      const result = await deadLetter(
+        store,
         seedFromMessage(msg),
         DEAD_LETTER_REASON,
         retentionExpiry(clock.now(), retention),

@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { z } from "zod";
+import type { PoolKindSpec } from "../app/pool-kind.ts";
 import { ThrottledError } from "../errors.ts";
 import type { AnyKind, JobContext } from "../job/kind.ts";
 import type { ChildGroup } from "./child-group.ts";
-import type { PoolKindSpec } from "./pool-kinds.ts";
 import type { WarmChild } from "./warm-child.ts";
 
 /** What happened on a child, for the pool's metrics and logs. */

@@ -1,4 +1,4 @@
-import type { PoolKindSpec } from "./pool-kinds.ts";
+import type { PoolKindSpec } from "../app/pool-kind.ts";
 
 /** A received message waiting for a child; it is not claimed yet. */
 export interface Waiting {

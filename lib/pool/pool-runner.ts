@@ -1,13 +1,14 @@
 import type { Message } from "@aws-sdk/client-sqs";
-import type { QueueDeclaration } from "../queues.ts";
+import type { PoolKindSpec } from "../app/pool-kind.ts";
+import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import { RecordProcessor, type WorkerDeps } from "../runtime/process-record.ts";
 import { QueueStateCache } from "../runtime/queue-state-cache.ts";
+import { getQueueState } from "../store/queue-state.ts";
 import { parseJobMessage } from "../transport/job-message.ts";
 import { childEnvironment } from "./child-environment.ts";
 import { ChildGroup } from "./child-group.ts";
 import { type ChildSlot, slots } from "./child-slot.ts";
 import { Intake, type Waiting } from "./intake.ts";
-import type { PoolKindSpec } from "./pool-kinds.ts";
 import { PoolObserver } from "./pool-observer.ts";
 import { WarmChild } from "./warm-child.ts";
 
@@ -64,7 +65,7 @@ export class PoolRunner {
     this.processor = new RecordProcessor(deps);
     this.intake = new Intake(options.kinds);
     this.queueStates = new QueueStateCache(
-      (q) => deps.store.getQueueState(q),
+      (q) => getQueueState(deps.store, q),
       deps.clock,
       options.queueStateTtlMs,
     );

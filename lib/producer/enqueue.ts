@@ -1,14 +1,22 @@
 import pLimit from "p-limit";
 import { ulid } from "ulid";
-import type { Engine } from "../engine.ts";
-import { ClientError } from "../errors.ts";
+import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import { ClientError, internalErrorBody } from "../errors.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
-import { MAX_NATIVE_DELAY_SECONDS } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
-import type { QueueDeclaration } from "../queues.ts";
+import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { retentionExpiry } from "../retention.ts";
+import type { Engine } from "../services/engine-services.ts";
+import {
+  acquireUniqueLock,
+  putJob,
+  putPayload,
+  releaseUniqueLock,
+  takeOverUniqueLock,
+} from "../store/enqueue-ops.ts";
 import { INLINE_PAYLOAD_BYTES, type JobItem, toJobView } from "../store/job-item.ts";
 import { indexKeys, jobKey } from "../store/keys.ts";
+import { getJob, loadPayload } from "../store/read-ops.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 import type { OutgoingJob } from "../transport/sqs-transport.ts";
 import { type ValidRequest, validateEnqueue } from "./validate.ts";
@@ -34,7 +42,7 @@ function plan(v: ValidRequest, now: number): Planned {
   const requested = request.runAt ? Date.parse(request.runAt) : now + (request.delaySeconds ?? 0) * 1000;
   const runAt = Math.max(now, requested);
   const delaySeconds = Math.ceil((runAt - now) / 1000);
-  const scheduled = delaySeconds > MAX_NATIVE_DELAY_SECONDS;
+  const scheduled = delaySeconds > MAX_DELAY_SECONDS;
   const id = ulid(now);
   const large = Buffer.byteLength(payloadJson) > INLINE_PAYLOAD_BYTES;
   const timeoutSeconds = request.timeoutSeconds;
@@ -124,12 +132,12 @@ export class Producer {
           if (failedSends.has(s.planned.item.id)) {
             results[s.index] = {
               index: s.index,
-              error: { code: "internal", message: "could not queue; retry" },
+              error: internalErrorBody("could not queue; retry").error,
             };
             return;
           }
           // Only the outcome matters here, not the item a faster worker may have written.
-          await this.deps.store.putJob(s.planned.item, { readCurrent: false });
+          await putJob(this.deps.store, s.planned.item, { readCurrent: false });
           this.deps.metrics.count("enqueued", s.queue.name, s.planned.item.kind);
           results[s.index] = { index: s.index, id: s.planned.item.id, duplicate: false };
         }).catch((err) => {
@@ -163,14 +171,14 @@ export class Producer {
     const { store, transport, metrics } = this.deps;
     // Both outlive the job: a far-off runAt must not find its payload or its key already expired.
     const lockExpiry = retentionExpiry(p.item.runAt, queue.retentionDays.dead);
-    if (p.message.payloadRef) await store.putPayload(p.item.id, p.payloadJson, lockExpiry);
+    if (p.message.payloadRef) await putPayload(store, p.item.id, p.payloadJson, lockExpiry);
     const uniqueKey = p.message.uniqueKey;
     if (uniqueKey) {
-      const lock = await store.acquireUniqueLock(queue.name, uniqueKey, p.item.id, lockExpiry, p.item.runAt);
+      const lock = await acquireUniqueLock(store, queue.name, uniqueKey, p.item.id, lockExpiry, p.item.runAt);
       if (!lock.acquired) {
-        const holder = await store.getJob(lock.holder.jobId);
+        const holder = await getJob(store, lock.holder.jobId);
         if (holder && (options.uniqueKeyScope === "retained" || !isTerminal(holder.status))) {
-          return { job: toJobView(holder, await store.loadPayload(holder)), duplicate: true };
+          return { job: toJobView(holder, await loadPayload(store, holder)), duplicate: true };
         }
         // A missing holder may be a delayed message whose item write failed: it still runs at its runAt.
         const pendingSince = Math.max(lock.holder.createdAt, lock.holder.pendingUntil ?? 0);
@@ -180,7 +188,8 @@ export class Producer {
             `a job with uniqueKey "${uniqueKey}" is being enqueued right now; retry shortly`,
           );
         }
-        const taken = await store.takeOverUniqueLock(
+        const taken = await takeOverUniqueLock(
+          store,
           queue.name,
           uniqueKey,
           lock.holder.jobId,
@@ -199,7 +208,7 @@ export class Producer {
         await transport.send({ message: p.message, delaySeconds: p.delaySeconds });
       } catch (err) {
         // Nothing of the job exists yet: free its unique key so the caller's retry isn't a conflict.
-        if (uniqueKey) await store.releaseUniqueLock(queue.name, uniqueKey, p.item.id);
+        if (uniqueKey) await releaseUniqueLock(store, queue.name, uniqueKey, p.item.id);
         throw err;
       }
     }
@@ -220,7 +229,7 @@ export class Producer {
   }
 
   private async writeItem(p: Planned): Promise<JobItem> {
-    const put = await this.deps.store.putJob(p.item);
+    const put = await putJob(this.deps.store, p.item);
     // The worker got there first and built the job from the message: report what it is now.
     return put.created ? p.item : (put.current ?? p.item);
   }
@@ -228,5 +237,5 @@ export class Producer {
 
 function errorBody(err: unknown): NonNullable<BatchResultItem["error"]> {
   if (err instanceof ClientError) return err.toBody().error;
-  return { code: "internal", message: "could not enqueue; retry" };
+  return internalErrorBody("could not enqueue; retry").error;
 }

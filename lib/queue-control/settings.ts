@@ -1,6 +1,8 @@
 import { z } from "zod";
+import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import { MAX_CONCURRENCY, MIN_CONCURRENCY } from "../app/queue-declaration.ts";
 import type { BackoffPolicy } from "../job/kind.ts";
-import type { QueueDeclaration } from "../queues.ts";
+import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import type { QueueState } from "../store/queue-state.ts";
 
 /** What an operator may change on a running queue; the declaration supplies every default. */
@@ -10,9 +12,6 @@ export interface QueueSettings {
   backoff: BackoffPolicy;
   retentionDays: { done: number; dead: number };
 }
-
-export const MIN_CONCURRENCY = 2;
-export const MAX_CONCURRENCY = 1000;
 
 /** The declaration with the queue's stored overrides applied. */
 export function effectiveSettings(q: QueueDeclaration, state: QueueState = {}): QueueSettings {
@@ -35,11 +34,7 @@ export function withSettings(q: QueueDeclaration, s: QueueSettings): QueueDeclar
   return { ...q, maxConcurrency: s.maxConcurrency, backoff: s.backoff, retentionDays: s.retentionDays };
 }
 
-const seconds = z
-  .number()
-  .int()
-  .min(1)
-  .max(12 * 3600);
+const seconds = z.number().int().min(1).max(MAX_VISIBILITY_SECONDS);
 const days = z.number().int().min(1).max(3650);
 
 interface QueuePatchFields {

@@ -1,14 +1,14 @@
+import { type RateLimitScope, validateRateLimitScopes } from "../app/rate-limit-scope.ts";
+import type { RateLimitAnswer } from "../job/kind.ts";
 import type { StoreContext } from "../store/context.ts";
 import { takeTokens } from "../store/rate-limit-ops.ts";
 import { assertTokenCount, emissionInterval, gcraDecision, gcraLimit } from "./gcra.ts";
-import { type RateLimitScope, rateLimitScopes, validateRateLimitScopes } from "./scopes.ts";
-
-export type RateLimitAnswer = { granted: true } | { granted: false; waitMs: number };
 
 export interface RateLimiterDeps {
   /** The table holding one bucket item per scope; its clock is the limiter's "now". */
   store: StoreContext;
-  scopes?: readonly RateLimitScope[];
+  /** The app's declared scopes. */
+  scopes: readonly RateLimitScope[];
 }
 
 /**
@@ -29,7 +29,7 @@ export class RateLimiter {
   private readonly scopes: ReadonlyMap<string, RateLimitScope>;
   private readonly lastTat = new Map<string, number>();
 
-  constructor({ store, scopes = rateLimitScopes }: RateLimiterDeps) {
+  constructor({ store, scopes }: RateLimiterDeps) {
     validateRateLimitScopes(scopes);
     this.store = store;
     this.scopes = new Map(scopes.map((s) => [s.scope, s]));

@@ -1,7 +1,8 @@
+import type { AbortCause } from "../job/kind.ts";
 import type { Log } from "../observability/log.ts";
-import type { JobStore } from "../store/job-store.ts";
+import type { StoreContext } from "../store/context.ts";
+import { heartbeat } from "../store/lease-ops.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
-import type { AbortCause } from "./outcome.ts";
 
 export interface HeartbeatTarget {
   id: string;
@@ -22,7 +23,7 @@ export class Heartbeat {
 
   constructor(
     private readonly target: HeartbeatTarget,
-    private readonly store: JobStore,
+    private readonly store: StoreContext,
     private readonly transport: SqsTransport,
     private readonly abort: (cause: AbortCause) => void,
     private readonly log: Log,
@@ -52,7 +53,7 @@ export class Heartbeat {
   private async renew(): Promise<void> {
     const { id, queue, token, receiptHandle, leaseMs } = this.target;
     try {
-      const r = await this.store.heartbeat(id, token, leaseMs);
+      const r = await heartbeat(this.store, id, token, leaseMs);
       if (!r.held) {
         void this.stop();
         this.abort("lease_lost");

@@ -1,11 +1,7 @@
 import { RetryAfterError, ThrottledError, UnrecoverableError } from "../errors.ts";
-import type { BackoffPolicy } from "../job/kind.ts";
-import { MAX_NATIVE_DELAY_SECONDS } from "../job/schemas.ts";
-import { MAX_VISIBILITY_SECONDS } from "../transport/sqs-transport.ts";
+import type { AbortCause, BackoffPolicy } from "../job/kind.ts";
+import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { backoffSeconds } from "./backoff.ts";
-
-/** Why the runtime aborted a handler's signal. "shutdown": the pool is stopping and hands the job back. */
-export type AbortCause = "cancelled" | "lease_lost" | "timeout" | "shutdown";
 
 /** Results are stored in the job item; past this they would blow the item's size budget. */
 export const MAX_RESULT_BYTES = 32 * 1024;
@@ -55,7 +51,7 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
   }
   const error = end.abort === "timeout" ? `timed out after ${input.timeoutSeconds}s` : describe(end.error);
   if (end.error instanceof ThrottledError) {
-    const delay = Math.min(MAX_NATIVE_DELAY_SECONDS, Math.max(1, Math.ceil(end.error.retryAfterSeconds)));
+    const delay = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(end.error.retryAfterSeconds)));
     return { outcome: "throttled", delaySeconds: delay, reason: error };
   }
   if (end.error instanceof UnrecoverableError) return { outcome: "dead", error };

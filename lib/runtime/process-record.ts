@@ -1,12 +1,18 @@
 import { randomBytes } from "node:crypto";
-import type { Engine } from "../engine.ts";
+import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import type { AnyKind } from "../job/kind.ts";
 import { isTerminal } from "../job/status.ts";
+import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
+import { issuesOf } from "../producer/validate.ts";
 import { effectiveSettings, withSettings } from "../queue-control/settings.ts";
-import type { QueueDeclaration } from "../queues.ts";
+import type { Engine } from "../services/engine-services.ts";
+import { finalize } from "../store/finalize-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
+import { claim } from "../store/lease-ops.ts";
+import { coolDown, getQueueState } from "../store/queue-state.ts";
 import { type JobMessage, parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
+import { handlerContext } from "./handler-context.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import { type Decision, decideOutcome } from "./outcome.ts";
 import { QueueStateCache } from "./queue-state-cache.ts";
@@ -15,7 +21,7 @@ import { toFinalization } from "./to-finalization.ts";
 
 export type WorkerDeps = Pick<
   Engine,
-  "store" | "transport" | "registry" | "queues" | "clock" | "metrics" | "log"
+  "store" | "transport" | "producer" | "registry" | "queues" | "clock" | "metrics" | "log"
 > &
   Partial<Pick<Engine, "running" | "random" | "rateLimiter">>;
 
@@ -52,7 +58,7 @@ export class RecordProcessor {
   private readonly queueStates: QueueStateCache;
 
   constructor(private readonly deps: WorkerDeps) {
-    this.queueStates = new QueueStateCache((q) => deps.store.getQueueState(q), deps.clock);
+    this.queueStates = new QueueStateCache((q) => getQueueState(deps.store, q), deps.clock);
   }
 
   async process(record: InboundRecord): Promise<Ack> {
@@ -84,7 +90,7 @@ export class RecordProcessor {
     const { store, clock, metrics, log } = this.deps;
     const token = randomBytes(12).toString("base64url");
     const leaseMs = queue.leaseSeconds * 1000;
-    const claimed = await store.claim(seedFromMessage(msg), token, leaseMs);
+    const claimed = await claim(store, seedFromMessage(msg), token, leaseMs);
     if (!claimed.claimed) return this.notClaimed(msg, claimed.current, record);
 
     const item = claimed.item;
@@ -126,8 +132,8 @@ export class RecordProcessor {
     }
     const parsed = kind.payload.safeParse(json);
     if (!parsed.success) {
-      const detail = parsed.error.issues
-        .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
+      const detail = issuesOf(parsed.error)
+        .map((i) => `${i.path}: ${i.message}`)
         .join("; ");
       return { outcome: "dead", error: `invalid payload: ${detail}`.slice(0, 500) };
     }
@@ -152,23 +158,7 @@ export class RecordProcessor {
       const end = await runHandler(
         kind,
         payload,
-        {
-          job: {
-            id: item.id,
-            kind: item.kind,
-            queue: item.queue,
-            attempts: item.attempts,
-            maxAttempts: item.maxAttempts,
-            createdAt: new Date(item.createdAt).toISOString(),
-          },
-          attempt: item.attempts,
-          fence: { attempt: item.attempts, token },
-          heartbeat: () => heartbeat.beat(),
-          rateLimit: (scope, n) => {
-            if (!this.deps.rateLimiter) throw new Error("no rate limiter is configured for this worker");
-            return this.deps.rateLimiter.acquire(scope, n);
-          },
-        },
+        handlerContext(this.deps, item, token, () => heartbeat.beat()),
         controller,
         timeoutSeconds * 1000,
       );
@@ -196,10 +186,10 @@ export class RecordProcessor {
       return false;
     }
     const now = clock.now();
-    let result = await store.finalize(item, token, toFinalization(decision, queue, now));
+    let result = await finalize(store, item, token, toFinalization(decision, queue, now));
     if (!result.finalized && result.reason === "cancel_requested") {
       decision = { outcome: "cancelled", error: "cancelled on request" };
-      result = await store.finalize(item, token, toFinalization(decision, queue, now));
+      result = await finalize(store, item, token, toFinalization(decision, queue, now));
     }
     if (!result.finalized) {
       metrics.count("leaseLost", item.queue, item.kind);
@@ -237,7 +227,7 @@ export class RecordProcessor {
         metrics.count("throttled", item.queue, item.kind);
         const until = now + decision.delaySeconds * 1000;
         this.queueStates.noteCooldown(item.queue, until);
-        await store.coolDown(item.queue, until);
+        await coolDown(store, item.queue, until);
         // A fresh message with a delay: the old one's receive count must not creep towards the DLQ.
         await transport.send({ message: delivery.msg, delaySeconds: decision.delaySeconds });
         log.info("queue throttled", { ...fields, delaySeconds: decision.delaySeconds });
@@ -269,7 +259,7 @@ export class RecordProcessor {
       );
       return false;
     }
-    if (current.status === "scheduled" && current.runAt - now > 12 * 3600_000) return true;
+    if (current.status === "scheduled" && current.runAt - now > MAX_VISIBILITY_SECONDS * 1000) return true;
     await transport.changeVisibility(msg.queue, record.receiptHandle, (current.runAt - now) / 1000);
     return false;
   }

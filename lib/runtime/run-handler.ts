@@ -1,5 +1,5 @@
-import type { AnyKind, JobContext } from "../job/kind.ts";
-import type { AbortCause, RunEnd } from "./outcome.ts";
+import type { AbortCause, AnyKind, JobContext } from "../job/kind.ts";
+import type { RunEnd } from "./outcome.ts";
 
 /**
  * Runs a handler until it settles or the run is aborted (cancel, lost lease, timeout), whichever is

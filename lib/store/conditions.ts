@@ -1,5 +1,5 @@
 import type { JobStatus } from "../job/status.ts";
-import { type Condition, or } from "./expression.ts";
+import { and, type Condition, or } from "./expression.ts";
 import { indexSort } from "./keys.ts";
 
 /** Named condition fragments. Each store operation composes its ConditionExpression from these. */
@@ -32,6 +32,17 @@ export const leaseExpired =
   (now: number): Condition =>
   (e) =>
     `${e.name("leaseUntil")} < ${e.value(now)}`;
+
+/**
+ * The job may be taken now: its item is missing (the enqueue died between its message and its item
+ * write), OR it is queued or scheduled and due, OR its owner stopped heartbeating (takeover).
+ */
+export const claimable = (now: number): Condition =>
+  or(
+    itemMissing,
+    and(statusIn("queued", "scheduled"), isDue(now)),
+    and(statusIs("running"), leaseExpired(now)),
+  );
 
 /** The caller still owns the run: the fence every post-claim write carries. */
 export const leaseHeldBy =

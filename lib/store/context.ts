@@ -82,13 +82,13 @@ function conditionalParts(ctx: StoreContext, e: Expr, condition: Condition, opti
  * One conditional UpdateItem: composes the update and its condition on one Expr, returns the new
  * item, and turns a lost condition into StoreConflict.
  */
-export async function conditionalUpdate(
+export async function conditionalUpdate<T = Record<string, unknown>>(
   ctx: StoreContext,
   operation: string,
   key: Record<string, string>,
   build: (e: Expr) => { update: Update; condition: Condition },
   options: ConflictOptions = {},
-): Promise<Record<string, unknown>> {
+): Promise<T> {
   const e = new Expr();
   const { update, condition } = build(e);
   const UpdateExpression = update.toString();
@@ -100,7 +100,8 @@ export async function conditionalUpdate(
     () => ctx.doc.send(new UpdateCommand({ ...parts, Key: key, UpdateExpression, ReturnValues: "ALL_NEW" })),
     options,
   );
-  return out.Attributes ?? {};
+  // The item after the write, in the shape the operation's caller declares for its key.
+  return (out.Attributes ?? {}) as T;
 }
 
 /** One conditional PutItem of a whole item; a lost condition becomes StoreConflict. */
@@ -142,13 +143,27 @@ export async function conditionalDelete(
   );
 }
 
-/** true when the write landed, false when its condition lost; other errors propagate. */
-export async function wonRace(write: Promise<unknown>): Promise<boolean> {
+/**
+ * A conditional write whose lost condition is an answer, not an error: `lost` turns the item as it
+ * is now (typed as the caller's item, undefined when missing or not read) into the operation's
+ * result. Other errors propagate.
+ */
+export async function orOnConflict<T, R, C = Record<string, unknown>>(
+  write: Promise<T>,
+  lost: (current: C | undefined) => R | Promise<R>,
+): Promise<T | R> {
   try {
-    await write;
-    return true;
+    return await write;
   } catch (err) {
-    if (err instanceof StoreConflict) return false;
+    if (err instanceof StoreConflict) return lost(err.current as C | undefined);
     throw err;
   }
+}
+
+/** true when the write landed, false when its condition lost; other errors propagate. */
+export function wonRace(write: Promise<unknown>): Promise<boolean> {
+  return orOnConflict(
+    write.then(() => true),
+    () => false,
+  );
 }

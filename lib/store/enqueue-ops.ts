@@ -1,11 +1,12 @@
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
-import { StoreConflict } from "../errors.ts";
+import type { StoreTransitions } from "../job/status.ts";
 import { attributeEquals, itemMissing, runAtIs, statusIs } from "./conditions.ts";
 import {
   type ConflictOptions,
   conditionalDelete,
   conditionalPut,
   conditionalUpdate,
+  orOnConflict,
   type StoreContext,
   wonRace,
 } from "./context.ts";
@@ -27,16 +28,26 @@ export async function putJob(
   ctx: StoreContext,
   item: JobItem,
   options: ConflictOptions = {},
-): Promise<{ created: true } | { created: false; current?: JobItem }> {
-  try {
-    await conditionalPut(ctx, "putJob", item as JobItem & Record<string, unknown>, itemMissing, options);
-    return { created: true };
-  } catch (err) {
-    if (err instanceof StoreConflict)
-      return { created: false, ...(err.current ? { current: err.current as JobItem } : {}) };
-    throw err;
-  }
+): Promise<PutJobResult> {
+  const write = conditionalPut(
+    ctx,
+    "putJob",
+    item as JobItem & Record<string, unknown>,
+    itemMissing,
+    options,
+  );
+  return orOnConflict(
+    write.then((): PutJobResult => ({ created: true })),
+    (current: JobItem | undefined): PutJobResult => ({ created: false, ...(current ? { current } : {}) }),
+  );
 }
+
+export type PutJobResult = { created: true } | { created: false; current?: JobItem };
+
+export const putJobTransitions = [
+  ["missing", "queued"],
+  ["missing", "scheduled"],
+] as const satisfies StoreTransitions;
 
 /**
  * putPayload — a large payload's own immutable item, written before the message so that any later
@@ -77,25 +88,25 @@ export async function acquireUniqueLock(
   jobId: string,
   expiresAt: number,
   pendingUntil = ctx.clock.now(),
-): Promise<{ acquired: true } | { acquired: false; holder: UniqueLock }> {
+): Promise<AcquireResult> {
   const key = uniqueKeyLock(queue, uniqueKey);
-  try {
-    await conditionalPut(
-      ctx,
-      "acquireUniqueLock",
-      { ...key, jobId, createdAt: ctx.clock.now(), pendingUntil, expiresAt },
-      itemMissing,
-    );
-    return { acquired: true };
-  } catch (err) {
-    if (err instanceof StoreConflict && err.current)
-      return { acquired: false, holder: err.current as unknown as UniqueLock };
-    // The lock vanished (TTL) between the failed put and the read: the caller may try again.
-    if (err instanceof StoreConflict)
-      return acquireUniqueLock(ctx, queue, uniqueKey, jobId, expiresAt, pendingUntil);
-    throw err;
-  }
+  const write = conditionalPut(
+    ctx,
+    "acquireUniqueLock",
+    { ...key, jobId, createdAt: ctx.clock.now(), pendingUntil, expiresAt },
+    itemMissing,
+  );
+  return orOnConflict(
+    write.then((): AcquireResult => ({ acquired: true })),
+    (holder: UniqueLock | undefined) =>
+      holder
+        ? { acquired: false as const, holder }
+        : // The lock vanished (TTL) between the failed put and the read: try again.
+          acquireUniqueLock(ctx, queue, uniqueKey, jobId, expiresAt, pendingUntil),
+  );
 }
+
+export type AcquireResult = { acquired: true } | { acquired: false; holder: UniqueLock };
 
 /**
  * takeOverUniqueLock — moves a lock whose job is terminal (or never got written) to a new job.
@@ -128,6 +139,8 @@ export async function takeOverUniqueLock(
     ),
   );
 }
+
+export const markQueuedTransitions = [["scheduled", "queued"]] as const satisfies StoreTransitions;
 
 /**
  * markQueued — a scheduled job whose message has just been sent leaves the index.

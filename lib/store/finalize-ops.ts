@@ -1,6 +1,7 @@
-import { ClientError, StoreConflict } from "../errors.ts";
+import { InvalidItemState, ItemNotFound } from "../errors.ts";
+import type { StoreTransitions } from "../job/status.ts";
 import { cancelNotRequested, leaseHeldBy, statusIn, statusIs } from "./conditions.ts";
-import { conditionalUpdate, type StoreContext } from "./context.ts";
+import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, type Condition, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { indexKeys, jobKey } from "./keys.ts";
@@ -93,23 +94,31 @@ export async function finalize(
   const now = ctx.clock.now();
   const guards: Condition[] = [statusIs("running"), leaseHeldBy(token)];
   if (f.outcome !== "done" && f.outcome !== "cancelled") guards.push(cancelNotRequested);
-  try {
-    const item = await conditionalUpdate(ctx, `finalize:${f.outcome}`, jobKey(job.id), (e) => ({
-      update: finalizeUpdate(new Update(e), f, job, now),
-      condition: and(...guards),
-    }));
-    return { finalized: true, item: item as unknown as JobItem };
-  } catch (err) {
-    if (!(err instanceof StoreConflict)) throw err;
-    const current = err.current as JobItem | undefined;
-    const stillOurs = current?.status === "running" && current.leaseToken === token;
-    return {
-      finalized: false,
-      reason: stillOurs && current?.cancelRequested ? "cancel_requested" : "lease_lost",
-      current,
-    };
-  }
+  const write = conditionalUpdate<JobItem>(ctx, `finalize:${f.outcome}`, jobKey(job.id), (e) => ({
+    update: finalizeUpdate(new Update(e), f, job, now),
+    condition: and(...guards),
+  }));
+  return orOnConflict(
+    write.then((item): FinalizeResult => ({ finalized: true, item })),
+    (current: JobItem | undefined): FinalizeResult => {
+      const stillOurs = current?.status === "running" && current.leaseToken === token;
+      return {
+        finalized: false,
+        reason: stillOurs && current?.cancelRequested ? "cancel_requested" : "lease_lost",
+        current,
+      };
+    },
+  );
 }
+
+/** retry/throttled/released → queued, reschedule → scheduled, done, dead, cancelled. */
+export const finalizeTransitions = [
+  ["running", "queued"],
+  ["running", "scheduled"],
+  ["running", "done"],
+  ["running", "dead"],
+  ["running", "cancelled"],
+] as const satisfies StoreTransitions;
 
 /**
  * cancel — a user's cancel.
@@ -117,46 +126,43 @@ export async function finalize(
  * condition (first write): queued or scheduled → cancelled at once, leaving the index.
  *   (second write, only when the job is running): still running → cancelRequested, which the owner's
  *   heartbeat turns into an abort.
- * result: the job after the write; conflict when it already finished as done or dead; not_found.
+ * result: the job after the write; InvalidItemState (with the job) when it already finished as done
+ *   or dead; ItemNotFound.
  */
 export async function cancel(ctx: StoreContext, id: string, expiresAt: number): Promise<JobItem> {
   const now = ctx.clock.now();
-  let current: JobItem | undefined;
-  try {
-    const item = await conditionalUpdate(ctx, "cancel", jobKey(id), (e) => ({
-      update: new Update(e)
-        .set("status", "cancelled")
-        .set("cancelRequested", true)
-        .set("finishedAt", now)
-        .set("expiresAt", expiresAt)
-        .remove("gsi1pk", "gsi1sk"),
-      condition: statusIn("queued", "scheduled"),
-    }));
-    return item as unknown as JobItem;
-  } catch (err) {
-    if (!(err instanceof StoreConflict)) throw err;
-    current = err.current as JobItem | undefined;
-  }
-  if (!current) throw new ClientError("not_found", `job ${id} not found`);
-  if (current.status === "cancelled") return current;
-  if (current.status !== "running") {
-    throw new ClientError(
-      "conflict",
-      `job ${id} is already ${current.status} and can no longer be cancelled`,
-    );
-  }
-  try {
-    const item = await conditionalUpdate(ctx, "requestCancel", jobKey(id), (e) => ({
+  const direct = conditionalUpdate<JobItem>(ctx, "cancel", jobKey(id), (e) => ({
+    update: new Update(e)
+      .set("status", "cancelled")
+      .set("cancelRequested", true)
+      .set("finishedAt", now)
+      .set("expiresAt", expiresAt)
+      .remove("gsi1pk", "gsi1sk"),
+    condition: statusIn("queued", "scheduled"),
+  }));
+  return orOnConflict(direct, (current: JobItem | undefined) => {
+    if (!current) throw new ItemNotFound(`job ${id} not found`);
+    if (current.status === "cancelled") return current;
+    if (current.status !== "running") {
+      throw new InvalidItemState(
+        `job ${id} is already ${current.status} and can no longer be cancelled`,
+        current,
+      );
+    }
+    const request = conditionalUpdate<JobItem>(ctx, "requestCancel", jobKey(id), (e) => ({
       update: new Update(e).set("cancelRequested", true),
       condition: statusIs("running"),
     }));
-    return item as unknown as JobItem;
-  } catch (err) {
     // It finished between our two writes; try once more from the top to answer with its real state.
-    if (err instanceof StoreConflict) return cancel(ctx, id, expiresAt);
-    throw err;
-  }
+    return orOnConflict(request, () => cancel(ctx, id, expiresAt));
+  });
 }
+
+/** A running job only gets cancelRequested: its owner finalizes it (finalizeTransitions). */
+export const cancelTransitions = [
+  ["queued", "cancelled"],
+  ["scheduled", "cancelled"],
+] as const satisfies StoreTransitions;
 
 /**
  * redrive — an operator's retry of a dead or cancelled job.
@@ -172,25 +178,26 @@ export async function redrive(
   holdUntil: number,
 ): Promise<JobItem> {
   const now = ctx.clock.now();
-  try {
-    const item = await conditionalUpdate(ctx, "redrive", jobKey(job.id), (e) => ({
-      update: new Update(e)
-        .set("status", "scheduled")
-        .set("runAt", now)
-        .set("attempts", 0)
-        .set("promotingUntil", holdUntil)
-        .setAll(indexKeys(job.queue, "scheduled", job.id, now))
-        .remove("result", "lastError", "finishedAt", "expiresAt", "cancelRequested", "startedAt"),
-      condition: statusIn("dead", "cancelled"),
-    }));
-    return item as unknown as JobItem;
-  } catch (err) {
-    if (!(err instanceof StoreConflict)) throw err;
-    const current = err.current as JobItem | undefined;
-    if (!current) throw new ClientError("not_found", `job ${job.id} not found`);
-    throw new ClientError(
-      "conflict",
+  const write = conditionalUpdate<JobItem>(ctx, "redrive", jobKey(job.id), (e) => ({
+    update: new Update(e)
+      .set("status", "scheduled")
+      .set("runAt", now)
+      .set("attempts", 0)
+      .set("promotingUntil", holdUntil)
+      .setAll(indexKeys(job.queue, "scheduled", job.id, now))
+      .remove("result", "lastError", "finishedAt", "expiresAt", "cancelRequested", "startedAt"),
+    condition: statusIn("dead", "cancelled"),
+  }));
+  return orOnConflict(write, (current: JobItem | undefined) => {
+    if (!current) throw new ItemNotFound(`job ${job.id} not found`);
+    throw new InvalidItemState(
       `job ${job.id} is ${current.status}; only dead or cancelled jobs can be retried`,
+      current,
     );
-  }
+  });
 }
+
+export const redriveTransitions = [
+  ["dead", "scheduled"],
+  ["cancelled", "scheduled"],
+] as const satisfies StoreTransitions;

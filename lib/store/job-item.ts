@@ -64,3 +64,17 @@ export function toJobView(item: JobItem, payloadJson: string | undefined = item.
     ...(item.cancelRequested ? { cancelRequested: true } : {}),
   };
 }
+
+/** Everything needed to build the job item from its message if the enqueue died before writing it. */
+export type JobSeed = Pick<
+  JobItem,
+  | "id"
+  | "kind"
+  | "queue"
+  | "maxAttempts"
+  | "priority"
+  | "createdAt"
+  | "runAt"
+  | "timeoutSeconds"
+  | "uniqueKey"
+> & { payload?: string; payloadRef?: boolean };

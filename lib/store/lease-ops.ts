@@ -1,23 +1,9 @@
-import { StoreConflict } from "../errors.ts";
-import { isDue, itemMissing, leaseExpired, leaseHeldBy, statusIn, statusIs } from "./conditions.ts";
-import { conditionalUpdate, type StoreContext } from "./context.ts";
-import { and, or, Update } from "./expression.ts";
-import type { JobItem } from "./job-item.ts";
+import type { StoreTransitions } from "../job/status.ts";
+import { claimable, leaseHeldBy, statusIs } from "./conditions.ts";
+import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
+import { and, Update } from "./expression.ts";
+import type { JobItem, JobSeed } from "./job-item.ts";
 import { jobKey } from "./keys.ts";
-
-/** Everything needed to build the job item from its message if the enqueue died before writing it. */
-export type JobSeed = Pick<
-  JobItem,
-  | "id"
-  | "kind"
-  | "queue"
-  | "maxAttempts"
-  | "priority"
-  | "createdAt"
-  | "runAt"
-  | "timeoutSeconds"
-  | "uniqueKey"
-> & { payload?: string; payloadRef?: boolean };
 
 /**
  * Fills in a job's fields from its message, leaving any the item already has: a write that may be
@@ -56,30 +42,30 @@ export async function claim(
   leaseMs: number,
 ): Promise<ClaimResult> {
   const now = ctx.clock.now();
-  try {
-    const item = await conditionalUpdate(ctx, "claim", jobKey(seed.id), (e) => {
-      const update = new Update(e)
-        .copy("claimedFrom", "status", "missing")
-        .set("status", "running")
-        .set("leaseToken", token)
-        .set("leaseUntil", now + leaseMs)
-        .set("startedAt", now)
-        .increment("attempts", 1)
-        .remove("gsi1pk", "gsi1sk", "promotingUntil");
-      seedIfMissing(update, seed);
-      const condition = or(
-        itemMissing,
-        and(statusIn("queued", "scheduled"), isDue(now)),
-        and(statusIs("running"), leaseExpired(now)),
-      );
-      return { update, condition };
-    });
-    return { claimed: true, item: item as unknown as JobItem };
-  } catch (err) {
-    if (err instanceof StoreConflict) return { claimed: false, current: err.current as JobItem | undefined };
-    throw err;
-  }
+  const claiming = conditionalUpdate<JobItem>(ctx, "claim", jobKey(seed.id), (e) => {
+    const update = new Update(e)
+      .copy("claimedFrom", "status", "missing")
+      .set("status", "running")
+      .set("leaseToken", token)
+      .set("leaseUntil", now + leaseMs)
+      .set("startedAt", now)
+      .increment("attempts", 1)
+      .remove("gsi1pk", "gsi1sk", "promotingUntil");
+    seedIfMissing(update, seed);
+    return { update, condition: claimable(now) };
+  });
+  return orOnConflict(
+    claiming.then((item): ClaimResult => ({ claimed: true, item })),
+    (current: JobItem | undefined): ClaimResult => ({ claimed: false, current }),
+  );
 }
+
+export const claimTransitions = [
+  ["missing", "running"],
+  ["queued", "running"],
+  ["scheduled", "running"],
+  ["running", "running"],
+] as const satisfies StoreTransitions;
 
 export type HeartbeatResult = { held: true; cancelRequested: boolean; leaseUntil: number } | { held: false };
 
@@ -97,20 +83,22 @@ export async function heartbeat(
   leaseMs: number,
 ): Promise<HeartbeatResult> {
   const leaseUntil = ctx.clock.now() + leaseMs;
-  try {
-    const item = await conditionalUpdate(
-      ctx,
-      "heartbeat",
-      jobKey(id),
-      (e) => ({
-        update: new Update(e).set("leaseUntil", leaseUntil),
-        condition: and(statusIs("running"), leaseHeldBy(token)),
-      }),
-      { readCurrent: false },
-    );
-    return { held: true, cancelRequested: item.cancelRequested === true, leaseUntil };
-  } catch (err) {
-    if (err instanceof StoreConflict) return { held: false };
-    throw err;
-  }
+  const renewal = conditionalUpdate<JobItem>(
+    ctx,
+    "heartbeat",
+    jobKey(id),
+    (e) => ({
+      update: new Update(e).set("leaseUntil", leaseUntil),
+      condition: and(statusIs("running"), leaseHeldBy(token)),
+    }),
+    { readCurrent: false },
+  );
+  return orOnConflict(
+    renewal.then(
+      (item): HeartbeatResult => ({ held: true, cancelRequested: item.cancelRequested === true, leaseUntil }),
+    ),
+    (): HeartbeatResult => ({ held: false }),
+  );
 }
+
+export const heartbeatTransitions = [] as const satisfies StoreTransitions;

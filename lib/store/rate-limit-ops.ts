@@ -1,6 +1,5 @@
-import { StoreConflict } from "../errors.ts";
 import { attributeAtLeast, attributeAtMost, attributeBefore, attributeMissing } from "./conditions.ts";
-import { conditionalUpdate, type StoreContext } from "./context.ts";
+import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, or, Update } from "./expression.ts";
 import { rateLimitKey } from "./keys.ts";
 
@@ -33,21 +32,19 @@ export type TakeResult = { taken: true; tat: number } | { taken: false; tat: num
  *   condition, the current tat (wrong form, or no room): the caller decides from it without a read.
  */
 export async function takeTokens(ctx: StoreContext, scope: string, take: TakeTokens): Promise<TakeResult> {
-  try {
-    const item = await conditionalUpdate(ctx, "takeTokens", rateLimitKey(scope), (e) =>
-      take.form === "idle"
-        ? {
-            update: new Update(e).set("tat", take.now + take.cost),
-            condition: or(attributeMissing("tat"), attributeBefore("tat", take.now)),
-          }
-        : {
-            update: new Update(e).increment("tat", take.cost),
-            condition: and(attributeAtLeast("tat", take.now), attributeAtMost("tat", take.limit)),
-          },
-    );
-    return { taken: true, tat: item.tat as number };
-  } catch (err) {
-    if (err instanceof StoreConflict) return { taken: false, tat: err.current?.tat as number | undefined };
-    throw err;
-  }
+  const write = conditionalUpdate<{ tat: number }>(ctx, "takeTokens", rateLimitKey(scope), (e) =>
+    take.form === "idle"
+      ? {
+          update: new Update(e).set("tat", take.now + take.cost),
+          condition: or(attributeMissing("tat"), attributeBefore("tat", take.now)),
+        }
+      : {
+          update: new Update(e).increment("tat", take.cost),
+          condition: and(attributeAtLeast("tat", take.now), attributeAtMost("tat", take.limit)),
+        },
+  );
+  return orOnConflict(
+    write.then((item): TakeResult => ({ taken: true, tat: item.tat })),
+    (current: { tat?: number } | undefined): TakeResult => ({ taken: false, tat: current?.tat }),
+  );
 }

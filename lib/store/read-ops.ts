@@ -1,5 +1,5 @@
 import { GetCommand, QueryCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
-import { ClientError } from "../errors.ts";
+import { InvalidStoreInput } from "../errors.ts";
 import type { JobStatus } from "../job/status.ts";
 import { isIndexed } from "../job/status.ts";
 import { attributeEquals, statusIs } from "./conditions.ts";
@@ -51,7 +51,7 @@ function decode<T>(cursor: string): T {
   try {
     return JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as T;
   } catch {
-    throw new ClientError("validation_error", "cursor is not one this API returned");
+    throw new InvalidStoreInput("cursor is not one this API returned");
   }
 }
 

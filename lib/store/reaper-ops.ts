@@ -1,21 +1,18 @@
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { StoreConflict } from "../errors.ts";
+import type { StoreTransitions } from "../job/status.ts";
 import {
   attributeEquals,
-  isDue,
+  claimable,
   isIndexBefore,
-  itemMissing,
-  leaseExpired,
   promotionNotHeld,
   runAtIs,
-  statusIn,
   statusIs,
 } from "./conditions.ts";
-import { conditionalUpdate, type StoreContext } from "./context.ts";
+import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, Expr, or, Update } from "./expression.ts";
-import type { JobItem } from "./job-item.ts";
+import type { JobItem, JobSeed } from "./job-item.ts";
 import { indexKeys, indexPartition, jobKey } from "./keys.ts";
-import { type JobSeed, seedIfMissing } from "./lease-ops.ts";
+import { seedIfMissing } from "./lease-ops.ts";
 import { statusIndex } from "./table.ts";
 
 export interface IndexPage {
@@ -72,23 +69,21 @@ export async function beginPromotion(
   runAt: number,
   holdUntil: number,
 ): Promise<JobItem | undefined> {
-  try {
-    const item = await conditionalUpdate(
-      ctx,
-      "beginPromotion",
-      jobKey(id),
-      (e) => ({
-        update: new Update(e).set("promotingUntil", holdUntil),
-        condition: and(statusIs("scheduled"), runAtIs(runAt), promotionNotHeld(ctx.clock.now())),
-      }),
-      { readCurrent: false },
-    );
-    return item as unknown as JobItem;
-  } catch (err) {
-    if (err instanceof StoreConflict) return undefined;
-    throw err;
-  }
+  const hold = conditionalUpdate<JobItem>(
+    ctx,
+    "beginPromotion",
+    jobKey(id),
+    (e) => ({
+      update: new Update(e).set("promotingUntil", holdUntil),
+      condition: and(statusIs("scheduled"), runAtIs(runAt), promotionNotHeld(ctx.clock.now())),
+    }),
+    { readCurrent: false },
+  );
+  return orOnConflict(hold, () => undefined);
 }
+
+/** The job stays scheduled, held; markQueued (markQueuedTransitions) moves it on. */
+export const beginPromotionTransitions = [] as const satisfies StoreTransitions;
 
 export type DeadLetterResult =
   | { marked: true; item: JobItem }
@@ -109,29 +104,30 @@ export async function deadLetter(
   expiresAt: number,
 ): Promise<DeadLetterResult> {
   const now = ctx.clock.now();
-  try {
-    const item = await conditionalUpdate(ctx, "deadLetter", jobKey(seed.id), (e) => {
-      const update = seedIfMissing(
-        new Update(e)
-          .set("status", "dead")
-          .set("lastError", reason)
-          .set("finishedAt", now)
-          .set("expiresAt", expiresAt)
-          .setAll(indexKeys(seed.queue, "dead", seed.id, now))
-          .setIfAbsent("attempts", 0)
-          .remove("leaseToken", "leaseUntil", "promotingUntil"),
-        seed,
-      );
-      const condition = or(
-        itemMissing,
-        and(statusIn("queued", "scheduled"), isDue(now)),
-        and(statusIs("running"), leaseExpired(now)),
-      );
-      return { update, condition };
-    });
-    return { marked: true, item: item as unknown as JobItem };
-  } catch (err) {
-    if (err instanceof StoreConflict) return { marked: false, current: err.current as JobItem | undefined };
-    throw err;
-  }
+  const write = conditionalUpdate<JobItem>(ctx, "deadLetter", jobKey(seed.id), (e) => {
+    const update = seedIfMissing(
+      new Update(e)
+        .set("status", "dead")
+        .set("lastError", reason)
+        .set("finishedAt", now)
+        .set("expiresAt", expiresAt)
+        .setAll(indexKeys(seed.queue, "dead", seed.id, now))
+        .setIfAbsent("attempts", 0)
+        .remove("leaseToken", "leaseUntil", "promotingUntil"),
+      seed,
+    );
+    // Exactly the jobs a claim could take now: nobody else is entitled to decide their fate.
+    return { update, condition: claimable(now) };
+  });
+  return orOnConflict(
+    write.then((item): DeadLetterResult => ({ marked: true, item })),
+    (current: JobItem | undefined): DeadLetterResult => ({ marked: false, current }),
+  );
 }
+
+export const deadLetterTransitions = [
+  ["missing", "dead"],
+  ["queued", "dead"],
+  ["scheduled", "dead"],
+  ["running", "dead"],
+] as const satisfies StoreTransitions;

@@ -1,11 +1,5 @@
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import {
-  nextFireAfter,
-  type ScheduleInput,
-  type ScheduleItem,
-  type ScheduleSource,
-} from "../cron/schedule.ts";
-import { ClientError, StoreConflict } from "../errors.ts";
+import { InvalidItemState } from "../errors.ts";
 import {
   attributeEquals,
   itemMissing,
@@ -18,11 +12,13 @@ import {
   conditionalDelete,
   conditionalPut,
   conditionalUpdate,
+  orOnConflict,
   type StoreContext,
   wonRace,
 } from "./context.ts";
 import { Expr, or, Update } from "./expression.ts";
 import { leaseKey, SCHEDULES_PARTITION, scheduleKey } from "./keys.ts";
+import type { ScheduleItem, ScheduleSource, ScheduleWrite } from "./schedule-item.ts";
 
 const TOTAL = "TOTAL" as const;
 
@@ -73,14 +69,9 @@ export interface ScheduleOrigin {
 /** Concurrent editors of one schedule retry this often before the caller is told to. */
 const PUT_ATTEMPTS = 3;
 
-/** The first fire after now, or none while disabled (re-enabling recomputes it from then). */
-function firstRun(input: ScheduleInput, now: number): number | undefined {
-  return input.enabled ? nextFireAfter(input, now) : undefined;
-}
-
 /**
  * putSchedule — upsert one schedule.
- * input: a parsed ScheduleInput, who writes it, and the instant a new or re-timed schedule counts from.
+ * input: the parsed settings with their first fire, who writes it, and the write's instant.
  * condition: create: no item yet. update: revision unchanged since our read (ticks never bump it,
  *   so only another editor makes us re-read and retry).
  * result: { created, item }. nextRunAt is recomputed from now only when cron, timezone or enabled
@@ -90,76 +81,79 @@ function firstRun(input: ScheduleInput, now: number): number | undefined {
 export async function putSchedule(
   ctx: StoreContext,
   name: string,
-  input: ScheduleInput,
+  input: ScheduleWrite,
   origin: ScheduleOrigin,
   now: number = ctx.clock.now(),
 ): Promise<{ created: boolean; item: ScheduleItem }> {
-  const key = scheduleKey(name);
   for (let attempt = 1; ; attempt++) {
     const current = await getSchedule(ctx, name);
-    const fields = {
-      name,
-      cron: input.cron,
-      timezone: input.timezone,
-      kind: input.kind,
-      payloadJson: JSON.stringify(input.payload ?? null),
-      enabled: input.enabled,
-      misfire: input.misfire,
-      updatedAt: now,
-    };
-    try {
-      if (!current) {
-        const nextRunAt = firstRun(input, now);
-        const item: ScheduleItem = {
-          ...key,
-          ...fields,
-          ...(input.queue !== undefined ? { queue: input.queue } : {}),
-          ...(nextRunAt !== undefined ? { nextRunAt } : {}),
-          source: origin.source,
-          ...(origin.declaredHash !== undefined ? { declaredHash: origin.declaredHash } : {}),
-          revision: 1,
-        };
-        await conditionalPut(
-          ctx,
-          "putSchedule",
-          item as ScheduleItem & Record<string, unknown>,
-          itemMissing,
-          {
-            readCurrent: false,
-          },
-        );
-        return { created: true, item };
-      }
-      const retime =
-        current.cron !== input.cron ||
-        current.timezone !== input.timezone ||
-        current.enabled !== input.enabled;
-      const item = await conditionalUpdate(
-        ctx,
-        "putSchedule",
-        key,
-        (e) => {
-          const update = new Update(e).setAll(fields).set("revision", current.revision + 1);
-          if (input.queue !== undefined) update.set("queue", input.queue);
-          else update.remove("queue");
-          if (origin.declaredHash !== undefined) update.set("declaredHash", origin.declaredHash);
-          if (retime) {
-            const nextRunAt = firstRun(input, now);
-            if (nextRunAt !== undefined) update.set("nextRunAt", nextRunAt);
-            else update.remove("nextRunAt");
-          }
-          return { update, condition: revisionIs(current.revision) };
-        },
-        { readCurrent: false },
-      );
-      return { created: false, item: item as unknown as ScheduleItem };
-    } catch (err) {
-      if (!(err instanceof StoreConflict)) throw err;
-      if (attempt >= PUT_ATTEMPTS) {
-        throw new ClientError("conflict", `schedule "${name}" is being changed concurrently; retry`);
-      }
+    // A lost condition means another editor wrote between our read and our write: read again.
+    const written = await orOnConflict(
+      writeSchedule(ctx, name, current, input, origin, now),
+      () => undefined,
+    );
+    if (written) return written;
+    if (attempt >= PUT_ATTEMPTS) {
+      throw new InvalidItemState(`schedule "${name}" is being changed concurrently; retry`, current);
     }
   }
+}
+
+/** One try of putSchedule against the item as read (undefined: create). */
+async function writeSchedule(
+  ctx: StoreContext,
+  name: string,
+  current: ScheduleItem | undefined,
+  input: ScheduleWrite,
+  origin: ScheduleOrigin,
+  now: number,
+): Promise<{ created: boolean; item: ScheduleItem }> {
+  const key = scheduleKey(name);
+  const fields = {
+    name,
+    cron: input.cron,
+    timezone: input.timezone,
+    kind: input.kind,
+    payloadJson: JSON.stringify(input.payload ?? null),
+    enabled: input.enabled,
+    misfire: input.misfire,
+    updatedAt: now,
+  };
+  if (!current) {
+    const item: ScheduleItem = {
+      ...key,
+      ...fields,
+      ...(input.queue !== undefined ? { queue: input.queue } : {}),
+      ...(input.firstRunAt !== undefined ? { nextRunAt: input.firstRunAt } : {}),
+      source: origin.source,
+      ...(origin.declaredHash !== undefined ? { declaredHash: origin.declaredHash } : {}),
+      revision: 1,
+    };
+    await conditionalPut(ctx, "putSchedule", item as ScheduleItem & Record<string, unknown>, itemMissing, {
+      readCurrent: false,
+    });
+    return { created: true, item };
+  }
+  const retime =
+    current.cron !== input.cron || current.timezone !== input.timezone || current.enabled !== input.enabled;
+  const item = await conditionalUpdate<ScheduleItem>(
+    ctx,
+    "putSchedule",
+    key,
+    (e) => {
+      const update = new Update(e).setAll(fields).set("revision", current.revision + 1);
+      if (input.queue !== undefined) update.set("queue", input.queue);
+      else update.remove("queue");
+      if (origin.declaredHash !== undefined) update.set("declaredHash", origin.declaredHash);
+      if (retime) {
+        if (input.firstRunAt !== undefined) update.set("nextRunAt", input.firstRunAt);
+        else update.remove("nextRunAt");
+      }
+      return { update, condition: revisionIs(current.revision) };
+    },
+    { readCurrent: false },
+  );
+  return { created: false, item };
 }
 
 /**
@@ -173,16 +167,20 @@ export async function deleteSchedule(
   ctx: StoreContext,
   name: string,
   source: ScheduleSource,
-): Promise<{ deleted: true } | { deleted: false; current: ScheduleItem | undefined }> {
-  try {
-    await conditionalDelete(ctx, "deleteSchedule", scheduleKey(name), attributeEquals("source", source));
-    return { deleted: true };
-  } catch (err) {
-    if (err instanceof StoreConflict)
-      return { deleted: false, current: err.current as ScheduleItem | undefined };
-    throw err;
-  }
+): Promise<DeleteScheduleResult> {
+  const write = conditionalDelete(
+    ctx,
+    "deleteSchedule",
+    scheduleKey(name),
+    attributeEquals("source", source),
+  );
+  return orOnConflict(
+    write.then((): DeleteScheduleResult => ({ deleted: true })),
+    (current: ScheduleItem | undefined): DeleteScheduleResult => ({ deleted: false, current }),
+  );
 }
+
+export type DeleteScheduleResult = { deleted: true } | { deleted: false; current: ScheduleItem | undefined };
 
 /**
  * advanceSchedule — moves a schedule past the fires a tick has enqueued.
@@ -232,21 +230,18 @@ export async function acquireLease(
 ): Promise<LeaseResult> {
   const now = ctx.clock.now();
   const leaseUntil = now + ttlMs;
-  try {
-    await conditionalUpdate(ctx, "acquireLease", leaseKey(name), (e) => ({
-      update: new Update(e).set("owner", owner).set("leaseUntil", leaseUntil),
-      condition: or(itemMissing, leaseExpired(now), leaseOwnedBy(owner)),
-    }));
-    return { held: true, leaseUntil };
-  } catch (err) {
-    if (!(err instanceof StoreConflict)) throw err;
-    const current = err.current as { owner?: string; leaseUntil?: number } | undefined;
-    return {
+  const write = conditionalUpdate(ctx, "acquireLease", leaseKey(name), (e) => ({
+    update: new Update(e).set("owner", owner).set("leaseUntil", leaseUntil),
+    condition: or(itemMissing, leaseExpired(now), leaseOwnedBy(owner)),
+  }));
+  return orOnConflict(
+    write.then((): LeaseResult => ({ held: true, leaseUntil })),
+    (current: { owner?: string; leaseUntil?: number } | undefined): LeaseResult => ({
       held: false,
       ...(current?.owner !== undefined ? { owner: current.owner } : {}),
       ...(current?.leaseUntil !== undefined ? { leaseUntil: current.leaseUntil } : {}),
-    };
-  }
+    }),
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { JobSeed } from "../store/lease-ops.ts";
+import type { JobSeed } from "../store/job-item.ts";
 
 /**
  * The SQS message body. It carries everything needed to build the job item, because the message is

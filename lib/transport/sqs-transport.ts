@@ -8,11 +8,9 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { MAX_NATIVE_DELAY_SECONDS } from "../job/schemas.ts";
+import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import type { JobMessage } from "./job-message.ts";
 
-/** SQS caps a message's visibility at 12 hours. */
-export const MAX_VISIBILITY_SECONDS = 12 * 3600;
 const SQS_BATCH = 10;
 
 export interface OutgoingJob {
@@ -187,5 +185,5 @@ function chunkForBatch(jobs: readonly OutgoingJob[]): (OutgoingJob & { body: str
 }
 
 function clampDelay(seconds: number): number {
-  return Math.max(0, Math.min(MAX_NATIVE_DELAY_SECONDS, Math.ceil(seconds)));
+  return Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.ceil(seconds)));
 }

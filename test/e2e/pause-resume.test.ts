@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalStack, startLocalStack } from "../../lib/local/stack.ts";
+import { app } from "../../app/index.ts";
+import { type LocalStack, startLocalStack } from "../../local/stack.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
@@ -16,6 +17,7 @@ const settledSince = (mark: number) => [...receives.inFlight].every((n) => n > m
 let stack: LocalStack;
 beforeAll(async () => {
   stack = await startLocalStack({
+    app,
     port: 0,
     autoTick: false,
     instrument: ({ sqs }) => {

@@ -1,12 +1,17 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
 import { Cleanup } from "../../lib/ops/cleanup.ts";
-import { QueueAdmin } from "../../lib/queue-control/queue-admin.ts";
+import { QueueAdmin } from "../../lib/ops/queue-admin.ts";
 import { retentionExpiry } from "../../lib/retention.ts";
 import { purgeJob } from "../../lib/store/cleanup-ops.ts";
+import { acquireUniqueLock, putJob, putPayload } from "../../lib/store/enqueue-ops.ts";
+import { finalize, redrive } from "../../lib/store/finalize-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { payloadKey, queueStateKey, uniqueKeyLock } from "../../lib/store/keys.ts";
+import { claim } from "../../lib/store/lease-ops.ts";
+import { coolDown, setQueueConfig } from "../../lib/store/queue-state.ts";
+import { getJob, listJobs } from "../../lib/store/read-ops.ts";
+import { ManualClock } from "../support/clock.ts";
 import { type Harness, harnessPerTest } from "../support/engine-harness.ts";
 import { finishedJob, queuedItem, runningJob, seedOf } from "../support/jobs.ts";
 
@@ -19,8 +24,8 @@ const DEAD_DAYS = 30;
 const harness = harnessPerTest();
 
 const getRaw = (h: Harness, key: { pk: string; sk: string }) =>
-  h.engine.store.ctx.doc
-    .send(new GetCommand({ TableName: h.engine.store.ctx.table, Key: key, ConsistentRead: true }))
+  h.engine.store.doc
+    .send(new GetCommand({ TableName: h.engine.store.table, Key: key, ConsistentRead: true }))
     .then((out) => out.Item);
 
 /** One job of each terminal status, finished now, with the TTLs the worker and API would set. */
@@ -34,7 +39,7 @@ async function finishedTrio(h: Harness, clock: ManualClock) {
   return { done, dead, cancelled };
 }
 
-const exists = async (h: Harness, job: JobItem) => (await h.engine.store.getJob(job.id)) !== undefined;
+const exists = async (h: Harness, job: JobItem) => (await getJob(h.engine.store, job.id)) !== undefined;
 
 describe("cleanup on dynalite", () => {
   it("purges each terminal status after its own retention", async () => {
@@ -43,7 +48,7 @@ describe("cleanup on dynalite", () => {
     const { done, dead, cancelled } = await finishedTrio(h, clock);
     // Jobs still in flight are never touched, however old.
     const queued = queuedItem(clock);
-    await h.engine.store.putJob(queued);
+    await putJob(h.engine.store, queued);
     const running = (await runningJob(h.engine.store, queuedItem(clock))).item;
     const cleanup = new Cleanup(h.engine, { sweepItemsPerRun: 1000 });
 
@@ -66,14 +71,14 @@ describe("cleanup on dynalite", () => {
     expect(await cleanup.run()).toMatchObject({ purgedDone: 0, purgedDead: 1, purgedCancelled: 1 });
     expect(await exists(h, dead)).toBe(false);
     expect(await exists(h, cancelled)).toBe(false);
-    expect((await h.engine.store.listJobs({ queue: "default", status: "dead", limit: 10 })).items).toEqual(
+    expect((await listJobs(h.engine.store, { queue: "default", status: "dead", limit: 10 })).items).toEqual(
       [],
     );
 
     clock.advance(365 * DAY_MS);
     expect(await cleanup.run()).toMatchObject({ purgedDone: 0, purgedDead: 0, purgedCancelled: 0 });
-    expect(await h.engine.store.getJob(queued.id)).toMatchObject({ status: "queued" });
-    expect(await h.engine.store.getJob(running.id)).toMatchObject({ status: "running" });
+    expect(await getJob(h.engine.store, queued.id)).toMatchObject({ status: "queued" });
+    expect(await getJob(h.engine.store, running.id)).toMatchObject({ status: "running" });
     expect(h.metrics.total("purged")).toBe(3);
   });
 
@@ -107,12 +112,12 @@ describe("cleanup on dynalite", () => {
     clock.advance((DEAD_DAYS + 1) * DAY_MS);
 
     // An operator retries one before the run: it left the dead index, the run can't see it.
-    await store.redrive(redriven, clock.now());
+    await redrive(store, redriven, clock.now());
     // The other is read as dead (what the run's index query returns), then redriven.
-    const stale = (await store.getJob(raced.id)) as JobItem;
-    await store.redrive(raced, clock.now());
-    expect(await purgeJob(store.ctx, stale)).toBe(false);
-    expect(await store.getJob(raced.id)).toMatchObject({ status: "scheduled", attempts: 0 });
+    const stale = (await getJob(store, raced.id)) as JobItem;
+    await redrive(store, raced, clock.now());
+    expect(await purgeJob(store, stale)).toBe(false);
+    expect(await getJob(store, raced.id)).toMatchObject({ status: "scheduled", attempts: 0 });
 
     expect(await new Cleanup(h.engine, { sweepItemsPerRun: 1000 }).run()).toMatchObject({
       purgedDead: 1,
@@ -120,10 +125,10 @@ describe("cleanup on dynalite", () => {
       purgedCancelled: 0,
     });
     expect(await exists(h, control)).toBe(false);
-    expect(await store.getJob(redriven.id)).toMatchObject({ status: "scheduled" });
-    expect(await store.getJob(raced.id)).toMatchObject({ status: "scheduled" });
+    expect(await getJob(store, redriven.id)).toMatchObject({ status: "scheduled" });
+    expect(await getJob(store, raced.id)).toMatchObject({ status: "scheduled" });
     // The condition, not luck: the same stale read still fails after the run.
-    expect(await purgeJob(store.ctx, stale)).toBe(false);
+    expect(await purgeJob(store, stale)).toBe(false);
   });
 
   it("purging a large-payload job also removes its payload item", async () => {
@@ -133,7 +138,7 @@ describe("cleanup on dynalite", () => {
     const big = { blob: "x".repeat(1000) };
     const enqueue = async () => {
       const { job } = await h.engine.producer.enqueue({ kind: "echo", payload: big });
-      const item = (await store.getJob(job.id)) as JobItem;
+      const item = (await getJob(store, job.id)) as JobItem;
       expect(item.payloadRef).toBe(true);
       expect(item.payload).toBeUndefined();
       expect(await getRaw(h, payloadKey(job.id))).toMatchObject({ payload: JSON.stringify(big) });
@@ -142,9 +147,10 @@ describe("cleanup on dynalite", () => {
     // Drive both through the store as the worker would: one to done (sweep), one to dead (index).
     const finish = async (item: JobItem, outcome: "done" | "dead") => {
       const token = `t-${item.id}`;
-      expect((await store.claim(seedOf(item), token, 60_000)).claimed).toBe(true);
+      expect((await claim(store, seedOf(item), token, 60_000)).claimed).toBe(true);
       const expiresAt = retentionExpiry(clock.now(), outcome === "done" ? DONE_DAYS : DEAD_DAYS);
-      const f = await store.finalize(
+      const f = await finalize(
+        store,
         item,
         token,
         outcome === "done" ? { outcome, result: "1", expiresAt } : { outcome, error: "boom", expiresAt },
@@ -160,7 +166,7 @@ describe("cleanup on dynalite", () => {
     const report = await new Cleanup(h.engine, { sweepItemsPerRun: 1000 }).run();
     expect(report).toMatchObject({ purgedDone: 1, purgedDead: 1, purgedExpired: 0 });
     for (const job of [done, dead]) {
-      expect(await store.getJob(job.id)).toBeUndefined();
+      expect(await getJob(store, job.id)).toBeUndefined();
       expect(await getRaw(h, payloadKey(job.id))).toBeUndefined();
     }
   });
@@ -170,11 +176,11 @@ describe("cleanup on dynalite", () => {
     const h = await harness.create({ clock });
     const { store } = h.engine;
     const nowSeconds = Math.floor(clock.now() / 1000);
-    await store.acquireUniqueLock("default", "old-key", "job-a", nowSeconds + 3600);
-    await store.acquireUniqueLock("default", "live-key", "job-b", nowSeconds + 30 * 86_400);
-    await store.putPayload("orphan-payload", '"big"', nowSeconds + 3600);
-    await store.setQueueConfig("default", { maxConcurrency: 5 });
-    await store.coolDown("default", clock.now() + 60_000);
+    await acquireUniqueLock(store, "default", "old-key", "job-a", nowSeconds + 3600);
+    await acquireUniqueLock(store, "default", "live-key", "job-b", nowSeconds + 30 * 86_400);
+    await putPayload(store, "orphan-payload", '"big"', nowSeconds + 3600);
+    await setQueueConfig(store, "default", { maxConcurrency: 5 });
+    await coolDown(store, "default", clock.now() + 60_000);
 
     const cleanup = new Cleanup(h.engine, { sweepItemsPerRun: 1000 });
     expect((await cleanup.run()).purgedExpired).toBe(0);
@@ -197,7 +203,7 @@ describe("cleanup on dynalite", () => {
     const h = await harness.create({ clock });
     const { done, dead, cancelled } = await finishedTrio(h, clock);
     const lock = uniqueKeyLock("default", "k");
-    await h.engine.store.acquireUniqueLock("default", "k", "job-x", Math.floor(clock.now() / 1000) + 60);
+    await acquireUniqueLock(h.engine.store, "default", "k", "job-x", Math.floor(clock.now() / 1000) + 60);
     clock.advance((DEAD_DAYS + 1) * DAY_MS);
 
     const nothing = { purgedDead: 0, purgedDone: 0, purgedCancelled: 0, purgedExpired: 0, swept: 0 };

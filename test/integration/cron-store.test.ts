@@ -3,16 +3,18 @@
  * on both DynamoDB emulators. Time is a ManualClock: leases expire by moving it, never by sleeping.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
-import { syncDeclaredSchedules } from "../../lib/cron/declared.ts";
-import type { ScheduleDeclaration } from "../../lib/cron/declared-schedules.ts";
-import { ScheduleInput, type ScheduleInputIn } from "../../lib/cron/schedule.ts";
+import type { ScheduleDeclaration } from "../../lib/app/schedule-declaration.ts";
+import { ScheduleInput, type ScheduleInputIn, scheduleWrite } from "../../lib/cron/schedule.ts";
+import { syncDeclaredSchedules } from "../../lib/ops/sync-schedules.ts";
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
 import * as ops from "../../lib/store/schedule-ops.ts";
+import { ManualClock } from "../support/clock.ts";
 import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
-const input = (raw: ScheduleInputIn) => ScheduleInput.parse(raw);
+/** Parsed settings with their first fire after the store's now, as the API and the sync write them. */
+const input = (ctx: StoreContext, raw: ScheduleInputIn) =>
+  scheduleWrite(ScheduleInput.parse(raw), ctx.clock.now());
 
 describe.each(dynamoBackends)("cron store operations on $name", (factory) => {
   let backend: DynamoBackend;
@@ -52,7 +54,7 @@ describe.each(dynamoBackends)("cron store operations on $name", (factory) => {
 
   it("put, re-time, advance (a second runner loses) and delete by source", async () => {
     const { ctx, clock } = await fresh();
-    const first = await ops.putSchedule(ctx, "s", input({ cron: "*/5 * * * *", kind: "echo" }), {
+    const first = await ops.putSchedule(ctx, "s", input(ctx, { cron: "*/5 * * * *", kind: "echo" }), {
       source: "api",
     });
     expect(first).toMatchObject({ created: true, item: { nextRunAt: T0 + 300_000, revision: 1 } });
@@ -60,18 +62,23 @@ describe.each(dynamoBackends)("cron store operations on $name", (factory) => {
     expect(await ops.advanceSchedule(ctx, "s", T0 + 300_000, T0 + 600_000, T0 + 300_000)).toBe(false);
     // A payload edit keeps the advanced nextRunAt; a cron edit re-times from now.
     clock.advance(1_000);
-    const edited = await ops.putSchedule(ctx, "s", input({ cron: "*/5 * * * *", kind: "echo", payload: 1 }), {
-      source: "api",
-    });
+    const edited = await ops.putSchedule(
+      ctx,
+      "s",
+      input(ctx, { cron: "*/5 * * * *", kind: "echo", payload: 1 }),
+      {
+        source: "api",
+      },
+    );
     expect(edited.item).toMatchObject({ nextRunAt: T0 + 600_000, lastRunAt: T0 + 300_000, revision: 2 });
-    const retimed = await ops.putSchedule(ctx, "s", input({ cron: "0 * * * *", kind: "echo" }), {
+    const retimed = await ops.putSchedule(ctx, "s", input(ctx, { cron: "0 * * * *", kind: "echo" }), {
       source: "api",
     });
     expect(retimed.item.nextRunAt).toBe(T0 + 3_600_000);
     const disabled = await ops.putSchedule(
       ctx,
       "s",
-      input({ cron: "0 * * * *", kind: "echo", enabled: false }),
+      input(ctx, { cron: "0 * * * *", kind: "echo", enabled: false }),
       {
         source: "api",
       },
@@ -91,8 +98,8 @@ describe.each(dynamoBackends)("cron store operations on $name", (factory) => {
     const { ctx } = await fresh();
     const a: ScheduleDeclaration = { name: "a", cron: "0 * * * *", kind: "echo" };
     const b: ScheduleDeclaration = { name: "b", cron: "0 0 * * *", kind: "echo" };
-    await ops.putSchedule(ctx, "mine", input({ cron: "* * * * *", kind: "echo" }), { source: "api" });
-    await ops.putSchedule(ctx, "taken", input({ cron: "* * * * *", kind: "echo" }), { source: "api" });
+    await ops.putSchedule(ctx, "mine", input(ctx, { cron: "* * * * *", kind: "echo" }), { source: "api" });
+    await ops.putSchedule(ctx, "taken", input(ctx, { cron: "* * * * *", kind: "echo" }), { source: "api" });
     const taken: ScheduleDeclaration = { name: "taken", cron: "0 * * * *", kind: "fail" };
     expect(await syncDeclaredSchedules(ctx, [a, b, taken], T0)).toEqual({
       created: 2,
@@ -102,7 +109,7 @@ describe.each(dynamoBackends)("cron store operations on $name", (factory) => {
       skipped: 1,
     });
     // An operator disables "a" through the API: a sync with the same declarations leaves it so.
-    await ops.putSchedule(ctx, "a", input({ cron: "0 * * * *", kind: "echo", enabled: false }), {
+    await ops.putSchedule(ctx, "a", input(ctx, { cron: "0 * * * *", kind: "echo", enabled: false }), {
       source: "api",
     });
     expect(await syncDeclaredSchedules(ctx, [a, b], T0)).toMatchObject({

@@ -10,20 +10,23 @@ import httpRouterHandler from "@middy/http-router";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { errorResponder, type HttpEvent, type HttpResult } from "../../lib/api/http.ts";
 import { scheduleRoutes } from "../../lib/api/schedule-routes.ts";
-import { ManualClock } from "../../lib/clock.ts";
-import { runCronTick } from "../../lib/cron/cron-tick.ts";
-import { syncDeclaredSchedules } from "../../lib/cron/declared.ts";
-import type { ScheduleDeclaration } from "../../lib/cron/declared-schedules.ts";
-import { ScheduleInput, type ScheduleInputIn } from "../../lib/cron/schedule.ts";
-import { type Emulators, sqsClient, startEmulators } from "../../lib/local/emulators.ts";
+import type { ScheduleDeclaration } from "../../lib/app/schedule-declaration.ts";
+import { ScheduleInput, type ScheduleInputIn, scheduleWrite } from "../../lib/cron/schedule.ts";
 import { silentLog } from "../../lib/observability/log.ts";
+import { runCronTick } from "../../lib/ops/cron-tick.ts";
+import { syncDeclaredSchedules } from "../../lib/ops/sync-schedules.ts";
+import type { StoreContext } from "../../lib/store/context.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import * as ops from "../../lib/store/schedule-ops.ts";
+import { type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
+import { ManualClock } from "../support/clock.ts";
 import { createHarness, type Harness } from "../support/engine-harness.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const TICK = 60_000;
-const input = (raw: ScheduleInputIn) => ScheduleInput.parse(raw);
+/** Parsed settings with their first fire after the store's now, as the API and the sync write them. */
+const input = (ctx: StoreContext, raw: ScheduleInputIn) =>
+  scheduleWrite(ScheduleInput.parse(raw), ctx.clock.now());
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe("cron ticks and routes on fauxqs + dynalite", () => {
@@ -46,13 +49,13 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
     const { engine } = h;
     const tick = (owner = "runner-1") => runCronTick({ engine, owner, tickMs: TICK });
     const put = (name: string, raw: ScheduleInputIn) =>
-      ops.putSchedule(engine.store.ctx, name, input(raw), { source: "api" });
+      ops.putSchedule(engine.store, name, input(engine.store, raw), { source: "api" });
     return { clock, h, engine, tick, put };
   };
 
   /** Every job item in the table. */
   const jobs = async (harness: Harness): Promise<JobItem[]> => {
-    const { ctx } = harness.engine.store;
+    const ctx = harness.engine.store;
     const out = await ctx.doc.send(new ScanCommand({ TableName: ctx.table, ConsistentRead: true }));
     return ((out.Items ?? []) as JobItem[]).filter((i) => i.sk === "job").sort((x, y) => x.runAt - y.runAt);
   };
@@ -84,7 +87,7 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
     expect(found.map((j) => j.uniqueKey)).toEqual(times.map((t) => `cron:kolkata:${t}`));
     expect(found.map((j) => iso(j.runAt))).toEqual(times);
     expect(await messages(h)).toBe(4);
-    const s = await ops.getSchedule(h.engine.store.ctx, "kolkata");
+    const s = await ops.getSchedule(h.engine.store, "kolkata");
     expect(s).toMatchObject({
       nextRunAt: Date.parse("2026-01-02T04:00:00Z"),
       lastRunAt: Date.parse(times[3] as string),
@@ -96,7 +99,7 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
     clock.set(T0 - 1_000);
     await put("tens", { cron: "*/10 * * * * *", kind: "echo" });
     clock.set(T0);
-    const ctx = engine.store.ctx;
+    const ctx = engine.store;
     const first = await tick();
     expect(first).toMatchObject({ fired: 6, duplicates: 0 });
     expect(await tick()).toMatchObject({ leader: true, due: 0, fired: 0 });
@@ -146,10 +149,10 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
 
   it("a schedule that can't enqueue is reported and doesn't block the others", async () => {
     const { tick, put, engine, clock } = await setup();
-    const ctx = engine.store.ctx;
+    const ctx = engine.store;
     clock.set(T0 - 1_000);
     // Stored directly: the API would refuse the unknown kind, but a kind can be removed after the fact.
-    await ops.putSchedule(ctx, "ghost", input({ cron: "* * * * *", kind: "no-such-kind" }), {
+    await ops.putSchedule(ctx, "ghost", input(ctx, { cron: "* * * * *", kind: "no-such-kind" }), {
       source: "api",
     });
     await put("ok", { cron: "* * * * *", kind: "echo" });
@@ -169,7 +172,7 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
     const { tick, put, engine, clock } = await setup();
     await put("hourly", { cron: "0 * * * *", kind: "echo" });
     const calls: string[] = [];
-    engine.store.ctx.doc.middlewareStack.add(
+    engine.store.doc.middlewareStack.add(
       (next, context) => async (args) => {
         calls.push(context.commandName ?? "?");
         return next(args);
@@ -194,7 +197,7 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
   it("serves PUT, GET and DELETE /schedules with 4xx for client mistakes", async () => {
     const { engine } = await setup();
     const declared: ScheduleDeclaration[] = [{ name: "from-code", cron: "0 * * * *", kind: "echo" }];
-    await syncDeclaredSchedules(engine.store.ctx, declared);
+    await syncDeclaredSchedules(engine.store, declared);
     const api = middy<HttpEvent, HttpResult>()
       .use(errorResponder(silentLog))
       .handler(httpRouterHandler<HttpEvent, HttpResult>({ routes: scheduleRoutes(engine, declared) }));

@@ -2,9 +2,14 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { app } from "../../app/index.ts";
+import { parsePoolConfig, resolvePoolKinds } from "../../lib/app/pool-config.ts";
 import { systemClock } from "../../lib/clock.ts";
-import { buildEngine, type Engine } from "../../lib/engine.ts";
-import { registryWithPoolKinds } from "../../lib/kinds/registry.ts";
+import { buildEngine } from "../../lib/engine.ts";
+import type { Log } from "../../lib/observability/log.ts";
+import { MemoryMetrics } from "../../lib/observability/metrics.ts";
+import type { Engine } from "../../lib/services/engine-services.ts";
+import { getJob } from "../../lib/store/read-ops.ts";
 import {
   dynamoClient,
   type Emulators,
@@ -12,13 +17,11 @@ import {
   provisionTable,
   sqsClient,
   startEmulators,
-} from "../../lib/local/emulators.ts";
-import { startPoolProcess } from "../../lib/local/pool-process.ts";
-import type { Log } from "../../lib/observability/log.ts";
-import { MemoryMetrics } from "../../lib/observability/metrics.ts";
-import { parsePoolConfig, resolvePoolKinds } from "../../lib/pool/pool-kinds.ts";
-import { queues } from "../../lib/queues.ts";
+} from "../../local/emulators.ts";
+import { startPoolProcess } from "../../local/pool-process.ts";
 import { waitFor } from "../support/wait.ts";
+
+const { queues } = app;
 
 /**
  * The pool's real entry point (functions/pool/main.ts) in its own process, stopped with SIGTERM the
@@ -45,8 +48,10 @@ beforeAll(async () => {
   const config = join(mkdtempSync(join(tmpdir(), "skyforge-pool-")), "pool.json");
   writeFileSync(config, configText);
   poolEnv = { ...process.env, SKYFORGE_POOL_CONFIG: config };
-  const poolKinds = resolvePoolKinds(queues, parsePoolConfig(configText));
+  const poolKinds = resolvePoolKinds(queues, app.poolKinds, parsePoolConfig(configText));
   engine = buildEngine({
+    app,
+    poolKinds,
     dynamodb,
     sqs,
     table,
@@ -54,7 +59,6 @@ beforeAll(async () => {
     clock: systemClock,
     metrics: new MemoryMetrics(),
     log: { debug() {}, info() {}, warn() {}, error() {} },
-    registry: registryWithPoolKinds(poolKinds),
   });
 }, 60_000);
 afterAll(async () => {
@@ -83,16 +87,16 @@ describe("the pool process", () => {
     });
     const quick = await engine.producer.enqueue({ kind: "scripted", payload: { act: "sleep", ms: 1500 } });
     const stuck = await engine.producer.enqueue({ kind: "scripted", payload: { act: "hang" } });
-    const running = (id: string) => async () => (await engine.store.getJob(id))?.status === "running";
+    const running = (id: string) => async () => (await getJob(engine.store, id))?.status === "running";
     await waitFor(running(quick.job.id), "the quick job to run", 30_000);
     await waitFor(running(stuck.job.id), "the stuck job to run", 30_000);
 
     const code = await pool.stop();
     expect(code).toBe(0);
 
-    const finished = await engine.store.getJob(quick.job.id);
+    const finished = await getJob(engine.store, quick.job.id);
     expect(finished).toMatchObject({ status: "done", attempts: 1 });
-    const handedBack = await engine.store.getJob(stuck.job.id);
+    const handedBack = await getJob(engine.store, stuck.job.id);
     expect(handedBack).toMatchObject({ status: "queued", attempts: 0 });
     expect(handedBack?.leaseToken).toBeUndefined();
     // Visible again at once: the next task would receive it without waiting out any visibility.

@@ -3,7 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { retentionExpiry } from "../../lib/retention.ts";
+import { cancel } from "../../lib/store/finalize-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
+import { getQueueState, setQueueConfig } from "../../lib/store/queue-state.ts";
 import {
   alive,
   gone,
@@ -78,7 +80,7 @@ describe("PoolRunner: outcomes of a child's reply", () => {
     expect(queued.lastError).toBeUndefined();
     expect(h.metrics.total("dead")).toBe(0);
     expect(h.metrics.total("retried")).toBe(0);
-    const state = await h.engine.store.getQueueState(h.queue.name);
+    const state = await getQueueState(h.engine.store, h.queue.name);
     expect(state.cooldownUntil).toBeGreaterThanOrEqual(before + 1000);
   });
 });
@@ -145,7 +147,7 @@ describe("PoolRunner: a child that breaks the protocol is killed", () => {
     const first = await warmPid(h);
     const id = await h.enqueue({ act: "hang" });
     await h.settled(id, "running");
-    const requested = await h.engine.store.cancel(id, retentionExpiry(Date.now(), 1));
+    const requested = await cancel(h.engine.store, id, retentionExpiry(Date.now(), 1));
     expect(requested).toMatchObject({ status: "running", cancelRequested: true });
     const cancelled = await h.settled(id, "cancelled");
     expect(cancelled.attempts).toBe(1);
@@ -331,17 +333,21 @@ describe("PoolRunner: drain at shutdown", () => {
 describe("PoolRunner: a paused queue", () => {
   it("receives nothing while paused, then runs the job once after resume", async () => {
     const h = await pool.create({ start: false });
-    await h.engine.store.setQueueConfig(h.queue.name, { paused: true });
+    await setQueueConfig(h.engine.store, h.queue.name, { paused: true });
     const id = await h.enqueue({ act: "ok" });
-    const reads = vi.spyOn(h.engine.store, "getQueueState");
+    const sends = vi.spyOn(h.engine.store.doc, "send");
+    const pauseChecks = () =>
+      sends.mock.calls.filter(([command]) =>
+        (command.input as { Key?: { pk?: string } }).Key?.pk?.startsWith("queue#"),
+      ).length;
     h.runner.start();
     // Three pause checks in a row means three loop turns without a receive.
-    await waitFor(async () => reads.mock.calls.length >= 3, "the pool to check the pause three times");
+    await waitFor(async () => pauseChecks() >= 3, "the pool to check the pause three times");
     expect((await h.job(id)).status).toBe("queued");
     const depth = await h.engine.transport.depth(h.queue.name);
     expect(depth).toMatchObject({ visible: 1, inFlight: 0 });
 
-    await h.engine.store.setQueueConfig(h.queue.name, { paused: false });
+    await setQueueConfig(h.engine.store, h.queue.name, { paused: false });
     const done = await h.settled(id, "done");
     expect(done.attempts).toBe(1);
     expect(h.metrics.total("duplicateDeliveries")).toBe(0);

@@ -5,13 +5,15 @@
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
-import { type RateLimitAnswer, RateLimiter } from "../../lib/rate-limit/rate-limiter.ts";
-import { type RateLimitScope, rateLimitScopes } from "../../lib/rate-limit/scopes.ts";
+import { app } from "../../app/index.ts";
+import type { RateLimitScope } from "../../lib/app/rate-limit-scope.ts";
+import type { RateLimitAnswer } from "../../lib/job/kind.ts";
+import { RateLimiter } from "../../lib/rate-limit/rate-limiter.ts";
 import { createStoreContext } from "../../lib/store/context.ts";
+import { ManualClock } from "../support/clock.ts";
 import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
 
-const partner = rateLimitScopes.find((s) => s.scope === "partner-api") as RateLimitScope;
+const partner = app.rateLimits.find((s) => s.scope === "partner-api") as RateLimitScope;
 /** A fractional emission interval (333.33 ms), where float and decimal arithmetic meet. */
 const thirds: RateLimitScope = { scope: "thirds", capacity: 3, refillPerSecond: 3 };
 const SCOPES = [partner, thirds];

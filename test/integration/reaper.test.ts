@@ -1,13 +1,17 @@
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
-import { type Emulators, sqsClient, startEmulators } from "../../lib/local/emulators.ts";
+import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
 import { PROMOTION_HOLD_MS, promotionHoldUntil } from "../../lib/ops/promote.ts";
 import { DEAD_LETTER_REASON, PROMOTION_HORIZON_MS, runReaper } from "../../lib/ops/reaper.ts";
-import type { QueueDeclaration } from "../../lib/queues.ts";
 import { retentionExpiry } from "../../lib/retention.ts";
+import { putJob } from "../../lib/store/enqueue-ops.ts";
+import { redrive } from "../../lib/store/finalize-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
+import { getJob, listJobs } from "../../lib/store/read-ops.ts";
+import { beginPromotion, deadLetter } from "../../lib/store/reaper-ops.ts";
 import { messageFromItem } from "../../lib/transport/message-from-item.ts";
+import { type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
+import { ManualClock } from "../support/clock.ts";
 import { createHarness, type Harness } from "../support/engine-harness.ts";
 import { finishedJob, queuedItem, runningJob, seedOf } from "../support/jobs.ts";
 
@@ -52,7 +56,7 @@ async function enqueueScheduled(h: Harness, delaySeconds: number): Promise<JobIt
     delaySeconds,
   });
   expect(job.status).toBe("scheduled");
-  return (await h.engine.store.getJob(job.id)) as JobItem;
+  return (await getJob(h.engine.store, job.id)) as JobItem;
 }
 
 const noReports = {
@@ -81,12 +85,12 @@ describe("reaper: promotion of scheduled jobs", () => {
     expect(await runReaper(h.engine)).toEqual(noReports);
     clock.advance(1200_000 - PROMOTION_HORIZON_MS - 1000); // due in 901 s: still beyond the horizon
     expect(await runReaper(h.engine)).toEqual(noReports);
-    expect((await h.engine.store.getJob(job.id))?.status).toBe("scheduled");
+    expect((await getJob(h.engine.store, job.id))?.status).toBe("scheduled");
     expect(await h.engine.transport.depth("default")).toMatchObject({ visible: 0, delayed: 0 });
 
     clock.advance(2000); // due in 899 s
     expect(await runReaper(h.engine)).toEqual({ ...noReports, promoted: 1 });
-    const queued = await h.engine.store.getJob(job.id);
+    const queued = await getJob(h.engine.store, job.id);
     expect(queued).toMatchObject({ status: "queued", runAt: job.runAt });
     expect(queued?.gsi1pk).toBeUndefined();
     expect(queued?.promotingUntil).toBeUndefined();
@@ -117,7 +121,7 @@ describe("reaper: promotion of scheduled jobs", () => {
 
     const records = await drainVisible(h);
     expect(records.map((r) => JSON.parse(r.body).id).sort()).toEqual(jobs.map((j) => j.id).sort());
-    for (const j of jobs) expect((await h.engine.store.getJob(j.id))?.status).toBe("queued");
+    for (const j of jobs) expect((await getJob(h.engine.store, j.id))?.status).toBe("queued");
     expect(h.metrics.total("promoted")).toBe(2);
   });
 
@@ -127,14 +131,15 @@ describe("reaper: promotion of scheduled jobs", () => {
     const job = await enqueueScheduled(h, 1200);
     clock.advance(1200_000);
     // A reaper takes the job and dies before sending.
-    const held = await h.engine.store.beginPromotion(
+    const held = await beginPromotion(
+      h.engine.store,
       job.id,
       job.runAt,
       promotionHoldUntil(job.runAt, clock.now()),
     );
     expect(held?.promotingUntil).toBe(clock.now() + PROMOTION_HOLD_MS);
     // Its hold also stops a second beginPromotion outright.
-    expect(await h.engine.store.beginPromotion(job.id, job.runAt, clock.now() + PROMOTION_HOLD_MS)).toBe(
+    expect(await beginPromotion(h.engine.store, job.id, job.runAt, clock.now() + PROMOTION_HOLD_MS)).toBe(
       undefined,
     );
 
@@ -149,7 +154,7 @@ describe("reaper: promotion of scheduled jobs", () => {
     const records = await drainVisible(h);
     expect(records).toHaveLength(1);
     expect(JSON.parse(records[0]?.body as string)).toMatchObject({ id: job.id, runAt: job.runAt });
-    expect((await h.engine.store.getJob(job.id))?.status).toBe("queued");
+    expect((await getJob(h.engine.store, job.id))?.status).toBe("queued");
   });
 
   it("the promoted job runs to done through the worker", async () => {
@@ -161,7 +166,7 @@ describe("reaper: promotion of scheduled jobs", () => {
     const event = await h.receive(10, 0);
     expect(event.Records).toHaveLength(1);
     expect(await h.worker(event)).toEqual({ batchItemFailures: [] });
-    expect(await h.engine.store.getJob(job.id)).toMatchObject({
+    expect(await getJob(h.engine.store, job.id)).toMatchObject({
       status: "done",
       attempts: 1,
       claimedFrom: "queued",
@@ -183,7 +188,7 @@ describe("reaper: promotion of scheduled jobs", () => {
     clock.advance(60_000);
     const now = clock.now();
     // The operator's redrive moves the job, then its process dies before sendPromoted.
-    const moved = await h.engine.store.redrive(dead, promotionHoldUntil(now, now));
+    const moved = await redrive(h.engine.store, dead, promotionHoldUntil(now, now));
     expect(moved).toMatchObject({ status: "scheduled", runAt: now, attempts: 0 });
 
     expect(await runReaper(h.engine)).toEqual({ ...noReports, promotionsSkipped: 1 });
@@ -195,7 +200,7 @@ describe("reaper: promotion of scheduled jobs", () => {
     const event = await h.receive(10, 0);
     expect(event.Records).toHaveLength(1);
     expect(await h.worker(event)).toEqual({ batchItemFailures: [] });
-    expect(await h.engine.store.getJob(dead.id)).toMatchObject({
+    expect(await getJob(h.engine.store, dead.id)).toMatchObject({
       status: "done",
       attempts: 1,
       result: JSON.stringify({ again: true }),
@@ -217,14 +222,14 @@ describe("reaper: dead-letter queue drain", () => {
     const ghost = queuedItem(clock, { id: "ghost-job" });
     // (b) a queued job whose deliveries all failed.
     const queued = queuedItem(clock);
-    await store.putJob(queued);
+    await putJob(store, queued);
     // (c) a job that finished anyway (a late duplicate of its message).
     const done = await finishedJob(store, queuedItem(clock), "done", retentionExpiry(clock.now(), 7));
     // (d) a job a worker is running right now, under a live lease.
     const running = (await runningJob(store, queuedItem(clock), 60_000)).item;
     // (f) a job waiting out a retry's backoff: its real message is on its way, this copy is stale.
     const retrying = queuedItem(clock, { runAt: clock.now() + 600_000 });
-    await store.putJob(retrying);
+    await putJob(store, retrying);
     for (const item of [ghost, queued, done, running, retrying]) await toDlq(bodyOf(item));
     // (e) something that is not a skyforge job.
     await toDlq("hello from another system");
@@ -241,7 +246,7 @@ describe("reaper: dead-letter queue drain", () => {
 
     const deadExpiry = retentionExpiry(clock.now(), 30);
     for (const id of [ghost.id, queued.id]) {
-      expect(await store.getJob(id)).toMatchObject({
+      expect(await getJob(store, id)).toMatchObject({
         status: "dead",
         lastError: DEAD_LETTER_REASON,
         finishedAt: clock.now(),
@@ -250,13 +255,13 @@ describe("reaper: dead-letter queue drain", () => {
       });
     }
     // The ghost was built from its message.
-    expect(await store.getJob(ghost.id)).toMatchObject({ kind: "echo", payload: ghost.payload });
-    const listed = await store.listJobs({ queue: "default", status: "dead", limit: 10 });
+    expect(await getJob(store, ghost.id)).toMatchObject({ kind: "echo", payload: ghost.payload });
+    const listed = await listJobs(store, { queue: "default", status: "dead", limit: 10 });
     expect(listed.items.map((i) => i.id).sort()).toEqual([ghost.id, queued.id].sort());
 
-    expect(await store.getJob(done.id)).toMatchObject({ status: "done", result: done.result });
-    expect(await store.getJob(retrying.id)).toMatchObject({ status: "queued", runAt: retrying.runAt });
-    expect(await store.getJob(running.id)).toMatchObject({
+    expect(await getJob(store, done.id)).toMatchObject({ status: "done", result: done.result });
+    expect(await getJob(store, retrying.id)).toMatchObject({ status: "queued", runAt: retrying.runAt });
+    expect(await getJob(store, running.id)).toMatchObject({
       status: "running",
       leaseToken: running.leaseToken,
       leaseUntil: running.leaseUntil,
@@ -280,11 +285,11 @@ describe("reaper: dead-letter queue drain", () => {
     const h = await create(clock);
     const running = (await runningJob(h.engine.store, queuedItem(clock), 60_000)).item;
     const seed = seedOf(running);
-    expect((await h.engine.store.deadLetter(seed, DEAD_LETTER_REASON, 0)).marked).toBe(false);
+    expect((await deadLetter(h.engine.store, seed, DEAD_LETTER_REASON, 0)).marked).toBe(false);
     clock.advance(60_001);
-    const result = await h.engine.store.deadLetter(seed, DEAD_LETTER_REASON, 0);
+    const result = await deadLetter(h.engine.store, seed, DEAD_LETTER_REASON, 0);
     expect(result.marked).toBe(true);
-    const item = await h.engine.store.getJob(running.id);
+    const item = await getJob(h.engine.store, running.id);
     expect(item).toMatchObject({ status: "dead", lastError: DEAD_LETTER_REASON, attempts: 1 });
     expect(item?.leaseToken).toBeUndefined();
   });
@@ -310,7 +315,7 @@ describe("reaper: dead-letter queue drain", () => {
 
     clock.advance(DAY_MS);
     expect(await runReaper(h.engine)).toEqual({ ...noReports, deadLettered: 1 });
-    expect(await h.engine.store.getJob(job.id)).toMatchObject({
+    expect(await getJob(h.engine.store, job.id)).toMatchObject({
       status: "dead",
       lastError: DEAD_LETTER_REASON,
       attempts: 0,

@@ -7,13 +7,25 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
-import { ClientError } from "../../lib/errors.ts";
+import { InvalidItemState, InvalidStoreInput, ItemNotFound, StoreError } from "../../lib/errors.ts";
+import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
+import {
+  acquireUniqueLock,
+  markQueued,
+  putJob,
+  putPayload,
+  releaseUniqueLock,
+  takeOverUniqueLock,
+} from "../../lib/store/enqueue-ops.ts";
 import type { Finalization } from "../../lib/store/finalize-ops.ts";
+import { cancel, finalize, redrive } from "../../lib/store/finalize-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
-import { JobStore } from "../../lib/store/job-store.ts";
 import { indexKeys, indexPartition, jobKey, shardOf, uniqueKeyLock } from "../../lib/store/keys.ts";
 import type { ClaimResult } from "../../lib/store/lease-ops.ts";
+import { claim, heartbeat } from "../../lib/store/lease-ops.ts";
+import { coolDown, getQueueState } from "../../lib/store/queue-state.ts";
+import { getJob, listJobs, loadPayload } from "../../lib/store/read-ops.ts";
+import { ManualClock } from "../support/clock.ts";
 import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
 import { queuedItem, seedOf } from "../support/jobs.ts";
 
@@ -77,14 +89,15 @@ function approximateItemBytes(item: Record<string, unknown>): number {
   return total;
 }
 
-async function clientErrorOf(p: Promise<unknown>): Promise<ClientError> {
+/** The store error an operation reports (the API maps these to codes; the store never does). */
+async function storeErrorOf(p: Promise<unknown>): Promise<StoreError> {
   try {
     await p;
   } catch (err) {
-    if (err instanceof ClientError) return err;
+    if (err instanceof StoreError) return err;
     throw err;
   }
-  throw new Error("expected a ClientError");
+  throw new Error("expected a StoreError");
 }
 
 describe.each(dynamoBackends)("store conformance on $name", (factory) => {
@@ -120,32 +133,32 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
   async function setup() {
     const table = await freshTable(client);
     const clock = new ManualClock();
-    const store = new JobStore(client, table, clock);
+    const store = createStoreContext(client, table, clock);
     return { table, clock, store };
   }
 
   /** A queued, due job that `token` has claimed. */
   async function runningJob(
-    store: JobStore,
+    store: StoreContext,
     clock: ManualClock,
     token = "t1",
     overrides: Partial<JobItem> = {},
   ) {
     const item = jobItem(clock, overrides);
-    expect(await store.putJob(item)).toEqual({ created: true });
-    const running = claimed(await store.claim(seedOf(item), token, LEASE_MS));
+    expect(await putJob(store, item)).toEqual({ created: true });
+    const running = claimed(await claim(store, seedOf(item), token, LEASE_MS));
     return { item, running };
   }
 
   async function listAll(
-    store: JobStore,
+    store: StoreContext,
     filter: { queue?: string; status?: JobItem["status"] },
     limit: number,
   ) {
     const pages: JobItem[][] = [];
     let cursor: string | undefined;
     for (let i = 0; i < 200; i++) {
-      const page = await store.listJobs({ ...filter, limit, ...(cursor ? { cursor } : {}) });
+      const page = await listJobs(store, { ...filter, limit, ...(cursor ? { cursor } : {}) });
       expect(page.items.length).toBeLessThanOrEqual(limit);
       pages.push(page.items);
       cursor = page.cursor;
@@ -160,23 +173,23 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("creates the item once; a second put with the same id reports the current item", async () => {
       const { store, clock } = await setup();
       const item = jobItem(clock);
-      expect(await store.putJob(item)).toEqual({ created: true });
-      expect(await store.getJob(item.id)).toEqual(item);
+      expect(await putJob(store, item)).toEqual({ created: true });
+      expect(await getJob(store, item.id)).toEqual(item);
 
-      const second = await store.putJob({
+      const second = await putJob(store, {
         ...item,
         payload: JSON.stringify({ other: true }),
         maxAttempts: 9,
       });
       expect(second).toEqual({ created: false, current: item });
-      expect(await store.getJob(item.id)).toEqual(item);
+      expect(await getJob(store, item.id)).toEqual(item);
     });
 
     it("a late enqueue write loses to a worker that already built the job from its message", async () => {
       const { store, clock } = await setup();
       const item = jobItem(clock);
-      const running = claimed(await store.claim(seedOf(item), "w", LEASE_MS));
-      const put = await store.putJob(item);
+      const running = claimed(await claim(store, seedOf(item), "w", LEASE_MS));
+      const put = await putJob(store, item);
       expect(put.created).toBe(false);
       if (put.created) return;
       expect(put.current).toEqual(running);
@@ -184,10 +197,10 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
   });
 
   describe("unique key lock", () => {
-    async function lockHolder(store: JobStore, uniqueKey: string): Promise<string | undefined> {
-      const out = await store.ctx.doc.send(
+    async function lockHolder(store: StoreContext, uniqueKey: string): Promise<string | undefined> {
+      const out = await store.doc.send(
         new GetCommand({
-          TableName: store.ctx.table,
+          TableName: store.table,
           Key: uniqueKeyLock(QUEUE, uniqueKey),
           ConsistentRead: true,
         }),
@@ -197,47 +210,47 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
 
     it("acquire, conflict names the holder, takeover only from the matching holder, release only by the owner", async () => {
       const { store, clock } = await setup();
-      expect(await store.acquireUniqueLock(QUEUE, "k", "job-a", TTL)).toEqual({ acquired: true });
+      expect(await acquireUniqueLock(store, QUEUE, "k", "job-a", TTL)).toEqual({ acquired: true });
 
-      const conflict = await store.acquireUniqueLock(QUEUE, "k", "job-b", TTL);
+      const conflict = await acquireUniqueLock(store, QUEUE, "k", "job-b", TTL);
       expect(conflict.acquired).toBe(false);
       if (conflict.acquired) return;
       expect(conflict.holder.jobId).toBe("job-a");
       expect(conflict.holder.createdAt).toBe(clock.now());
 
       // Same key on another queue is a different lock.
-      expect(await store.acquireUniqueLock("other", "k", "job-z", TTL)).toEqual({ acquired: true });
+      expect(await acquireUniqueLock(store, "other", "k", "job-z", TTL)).toEqual({ acquired: true });
 
       // Takeover naming the wrong previous holder fails and changes nothing.
-      expect(await store.takeOverUniqueLock(QUEUE, "k", "job-x", "job-b", TTL)).toBe(false);
+      expect(await takeOverUniqueLock(store, QUEUE, "k", "job-x", "job-b", TTL)).toBe(false);
       expect(await lockHolder(store, "k")).toBe("job-a");
       // Takeover of a lock that doesn't exist fails too.
-      expect(await store.takeOverUniqueLock(QUEUE, "nope", "job-a", "job-b", TTL)).toBe(false);
+      expect(await takeOverUniqueLock(store, QUEUE, "nope", "job-a", "job-b", TTL)).toBe(false);
       expect(await lockHolder(store, "nope")).toBeUndefined();
 
       clock.advance(1000);
-      expect(await store.takeOverUniqueLock(QUEUE, "k", "job-a", "job-b", TTL)).toBe(true);
+      expect(await takeOverUniqueLock(store, QUEUE, "k", "job-a", "job-b", TTL)).toBe(true);
       expect(await lockHolder(store, "k")).toBe("job-b");
       // A second taker that still thinks job-a holds it loses.
-      expect(await store.takeOverUniqueLock(QUEUE, "k", "job-a", "job-c", TTL)).toBe(false);
+      expect(await takeOverUniqueLock(store, QUEUE, "k", "job-a", "job-c", TTL)).toBe(false);
       expect(await lockHolder(store, "k")).toBe("job-b");
 
       // Release by a non-owner is a no-op.
-      await store.releaseUniqueLock(QUEUE, "k", "job-a");
+      await releaseUniqueLock(store, QUEUE, "k", "job-a");
       expect(await lockHolder(store, "k")).toBe("job-b");
       // Release by the owner frees the key for the next job.
-      await store.releaseUniqueLock(QUEUE, "k", "job-b");
+      await releaseUniqueLock(store, QUEUE, "k", "job-b");
       expect(await lockHolder(store, "k")).toBeUndefined();
       // Releasing an absent lock is a no-op too.
-      await store.releaseUniqueLock(QUEUE, "k", "job-b");
-      expect(await store.acquireUniqueLock(QUEUE, "k", "job-c", TTL)).toEqual({ acquired: true });
+      await releaseUniqueLock(store, QUEUE, "k", "job-b");
+      expect(await acquireUniqueLock(store, QUEUE, "k", "job-c", TTL)).toEqual({ acquired: true });
       expect(await lockHolder(store, "k")).toBe("job-c");
     });
 
     it("of concurrent acquirers and concurrent takers, exactly one wins", async () => {
       const { store } = await setup();
       const acquires = await Promise.all(
-        ["a", "b", "c", "d"].map((id) => store.acquireUniqueLock(QUEUE, "race", `job-${id}`, TTL)),
+        ["a", "b", "c", "d"].map((id) => acquireUniqueLock(store, QUEUE, "race", `job-${id}`, TTL)),
       );
       const winners = acquires.flatMap((r, i) => (r.acquired ? [`job-${"abcd"[i]}`] : []));
       expect(winners).toHaveLength(1);
@@ -245,7 +258,7 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
 
       const takes = await Promise.all(
         ["x", "y", "z"].map((id) =>
-          store.takeOverUniqueLock(QUEUE, "race", winners[0] as string, `job-${id}`, TTL),
+          takeOverUniqueLock(store, QUEUE, "race", winners[0] as string, `job-${id}`, TTL),
         ),
       );
       expect(takes.filter(Boolean)).toHaveLength(1);
@@ -258,22 +271,22 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { store, clock } = await setup();
       const runAt = clock.now() + 3_600_000;
       const item = scheduledItem(clock, runAt);
-      await store.putJob(item);
+      await putJob(store, item);
 
-      expect(await store.markQueued(item.id, runAt + 1)).toBe(false);
-      expect((await store.getJob(item.id))?.status).toBe("scheduled");
+      expect(await markQueued(store, item.id, runAt + 1)).toBe(false);
+      expect((await getJob(store, item.id))?.status).toBe("scheduled");
 
-      expect(await store.markQueued(item.id, runAt)).toBe(true);
-      const queued = await store.getJob(item.id);
+      expect(await markQueued(store, item.id, runAt)).toBe(true);
+      const queued = await getJob(store, item.id);
       expect(queued?.status).toBe("queued");
       expect(queued?.runAt).toBe(runAt);
       expect(queued?.gsi1pk).toBeUndefined();
       expect(queued?.gsi1sk).toBeUndefined();
 
       // No longer scheduled: a second (duplicate reaper) call is a no-op.
-      expect(await store.markQueued(item.id, runAt)).toBe(false);
+      expect(await markQueued(store, item.id, runAt)).toBe(false);
       // A missing job is a no-op too.
-      expect(await store.markQueued("missing", runAt)).toBe(false);
+      expect(await markQueued(store, "missing", runAt)).toBe(false);
     });
 
     it("loses to a claim or a cancel that got there first", async () => {
@@ -281,14 +294,14 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const runAt = clock.now();
       const a = scheduledItem(clock, runAt);
       const b = scheduledItem(clock, runAt);
-      await store.putJob(a);
-      await store.putJob(b);
-      claimed(await store.claim(seedOf(a), "w", LEASE_MS));
-      await store.cancel(b.id, TTL);
-      expect(await store.markQueued(a.id, runAt)).toBe(false);
-      expect(await store.markQueued(b.id, runAt)).toBe(false);
-      expect((await store.getJob(a.id))?.status).toBe("running");
-      expect((await store.getJob(b.id))?.status).toBe("cancelled");
+      await putJob(store, a);
+      await putJob(store, b);
+      claimed(await claim(store, seedOf(a), "w", LEASE_MS));
+      await cancel(store, b.id, TTL);
+      expect(await markQueued(store, a.id, runAt)).toBe(false);
+      expect(await markQueued(store, b.id, runAt)).toBe(false);
+      expect((await getJob(store, a.id))?.status).toBe("running");
+      expect((await getJob(store, b.id))?.status).toBe("cancelled");
     });
   });
 
@@ -298,9 +311,9 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("takes a queued, due job: running, attempts 1, fresh lease, claimedFrom queued", async () => {
       const { store, clock } = await setup();
       const item = jobItem(clock);
-      await store.putJob(item);
+      await putJob(store, item);
       clock.advance(5);
-      const running = claimed(await store.claim(seedOf(item), "tok-1", LEASE_MS));
+      const running = claimed(await claim(store, seedOf(item), "tok-1", LEASE_MS));
       expect(running).toMatchObject({
         id: item.id,
         status: "running",
@@ -313,21 +326,21 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
         createdAt: item.createdAt,
         runAt: item.runAt,
       });
-      expect(await store.getJob(item.id)).toEqual(running);
+      expect(await getJob(store, item.id)).toEqual(running);
     });
 
     it("refuses a job that is not due yet, then takes it once runAt comes", async () => {
       const { store, clock } = await setup();
       const item = jobItem(clock, { runAt: clock.now() + 10_000 });
-      await store.putJob(item);
+      await putJob(store, item);
 
-      const early = await store.claim(seedOf(item), "t", LEASE_MS);
+      const early = await claim(store, seedOf(item), "t", LEASE_MS);
       expect(early.claimed).toBe(false);
       if (early.claimed) return;
       expect(early.current).toEqual(item);
 
       clock.advance(10_000); // runAt <= now
-      const due = claimed(await store.claim(seedOf(item), "t", LEASE_MS));
+      const due = claimed(await claim(store, seedOf(item), "t", LEASE_MS));
       expect(due).toMatchObject({ status: "running", attempts: 1, claimedFrom: "queued" });
     });
 
@@ -339,9 +352,9 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
         maxAttempts: 5,
         priority: "critical",
       });
-      expect(await store.getJob(item.id)).toBeUndefined();
+      expect(await getJob(store, item.id)).toBeUndefined();
 
-      const running = claimed(await store.claim(seedOf(item), "tok", LEASE_MS));
+      const running = claimed(await claim(store, seedOf(item), "tok", LEASE_MS));
       expect(running).toMatchObject({
         ...jobKey(item.id),
         id: item.id,
@@ -359,28 +372,28 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
         leaseToken: "tok",
         claimedFrom: "missing",
       });
-      expect(await store.getJob(item.id)).toEqual(running);
+      expect(await getJob(store, item.id)).toEqual(running);
     });
 
     it("builds a missing large-payload job with payloadRef instead of an inline payload", async () => {
       const { store, clock } = await setup();
       const item = jobItem(clock);
       const { payload: _inline, ...seed } = seedOf(item);
-      const running = claimed(await store.claim({ ...seed, payloadRef: true }, "tok", LEASE_MS));
+      const running = claimed(await claim(store, { ...seed, payloadRef: true }, "tok", LEASE_MS));
       expect(running.payloadRef).toBe(true);
       expect(running.payload).toBeUndefined();
       const big = JSON.stringify({ big: "y".repeat(1000) });
-      await store.putPayload(item.id, big, TTL);
-      expect(await store.loadPayload(running)).toBe(big);
+      await putPayload(store, item.id, big, TTL);
+      expect(await loadPayload(store, running)).toBe(big);
     });
 
     it("takes a scheduled job that is due and removes it from the scheduled index", async () => {
       const { store, clock } = await setup();
       const item = scheduledItem(clock, clock.now() + 60_000);
-      await store.putJob(item);
-      expect((await store.claim(seedOf(item), "t", LEASE_MS)).claimed).toBe(false);
+      await putJob(store, item);
+      expect((await claim(store, seedOf(item), "t", LEASE_MS)).claimed).toBe(false);
       clock.advance(60_000);
-      const running = claimed(await store.claim(seedOf(item), "t", LEASE_MS));
+      const running = claimed(await claim(store, seedOf(item), "t", LEASE_MS));
       expect(running).toMatchObject({ status: "running", claimedFrom: "scheduled", attempts: 1 });
       expect(running.gsi1pk).toBeUndefined();
       expect(running.gsi1sk).toBeUndefined();
@@ -391,9 +404,9 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("of concurrent claims of one queued job, exactly one wins", async () => {
       const { store, clock } = await setup();
       const item = jobItem(clock);
-      await store.putJob(item);
+      await putJob(store, item);
       const tokens = ["w1", "w2", "w3", "w4", "w5"];
-      const results = await Promise.all(tokens.map((t) => store.claim(seedOf(item), t, LEASE_MS)));
+      const results = await Promise.all(tokens.map((t) => claim(store, seedOf(item), t, LEASE_MS)));
       const wins = results.filter((r) => r.claimed);
       expect(wins).toHaveLength(1);
       const winner = claimed(wins[0] as ClaimResult);
@@ -403,36 +416,36 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
         expect(r.current?.status).toBe("running");
         expect(r.current?.leaseToken).toBe(winner.leaseToken);
       }
-      expect(await store.getJob(item.id)).toEqual(winner);
+      expect(await getJob(store, item.id)).toEqual(winner);
     });
 
     it("of concurrent claims of one missing job, exactly one builds it", async () => {
       const { store, clock } = await setup();
       const item = jobItem(clock);
-      const results = await Promise.all(["a", "b", "c"].map((t) => store.claim(seedOf(item), t, LEASE_MS)));
+      const results = await Promise.all(["a", "b", "c"].map((t) => claim(store, seedOf(item), t, LEASE_MS)));
       expect(results.filter((r) => r.claimed)).toHaveLength(1);
-      const stored = await store.getJob(item.id);
+      const stored = await getJob(store, item.id);
       expect(stored).toMatchObject({ attempts: 1, claimedFrom: "missing", status: "running" });
     });
 
     it("fails while the job runs under a live lease, even at the lease's last millisecond", async () => {
       const { store, clock } = await setup();
       const { item, running } = await runningJob(store, clock, "owner");
-      const dup = await store.claim(seedOf(item), "dup", LEASE_MS);
+      const dup = await claim(store, seedOf(item), "dup", LEASE_MS);
       expect(dup.claimed).toBe(false);
       if (dup.claimed) return;
       expect(dup.current).toEqual(running);
 
       clock.set(running.leaseUntil as number); // leaseUntil < now is still false
-      expect((await store.claim(seedOf(item), "dup", LEASE_MS)).claimed).toBe(false);
-      expect(await store.getJob(item.id)).toEqual(running);
+      expect((await claim(store, seedOf(item), "dup", LEASE_MS)).claimed).toBe(false);
+      expect(await getJob(store, item.id)).toEqual(running);
     });
 
     it("takes over after the lease expires: claimedFrom running, attempts 2, new token", async () => {
       const { store, clock } = await setup();
       const { item, running } = await runningJob(store, clock, "dead-worker");
       clock.set((running.leaseUntil as number) + 1);
-      const revived = claimed(await store.claim(seedOf(item), "rescuer", LEASE_MS));
+      const revived = claimed(await claim(store, seedOf(item), "rescuer", LEASE_MS));
       expect(revived).toMatchObject({
         status: "running",
         attempts: 2,
@@ -447,18 +460,18 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { item } = await runningJob(store, clock, "dead-worker");
       clock.advance(LEASE_MS + 1);
       const results = await Promise.all(
-        ["r1", "r2", "r3"].map((t) => store.claim(seedOf(item), t, LEASE_MS)),
+        ["r1", "r2", "r3"].map((t) => claim(store, seedOf(item), t, LEASE_MS)),
       );
       expect(results.filter((r) => r.claimed)).toHaveLength(1);
-      expect((await store.getJob(item.id))?.attempts).toBe(2);
+      expect((await getJob(store, item.id))?.attempts).toBe(2);
     });
 
     it("never runs a terminal job again (duplicate delivery)", async () => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
-      await store.finalize(item, "t", { outcome: "done", result: "1", expiresAt: TTL });
+      await finalize(store, item, "t", { outcome: "done", result: "1", expiresAt: TTL });
       clock.advance(10 * LEASE_MS);
-      const dup = await store.claim(seedOf(item), "dup", LEASE_MS);
+      const dup = await claim(store, seedOf(item), "dup", LEASE_MS);
       expect(dup.claimed).toBe(false);
       if (dup.claimed) return;
       expect(dup.current?.status).toBe("done");
@@ -473,17 +486,17 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { store, clock } = await setup();
       const { item, running } = await runningJob(store, clock, "t");
       clock.advance(LEASE_MS / 2);
-      const hb = await store.heartbeat(item.id, "t", LEASE_MS);
+      const hb = await heartbeat(store, item.id, "t", LEASE_MS);
       expect(hb).toEqual({ held: true, cancelRequested: false, leaseUntil: clock.now() + LEASE_MS });
-      expect((await store.getJob(item.id))?.leaseUntil).toBe(clock.now() + LEASE_MS);
+      expect((await getJob(store, item.id))?.leaseUntil).toBe(clock.now() + LEASE_MS);
 
       // Past the original lease, within the renewed one: no takeover.
       clock.set((running.leaseUntil as number) + 1);
-      expect((await store.claim(seedOf(item), "other", LEASE_MS)).claimed).toBe(false);
+      expect((await claim(store, seedOf(item), "other", LEASE_MS)).claimed).toBe(false);
 
-      const requested = await store.cancel(item.id, TTL);
+      const requested = await cancel(store, item.id, TTL);
       expect(requested).toMatchObject({ status: "running", cancelRequested: true });
-      const hb2 = await store.heartbeat(item.id, "t", LEASE_MS);
+      const hb2 = await heartbeat(store, item.id, "t", LEASE_MS);
       expect(hb2).toEqual({ held: true, cancelRequested: true, leaseUntil: clock.now() + LEASE_MS });
     });
 
@@ -491,19 +504,19 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "old");
       clock.advance(LEASE_MS + 1);
-      const revived = claimed(await store.claim(seedOf(item), "new", LEASE_MS));
+      const revived = claimed(await claim(store, seedOf(item), "new", LEASE_MS));
       clock.advance(1000);
-      expect(await store.heartbeat(item.id, "old", LEASE_MS)).toEqual({ held: false });
-      expect(await store.getJob(item.id)).toEqual(revived);
+      expect(await heartbeat(store, item.id, "old", LEASE_MS)).toEqual({ held: false });
+      expect(await getJob(store, item.id)).toEqual(revived);
     });
 
     it("reports held:false once the job left running, and for a missing job", async () => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
-      await store.finalize(item, "t", { outcome: "retry", runAt: clock.now() + 1000, error: "x" });
-      expect(await store.heartbeat(item.id, "t", LEASE_MS)).toEqual({ held: false });
-      expect(await store.heartbeat("missing", "t", LEASE_MS)).toEqual({ held: false });
-      expect(await store.getJob("missing")).toBeUndefined();
+      await finalize(store, item, "t", { outcome: "retry", runAt: clock.now() + 1000, error: "x" });
+      expect(await heartbeat(store, item.id, "t", LEASE_MS)).toEqual({ held: false });
+      expect(await heartbeat(store, "missing", "t", LEASE_MS)).toEqual({ held: false });
+      expect(await getJob(store, "missing")).toBeUndefined();
     });
   });
 
@@ -514,9 +527,9 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
       clock.advance(250);
-      const r = await store.finalize(item, "t", { outcome: "done", result: '{"ok":1}', expiresAt: TTL });
+      const r = await finalize(store, item, "t", { outcome: "done", result: '{"ok":1}', expiresAt: TTL });
       expect(r.finalized).toBe(true);
-      const done = await store.getJob(item.id);
+      const done = await getJob(store, item.id);
       expect(done).toMatchObject({
         status: "done",
         result: '{"ok":1}',
@@ -537,12 +550,12 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
         uniqueKey: "order-12345",
         timeoutSeconds: 300,
       });
-      const token = (await store.getJob(item.id))?.leaseToken as string;
+      const token = (await getJob(store, item.id))?.leaseToken as string;
       const before = capacity.length;
       // An echo-like handler: the result is as large as the payload.
-      const r = await store.finalize(item, token, { outcome: "done", result: payload, expiresAt: TTL });
+      const r = await finalize(store, item, token, { outcome: "done", result: payload, expiresAt: TTL });
       expect(r.finalized).toBe(true);
-      const done = (await store.getJob(item.id)) as JobItem;
+      const done = (await getJob(store, item.id)) as JobItem;
       const bytes = approximateItemBytes(done as unknown as Record<string, unknown>);
       expect(bytes).toBeGreaterThan(2 * 256);
       expect(bytes).toBeLessThan(1024);
@@ -558,17 +571,17 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
       const runAt = clock.now() + 5_000;
-      const r = await store.finalize(item, "t", { outcome: "retry", runAt, error: "boom" });
+      const r = await finalize(store, item, "t", { outcome: "retry", runAt, error: "boom" });
       expect(r.finalized).toBe(true);
-      const queued = await store.getJob(item.id);
+      const queued = await getJob(store, item.id);
       expect(queued).toMatchObject({ status: "queued", runAt, lastError: "boom", attempts: 1 });
       expect(queued?.leaseToken).toBeUndefined();
       expect(queued?.leaseUntil).toBeUndefined();
       expect(queued?.gsi1pk).toBeUndefined();
 
-      expect((await store.claim(seedOf(item), "t2", LEASE_MS)).claimed).toBe(false);
+      expect((await claim(store, seedOf(item), "t2", LEASE_MS)).claimed).toBe(false);
       clock.set(runAt);
-      expect(claimed(await store.claim(seedOf(item), "t2", LEASE_MS))).toMatchObject({
+      expect(claimed(await claim(store, seedOf(item), "t2", LEASE_MS))).toMatchObject({
         attempts: 2,
         claimedFrom: "queued",
         leaseToken: "t2",
@@ -579,9 +592,9 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
       const runAt = clock.now() + 24 * 3_600_000;
-      const r = await store.finalize(item, "t", { outcome: "reschedule", runAt, error: "later" });
+      const r = await finalize(store, item, "t", { outcome: "reschedule", runAt, error: "later" });
       expect(r.finalized).toBe(true);
-      const scheduled = await store.getJob(item.id);
+      const scheduled = await getJob(store, item.id);
       expect(scheduled).toMatchObject({
         status: "scheduled",
         runAt,
@@ -598,22 +611,22 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
       const runAt = clock.now() + 30_000;
-      const r = await store.finalize(item, "t", { outcome: "throttled", runAt, reason: "rate limited" });
+      const r = await finalize(store, item, "t", { outcome: "throttled", runAt, reason: "rate limited" });
       expect(r.finalized).toBe(true);
-      const queued = await store.getJob(item.id);
+      const queued = await getJob(store, item.id);
       expect(queued).toMatchObject({ status: "queued", runAt, attempts: 0 });
       expect(queued?.leaseToken).toBeUndefined();
       clock.set(runAt);
-      expect(claimed(await store.claim(seedOf(item), "t2", LEASE_MS)).attempts).toBe(1);
+      expect(claimed(await claim(store, seedOf(item), "t2", LEASE_MS)).attempts).toBe(1);
     });
 
     it("dead: lastError, TTL, in the dead index; listJobs(queue, dead) finds it", async () => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
       clock.advance(100);
-      const r = await store.finalize(item, "t", { outcome: "dead", error: "fatal", expiresAt: TTL });
+      const r = await finalize(store, item, "t", { outcome: "dead", error: "fatal", expiresAt: TTL });
       expect(r.finalized).toBe(true);
-      const dead = await store.getJob(item.id);
+      const dead = await getJob(store, item.id);
       expect(dead).toMatchObject({
         status: "dead",
         lastError: "fatal",
@@ -631,9 +644,9 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("cancelled: terminal with finishedAt, TTL and the reason", async () => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
-      const r = await store.finalize(item, "t", { outcome: "cancelled", expiresAt: TTL, error: "aborted" });
+      const r = await finalize(store, item, "t", { outcome: "cancelled", expiresAt: TTL, error: "aborted" });
       expect(r.finalized).toBe(true);
-      const cancelled = await store.getJob(item.id);
+      const cancelled = await getJob(store, item.id);
       expect(cancelled).toMatchObject({
         status: "cancelled",
         finishedAt: clock.now(),
@@ -641,7 +654,7 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
         lastError: "aborted",
       });
       expect(cancelled?.leaseToken).toBeUndefined();
-      expect((await store.claim(seedOf(item), "again", LEASE_MS)).claimed).toBe(false);
+      expect((await claim(store, seedOf(item), "again", LEASE_MS)).claimed).toBe(false);
     });
 
     const outcomes: [string, (now: number) => Finalization][] = [
@@ -659,24 +672,24 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
         const { store, clock } = await setup();
         const { item } = await runningJob(store, clock, "old");
         clock.advance(LEASE_MS + 1);
-        const revived = claimed(await store.claim(seedOf(item), "new", LEASE_MS));
-        const r = await store.finalize(item, "old", make(clock.now()));
+        const revived = claimed(await claim(store, seedOf(item), "new", LEASE_MS));
+        const r = await finalize(store, item, "old", make(clock.now()));
         expect(r).toEqual({ finalized: false, reason: "lease_lost", current: revived });
-        expect(await store.getJob(item.id)).toEqual(revived);
+        expect(await getJob(store, item.id)).toEqual(revived);
         // The new owner can still finish.
-        expect((await store.finalize(item, "new", make(clock.now()))).finalized).toBe(true);
+        expect((await finalize(store, item, "new", make(clock.now()))).finalized).toBe(true);
       },
     );
 
     it("lease_lost when the job no longer exists", async () => {
       const { store, clock } = await setup();
-      const r = await store.finalize({ id: "missing", queue: QUEUE }, "t", {
+      const r = await finalize(store, { id: "missing", queue: QUEUE }, "t", {
         outcome: "retry",
         runAt: clock.now(),
         error: "e",
       });
       expect(r).toEqual({ finalized: false, reason: "lease_lost", current: undefined });
-      expect(await store.getJob("missing")).toBeUndefined();
+      expect(await getJob(store, "missing")).toBeUndefined();
     });
 
     it.each(outcomes.filter(([n]) => n !== "done" && n !== "cancelled"))(
@@ -684,28 +697,28 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       async (_name, make) => {
         const { store, clock } = await setup();
         const { item } = await runningJob(store, clock, "t");
-        await store.cancel(item.id, TTL);
-        const before = await store.getJob(item.id);
-        const r = await store.finalize(item, "t", make(clock.now()));
+        await cancel(store, item.id, TTL);
+        const before = await getJob(store, item.id);
+        const r = await finalize(store, item, "t", make(clock.now()));
         expect(r.finalized).toBe(false);
         if (r.finalized) return;
         expect(r.reason).toBe("cancel_requested");
         expect(r.current).toEqual(before);
-        expect(await store.getJob(item.id)).toEqual(before);
+        expect(await getJob(store, item.id)).toEqual(before);
 
-        const c = await store.finalize(item, "t", { outcome: "cancelled", expiresAt: TTL });
+        const c = await finalize(store, item, "t", { outcome: "cancelled", expiresAt: TTL });
         expect(c.finalized).toBe(true);
-        expect((await store.getJob(item.id))?.status).toBe("cancelled");
+        expect((await getJob(store, item.id))?.status).toBe("cancelled");
       },
     );
 
     it("done still wins when a cancel was requested during the run (done stays done)", async () => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
-      await store.cancel(item.id, TTL);
-      const r = await store.finalize(item, "t", { outcome: "done", result: "42", expiresAt: TTL });
+      await cancel(store, item.id, TTL);
+      const r = await finalize(store, item, "t", { outcome: "done", result: "42", expiresAt: TTL });
       expect(r.finalized).toBe(true);
-      expect((await store.getJob(item.id))?.status).toBe("done");
+      expect((await getJob(store, item.id))?.status).toBe("done");
     });
   });
 
@@ -715,21 +728,21 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("of a queued job cancels at once; a later claim fails; cancelling again is idempotent", async () => {
       const { store, clock } = await setup();
       const item = jobItem(clock);
-      await store.putJob(item);
+      await putJob(store, item);
       clock.advance(10);
-      const cancelled = await store.cancel(item.id, TTL);
+      const cancelled = await cancel(store, item.id, TTL);
       expect(cancelled).toMatchObject({ status: "cancelled", finishedAt: clock.now(), expiresAt: TTL });
-      expect(await store.getJob(item.id)).toEqual(cancelled);
-      expect((await store.claim(seedOf(item), "w", LEASE_MS)).claimed).toBe(false);
-      expect(await store.cancel(item.id, TTL)).toEqual(cancelled);
+      expect(await getJob(store, item.id)).toEqual(cancelled);
+      expect((await claim(store, seedOf(item), "w", LEASE_MS)).claimed).toBe(false);
+      expect(await cancel(store, item.id, TTL)).toEqual(cancelled);
     });
 
     it("of a scheduled job cancels it and removes it from the scheduled index", async () => {
       const { store, clock } = await setup();
       const item = scheduledItem(clock, clock.now() + 3_600_000);
-      await store.putJob(item);
+      await putJob(store, item);
       expect((await listAll(store, { queue: QUEUE, status: "scheduled" }, 10)).flat()).toHaveLength(1);
-      const cancelled = await store.cancel(item.id, TTL);
+      const cancelled = await cancel(store, item.id, TTL);
       expect(cancelled.status).toBe("cancelled");
       expect(cancelled.gsi1pk).toBeUndefined();
       expect(cancelled.gsi1sk).toBeUndefined();
@@ -739,34 +752,36 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("of a running job only requests the cancel", async () => {
       const { store, clock } = await setup();
       const { item, running } = await runningJob(store, clock, "t");
-      const requested = await store.cancel(item.id, TTL);
+      const requested = await cancel(store, item.id, TTL);
       expect(requested).toEqual({ ...running, cancelRequested: true });
-      expect(await store.getJob(item.id)).toEqual(requested);
+      expect(await getJob(store, item.id)).toEqual(requested);
     });
 
     it("of a missing job is not_found", async () => {
       const { store } = await setup();
-      const err = await clientErrorOf(store.cancel("nope", TTL));
-      expect(err.code).toBe("not_found");
-      expect(await store.getJob("nope")).toBeUndefined();
+      const err = await storeErrorOf(cancel(store, "nope", TTL));
+      expect(err).toBeInstanceOf(ItemNotFound);
+      expect(await getJob(store, "nope")).toBeUndefined();
     });
 
     it("arriving late on a done job is a conflict and the job stays done", async () => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
-      await store.finalize(item, "t", { outcome: "done", result: "1", expiresAt: TTL });
-      const done = await store.getJob(item.id);
-      const err = await clientErrorOf(store.cancel(item.id, TTL));
-      expect(err.code).toBe("conflict");
-      expect(await store.getJob(item.id)).toEqual(done);
+      await finalize(store, item, "t", { outcome: "done", result: "1", expiresAt: TTL });
+      const done = await getJob(store, item.id);
+      const err = await storeErrorOf(cancel(store, item.id, TTL));
+      expect(err).toBeInstanceOf(InvalidItemState);
+      // The error carries the job as it is, so the caller can answer without a second read.
+      expect((err as InvalidItemState).current).toEqual(done);
+      expect(await getJob(store, item.id)).toEqual(done);
     });
 
     it("of a dead job is a conflict", async () => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
-      await store.finalize(item, "t", { outcome: "dead", error: "x", expiresAt: TTL });
-      expect((await clientErrorOf(store.cancel(item.id, TTL))).code).toBe("conflict");
-      expect((await store.getJob(item.id))?.status).toBe("dead");
+      await finalize(store, item, "t", { outcome: "dead", error: "x", expiresAt: TTL });
+      expect(await storeErrorOf(cancel(store, item.id, TTL))).toBeInstanceOf(InvalidItemState);
+      expect((await getJob(store, item.id))?.status).toBe("dead");
     });
   });
 
@@ -776,9 +791,9 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("of a dead job: scheduled now, attempts 0, out of the dead index and into the scheduled one", async () => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
-      await store.finalize(item, "t", { outcome: "dead", error: "fatal", expiresAt: TTL });
+      await finalize(store, item, "t", { outcome: "dead", error: "fatal", expiresAt: TTL });
       clock.advance(60_000);
-      const redriven = await store.redrive(item, HOLD);
+      const redriven = await redrive(store, item, HOLD);
       expect(redriven).toMatchObject({
         status: "scheduled",
         attempts: 0,
@@ -796,13 +811,13 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       ] as const) {
         expect(redriven[gone]).toBeUndefined();
       }
-      expect(await store.getJob(item.id)).toEqual(redriven);
+      expect(await getJob(store, item.id)).toEqual(redriven);
       expect(
         (await listAll(store, { queue: QUEUE, status: "scheduled" }, 10)).flat().map((j) => j.id),
       ).toEqual([item.id]);
       expect((await listAll(store, { queue: QUEUE, status: "dead" }, 10)).flat()).toEqual([]);
       // It runs again from attempt 1.
-      expect(claimed(await store.claim(seedOf(item), "t2", LEASE_MS))).toMatchObject({
+      expect(claimed(await claim(store, seedOf(item), "t2", LEASE_MS))).toMatchObject({
         attempts: 1,
         claimedFrom: "scheduled",
       });
@@ -811,9 +826,9 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("of a cancelled job works too", async () => {
       const { store, clock } = await setup();
       const item = jobItem(clock);
-      await store.putJob(item);
-      await store.cancel(item.id, TTL);
-      const redriven = await store.redrive(item, HOLD);
+      await putJob(store, item);
+      await cancel(store, item.id, TTL);
+      const redriven = await redrive(store, item, HOLD);
       expect(redriven).toMatchObject({ status: "scheduled", attempts: 0 });
       expect(redriven.cancelRequested).toBeUndefined();
     });
@@ -821,19 +836,19 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("of a done, running or queued job is a conflict; of a missing one not_found", async () => {
       const { store, clock } = await setup();
       const { item: done } = await runningJob(store, clock, "t");
-      await store.finalize(done, "t", { outcome: "done", result: "1", expiresAt: TTL });
-      const doneBefore = await store.getJob(done.id);
-      expect((await clientErrorOf(store.redrive(done, HOLD))).code).toBe("conflict");
-      expect(await store.getJob(done.id)).toEqual(doneBefore);
+      await finalize(store, done, "t", { outcome: "done", result: "1", expiresAt: TTL });
+      const doneBefore = await getJob(store, done.id);
+      expect(await storeErrorOf(redrive(store, done, HOLD))).toBeInstanceOf(InvalidItemState);
+      expect(await getJob(store, done.id)).toEqual(doneBefore);
 
       const { item: running } = await runningJob(store, clock, "r");
-      expect((await clientErrorOf(store.redrive(running, HOLD))).code).toBe("conflict");
+      expect(await storeErrorOf(redrive(store, running, HOLD))).toBeInstanceOf(InvalidItemState);
       const queued = jobItem(clock);
-      await store.putJob(queued);
-      expect((await clientErrorOf(store.redrive(queued, HOLD))).code).toBe("conflict");
+      await putJob(store, queued);
+      expect(await storeErrorOf(redrive(store, queued, HOLD))).toBeInstanceOf(InvalidItemState);
 
-      expect((await clientErrorOf(store.redrive({ id: "missing", queue: QUEUE }, HOLD))).code).toBe(
-        "not_found",
+      expect(await storeErrorOf(redrive(store, { id: "missing", queue: QUEUE }, HOLD))).toBeInstanceOf(
+        ItemNotFound,
       );
     });
   });
@@ -844,15 +859,15 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("only ever extends the cooldown", async () => {
       const { store, clock } = await setup();
       const t0 = clock.now();
-      expect(await store.getQueueState(QUEUE)).toEqual({});
-      expect(await store.coolDown(QUEUE, t0 + 10_000)).toBe(true);
-      expect(await store.coolDown(QUEUE, t0 + 5_000)).toBe(false);
-      expect(await store.coolDown(QUEUE, t0 + 10_000)).toBe(false);
-      expect((await store.getQueueState(QUEUE)).cooldownUntil).toBe(t0 + 10_000);
-      expect(await store.coolDown(QUEUE, t0 + 20_000)).toBe(true);
-      expect((await store.getQueueState(QUEUE)).cooldownUntil).toBe(t0 + 20_000);
+      expect(await getQueueState(store, QUEUE)).toEqual({});
+      expect(await coolDown(store, QUEUE, t0 + 10_000)).toBe(true);
+      expect(await coolDown(store, QUEUE, t0 + 5_000)).toBe(false);
+      expect(await coolDown(store, QUEUE, t0 + 10_000)).toBe(false);
+      expect((await getQueueState(store, QUEUE)).cooldownUntil).toBe(t0 + 10_000);
+      expect(await coolDown(store, QUEUE, t0 + 20_000)).toBe(true);
+      expect((await getQueueState(store, QUEUE)).cooldownUntil).toBe(t0 + 20_000);
       // Queues are independent.
-      expect(await store.getQueueState("other")).toEqual({});
+      expect(await getQueueState(store, "other")).toEqual({});
     });
   });
 
@@ -867,7 +882,7 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
         scheduledItem(clock, base, { queue: "other" }),
         jobItem(clock), // queued: not indexed
       ];
-      for (const item of [...wanted, ...noise]) await store.putJob(item);
+      for (const item of [...wanted, ...noise]) await putJob(store, item);
       // The fixture really spreads over several shards.
       expect(new Set(wanted.map((j) => shardOf(j.id))).size).toBeGreaterThanOrEqual(3);
 
@@ -890,12 +905,12 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { store, clock, table } = await setup();
       const queued = Array.from({ length: 17 }, () => jobItem(clock));
       const otherQueue = Array.from({ length: 3 }, () => jobItem(clock, { queue: "other" }));
-      for (const item of [...queued, ...otherQueue]) await store.putJob(item);
+      for (const item of [...queued, ...otherQueue]) await putJob(store, item);
       // Filler the filter must skip: more than one 200-item scan page of done jobs.
       const filler = Array.from({ length: 230 }, () => ({ ...jobItem(clock), status: "done" as const }));
       for (let i = 0; i < filler.length; i += 25) {
         const chunk = filler.slice(i, i + 25);
-        const out = await store.ctx.doc.send(
+        const out = await store.doc.send(
           new BatchWriteCommand({
             RequestItems: { [table]: chunk.map((Item) => ({ PutRequest: { Item } })) },
           }),
@@ -917,10 +932,10 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
 
     it("rejects a cursor it did not issue", async () => {
       const { store } = await setup();
-      const err = await clientErrorOf(
-        store.listJobs({ status: "queued", limit: 5, cursor: "%%%not-base64-json" }),
+      const err = await storeErrorOf(
+        listJobs(store, { status: "queued", limit: 5, cursor: "%%%not-base64-json" }),
       );
-      expect(err.code).toBe("validation_error");
+      expect(err).toBeInstanceOf(InvalidStoreInput);
     });
   });
 });

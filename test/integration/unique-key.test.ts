@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
 import { ClientError } from "../../lib/errors.ts";
+import { acquireUniqueLock } from "../../lib/store/enqueue-ops.ts";
+import { cancel } from "../../lib/store/finalize-ops.ts";
+import { ManualClock } from "../support/clock.ts";
 import { harnessPerTest } from "../support/engine-harness.ts";
 
 const harness = harnessPerTest();
@@ -14,7 +16,7 @@ describe("uniqueKey dedupe through the producer", () => {
     const again = await h.engine.producer.enqueue(request);
     expect(again).toMatchObject({ duplicate: true, job: { id: first.job.id, status: "queued" } });
 
-    await h.engine.store.cancel(first.job.id, 0);
+    await cancel(h.engine.store, first.job.id, 0);
     const next = await h.engine.producer.enqueue(request);
     expect(next.duplicate).toBe(false);
     expect(next.job.id).not.toBe(first.job.id);
@@ -25,7 +27,7 @@ describe("uniqueKey dedupe through the producer", () => {
     const h = await harness.create({ clock });
     // An enqueue that sent a 10-minute delayed message, then died before writing its item.
     const now = clock.now();
-    await h.engine.store.acquireUniqueLock("default", "k", "ghost", 0, now + 600_000);
+    await acquireUniqueLock(h.engine.store, "default", "k", "ghost", 0, now + 600_000);
 
     clock.advance(120_000);
     const early = h.engine.producer.enqueue({ kind: "echo", uniqueKey: "k" });

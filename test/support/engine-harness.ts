@@ -2,10 +2,14 @@ import { randomBytes } from "node:crypto";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import type { SQSEvent } from "aws-lambda";
 import { afterAll, afterEach, beforeAll } from "vitest";
+import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
 import type { Clock } from "../../lib/clock.ts";
-import { buildEngine, type Engine } from "../../lib/engine.ts";
+import { buildEngine } from "../../lib/engine.ts";
 import type { AnyKind } from "../../lib/job/kind.ts";
-import { buildRegistry, kinds as demoKinds } from "../../lib/kinds/registry.ts";
+import { silentLog } from "../../lib/observability/log.ts";
+import { MemoryMetrics } from "../../lib/observability/metrics.ts";
+import { createWorker } from "../../lib/runtime/worker.ts";
+import type { Engine } from "../../lib/services/engine-services.ts";
 import {
   dynamoClient,
   type Emulators,
@@ -14,12 +18,9 @@ import {
   provisionTable,
   sqsClient,
   startEmulators,
-} from "../../lib/local/emulators.ts";
-import { EventSourcePoller, toSqsRecord } from "../../lib/local/event-source-poller.ts";
-import { silentLog } from "../../lib/observability/log.ts";
-import { MemoryMetrics } from "../../lib/observability/metrics.ts";
-import { queues as declaredQueues, type QueueDeclaration } from "../../lib/queues.ts";
-import { createWorker } from "../../lib/runtime/worker.ts";
+} from "../../local/emulators.ts";
+import { EventSourcePoller, toSqsRecord } from "../../local/event-source-poller.ts";
+import { defaultQueue, testApp } from "./test-app.ts";
 
 const TEST_QUEUE_ARN = "arn:aws:sqs:us-east-1:000000000000:test";
 
@@ -48,7 +49,7 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
   const suffix = randomBytes(4).toString("hex");
   const dynamodb = dynamoClient(emu.dynamodb.endpoint);
   const sqs = sqsClient(emu.sqs.endpoint);
-  const queue: QueueDeclaration = { ...(declaredQueues[0] as QueueDeclaration), ...options.queue };
+  const queue: QueueDeclaration = { ...defaultQueue, ...options.queue };
   const table = `jobs-${suffix}`;
   await provisionTable(dynamodb, table);
   const provisioned = await provisionQueues(
@@ -61,7 +62,10 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
   );
   const urls = provisioned.get(queue.name) as ProvisionedQueue;
   const metrics = new MemoryMetrics();
+  const app = testApp({ queues: [queue], kinds: [...testApp().kinds, ...(options.extraKinds ?? [])] });
   const engine = buildEngine({
+    app,
+    poolKinds: [],
     dynamodb,
     sqs,
     table,
@@ -70,8 +74,6 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
     clock: options.clock,
     metrics,
     log: silentLog,
-    queues: [queue],
-    registry: buildRegistry([...demoKinds, ...(options.extraKinds ?? [])]),
     ...(options.random ? { random: options.random } : {}),
   });
   const worker = createWorker(engine, { recordConcurrency: queue.recordConcurrency });

@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
 import type { Clock } from "../../lib/clock.ts";
-import type { JobItem } from "../../lib/store/job-item.ts";
-import type { JobStore } from "../../lib/store/job-store.ts";
+import type { StoreContext } from "../../lib/store/context.ts";
+import { putJob } from "../../lib/store/enqueue-ops.ts";
+import { cancel, finalize } from "../../lib/store/finalize-ops.ts";
+import type { JobItem, JobSeed } from "../../lib/store/job-item.ts";
 import { jobKey } from "../../lib/store/keys.ts";
-import type { JobSeed } from "../../lib/store/lease-ops.ts";
+import { claim } from "../../lib/store/lease-ops.ts";
 import { seedFromMessage } from "../../lib/transport/job-message.ts";
 import { messageFromItem } from "../../lib/transport/message-from-item.ts";
 
@@ -33,32 +35,33 @@ export const seedOf = (item: JobItem): JobSeed =>
 
 /** Writes the item and claims it: running under a fresh lease. */
 export async function runningJob(
-  store: JobStore,
+  store: StoreContext,
   item: JobItem,
   leaseMs = 60_000,
 ): Promise<{ item: JobItem; token: string }> {
-  const put = await store.putJob(item);
+  const put = await putJob(store, item);
   if (!put.created) throw new Error(`job ${item.id} already exists`);
   const token = randomBytes(12).toString("base64url");
-  const claimed = await store.claim(seedOf(item), token, leaseMs);
+  const claimed = await claim(store, seedOf(item), token, leaseMs);
   if (!claimed.claimed) throw new Error(`could not claim ${item.id}`);
   return { item: claimed.item, token };
 }
 
 /** Drives a fresh item through the store to a terminal status, the way the worker and API do. */
 export async function finishedJob(
-  store: JobStore,
+  store: StoreContext,
   item: JobItem,
   status: "done" | "dead" | "cancelled",
   expiresAt: number,
 ): Promise<JobItem> {
   if (status === "cancelled") {
-    const put = await store.putJob(item);
+    const put = await putJob(store, item);
     if (!put.created) throw new Error(`job ${item.id} already exists`);
-    return store.cancel(item.id, expiresAt);
+    return cancel(store, item.id, expiresAt);
   }
   const { token } = await runningJob(store, item);
-  const result = await store.finalize(
+  const result = await finalize(
+    store,
     item,
     token,
     status === "done"

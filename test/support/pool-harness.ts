@@ -2,9 +2,16 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { type Message, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, afterEach, beforeAll } from "vitest";
+import type { PoolKindSpec } from "../../lib/app/pool-kind.ts";
+import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
 import { systemClock } from "../../lib/clock.ts";
-import { buildEngine, type Engine } from "../../lib/engine.ts";
-import { registryWithPoolKinds } from "../../lib/kinds/registry.ts";
+import { buildEngine } from "../../lib/engine.ts";
+import type { Log } from "../../lib/observability/log.ts";
+import { MemoryMetrics } from "../../lib/observability/metrics.ts";
+import { type DrainReport, PoolRunner } from "../../lib/pool/pool-runner.ts";
+import type { Engine } from "../../lib/services/engine-services.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
+import { getJob } from "../../lib/store/read-ops.ts";
 import {
   dynamoClient,
   type Emulators,
@@ -13,13 +20,8 @@ import {
   provisionTable,
   sqsClient,
   startEmulators,
-} from "../../lib/local/emulators.ts";
-import type { Log } from "../../lib/observability/log.ts";
-import { MemoryMetrics } from "../../lib/observability/metrics.ts";
-import type { PoolKindSpec } from "../../lib/pool/pool-kinds.ts";
-import { type DrainReport, PoolRunner } from "../../lib/pool/pool-runner.ts";
-import { queues as declaredQueues, type QueueDeclaration } from "../../lib/queues.ts";
-import type { JobItem } from "../../lib/store/job-item.ts";
+} from "../../local/emulators.ts";
+import { testApp } from "./test-app.ts";
 import { waitFor } from "./wait.ts";
 
 /** The test child (test/fixtures/children/scripted.mjs): each payload's `act` says how to (mis)behave. */
@@ -101,7 +103,7 @@ export interface PoolHarness {
 }
 
 const poolQueue = (overrides: PoolHarnessOptions["queue"]): QueueDeclaration => ({
-  ...(declaredQueues.find((q) => q.name === "heavy") as QueueDeclaration),
+  ...(testApp().queues.find((q) => q.tier === "pool") as QueueDeclaration),
   // Visibility is 6× this: a message the pool holds never comes back on its own during a test.
   workerTimeoutSeconds: 60,
   // Short, so heartbeats (every third of it) run during the longer jobs.
@@ -138,6 +140,7 @@ export async function createPoolHarness(
   const metrics = new MemoryMetrics();
   const log = new CapturingLog();
   const engine = buildEngine({
+    app: testApp({ queues: [queue], kinds: [], poolKinds: [spec], schedules: [] }),
     dynamodb,
     sqs,
     table,
@@ -146,8 +149,6 @@ export async function createPoolHarness(
     clock: systemClock,
     metrics,
     log,
-    queues: [queue],
-    registry: registryWithPoolKinds([spec]),
   });
   const runner = new PoolRunner(engine, {
     kinds: [spec],
@@ -163,7 +164,7 @@ export async function createPoolHarness(
   if (options.start ?? true) runner.start();
   let stopped: Promise<DrainReport> | undefined;
   const job = async (id: string) => {
-    const item = await engine.store.getJob(id);
+    const item = await getJob(engine.store, id);
     if (!item) throw new Error(`job ${id} not found`);
     return item;
   };
@@ -183,7 +184,7 @@ export async function createPoolHarness(
     settled: (id, status, timeoutMs = 20_000) =>
       waitFor(
         async () => {
-          const item = await engine.store.getJob(id);
+          const item = await getJob(engine.store, id);
           return item?.status === status ? item : undefined;
         },
         `job ${id} to be ${status}`,

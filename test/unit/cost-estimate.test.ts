@@ -1,6 +1,11 @@
 import { describe, expect, test } from "vitest";
-import { estimateCost, type JobUsage, lambdaGbSeconds, sqsBilledRequests } from "../../lib/cost/estimate.ts";
-import { type Prices, prices } from "../../lib/cost/prices.ts";
+import {
+  estimateCost,
+  type JobUsage,
+  lambdaGbSeconds,
+  sqsBilledRequests,
+} from "../../bench/cost-estimate.ts";
+import { type Prices, prices } from "../../bench/prices.ts";
 
 const none: JobUsage = {
   sqsRequests: 0,

@@ -1,9 +1,12 @@
 import { describe, expect, test } from "vitest";
-import { fireRequest } from "../../lib/cron/cron-tick.ts";
-import { parseDeclaration } from "../../lib/cron/declared.ts";
-import { declaredSchedules } from "../../lib/cron/declared-schedules.ts";
+import { app } from "../../app/index.ts";
 import { type FirePlanInput, MISSED_COUNT_LIMIT, planFires } from "../../lib/cron/fire-plan.ts";
-import { fireTimesOf, nextFireAfter, ScheduleInput, type ScheduleItem } from "../../lib/cron/schedule.ts";
+import { fireTimesOf, nextFireAfter, ScheduleInput } from "../../lib/cron/schedule.ts";
+import { fireRequest } from "../../lib/ops/cron-tick.ts";
+import { parseDeclaration } from "../../lib/ops/sync-schedules.ts";
+import type { ScheduleItem } from "../../lib/store/schedule-item.ts";
+
+const declaredSchedules = app.schedules;
 
 const at = (iso: string) => Date.parse(iso);
 const isos = (ms: number[]) => ms.map((m) => new Date(m).toISOString());

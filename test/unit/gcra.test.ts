@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { type RateLimitScope, validateRateLimitScopes } from "../../lib/app/rate-limit-scope.ts";
 import { emissionInterval, gcraDecision, gcraLimit, TAT_SLACK_MS } from "../../lib/rate-limit/gcra.ts";
-import { type RateLimitScope, validateRateLimitScopes } from "../../lib/rate-limit/scopes.ts";
 
 const NOW = Date.parse("2026-01-01T00:00:00Z");
 const partner: RateLimitScope = { scope: "partner-api", capacity: 5, refillPerSecond: 2 };

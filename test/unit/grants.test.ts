@@ -1,6 +1,9 @@
 import { describe, expect, test } from "vitest";
+import { app } from "../../app/index.ts";
+import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
 import { type Grant, grantsFor, type ResourceRef, type Role } from "../../lib/infra/grants.ts";
-import { type QueueDeclaration, queues } from "../../lib/queues.ts";
+
+const { queues } = app;
 
 const roles: Role[] = ["enqueue", "api", "worker", "reaper", "cleanup", "cron", "pool"];
 const extra: QueueDeclaration = { ...(queues[0] as QueueDeclaration), name: "emails" };

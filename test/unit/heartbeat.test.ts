@@ -3,12 +3,12 @@ import { ChangeMessageVisibilityCommand, MessageNotInflight, SQSClient } from "@
 import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
+import type { AbortCause } from "../../lib/job/kind.ts";
 import type { Log } from "../../lib/observability/log.ts";
 import { Heartbeat } from "../../lib/runtime/heartbeat.ts";
-import type { AbortCause } from "../../lib/runtime/outcome.ts";
-import { JobStore } from "../../lib/store/job-store.ts";
+import { createStoreContext } from "../../lib/store/context.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
+import { ManualClock } from "../support/clock.ts";
 import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
 
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -28,7 +28,7 @@ beforeEach(() => {
   const log: Log = { debug() {}, info() {}, error() {}, warn: (m) => void warnings.push(m) };
   hb = new Heartbeat(
     { id: "J", queue: "default", token: "tok", receiptHandle: "rh-J", leaseMs: 60_000 },
-    new JobStore(newDynamoClient(), "jobs", clock),
+    createStoreContext(newDynamoClient(), "jobs", clock),
     new SqsTransport(newSqsClient(), queueUrls),
     (cause) => aborts.push(cause),
     log,

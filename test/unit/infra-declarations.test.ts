@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
+import { app } from "../../app/index.ts";
 import { API_ROUTE_KEYS } from "../../lib/api/route-keys.ts";
+import { type QueueDeclaration, tierOf, visibilityTimeoutSeconds } from "../../lib/app/queue-declaration.ts";
 import { gaugeMetrics } from "../../lib/observability/metric-names.ts";
-import { type QueueDeclaration, queues, tierOf, visibilityTimeoutSeconds } from "../../lib/queues.ts";
 import { type Declared, installFakeSst, type Loose } from "../support/fake-sst.ts";
+
+const { queues } = app;
 
 /**
  * What sst.config.ts and infra/ declare, evaluated against recording fakes of SST's globals: every
@@ -12,7 +15,7 @@ let fake: ReturnType<typeof installFakeSst> | undefined;
 afterEach(() => {
   fake?.uninstall();
   fake = undefined;
-  vi.doUnmock("../../lib/queues.ts");
+  vi.doUnmock("../../app/index.ts");
   vi.resetModules();
 });
 
@@ -91,9 +94,9 @@ describe("infra declares, per queue declaration", () => {
 
   test("adding a queue declaration adds its queue, DLQ, worker, alarms and dashboard row, with no other edit", async () => {
     const extra: QueueDeclaration = { ...(queues[0] as QueueDeclaration), name: "emails" };
-    vi.doMock("../../lib/queues.ts", async (original) => {
-      const real = await original<typeof import("../../lib/queues.ts")>();
-      return { ...real, queues: [...real.queues, extra] };
+    vi.doMock("../../app/index.ts", async (original) => {
+      const real = await original<typeof import("../../app/index.ts")>();
+      return { ...real, app: { ...real.app, queues: [...real.app.queues, extra] } };
     });
     const { fake } = await deploy();
     const names = fake.declared.map((d) => d.name);
@@ -281,9 +284,12 @@ describe("schedules, storage, pool and monitoring", () => {
   });
 
   test("an invalid declaration stops the deploy before any resource is declared", async () => {
-    vi.doMock("../../lib/queues.ts", async (original) => {
-      const real = await original<typeof import("../../lib/queues.ts")>();
-      return { ...real, queues: real.queues.map((q) => ({ ...q, maxConcurrency: 1 })) };
+    vi.doMock("../../app/index.ts", async (original) => {
+      const real = await original<typeof import("../../app/index.ts")>();
+      return {
+        ...real,
+        app: { ...real.app, queues: real.app.queues.map((q) => ({ ...q, maxConcurrency: 1 })) },
+      };
     });
     await expect(deploy()).rejects.toThrow(/maxConcurrency/);
     expect(fake?.declared).toEqual([]);

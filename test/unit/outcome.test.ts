@@ -1,9 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { RetryAfterError, ThrottledError, UnrecoverableError } from "../../lib/errors.ts";
-import { MAX_NATIVE_DELAY_SECONDS } from "../../lib/job/schemas.ts";
+import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../../lib/limits.ts";
 import { backoffSeconds } from "../../lib/runtime/backoff.ts";
 import { decideOutcome, MAX_RESULT_BYTES, type OutcomeInput } from "../../lib/runtime/outcome.ts";
-import { MAX_VISIBILITY_SECONDS } from "../../lib/transport/sqs-transport.ts";
 
 const backoff = { baseSeconds: 2, maxSeconds: 3600 };
 const input = (over: Partial<OutcomeInput> = {}): OutcomeInput => ({
@@ -86,7 +85,7 @@ describe("decideOutcome", () => {
   test("ThrottledError's delay is capped at SQS's native delay and floored at one second", () => {
     expect(decideOutcome({ ok: false, error: new ThrottledError(86_400) }, input())).toMatchObject({
       outcome: "throttled",
-      delaySeconds: MAX_NATIVE_DELAY_SECONDS,
+      delaySeconds: MAX_DELAY_SECONDS,
     });
     expect(decideOutcome({ ok: false, error: new ThrottledError(0.01) }, input())).toMatchObject({
       outcome: "throttled",

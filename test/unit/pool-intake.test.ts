@@ -1,8 +1,8 @@
 import { describe, expect, test } from "vitest";
+import type { PoolKindSpec } from "../../lib/app/pool-kind.ts";
 import { childEnvironment } from "../../lib/pool/child-environment.ts";
 import { Intake, type Waiting } from "../../lib/pool/intake.ts";
-import type { PoolKindSpec } from "../../lib/pool/pool-kinds.ts";
-import { RunningJobs } from "../../lib/runtime/running-jobs.ts";
+import { RunningJobs } from "../../lib/services/running-jobs.ts";
 
 const kind = (name: string, soft: number, hard: number, queue = "heavy"): PoolKindSpec => ({
   name,

@@ -1,12 +1,14 @@
 import { describe, expect, test } from "vitest";
+import { app } from "../../app/index.ts";
+import { PoolConfigError, parsePoolConfig, resolvePoolKinds } from "../../lib/app/pool-config.ts";
 import { ClientError } from "../../lib/errors.ts";
-import { buildRegistry } from "../../lib/kinds/registry.ts";
-import { PoolConfigError, parsePoolConfig, resolvePoolKinds } from "../../lib/pool/pool-kinds.ts";
 import { validateEnqueue } from "../../lib/producer/validate.ts";
-import { queues } from "../../lib/queues.ts";
+import { appRegistry } from "../support/test-app.ts";
+
+const { queues } = app;
 
 const resolve = (file: unknown) =>
-  resolvePoolKinds(queues, parsePoolConfig(JSON.stringify(file), "pool.json"));
+  resolvePoolKinds(queues, app.poolKinds, parsePoolConfig(JSON.stringify(file), "pool.json"));
 const problem = (fn: () => unknown) => {
   try {
     fn();
@@ -19,7 +21,7 @@ const problem = (fn: () => unknown) => {
 
 describe("pool kinds are data", () => {
   test("the declared kinds feed from the pool-tier queue with soft ≤ hard", () => {
-    const kinds = resolvePoolKinds(queues);
+    const kinds = resolvePoolKinds(queues, app.poolKinds);
     expect(kinds.map((k) => k.name)).toEqual(["py-digest", "node-digest"]);
     for (const k of kinds) {
       expect(k.queue).toBe("heavy");
@@ -86,7 +88,7 @@ describe("pool kinds are data", () => {
 });
 
 describe("producers route pool kinds to pool queues only", () => {
-  const registry = buildRegistry();
+  const registry = appRegistry();
   const refusal = (raw: unknown) => {
     try {
       validateEnqueue(raw, registry, queues);

@@ -8,19 +8,21 @@ import {
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
+import { app } from "../../app/index.ts";
 import { ClientError } from "../../lib/errors.ts";
 import { MAX_PAYLOAD_BYTES } from "../../lib/job/schemas.ts";
-import { buildRegistry } from "../../lib/kinds/registry.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import { Producer } from "../../lib/producer/enqueue.ts";
-import { queues } from "../../lib/queues.ts";
-import { JobStore } from "../../lib/store/job-store.ts";
+import { createStoreContext } from "../../lib/store/context.ts";
 import { jobKey, uniqueKeyLock } from "../../lib/store/keys.ts";
 import { JobMessage } from "../../lib/transport/job-message.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
+import { ManualClock } from "../support/clock.ts";
+import { appRegistry } from "../support/test-app.ts";
 import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
+
+const { queues } = app;
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
@@ -35,9 +37,9 @@ beforeEach(() => {
   clock = new ManualClock();
   metrics = new MemoryMetrics();
   producer = new Producer({
-    store: new JobStore(newDynamoClient(), "jobs", clock),
+    store: createStoreContext(newDynamoClient(), "jobs", clock),
     transport: new SqsTransport(newSqsClient(), queueUrls),
-    registry: buildRegistry(),
+    registry: appRegistry(),
     queues,
     clock,
     metrics,

@@ -8,22 +8,23 @@ import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { Context } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { app } from "../../app/index.ts";
 import type { HttpEvent } from "../../lib/api/http.ts";
 import { createApiHandler } from "../../lib/api/routes.ts";
-import { ManualClock } from "../../lib/clock.ts";
-import { buildEngine, type Engine } from "../../lib/engine.ts";
-import {
-  dynamoClient,
-  provisionTable,
-  type RunningEmulator,
-  startDynalite,
-} from "../../lib/local/emulators.ts";
+import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
+import { buildEngine } from "../../lib/engine.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
+import { QueueAdmin } from "../../lib/ops/queue-admin.ts";
 import { LambdaEventSourceControl } from "../../lib/queue-control/event-source-control.ts";
-import { QueueAdmin } from "../../lib/queue-control/queue-admin.ts";
-import { queues as declaredQueues, type QueueDeclaration } from "../../lib/queues.ts";
+import type { Engine } from "../../lib/services/engine-services.ts";
+import { getQueueState, setQueueConfig } from "../../lib/store/queue-state.ts";
+import { dynamoClient, provisionTable, type RunningEmulator, startDynalite } from "../../local/emulators.ts";
+import { ManualClock } from "../support/clock.ts";
+import { testApp } from "../support/test-app.ts";
 import { newSqsClient } from "./aws-mocks.ts";
+
+const declaredQueues = app.queues;
 
 /**
  * Queue controls against a real store (dynalite) with Lambda's event source mappings and SQS's
@@ -75,6 +76,7 @@ beforeEach(async () => {
     maxAttempts: 1,
   });
   engine = buildEngine({
+    app: testApp({ queues: [defaultQueue, poolQueue] }),
     dynamodb,
     sqs: newSqsClient(),
     table,
@@ -84,7 +86,6 @@ beforeEach(async () => {
     clock: new ManualClock(),
     metrics: new MemoryMetrics(),
     log: silentLog,
-    queues: [defaultQueue, poolQueue],
   });
   admin = new QueueAdmin(engine);
   // Depth: distinct numbers for the main queue and its DLQ.
@@ -124,7 +125,7 @@ describe("pause, resume and patch drive the event source mapping", () => {
     const seenByLambda: unknown[] = [];
     lambda.on(UpdateEventSourceMappingCommand).callsFake(async () => {
       // What the store held at the moment Lambda was called.
-      seenByLambda.push((await engine.store.getQueueState("default")).paused);
+      seenByLambda.push((await getQueueState(engine.store, "default")).paused);
       return { UUID: MAPPING, State: "Updating" };
     });
     const view = await admin.pause("default");
@@ -143,7 +144,7 @@ describe("pause, resume and patch drive the event source mapping", () => {
     expect(updates()).toEqual([
       { UUID: MAPPING, Enabled: true, ScalingConfig: { MaximumConcurrency: defaultQueue.maxConcurrency } },
     ]);
-    expect((await engine.store.getQueueState("default")).paused).toBe(false);
+    expect((await getQueueState(engine.store, "default")).paused).toBe(false);
   });
 
   test("patching maxConcurrency sets MaximumConcurrency and keeps Enabled as recorded", async () => {
@@ -165,7 +166,7 @@ describe("pause, resume and patch drive the event source mapping", () => {
     const boom = new Error("lambda is down");
     lambda.on(UpdateEventSourceMappingCommand).rejects(boom);
     await expect(admin.pause("default")).rejects.toThrow("lambda is down");
-    const state = await engine.store.getQueueState("default");
+    const state = await getQueueState(engine.store, "default");
     expect(state.paused).toBe(true);
     expect(updates()).toHaveLength(1);
   });
@@ -177,7 +178,7 @@ describe("pause, resume and patch drive the event source mapping", () => {
     await admin.patch("pool", { maxConcurrency: 20 });
     await admin.resume("pool");
     expect(lambda.calls()).toHaveLength(0);
-    expect(await engine.store.getQueueState("pool")).toMatchObject({ paused: false, maxConcurrency: 20 });
+    expect(await getQueueState(engine.store, "pool")).toMatchObject({ paused: false, maxConcurrency: 20 });
   });
 
   test("a pool-tier queue refuses maxConcurrency: its children's soft/hard capacity is the limit", async () => {
@@ -186,9 +187,9 @@ describe("pause, resume and patch drive the event source mapping", () => {
       code: "validation_error",
       issues: [{ path: "maxConcurrency", message: "not available on a pool-tier queue" }],
     });
-    expect(await engine.store.getQueueState("pool")).toEqual({});
+    expect(await getQueueState(engine.store, "pool")).toEqual({});
     await tiered.patch("pool", { backoff: { maxSeconds: 60 } });
-    expect(await engine.store.getQueueState("pool")).toMatchObject({ backoffMaxSeconds: 60 });
+    expect(await getQueueState(engine.store, "pool")).toMatchObject({ backoffMaxSeconds: 60 });
   });
 });
 
@@ -206,7 +207,7 @@ describe("repairEventSources", () => {
   });
 
   test("a different concurrency is repaired too", async () => {
-    await engine.store.setQueueConfig("default", { maxConcurrency: 25 });
+    await setQueueConfig(engine.store, "default", { maxConcurrency: 25 });
     expect(await admin.repairEventSources()).toBe(1);
     expect(updates()).toEqual([{ UUID: MAPPING, Enabled: true, ScalingConfig: { MaximumConcurrency: 25 } }]);
   });
@@ -214,7 +215,7 @@ describe("repairEventSources", () => {
   test.each(["Updating", "Disabling", "Enabling", "Creating"])(
     "a mapping mid-change (%s) is left alone",
     async (state) => {
-      await engine.store.setQueueConfig("default", { paused: true });
+      await setQueueConfig(engine.store, "default", { paused: true });
       lambda.on(GetEventSourceMappingCommand).resolves({
         UUID: MAPPING,
         State: state,
@@ -227,7 +228,7 @@ describe("repairEventSources", () => {
 
   test("a mapping that matches the intent is left alone", async () => {
     expect(await admin.repairEventSources()).toBe(0);
-    await engine.store.setQueueConfig("default", { paused: true, maxConcurrency: 30 });
+    await setQueueConfig(engine.store, "default", { paused: true, maxConcurrency: 30 });
     lambda.on(GetEventSourceMappingCommand).resolves({
       UUID: MAPPING,
       State: "Disabled",
@@ -284,7 +285,7 @@ describe("the HTTP queue routes", () => {
       });
     }
     expect(lambda.commandCalls(UpdateEventSourceMappingCommand)).toHaveLength(0);
-    expect(await engine.store.getQueueState("default")).toEqual({});
+    expect(await getQueueState(engine.store, "default")).toEqual({});
   });
 
   test("a missing body is a 400", async () => {
@@ -319,7 +320,7 @@ describe("the HTTP queue routes", () => {
     const under = await call("PATCH", "/queues/default", { backoff: { maxSeconds: 10 } });
     expect(under.status).toBe(400);
     expect(under.body.error.message).toBe("backoff.baseSeconds (30) must not exceed backoff.maxSeconds (10)");
-    expect((await engine.store.getQueueState("default")).backoffMaxSeconds).toBe(60);
+    expect((await getQueueState(engine.store, "default")).backoffMaxSeconds).toBe(60);
   });
 
   test("an unknown queue is 404 not_found on every route", async () => {

@@ -7,10 +7,11 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
+import { app } from "../../app/index.ts";
 import { RateLimiter } from "../../lib/rate-limit/rate-limiter.ts";
 import { createStoreContext } from "../../lib/store/context.ts";
 import { rateLimitKey } from "../../lib/store/keys.ts";
+import { ManualClock } from "../support/clock.ts";
 import { conditionalFailure, newDynamoClient } from "./aws-mocks.ts";
 
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -22,7 +23,10 @@ let limiter: RateLimiter;
 beforeEach(() => {
   ddb.reset();
   clock = new ManualClock();
-  limiter = new RateLimiter({ store: createStoreContext(newDynamoClient(), "jobs", clock) });
+  limiter = new RateLimiter({
+    store: createStoreContext(newDynamoClient(), "jobs", clock),
+    scopes: app.rateLimits,
+  });
 });
 
 const updates = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input as UpdateCommandInput);

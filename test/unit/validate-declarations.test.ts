@@ -1,16 +1,17 @@
 import { describe, expect, test } from "vitest";
+import { app } from "../../app/index.ts";
+import { defineApp } from "../../lib/app/define-app.ts";
+import { resolvePoolKinds } from "../../lib/app/pool-config.ts";
+import type { PoolKindSpec } from "../../lib/app/pool-kind.ts";
+import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
 import {
   assertValidDeclarations,
   DeclarationError,
   type Declarations,
-  declaredEverything,
   validateDeclarations,
-} from "../../lib/infra/validate-declarations.ts";
-import { kinds } from "../../lib/kinds/registry.ts";
-import { type PoolKindSpec, resolvePoolKinds } from "../../lib/pool/pool-kinds.ts";
-import { type QueueDeclaration, queues } from "../../lib/queues.ts";
+} from "../../lib/app/validate-app.ts";
 
-const real = declaredEverything();
+const real: Declarations = app;
 type Kind = Declarations["kinds"][number];
 
 /** The real declarations with one queue's fields changed. */
@@ -35,18 +36,30 @@ const defaultQueue = real.queues.find((q) => q.name === "default") as QueueDecla
 /** The problems found; exactly one each in most cases, so only the rule under test fired. */
 const problems = (d: Declarations) => validateDeclarations(d);
 
-describe("the real declarations", () => {
+describe("the app's declarations", () => {
   test("pass every rule", () => {
     expect(problems(real)).toEqual([]);
     expect(() => assertValidDeclarations(real)).not.toThrow();
   });
 
-  test("are the code's queues, Lambda kinds, pool kinds and schedules", () => {
-    expect(real.queues).toBe(queues);
-    expect(real.kinds.map((k) => k.name)).toEqual(kinds.map((k) => k.name));
-    // With no operator file, resolving changes nothing; the validator sees the same kinds.
-    expect(real.poolKinds).toEqual(resolvePoolKinds(queues));
+  test("with no operator file, resolving the pool kinds changes nothing", () => {
+    expect(resolvePoolKinds(app.queues, app.poolKinds)).toEqual(app.poolKinds);
     expect(real.schedules?.length).toBeGreaterThan(0);
+  });
+
+  test("defineApp refuses an app the validator refuses, listing every problem", () => {
+    const bad = { ...app, queues: app.queues.map((q) => ({ ...q, maxConcurrency: 1 })) };
+    expect(() => defineApp(bad)).toThrow(DeclarationError);
+    expect(() => defineApp(bad)).toThrow(/"default": maxConcurrency 1 is outside 2\.\.1000/);
+  });
+
+  test("a rate-limit scope with a bad name or capacity is refused", () => {
+    expect(
+      problems({ ...real, rateLimits: [{ scope: "Partner API", capacity: 5, refillPerSecond: 1 }] }),
+    ).toEqual([expect.stringMatching(/rate-limit scope "Partner API": name must match/)]);
+    expect(problems({ ...real, rateLimits: [{ scope: "p", capacity: 0, refillPerSecond: 1 }] })).toEqual([
+      expect.stringMatching(/capacity must be a positive integer/),
+    ]);
   });
 });
 

@@ -10,19 +10,22 @@ import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { z } from "zod";
-import { ManualClock } from "../../lib/clock.ts";
+import { app } from "../../app/index.ts";
 import { defineKind } from "../../lib/job/kind.ts";
-import { buildRegistry, kinds } from "../../lib/kinds/registry.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
-import { queues } from "../../lib/queues.ts";
+import { Producer } from "../../lib/producer/enqueue.ts";
 import { createWorker } from "../../lib/runtime/worker.ts";
+import { createStoreContext } from "../../lib/store/context.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
-import { JobStore } from "../../lib/store/job-store.ts";
 import { jobKey, queueStateKey } from "../../lib/store/keys.ts";
 import type { JobMessage } from "../../lib/transport/job-message.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
+import { ManualClock } from "../support/clock.ts";
+import { appRegistry } from "../support/test-app.ts";
 import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
+
+const { queues } = app;
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
@@ -51,17 +54,17 @@ beforeEach(() => {
   countedRuns = 0;
   clock = new ManualClock();
   metrics = new MemoryMetrics();
+  const services = {
+    store: createStoreContext(newDynamoClient(), "jobs", clock),
+    transport: new SqsTransport(newSqsClient(), queueUrls),
+    registry: appRegistry([counted]),
+    queues,
+    clock,
+    metrics,
+    log: silentLog,
+  };
   worker = createWorker(
-    {
-      store: new JobStore(newDynamoClient(), "jobs", clock),
-      transport: new SqsTransport(newSqsClient(), queueUrls),
-      registry: buildRegistry([...kinds, counted]),
-      queues,
-      clock,
-      metrics,
-      log: silentLog,
-      random: () => 0,
-    },
+    { ...services, producer: new Producer(services), random: () => 0 },
     { recordConcurrency: 4 },
   );
   // No cooldown on the queue.

@@ -1,0 +1,97 @@
+/**
+ * `npm run check:deps`: lib/'s layers point one way (docs/architecture.md §2). A module may import
+ * its own layer or a lower one; cycles are refused everywhere. Type-only imports count too.
+ */
+const layers = [
+  // 0 base
+  ["^lib/(clock|errors|limits|retention)\\.ts$", "^lib/job/status\\.ts$", "^lib/observability/(log|metric-names)\\.ts$"],
+  // 1 model: jobs, kinds, the app's declarations
+  ["^lib/job/", "^lib/app/"],
+  // 2 store
+  ["^lib/store/"],
+  // 3 transport
+  ["^lib/transport/"],
+  // 4 services
+  ["^lib/observability/metrics\\.ts$", "^lib/rate-limit/", "^lib/queue-control/", "^lib/cron/"],
+  // 5 the engine's service contract
+  ["^lib/services/"],
+  // 6 operations
+  ["^lib/producer/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
+  // 7 edges
+  ["^lib/api/", "^lib/infra/"],
+  // 8 the builder
+  ["^lib/engine\\.ts$"],
+];
+
+const upward = layers.flatMap((paths, rank) => {
+  const higher = layers.slice(rank + 1).flat();
+  if (higher.length === 0) return [];
+  return [
+    {
+      name: `layer-${rank}-imports-upward`,
+      comment: "lib/ imports point down only: this module reaches a higher layer",
+      severity: "error",
+      from: { path: paths },
+      to: { path: higher },
+    },
+  ];
+});
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      severity: "error",
+      from: { path: "^(lib|app|functions|local|bench|infra)/" },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
+    },
+    {
+      name: "no-cycles-in-lib",
+      comment: "lib/ has no import cycles at all, type-only ones included",
+      severity: "error",
+      from: { path: "^lib/" },
+      to: { path: "^lib/", circular: true },
+    },
+    {
+      name: "lib-in-layers",
+      comment: "every lib/ module belongs to a layer; add a new folder to the list above",
+      severity: "error",
+      from: { path: "^lib/", pathNot: layers.flat() },
+      to: {},
+    },
+    {
+      name: "lib-stays-engine",
+      comment: "lib/ never imports the app, the entry points, the local stack or the bench",
+      severity: "error",
+      from: { path: "^lib/" },
+      to: { path: "^(app|functions|local|bench|scripts|infra|test)/" },
+    },
+    {
+      name: "store-not-cron",
+      comment: "a schedule's next fire time is computed above the store",
+      severity: "error",
+      from: { path: "^lib/store/" },
+      to: { path: "^lib/cron/" },
+    },
+    {
+      name: "registry-not-pool",
+      severity: "error",
+      from: { path: "^lib/job/registry\\.ts$" },
+      to: { path: "^lib/pool/" },
+    },
+    {
+      name: "transport-not-store-ops",
+      comment: "the transport may use the store's data shapes, never an operation file",
+      severity: "error",
+      from: { path: "^lib/transport/" },
+      to: { path: "^lib/store/.*-ops\\.ts$" },
+    },
+    ...upward,
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "node_modules" },
+    moduleSystems: ["es6"],
+  },
+};

@@ -1,0 +1,28 @@
+import {
+  type KindBuilder,
+  kindBuilder,
+  type PoolKindBuilder,
+  poolKindBuilder,
+  type ScheduleBuilder,
+  scheduleBuilder,
+} from "../lib/app/define-app.ts";
+import type { kinds } from "./index.ts";
+import type { poolKinds } from "./pool-kinds.ts";
+import type { queues } from "./queues.ts";
+import type { rateLimits } from "./rate-limits.ts";
+
+/** This app's names, read lazily by the builders (type-only imports: no module cycle at run time). */
+interface ThisApp {
+  queues: typeof queues;
+  kinds: typeof kinds;
+  poolKinds: typeof poolKinds;
+  rateLimits: typeof rateLimits;
+}
+
+/*
+ * The builders bound to this app: a kind's queue, a schedule's kind and queue, `ctx.rateLimit(scope)`
+ * and `ctx.enqueue(kind, payload)` accept only names declared here, so a typo is a compile error.
+ */
+export const defineKind: KindBuilder<ThisApp> = kindBuilder<ThisApp>();
+export const definePoolKind: PoolKindBuilder<ThisApp> = poolKindBuilder<ThisApp>();
+export const defineSchedule: ScheduleBuilder<ThisApp> = scheduleBuilder<ThisApp>();

@@ -1,0 +1,17 @@
+import { defineApp } from "../lib/app/define-app.ts";
+import { poolKinds } from "./pool-kinds.ts";
+import { queues } from "./queues.ts";
+import { rateLimits } from "./rate-limits.ts";
+import { schedules } from "./schedules.ts";
+
+/** The app's job kinds. Adding one: a file in app/kinds/ and one line here. */
+export const kinds = [
+  (await import("./kinds/echo.ts")).echo,
+  (await import("./kinds/sleep.ts")).sleep,
+  (await import("./kinds/fail.ts")).fail,
+  (await import("./kinds/flaky.ts")).flaky,
+  (await import("./kinds/partner-call.ts")).partnerCall,
+] as const;
+
+/** Everything skyforge runs, in one value: functions, infra, the local stack and the benches read it. */
+export const app = defineApp({ queues, kinds, poolKinds, schedules, rateLimits });

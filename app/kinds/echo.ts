@@ -1,0 +1,12 @@
+import * as z from "zod";
+import { defineKind } from "../define.ts";
+
+/** The result is the payload. */
+export const echo = defineKind({
+  name: "echo",
+  payload: z.json(),
+  queue: "default",
+  maxAttempts: 3,
+  timeoutSeconds: 30,
+  handler: async (payload) => payload,
+});

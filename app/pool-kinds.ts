@@ -1,0 +1,11 @@
+import { definePoolKind } from "./define.ts";
+
+/**
+ * Heavy kinds run by warm child programs in the Fargate pool (any language; see children/ and the
+ * README's child protocol). Adding one is one entry here; an operator can add or override kinds
+ * without code through the JSON file named by SKYFORGE_POOL_CONFIG.
+ */
+export const poolKinds = [
+  definePoolKind({ name: "py-digest", argv: ["python3", "children/digest.py"] }),
+  definePoolKind({ name: "node-digest", argv: ["node", "children/digest.mjs"] }),
+] as const;

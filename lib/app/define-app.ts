@@ -1,0 +1,122 @@
+import type * as z from "zod";
+import type { AnyKind, FollowUpOptions, JobContextBase, KindDefinition, KindInput } from "../job/kind.ts";
+import type { EnqueueResult } from "../job/schemas.ts";
+import { type PoolKindDeclaration, type PoolKindSpec, poolKindSpec } from "./pool-kind.ts";
+import type { QueueDeclaration } from "./queue-declaration.ts";
+import type { RateLimitScope } from "./rate-limit-scope.ts";
+import type { ScheduleDeclaration } from "./schedule-declaration.ts";
+import { assertValidDeclarations } from "./validate-app.ts";
+
+/**
+ * Everything a deployer writes, as one value (docs/architecture.md §2). The engine, the functions,
+ * infra, the local stack and the benches all read it; lib/ never names what is in it.
+ */
+export interface App<
+  Q extends readonly QueueDeclaration[] = readonly QueueDeclaration[],
+  K extends readonly AnyKind[] = readonly AnyKind[],
+  P extends readonly PoolKindSpec[] = readonly PoolKindSpec[],
+  S extends readonly ScheduleDeclaration[] = readonly ScheduleDeclaration[],
+  R extends readonly RateLimitScope[] = readonly RateLimitScope[],
+> {
+  queues: Q;
+  kinds: K;
+  poolKinds: P;
+  schedules: S;
+  rateLimits: R;
+}
+
+/** The parts of an app its names come from; the builders below read them lazily, so kinds can refer to each other. */
+export interface AppNames {
+  queues: readonly QueueDeclaration[];
+  kinds: readonly AnyKind[];
+  poolKinds: readonly PoolKindSpec[];
+  rateLimits: readonly RateLimitScope[];
+}
+
+export type QueueName<A extends AppNames> = A["queues"][number]["name"];
+/** Queues a Lambda worker serves: every queue not declared `tier: "pool"`. */
+export type LambdaQueueName<A extends AppNames> = Exclude<A["queues"][number], { tier: "pool" }>["name"];
+export type PoolQueueName<A extends AppNames> = Extract<A["queues"][number], { tier: "pool" }>["name"];
+export type ScopeName<A extends AppNames> = A["rateLimits"][number]["scope"];
+
+/** A pool kind's payload is any JSON: its child program validates it. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** Every kind's payload type (as a producer writes it) by name: Lambda kinds from their schema, pool kinds JSON. */
+export type KindPayloads<A extends AppNames> = {
+  [K in A["kinds"][number] as K["name"]]: z.input<K["payload"]>;
+} & { [P in A["poolKinds"][number] as P["name"]]: JsonValue };
+export type KindName<A extends AppNames> = keyof KindPayloads<A> & string;
+/** The payload of one kind, looked up by name: `PayloadOf<typeof app, "resize-image">`. */
+export type PayloadOf<A extends AppNames, N extends KindName<A>> = KindPayloads<A>[N];
+
+/**
+ * The handler context of an app's kinds: its rate-limit scopes and its kinds' payloads. The payload
+ * map is named only inside `enqueue`, so a handler whose result uses `ctx` doesn't make its own
+ * kind's type depend on itself.
+ */
+export interface AppJobContext<A extends AppNames> extends JobContextBase<ScopeName<A>> {
+  /** Enqueues a follow-up job, at most once per (parent job, step) however often this run is retried. */
+  enqueue<K extends KindName<A>>(
+    kind: K,
+    payload: KindPayloads<A>[K],
+    options?: FollowUpOptions,
+  ): Promise<EnqueueResult>;
+}
+
+export type KindBuilder<A extends AppNames> = <
+  S extends z.ZodType,
+  R,
+  const N extends string,
+  const Q extends LambdaQueueName<A>,
+>(
+  def: KindInput<S, R, N, Q, AppJobContext<A>>,
+) => KindDefinition<S, R, N, Q>;
+
+export type PoolKindBuilder<A extends AppNames> = <const N extends string>(
+  declaration: PoolKindDeclaration<N, PoolQueueName<A>>,
+) => PoolKindSpec<N, PoolQueueName<A>>;
+
+/** One schedule per kind it may name, with that kind's payload type. */
+export type AppSchedule<A extends AppNames> = {
+  [N in KindName<A>]: ScheduleDeclaration<N, QueueName<A>, KindPayloads<A>[N]>;
+}[KindName<A>];
+export type ScheduleBuilder<A extends AppNames> = (declaration: AppSchedule<A>) => ScheduleDeclaration;
+
+/*
+ * The builders of one app, each typed by annotation in the app (`const defineKind: KindBuilder<ThisApp>
+ * = kindBuilder()`). `ThisApp` is an interface naming the app's parts by `typeof`; an interface is
+ * resolved lazily, so a kind's handler can enqueue a kind declared after it.
+ */
+export const kindBuilder =
+  <A extends AppNames>(): KindBuilder<A> =>
+  (def) =>
+    def as never;
+export const poolKindBuilder =
+  <A extends AppNames>(): PoolKindBuilder<A> =>
+  (declaration) =>
+    poolKindSpec(declaration);
+export const scheduleBuilder =
+  <A extends AppNames>(): ScheduleBuilder<A> =>
+  (declaration) =>
+    declaration as ScheduleDeclaration;
+
+/** Literal-preserving identity helpers, so queue and scope names become types. */
+export const defineQueues = <const Q extends readonly QueueDeclaration[]>(queues: Q): Q => queues;
+export const defineRateLimits = <const R extends readonly RateLimitScope[]>(scopes: R): R => scopes;
+
+/**
+ * The app value. Checks at once what types can't (docs/architecture.md §2): unique names, kinds on
+ * declared queues of the right tier, sound queue, pool and rate-limit settings. A bad app fails at
+ * start, in every process and in the deploy, with every problem listed.
+ */
+export function defineApp<
+  const Q extends readonly QueueDeclaration[],
+  const K extends readonly AnyKind[],
+  const P extends readonly PoolKindSpec[],
+  const S extends readonly ScheduleDeclaration[],
+  const R extends readonly RateLimitScope[],
+>(app: App<Q, K, P, S, R>): App<Q, K, P, S, R> {
+  assertValidDeclarations(app);
+  return app;
+}

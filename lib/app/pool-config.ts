@@ -1,0 +1,98 @@
+import * as z from "zod";
+import { MaxAttempts, TimeoutSeconds } from "../job/schemas.ts";
+import { MAX_CHILDREN_PER_KIND, POOL_KIND_DEFAULTS, type PoolKindSpec } from "./pool-kind.ts";
+import { type QueueDeclaration, tierOf } from "./queue-declaration.ts";
+
+const KindOverride = z
+  .object({
+    argv: z.array(z.string().min(1)).min(1, "argv needs at least the program to run").optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().min(1).optional(),
+    timeoutSeconds: TimeoutSeconds.optional(),
+    soft: z.number().int().min(1).max(MAX_CHILDREN_PER_KIND).optional(),
+    hard: z.number().int().min(1).max(MAX_CHILDREN_PER_KIND).optional(),
+    queue: z.string().min(1).optional(),
+    maxAttempts: MaxAttempts.optional(),
+  })
+  .strict();
+
+const KIND_NAME = /^[a-z][a-z0-9-]{0,63}$/;
+
+/** The operator's file named by SKYFORGE_POOL_CONFIG: adds kinds or overrides declared ones. */
+export const PoolConfigFile = z
+  .object({
+    kinds: z.record(z.string(), KindOverride).superRefine((kinds, ctx) => {
+      for (const name of Object.keys(kinds)) {
+        if (!KIND_NAME.test(name))
+          ctx.addIssue({
+            code: "custom",
+            path: [name],
+            message: "kind names are lowercase letters, digits and dashes",
+          });
+      }
+    }),
+  })
+  .strict();
+export type PoolConfigFile = z.infer<typeof PoolConfigFile>;
+
+/** A pool configuration that cannot run; the message names the file's path and every problem. */
+export class PoolConfigError extends Error {
+  override readonly name = "PoolConfigError";
+}
+
+/** Parses the operator's file text; throws PoolConfigError with every problem listed. */
+export function parsePoolConfig(text: string, source = "pool config"): PoolConfigFile {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new PoolConfigError(`${source}: not JSON (${(err as Error).message})`);
+  }
+  const parsed = PoolConfigFile.safeParse(json);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+    throw new PoolConfigError(`${source}: ${detail.join("; ")}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * The kinds the pool serves: the declared ones, with the file's entries laid over them field by
+ * field (a file entry for a new name needs `argv`). Checked against the queue declarations: every
+ * kind feeds from a pool-tier queue, and soft ≤ hard.
+ */
+export function resolvePoolKinds(
+  queues: readonly QueueDeclaration[],
+  declared: readonly PoolKindSpec[],
+  file?: PoolConfigFile,
+): PoolKindSpec[] {
+  const byName = new Map(declared.map((k) => [k.name, k]));
+  const problems: string[] = [];
+  for (const [name, o] of Object.entries(file?.kinds ?? {})) {
+    const base = byName.get(name) ?? { ...POOL_KIND_DEFAULTS, name, argv: [] };
+    if (!byName.has(name) && !o.argv) problems.push(`${name}: a new kind needs argv`);
+    byName.set(name, { ...base, ...o, argv: o.argv ?? base.argv, env: { ...base.env, ...o.env } });
+  }
+  for (const k of byName.values()) {
+    const queue = queues.find((q) => q.name === k.queue);
+    if (!queue) problems.push(`${k.name}: queue "${k.queue}" is not declared`);
+    else if (tierOf(queue) !== "pool")
+      problems.push(`${k.name}: queue "${k.queue}" is served by Lambda, not the pool`);
+    if (k.soft > k.hard) problems.push(`${k.name}: soft (${k.soft}) is above hard (${k.hard})`);
+  }
+  if (problems.length > 0) throw new PoolConfigError(`pool kinds: ${problems.join("; ")}`);
+  return [...byName.values()];
+}
+
+/**
+ * The pool kinds for a deployment: the app's, with the operator's file at `path` (if any)
+ * laid over them. The caller passes the reader, so lib stays free of file I/O.
+ */
+export function loadPoolKinds(
+  queues: readonly QueueDeclaration[],
+  declared: readonly PoolKindSpec[],
+  path: string | undefined,
+  readText: (path: string) => string,
+): PoolKindSpec[] {
+  return resolvePoolKinds(queues, declared, path ? parsePoolConfig(readText(path), path) : undefined);
+}

@@ -1,0 +1,42 @@
+/** How the pool runs one heavy kind: the child program, its limits, and the queue it is fed from. */
+export interface PoolKindSpec<Name extends string = string, Queue extends string = string> {
+  name: Name;
+  /** Program and arguments of each warm child; relative paths resolve against `cwd`. */
+  argv: readonly string[];
+  env: Readonly<Record<string, string>>;
+  cwd?: string;
+  /** A child that has not answered a request by then is killed and the attempt fails. */
+  timeoutSeconds: number;
+  /** Children started on demand for ordinary work. */
+  soft: number;
+  /** The ceiling, reached only while critical-priority work waits. */
+  hard: number;
+  queue: Queue;
+  maxAttempts: number;
+}
+
+export const MAX_CHILDREN_PER_KIND = 64;
+
+/** What a pool kind gets for each field its declaration (or the operator's file) leaves out. */
+export const POOL_KIND_DEFAULTS = {
+  timeoutSeconds: 300,
+  soft: 2,
+  hard: 4,
+  queue: "heavy",
+  maxAttempts: 5,
+  env: {},
+} as const;
+
+/** A pool kind as declared: `name` and `argv` are required, everything else has a default. */
+export type PoolKindDeclaration<Name extends string = string, Queue extends string = string> = Pick<
+  PoolKindSpec<Name, Queue>,
+  "name" | "argv"
+> &
+  Partial<Omit<PoolKindSpec<Name, Queue>, "name" | "argv">>;
+
+/** Fills a declaration's defaults in. */
+export function poolKindSpec<N extends string, Q extends string>(
+  declaration: PoolKindDeclaration<N, Q>,
+): PoolKindSpec<N, Q> {
+  return { ...POOL_KIND_DEFAULTS, ...declaration } as PoolKindSpec<N, Q>;
+}

@@ -1,0 +1,157 @@
+import type { KindDefinition } from "../job/kind.ts";
+import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
+import { MAX_CHILDREN_PER_KIND, type PoolKindSpec } from "./pool-kind.ts";
+import {
+  MAX_CONCURRENCY,
+  MIN_CONCURRENCY,
+  type QueueDeclaration,
+  tierOf,
+  visibilityTimeoutSeconds,
+} from "./queue-declaration.ts";
+import { type RateLimitScope, validateRateLimitScopes } from "./rate-limit-scope.ts";
+
+/** What the validator reads of an app (docs/architecture.md §2): the app value itself, or parts of one. */
+export interface Declarations {
+  queues: readonly QueueDeclaration[];
+  /** Lambda-tier kinds; the pool's own kinds are `poolKinds`. */
+  kinds: readonly Pick<KindDefinition, "name" | "queue" | "maxAttempts" | "timeoutSeconds">[];
+  poolKinds: readonly PoolKindSpec[];
+  schedules?: readonly { name: string; kind: string; queue?: string }[];
+  rateLimits?: readonly RateLimitScope[];
+}
+
+/** Queue names become SQS queue, Lambda function and alarm names, so they stay short and plain. */
+const QUEUE_NAME = /^[a-z][a-z0-9-]{0,39}$/;
+/** A Lambda function runs for at most 15 minutes. */
+const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
+/** Each attempt costs at least one receive; duplicates and lease takeovers cost more. */
+const RECEIVES_PER_ATTEMPT = 2;
+
+const within = (v: number, lo: number, hi: number) => Number.isInteger(v) && v >= lo && v <= hi;
+
+function queueProblems(q: QueueDeclaration, kindsOnQueue: { name: string; maxAttempts: number }[]) {
+  const problems: string[] = [];
+  const at = `queue "${q.name}"`;
+  const lambda = tierOf(q) === "lambda";
+  if (!QUEUE_NAME.test(q.name))
+    problems.push(`${at}: name must match ${QUEUE_NAME} (it becomes part of AWS resource names)`);
+  if (!within(q.batchSize, 1, 10))
+    problems.push(`${at}: batchSize ${q.batchSize} is outside 1..10 (one SQS receive returns at most 10)`);
+  if (!within(q.batchWindowSeconds, 0, 300))
+    problems.push(`${at}: batchWindowSeconds ${q.batchWindowSeconds} is outside 0..300`);
+  if (lambda && !within(q.maxConcurrency, MIN_CONCURRENCY, MAX_CONCURRENCY))
+    problems.push(
+      `${at}: maxConcurrency ${q.maxConcurrency} is outside ${MIN_CONCURRENCY}..${MAX_CONCURRENCY} (Lambda event source maximum concurrency)`,
+    );
+  if (lambda && q.workerTimeoutSeconds > LAMBDA_MAX_TIMEOUT_SECONDS)
+    problems.push(
+      `${at}: workerTimeoutSeconds ${q.workerTimeoutSeconds} is over Lambda's ${LAMBDA_MAX_TIMEOUT_SECONDS}s limit`,
+    );
+  // A visibility shorter than the run lets SQS hand a running job to a second worker.
+  const visibility = visibilityTimeoutSeconds(q);
+  if (visibility < 6 * q.workerTimeoutSeconds)
+    problems.push(
+      `${at}: visibility timeout ${visibility}s is under 6 × workerTimeoutSeconds ${q.workerTimeoutSeconds} = ${6 * q.workerTimeoutSeconds}s (SQS caps visibility at ${MAX_VISIBILITY_SECONDS}s, so workerTimeoutSeconds can be at most ${MAX_VISIBILITY_SECONDS / 6})`,
+    );
+  // The type requires it, but a cast or a JS caller can still leave it out.
+  const mrc = q.maxReceiveCount as number | undefined;
+  if (mrc === undefined || !within(mrc, 1, 1000)) {
+    const why = mrc === undefined ? "is missing" : `${mrc} is not an integer in 1..1000`;
+    problems.push(`${at} has no dead-letter queue: maxReceiveCount ${why} (SQS redrive limits)`);
+  } else {
+    const top = kindsOnQueue.reduce<(typeof kindsOnQueue)[number] | undefined>(
+      (best, k) => (best && best.maxAttempts >= k.maxAttempts ? best : k),
+      undefined,
+    );
+    // Redriven before its last attempt, a job lands in the DLQ while the table still says queued.
+    if (top && mrc < RECEIVES_PER_ATTEMPT * top.maxAttempts)
+      problems.push(
+        `${at}: maxReceiveCount ${mrc} is under ${RECEIVES_PER_ATTEMPT} × the largest maxAttempts on it (kind "${top.name}": ${top.maxAttempts}) = ${RECEIVES_PER_ATTEMPT * top.maxAttempts}`,
+      );
+  }
+  return problems;
+}
+
+/** Every problem with the declarations, each naming its queue, kind or schedule and the numbers. */
+export function validateDeclarations(d: Declarations): string[] {
+  const problems: string[] = [];
+  const byName = new Map<string, QueueDeclaration>();
+  for (const q of d.queues) {
+    if (byName.has(q.name)) problems.push(`queue "${q.name}" is declared twice`);
+    else byName.set(q.name, q);
+  }
+
+  const all = [
+    ...d.kinds.map((k) => ({ ...k, tier: "lambda" as const, label: `kind "${k.name}"` })),
+    ...d.poolKinds.map((k) => ({ ...k, tier: "pool" as const, label: `pool kind "${k.name}"` })),
+  ];
+  const kindQueue = new Map<string, string>();
+  for (const k of all) {
+    if (kindQueue.has(k.name)) problems.push(`kind "${k.name}" is declared twice`);
+    else kindQueue.set(k.name, k.queue);
+    const q = byName.get(k.queue);
+    if (!q) {
+      problems.push(`${k.label}: queue "${k.queue}" is not declared`);
+    } else {
+      if (tierOf(q) !== k.tier)
+        problems.push(`${k.label} runs on the ${k.tier} tier, but queue "${q.name}" is ${tierOf(q)}-tier`);
+      // The queue's worker timeout bounds a run: longer, and the worker (or visibility) ends first.
+      if (k.timeoutSeconds > q.workerTimeoutSeconds)
+        problems.push(
+          `${k.label}: timeoutSeconds ${k.timeoutSeconds} is over queue "${q.name}"'s workerTimeoutSeconds ${q.workerTimeoutSeconds}; the worker would be killed first`,
+        );
+    }
+    if (k.tier === "lambda" && k.timeoutSeconds > LAMBDA_MAX_TIMEOUT_SECONDS)
+      problems.push(
+        `${k.label}: timeoutSeconds ${k.timeoutSeconds} is over Lambda's ${LAMBDA_MAX_TIMEOUT_SECONDS}s limit`,
+      );
+  }
+
+  for (const p of d.poolKinds) {
+    const at = `pool kind "${p.name}"`;
+    if (!(p.soft >= 1)) problems.push(`${at}: soft ${p.soft} is under 1`);
+    if (p.soft > p.hard) problems.push(`${at}: soft ${p.soft} is above hard ${p.hard}`);
+    if (p.hard > MAX_CHILDREN_PER_KIND)
+      problems.push(`${at}: hard ${p.hard} is over MAX_CHILDREN_PER_KIND ${MAX_CHILDREN_PER_KIND}`);
+  }
+
+  for (const q of byName.values()) {
+    const onQueue = all.filter((k) => k.queue === q.name);
+    problems.push(...queueProblems(q, onQueue));
+  }
+
+  for (const s of d.schedules ?? []) {
+    const at = `schedule "${s.name}"`;
+    const home = kindQueue.get(s.kind);
+    if (home === undefined) problems.push(`${at}: kind "${s.kind}" is not declared`);
+    if (s.queue === undefined) continue;
+    const q = byName.get(s.queue);
+    const homeQ = home === undefined ? undefined : byName.get(home);
+    if (!q) problems.push(`${at}: queue "${s.queue}" is not declared`);
+    // The enqueue path refuses a kind on the other tier, so every fire would fail.
+    else if (homeQ && tierOf(homeQ) !== tierOf(q))
+      problems.push(
+        `${at}: kind "${s.kind}" runs on the ${tierOf(homeQ)} tier, but queue "${q.name}" is ${tierOf(q)}-tier`,
+      );
+  }
+  try {
+    validateRateLimitScopes(d.rateLimits ?? []);
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  return problems;
+}
+
+/** Declarations that cannot be deployed or run; the message lists every problem. */
+export class DeclarationError extends Error {
+  override readonly name = "DeclarationError";
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid declarations (${problems.length}):\n- ${problems.join("\n- ")}`);
+  }
+}
+
+/** Throws DeclarationError unless every declaration is sound; defineApp and the deploy call this first. */
+export function assertValidDeclarations(d: Declarations): void {
+  const problems = validateDeclarations(d);
+  if (problems.length > 0) throw new DeclarationError(problems);
+}

@@ -1,0 +1,58 @@
+import { ClientError, UnrecoverableError } from "../errors.ts";
+import type { FollowUpOptions, JobContext } from "../job/kind.ts";
+import { jobFields, type Log, withFields } from "../observability/log.ts";
+import type { Engine } from "../services/engine-services.ts";
+import type { JobItem } from "../store/job-item.ts";
+
+export type HandlerContextDeps = Pick<Engine, "producer" | "log"> & Partial<Pick<Engine, "rateLimiter">>;
+
+/**
+ * The follow-up's default uniqueKey: one per (parent job, step), kept after the follow-up finished,
+ * so however often the parent's run is retried it enqueues the step once (docs/architecture.md §12).
+ */
+export function followUpKey(parentId: string, step: string): string {
+  return `follow:${parentId}:${step}`;
+}
+
+/** A follow-up the producer refuses for its content will be refused on every retry: the run can't succeed. */
+const REFUSED_FOR_GOOD = new Set(["validation_error", "unknown_kind", "payload_too_large"]);
+
+/** The context one run's handler sees; the signal is added by runHandler. */
+export function handlerContext(
+  deps: HandlerContextDeps,
+  item: JobItem,
+  fence: string,
+  heartbeat: () => Promise<void>,
+): Omit<JobContext, "signal"> {
+  const log: Log = withFields(deps.log, jobFields(item, item.attempts));
+  return {
+    job: {
+      id: item.id,
+      kind: item.kind,
+      queue: item.queue,
+      maxAttempts: item.maxAttempts,
+      createdAt: new Date(item.createdAt).toISOString(),
+    },
+    attempt: item.attempts,
+    fence,
+    log,
+    heartbeat,
+    rateLimit: (scope, n) => {
+      if (!deps.rateLimiter) throw new Error("no rate limiter is configured for this worker");
+      return deps.rateLimiter.acquire(scope, n);
+    },
+    enqueue: async (kind, payload, options: FollowUpOptions = {}) => {
+      const { step = kind, uniqueKey, ...rest } = options;
+      // A caller's own key keeps the API's rule (dedupes while live); the derived one dedupes for good.
+      const request = { ...rest, kind, payload, uniqueKey: uniqueKey ?? followUpKey(item.id, step) };
+      try {
+        return await deps.producer.enqueue(request, { uniqueKeyScope: uniqueKey ? "live" : "retained" });
+      } catch (err) {
+        if (err instanceof ClientError && REFUSED_FOR_GOOD.has(err.code)) {
+          throw new UnrecoverableError(`follow-up "${kind}" refused: ${err.message}`);
+        }
+        throw err;
+      }
+    },
+  };
+}

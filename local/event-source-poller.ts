@@ -1,0 +1,182 @@
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { Log } from "../lib/observability/log.ts";
+
+export interface PollerOptions {
+  queueName: string;
+  queueUrl: string;
+  queueArn: string;
+  /** Records per invocation, ≤ 10 (one ReceiveMessage). */
+  batchSize: number;
+  /** Long-poll wait used to gather a batch, like the ESM's batching window. */
+  batchWindowSeconds: number;
+  /** Concurrent invocations, like ESM maximum concurrency. */
+  maxConcurrency: number;
+  handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
+  log: Log;
+}
+
+/**
+ * What Lambda's SQS event source mapping does, in process: `maxConcurrency` loops each receive a
+ * batch, invoke the handler, and delete the records it did not report as failed. Failed records are
+ * left alone, so they come back when their visibility (set by the worker) lapses. Like a mapping, it
+ * can be disabled (nothing is received, so nothing is dead-lettered) and its concurrency changed.
+ */
+export class EventSourcePoller {
+  private running = false;
+  private enabled = true;
+  private concurrency: number;
+  private readonly loops = new Map<number, Promise<void>>();
+  private readonly abort = new AbortController();
+  /** Resolved (and replaced) whenever the configuration changes, to wake loops waiting on a pause. */
+  private changed = Promise.withResolvers<void>();
+
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly options: PollerOptions,
+  ) {
+    this.concurrency = options.maxConcurrency;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.spawnLoops();
+  }
+
+  /** UpdateEventSourceMapping, locally: Enabled and ScalingConfig.MaximumConcurrency. */
+  configure(intent: { enabled: boolean; maxConcurrency: number }): void {
+    this.enabled = intent.enabled;
+    this.concurrency = intent.maxConcurrency;
+    this.notify();
+    if (this.running) this.spawnLoops();
+  }
+
+  describe(): { enabled: boolean; maxConcurrency: number } {
+    return { enabled: this.enabled, maxConcurrency: this.concurrency };
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.abort.abort();
+    this.notify();
+    await Promise.allSettled(this.loops.values());
+    this.loops.clear();
+  }
+
+  private notify(): void {
+    this.changed.resolve();
+    this.changed = Promise.withResolvers<void>();
+  }
+
+  private spawnLoops(): void {
+    for (let i = 0; i < this.concurrency; i++) {
+      if (this.loops.has(i)) continue;
+      this.loops.set(
+        i,
+        this.loop(i).finally(() => this.loops.delete(i)),
+      );
+    }
+  }
+
+  private async loop(index: number): Promise<void> {
+    // Loops above the concurrency end; a raise spawns new ones.
+    while (this.running && index < this.concurrency) {
+      if (!this.enabled) {
+        await this.changed.promise;
+        continue;
+      }
+      try {
+        const messages = await this.receive();
+        if (messages.length === 0) continue;
+        // Disabled during the long poll: hand the batch straight back instead of running it.
+        if (!this.enabled) await this.release(messages);
+        else await this.invoke(messages);
+      } catch (err) {
+        if (!this.running) return;
+        this.options.log.error("event source poll failed; backing off", {
+          queue: this.options.queueName,
+          error: String(err),
+        });
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  private async receive(): Promise<Message[]> {
+    const out = await this.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: this.options.queueUrl,
+        MaxNumberOfMessages: Math.min(10, this.options.batchSize),
+        WaitTimeSeconds: Math.max(1, Math.min(20, Math.ceil(this.options.batchWindowSeconds))),
+        MessageSystemAttributeNames: ["All"],
+      }),
+      { abortSignal: this.abort.signal },
+    );
+    return out.Messages ?? [];
+  }
+
+  private async release(messages: Message[]): Promise<void> {
+    await this.sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: this.options.queueUrl,
+        Entries: messages.map((m, i) => ({
+          Id: String(i),
+          ReceiptHandle: m.ReceiptHandle as string,
+          VisibilityTimeout: 0,
+        })),
+      }),
+    );
+  }
+
+  private async invoke(messages: Message[]): Promise<void> {
+    const event: SQSEvent = { Records: messages.map((m) => toSqsRecord(m, this.options.queueArn)) };
+    let failed: Set<string>;
+    try {
+      const response = await this.options.handler(event);
+      failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch (err) {
+      // A thrown handler fails the whole batch, exactly as Lambda treats it.
+      this.options.log.error("worker invocation failed", {
+        queue: this.options.queueName,
+        error: String(err),
+      });
+      return;
+    }
+    const done = messages.filter((m) => !failed.has(m.MessageId as string));
+    if (done.length === 0) return;
+    await this.sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: this.options.queueUrl,
+        Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle as string })),
+      }),
+    );
+  }
+}
+
+/** A received message in the shape Lambda hands an SQS-triggered function. */
+export function toSqsRecord(m: Message, queueArn: string): SQSRecord {
+  const a = m.Attributes ?? {};
+  return {
+    messageId: m.MessageId as string,
+    receiptHandle: m.ReceiptHandle as string,
+    body: m.Body ?? "",
+    attributes: {
+      ApproximateReceiveCount: a.ApproximateReceiveCount ?? "1",
+      SentTimestamp: a.SentTimestamp ?? String(Date.now()),
+      SenderId: a.SenderId ?? "local",
+      ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: m.MD5OfBody ?? "",
+    eventSource: "aws:sqs",
+    eventSourceARN: queueArn,
+    awsRegion: "us-east-1",
+  };
+}
