@@ -9,7 +9,7 @@ import {
   statusIs,
 } from "./conditions.ts";
 import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
-import { and, Expr, or, Update } from "./expression.ts";
+import { and, Expr, Update } from "./expression.ts";
 import type { JobItem, JobSeed } from "./job-item.ts";
 import { indexKeys, indexPartition, jobKey } from "./keys.ts";
 import { seedIfMissing } from "./lease-ops.ts";

@@ -6,7 +6,7 @@ import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { buildEngine } from "../../lib/engine.ts";
 import type { AnyKind } from "../../lib/job/kind.ts";
-import { silentLog } from "../../lib/observability/log.ts";
+import { type Log, silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import { createWorker } from "../../lib/runtime/worker.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
@@ -30,6 +30,8 @@ export interface HarnessOptions {
   extraKinds?: AnyKind[];
   visibilityTimeoutSeconds?: number;
   random?: () => number;
+  /** Where the engine logs (silent by default). */
+  log?: Log;
 }
 
 export interface Harness {
@@ -73,7 +75,7 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
     dlqUrls: new Map([[queue.name, urls.dlqUrl]]),
     clock: options.clock,
     metrics,
-    log: silentLog,
+    log: options.log ?? silentLog,
     ...(options.random ? { random: options.random } : {}),
   });
   const worker = createWorker(engine, { recordConcurrency: queue.recordConcurrency });

@@ -7,9 +7,16 @@ export interface StackProcess {
   interrupt(): Promise<void>;
 }
 
-/** Starts `npm start` exactly as the README does (PORT=0 picks a free port) and waits for its banner. */
-export async function startStackProcess(env: Record<string, string> = {}): Promise<StackProcess> {
+/**
+ * Starts `npm start` exactly as the README does (PORT=0 picks a free port) and waits for its banner;
+ * `cwd` runs it in another copy of the project.
+ */
+export async function startStackProcess(
+  env: Record<string, string> = {},
+  cwd?: string,
+): Promise<StackProcess> {
   const child: ChildProcess = spawn("npm", ["start", "--silent"], {
+    ...(cwd ? { cwd } : {}),
     env: { ...process.env, PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,

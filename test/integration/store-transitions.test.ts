@@ -1,0 +1,151 @@
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  isLegal,
+  type JobStatus,
+  jobStatuses,
+  type StoreTransitions,
+  type Transition,
+  type TransitionStart,
+} from "../../lib/job/status.ts";
+import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
+import { markQueued, markQueuedTransitions, putJob, putJobTransitions } from "../../lib/store/enqueue-ops.ts";
+import {
+  cancel,
+  cancelTransitions,
+  type Finalization,
+  finalize,
+  finalizeTransitions,
+  redrive,
+  redriveTransitions,
+} from "../../lib/store/finalize-ops.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
+import { claim, claimTransitions, heartbeat, heartbeatTransitions } from "../../lib/store/lease-ops.ts";
+import { getJob } from "../../lib/store/read-ops.ts";
+import {
+  beginPromotion,
+  beginPromotionTransitions,
+  deadLetter,
+  deadLetterTransitions,
+} from "../../lib/store/reaper-ops.ts";
+import { ManualClock } from "../support/clock.ts";
+import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
+import { queuedItem, seedOf } from "../support/jobs.ts";
+
+/**
+ * Every store operation that writes a job item declares the status edges it may take. This suite
+ * holds each declaration against the state map (lib/job/status.ts) and then against the operation
+ * itself: from every start (no item, and each status), it runs the operation as a caller entitled
+ * to it would, and checks that whatever edge it took is declared, and that every declared edge is
+ * taken from some start.
+ */
+const TOKEN = "owner-token";
+const TTL = Date.parse("2027-01-01T00:00:00Z") / 1000;
+const starts: readonly TransitionStart[] = ["missing", ...jobStatuses];
+
+type Operation = (store: StoreContext, item: JobItem) => Promise<unknown>;
+const finalizeAs =
+  (f: (now: number) => Finalization): Operation =>
+  (store, item) =>
+    finalize(store, item, TOKEN, f(store.clock.now()));
+
+const operations: Record<string, { declared: StoreTransitions; run: Operation[] }> = {
+  putJob: {
+    declared: putJobTransitions,
+    run: [(s, i) => putJob(s, i), (s, i) => putJob(s, { ...i, status: "scheduled" })],
+  },
+  claim: { declared: claimTransitions, run: [(s, i) => claim(s, seedOf(i), "new-token", 30_000)] },
+  heartbeat: { declared: heartbeatTransitions, run: [(s, i) => heartbeat(s, i.id, TOKEN, 30_000)] },
+  finalize: {
+    declared: finalizeTransitions,
+    run: [
+      finalizeAs(() => ({ outcome: "done", result: "1", expiresAt: TTL })),
+      finalizeAs((now) => ({ outcome: "retry", runAt: now + 1000, error: "x" })),
+      finalizeAs((now) => ({ outcome: "reschedule", runAt: now + 86_400_000, error: "x" })),
+      finalizeAs((now) => ({ outcome: "throttled", runAt: now + 1000, reason: "x" })),
+      finalizeAs((now) => ({ outcome: "released", runAt: now })),
+      finalizeAs(() => ({ outcome: "dead", error: "x", expiresAt: TTL })),
+      finalizeAs(() => ({ outcome: "cancelled", expiresAt: TTL })),
+    ],
+  },
+  cancel: { declared: cancelTransitions, run: [(s, i) => cancel(s, i.id, TTL)] },
+  redrive: { declared: redriveTransitions, run: [(s, i) => redrive(s, i, s.clock.now() + 60_000)] },
+  markQueued: { declared: markQueuedTransitions, run: [(s, i) => markQueued(s, i.id, i.runAt)] },
+  beginPromotion: {
+    declared: beginPromotionTransitions,
+    run: [(s, i) => beginPromotion(s, i.id, i.runAt, s.clock.now() + 60_000)],
+  },
+  deadLetter: {
+    declared: deadLetterTransitions,
+    run: [(s, i) => deadLetter(s, seedOf(i), "exceeded receive count", TTL)],
+  },
+};
+
+const key = ([from, to]: Transition) => `${from}→${to}`;
+
+describe("store transitions: declarations", () => {
+  it.each(Object.entries(operations))("%s declares only edges of the state map", (_name, { declared }) => {
+    for (const edge of declared) expect(isLegal(edge), key(edge)).toBe(true);
+  });
+
+  it("the state map lets the DLQ drain take queued and scheduled jobs to dead", () => {
+    expect(isLegal(["queued", "dead"])).toBe(true);
+    expect(isLegal(["scheduled", "dead"])).toBe(true);
+    expect(isLegal(["done", "dead"])).toBe(false);
+    expect(isLegal(["missing", "done"])).toBe(false);
+  });
+});
+
+describe.each(dynamoBackends.slice(0, 1))("store transitions: operations on $name", (factory) => {
+  let backend: DynamoBackend;
+  let client: ReturnType<typeof dynamoClient>;
+  let store: StoreContext;
+  let clock: ManualClock;
+  beforeAll(async () => {
+    backend = await factory.start();
+    client = dynamoClient(backend.endpoint);
+    clock = new ManualClock();
+    store = createStoreContext(client, await freshTable(client, "transitions"), clock);
+  });
+  afterAll(async () => {
+    client?.destroy();
+    await backend?.stop();
+  });
+
+  /** A job in `status` that every operation's caller would be entitled to act on: due, under an expired lease held by TOKEN. */
+  async function jobIn(status: TransitionStart): Promise<JobItem> {
+    const item = queuedItem(clock);
+    if (status === "missing") return item;
+    const stored: JobItem = {
+      ...item,
+      status,
+      ...(status === "running" ? { leaseToken: TOKEN, leaseUntil: clock.now() - 1, attempts: 1 } : {}),
+    };
+    await store.doc.send(new PutCommand({ TableName: store.table, Item: stored }));
+    return stored;
+  }
+
+  it.each(Object.entries(operations))(
+    "%s takes only the edges it declares, and each of them",
+    async (_name, op) => {
+      const taken = new Set<string>();
+      for (const from of starts) {
+        for (const run of op.run) {
+          const item = await jobIn(from);
+          await run(store, item).catch(() => undefined);
+          const after = (await getJob(store, item.id))?.status as JobStatus | undefined;
+          if (after === undefined || (from !== "missing" && after === from && from !== "running")) continue;
+          if (from === "running" && after === "running") {
+            // A claim's takeover keeps the status but changes the owner; anything else left it alone.
+            const now = await getJob(store, item.id);
+            if (now?.leaseToken === TOKEN) continue;
+          }
+          const edge: Transition = [from, after];
+          expect(op.declared.map(key), `${_name} took ${key(edge)}`).toContain(key(edge));
+          taken.add(key(edge));
+        }
+      }
+      expect([...taken].sort()).toEqual(op.declared.map(key).sort());
+    },
+  );
+});
