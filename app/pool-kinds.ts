@@ -6,6 +6,6 @@ import { definePoolKind } from "./define.ts";
  * without code through the JSON file named by SKYFORGE_POOL_CONFIG.
  */
 export const poolKinds = [
-  definePoolKind({ name: "py-digest", argv: ["python3", "children/digest.py"] }),
-  definePoolKind({ name: "node-digest", argv: ["node", "children/digest.mjs"] }),
+  definePoolKind({ name: "py-digest", argv: ["python3", "children/digest.py"], queue: "heavy" }),
+  definePoolKind({ name: "node-digest", argv: ["node", "children/digest.mjs"], queue: "heavy" }),
 ] as const;

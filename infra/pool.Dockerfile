@@ -15,6 +15,7 @@ COPY package.json package-lock.json ./
 RUN npm ci
 # Only what the bundle reads: its inputs are all under lib/ and functions/.
 COPY tsconfig.json ./
+COPY app ./app
 COPY lib ./lib
 COPY functions ./functions
 # The banner gives the ESM bundle a real `require`: bundled CommonJS dependencies (the AWS SDK,

@@ -33,7 +33,7 @@ import { printTable } from "./bench-report.ts";
 import { bundleSizes } from "./bundle-sizes.ts";
 
 /**
- * `npm run bench` (DESIGN §10): N echo jobs with 256-byte payloads through the local stack on the
+ * `npm run bench` (docs/architecture.md §11): N echo jobs with 256-byte payloads through the local stack on the
  * default fenced-claim path, enqueued in batches of 100 with the producer's enqueueBatch (what the
  * enqueue Lambda does for `{ jobs }`). Requests are counted by SDK middleware on the stack's real
  * clients; the table goes to stdout and the last line is one JSON object.

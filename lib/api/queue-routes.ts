@@ -2,7 +2,7 @@ import { QueueAdmin } from "../ops/queue-admin.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { type ApiRoute, json, pathParam, readJsonBody, route } from "./http.ts";
 
-/** Queue controls (DESIGN §4, §7): list with live counts, pause, resume, change settings. */
+/** Queue controls (docs/architecture.md §6; the README's routes table): list with live counts, pause, resume, change settings. */
 export function queueRoutes(engine: Engine): ApiRoute[] {
   const admin = new QueueAdmin(engine);
   return [

@@ -22,7 +22,7 @@ import {
 import { queueRoutes } from "./queue-routes.ts";
 import { scheduleRoutes } from "./schedule-routes.ts";
 
-/** Every route of the HTTP API (DESIGN §7); infra declares the same list (lib/api/route-keys.ts). */
+/** Every route of the HTTP API (the README's routes table); infra declares the same list (lib/api/route-keys.ts). */
 export function apiRoutes(engine: Engine): ApiRoute[] {
   const { producer, store, queues, clock } = engine;
   const cancelledRetentionDays = Math.max(...queues.map((q) => q.retentionDays.dead));

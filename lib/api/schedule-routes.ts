@@ -54,7 +54,7 @@ function validSchedule(engine: Pick<Engine, "registry" | "queues">, raw: unknown
   return input;
 }
 
-/** GET/PUT/DELETE /schedules (DESIGN §5, §7), in the route shape of lib/api/routes.ts. */
+/** GET/PUT/DELETE /schedules (docs/architecture.md §7; the README's routes table), in the route shape of lib/api/routes.ts. */
 export function scheduleRoutes(
   engine: Pick<Engine, "store" | "registry" | "queues" | "clock">,
   declared: readonly ScheduleDeclaration[],

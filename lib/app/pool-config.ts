@@ -68,8 +68,10 @@ export function resolvePoolKinds(
 ): PoolKindSpec[] {
   const byName = new Map(declared.map((k) => [k.name, k]));
   const problems: string[] = [];
+  // A kind the file adds without naming its queue feeds from the app's first pool-tier queue.
+  const firstPoolQueue = queues.find((q) => tierOf(q) === "pool")?.name ?? "(no pool-tier queue)";
   for (const [name, o] of Object.entries(file?.kinds ?? {})) {
-    const base = byName.get(name) ?? { ...POOL_KIND_DEFAULTS, name, argv: [] };
+    const base = byName.get(name) ?? { ...POOL_KIND_DEFAULTS, name, argv: [], queue: firstPoolQueue };
     if (!byName.has(name) && !o.argv) problems.push(`${name}: a new kind needs argv`);
     byName.set(name, { ...base, ...o, argv: o.argv ?? base.argv, env: { ...base.env, ...o.env } });
   }

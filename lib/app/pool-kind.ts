@@ -22,17 +22,16 @@ export const POOL_KIND_DEFAULTS = {
   timeoutSeconds: 300,
   soft: 2,
   hard: 4,
-  queue: "heavy",
   maxAttempts: 5,
   env: {},
 } as const;
 
-/** A pool kind as declared: `name` and `argv` are required, everything else has a default. */
+/** A pool kind as declared: `name`, `argv` and its pool-tier `queue` are required; the rest has defaults. */
 export type PoolKindDeclaration<Name extends string = string, Queue extends string = string> = Pick<
   PoolKindSpec<Name, Queue>,
-  "name" | "argv"
+  "name" | "argv" | "queue"
 > &
-  Partial<Omit<PoolKindSpec<Name, Queue>, "name" | "argv">>;
+  Partial<Omit<PoolKindSpec<Name, Queue>, "name" | "argv" | "queue">>;
 
 /** Fills a declaration's defaults in. */
 export function poolKindSpec<N extends string, Q extends string>(

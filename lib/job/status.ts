@@ -1,4 +1,4 @@
-/** The job lifecycle as a string-literal state machine (DESIGN §3). */
+/** The job lifecycle as a string-literal state machine (docs/architecture.md §4). */
 export const jobStatuses = ["queued", "scheduled", "running", "done", "dead", "cancelled"] as const;
 export type JobStatus = (typeof jobStatuses)[number];
 

@@ -34,7 +34,7 @@ export interface CleanupReport {
 export type CleanupDeps = Pick<Engine, "store" | "queues" | "clock" | "metrics" | "log">;
 
 /**
- * Retention cleanup (forge `cleanup_once`). Dead jobs are indexed, so they are purged by an index
+ * Retention cleanup (docs/architecture.md §7). Dead jobs are indexed, so they are purged by an index
  * query against the queue's current dead retention. Done and cancelled jobs are not indexed (that
  * would cost a write per job): TTL, set at finish from the retention then in force, removes them on
  * AWS; the sweep (a resumable, bounded scan) does the same for emulators and applies the current

@@ -59,7 +59,7 @@ export function fireRequest(schedule: ScheduleItem, fireTime: number): EnqueueRe
 }
 
 /**
- * One cron tick (DESIGN §5): take the leader lease, enqueue every due fire of every enabled
+ * One cron tick (docs/architecture.md §7): take the leader lease, enqueue every due fire of every enabled
  * schedule, advance each schedule past what was enqueued, release the lease. Safe to run twice at
  * once: the lease picks one leader, and if two runners still overlap (an expired lease taken over
  * mid-tick) the unique keys dedupe the fires and the conditional advance lets only one move on.

@@ -39,7 +39,7 @@ export interface QueueView extends QueueSettings {
 }
 
 /**
- * Queue controls (DESIGN §4): the config item records the intent first, then the event source is
+ * Queue controls (docs/architecture.md §6): the config item records the intent first, then the event source is
  * made to match. If that second step fails, the reaper's repair pass finishes it.
  */
 export class QueueAdmin {

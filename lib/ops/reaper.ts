@@ -47,7 +47,7 @@ export type ReaperDeps = Pick<
 >;
 
 /**
- * One reaper tick (DESIGN §5): promote due scheduled jobs, drain the DLQs, repair event sources.
+ * One reaper tick (docs/architecture.md §7): promote due scheduled jobs, drain the DLQs, repair event sources.
  * Safe to run twice at once: each promotion and each dead-letter is one conditional write, so two
  * reapers split the work instead of doubling it. Expired leases need no pass here: their messages
  * come back on their own and the claim takes them over (counted as `revived` by the worker).

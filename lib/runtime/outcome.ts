@@ -34,7 +34,7 @@ export interface OutcomeInput {
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 500);
 
-/** Pure mapping from how a run ended to what the store records (forge's map_outcome). */
+/** Pure mapping from how a run ended to what the store records (docs/architecture.md §6). */
 export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
   if (end.abort === "lease_lost") return { outcome: "abandon" };
   if (end.abort === "cancelled") return { outcome: "cancelled", error: "cancelled on request" };
