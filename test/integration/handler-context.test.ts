@@ -3,20 +3,11 @@ import * as z from "zod";
 import { defineKind } from "../../lib/job/kind.ts";
 import type { EnqueueResult } from "../../lib/job/schemas.ts";
 import { followUpKey } from "../../lib/runtime/handler-context.ts";
-import type { JobItem } from "../../lib/store/job-item.ts";
-import { getJob } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
-import { type Harness, harnessPerTest } from "../support/engine-harness.ts";
+import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
 import { CapturingLog } from "../support/pool-harness.ts";
-import { waitFor } from "../support/wait.ts";
 
 const harness = harnessPerTest();
-
-const settled = (h: Harness, id: string, status: JobItem["status"]) =>
-  waitFor(async () => {
-    const item = await getJob(h.engine.store, id);
-    return item?.status === status ? item : undefined;
-  }, `job ${id} to be ${status}`);
 
 const quickRetries = { backoff: { baseSeconds: 1, maxSeconds: 1 } };
 

@@ -2,20 +2,13 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineKind } from "../../lib/job/kind.ts";
 import { cancel } from "../../lib/store/finalize-ops.ts";
-import type { JobItem } from "../../lib/store/job-item.ts";
 import { getQueueState } from "../../lib/store/queue-state.ts";
 import { getJob, listJobs } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
-import { type Harness, harnessPerTest } from "../support/engine-harness.ts";
+import { harnessPerTest, settled } from "../support/engine-harness.ts";
 import { deferred, waitFor } from "../support/wait.ts";
 
 const harness = harnessPerTest();
-
-const settled = (harness: Harness, id: string, status: JobItem["status"]) =>
-  waitFor(async () => {
-    const item = await getJob(harness.engine.store, id);
-    return item?.status === status ? item : undefined;
-  }, `job ${id} to be ${status}`);
 
 describe("worker on fauxqs + dynalite", () => {
   it("retries a flaky job with backoff and finishes it on the third attempt", async () => {

@@ -10,6 +10,8 @@ import { type Log, silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import { createWorker } from "../../lib/runtime/worker.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
+import { getJob } from "../../lib/store/read-ops.ts";
 import {
   dynamoClient,
   type Emulators,
@@ -21,6 +23,7 @@ import {
 } from "../../local/emulators.ts";
 import { EventSourcePoller, toSqsRecord } from "../../local/event-source-poller.ts";
 import { defaultQueue, testApp } from "./test-app.ts";
+import { waitFor } from "./wait.ts";
 
 const TEST_QUEUE_ARN = "arn:aws:sqs:us-east-1:000000000000:test";
 
@@ -119,6 +122,13 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
     },
   };
 }
+
+/** Resolves with the job once it reaches `status` (bounded by waitFor's timeout). */
+export const settled = (harness: Harness, id: string, status: JobItem["status"]) =>
+  waitFor(async () => {
+    const item = await getJob(harness.engine.store, id);
+    return item?.status === status ? item : undefined;
+  }, `job ${id} to be ${status}`);
 
 /** Emulators for the whole file, a fresh harness per test, everything stopped afterwards. */
 export function harnessPerTest(): { create(options: HarnessOptions): Promise<Harness> } {
