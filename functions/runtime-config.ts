@@ -40,12 +40,8 @@ export function poolKindsFromEnv(): PoolKindSpec[] {
   );
 }
 
-/** The app's engine, its logger, and the pool kinds its registry was built with (read once). */
-export function engineFromEnv(serviceName: string): {
-  engine: Engine;
-  logger: Logger;
-  poolKinds: PoolKindSpec[];
-} {
+/** The app's engine (with the pool kinds in force, read once) and its logger. */
+export function engineFromEnv(serviceName: string): { engine: Engine; logger: Logger } {
   const logger = new Logger({ serviceName });
   const dlqUrls = jsonMap("SKYFORGE_DLQ_URLS", true);
   const mappings = jsonMap("SKYFORGE_EVENT_SOURCE_MAPPINGS", true);
@@ -69,5 +65,5 @@ export function engineFromEnv(serviceName: string): {
       error: (message, attributes) => logger.error(message, attributes ?? {}),
     },
   });
-  return { engine, logger, poolKinds };
+  return { engine, logger };
 }

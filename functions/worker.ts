@@ -3,7 +3,8 @@ import { createWorker } from "../lib/runtime/worker.ts";
 import { engineFromEnv } from "./runtime-config.ts";
 
 const { engine } = engineFromEnv("skyforge-worker");
-const queueName = process.env.SKYFORGE_WORKER_QUEUE ?? "";
+const queueName = process.env.SKYFORGE_WORKER_QUEUE;
+if (!queueName) throw new Error("SKYFORGE_WORKER_QUEUE is not set");
 const declaration = engine.queues.find((q) => q.name === queueName);
 if (!declaration) throw new Error(`SKYFORGE_WORKER_QUEUE names an undeclared queue: ${queueName}`);
 const worker = createWorker(engine, { recordConcurrency: declaration.recordConcurrency });

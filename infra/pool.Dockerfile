@@ -13,7 +13,7 @@ WORKDIR /app
 # Full install (esbuild is a devDependency); the lock file pins every version.
 COPY package.json package-lock.json ./
 RUN npm ci
-# Only what the bundle reads: its inputs are all under lib/ and functions/.
+# Only what the bundle reads: its inputs are all under app/, lib/ and functions/.
 COPY tsconfig.json ./
 COPY app ./app
 COPY lib ./lib
@@ -28,7 +28,7 @@ RUN node_modules/.bin/esbuild functions/pool/main.ts \
 
 # ---- runtime ---------------------------------------------------------------------------------------
 FROM --platform=linux/arm64 node:24-slim AS runtime
-# python3 runs the demo py-digest child (`python3 children/digest.py`, lib/pool/pool-kinds.ts); the
+# python3 runs the demo py-digest child (`python3 children/digest.py`, app/pool-kinds.ts); the
 # pool spawns it from PATH. Drop this if no Python kind is served.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 \

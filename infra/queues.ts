@@ -1,14 +1,15 @@
 import { app } from "../app/index";
 import { visibilityTimeoutSeconds } from "../lib/app/queue-declaration";
 import { pascalCase } from "../lib/infra/resource-names";
+import { MAX_VISIBILITY_SECONDS } from "../lib/limits";
 
 /**
- * One SQS queue + DLQ per declaration in lib/queues.ts, both encrypted at rest with SQS-managed keys.
+ * One SQS queue + DLQ per declaration in app/queues.ts, both encrypted at rest with SQS-managed keys.
  * The DLQ keeps messages 14 days (the maximum), so an operator has time to look.
  */
 export const queues = app.queues.map((q) => {
   const dlq = new sst.aws.Queue(`${pascalCase(q.name)}Dlq`, {
-    visibilityTimeout: "12 hours",
+    visibilityTimeout: `${MAX_VISIBILITY_SECONDS} seconds`,
     transform: { queue: { sqsManagedSseEnabled: true, messageRetentionSeconds: 14 * 24 * 3600 } },
   });
   const queue = new sst.aws.Queue(`${pascalCase(q.name)}Queue`, {

@@ -3,7 +3,7 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { App } from "./app/define-app.ts";
 import type { PoolKindSpec } from "./app/pool-kind.ts";
 import type { Clock } from "./clock.ts";
-import { buildRegistry } from "./job/registry.ts";
+import { buildRegistry, type KindRegistry } from "./job/registry.ts";
 import type { Log } from "./observability/log.ts";
 import type { JobMetrics } from "./observability/metrics.ts";
 import { poolKindDefinition } from "./pool/child-slot.ts";
@@ -34,6 +34,11 @@ export interface EngineConfig {
   random?: () => number;
 }
 
+/** Every kind a deployment of the app runs: its Lambda kinds and the pool kinds in force. */
+export function appRegistry(app: Pick<App, "kinds">, poolKinds: readonly PoolKindSpec[]): KindRegistry {
+  return buildRegistry([...app.kinds, ...poolKinds.map(poolKindDefinition)]);
+}
+
 /**
  * Wires the engine's services from injected clients and the app. The top of lib/'s layers: nothing
  * in lib/ imports this module (docs/architecture.md §2).
@@ -41,7 +46,7 @@ export interface EngineConfig {
 export function buildEngine(config: EngineConfig): Engine {
   const { app, clock, metrics, log } = config;
   const poolKinds = config.poolKinds ?? app.poolKinds;
-  const registry = buildRegistry([...app.kinds, ...poolKinds.map(poolKindDefinition)]);
+  const registry = appRegistry(app, poolKinds);
   const store = createStoreContext(config.dynamodb, config.table, clock);
   const transport = new SqsTransport(config.sqs, config.queueUrls, config.dlqUrls);
   const queues = app.queues;
@@ -51,6 +56,7 @@ export function buildEngine(config: EngineConfig): Engine {
     store,
     transport,
     producer,
+    poolKinds,
     registry,
     queues,
     clock,

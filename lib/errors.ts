@@ -1,7 +1,10 @@
+import type * as z from "zod";
+
 /**
  * The error vocabulary: one hierarchy under SkyforgeError (docs/architecture.md §10).
  * - HandlerError: thrown by job handlers to pick an outcome other than "retry with backoff";
  * - ClientError: a caller's mistake, answered with a 4xx and a stable code;
+ * - ConfigError: an app or an operator's file that cannot run (at start or deploy, never per request);
  * - StoreError: what a store operation reports (a lost race, a missing item, an item in the wrong
  *   state); the API maps the last two to codes, never the store itself.
  * Anything else that reaches a caller is answered `internal` (500) without details.
@@ -25,6 +28,14 @@ export interface ClientIssue {
   message: string;
 }
 
+/** A zod error as issues a caller can read: each names its path (dotted; "(root)" for the whole value). */
+export function issuesOf(error: z.ZodError, prefix: (string | number)[] = []): ClientIssue[] {
+  return error.issues.map((i) => ({
+    path: [...prefix, ...i.path].map(String).join(".") || "(root)",
+    message: i.message,
+  }));
+}
+
 /** The shape of every error answer, over HTTP and over Invoke. */
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; issues?: ClientIssue[] };
@@ -33,6 +44,11 @@ export interface ErrorBody {
 export const internalErrorBody = (message = "internal error"): ErrorBody => ({
   error: { code: "internal", message },
 });
+
+/** Declarations or configuration that cannot run: raised at start or deploy, naming every problem. */
+export class ConfigError extends SkyforgeError {
+  override readonly name: string = "ConfigError";
+}
 
 /** Picks a job's outcome from inside its handler. */
 export abstract class HandlerError extends SkyforgeError {}

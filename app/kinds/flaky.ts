@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { defineKind } from "../define.ts";
 
-/** Fails its first `failTimes` attempts, then succeeds: the attempt number comes from the fence. */
+/** Fails its first `failTimes` attempts, then succeeds on the next (`ctx.attempt` counts from 1). */
 export const flaky = defineKind({
   name: "flaky",
   payload: z.object({ failTimes: z.number().int().min(0).max(100) }),

@@ -11,7 +11,8 @@ import { engineFromEnv } from "../runtime-config.ts";
 const drainSeconds = Number(process.env.SKYFORGE_POOL_DRAIN_SECONDS ?? 25);
 const waitSeconds = Number(process.env.SKYFORGE_POOL_WAIT_SECONDS ?? 20);
 const metricsEverySeconds = Number(process.env.SKYFORGE_POOL_METRICS_SECONDS ?? 60);
-const { engine, logger, poolKinds: kinds } = engineFromEnv("skyforge-pool");
+const { engine, logger } = engineFromEnv("skyforge-pool");
+const kinds = engine.poolKinds;
 const served = new Set(kinds.map((k) => k.queue));
 const runner = new PoolRunner(engine, {
   kinds,

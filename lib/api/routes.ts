@@ -1,9 +1,8 @@
 import middy from "@middy/core";
 import httpRouterHandler from "@middy/http-router";
-import { ClientError } from "../errors.ts";
+import { ClientError, issuesOf } from "../errors.ts";
 import { EnqueueBatchRequest, ListJobsQuery } from "../job/schemas.ts";
 import { redriveJob } from "../producer/redrive.ts";
-import { issuesOf } from "../producer/validate.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { cancel } from "../store/finalize-ops.ts";

@@ -6,8 +6,7 @@ import {
   scheduleWrite,
   toScheduleView,
 } from "../cron/schedule.ts";
-import { ClientError } from "../errors.ts";
-import { issuesOf } from "../producer/validate.ts";
+import { ClientError, issuesOf } from "../errors.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { deleteSchedule, listSchedules, putSchedule } from "../store/schedule-ops.ts";
 import { type ApiRoute, type HttpEvent, json, pathParam, readJsonBody, route } from "./http.ts";
@@ -83,7 +82,7 @@ export function scheduleRoutes(
       if (!result.current) throw new ClientError("not_found", `schedule "${name}" not found`);
       throw new ClientError(
         "conflict",
-        `schedule "${name}" is declared in code: disable it with PUT enabled=false, or remove it from lib/cron/declared.ts`,
+        `schedule "${name}" is declared in code: disable it with PUT enabled=false, or remove it from app/schedules.ts`,
       );
     }),
   ];

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { ConfigError, issuesOf } from "../errors.ts";
 import { MaxAttempts, TimeoutSeconds } from "../job/schemas.ts";
 import { MAX_CHILDREN_PER_KIND, POOL_KIND_DEFAULTS, type PoolKindSpec } from "./pool-kind.ts";
 import { type QueueDeclaration, tierOf } from "./queue-declaration.ts";
@@ -36,7 +37,7 @@ export const PoolConfigFile = z
 export type PoolConfigFile = z.infer<typeof PoolConfigFile>;
 
 /** A pool configuration that cannot run; the message names the file's path and every problem. */
-export class PoolConfigError extends Error {
+export class PoolConfigError extends ConfigError {
   override readonly name = "PoolConfigError";
 }
 
@@ -50,7 +51,7 @@ export function parsePoolConfig(text: string, source = "pool config"): PoolConfi
   }
   const parsed = PoolConfigFile.safeParse(json);
   if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+    const detail = issuesOf(parsed.error).map((i) => `${i.path}: ${i.message}`);
     throw new PoolConfigError(`${source}: ${detail.join("; ")}`);
   }
   return parsed.data;

@@ -38,7 +38,3 @@ export function tierOf(q: QueueDeclaration): QueueTier {
 export function visibilityTimeoutSeconds(q: QueueDeclaration): number {
   return Math.min(6 * q.workerTimeoutSeconds, MAX_VISIBILITY_SECONDS);
 }
-
-export function queueByName(list: readonly QueueDeclaration[], name: string): QueueDeclaration | undefined {
-  return list.find((q) => q.name === name);
-}

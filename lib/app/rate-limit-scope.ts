@@ -1,3 +1,5 @@
+import { ConfigError } from "../errors.ts";
+
 /** A cluster-wide token bucket: `capacity` tokens of burst, refilled continuously. */
 export interface RateLimitScope<Name extends string = string> {
   scope: Name;
@@ -14,17 +16,17 @@ export function validateRateLimitScopes(list: readonly RateLimitScope[]): void {
   const seen = new Set<string>();
   for (const s of list) {
     if (!SCOPE_NAME.test(s.scope)) {
-      throw new Error(`rate-limit scope "${s.scope}": name must match ${SCOPE_NAME}`);
+      throw new ConfigError(`rate-limit scope "${s.scope}": name must match ${SCOPE_NAME}`);
     }
-    if (seen.has(s.scope)) throw new Error(`rate-limit scope "${s.scope}" is declared twice`);
+    if (seen.has(s.scope)) throw new ConfigError(`rate-limit scope "${s.scope}" is declared twice`);
     seen.add(s.scope);
     if (!Number.isInteger(s.capacity) || s.capacity < 1) {
-      throw new Error(
+      throw new ConfigError(
         `rate-limit scope "${s.scope}": capacity must be a positive integer, got ${s.capacity}`,
       );
     }
     if (!Number.isFinite(s.refillPerSecond) || s.refillPerSecond <= 0) {
-      throw new Error(
+      throw new ConfigError(
         `rate-limit scope "${s.scope}": refillPerSecond must be a positive number, got ${s.refillPerSecond}`,
       );
     }

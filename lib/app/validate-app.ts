@@ -1,3 +1,4 @@
+import { ConfigError } from "../errors.ts";
 import type { KindDefinition } from "../job/kind.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { MAX_CHILDREN_PER_KIND, type PoolKindSpec } from "./pool-kind.ts";
@@ -143,7 +144,7 @@ export function validateDeclarations(d: Declarations): string[] {
 }
 
 /** Declarations that cannot be deployed or run; the message lists every problem. */
-export class DeclarationError extends Error {
+export class DeclarationError extends ConfigError {
   override readonly name = "DeclarationError";
   constructor(readonly problems: readonly string[]) {
     super(`invalid declarations (${problems.length}):\n- ${problems.join("\n- ")}`);

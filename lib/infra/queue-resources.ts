@@ -20,6 +20,6 @@ export interface QueueResources<S = string> {
 export interface PoolResources<S = string> {
   clusterName: S;
   serviceName: S;
-  /** The pool's kinds and the queue each feeds from (lib/pool/pool-kinds.ts). */
+  /** The pool's kinds and the queue each feeds from (app/pool-kinds.ts). */
   kinds: readonly { name: string; queue: string }[];
 }

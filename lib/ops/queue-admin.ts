@@ -1,6 +1,5 @@
 import { type QueueDeclaration, tierOf, visibilityTimeoutSeconds } from "../app/queue-declaration.ts";
-import { ClientError } from "../errors.ts";
-import { issuesOf } from "../producer/validate.ts";
+import { ClientError, issuesOf } from "../errors.ts";
 import { type EventSourceState, needsRepair } from "../queue-control/event-source-control.ts";
 import {
   effectiveSettings,

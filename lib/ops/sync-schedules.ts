@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { ScheduleDeclaration } from "../app/schedule-declaration.ts";
 import { describeIssues, ScheduleInput, ScheduleName, scheduleWrite } from "../cron/schedule.ts";
+import { issuesOf } from "../errors.ts";
 import type { Log } from "../observability/log.ts";
-import { issuesOf } from "../producer/validate.ts";
 import type { StoreContext } from "../store/context.ts";
 import { deleteSchedule, listSchedules, putSchedule } from "../store/schedule-ops.ts";
 

@@ -1,16 +1,9 @@
 import type { z } from "zod";
 import { type QueueDeclaration, tierOf } from "../app/queue-declaration.ts";
-import { ClientError, type ClientIssue } from "../errors.ts";
+import { ClientError, issuesOf } from "../errors.ts";
 import type { AnyKind } from "../job/kind.ts";
 import type { KindRegistry } from "../job/registry.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
-
-export function issuesOf(error: z.ZodError, prefix: (string | number)[] = []): ClientIssue[] {
-  return error.issues.map((i) => ({
-    path: [...prefix, ...i.path].map(String).join(".") || "(root)",
-    message: i.message,
-  }));
-}
 
 export interface ValidRequest {
   request: EnqueueRequest;

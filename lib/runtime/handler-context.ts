@@ -1,4 +1,4 @@
-import { ClientError, UnrecoverableError } from "../errors.ts";
+import { ClientError, type ClientErrorCode, UnrecoverableError } from "../errors.ts";
 import type { FollowUpOptions, JobContext } from "../job/kind.ts";
 import { jobFields, type Log, withFields } from "../observability/log.ts";
 import type { Engine } from "../services/engine-services.ts";
@@ -15,7 +15,11 @@ export function followUpKey(parentId: string, step: string): string {
 }
 
 /** A follow-up the producer refuses for its content will be refused on every retry: the run can't succeed. */
-const REFUSED_FOR_GOOD = new Set(["validation_error", "unknown_kind", "payload_too_large"]);
+const REFUSED_FOR_GOOD: ReadonlySet<ClientErrorCode> = new Set([
+  "validation_error",
+  "unknown_kind",
+  "payload_too_large",
+]);
 
 /** The context one run's handler sees; the signal is added by runHandler. */
 export function handlerContext(

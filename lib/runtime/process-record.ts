@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import { issuesOf } from "../errors.ts";
 import type { AnyKind } from "../job/kind.ts";
 import { isTerminal } from "../job/status.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
-import { issuesOf } from "../producer/validate.ts";
 import { effectiveSettings, withSettings } from "../queue-control/settings.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { finalize } from "../store/finalize-ops.ts";

@@ -1,4 +1,5 @@
 import type { App } from "../app/define-app.ts";
+import type { PoolKindSpec } from "../app/pool-kind.ts";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import type { Clock } from "../clock.ts";
 import type { KindRegistry } from "../job/registry.ts";
@@ -36,7 +37,9 @@ export interface Engine {
   store: StoreContext;
   transport: SqsTransport;
   producer: JobProducer;
-  /** The app's kinds plus the pool kinds in force (the operator's file laid over the app's). */
+  /** The pool kinds in force: the app's, with the operator's file (SKYFORGE_POOL_CONFIG) laid over them. */
+  poolKinds: readonly PoolKindSpec[];
+  /** The app's kinds plus the pool kinds in force. */
   registry: KindRegistry;
   queues: readonly QueueDeclaration[];
   clock: Clock;

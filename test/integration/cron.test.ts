@@ -250,7 +250,7 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
 
     const codeDelete = await call("DELETE", "/schedules/from-code");
     expect(codeDelete).toMatchObject({ status: 409, body: { error: { code: "conflict" } } });
-    expect(codeDelete.body.error.message).toMatch(/PUT enabled=false.*lib\/cron\/declared\.ts/);
+    expect(codeDelete.body.error.message).toMatch(/PUT enabled=false.*app\/schedules\.ts/);
     expect((await call("DELETE", "/schedules/nightly")).status).toBe(204);
     expect((await call("DELETE", "/schedules/nightly")).status).toBe(404);
   });

@@ -3,7 +3,7 @@ import { app } from "../../app/index.ts";
 import { PoolConfigError, parsePoolConfig, resolvePoolKinds } from "../../lib/app/pool-config.ts";
 import { ClientError } from "../../lib/errors.ts";
 import { validateEnqueue } from "../../lib/producer/validate.ts";
-import { appRegistry } from "../support/test-app.ts";
+import { testRegistry } from "../support/test-app.ts";
 
 const { queues } = app;
 
@@ -88,7 +88,7 @@ describe("pool kinds are data", () => {
 });
 
 describe("producers route pool kinds to pool queues only", () => {
-  const registry = appRegistry();
+  const registry = testRegistry();
   const refusal = (raw: unknown) => {
     try {
       validateEnqueue(raw, registry, queues);

@@ -19,7 +19,7 @@ import { jobKey, uniqueKeyLock } from "../../lib/store/keys.ts";
 import { JobMessage } from "../../lib/transport/job-message.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { ManualClock } from "../support/clock.ts";
-import { appRegistry } from "../support/test-app.ts";
+import { testRegistry } from "../support/test-app.ts";
 import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
 
 const { queues } = app;
@@ -39,7 +39,7 @@ beforeEach(() => {
   producer = new Producer({
     store: createStoreContext(newDynamoClient(), "jobs", clock),
     transport: new SqsTransport(newSqsClient(), queueUrls),
-    registry: appRegistry(),
+    registry: testRegistry(),
     queues,
     clock,
     metrics,

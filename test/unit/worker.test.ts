@@ -22,7 +22,7 @@ import { jobKey, queueStateKey } from "../../lib/store/keys.ts";
 import type { JobMessage } from "../../lib/transport/job-message.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { ManualClock } from "../support/clock.ts";
-import { appRegistry } from "../support/test-app.ts";
+import { testRegistry } from "../support/test-app.ts";
 import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
 
 const { queues } = app;
@@ -57,7 +57,7 @@ beforeEach(() => {
   const services = {
     store: createStoreContext(newDynamoClient(), "jobs", clock),
     transport: new SqsTransport(newSqsClient(), queueUrls),
-    registry: appRegistry([counted]),
+    registry: testRegistry([counted]),
     queues,
     clock,
     metrics,
