@@ -10,24 +10,43 @@ import { toJobView } from "../store/job-item.ts";
 import { getJob, listJobs, loadPayload } from "../store/read-ops.ts";
 import {
   type ApiRoute,
+  allowedMethods,
+  clip,
   errorResponder,
   type HttpEvent,
   type HttpResult,
   json,
+  methodNotAllowed,
   pathParam,
+  queryParams,
   readJsonBody,
   route,
+  withoutBody,
 } from "./http.ts";
 import { queueRoutes } from "./queue-routes.ts";
 import { scheduleRoutes } from "./schedule-routes.ts";
+
+/**
+ * Job ids are ULIDs (lib/producer/enqueue.ts). Anything else names no job: a 404 answered without a
+ * read, so an id past DynamoDB's key-size limit never reaches DynamoDB.
+ */
+const JOB_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+function jobId(event: HttpEvent): string {
+  const id = pathParam(event, "id");
+  if (!JOB_ID.test(id)) throw new ClientError("not_found", `job ${clip(id)} not found`);
+  return id;
+}
 
 /** Every route of the HTTP API (the README's routes table); infra declares the same list (lib/api/route-keys.ts). */
 export function apiRoutes(engine: Engine): ApiRoute[] {
   const { producer, store, queues, clock } = engine;
   const cancelledRetentionDays = Math.max(...queues.map((q) => q.retentionDays.dead));
+  const health = async () => json(200, { ok: true, queues: queues.map((q) => q.name) });
 
   return [
-    route("GET", "/health", async () => json(200, { ok: true, queues: queues.map((q) => q.name) })),
+    route("GET", "/health", health),
+    route("HEAD", "/health", withoutBody(health)),
     route("POST", "/jobs", async (event) => {
       const { job, duplicate } = await producer.enqueue(readJsonBody(event));
       return json(duplicate ? 200 : 201, { ...job, duplicate });
@@ -44,7 +63,7 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
       return json(200, { results: await producer.enqueueBatch(parsed.data.jobs) });
     }),
     route("GET", "/jobs", async (event) => {
-      const parsed = ListJobsQuery.safeParse(event.queryStringParameters ?? {});
+      const parsed = ListJobsQuery.safeParse(queryParams(event));
       if (!parsed.success)
         throw new ClientError("validation_error", "invalid list query", issuesOf(parsed.error));
       const page = await listJobs(store, parsed.data);
@@ -54,22 +73,23 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
       return json(200, { items, ...(page.cursor ? { cursor: page.cursor } : {}) });
     }),
     route("GET", "/jobs/{id}", async (event) => {
-      const id = pathParam(event, "id");
+      const id = jobId(event);
       const item = await getJob(store, id);
       if (!item) throw new ClientError("not_found", `job ${id} not found`);
       return json(200, toJobView(item, await loadPayload(store, item)));
     }),
     route("POST", "/jobs/{id}/cancel", async (event) => {
-      const item = await cancel(
+      const { outcome, item } = await cancel(
         store,
-        pathParam(event, "id"),
+        jobId(event),
         retentionExpiry(clock.now(), cancelledRetentionDays),
       );
-      if (item.status === "running") engine.running.requestCancel(item.id);
-      return json(200, toJobView(item, await loadPayload(store, item)));
+      if (outcome === "requested") engine.running.requestCancel(item.id);
+      // "requested": the job is running and stops at its next heartbeat, unless it finishes first.
+      return json(200, { ...toJobView(item, await loadPayload(store, item)), cancel: outcome });
     }),
     route("POST", "/jobs/{id}/retry", async (event) =>
-      json(200, await redriveJob(engine, pathParam(event, "id"))),
+      json(200, await redriveJob(engine, jobId(event))),
     ),
     ...queueRoutes(engine),
     ...scheduleRoutes(engine, engine.app.schedules),
@@ -85,8 +105,11 @@ export function createApiHandler(engine: Engine) {
     .handler(
       httpRouterHandler<HttpEvent, HttpResult>({
         routes,
+        // A path some route serves, asked with another method: 405 naming the methods it takes.
         notFoundResponse: ({ method, path }) => {
-          throw new ClientError("not_found", `no route for ${method} ${path}`);
+          const allowed = allowedMethods(routes, path);
+          if (allowed.length > 0) return methodNotAllowed(method, path, allowed);
+          throw new ClientError("not_found", `no route for ${clip(method)} ${clip(path)}`);
         },
       }),
     );

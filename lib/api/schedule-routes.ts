@@ -7,6 +7,7 @@ import {
   toScheduleView,
 } from "../cron/schedule.ts";
 import { ClientError, issuesOf } from "../errors.ts";
+import { validateEnqueue } from "../producer/validate.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { deleteSchedule, listSchedules, putSchedule } from "../store/schedule-ops.ts";
 import { type ApiRoute, type HttpEvent, json, pathParam, readJsonBody, route } from "./http.ts";
@@ -24,7 +25,11 @@ function scheduleName(event: HttpEvent): string {
   return parsed.data;
 }
 
-/** The body as a schedule whose kind, payload and queue this deployment can actually run. */
+/**
+ * The body as a schedule whose fires this deployment can actually queue: its kind, payload and queue
+ * pass exactly the checks an enqueue of the same job would (a pool kind on a Lambda queue, a payload
+ * the kind refuses, an unknown kind or queue are the same 400s as POST /jobs gives).
+ */
 function validSchedule(engine: Pick<Engine, "registry" | "queues">, raw: unknown): ScheduleInput {
   const parsed = ScheduleInput.safeParse(raw);
   if (!parsed.success) {
@@ -32,24 +37,15 @@ function validSchedule(engine: Pick<Engine, "registry" | "queues">, raw: unknown
     throw new ClientError("validation_error", `invalid schedule: ${describeIssues(issues)}`, issues);
   }
   const input = parsed.data;
-  const kind = engine.registry.get(input.kind);
-  if (!kind) {
-    throw new ClientError(
-      "unknown_kind",
-      `unknown kind "${input.kind}"; known kinds: ${[...engine.registry.keys()].join(", ")}`,
-    );
-  }
-  const payload = kind.payload.safeParse(input.payload ?? null);
-  if (!payload.success) {
-    const issues = issuesOf(payload.error, ["payload"]);
-    throw new ClientError("validation_error", `payload does not match kind "${kind.name}"`, issues);
-  }
-  const queue = input.queue ?? kind.queue;
-  if (!engine.queues.some((q) => q.name === queue)) {
-    throw new ClientError("validation_error", `unknown queue "${queue}"`, [
-      { path: "queue", message: "not declared" },
-    ]);
-  }
+  validateEnqueue(
+    {
+      kind: input.kind,
+      payload: input.payload ?? null,
+      ...(input.queue !== undefined ? { queue: input.queue } : {}),
+    },
+    engine.registry,
+    engine.queues,
+  );
   return input;
 }
 

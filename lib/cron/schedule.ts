@@ -102,6 +102,8 @@ export interface ScheduleView {
   misfire: MisfirePolicy;
   nextRunAt?: string;
   lastRunAt?: string;
+  lastError?: string;
+  lastErrorAt?: string;
   source: ScheduleSource;
   updatedAt: string;
 }
@@ -120,6 +122,8 @@ export function toScheduleView(item: ScheduleItem): ScheduleView {
     misfire: item.misfire,
     ...(item.nextRunAt !== undefined ? { nextRunAt: iso(item.nextRunAt) } : {}),
     ...(item.lastRunAt !== undefined ? { lastRunAt: iso(item.lastRunAt) } : {}),
+    ...(item.lastError !== undefined ? { lastError: item.lastError } : {}),
+    ...(item.lastErrorAt !== undefined ? { lastErrorAt: iso(item.lastErrorAt) } : {}),
     source: item.source,
     updatedAt: iso(item.updatedAt),
   };

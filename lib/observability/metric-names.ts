@@ -24,6 +24,7 @@ export const countMetrics = [
   "purged",
   "cronFired",
   "cronMissed",
+  "cronFailed",
   // The pool (lib/pool/): jobs handed to a child per kind, and children lost to each failure mode.
   "released",
   "poolDispatched",

@@ -5,7 +5,13 @@ import { ClientError } from "../errors.ts";
 import type { EnqueueRequest } from "../job/schemas.ts";
 import type { Engine } from "../services/engine-services.ts";
 import type { ScheduleItem } from "../store/schedule-item.ts";
-import { acquireLease, advanceSchedule, listSchedules, releaseLease } from "../store/schedule-ops.ts";
+import {
+  acquireLease,
+  advanceSchedule,
+  listSchedules,
+  recordFireError,
+  releaseLease,
+} from "../store/schedule-ops.ts";
 
 export const CRON_LEASE = "cron";
 /** Bounds one schedule's work per tick; the rest carries over through nextRunAt. */
@@ -106,6 +112,28 @@ export async function runCronTick(deps: CronTickDeps): Promise<CronTickReport> {
   return report;
 }
 
+/** A failed fire shows where an operator looks: the schedule's lastError, a metric (alarmed on), the log. */
+async function fireFailed(
+  engine: CronTickDeps["engine"],
+  schedule: ScheduleItem,
+  fire: number,
+  err: unknown,
+  report: CronTickReport,
+): Promise<void> {
+  const error = err instanceof Error ? err.message : String(err);
+  report.failed.push({ name: schedule.name, fireTime: iso(fire), error });
+  engine.log.error("cron: fire failed", { schedule: schedule.name, fireTime: iso(fire), error });
+  engine.metrics.count("cronFailed", scheduleQueue(engine, schedule), schedule.kind);
+  await recordFireError(engine.store, schedule.name, error, engine.clock.now()).catch((e: unknown) =>
+    engine.log.warn("cron: could not record the fire's error", { schedule: schedule.name, error: String(e) }),
+  );
+}
+
+/** The queue a schedule's jobs go to, for its metrics. */
+function scheduleQueue(engine: Pick<Engine, "registry">, schedule: ScheduleItem): string {
+  return schedule.queue ?? engine.registry.get(schedule.kind)?.queue ?? "unknown";
+}
+
 /** Enqueues one schedule's planned fires in order, then advances it past the ones that are settled. */
 async function fireSchedule(
   deps: CronTickDeps,
@@ -126,8 +154,7 @@ async function fireSchedule(
   });
   report.missed += plan.missed;
   if (plan.missed) {
-    const queue = schedule.queue ?? engine.registry.get(schedule.kind)?.queue ?? "unknown";
-    engine.metrics.count("cronMissed", queue, schedule.kind, plan.missed);
+    engine.metrics.count("cronMissed", scheduleQueue(engine, schedule), schedule.kind, plan.missed);
     engine.log.warn("cron: misfires", {
       schedule: schedule.name,
       missed: plan.missed,
@@ -147,11 +174,7 @@ async function fireSchedule(
     } catch (err) {
       const permanent = err instanceof ClientError && err.code !== "conflict";
       if (err instanceof ClientError && err.code === "conflict") report.deferred += 1;
-      else {
-        const error = err instanceof Error ? err.message : String(err);
-        report.failed.push({ name: schedule.name, fireTime: iso(fire), error });
-        engine.log.error("cron: fire failed", { schedule: schedule.name, fireTime: iso(fire), error });
-      }
+      else await fireFailed(engine, schedule, fire, err, report);
       // A bad kind or payload fails every fire alike: move past them. Anything else may pass, so the
       // next tick starts again from this fire (its already-enqueued predecessors dedupe).
       if (!permanent) nextRunAt = fire;

@@ -11,6 +11,8 @@ export const attributeMissing =
 
 export const itemMissing: Condition = attributeMissing("pk");
 
+export const itemExists: Condition = (e) => `attribute_exists(${e.name("pk")})`;
+
 export const statusIs =
   (status: JobStatus): Condition =>
   (e) =>

@@ -126,10 +126,12 @@ export const finalizeTransitions = [
  * condition (first write): queued or scheduled → cancelled at once, leaving the index.
  *   (second write, only when the job is running): still running → cancelRequested, which the owner's
  *   heartbeat turns into an abort.
- * result: the job after the write; InvalidItemState (with the job) when it already finished as done
- *   or dead; ItemNotFound.
+ * result: the job after the write and what the cancel did: "cancelled" (it was queued or scheduled),
+ *   "requested" (it is running: its owner stops it at its next heartbeat, unless it finishes first),
+ *   "already_cancelled". InvalidItemState (with the job) when it already finished as done or dead;
+ *   ItemNotFound.
  */
-export async function cancel(ctx: StoreContext, id: string, expiresAt: number): Promise<JobItem> {
+export async function cancel(ctx: StoreContext, id: string, expiresAt: number): Promise<CancelResult> {
   const now = ctx.clock.now();
   const direct = conditionalUpdate<JobItem>(ctx, "cancel", jobKey(id), (e) => ({
     update: new Update(e)
@@ -140,9 +142,10 @@ export async function cancel(ctx: StoreContext, id: string, expiresAt: number): 
       .remove("gsi1pk", "gsi1sk"),
     condition: statusIn("queued", "scheduled"),
   }));
-  return orOnConflict(direct, (current: JobItem | undefined) => {
+  const done = direct.then((item): CancelResult => ({ outcome: "cancelled", item }));
+  return orOnConflict(done, (current: JobItem | undefined) => {
     if (!current) throw new ItemNotFound(`job ${id} not found`);
-    if (current.status === "cancelled") return current;
+    if (current.status === "cancelled") return { outcome: "already_cancelled", item: current };
     if (current.status !== "running") {
       throw new InvalidItemState(
         `job ${id} is already ${current.status} and can no longer be cancelled`,
@@ -154,9 +157,14 @@ export async function cancel(ctx: StoreContext, id: string, expiresAt: number): 
       condition: statusIs("running"),
     }));
     // It finished between our two writes; try once more from the top to answer with its real state.
-    return orOnConflict(request, () => cancel(ctx, id, expiresAt));
+    return orOnConflict(
+      request.then((item): CancelResult => ({ outcome: "requested", item })),
+      () => cancel(ctx, id, expiresAt),
+    );
   });
 }
+
+export type CancelResult = { outcome: "cancelled" | "requested" | "already_cancelled"; item: JobItem };
 
 /** A running job only gets cancelRequested: its owner finalizes it (finalizeTransitions). */
 export const cancelTransitions = [

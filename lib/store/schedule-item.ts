@@ -42,6 +42,9 @@ export interface ScheduleItem {
   /** For code schedules: the hash of the declaration last written, so a sync can tell it changed. */
   declaredHash?: string;
   updatedAt: number;
+  /** Why the last failed fire failed, and when: a schedule that can't fire says so in GET /schedules. */
+  lastError?: string;
+  lastErrorAt?: number;
   /** Bumped by every PUT/sync (never by a tick): the optimistic-concurrency guard between editors. */
   revision: number;
 }

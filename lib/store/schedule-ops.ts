@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { InvalidItemState } from "../errors.ts";
 import {
   attributeEquals,
+  itemExists,
   itemMissing,
   leaseExpired,
   leaseOwnedBy,
@@ -208,6 +209,32 @@ export async function advanceSchedule(
         if (lastRunAt !== undefined) update.set("lastRunAt", lastRunAt);
         return { update, condition: nextRunAtIs(expectedNextRunAt) };
       },
+      { readCurrent: false },
+    ),
+  );
+}
+
+/**
+ * recordFireError — a fire of this schedule failed; GET /schedules shows why until the next failure.
+ * input: the schedule's name, the error (trimmed to 500 characters), when.
+ * condition: the schedule still exists (a deleted one is not brought back).
+ * result: true when recorded; false when the schedule is gone.
+ */
+export async function recordFireError(
+  ctx: StoreContext,
+  name: string,
+  error: string,
+  at: number,
+): Promise<boolean> {
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "recordFireError",
+      scheduleKey(name),
+      (e) => ({
+        update: new Update(e).set("lastError", error.slice(0, 500)).set("lastErrorAt", at),
+        condition: itemExists,
+      }),
       { readCurrent: false },
     ),
   );

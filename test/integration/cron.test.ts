@@ -11,12 +11,18 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { errorResponder, type HttpEvent, type HttpResult } from "../../lib/api/http.ts";
 import { scheduleRoutes } from "../../lib/api/schedule-routes.ts";
 import type { ScheduleDeclaration } from "../../lib/app/schedule-declaration.ts";
-import { ScheduleInput, type ScheduleInputIn, scheduleWrite } from "../../lib/cron/schedule.ts";
+import {
+  ScheduleInput,
+  type ScheduleInputIn,
+  scheduleWrite,
+  toScheduleView,
+} from "../../lib/cron/schedule.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { runCronTick } from "../../lib/ops/cron-tick.ts";
 import { syncDeclaredSchedules } from "../../lib/ops/sync-schedules.ts";
 import type { StoreContext } from "../../lib/store/context.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
+import type { ScheduleItem } from "../../lib/store/schedule-item.ts";
 import * as ops from "../../lib/store/schedule-ops.ts";
 import { type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
 import { ManualClock } from "../support/clock.ts";
@@ -148,7 +154,7 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
   });
 
   it("a schedule that can't enqueue is reported and doesn't block the others", async () => {
-    const { tick, put, engine, clock } = await setup();
+    const { tick, put, engine, clock, h } = await setup();
     const ctx = engine.store;
     clock.set(T0 - 1_000);
     // Stored directly: the API would refuse the unknown kind, but a kind can be removed after the fact.
@@ -166,6 +172,12 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
         error: expect.stringMatching(/unknown kind "no-such-kind"/),
       },
     ]);
+    // The failure is where an operator looks: the schedule's own view, and a metric an alarm watches.
+    const ghost = (await ops.listSchedules(ctx)).find((x) => x.name === "ghost");
+    expect(ghost?.lastError).toMatch(/unknown kind "no-such-kind"/);
+    expect(ghost?.lastErrorAt).toBe(T0);
+    expect(toScheduleView(ghost as ScheduleItem)).toMatchObject({ lastErrorAt: iso(T0) });
+    expect(h.metrics.total("cronFailed")).toBe(1);
   });
 
   it("DynamoDB requests: lease, query and release at idle; lock, job and advance per fire", async () => {

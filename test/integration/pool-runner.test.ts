@@ -147,7 +147,7 @@ describe("PoolRunner: a child that breaks the protocol is killed", () => {
     const first = await warmPid(h);
     const id = await h.enqueue({ act: "hang" });
     await h.settled(id, "running");
-    const requested = await cancel(h.engine.store, id, retentionExpiry(Date.now(), 1));
+    const { item: requested } = await cancel(h.engine.store, id, retentionExpiry(Date.now(), 1));
     expect(requested).toMatchObject({ status: "running", cancelRequested: true });
     const cancelled = await h.settled(id, "cancelled");
     expect(cancelled.attempts).toBe(1);

@@ -494,7 +494,8 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       clock.set((running.leaseUntil as number) + 1);
       expect((await claim(store, seedOf(item), "other", LEASE_MS)).claimed).toBe(false);
 
-      const requested = await cancel(store, item.id, TTL);
+      const { outcome, item: requested } = await cancel(store, item.id, TTL);
+      expect(outcome).toBe("requested");
       expect(requested).toMatchObject({ status: "running", cancelRequested: true });
       const hb2 = await heartbeat(store, item.id, "t", LEASE_MS);
       expect(hb2).toEqual({ held: true, cancelRequested: true, leaseUntil: clock.now() + LEASE_MS });
@@ -730,11 +731,12 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const item = jobItem(clock);
       await putJob(store, item);
       clock.advance(10);
-      const cancelled = await cancel(store, item.id, TTL);
+      const { outcome, item: cancelled } = await cancel(store, item.id, TTL);
+      expect(outcome).toBe("cancelled");
       expect(cancelled).toMatchObject({ status: "cancelled", finishedAt: clock.now(), expiresAt: TTL });
       expect(await getJob(store, item.id)).toEqual(cancelled);
       expect((await claim(store, seedOf(item), "w", LEASE_MS)).claimed).toBe(false);
-      expect(await cancel(store, item.id, TTL)).toEqual(cancelled);
+      expect(await cancel(store, item.id, TTL)).toEqual({ outcome: "already_cancelled", item: cancelled });
     });
 
     it("of a scheduled job cancels it and removes it from the scheduled index", async () => {
@@ -742,7 +744,7 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const item = scheduledItem(clock, clock.now() + 3_600_000);
       await putJob(store, item);
       expect((await listAll(store, { queue: QUEUE, status: "scheduled" }, 10)).flat()).toHaveLength(1);
-      const cancelled = await cancel(store, item.id, TTL);
+      const { item: cancelled } = await cancel(store, item.id, TTL);
       expect(cancelled.status).toBe("cancelled");
       expect(cancelled.gsi1pk).toBeUndefined();
       expect(cancelled.gsi1sk).toBeUndefined();
@@ -752,7 +754,8 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("of a running job only requests the cancel", async () => {
       const { store, clock } = await setup();
       const { item, running } = await runningJob(store, clock, "t");
-      const requested = await cancel(store, item.id, TTL);
+      const { outcome, item: requested } = await cancel(store, item.id, TTL);
+      expect(outcome).toBe("requested");
       expect(requested).toEqual({ ...running, cancelRequested: true });
       expect(await getJob(store, item.id)).toEqual(requested);
     });

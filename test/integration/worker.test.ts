@@ -200,7 +200,7 @@ describe("worker on fauxqs + dynalite", () => {
     h.startPoller();
     const { job } = await h.engine.producer.enqueue({ kind: "sleep", payload: { ms: 60_000 } });
     await settled(h, job.id, "running");
-    const requested = await cancel(h.engine.store, job.id, 0);
+    const { item: requested } = await cancel(h.engine.store, job.id, 0);
     expect(requested).toMatchObject({ status: "running", cancelRequested: true });
     const cancelled = await settled(h, job.id, "cancelled");
     expect(cancelled.attempts).toBe(1);

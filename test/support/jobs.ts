@@ -57,7 +57,7 @@ export async function finishedJob(
   if (status === "cancelled") {
     const put = await putJob(store, item);
     if (!put.created) throw new Error(`job ${item.id} already exists`);
-    return cancel(store, item.id, expiresAt);
+    return (await cancel(store, item.id, expiresAt)).item;
   }
   const { token } = await runningJob(store, item);
   const result = await finalize(

@@ -1,6 +1,11 @@
 import { describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
-import { PoolConfigError, parsePoolConfig, resolvePoolKinds } from "../../lib/app/pool-config.ts";
+import {
+  loadPoolKinds,
+  PoolConfigError,
+  parsePoolConfig,
+  resolvePoolKinds,
+} from "../../lib/app/pool-config.ts";
 import { ClientError } from "../../lib/errors.ts";
 import { validateEnqueue } from "../../lib/producer/validate.ts";
 import { testRegistry } from "../support/test-app.ts";
@@ -114,5 +119,37 @@ describe("producers route pool kinds to pool queues only", () => {
     const b = refusal({ kind: "echo", queue: "heavy", payload: {} });
     expect(b.httpStatus).toBe(400);
     expect(b.issues).toEqual([{ path: "queue", message: 'use a lambda-tier queue such as "default"' }]);
+  });
+});
+
+describe("the operator's file, loaded as a deployment does", () => {
+  const load = (text: string | Error) =>
+    loadPoolKinds(queues, app.poolKinds, "children/pool.json", () => {
+      if (text instanceof Error) throw text;
+      return text;
+    });
+
+  test("every problem, of the file's form and of the kinds it makes, in one error that names the file", () => {
+    const file = JSON.stringify({
+      kinds: {
+        "rb-size": { argv: ["ruby", "size.rb"], soft: "two" },
+        "Bad Name": { argv: ["x"] },
+        "py-digest": { queue: "default" },
+        "no-argv": { soft: 1 },
+      },
+    });
+    expect(() => load(file)).toThrow(PoolConfigError);
+    const message = problem(() => load(file));
+    expect(message).toMatch(/^children\/pool\.json: 4 problem\(s\): /);
+    expect(message).toContain("kinds.rb-size.soft:");
+    expect(message).toContain("kinds.Bad Name: kind names are lowercase letters, digits and dashes");
+    expect(message).toContain('py-digest: queue "default" is served by Lambda, not the pool');
+    expect(message).toContain("no-argv: a new kind needs argv");
+  });
+
+  test("a file that can't be read is named", () => {
+    expect(problem(() => load(new Error("ENOENT: no such file")))).toBe(
+      "children/pool.json: cannot be read (ENOENT: no such file)",
+    );
   });
 });
