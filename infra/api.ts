@@ -1,4 +1,4 @@
-import { API_ROUTE_KEYS } from "../lib/api/route-keys";
+import { API_CATCH_ALL_ROUTE_KEY, API_ROUTE_KEYS } from "../lib/api/route-keys";
 import { permissionsFor } from "./permissions";
 import { poolConfigEnv, poolConfigFiles } from "./pool-config";
 import { dlqUrls, queueUrls } from "./queues";
@@ -33,4 +33,6 @@ export const apiFunction = new sst.aws.Function("ApiHandler", {
 
 /** The HTTP API, IAM (SigV4) authorized on every route. */
 export const api = new sst.aws.ApiGatewayV2("Api");
-for (const route of API_ROUTE_KEYS) api.route(route, apiFunction.arn, { auth: { iam: true } });
+for (const route of [...API_ROUTE_KEYS, API_CATCH_ALL_ROUTE_KEY]) {
+  api.route(route, apiFunction.arn, { auth: { iam: true } });
+}

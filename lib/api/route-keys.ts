@@ -4,6 +4,7 @@
  */
 export const API_ROUTE_KEYS = [
   "GET /health",
+  "HEAD /health",
   "POST /jobs",
   "POST /jobs/batch",
   "GET /jobs",
@@ -18,3 +19,10 @@ export const API_ROUTE_KEYS = [
   "PUT /schedules/{name}",
   "DELETE /schedules/{name}",
 ] as const;
+
+/**
+ * API Gateway answers a method or path it has no route for itself (404 `{"message":"Not Found"}`).
+ * Infra also routes this catch-all to the API function, so a wrong method gets the function's 405
+ * with `Allow`, and an unknown path its 404, both in the documented error shape.
+ */
+export const API_CATCH_ALL_ROUTE_KEY = "$default";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { app } from "../../app/index.ts";
-import { API_ROUTE_KEYS } from "../../lib/api/route-keys.ts";
+import { API_CATCH_ALL_ROUTE_KEY, API_ROUTE_KEYS } from "../../lib/api/route-keys.ts";
 import { type QueueDeclaration, tierOf, visibilityTimeoutSeconds } from "../../lib/app/queue-declaration.ts";
 import { gaugeMetrics } from "../../lib/observability/metric-names.ts";
 import { type Declared, installFakeSst, type Loose } from "../support/fake-sst.ts";
@@ -181,11 +181,11 @@ describe("least privilege and configuration hygiene", () => {
     }
   });
 
-  test("every API route is IAM-authorized and served by one function", async () => {
+  test("every API route, and the catch-all that answers 405 and 404 in our shape, is IAM-authorized and served by one function", async () => {
     const { fake, outputs } = await deploy();
     const api = fake.of("sst.aws.ApiGatewayV2")[0];
     const routes = api?.calls.filter((c) => c.method === "route") ?? [];
-    expect(routes.map((r) => r.args[0]).sort()).toEqual([...API_ROUTE_KEYS].sort());
+    expect(routes.map((r) => r.args[0]).sort()).toEqual([...API_ROUTE_KEYS, API_CATCH_ALL_ROUTE_KEY].sort());
     for (const r of routes) {
       expect(str(r.args[1])).toBe("Function:ApiHandler.arn");
       expect(r.args[2]).toEqual({ auth: { iam: true } });
