@@ -16,8 +16,12 @@ export const errorCodes = {
   validation_error: 400,
   unknown_kind: 400,
   not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
+  unsupported_media_type: 415,
+  headers_too_large: 431,
   internal: 500,
 } as const;
 export type ErrorCode = keyof typeof errorCodes;

@@ -1,21 +1,35 @@
-import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Context } from "aws-lambda";
 import type { HttpEvent, HttpResult } from "../lib/api/http.ts";
+import { ClientError, type ClientErrorCode, internalErrorBody } from "../lib/errors.ts";
 import type { Log } from "../lib/observability/log.ts";
+import { splitTarget, toApiEvent } from "./api-event.ts";
+import { INVOKE_PATH, type LocalFunctions, MAX_SYNC_PAYLOAD_BYTES, serveInvoke } from "./lambda-invoke.ts";
+import { readBody } from "./request-body.ts";
 
-/** Lambda's Invoke API path, so `new LambdaClient({ endpoint })` works against the local stack. */
-const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
-const MAX_BODY_BYTES = 6 * 1024 * 1024;
+/** The API's body cap: the deployed API's function can't receive more than Lambda's 6 MB payload. */
+export const MAX_API_BODY_BYTES = MAX_SYNC_PAYLOAD_BYTES;
 
 export interface LocalHttpOptions {
   host: string;
   port: number;
   api: (event: HttpEvent, context: Context) => Promise<HttpResult>;
   /** Functions callable through the Invoke API, by name. */
-  functions: Record<string, (event: unknown) => Promise<unknown>>;
+  functions: LocalFunctions;
   log: Log;
+  /**
+   * How long a client may take to send its headers, and its whole request, before a 408. Loopback
+   * clients send at once, so these are far below Node's Internet-sized defaults (60 s and 300 s).
+   */
+  timeouts?: { headersMs?: number; requestMs?: number };
 }
 
 export interface LocalHttp {
@@ -23,14 +37,33 @@ export interface LocalHttp {
   close(): Promise<void>;
 }
 
-/** One loopback server: the HTTP API routes plus the Lambda Invoke API. */
+/**
+ * One loopback server: the HTTP API routes plus the Lambda Invoke API. Whatever a client sends, it
+ * gets an answer in the API's error shape `{ error: { code, message } }` (or AWS's, on Invoke),
+ * including the requests Node's HTTP parser refuses before any handler runs.
+ */
 export async function startLocalHttp(options: LocalHttpOptions): Promise<LocalHttp> {
-  const server: Server = createServer((req, res) => {
-    handle(options, req, res).catch((err) => {
-      options.log.error("local http request failed", { error: String(err) });
-      if (!res.headersSent) send(res, 500, { error: { code: "internal", message: "internal error" } });
-    });
-  });
+  const headersTimeout = options.timeouts?.headersMs ?? 10_000;
+  const server: Server = createServer(
+    {
+      // Checked below, so a missing Host gets the error shape instead of Node's bare 400.
+      requireHostHeader: false,
+      headersTimeout,
+      requestTimeout: Math.max(headersTimeout, options.timeouts?.requestMs ?? 60_000),
+      connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+    },
+    (req, res) => {
+      serve(options, req, res).catch((err) => {
+        options.log.error("local http request failed", { error: String(err) });
+        if (res.headersSent || res.destroyed) return;
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify(internalErrorBody()));
+      });
+    },
+  );
+  // An Expect other than 100-continue is ignored (RFC 9110 allows it) rather than a bodiless 417.
+  server.on("checkExpectation", (req, res) => server.emit("request", req, res));
+  server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, resolve);
@@ -46,96 +79,76 @@ export async function startLocalHttp(options: LocalHttpOptions): Promise<LocalHt
   };
 }
 
-async function handle(options: LocalHttpOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? "/", "http://local");
-  const body = await readBody(req);
-  if (body === undefined) {
-    send(res, 413, {
-      error: { code: "payload_too_large", message: `request body is over ${MAX_BODY_BYTES} bytes` },
-    });
+async function serve(options: LocalHttpOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.httpVersion === "1.1" && req.headers.host === undefined) {
+    sendError(res, "validation_error", "an HTTP/1.1 request needs a Host header");
     return;
   }
-  const invoke = INVOKE_PATH.exec(url.pathname);
-  if (invoke && req.method === "POST") {
-    const name = decodeURIComponent(invoke[1] as string);
-    const fn = options.functions[name];
-    if (!fn) {
-      res.setHeader("x-amzn-errortype", "ResourceNotFoundException");
-      send(res, 404, { Type: "User", message: `Function not found: ${name}` });
-      return;
-    }
-    let event: unknown;
-    try {
-      event = body.length ? JSON.parse(body.toString("utf8")) : {};
-    } catch {
-      res.setHeader("x-amzn-errortype", "InvalidRequestContentException");
-      send(res, 400, { Type: "User", message: "Could not parse request body into json" });
-      return;
-    }
-    try {
-      send(res, 200, await fn(event));
-    } catch (err) {
-      // Lambda reports a function error with 200 + this header; the body names the error, not internals.
-      res.setHeader("x-amz-function-error", "Unhandled");
-      send(res, 200, { errorType: "Error", errorMessage: "function failed" });
-      options.log.error("local function failed", { function: name, error: String(err) });
-    }
+  const { path, query } = splitTarget(req.url ?? "/");
+  const invoke = INVOKE_PATH.exec(path);
+  if (invoke) {
+    await serveInvoke(req, res, invoke[1] as string, query, options.functions, options.log);
     return;
   }
-  const result = await options.api(toApiEvent(req, url, body), {} as Context);
+  const read = await readBody(req, MAX_API_BODY_BYTES);
+  if (read.kind === "aborted") return; // answered by answerClientError, or nobody is listening
+  if (read.kind === "too_large") {
+    sendError(res, "payload_too_large", `the request body is over ${MAX_API_BODY_BYTES} bytes`);
+    return;
+  }
+  const result = await options.api(toApiEvent(req, path, query, read.body), {} as Context);
+  if (res.destroyed) return;
   res.writeHead(result.statusCode ?? 200, (result.headers ?? {}) as Record<string, string>);
-  res.end(result.body ?? "");
-}
-
-function toApiEvent(req: IncomingMessage, url: URL, body: Buffer): HttpEvent {
-  const method = req.method ?? "GET";
-  const query = Object.fromEntries(url.searchParams.entries());
-  const headers = Object.fromEntries(
-    Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : (v ?? "")]),
+  res.end(
+    result.body === undefined ? "" : Buffer.from(result.body, result.isBase64Encoded ? "base64" : "utf8"),
   );
-  const now = Date.now();
-  return {
-    version: "2.0",
-    routeKey: "$default",
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
-    headers,
-    ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
-    requestContext: {
-      accountId: "local",
-      apiId: "local",
-      domainName: "127.0.0.1",
-      domainPrefix: "local",
-      http: {
-        method,
-        path: url.pathname,
-        protocol: "HTTP/1.1",
-        sourceIp: "127.0.0.1",
-        userAgent: headers["user-agent"] ?? "",
-      },
-      requestId: randomUUID(),
-      routeKey: "$default",
-      stage: "$default",
-      time: new Date(now).toUTCString(),
-      timeEpoch: now,
-    },
-    ...(body.length ? { body: body.toString("utf8") } : {}),
-    isBase64Encoded: false,
-  };
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
+function sendError(res: ServerResponse, code: ClientErrorCode, message: string): void {
+  const error = new ClientError(code, message);
+  res.writeHead(error.httpStatus, { "content-type": "application/json" });
+  res.end(JSON.stringify(error.toBody()));
+}
+
+/** Node's parser codes for the requests it refuses before a handler runs, mapped to the API's codes. */
+function framingError(err: NodeJS.ErrnoException & { reason?: string }): {
+  code: ClientErrorCode;
+  message: string;
+} {
+  switch (err.code) {
+    case "HPE_HEADER_OVERFLOW":
+      return { code: "headers_too_large", message: "the request's headers are too large" };
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return { code: "request_timeout", message: "the request was not received in time" };
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return { code: "headers_too_large", message: "the request's chunk extensions are too large" };
+    default:
+      return {
+        code: "validation_error",
+        message: `malformed HTTP request: ${err.reason ?? err.code ?? "unreadable"}`,
+      };
   }
-  return Buffer.concat(chunks);
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
+/**
+ * Answers what Node's HTTP parser refused (bad framing, oversized headers, a timeout) in the API's
+ * error shape, on the raw socket, and closes it: after a framing error nothing more on it can be read.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // A response already under way on this socket can't be interleaved with another.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const { code, message } = framingError(err);
+  const error = new ClientError(code, message);
+  const body = JSON.stringify(error.toBody());
+  const head = [
+    `HTTP/1.1 ${error.httpStatus} ${STATUS_CODES[error.httpStatus]}`,
+    "Content-Type: application/json",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    "Connection: close",
+  ];
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
 }

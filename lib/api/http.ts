@@ -20,10 +20,46 @@ export function json(statusCode: number, body: unknown): HttpResult {
   return { statusCode, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
 }
 
+/** A HEAD answer from a GET handler: the same status and headers, the length the body would have, no body. */
+export const withoutBody =
+  (get: (e: HttpEvent) => Promise<HttpResult>) =>
+  async (event: HttpEvent): Promise<HttpResult> => {
+    const { body, ...rest } = await get(event);
+    return { ...rest, headers: { ...rest.headers, "content-length": String(Buffer.byteLength(body ?? "")) } };
+  };
+
+/** Request bodies are JSON text: UTF-8 (RFC 8259), not compressed. Anything else is refused, not guessed at. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function refuseUnsupportedEncoding(headers: HttpEvent["headers"]): void {
+  const encoding = (headers["content-encoding"] ?? "").trim().toLowerCase();
+  if (encoding && encoding !== "identity") {
+    throw new ClientError(
+      "unsupported_media_type",
+      `content-encoding "${clip(encoding)}" is not supported; send the body uncompressed`,
+    );
+  }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(headers["content-type"] ?? "")?.[1]?.toLowerCase();
+  if (charset && charset !== "utf-8" && charset !== "utf8") {
+    throw new ClientError(
+      "unsupported_media_type",
+      `charset "${clip(charset)}" is not supported; send UTF-8 JSON`,
+    );
+  }
+}
+
 /** The request body as JSON; a malformed body is the caller's mistake, never a 500. */
 export function readJsonBody(event: HttpEvent): unknown {
+  refuseUnsupportedEncoding(event.headers ?? {});
   if (!event.body) throw new ClientError("validation_error", "a JSON body is required");
-  const text = event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body;
+  let text = event.body;
+  if (event.isBase64Encoded) {
+    try {
+      text = utf8.decode(Buffer.from(event.body, "base64"));
+    } catch {
+      throw new ClientError("unsupported_media_type", "the body is not UTF-8; send JSON encoded as UTF-8");
+    }
+  }
   try {
     return JSON.parse(text);
   } catch {
@@ -31,11 +67,67 @@ export function readJsonBody(event: HttpEvent): unknown {
   }
 }
 
+/**
+ * A path segment as the client meant it. A malformed escape (`/jobs/%ZZ`) names nothing: it is the
+ * caller's mistake (400), never a URIError that becomes a 500.
+ */
 export function pathParam(event: HttpEvent, name: string): string {
   const value = event.pathParameters?.[name];
   if (!value) throw new ClientError("validation_error", `missing path parameter ${name}`);
-  return decodeURIComponent(value);
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    throw new ClientError("validation_error", `path parameter ${name} is not valid percent-encoding`, [
+      { path: name, message: `"${clip(value)}" has a malformed %-escape` },
+    ]);
+  }
 }
+
+/**
+ * The query string as one value per name. A name given twice (`?limit=1&limit=2`) is refused: API
+ * Gateway would join the values with a comma and Node's parsers keep one of them, so no reading of
+ * it is safe to guess. Read from `rawQueryString`, the same on API Gateway and locally.
+ */
+export function queryParams(event: HttpEvent): Record<string, string> {
+  if (event.rawQueryString === undefined) return { ...event.queryStringParameters } as Record<string, string>;
+  const params = new Map<string, string>();
+  for (const [name, value] of new URLSearchParams(event.rawQueryString)) {
+    if (params.has(name)) {
+      throw new ClientError(
+        "validation_error",
+        `query parameter "${clip(name)}" is given more than once; give it once`,
+        [{ path: name, message: "repeated" }],
+      );
+    }
+    params.set(name, value);
+  }
+  // fromEntries defines own properties, so a name like `__proto__` stays a plain key for the schema to refuse.
+  return Object.fromEntries(params);
+}
+
+/** The methods any route serves on this path, so a wrong method can be a 405 that names them. */
+export function allowedMethods(routes: readonly ApiRoute[], path: string): string[] {
+  const methods = routes.filter((r) => routePattern(r.path).test(path)).map((r) => r.method);
+  return [...new Set(methods)].sort();
+}
+
+/** The same shapes @middy/http-router matches: `{name}` is one segment, a trailing slash is optional. */
+function routePattern(path: string): RegExp {
+  const escaped = path.replace(/[.+?^$()|[\]\\]/g, "\\$&").replace(/\{[^/}]+\}/g, "[^/]+");
+  return new RegExp(`^${escaped}/?$`);
+}
+
+export function methodNotAllowed(method: string, path: string, allowed: readonly string[]): HttpResult {
+  const body = new ClientError(
+    "method_not_allowed",
+    `${clip(method)} is not allowed on ${clip(path)}; allowed: ${allowed.join(", ")}`,
+  ).toBody();
+  return { ...json(405, body), headers: { "content-type": "application/json", allow: allowed.join(", ") } };
+}
+
+/** Echoes a caller's value in a message without echoing kilobytes of it. */
+export const clip = (value: string, max = 80): string =>
+  value.length > max ? `${value.slice(0, max)}…` : value;
 
 /**
  * Maps a client error (or a store error standing for one) to its 4xx body. Anything else is ours: logged with its stack, answered with a

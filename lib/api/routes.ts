@@ -88,9 +88,7 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
       // "requested": the job is running and stops at its next heartbeat, unless it finishes first.
       return json(200, { ...toJobView(item, await loadPayload(store, item)), cancel: outcome });
     }),
-    route("POST", "/jobs/{id}/retry", async (event) =>
-      json(200, await redriveJob(engine, jobId(event))),
-    ),
+    route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(engine, jobId(event)))),
     ...queueRoutes(engine),
     ...scheduleRoutes(engine, engine.app.schedules),
   ];

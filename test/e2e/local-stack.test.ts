@@ -121,7 +121,9 @@ describe("npm start: the local stack as a user runs it", () => {
       ["GET", "/jobs?cursor=%%%", undefined, 400, "validation_error"],
       ["POST", "/jobs/does-not-exist/cancel", undefined, 404, "not_found"],
       ["POST", "/jobs/does-not-exist/retry", undefined, 404, "not_found"],
-      ["DELETE", "/jobs", undefined, 404, "not_found"],
+      ["DELETE", "/jobs", undefined, 405, "method_not_allowed"],
+      ["DELETE", "/nowhere", undefined, 404, "not_found"],
+      ["GET", "/jobs/%ZZ", undefined, 400, "validation_error"],
     ];
     for (const [method, path, body, status, code] of cases) {
       const r = await call(method, path, body);
