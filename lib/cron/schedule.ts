@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import { z } from "zod";
 import type { ClientIssue } from "../errors.ts";
+import { BoundedJson } from "../job/json-depth.ts";
 import {
   type MisfirePolicy,
   misfirePolicies,
@@ -52,7 +53,8 @@ export const ScheduleInput = z
     cron: z.string().min(1).max(200),
     timezone: z.string().min(1).max(64).default("UTC"),
     kind: z.string().min(1).max(64),
-    payload: z.json().optional(),
+    // Depth-checked before anything recurses into it (lib/job/json-depth.ts).
+    payload: BoundedJson.optional(),
     queue: z
       .string()
       .regex(/^[a-z][a-z0-9-]{0,39}$/, "queue names are lowercase letters, digits and dashes")

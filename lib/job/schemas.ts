@@ -1,13 +1,35 @@
 import * as z from "zod";
 import type { ErrorBody } from "../errors.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
+import { BoundedJson } from "./json-depth.ts";
 import { jobStatuses } from "./status.ts";
 
-/** Serialized payload cap: SQS message limit minus headroom for the envelope. */
+/**
+ * Serialized payload cap, in UTF-8 bytes. The payload must also fit its SQS message, where it is
+ * escaped (lib/transport/job-message.ts payloadBytesInMessage): text heavy in quotes or non-ASCII
+ * characters can hit that bound first.
+ */
 export const MAX_PAYLOAD_BYTES = 200 * 1024;
 export const MAX_BATCH = 100;
+/** Far more than any cursor the store hands out (a few hundred characters). */
+export const MAX_CURSOR_CHARS = 2048;
 
 const jsonValue: z.ZodType<unknown> = z.json();
+
+/** A queue's name as declared: it ends up in SQS queue names and table keys. */
+const QueueName = z
+  .string()
+  .regex(/^[a-z][a-z0-9-]{0,39}$/, "queue names are lowercase letters, digits and dashes");
+
+/**
+ * A string that DynamoDB can store as it is. DynamoDB keeps strings as UTF-8, which has no form for
+ * a lone surrogate (half of a UTF-16 pair): the SDK would store U+FFFD instead, so two different keys
+ * would collide. Refused with a 400 naming the field. (Payloads never hit this: they are stored as
+ * JSON text, where JSON.stringify writes a lone surrogate as a `\uXXXX` escape.)
+ */
+const StorableString = z.string().refine((s) => s.isWellFormed(), {
+  message: "contains a lone surrogate (half of a UTF-16 pair), which can't be stored; send whole characters",
+});
 
 /** A job's run time limit, from an enqueue or a pool kind: up to SQS's 12 h visibility ceiling. */
 export const TimeoutSeconds = z.number().int().min(1).max(MAX_VISIBILITY_SECONDS);
@@ -17,11 +39,8 @@ export const MaxAttempts = z.number().int().min(1).max(100);
 export const EnqueueRequest = z
   .object({
     kind: z.string().min(1).max(64),
-    payload: jsonValue.optional(),
-    queue: z
-      .string()
-      .regex(/^[a-z][a-z0-9-]{0,39}$/, "queue names are lowercase letters, digits and dashes")
-      .optional(),
+    payload: BoundedJson.optional(),
+    queue: QueueName.optional(),
     delaySeconds: z
       .number()
       .int()
@@ -29,7 +48,7 @@ export const EnqueueRequest = z
       .max(365 * 24 * 3600)
       .optional(),
     runAt: z.iso.datetime({ offset: true }).optional(),
-    uniqueKey: z.string().min(1).max(200).optional(),
+    uniqueKey: StorableString.min(1).max(200).optional(),
     maxAttempts: MaxAttempts.optional(),
     priority: z.enum(["normal", "critical"]).optional(),
     timeoutSeconds: TimeoutSeconds.optional(),
@@ -80,10 +99,15 @@ export interface BatchResultItem {
 
 export const ListJobsQuery = z
   .object({
-    queue: z.string().min(1).optional(),
+    queue: QueueName.optional(),
     status: JobStatusSchema.optional(),
     limit: z.coerce.number().int().min(1).max(100).default(25),
-    cursor: z.string().optional(),
+    /** Opaque to the caller; the store checks what it decodes to (lib/store/cursor.ts). Empty means none. */
+    cursor: z
+      .string()
+      .max(MAX_CURSOR_CHARS)
+      .regex(/^[A-Za-z0-9_-]*$/, "not a cursor this API returned")
+      .optional(),
   })
   .strict();
 export type ListJobsQuery = z.infer<typeof ListJobsQuery>;

@@ -1,9 +1,9 @@
-import type { z } from "zod";
 import { type QueueDeclaration, tierOf } from "../app/queue-declaration.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import type { AnyKind } from "../job/kind.ts";
 import type { KindRegistry } from "../job/registry.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
+import { payloadBytesInMessage } from "../transport/job-message.ts";
 
 export interface ValidRequest {
   request: EnqueueRequest;
@@ -12,7 +12,11 @@ export interface ValidRequest {
   payloadJson: string;
 }
 
-/** Checks a raw request against the contract, its kind's payload schema and the declared queues. */
+/**
+ * Checks a raw request against the contract, its kind's payload schema and the declared queues.
+ * The request schema checks the payload's nesting depth before anything recurses into it, so a
+ * payload nested 10 000 deep is a 400 here, never a stack overflow.
+ */
 export function validateEnqueue(
   raw: unknown,
   registry: KindRegistry,
@@ -32,6 +36,13 @@ export function validateEnqueue(
   const payloadJson = JSON.stringify(request.payload ?? null);
   if (Buffer.byteLength(payloadJson) > MAX_PAYLOAD_BYTES) {
     throw new ClientError("payload_too_large", `payload is over ${MAX_PAYLOAD_BYTES} bytes once serialized`);
+  }
+  const inMessage = payloadBytesInMessage(payloadJson);
+  if (inMessage.bytes > inMessage.max) {
+    throw new ClientError(
+      "payload_too_large",
+      `payload takes ${inMessage.bytes} bytes in the SQS message, over its ${inMessage.max}: there it is a JSON string written as ASCII, where a quote or backslash takes 2 bytes and each non-ASCII UTF-16 unit 6`,
+    );
   }
   const payload = kind.payload.safeParse(request.payload ?? null);
   if (!payload.success) {

@@ -1,9 +1,15 @@
 import { GetCommand, QueryCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
-import { InvalidStoreInput } from "../errors.ts";
 import type { JobStatus } from "../job/status.ts";
 import { isIndexed } from "../job/status.ts";
 import { attributeEquals, statusIs } from "./conditions.ts";
 import type { StoreContext } from "./context.ts";
+import {
+  decodeIndexCursor,
+  decodeScanCursor,
+  encodeCursor,
+  type IndexCursor,
+  type ScanCursor,
+} from "./cursor.ts";
 import { and, type Condition, Expr } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { indexPartition, jobKey, payloadKey } from "./keys.ts";
@@ -43,23 +49,14 @@ export interface ListPage {
   cursor?: string;
 }
 
-type IndexCursor = { shard: number; key?: Record<string, unknown> };
-type ScanCursor = { key: Record<string, unknown> };
-
-const encode = (c: object) => Buffer.from(JSON.stringify(c)).toString("base64url");
-function decode<T>(cursor: string): T {
-  try {
-    return JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as T;
-  } catch {
-    throw new InvalidStoreInput("cursor is not one this API returned");
-  }
-}
-
 /**
  * listJobs — one page of jobs.
  * Scheduled and dead jobs of a queue come from the sharded status index, shard by shard, each in
  * time order. Every other filter is an operator path: a bounded scan that reads at most a few pages
  * of the table per call and may return fewer than `limit` items with a cursor to go on.
+ * Every call's work is bounded (at most INDEX_QUERIES_PER_CALL queries or SCAN_PAGES_PER_CALL scan
+ * pages), whatever the cursor; a cursor the store didn't hand out is InvalidStoreInput
+ * (lib/store/cursor.ts).
  */
 export async function listJobs(ctx: StoreContext, filter: ListFilter): Promise<ListPage> {
   if (filter.queue && filter.status && isIndexed(filter.status)) {
@@ -74,9 +71,13 @@ async function listFromIndex(
   status: "scheduled" | "dead",
   filter: ListFilter,
 ): Promise<ListPage> {
-  let cursor: IndexCursor = filter.cursor ? decode<IndexCursor>(filter.cursor) : { shard: 0 };
+  let cursor: IndexCursor = filter.cursor ? decodeIndexCursor(filter.cursor, queue, status) : { shard: 0 };
   const items: JobItem[] = [];
-  while (cursor.shard < INDEX_SHARDS && items.length < filter.limit) {
+  for (
+    let queries = 0;
+    queries < INDEX_QUERIES_PER_CALL && cursor.shard < INDEX_SHARDS && items.length < filter.limit;
+    queries++
+  ) {
     const e = new Expr();
     const out = await ctx.doc.send(
       new QueryCommand({
@@ -94,16 +95,23 @@ async function listFromIndex(
     );
     items.push(...((out.Items ?? []) as JobItem[]));
     cursor = out.LastEvaluatedKey
-      ? { shard: cursor.shard, key: out.LastEvaluatedKey }
+      ? { shard: cursor.shard, key: out.LastEvaluatedKey as IndexCursor["key"] }
       : { shard: cursor.shard + 1 };
   }
-  return { items, ...(cursor.shard < INDEX_SHARDS ? { cursor: encode(cursor) } : {}) };
+  return { items, ...(cursor.shard < INDEX_SHARDS ? { cursor: encodeCursor(cursor) } : {}) };
 }
 
+/**
+ * Enough to walk every shard once and fill a page (a Query stops at its Limit, and items are small);
+ * the bound holds even if DynamoDB answered with many short pages.
+ */
+const INDEX_QUERIES_PER_CALL = INDEX_SHARDS + 4;
 const SCAN_PAGES_PER_CALL = 4;
 
 async function listFromScan(ctx: StoreContext, filter: ListFilter): Promise<ListPage> {
-  let startKey = filter.cursor ? decode<ScanCursor>(filter.cursor).key : undefined;
+  let startKey: ScanCursor["key"] | undefined = filter.cursor
+    ? decodeScanCursor(filter.cursor).key
+    : undefined;
   const items: JobItem[] = [];
   for (let page = 0; page < SCAN_PAGES_PER_CALL && items.length < filter.limit; page++) {
     const e = new Expr();
@@ -124,12 +132,12 @@ async function listFromScan(ctx: StoreContext, filter: ListFilter): Promise<List
       if (items.length === filter.limit) {
         // Resume right after the last item returned, not after the whole scanned page.
         const last = items[items.length - 1] as JobItem;
-        return { items, cursor: encode({ key: { pk: last.pk, sk: last.sk } }) };
+        return { items, cursor: encodeCursor({ key: { pk: last.pk, sk: last.sk } }) };
       }
       items.push(item);
     }
-    startKey = out.LastEvaluatedKey;
+    startKey = out.LastEvaluatedKey as ScanCursor["key"] | undefined;
     if (!startKey) return { items };
   }
-  return { items, ...(startKey ? { cursor: encode({ key: startKey }) } : {}) };
+  return { items, ...(startKey ? { cursor: encodeCursor({ key: startKey }) } : {}) };
 }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { JobSeed } from "../store/job-item.ts";
 
 /**
@@ -23,6 +23,49 @@ export const JobMessage = z.object({
 });
 export type JobMessage = z.infer<typeof JobMessage>;
 
+/**
+ * SQS refuses a message over this many bytes (the queues' MaximumMessageSize, SQS's default 256 KiB).
+ * Bodies are pure ASCII (encodeMessageBody), so characters and bytes are the same count.
+ */
+export const MAX_MESSAGE_BODY_BYTES = 256 * 1024;
+
+/**
+ * Room for everything in a message but its payload: ids, names, times and a uniqueKey of up to 200
+ * UTF-16 units written as escapes (6 bytes each).
+ */
+const ENVELOPE_BYTES = 4 * 1024;
+
+/** Every UTF-16 code unit outside ASCII, surrogate halves included, one at a time. */
+const NON_ASCII = /[\u0080-\uffff]/g;
+const escapeUnit = (unit: string) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
+/** JSON text as pure ASCII: each non-ASCII UTF-16 unit becomes a `\uXXXX` escape. Still the same JSON. */
+const asciiJson = (json: string) => json.replace(NON_ASCII, escapeUnit);
+
+/**
+ * The body of every SQS message skyforge sends: the message's JSON written as pure ASCII, every
+ * non-ASCII UTF-16 code unit as a `\uXXXX` escape. SQS refuses some characters JSON allows (real SQS:
+ * U+FFFE, U+FFFF and lone surrogates; the local emulator: everything past U+FFFD, so every emoji);
+ * as escapes they pass any SQS, and JSON.parse gives the same value back. Outside string literals
+ * JSON text is ASCII already, so escaping every non-ASCII unit keeps it valid JSON.
+ */
+export function encodeMessageBody(message: JobMessage): string {
+  return asciiJson(JSON.stringify(message));
+}
+
+/**
+ * Whether a payload fits in a message: its JSON travels as a JSON string inside the body, where
+ * quotes and backslashes take 2 bytes and a non-ASCII UTF-16 unit 6, so 200 KB of payload can need
+ * more than SQS takes. result: the bytes it takes there, and the most it may take.
+ */
+export function payloadBytesInMessage(payloadJson: string): { bytes: number; max: number } {
+  return {
+    bytes: asciiJson(JSON.stringify(payloadJson)).length,
+    max: MAX_MESSAGE_BODY_BYTES - ENVELOPE_BYTES,
+  };
+}
+
+/** Parses a body sent by encodeMessageBody (plain JSON); undefined when it isn't a job message. */
 export function parseJobMessage(body: string): JobMessage | undefined {
   try {
     const parsed = JobMessage.safeParse(JSON.parse(body));

@@ -25,6 +25,7 @@ import type { ClaimResult } from "../../lib/store/lease-ops.ts";
 import { claim, heartbeat } from "../../lib/store/lease-ops.ts";
 import { coolDown, getQueueState } from "../../lib/store/queue-state.ts";
 import { getJob, listJobs, loadPayload } from "../../lib/store/read-ops.ts";
+import { INDEX_SHARDS } from "../../lib/store/table.ts";
 import { ManualClock } from "../support/clock.ts";
 import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
 import { queuedItem, seedOf } from "../support/jobs.ts";
@@ -933,12 +934,99 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       }
     });
 
-    it("rejects a cursor it did not issue", async () => {
-      const { store } = await setup();
-      const err = await storeErrorOf(
-        listJobs(store, { status: "queued", limit: 5, cursor: "%%%not-base64-json" }),
-      );
-      expect(err).toBeInstanceOf(InvalidStoreInput);
+    it("rejects a cursor it did not issue, of any shape, before DynamoDB sees it", async () => {
+      const { store, clock } = await setup();
+      const id = ulid();
+      await putJob(store, scheduledItem(clock, clock.now() + 3_600_000, { id }));
+      const indexKey = { ...jobKey(id), gsi1pk: indexPartition(QUEUE, "scheduled", 0), gsi1sk: `0#${id}` };
+      const encoded = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+      const wrongIndexCursors = [
+        "%%%not-base64-json",
+        encoded(null),
+        encoded([]),
+        encoded({}),
+        encoded({ shard: -1 }),
+        encoded({ shard: -1e308 }),
+        encoded({ shard: 1e308 }),
+        encoded({ shard: INDEX_SHARDS }),
+        encoded({ shard: 0.5 }),
+        encoded({ shard: "0" }),
+        encoded({ shard: 0, extra: true }),
+        encoded({ shard: 0, key: null }),
+        encoded({ shard: 0, key: jobKey(id) }),
+        encoded({ shard: 0, key: { ...indexKey, extra: "x" } }),
+        encoded({ shard: 0, key: { ...indexKey, gsi1pk: indexPartition("other", "scheduled", 0) } }),
+        encoded({ shard: 0, key: { ...indexKey, gsi1pk: indexPartition(QUEUE, "dead", 0) } }),
+        encoded({ shard: 1, key: indexKey }),
+        encoded({ shard: 0, key: { ...indexKey, pk: 7 } }),
+        encoded({ shard: 0, key: { ...indexKey, sk: "" } }),
+        encoded({ shard: 0, key: { ...indexKey, gsi1sk: "\uD800" } }),
+        encoded({ shard: 0, key: { ...indexKey, pk: `job#${"x".repeat(2100)}` } }),
+      ];
+      const wrongScanCursors = [
+        encoded(null),
+        encoded({ key: null }),
+        encoded({ key: { pk: "x" } }),
+        encoded({ key: indexKey }),
+        encoded({ key: { pk: 1, sk: 2 } }),
+        encoded({ key: { pk: "", sk: "job" } }),
+        encoded({ key: { pk: "x".repeat(2100), sk: "job" } }),
+        encoded({ key: { pk: "x", sk: "y".repeat(1100) } }),
+        encoded({ key: jobKey(id), shard: 0 }),
+        encoded({ shard: 0 }),
+      ];
+      const requestsBefore = capacity.length;
+      for (const cursor of wrongIndexCursors) {
+        const err = await storeErrorOf(
+          listJobs(store, { queue: QUEUE, status: "scheduled", limit: 5, cursor }),
+        );
+        expect(err, cursor).toBeInstanceOf(InvalidStoreInput);
+      }
+      for (const cursor of wrongScanCursors) {
+        const err = await storeErrorOf(listJobs(store, { status: "queued", limit: 5, cursor }));
+        expect(err, cursor).toBeInstanceOf(InvalidStoreInput);
+      }
+      expect(capacity.length).toBe(requestsBefore);
+    });
+
+    it("takes back any cursor of the right shape, and bounds the work of one call", async () => {
+      const { store, clock } = await setup();
+      const jobs = Array.from({ length: 12 }, (_, i) => scheduledItem(clock, clock.now() + 3_600_000 + i));
+      for (const item of jobs) await putJob(store, item);
+      const encoded = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+      // Never issued, yet each names a resumable place: the emulator must take it as a start key.
+      const id = ulid();
+      const shard = 3;
+      const indexCursor = encoded({
+        shard,
+        key: {
+          ...jobKey(id),
+          gsi1pk: indexPartition(QUEUE, "scheduled", shard),
+          gsi1sk: `000000000000001#${id}`,
+        },
+      });
+      const requestsBefore = capacity.length;
+      const fromIndex = await listJobs(store, {
+        queue: QUEUE,
+        status: "scheduled",
+        limit: 100,
+        cursor: indexCursor,
+      });
+      const queries = capacity.length - requestsBefore;
+      expect(queries).toBeGreaterThan(0);
+      // At most one Query per shard left, plus a few: whatever the cursor says.
+      expect(queries).toBeLessThanOrEqual(INDEX_SHARDS + 4);
+      expect(fromIndex.items.every((j) => shardOf(j.id) >= shard)).toBe(true);
+      for (const key of [
+        { pk: "queue#default", sk: "state" },
+        jobKey(id),
+        { pk: "\u{1F680}", sk: "\uFFFF" },
+      ]) {
+        const before = capacity.length;
+        const page = await listJobs(store, { status: "queued", limit: 5, cursor: encoded({ key }) });
+        expect(page.items.length).toBeLessThanOrEqual(5);
+        expect(capacity.length - before).toBeLessThanOrEqual(4);
+      }
     });
   });
 });

@@ -1,7 +1,17 @@
-import { SendMessageBatchCommand, type SendMessageBatchCommandInput } from "@aws-sdk/client-sqs";
+import {
+  SendMessageBatchCommand,
+  type SendMessageBatchCommandInput,
+  SendMessageCommand,
+  type SendMessageCommandInput,
+} from "@aws-sdk/client-sqs";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, describe, expect, it } from "vitest";
-import type { JobMessage } from "../../lib/transport/job-message.ts";
+import {
+  encodeMessageBody,
+  type JobMessage,
+  parseJobMessage,
+  payloadBytesInMessage,
+} from "../../lib/transport/job-message.ts";
 import { type OutgoingJob, SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { newSqsClient, queueUrls } from "./aws-mocks.ts";
 
@@ -64,5 +74,66 @@ describe("SqsTransport.sendBatch", () => {
       Array.from({ length: 15 }, (_, i) => job(`j${i}`, 10)),
     );
     expect([...failed].sort()).toEqual([...Array.from({ length: 10 }, (_, i) => `j${i}`), "j12"].sort());
+  });
+});
+
+/** Characters some SQS refuses in a body: fauxqs everything past U+FFFD, real SQS U+FFFE, U+FFFF, lone surrogates. */
+const refusedSomewhere = ["🚀", "\uFFFE", "\uFFFF", "\uD800", "\uDC00", "é", "\u0000", "\u007F", '"\\'];
+
+function unicodeJob(id: string): OutgoingJob {
+  const text = refusedSomewhere.join(" ");
+  const message: JobMessage = {
+    ...job(id, 1).message,
+    uniqueKey: `key ${text}`,
+    payload: JSON.stringify({ [text]: text }),
+  };
+  return { message, delaySeconds: 0 };
+}
+
+describe("message bodies", () => {
+  /** U+0020..U+007F only: ASCII, and no control character JSON would have escaped anyway. */
+  const printableAscii = (body: string) =>
+    [...body].every((c) => c.charCodeAt(0) >= 0x20 && c.charCodeAt(0) <= 0x7f);
+
+  it("are pure ASCII JSON that parses back to the very message, from send and sendBatch", async () => {
+    mock.on(SendMessageCommand).resolves({});
+    mock.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+    const transport = new SqsTransport(sqs, queueUrls);
+    const one = unicodeJob("one");
+    await transport.send(one);
+    const many = ["a", "b", "c"].map(unicodeJob);
+    await transport.sendBatch(many);
+    const sent = mock
+      .commandCalls(SendMessageCommand)
+      .map((c) => (c.args[0].input as SendMessageCommandInput).MessageBody);
+    const batched = sentBatches().flatMap((entries) => entries.map((e) => e.MessageBody));
+    const bodies = [...sent, ...batched] as string[];
+    expect(bodies).toHaveLength(4);
+    for (const body of bodies) {
+      // Every one of them is a character any SQS takes; the rest are escapes.
+      expect(printableAscii(body), body).toBe(true);
+    }
+    expect(parseJobMessage(bodies[0] as string)).toEqual(one.message);
+    expect(bodies.slice(1).map((b) => parseJobMessage(b))).toEqual(many.map((j) => j.message));
+    // The payload survives both JSON layers, lone surrogates included.
+    const text = refusedSomewhere.join(" ");
+    expect(JSON.parse(parseJobMessage(bodies[0] as string)?.payload ?? "")).toEqual({ [text]: text });
+  });
+
+  it("write every non-ASCII UTF-16 unit as one escape", () => {
+    const body = encodeMessageBody(unicodeJob("x").message);
+    expect(body).toContain("\\ud83d\\ude80"); // 🚀 as its two halves
+    expect(body).toContain("\\ufffe");
+    expect(body).toContain("\\uffff");
+    expect(body).toContain("\\u00e9");
+  });
+
+  it("count a payload at the size it travels in the message", () => {
+    // The payload JSON is a JSON string in the body: its own quotes are escaped, then every non-ASCII unit.
+    // An emoji is 4 bytes of UTF-8 and 12 in the message; a quote inside a string 2 and 4 (escaped twice).
+    expect(payloadBytesInMessage(JSON.stringify("x".repeat(100))).bytes).toBe(2 + 4 + 100);
+    expect(payloadBytesInMessage(JSON.stringify("🚀".repeat(100))).bytes).toBe(2 + 4 + 1200);
+    expect(payloadBytesInMessage(JSON.stringify('"'.repeat(100))).bytes).toBe(2 + 4 + 400);
+    expect(payloadBytesInMessage("{}").max).toBeLessThan(256 * 1024);
   });
 });

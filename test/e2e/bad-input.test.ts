@@ -1,0 +1,264 @@
+import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as z from "zod";
+import { app } from "../../app/index.ts";
+import { errorCodes } from "../../lib/errors.ts";
+import { type LocalStack, startLocalStack } from "../../local/stack.ts";
+import { batchAndIdCases } from "../support/bad-input/batch-and-id-cases.ts";
+import type { BadCase, BadRequest, Fixtures } from "../support/bad-input/case.ts";
+import { enqueueCases } from "../support/bad-input/enqueue-cases.ts";
+import { invokeCases } from "../support/bad-input/invoke-cases.ts";
+import { listCases } from "../support/bad-input/list-cases.ts";
+import { opsCases } from "../support/bad-input/ops-cases.ts";
+import { waitFor } from "../support/wait.ts";
+
+/**
+ * Client input never causes a 5xx (issue 12 §1): every route of the README's routes table and the
+ * Invoke API, fed wrong types, missing and extra fields, odd strings in every string field, deep
+ * nesting, huge numbers, bad cursors and bad ids. Each row must answer below 500, within 2 s, and
+ * every 4xx in the documented shape with a code from `errorCodes`. Raw HTTP (framing, sizes,
+ * methods, encodings) has its own suite.
+ */
+
+const ANSWER_WITHIN_MS = 2_000;
+
+const ErrorBody = z
+  .object({
+    error: z
+      .object({
+        code: z.enum(Object.keys(errorCodes) as [keyof typeof errorCodes]),
+        message: z.string().min(1),
+        issues: z.array(z.object({ path: z.string(), message: z.string() }).strict()).optional(),
+      })
+      .strict(),
+  })
+  .strict();
+
+let stack: LocalStack;
+let lambda: LambdaClient;
+let fixtures: Fixtures;
+
+// biome-ignore lint/suspicious/noExplicitAny: answers are asserted field by field.
+type Json = any;
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
+  const res = await fetch(`${stack.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+beforeAll(async () => {
+  // The cron horizon is one tick: 2 s keeps an every-second schedule's first tick to a couple of fires.
+  stack = await startLocalStack({ app, port: 0, autoTick: false, tickSeconds: 2 });
+  lambda = new LambdaClient({
+    endpoint: stack.url,
+    region: "us-east-1",
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    maxAttempts: 1,
+  });
+  const done = await call("POST", "/jobs", { kind: "echo", payload: "fixture" });
+  const liveUniqueKey = "bad-input live key";
+  const liveEmojiKey = "bad-input 🚀 \uFFFF key";
+  const live = await call("POST", "/jobs", { kind: "echo", delaySeconds: 3600, uniqueKey: liveUniqueKey });
+  await call("POST", "/jobs", { kind: "echo", delaySeconds: 3600, uniqueKey: liveEmojiKey });
+  await call("POST", "/jobs", { kind: "echo", delaySeconds: 7200 });
+  await waitFor(
+    async () => (await call("GET", `/jobs/${done.body.id}`)).body.status === "done",
+    "the fixture job to finish",
+  );
+  const scan = await call("GET", "/jobs?limit=1");
+  const index = await call("GET", "/jobs?queue=default&status=scheduled&limit=1");
+  expect(JSON.parse(Buffer.from(index.body.cursor, "base64url").toString()).key).toBeDefined();
+  fixtures = {
+    doneId: done.body.id,
+    liveUniqueKey,
+    liveId: live.body.id,
+    liveEmojiKey,
+    scanCursor: scan.body.cursor,
+    indexCursor: index.body.cursor,
+  };
+});
+afterAll(async () => {
+  lambda?.destroy();
+  await stack?.stop();
+});
+
+interface Answer {
+  status: number;
+  /** The error answer (HTTP 4xx, or an Invoke's `{ error }`), else the whole body. */
+  body: Json;
+  functionError?: string;
+}
+
+async function send(request: BadRequest): Promise<Answer> {
+  if ("invoke" in request) {
+    if (request.invoke === "sdk") {
+      const out = await lambda.send(
+        new InvokeCommand({ FunctionName: "enqueue", Payload: Buffer.from(request.payload) }),
+      );
+      return {
+        status: out.StatusCode ?? 0,
+        body: JSON.parse(Buffer.from(out.Payload ?? []).toString()),
+        ...(out.FunctionError ? { functionError: out.FunctionError } : {}),
+      };
+    }
+    const res = await fetch(`${stack.url}/2015-03-31/functions/enqueue/invocations`, {
+      method: "POST",
+      body: request.payload,
+    });
+    const functionError = res.headers.get("x-amz-function-error");
+    return { status: res.status, body: await res.json(), ...(functionError ? { functionError } : {}) };
+  }
+  const body = request.raw ?? (request.json === undefined ? undefined : JSON.stringify(request.json));
+  const res = await fetch(`${stack.url}${request.path}`, {
+    method: request.method,
+    headers: { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+function check(c: BadCase, request: BadRequest, answer: Answer): void {
+  const { expect: want } = c;
+  expect(answer.status, "never a 5xx").toBeLessThan(500);
+  expect(answer.functionError, "never a function error").toBeUndefined();
+  const isInvoke = "invoke" in request;
+  const errorAnswer = isInvoke
+    ? answer.body && typeof answer.body === "object" && "error" in answer.body
+    : answer.status >= 400;
+  if (errorAnswer) {
+    ErrorBody.parse(answer.body);
+    if (!isInvoke) expect(errorCodes[answer.body.error.code as keyof typeof errorCodes]).toBe(answer.status);
+  }
+  if (want.status !== undefined) {
+    const allowed = typeof want.status === "number" ? [want.status] : want.status;
+    expect(allowed, JSON.stringify(answer.body)?.slice(0, 500)).toContain(answer.status);
+  }
+  if (want.code !== undefined)
+    expect(answer.body?.error?.code, JSON.stringify(answer.body)?.slice(0, 500)).toBe(want.code);
+  if (isInvoke && want.code === undefined && want.items === undefined) {
+    expect(answer.body?.error, "the Invoke was accepted").toBeUndefined();
+    expect(answer.body?.id).toEqual(expect.any(String));
+  }
+  if (want.items !== undefined) {
+    const results = answer.body.results as Json[];
+    const got = results.map((r: Json) => {
+      if (r.error) ErrorBody.parse({ error: r.error });
+      return r.error ? r.error.code : typeof r.id === "string" ? "ok" : "neither";
+    });
+    expect(got).toEqual(want.items);
+  }
+  if (want.payloadBack !== undefined) expect(answer.body.payload).toEqual(want.payloadBack);
+}
+
+const cases: BadCase[] = [...enqueueCases, ...batchAndIdCases, ...listCases, ...opsCases, ...invokeCases];
+
+describe("bad input never causes a 5xx", () => {
+  it("has at least 150 cases, each named once", () => {
+    expect(cases.length).toBeGreaterThanOrEqual(150);
+    expect(new Set(cases.map((c) => c.name)).size).toBe(cases.length);
+  });
+
+  it.each(cases.map((c) => [c.name, c] as const))("%s", async (_, c) => {
+    const request = typeof c.request === "function" ? c.request(fixtures) : c.request;
+    const started = performance.now();
+    const answer = await send(request);
+    const elapsed = performance.now() - started;
+    check(c, request, answer);
+    expect(elapsed, "answered within 2 s").toBeLessThan(ANSWER_WITHIN_MS);
+  });
+});
+
+/** Characters some SQS refuses (fauxqs: past U+FFFD; real SQS: U+FFFE, U+FFFF, lone surrogates). */
+const UNICODE = "🚀 ✨ \uFFFE \uFFFF \uD800 \uDC00 é 中";
+const unicodePayload = (tag: string) => ({ tag, [UNICODE]: [UNICODE, { nested: UNICODE }] });
+
+async function doneJob(id: string): Promise<Json> {
+  return waitFor(async () => {
+    const r = await call("GET", `/jobs/${id}`);
+    return r.body.status === "done" ? r.body : undefined;
+  }, `job ${id} to finish`);
+}
+
+describe("any JSON value runs end to end: enqueue, run, result", () => {
+  it("through POST /jobs, with the characters in the payload and the uniqueKey", async () => {
+    const payload = unicodePayload("post");
+    const r = await call("POST", "/jobs", {
+      kind: "echo",
+      payload,
+      uniqueKey: `post ${UNICODE.replace(/\uD800 \uDC00 /, "")}`,
+    });
+    expect(r.status).toBe(201);
+    const done = await doneJob(r.body.id);
+    // Read back from DynamoDB: the payload item (stored as JSON text, lone surrogates as escapes) and the result.
+    expect(done.payload).toEqual(payload);
+    expect(done.result).toEqual(payload);
+    expect(done.attempts).toBe(1);
+    expect(done.uniqueKey).toBe(`post ${UNICODE.replace(/\uD800 \uDC00 /, "")}`);
+  });
+
+  it("through POST /jobs/batch, on both the shared-batch path and the one-by-one path", async () => {
+    const jobs = [
+      { kind: "echo", payload: unicodePayload("batch-0") },
+      { kind: "echo", payload: unicodePayload("batch-1") },
+      // Over 400 bytes: the payload gets its own item in DynamoDB.
+      {
+        kind: "echo",
+        payload: { ...unicodePayload("batch-2"), pad: UNICODE.repeat(40) },
+        uniqueKey: "batch 🚀 \uFFFE",
+      },
+    ];
+    const r = await call("POST", "/jobs/batch", { jobs });
+    expect(r.status).toBe(200);
+    const ids = (r.body.results as Json[]).map((x) => x.id as string);
+    expect(ids.every((id) => typeof id === "string")).toBe(true);
+    const done = await Promise.all(ids.map(doneJob));
+    expect(done.map((d) => d.result)).toEqual(jobs.map((j) => j.payload));
+    expect(done.map((d) => d.payload)).toEqual(jobs.map((j) => j.payload));
+  });
+
+  it("through Invoke with the AWS SDK, one job and a batch", async () => {
+    const invoke = async (event: unknown) => {
+      const out = await lambda.send(
+        new InvokeCommand({ FunctionName: "enqueue", Payload: Buffer.from(JSON.stringify(event)) }),
+      );
+      expect(out.FunctionError).toBeUndefined();
+      return JSON.parse(Buffer.from(out.Payload ?? []).toString()) as Json;
+    };
+    const one = await invoke({
+      kind: "echo",
+      payload: unicodePayload("invoke"),
+      uniqueKey: "invoke ✨ \uFFFF",
+    });
+    const many = await invoke({ jobs: [{ kind: "echo", payload: unicodePayload("invoke-batch") }] });
+    expect((await doneJob(one.id)).result).toEqual(unicodePayload("invoke"));
+    expect((await doneJob(many.results[0].id)).result).toEqual(unicodePayload("invoke-batch"));
+  });
+
+  it("through a schedule whose payload has them", async () => {
+    const payload = unicodePayload("schedule");
+    const put = await call("PUT", "/schedules/unicode-e2e", { cron: "* * * * * *", kind: "echo", payload });
+    expect(put.status).toBe(201);
+    expect(
+      (await call("GET", "/schedules")).body.items.find((s: Json) => s.name === "unicode-e2e").payload,
+    ).toEqual(payload);
+    await stack.ticker.tick();
+    const fired = await waitFor(async () => {
+      for (let cursor: string | undefined, page = 0; page < 50; page++) {
+        const r = await call("GET", `/jobs?status=done&limit=100${cursor ? `&cursor=${cursor}` : ""}`);
+        const hit = (r.body.items as Json[]).find((j) => String(j.uniqueKey).startsWith("cron:unicode-e2e:"));
+        if (hit) return hit;
+        cursor = r.body.cursor;
+        if (!cursor) return undefined;
+      }
+      return undefined;
+    }, "a fire of the unicode schedule to finish");
+    expect(fired.result).toEqual(payload);
+    expect([200, 204]).toContain((await call("DELETE", "/schedules/unicode-e2e")).status);
+  });
+});
