@@ -1,8 +1,19 @@
 // A skyforge pool child in Node: the same protocol and payload as children/digest.py.
 // It boots once (BOOT_DELAY_MS stands in for loading a framework), then answers one JSON line per
 // request line on stdout and logs on stderr. Plain JavaScript, so any Node version runs it.
+// It exits at EOF, and stops at once, even mid-job, when it finds its parent (the pool) gone.
 import { createHash } from "node:crypto";
 import { createInterface } from "node:readline";
+
+// The pool makes its children die with it where Linux has setpriv; elsewhere, or when a child is
+// started some other way, a child whose pool died would compute on for nobody. A busy child doesn't
+// read stdin, so it can't see EOF: it watches its parent pid (re-parented once the pool is gone),
+// on a timer while idle and every few thousand rounds while it computes.
+const parent = process.ppid;
+const stopIfOrphaned = () => {
+  if (process.ppid !== parent) process.exit(0);
+};
+setInterval(stopIfOrphaned, 200).unref();
 
 const bootDelayMs = Number(process.env.BOOT_DELAY_MS ?? 0);
 if (bootDelayMs > 0) await new Promise((r) => setTimeout(r, bootDelayMs));
@@ -18,7 +29,10 @@ function handle(payload) {
     return { status: "error", message: "rounds must be between 1 and 10000000" };
   }
   let digest = Buffer.from(String(payload.text ?? ""));
-  for (let i = 0; i < rounds; i++) digest = createHash("sha256").update(digest).digest();
+  for (let i = 0; i < rounds; i++) {
+    if (i % 4096 === 0) stopIfOrphaned();
+    digest = createHash("sha256").update(digest).digest();
+  }
   const result = { sha256: digest.toString("hex"), rounds, pid: process.pid, runtime: `node ${process.version}` };
   return { status: "ok", result };
 }

@@ -2,7 +2,8 @@
 """A skyforge pool child in Python: proof that the protocol is language-neutral.
 
 It boots once (BOOT_DELAY_MS stands in for loading a model or a framework), then serves requests
-forever: one JSON request per stdin line, one JSON reply per stdout line, logs on stderr.
+forever: one JSON request per stdin line, one JSON reply per stdout line, logs on stderr. It exits
+at EOF, and stops at once, even mid-job, when it finds its parent (the pool) gone.
 Request: {"id","kind","attempt","payload"}. Payload: {"text": str, "rounds"?: int, "fail"?: str,
 "throttle"?: seconds}. Reply: {"id","status":"ok","result"} | {"id","status":"error","message"}
 | {"id","status":"throttled","retry_after_secs"}.
@@ -12,6 +13,7 @@ import json
 import os
 import platform
 import sys
+import threading
 import time
 
 
@@ -19,6 +21,16 @@ def boot():
     delay_ms = int(os.environ.get("BOOT_DELAY_MS", "0"))
     if delay_ms > 0:
         time.sleep(delay_ms / 1000)
+
+
+def stop_when_orphaned():
+    """The pool makes its children die with it where Linux has setpriv; elsewhere, or when a child is
+    started some other way, a child whose pool died would compute on for nobody. A busy child doesn't
+    read stdin, so it can't see EOF: it watches its parent pid instead (re-parented once the pool is gone)."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(0.2)
+    os._exit(0)
 
 
 def handle(payload):
@@ -44,6 +56,7 @@ def handle(payload):
 
 
 def main():
+    threading.Thread(target=stop_when_orphaned, daemon=True).start()
     boot()
     for line in sys.stdin:
         line = line.strip()

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Log } from "../lib/observability/log.ts";
+import { dieWithParentPrefix } from "../lib/pool/child-program.ts";
+import { POOL_BAD_CONFIG_EXIT_CODE } from "../lib/pool/pool-runner.ts";
 import { LOCAL_AWS } from "./emulators.ts";
 
 export interface PoolProcessOptions {
@@ -19,45 +21,132 @@ export interface PoolProcessOptions {
   log: Log;
 }
 
+/** A died pool is restarted after `firstDelayMs`, doubling up to `maxDelayMs`; a run of `stableMs` resets it. */
+export interface RestartPolicy {
+  firstDelayMs: number;
+  maxDelayMs: number;
+  stableMs: number;
+}
+
+export const DEFAULT_RESTART: RestartPolicy = { firstDelayMs: 1000, maxDelayMs: 30_000, stableMs: 60_000 };
+
+/** The wait before restart number `n` (1 for the first after a stable run). */
+export function restartDelayMs(n: number, policy: RestartPolicy = DEFAULT_RESTART): number {
+  return Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** Math.max(0, n - 1));
+}
+
 export interface PoolProcess {
-  pid: number | undefined;
-  /** SIGTERM, as ECS sends it; resolves with the exit code once the pool has drained. */
+  /** The pool process running now (it changes when a died pool is restarted). */
+  readonly pid: number | undefined;
+  /** How many times a died pool was restarted. */
+  readonly restarts: number;
+  /** SIGTERM, as ECS sends it; resolves with the exit code once the pool has drained. Never restarts it. */
   stop(): Promise<number | null>;
 }
+
+/** How many of the pool's last output lines a restart or a refusal quotes. */
+const LAST_LINES = 20;
 
 /**
  * The pool as the local stack runs it: the same entry point as the Fargate task, in its own process,
  * pointed at the emulators through the SDK's standard endpoint variables. Its log lines go to `log`.
+ *
+ * It is supervised, as ECS would: a pool that dies unexpectedly is restarted after a backoff (1 s
+ * doubling to 30 s, reset once it has run for a minute), and each restart is logged. A deliberate
+ * stop is not restarted, nor a pool that refused its configuration (exit code 78: a restart can't
+ * fix it). Where Linux has setpriv, the pool is spawned with a parent-death signal, so it never
+ * outlives the stack (and its children never outlive it).
  */
 export function startPoolProcess(o: PoolProcessOptions): PoolProcess {
-  const [program, ...args] = o.command;
-  const child: ChildProcess = spawn(program as string, args, {
-    env: {
-      ...o.baseEnv,
-      AWS_REGION: LOCAL_AWS.region,
-      AWS_ACCESS_KEY_ID: LOCAL_AWS.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_AWS.credentials.secretAccessKey,
-      AWS_ENDPOINT_URL_DYNAMODB: o.endpoints.dynamodb,
-      AWS_ENDPOINT_URL_SQS: o.endpoints.sqs,
-      SKYFORGE_TABLE: o.table,
-      SKYFORGE_QUEUE_URLS: JSON.stringify(Object.fromEntries(o.queueUrls)),
-      SKYFORGE_DLQ_URLS: JSON.stringify(Object.fromEntries(o.dlqUrls)),
-      SKYFORGE_POOL_DRAIN_SECONDS: String(o.drainSeconds),
-      SKYFORGE_POOL_WAIT_SECONDS: String(o.waitSeconds),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  for (const stream of [child.stdout, child.stderr]) {
-    if (stream) createInterface({ input: stream }).on("line", (line) => relay(o.log, line));
-  }
-  child.once("exit", (code, signal) => {
-    if (code !== 0) o.log.warn("pool process exited", { code, signal });
-  });
+  const policy = DEFAULT_RESTART;
+  const via = dieWithParentPrefix(process.platform, o.baseEnv.PATH);
+  const [program, ...args] = [...via, ...o.command];
+  const env = {
+    ...o.baseEnv,
+    AWS_REGION: LOCAL_AWS.region,
+    AWS_ACCESS_KEY_ID: LOCAL_AWS.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_AWS.credentials.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: o.endpoints.dynamodb,
+    AWS_ENDPOINT_URL_SQS: o.endpoints.sqs,
+    SKYFORGE_TABLE: o.table,
+    SKYFORGE_QUEUE_URLS: JSON.stringify(Object.fromEntries(o.queueUrls)),
+    SKYFORGE_DLQ_URLS: JSON.stringify(Object.fromEntries(o.dlqUrls)),
+    SKYFORGE_POOL_DRAIN_SECONDS: String(o.drainSeconds),
+    SKYFORGE_POOL_WAIT_SECONDS: String(o.waitSeconds),
+  };
+
+  let current: ChildProcess;
+  let exited: Promise<number | null>;
+  let stopping = false;
+  let restarts = 0;
+  /** Restarts since the pool last ran for `stableMs`. */
+  let unstable = 0;
+  let restartTimer: NodeJS.Timeout | undefined;
+  const lastLines: string[] = [];
+
+  const launch = () => {
+    const startedAt = Date.now();
+    const child = spawn(program as string, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    current = child;
+    exited = new Promise((resolve) => {
+      child.once("exit", (code) => resolve(code));
+      child.once("error", () => resolve(null));
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      if (!stream) continue;
+      createInterface({ input: stream }).on("line", (line) => {
+        lastLines.push(line);
+        if (lastLines.length > LAST_LINES) lastLines.shift();
+        relay(o.log, line);
+      });
+    }
+    // The program itself is missing: no exit follows, and a restart would fail the same way.
+    child.once("error", (err) => o.log.error("could not start the pool process", { error: err.message }));
+    child.once("exit", (code, signal) => {
+      if (stopping) {
+        if (code !== 0) o.log.warn("pool process exited", { code, signal });
+        return;
+      }
+      if (code === POOL_BAD_CONFIG_EXIT_CODE) {
+        o.log.error("the pool refused its configuration; not restarting it", {
+          code,
+          output: [...lastLines],
+        });
+        return;
+      }
+      if (Date.now() - startedAt >= policy.stableMs) unstable = 0;
+      unstable++;
+      restarts++;
+      const inMs = restartDelayMs(unstable, policy);
+      o.log.warn("pool process died; restarting it", {
+        code,
+        signal,
+        restart: restarts,
+        inMs,
+        lastOutput: lastLines.slice(-5),
+      });
+      restartTimer = setTimeout(() => {
+        restartTimer = undefined;
+        if (stopping) return;
+        launch();
+        o.log.warn("pool process restarted", { pid: current.pid, restart: restarts });
+      }, inMs);
+    });
+  };
+  launch();
+
   return {
-    pid: child.pid,
+    get pid() {
+      return current.pid;
+    },
+    get restarts() {
+      return restarts;
+    },
     stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      stopping = true;
+      if (restartTimer) clearTimeout(restartTimer);
+      restartTimer = undefined;
+      if (current.exitCode === null && current.signalCode === null) current.kill("SIGTERM");
       return exited;
     },
   };

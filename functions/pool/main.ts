@@ -1,5 +1,6 @@
 import { tierOf } from "../../lib/app/queue-declaration.ts";
-import { PoolRunner } from "../../lib/pool/pool-runner.ts";
+import { ConfigError } from "../../lib/errors.ts";
+import { POOL_BAD_CONFIG_EXIT_CODE, PoolRunner } from "../../lib/pool/pool-runner.ts";
 import { engineFromEnv } from "../runtime-config.ts";
 
 /**
@@ -11,19 +12,43 @@ import { engineFromEnv } from "../runtime-config.ts";
 const drainSeconds = Number(process.env.SKYFORGE_POOL_DRAIN_SECONDS ?? 25);
 const waitSeconds = Number(process.env.SKYFORGE_POOL_WAIT_SECONDS ?? 20);
 const metricsEverySeconds = Number(process.env.SKYFORGE_POOL_METRICS_SECONDS ?? 60);
-const { engine, logger } = engineFromEnv("skyforge-pool");
-const kinds = engine.poolKinds;
-const served = new Set(kinds.map((k) => k.queue));
-const runner = new PoolRunner(engine, {
-  kinds,
-  queues: engine.queues.filter((q) => tierOf(q) === "pool" && served.has(q.name)),
-  baseEnv: process.env,
-  cwd: process.cwd(),
-  waitSeconds,
-});
+
+/**
+ * The engine and the runner. A configuration the pool can't run at all (a bad SKYFORGE_POOL_CONFIG)
+ * ends it; a kind whose program is missing is refused by the runner, which serves the others.
+ */
+function startUp() {
+  try {
+    const { engine, logger } = engineFromEnv("skyforge-pool");
+    const kinds = engine.poolKinds;
+    const served = new Set(kinds.map((k) => k.queue));
+    const runner = new PoolRunner(engine, {
+      kinds,
+      queues: engine.queues.filter((q) => tierOf(q) === "pool" && served.has(q.name)),
+      baseEnv: process.env,
+      cwd: process.cwd(),
+      waitSeconds,
+    });
+    return { logger, kinds, runner };
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    // Restarting can't fix it: the exit code tells a supervisor (npm start's) not to try.
+    console.error(err.message);
+    process.exit(POOL_BAD_CONFIG_EXIT_CODE);
+  }
+}
+
+const { logger, kinds, runner } = startUp();
+// Where setpriv is missing, children don't die with the pool by themselves: on any exit that
+// skipped the drain (an uncaught error, process.exit), they are killed here. SIGKILL skips this too.
+process.on("exit", () => runner.killChildren());
 runner.start();
 const flusher = setInterval(() => runner.flushMetrics(), metricsEverySeconds * 1000);
-logger.info("pool started", { kinds: kinds.map((k) => `${k.name}(${k.soft}/${k.hard})`), drainSeconds });
+logger.info("pool started", {
+  kinds: kinds.filter((k) => !runner.refused.has(k.name)).map((k) => `${k.name}(${k.soft}/${k.hard})`),
+  refused: [...runner.refused.keys()],
+  drainSeconds,
+});
 
 let stopping = false;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -13,9 +13,14 @@ export interface Capacity {
 export class ChildGroup {
   private readonly idle: WarmChild[] = [];
   private readonly busy = new Set<WarmChild>();
-  /** Deaths nobody asked for; the spawns that refill them count as respawns. */
-  private unplannedDeaths = 0;
+  /** Children that died without being asked to, not refilled yet; the spawns that refill them count as respawns. */
+  private readonly unrefilled = new Set<WarmChild>();
+  /** Children replaced before their exit was reported: the replacement already counted them. */
+  private readonly replaced = new Set<WarmChild>();
+  private readonly exitReported = new WeakSet<WarmChild>();
   private readonly retiring = new Set<WarmChild>();
+  /** After killAll: the pool is going away, no child starts again. */
+  private closed = false;
   respawns = 0;
 
   constructor(
@@ -42,7 +47,7 @@ export class ChildGroup {
       return warm;
     }
     const cap = critical ? this.capacity.hard : this.capacity.soft;
-    if (this.size >= cap) return undefined;
+    if (this.closed || this.size >= cap) return undefined;
     const child = this.spawn();
     this.busy.add(child);
     return child;
@@ -52,7 +57,15 @@ export class ChildGroup {
   replace(dead: WarmChild): WarmChild {
     this.busy.delete(dead);
     dead.kill();
-    const child = this.spawn();
+    if (this.closed) throw new Error(`the pool is going away; no new child for kind ${this.kind}`);
+    // The job can find its child dead before the exit is reported (it was killed between the take
+    // and the request): the death is counted once, by whichever comes first.
+    if (this.unrefilled.delete(dead)) this.respawns++;
+    else if (!this.exitReported.has(dead)) {
+      this.replaced.add(dead);
+      this.respawns++;
+    }
+    const child = this.spawnChild((exited) => this.onExit(exited));
     this.busy.add(child);
     return child;
   }
@@ -77,9 +90,20 @@ export class ChildGroup {
     await Promise.all(all.map((c) => c.stop(graceMs)));
   }
 
+  /** SIGKILLs every child now, synchronously: the pool process is exiting without a drain. */
+  killAll(): void {
+    this.closed = true;
+    for (const c of [...this.idle, ...this.busy, ...this.retiring]) {
+      this.retiring.add(c);
+      c.kill();
+    }
+  }
+
   private spawn(): WarmChild {
-    if (this.unplannedDeaths > 0) {
-      this.unplannedDeaths--;
+    if (this.closed) throw new Error(`the pool is going away; no new child for kind ${this.kind}`);
+    const refills = this.unrefilled.values().next();
+    if (!refills.done) {
+      this.unrefilled.delete(refills.value);
       this.respawns++;
     }
     return this.spawnChild((dead) => this.onExit(dead));
@@ -91,9 +115,10 @@ export class ChildGroup {
   }
 
   private onExit(child: WarmChild): void {
-    if (this.retiring.delete(child)) return;
+    this.exitReported.add(child);
+    if (this.retiring.delete(child) || this.replaced.delete(child)) return;
     const at = this.idle.indexOf(child);
     if (at >= 0) this.idle.splice(at, 1);
-    this.unplannedDeaths++;
+    this.unrefilled.add(child);
   }
 }

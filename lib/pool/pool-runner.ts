@@ -1,12 +1,15 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import type { PoolKindSpec } from "../app/pool-kind.ts";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import { jobFields } from "../observability/log.ts";
 import { RecordProcessor, type WorkerDeps } from "../runtime/process-record.ts";
 import { QueueStateCache } from "../runtime/queue-state-cache.ts";
+import { type HeldMessage, holdSeconds, UnstartedMessages } from "../runtime/unstarted-messages.ts";
 import { getQueueState } from "../store/queue-state.ts";
-import { parseJobMessage } from "../transport/job-message.ts";
+import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
 import { childEnvironment } from "./child-environment.ts";
 import { ChildGroup } from "./child-group.ts";
+import { dieWithParentPrefix, unlaunchableKinds } from "./child-program.ts";
 import { type ChildSlot, slots } from "./child-slot.ts";
 import { Intake, type Waiting } from "./intake.ts";
 import { PoolObserver } from "./pool-observer.ts";
@@ -28,7 +31,26 @@ export interface PoolRunnerOptions {
   pausedRecheckMs?: number;
   /** How long a read of a queue's pause state is trusted (5 s, like the worker's). */
   queueStateTtlMs?: number;
+  /**
+   * The argv prefix children are spawned through. By default `setpriv --pdeathsig KILL --` where
+   * Linux has it, so every child dies with the pool even when the pool is SIGKILLed (child-program.ts).
+   */
+  childLauncher?: readonly string[];
 }
+
+/**
+ * The pool process's exit code for a configuration it can't use at all, such as a bad pool file
+ * (sysexits' EX_CONFIG): a supervisor that restarts a pool that died doesn't restart this one, since
+ * a restart can't fix it. (A kind whose program is missing is refused alone; the pool runs on.)
+ */
+export const POOL_BAD_CONFIG_EXIT_CODE = 78;
+
+/**
+ * A job of a kind this pool refused (its program is missing) goes back to the queue, re-sent with
+ * this delay, for a pool that can run it: no attempt is spent and, the message being fresh, no
+ * receive count, so the job waits (queued) until the program is installed instead of dying.
+ */
+const REFUSED_KIND_RECHECK_SECONDS = 300;
 
 export interface DrainReport {
   /** Runs that finished inside the deadline. */
@@ -45,11 +67,15 @@ export interface DrainReport {
  * heartbeats and finalizes through the same RecordProcessor as the Lambda worker.
  */
 export class PoolRunner {
+  /** Kinds whose program can't be started, with the reason (naming kind and program). */
+  readonly refused: ReadonlyMap<string, string>;
   private readonly processor: RecordProcessor;
   private readonly groups = new Map<string, ChildGroup>();
   private readonly intake: Intake;
   private readonly observer: PoolObserver;
   private readonly queueStates: QueueStateCache;
+  /** Per queue: received messages not running yet, kept hidden about one lease at a time. */
+  private readonly unstarted = new Map<string, UnstartedMessages>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly loops: Promise<void>[] = [];
   private roomFreed = Promise.withResolvers<void>();
@@ -63,20 +89,39 @@ export class PoolRunner {
     private readonly options: PoolRunnerOptions,
   ) {
     this.processor = new RecordProcessor(deps);
-    this.intake = new Intake(options.kinds);
+    this.refused = unlaunchableKinds(options.kinds, options.baseEnv, options.cwd);
+    for (const reason of this.refused.values()) {
+      deps.log.error(`${reason}; the pool refuses the kind, and its jobs wait in the queue`, {});
+    }
+    const served = options.kinds.filter((k) => !this.refused.has(k.name));
+    this.intake = new Intake(served);
     this.queueStates = new QueueStateCache(
       (q) => getQueueState(deps.store, q),
       deps.clock,
       options.queueStateTtlMs,
     );
     this.observer = new PoolObserver(deps, (kind) => options.kinds.find((k) => k.name === kind)?.queue ?? "");
+    for (const q of options.queues) {
+      this.unstarted.set(
+        q.name,
+        new UnstartedMessages({
+          transport: deps.transport,
+          queue: q.name,
+          leaseMs: q.leaseSeconds * 1000,
+          log: deps.log,
+        }),
+      );
+    }
+    // Looked up once: every child of this pool is spawned the same way.
+    const via = options.childLauncher ?? dieWithParentPrefix(process.platform, options.baseEnv.PATH);
     const inherited = childEnvironment(options.baseEnv);
-    for (const spec of options.kinds) {
+    for (const spec of served) {
       const launch = {
         kind: spec.name,
         argv: spec.argv,
         env: { ...inherited, ...spec.env },
         cwd: spec.cwd ?? options.cwd,
+        via,
       };
       this.groups.set(
         spec.name,
@@ -113,10 +158,14 @@ export class PoolRunner {
           await this.idle(this.options.pausedRecheckMs ?? 5000);
           continue;
         }
+        // Received hidden for one lease only, so a pool that dies at any point after the receive
+        // gives them back within a lease, not after the queue's visibility timeout, at no extra cost.
         messages = await transport.receive(
           q.name,
           Math.min(10, room, q.batchSize),
           this.options.waitSeconds ?? 20,
+          "main",
+          holdSeconds(q.leaseSeconds * 1000),
         );
       } catch (err) {
         if (this.stopping) return;
@@ -124,14 +173,14 @@ export class PoolRunner {
         await this.idle(1000);
         continue;
       }
+      const received = messages.map((m) => ({
+        messageId: m.MessageId ?? "",
+        receiptHandle: m.ReceiptHandle ?? "",
+      }));
+      // The ones that wait for a child stay hidden while they wait.
+      if (!this.stopping) await this.unstartedOf(q.name).hold(received, { receivedHidden: true });
       if (this.stopping) {
-        this.returnedLate += await this.giveBack(
-          messages.map((m) => ({
-            queue: q.name,
-            messageId: m.MessageId ?? "",
-            receiptHandle: m.ReceiptHandle ?? "",
-          })),
-        );
+        this.returnedLate += await this.giveBack(q.name, received);
         return;
       }
       for (const m of messages) this.admit(q.name, m);
@@ -156,6 +205,11 @@ export class PoolRunner {
       critical: msg?.priority === "critical",
       receivedAt: this.deps.clock.now(),
     };
+    if (msg && this.refused.has(msg.kind)) {
+      this.intake.hold(waiting);
+      this.track(waiting, () => this.deferRefused(waiting, msg));
+      return;
+    }
     // Not a pool kind here (or not a job): the processor ends it without a child.
     if (!this.intake.hold(waiting)) this.launch(waiting);
   }
@@ -179,14 +233,42 @@ export class PoolRunner {
     }
   }
 
+  private unstartedOf(queue: string): UnstartedMessages {
+    const unstarted = this.unstarted.get(queue);
+    if (!unstarted) throw new Error(`the pool does not read queue ${queue}`);
+    return unstarted;
+  }
+
   private launch(w: Waiting, slot?: ChildSlot): void {
-    const run = async () => {
-      const ack = slot
-        ? await slots.run(slot, () => this.processor.process(w.record))
-        : await this.processor.process(w.record);
-      if (ack) await this.deps.transport.delete(w.queue, w.record.receiptHandle);
-    };
-    const done = run()
+    this.track(
+      w,
+      async () => {
+        // From here the run's heartbeat keeps the message hidden.
+        await this.unstartedOf(w.queue).release(w.record.receiptHandle);
+        const ack = slot
+          ? await slots.run(slot, () => this.processor.process(w.record))
+          : await this.processor.process(w.record);
+        if (ack) await this.deps.transport.delete(w.queue, w.record.receiptHandle);
+      },
+      slot,
+    );
+  }
+
+  /** A refused kind's job: a fresh message with a delay, the received one deleted; nothing claimed. */
+  private async deferRefused(w: Waiting, msg: JobMessage): Promise<void> {
+    await this.unstartedOf(w.queue).release(w.record.receiptHandle);
+    await this.deps.transport.send({ message: msg, delaySeconds: REFUSED_KIND_RECHECK_SECONDS });
+    await this.deps.transport.delete(w.queue, w.record.receiptHandle);
+    this.deps.log.warn("deferred a job of a refused kind", {
+      ...jobFields(msg),
+      reason: this.refused.get(msg.kind),
+      delaySeconds: REFUSED_KIND_RECHECK_SECONDS,
+    });
+  }
+
+  /** Runs one delivery's work in flight: stop() waits for it, and its end frees room and the child. */
+  private track(w: Waiting, work: () => Promise<void>, slot?: ChildSlot): void {
+    const done = work()
       .catch((err) =>
         this.deps.log.error("pool run failed unexpectedly; SQS will redeliver it", {
           messageId: w.record.messageId,
@@ -202,6 +284,14 @@ export class PoolRunner {
         this.pumpAll();
       });
     this.inFlight.add(done);
+  }
+
+  /**
+   * SIGKILLs every child at once, synchronously (for a process "exit" hook: the pool is going away
+   * without a drain, and where setpriv is missing nothing else would stop a busy child).
+   */
+  killChildren(): void {
+    for (const group of this.groups.values()) group.killAll();
   }
 
   /** Reports the children and flushes metrics (the pool calls this on a timer). */
@@ -243,24 +333,34 @@ export class PoolRunner {
     return { finished: started - handedBack, handedBack, returned: returned + this.returnedLate };
   }
 
-  private returnWaiting(): Promise<number> {
-    return this.giveBack(this.intake.drain().map((w) => ({ queue: w.queue, ...w.record })));
-  }
-
-  /** Makes received, unclaimed messages visible again at once; the number given back. */
-  private async giveBack(
-    messages: { queue: string; messageId: string; receiptHandle: string }[],
-  ): Promise<number> {
-    await Promise.all(
-      messages.map((m) =>
-        this.deps.transport.changeVisibility(m.queue, m.receiptHandle, 0).catch((err) =>
-          this.deps.log.warn("could not return a message; it reappears after its visibility timeout", {
-            messageId: m.messageId,
-            error: String(err),
-          }),
+  /** Stops hiding the waiting messages (a hold on its way lands first), then gives them back. */
+  private async returnWaiting(): Promise<number> {
+    await Promise.all([...this.unstarted.values()].map((u) => u.stop()));
+    const byQueue = Map.groupBy(this.intake.drain(), (w) => w.queue);
+    const counts = await Promise.all(
+      [...byQueue].map(([queue, waiting]) =>
+        this.giveBack(
+          queue,
+          waiting.map((w) => w.record),
         ),
       ),
     );
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /** Makes received, unclaimed messages visible again at once, ten per request; the number given back. */
+  private async giveBack(queue: string, messages: readonly HeldMessage[]): Promise<number> {
+    if (messages.length === 0) return 0;
+    const failures = await this.deps.transport.changeVisibilityBatch(
+      queue,
+      messages.map((m) => ({ id: m.messageId, receiptHandle: m.receiptHandle, seconds: 0 })),
+    );
+    if (failures.length > 0) {
+      this.deps.log.warn("could not return messages; they reappear within a lease", {
+        queue,
+        failures: failures.map((f) => ({ messageId: f.id, code: f.code })),
+      });
+    }
     return messages.length;
   }
 }

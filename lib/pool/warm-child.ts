@@ -9,6 +9,8 @@ export interface ChildLaunch {
   /** The whole environment of the child (the caller merges the process's own with the kind's). */
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
+  /** Spawned through this argv prefix (setpriv's parent-death signal, see child-program.ts); none by default. */
+  via?: readonly string[];
 }
 
 /** How one request ended. Anything but a reply leaves the child killed. */
@@ -43,7 +45,7 @@ export class WarmChild {
     private readonly log: Log,
     onExit: (child: WarmChild) => void,
   ) {
-    const [program, ...args] = launch.argv;
+    const [program, ...args] = [...(launch.via ?? []), ...launch.argv];
     this.proc = spawn(program as string, args, {
       cwd: launch.cwd,
       env: launch.env,

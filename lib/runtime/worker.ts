@@ -1,6 +1,8 @@
-import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import pLimit from "p-limit";
+import { parseJobMessage } from "../transport/job-message.ts";
 import { RecordProcessor, type WorkerDeps } from "./process-record.ts";
+import { UnstartedMessages } from "./unstarted-messages.ts";
 
 export interface WorkerOptions {
   /** Records of one batch processed at the same time. */
@@ -10,33 +12,88 @@ export interface WorkerOptions {
 /**
  * The SQS worker: records run concurrently under a bound; the answer lists the records to keep on
  * the queue (partial batch response). An unexpected error fails only its own record.
+ *
+ * Before any record runs, the whole batch is hidden for about one lease in one batched request,
+ * and records waiting for a slot are kept hidden while they wait, so a worker that crashes, runs
+ * out of memory or times out gives its jobs back within a lease instead of the queue's visibility
+ * timeout (docs/architecture.md §6).
  */
 export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
   const processor = new RecordProcessor(deps);
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
     const limit = pLimit(Math.max(1, options.recordConcurrency));
     const failures: { itemIdentifier: string }[] = [];
+    const { holds, holdOf } = unstartedByQueue(deps, event.Records);
     await Promise.all(
-      event.Records.map((record) =>
-        limit(async () => {
-          try {
-            const ack = await processor.process({
-              messageId: record.messageId,
-              body: record.body,
-              receiptHandle: record.receiptHandle,
-            });
-            if (!ack) failures.push({ itemIdentifier: record.messageId });
-          } catch (err) {
-            deps.log.error("record failed unexpectedly; SQS will redeliver it", {
-              messageId: record.messageId,
-              error: err instanceof Error ? err.message : String(err),
-            });
-            failures.push({ itemIdentifier: record.messageId });
-          }
-        }),
+      holds.map(({ messages, records }) =>
+        messages.hold(records.map((r) => ({ messageId: r.messageId, receiptHandle: r.receiptHandle }))),
       ),
     );
+    try {
+      await Promise.all(
+        event.Records.map((record) =>
+          limit(async () => {
+            try {
+              await holdOf.get(record.receiptHandle)?.messages.release(record.receiptHandle);
+              const ack = await processor.process({
+                messageId: record.messageId,
+                body: record.body,
+                receiptHandle: record.receiptHandle,
+              });
+              if (!ack) failures.push({ itemIdentifier: record.messageId });
+            } catch (err) {
+              deps.log.error("record failed unexpectedly; SQS will redeliver it", {
+                messageId: record.messageId,
+                error: err instanceof Error ? err.message : String(err),
+              });
+              failures.push({ itemIdentifier: record.messageId });
+            }
+          }),
+        ),
+      );
+    } finally {
+      await Promise.all(holds.map(({ messages }) => messages.stop()));
+    }
     deps.metrics.flush();
     return { batchItemFailures: failures };
   };
+}
+
+interface QueueHold {
+  messages: UnstartedMessages;
+  records: SQSRecord[];
+}
+
+/**
+ * The batch's records grouped by their job's queue (one queue per event on Lambda), and each
+ * record's group by receipt handle. A record that is not a job for a declared queue is ended by the
+ * processor at once and needs no hold.
+ */
+function unstartedByQueue(
+  deps: WorkerDeps,
+  records: readonly SQSRecord[],
+): { holds: QueueHold[]; holdOf: Map<string, QueueHold> } {
+  const byQueue = new Map<string, QueueHold>();
+  const byHandle = new Map<string, QueueHold>();
+  for (const record of records) {
+    const queueName = parseJobMessage(record.body)?.queue;
+    const declared = deps.queues.find((q) => q.name === queueName);
+    if (!declared) continue;
+    let hold = byQueue.get(declared.name);
+    if (!hold) {
+      hold = {
+        messages: new UnstartedMessages({
+          transport: deps.transport,
+          queue: declared.name,
+          leaseMs: declared.leaseSeconds * 1000,
+          log: deps.log,
+        }),
+        records: [],
+      };
+      byQueue.set(declared.name, hold);
+    }
+    hold.records.push(record);
+    byHandle.set(record.receiptHandle, hold);
+  }
+  return { holds: [...byQueue.values()], holdOf: byHandle };
 }

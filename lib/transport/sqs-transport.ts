@@ -1,4 +1,5 @@
 import {
+  ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
   GetQueueAttributesCommand,
@@ -9,13 +10,27 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
-import type { JobMessage } from "./job-message.ts";
+import { encodeMessageBody, type JobMessage } from "./job-message.ts";
 
 const SQS_BATCH = 10;
 
 export interface OutgoingJob {
   message: JobMessage;
   delaySeconds: number;
+}
+
+/** One message's new visibility, in a ChangeMessageVisibilityBatch; `id` is the caller's name for it. */
+export interface VisibilityChange {
+  id: string;
+  receiptHandle: string;
+  seconds: number;
+}
+
+/** An entry SQS did not apply (or a request that failed as a whole, for each of its entries). */
+export interface VisibilityFailure {
+  id: string;
+  code: string;
+  message: string;
 }
 
 /** A queue's main SQS queue or its dead-letter queue. */
@@ -51,7 +66,7 @@ export class SqsTransport {
     await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.urlOf(job.message.queue),
-        MessageBody: JSON.stringify(job.message),
+        MessageBody: encodeMessageBody(job.message),
         DelaySeconds: clampDelay(job.delaySeconds),
       }),
     );
@@ -110,23 +125,72 @@ export class SqsTransport {
     );
   }
 
+  /**
+   * Sets many messages' visibility with ChangeMessageVisibilityBatch, ten entries per request (one
+   * request for a batch SQS handed out). result: the entries SQS did not apply, by the caller's id;
+   * a request that failed as a whole reports each of its entries.
+   */
+  async changeVisibilityBatch(
+    queue: string,
+    changes: readonly VisibilityChange[],
+    side: QueueSide = "main",
+  ): Promise<VisibilityFailure[]> {
+    const failures: VisibilityFailure[] = [];
+    const requests: Promise<void>[] = [];
+    for (let start = 0; start < changes.length; start += SQS_BATCH) {
+      const chunk = changes.slice(start, start + SQS_BATCH);
+      // Entry ids are positions: a caller's id (a message id, say) need not fit SQS's id rules.
+      const request = this.sqs
+        .send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: this.urlOf(queue, side),
+            Entries: chunk.map((c, i) => ({
+              Id: String(i),
+              ReceiptHandle: c.receiptHandle,
+              VisibilityTimeout: clampVisibility(c.seconds),
+            })),
+          }),
+        )
+        .then(
+          (out) => {
+            for (const f of out.Failed ?? []) {
+              const change = chunk[Number(f.Id)];
+              if (change)
+                failures.push({ id: change.id, code: f.Code ?? "unknown", message: f.Message ?? "" });
+            }
+          },
+          (err: unknown) => {
+            const code = err instanceof Error ? err.name : "unknown";
+            const message = err instanceof Error ? err.message : String(err);
+            for (const c of chunk) failures.push({ id: c.id, code, message });
+          },
+        );
+      requests.push(request);
+    }
+    await Promise.all(requests);
+    return failures;
+  }
+
   async delete(queue: string, receiptHandle: string, side: QueueSide = "main"): Promise<void> {
     await this.sqs.send(
       new DeleteMessageCommand({ QueueUrl: this.urlOf(queue, side), ReceiptHandle: receiptHandle }),
     );
   }
 
+  /** `visibilitySeconds` overrides the queue's visibility timeout for the messages received. */
   async receive(
     queue: string,
     max: number,
     waitSeconds: number,
     side: QueueSide = "main",
+    visibilitySeconds?: number,
   ): Promise<Message[]> {
     const out = await this.sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: this.urlOf(queue, side),
         MaxNumberOfMessages: Math.min(SQS_BATCH, max),
         WaitTimeSeconds: waitSeconds,
+        ...(visibilitySeconds !== undefined ? { VisibilityTimeout: visibilitySeconds } : {}),
         MessageSystemAttributeNames: ["ApproximateReceiveCount", "SentTimestamp"],
       }),
     );
@@ -170,7 +234,7 @@ function chunkForBatch(jobs: readonly OutgoingJob[]): (OutgoingJob & { body: str
   let current: (OutgoingJob & { body: string })[] = [];
   let bytes = 0;
   for (const job of jobs) {
-    const body = JSON.stringify(job.message);
+    const body = encodeMessageBody(job.message);
     const size = Buffer.byteLength(body);
     if (current.length === SQS_BATCH || (current.length > 0 && bytes + size > MAX_BATCH_BYTES)) {
       chunks.push(current);
@@ -182,6 +246,10 @@ function chunkForBatch(jobs: readonly OutgoingJob[]): (OutgoingJob & { body: str
   }
   if (current.length > 0) chunks.push(current);
   return chunks;
+}
+
+function clampVisibility(seconds: number): number {
+  return Math.max(0, Math.min(MAX_VISIBILITY_SECONDS, Math.ceil(seconds)));
 }
 
 function clampDelay(seconds: number): number {

@@ -1,6 +1,8 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { parsePoolConfig, resolvePoolKinds } from "../../lib/app/pool-config.ts";
@@ -18,7 +20,7 @@ import {
   sqsClient,
   startEmulators,
 } from "../../local/emulators.ts";
-import { startPoolProcess } from "../../local/pool-process.ts";
+import { type PoolProcess, type PoolProcessOptions, startPoolProcess } from "../../local/pool-process.ts";
 import { waitFor } from "../support/wait.ts";
 
 const { queues } = app;
@@ -30,14 +32,17 @@ const { queues } = app;
  */
 let emu: Emulators;
 let engine: Engine;
+let dynamodb: DynamoDBClient;
+let sqs: SQSClient;
 let poolEnv: Record<string, string | undefined>;
 let urls: Map<string, { url: string; dlqUrl: string }>;
+let dir: string;
 const table = "pool-process-jobs";
 
 beforeAll(async () => {
   emu = await startEmulators();
-  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
-  const sqs = sqsClient(emu.sqs.endpoint);
+  dynamodb = dynamoClient(emu.dynamodb.endpoint);
+  sqs = sqsClient(emu.sqs.endpoint);
   await provisionTable(dynamodb, table);
   urls = await provisionQueues(sqs, queues, "pp");
   const configText = JSON.stringify({
@@ -45,7 +50,8 @@ beforeAll(async () => {
       scripted: { argv: [process.execPath, "test/fixtures/children/scripted.mjs"], soft: 2, hard: 2 },
     },
   });
-  const config = join(mkdtempSync(join(tmpdir(), "skyforge-pool-")), "pool.json");
+  dir = mkdtempSync(join(tmpdir(), "skyforge-pool-"));
+  const config = join(dir, "pool.json");
   writeFileSync(config, configText);
   poolEnv = { ...process.env, SKYFORGE_POOL_CONFIG: config };
   const poolKinds = resolvePoolKinds(queues, app.poolKinds, parsePoolConfig(configText));
@@ -65,26 +71,54 @@ afterAll(async () => {
   await emu?.stop();
 });
 
+/** The pool process on this file's emulators; `env` is laid over the environment with the pool file. */
+function startPool(log: Log, env: Record<string, string> = {}, over: Partial<PoolProcessOptions> = {}) {
+  return startPoolProcess({
+    command: [process.execPath, "--import", "tsx", "functions/pool/main.ts"],
+    baseEnv: { ...poolEnv, ...env },
+    endpoints: { dynamodb: emu.dynamodb.endpoint, sqs: emu.sqs.endpoint },
+    table,
+    queueUrls: new Map([...urls].map(([n, q]) => [n, q.url])),
+    dlqUrls: new Map([...urls].map(([n, q]) => [n, q.dlqUrl])),
+    drainSeconds: 3,
+    waitSeconds: 1,
+    log,
+    ...over,
+  });
+}
+
+/** Every line the pool process and its supervisor log, with the supervisor's own messages. */
+function capturingLog() {
+  const lines: string[] = [];
+  const keep = (m: string, a?: Record<string, unknown>) =>
+    lines.push(m === "pool" ? String(a?.line) : `${m} ${JSON.stringify(a ?? {})}`);
+  const log: Log = { debug: () => {}, info: keep, warn: keep, error: keep };
+  return { lines, log };
+}
+
+/**
+ * Whether `pid` still runs. A signal 0 alone can't tell: a child whose pool died is re-parented to
+ * PID 1, and an init that doesn't reap (this sandbox's doesn't) keeps it as a zombie, a process that
+ * has ended but still answers signal 0. So a zombie counts as gone.
+ */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ESRCH") return false;
+    throw err;
+  }
+  const stat = `/proc/${pid}/stat`;
+  if (!existsSync(stat)) return true;
+  // The state is the field after the parenthesised command name.
+  const state = readFileSync(stat, "utf8").replace(/^.*\) /s, "")[0];
+  return state !== "Z" && state !== "X";
+}
+
 describe("the pool process", () => {
   it("on SIGTERM finishes what it can before the deadline, hands the rest back, and exits 0", async () => {
-    const lines: string[] = [];
-    const capture: Log = {
-      debug: () => {},
-      info: (_m, a) => lines.push(String(a?.line)),
-      warn: (_m, a) => lines.push(String(a?.line)),
-      error: (_m, a) => lines.push(String(a?.line)),
-    };
-    const pool = startPoolProcess({
-      command: [process.execPath, "--import", "tsx", "functions/pool/main.ts"],
-      baseEnv: poolEnv,
-      endpoints: { dynamodb: emu.dynamodb.endpoint, sqs: emu.sqs.endpoint },
-      table,
-      queueUrls: new Map([...urls].map(([n, q]) => [n, q.url])),
-      dlqUrls: new Map([...urls].map(([n, q]) => [n, q.dlqUrl])),
-      drainSeconds: 3,
-      waitSeconds: 1,
-      log: capture,
-    });
+    const { lines, log } = capturingLog();
+    const pool = startPool(log);
     const quick = await engine.producer.enqueue({ kind: "scripted", payload: { act: "sleep", ms: 1500 } });
     const stuck = await engine.producer.enqueue({ kind: "scripted", payload: { act: "hang" } });
     const running = (id: string) => async () => (await getJob(engine.store, id))?.status === "running";
@@ -93,6 +127,9 @@ describe("the pool process", () => {
 
     const code = await pool.stop();
     expect(code).toBe(0);
+    // A deliberate stop is not a death: nothing restarts it.
+    expect(pool.restarts).toBe(0);
+    expect(lines.some((l) => l.includes("restarting"))).toBe(false);
 
     const finished = await getJob(engine.store, quick.job.id);
     expect(finished).toMatchObject({ status: "done", attempts: 1 });
@@ -104,5 +141,123 @@ describe("the pool process", () => {
     expect(again.map((m) => JSON.parse(m.Body ?? "{}").id)).toEqual([stuck.job.id]);
     expect(lines.some((l) => l.includes('"pool stopped"') && l.includes('"handedBack":1'))).toBe(true);
     expect(lines.some((l) => l.includes("scripted") && l.includes("child stderr"))).toBe(true);
+  }, 60_000);
+
+  it("SIGKILLed mid-job: its children die within a second, it is restarted, and the job is finished exactly once", async ({
+    annotate,
+  }) => {
+    const { lines, log } = capturingLog();
+    const pool: PoolProcess = startPool(log);
+    const journal = join(dir, "journal");
+    const marker = join(dir, "hung");
+    const { job } = await engine.producer.enqueue({
+      kind: "scripted",
+      payload: { act: "hang-once", marker, journal },
+    });
+    const runs = () =>
+      (existsSync(journal) ? readFileSync(journal, "utf8").trim().split("\n") : []).map((line) => {
+        const [event, id, attempt, pid, at] = line.split(" ");
+        return { event, id, attempt: Number(attempt), pid: Number(pid), at: Number(at) };
+      });
+    const first = await waitFor(async () => runs()[0], "the job to start on a child", 30_000);
+    expect((await getJob(engine.store, job.id))?.status).toBe("running");
+
+    const killed = pool.pid as number;
+    process.kill(killed, "SIGKILL");
+    const killedAt = Date.now();
+    await waitFor(async () => !running(first.pid), `the child ${first.pid} to die with its pool`, 1000, 10);
+    const childGoneMs = Date.now() - killedAt;
+    expect(childGoneMs).toBeLessThanOrEqual(1000);
+
+    // Supervised: back after the first backoff step, as a new process.
+    await waitFor(async () => pool.restarts === 1 && pool.pid !== killed, "the pool to be restarted", 10_000);
+    expect(running(killed)).toBe(false);
+    expect(lines.some((l) => l.includes("pool process died; restarting it"))).toBe(true);
+
+    // The restarted pool takes the job over once the dead pool's hold and lease have run out.
+    const done = await waitFor(
+      async () => {
+        const item = await getJob(engine.store, job.id);
+        return item?.status === "done" ? item : undefined;
+      },
+      "the restarted pool to finish the job",
+      70_000,
+      100,
+    );
+    const takeoverMs = (done.startedAt ?? Number.NaN) - killedAt;
+    await annotate(
+      `children gone ${childGoneMs} ms after the pool's SIGKILL; taken over ${takeoverMs} ms after it (lease 30 s)`,
+    );
+    expect(done).toMatchObject({ attempts: 2, claimedFrom: "running" });
+    expect(takeoverMs).toBeLessThanOrEqual(2 * 30_000);
+    // The outside record: two starts, one end, and the second run began after the first child died.
+    const record = runs().filter((r) => r.id === job.id);
+    expect(record.map((r) => r.event)).toEqual(["start", "start", "end"]);
+    expect(record[1]?.pid).not.toBe(first.pid);
+    expect(record[1]?.at).toBeGreaterThan(killedAt);
+    expect(record[2]).toMatchObject({ pid: record[1]?.pid, attempt: 2 });
+
+    expect(await pool.stop()).toBe(0);
+    expect(pool.restarts).toBe(1);
+  }, 120_000);
+
+  it("refuses a kind whose program doesn't exist, naming both: its jobs wait queued, the other kinds run", async () => {
+    const text = JSON.stringify({
+      kinds: {
+        scripted: { argv: [process.execPath, "test/fixtures/children/scripted.mjs"] },
+        "rb-size": { argv: ["skyforge-no-such-program", "children/size.rb"] },
+      },
+    });
+    const config = join(dir, "missing-program.json");
+    writeFileSync(config, text);
+    const withRuby = buildEngine({
+      app,
+      poolKinds: resolvePoolKinds(queues, app.poolKinds, parsePoolConfig(text)),
+      dynamodb,
+      sqs,
+      table,
+      queueUrls: new Map([...urls].map(([n, q]) => [n, q.url])),
+      clock: systemClock,
+      metrics: new MemoryMetrics(),
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+    });
+    const { lines, log } = capturingLog();
+    const pool = startPool(log, { SKYFORGE_POOL_CONFIG: config });
+    const ruby = await withRuby.producer.enqueue({ kind: "rb-size", payload: { text: "x" } });
+    const other = await withRuby.producer.enqueue({ kind: "scripted", payload: { echo: "still served" } });
+    await waitFor(
+      async () =>
+        lines.some((l) => l.includes("deferred a job of a refused kind") && l.includes(ruby.job.id)),
+      "the refused kind's job to be deferred",
+      30_000,
+    );
+    const refusal = lines.find((l) => l.includes("the pool refuses the kind")) ?? "";
+    expect(refusal).toContain(
+      'pool kind \\"rb-size\\": its program \\"skyforge-no-such-program\\" was not found on PATH',
+    );
+    // Not dead after its attempts: untouched, queued, for a pool that can run it.
+    expect(await getJob(engine.store, ruby.job.id)).toMatchObject({ status: "queued", attempts: 0 });
+    await waitFor(
+      async () => (await getJob(engine.store, other.job.id))?.status === "done",
+      "the other kind's job to run",
+      30_000,
+    );
+    expect(await pool.stop()).toBe(0);
+    expect(pool.restarts).toBe(0);
+  }, 60_000);
+
+  it("exits 78 on a pool file it can't use, and the supervisor doesn't restart it", async () => {
+    const config = join(dir, "bad.json");
+    writeFileSync(config, JSON.stringify({ kinds: { broken: { soft: "two" } } }));
+    const { lines, log } = capturingLog();
+    const pool = startPool(log, { SKYFORGE_POOL_CONFIG: config });
+    await waitFor(
+      async () => lines.some((l) => l.includes("the pool refused its configuration")),
+      "the pool to refuse its file",
+      30_000,
+    );
+    expect(await pool.stop()).toBe(78);
+    expect(pool.restarts).toBe(0);
+    expect(lines.find((l) => l.includes("the pool refused its configuration"))).toContain(config);
   }, 60_000);
 });

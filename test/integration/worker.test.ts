@@ -135,19 +135,16 @@ describe("worker on fauxqs + dynalite", () => {
         return { by: ctx.attempt };
       },
     });
-    // Long lease (no heartbeat fires during the test); short visibility so SQS redelivers soon.
-    const h = await harness.create({
-      clock,
-      extraKinds: [crashy],
-      queue: { leaseSeconds: 120 },
-      visibilityTimeoutSeconds: 1,
-    });
+    // Long lease (no heartbeat fires during the test), expired by moving the clock.
+    const h = await harness.create({ clock, extraKinds: [crashy], queue: { leaseSeconds: 120 } });
     const { job } = await h.engine.producer.enqueue({ kind: "crashy", payload: {} });
     const first = await h.receive(1);
     const crashed = h.worker(first);
     await waitFor(async () => attempt === 1, "first attempt to start");
 
     clock.advance(121_000); // the dead worker's lease is now expired
+    // …and so is the worker's hold on the message (one lease + 1 s), which SQS times on its own clock.
+    await h.engine.transport.changeVisibility("default", first.Records[0]?.receiptHandle as string, 0);
     const again = await waitFor(async () => {
       const event = await h.receive(1, 2);
       return event?.Records.length ? event : undefined;

@@ -1,5 +1,10 @@
 import { ProvisionedThroughputExceededException, ThrottlingException } from "@aws-sdk/client-dynamodb";
-import { ChangeMessageVisibilityCommand, ReceiptHandleIsInvalid, SQSClient } from "@aws-sdk/client-sqs";
+import {
+  ChangeMessageVisibilityBatchCommand,
+  ChangeMessageVisibilityCommand,
+  ReceiptHandleIsInvalid,
+  SQSClient,
+} from "@aws-sdk/client-sqs";
 import {
   DynamoDBDocumentClient,
   GetCommand,
@@ -69,6 +74,8 @@ beforeEach(() => {
   );
   // No cooldown on the queue.
   ddb.on(GetCommand, { Key: queueStateKey("default") }).resolves({});
+  // The hold at the start of each batch (one lease + 1 s for every record).
+  sqs.on(ChangeMessageVisibilityBatchCommand).resolves({ Successful: [], Failed: [] });
 });
 
 afterEach(() => {
@@ -135,6 +142,10 @@ function claimed(msg: JobMessage, over: Partial<JobItem> = {}): JobItem {
   };
 }
 
+/** SQS requests other than the batch's hold: what the records' outcomes did to their messages. */
+const settlingCalls = () =>
+  sqs.calls().filter((c) => !(c.args[0] instanceof ChangeMessageVisibilityBatchCommand));
+
 const updatesOf = (id: string): UpdateCommandInput[] =>
   ddb
     .commandCalls(UpdateCommand)
@@ -149,6 +160,51 @@ function setValue(input: UpdateCommandInput | undefined, attr: string): unknown 
 }
 const isClaim = (i: UpdateCommandInput | undefined) =>
   setValue(i, "status") === "running" && (i?.ConditionExpression ?? "").includes("attribute_not_exists(#pk)");
+
+describe("worker: the batch is hidden for one lease before any record runs", () => {
+  test("one ChangeMessageVisibilityBatch for every record, one lease + 1 s, before the first claim", async () => {
+    const msgs = ["A", "B", "C"].map((id) => message(id, "counted", {}));
+    let holdsBeforeFirstClaim: number | undefined;
+    for (const m of msgs) {
+      ddb.on(UpdateCommand, { Key: jobKey(m.id) }).callsFake(() => {
+        holdsBeforeFirstClaim ??= sqs.commandCalls(ChangeMessageVisibilityBatchCommand).length;
+        return { Attributes: claimed(m) };
+      });
+    }
+    const out = await worker(event(...msgs.map(recordOf)));
+    expect(out.batchItemFailures).toEqual([]);
+    const holds = sqs.commandCalls(ChangeMessageVisibilityBatchCommand).map((c) => c.args[0].input);
+    expect(holds).toHaveLength(1);
+    expect(holds[0]?.Entries).toEqual(
+      msgs.map((m, i) => ({ Id: String(i), ReceiptHandle: `rh-m-${m.id}`, VisibilityTimeout: 31 })),
+    );
+    expect(holdsBeforeFirstClaim).toBe(1);
+    expect(countedRuns).toBe(3);
+  });
+
+  test("a hold SQS refuses for one entry, or as a whole, doesn't stop the batch", async () => {
+    const a = message("A", "counted", {});
+    const b = message("B", "counted", {});
+    sqs
+      .on(ChangeMessageVisibilityBatchCommand)
+      .resolvesOnce({
+        Successful: [{ Id: "1" }],
+        Failed: [{ Id: "0", Code: "ReceiptHandleIsInvalid", SenderFault: true, Message: "gone" }],
+      })
+      .rejects(new Error("SQS is down"));
+    for (const m of [a, b]) {
+      ddb
+        .on(UpdateCommand, { Key: jobKey(m.id) })
+        .resolvesOnce({ Attributes: claimed(m) })
+        .resolves({ Attributes: { ...claimed(m), status: "done" } });
+    }
+    expect((await worker(event(recordOf(a), recordOf(b)))).batchItemFailures).toEqual([]);
+    expect(countedRuns).toBe(2);
+    ddb.on(UpdateCommand, { Key: jobKey("A") }).resolves({ Attributes: claimed(a) });
+    expect((await worker(event(recordOf(a)))).batchItemFailures).toEqual([]);
+    expect(countedRuns).toBe(3);
+  });
+});
 
 describe("worker: DynamoDB throttling on claim", () => {
   test("only that record is a batchItemFailure; the others in the batch finish", async () => {
@@ -187,7 +243,7 @@ describe("worker: DynamoDB throttling on claim", () => {
     expect(countedRuns).toBe(1);
     expect(metrics.total("started")).toBe(2);
     expect(metrics.total("succeeded")).toBe(2);
-    expect(sqs.calls()).toHaveLength(0);
+    expect(settlingCalls()).toHaveLength(0);
   });
 
   test("a ThrottlingException on finalize also fails only its record", async () => {
@@ -305,7 +361,7 @@ describe("worker: lease lost at finalize", () => {
     // One finalize attempt and no rewrite; the message is left alone for the new owner.
     expect(updatesOf("A")).toHaveLength(2);
     expect(ddb.commandCalls(GetCommand, { Key: jobKey("A") })).toHaveLength(0);
-    expect(sqs.calls()).toHaveLength(0);
+    expect(settlingCalls()).toHaveLength(0);
   });
 
   test("without the item on the error, the store reads it back (consistent) and still sees the lease lost", async () => {

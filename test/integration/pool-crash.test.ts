@@ -1,0 +1,137 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../lib/clock.ts";
+import { buildEngine } from "../../lib/engine.ts";
+import { silentLog } from "../../lib/observability/log.ts";
+import { MemoryMetrics } from "../../lib/observability/metrics.ts";
+import { PoolRunner } from "../../lib/pool/pool-runner.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
+import { dynamoClient, type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
+import { createPoolHarness, type PoolHarness, type PoolHarnessOptions } from "../support/pool-harness.ts";
+import { waitFor } from "../support/wait.ts";
+import { type CrashSwitch, crashSwitch } from "./crash-switch.ts";
+
+// A pool that dies with work in hand: a job it claimed before the first heartbeat, and a job that
+// waits in its intake line for a child. The pool queue keeps a 90 min visibility timeout (6 × 900 s);
+// the lease is 3 s. Another pool must finish every job within 2 × the lease of the crash.
+
+const LEASE_SECONDS = 3;
+const BOUND_MS = 2 * LEASE_SECONDS * 1000;
+
+let emu: Emulators;
+let dir: string;
+const harnesses: PoolHarness[] = [];
+beforeAll(async () => {
+  emu = await startEmulators();
+});
+afterEach(async () => {
+  await Promise.all(harnesses.splice(0).map((h) => h.close()));
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+afterAll(async () => {
+  await emu?.stop();
+});
+
+/** The surviving pool (not started) and a marker path for scripted.mjs's "hang-once". */
+async function setUp(spec: PoolHarnessOptions["spec"] = {}) {
+  dir = mkdtempSync(join(tmpdir(), "pool-crash-"));
+  const h = await createPoolHarness(emu, {
+    start: false,
+    spec,
+    queue: { leaseSeconds: LEASE_SECONDS, workerTimeoutSeconds: 900 },
+  });
+  harnesses.push(h);
+  return { h, marker: join(dir, "hung") };
+}
+
+/**
+ * A second pool on the same table and queue, on clients a crash switch freezes. Its crash is the
+ * switch tripping and every child killed with it, as when the process dies: nothing it would send
+ * afterwards (heartbeat, hold, finalize, hand-back) ever lands.
+ */
+function doomedPool(h: PoolHarness): { runner: PoolRunner; crash: CrashSwitch; die(): number } {
+  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
+  const sqs = sqsClient(emu.sqs.endpoint);
+  const crash = crashSwitch([dynamodb, sqs]);
+  const engine = buildEngine({
+    app: h.engine.app,
+    poolKinds: [h.spec],
+    dynamodb,
+    sqs,
+    table: h.engine.store.table,
+    queueUrls: new Map([[h.queue.name, h.urls.url]]),
+    clock: systemClock,
+    metrics: new MemoryMetrics(),
+    log: silentLog,
+  });
+  const runner = new PoolRunner(engine, {
+    kinds: [h.spec],
+    queues: [h.queue],
+    baseEnv: process.env,
+    cwd: process.cwd(),
+    waitSeconds: 1,
+    queueStateTtlMs: 0,
+  });
+  runner.start();
+  return {
+    runner,
+    crash,
+    die() {
+      crash.trip();
+      runner.killChildren();
+      return crash.crashedAt;
+    },
+  };
+}
+
+const takeoverMs = (job: JobItem, crashedAt: number) => (job.startedAt ?? Number.NaN) - crashedAt;
+
+describe("a pool that dies with work in hand", () => {
+  it("dies after a claim, before the first heartbeat: another pool finishes the job within 2 × the lease", async ({
+    annotate,
+  }) => {
+    const { h, marker } = await setUp();
+    const id = await h.enqueue({ act: "hang-once", marker });
+    const doomed = doomedPool(h);
+    await h.settled(id, "running");
+    await waitFor(async () => existsSync(marker), "the child to get the job");
+    const crashedAt = doomed.die();
+    h.runner.start();
+    const done = await h.settled(id, "done");
+    const after = takeoverMs(done, crashedAt);
+    await annotate(`taken over ${after} ms after the crash (lease ${LEASE_SECONDS} s)`);
+    expect(done).toMatchObject({ attempts: 2, claimedFrom: "running" });
+    expect(after).toBeLessThanOrEqual(BOUND_MS);
+    expect(h.metrics.total("revived")).toBe(1);
+    expect(h.metrics.total("succeeded")).toBe(1);
+  });
+
+  it("keeps a job waiting for a child hidden past the first hold, and after a crash both jobs come back in time", async ({
+    annotate,
+  }) => {
+    // soft 1, hard 2: the pool takes the second job too (its probe), and it waits for the busy child.
+    const { h, marker } = await setUp({ soft: 1, hard: 2 });
+    const running = await h.enqueue({ act: "hang-once", marker });
+    const waiting = await h.enqueue({ act: "ok" });
+    const doomed = doomedPool(h);
+    await h.settled(running, "running");
+    // Held at receive, then again every third of the lease: well past the first hold's lease + 1 s,
+    // a second consumer still finds nothing, and the waiting job was never claimed.
+    await waitFor(
+      async () => doomed.crash.sent("ChangeMessageVisibilityBatchCommand") >= 7,
+      "the waiting job to be held again and again",
+    );
+    expect(await h.receiveRaw(10, 0)).toHaveLength(0);
+    expect((await h.job(waiting)).status).toBe("queued");
+    const crashedAt = doomed.die();
+    h.runner.start();
+    const done = await Promise.all([h.settled(running, "done"), h.settled(waiting, "done")]);
+    const afters = done.map((d) => takeoverMs(d, crashedAt));
+    await annotate(`taken over ${afters.join(", ")} ms after the crash (lease ${LEASE_SECONDS} s)`);
+    for (const after of afters) expect(after).toBeLessThanOrEqual(BOUND_MS);
+    expect(done.map((d) => d.attempts)).toEqual([2, 1]);
+    expect(h.metrics.total("succeeded")).toBe(2);
+  }, 30_000);
+});

@@ -1,0 +1,172 @@
+import type { SQSEvent } from "aws-lambda";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { systemClock } from "../../lib/clock.ts";
+import { buildEngine } from "../../lib/engine.ts";
+import { defineKind } from "../../lib/job/kind.ts";
+import { silentLog } from "../../lib/observability/log.ts";
+import { MemoryMetrics } from "../../lib/observability/metrics.ts";
+import { createWorker } from "../../lib/runtime/worker.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
+import { dynamoClient, type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
+import { createHarness, type Harness, settled } from "../support/engine-harness.ts";
+import { waitFor } from "../support/wait.ts";
+import { type CrashSwitch, crashSwitch } from "./crash-switch.ts";
+
+// A Lambda worker that dies with a batch in hand: before its claims, after a claim but before the
+// first heartbeat, or with records still waiting for a slot. The queue keeps the production
+// visibility timeout (6 × a 900 s worker timeout = 90 min); the lease is 3 s. Another worker (the
+// local event source, polling all along) must finish every job within 2 × the lease of the crash.
+
+const LEASE_SECONDS = 3;
+const BOUND_MS = 2 * LEASE_SECONDS * 1000;
+
+let emu: Emulators;
+let current: Harness | undefined;
+beforeAll(async () => {
+  emu = await startEmulators();
+});
+afterEach(async () => {
+  await current?.stop();
+  current = undefined;
+});
+afterAll(async () => {
+  await emu?.stop();
+});
+
+/** The handler of every job here: it never finishes in the worker that will crash, and returns in any other. */
+let crash: CrashSwitch | undefined;
+let runs = 0;
+const stalls = defineKind({
+  name: "stalls",
+  payload: z.object({ n: z.number() }),
+  queue: "default",
+  maxAttempts: 3,
+  timeoutSeconds: 600,
+  handler: async ({ n }) => {
+    runs++;
+    if (!crash?.tripped) await new Promise(() => {});
+    return { n };
+  },
+});
+
+/** A worker on its own clients, wired to the harness's table and queue, that `crash.trip()` kills. */
+function doomedWorker(h: Harness, options: { afterAnswerTo?: string } = {}) {
+  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
+  const sqs = sqsClient(emu.sqs.endpoint);
+  crash = crashSwitch([dynamodb, sqs], options);
+  const engine = buildEngine({
+    app: h.engine.app,
+    poolKinds: [],
+    dynamodb,
+    sqs,
+    table: h.engine.store.table,
+    queueUrls: new Map([[h.queue.name, h.urls.url]]),
+    clock: systemClock,
+    metrics: new MemoryMetrics(),
+    log: silentLog,
+  });
+  return createWorker(engine, { recordConcurrency: h.queue.recordConcurrency });
+}
+
+async function setUp(queue: { recordConcurrency?: number } = {}) {
+  runs = 0;
+  crash = undefined;
+  current = await createHarness(emu, {
+    clock: systemClock,
+    queue: { leaseSeconds: LEASE_SECONDS, ...queue },
+    extraKinds: [stalls],
+  });
+  return current;
+}
+
+async function enqueue(h: Harness, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let n = 0; n < count; n++) {
+    ids.push((await h.engine.producer.enqueue({ kind: "stalls", payload: { n } })).job.id);
+  }
+  return ids;
+}
+
+async function receiveAll(h: Harness, count: number): Promise<SQSEvent> {
+  const event = await h.receive(count, 2);
+  expect(event.Records).toHaveLength(count);
+  return event;
+}
+
+/** How long after the crash the surviving worker claimed the job. */
+const takeoverMs = (job: JobItem, crashedAt: number) => (job.startedAt ?? Number.NaN) - crashedAt;
+
+describe("a Lambda worker that dies with a batch in hand", () => {
+  it("dies after its batch hold, before any claim: another worker runs the job within 2 × the lease", async ({
+    annotate,
+  }) => {
+    const h = await setUp();
+    const [id] = await enqueue(h, 1);
+    const event = await receiveAll(h, 1);
+    void doomedWorker(h, { afterAnswerTo: "ChangeMessageVisibilityBatchCommand" })(event);
+    const crashed = await waitFor(
+      async () => (crash?.tripped ? crash : undefined),
+      "the worker to crash after its hold",
+    );
+    h.startPoller();
+    const done = await settled(h, id as string, "done");
+    const after = takeoverMs(done, crashed.crashedAt);
+    await annotate(`taken over ${after} ms after the crash (lease ${LEASE_SECONDS} s)`);
+    expect(done).toMatchObject({ attempts: 1, claimedFrom: "queued" });
+    expect(after).toBeLessThanOrEqual(BOUND_MS);
+    // Hidden by the hold for a lease, not handed straight back.
+    expect(after).toBeGreaterThanOrEqual(LEASE_SECONDS * 1000 - 1000);
+    expect(runs).toBe(1);
+  });
+
+  it("dies after its claim, before the first heartbeat: the job is taken over within 2 × the lease", async ({
+    annotate,
+  }) => {
+    const h = await setUp();
+    const [id] = await enqueue(h, 1);
+    const event = await receiveAll(h, 1);
+    void doomedWorker(h)(event);
+    await settled(h, id as string, "running");
+    await waitFor(async () => runs === 1, "the handler to start");
+    crash?.trip();
+    const crashedAt = crash?.crashedAt ?? 0;
+    h.startPoller();
+    const done = await settled(h, id as string, "done");
+    const after = takeoverMs(done, crashedAt);
+    await annotate(`taken over ${after} ms after the crash (lease ${LEASE_SECONDS} s)`);
+    expect(done).toMatchObject({ attempts: 2, claimedFrom: "running" });
+    expect(after).toBeLessThanOrEqual(BOUND_MS);
+    expect(h.metrics.total("revived")).toBe(1);
+    expect(h.metrics.total("succeeded")).toBe(1);
+  });
+
+  it("keeps records that wait for a slot hidden past the first hold, and after a crash they all come back in time", async ({
+    annotate,
+  }) => {
+    // One record at a time: the other two wait behind a handler that never finishes.
+    const h = await setUp({ recordConcurrency: 1 });
+    const ids = await enqueue(h, 3);
+    const event = await receiveAll(h, 3);
+    void doomedWorker(h)(event);
+    // The hold, then a hold of the waiting two every third of the lease: past the first hold's
+    // lease + 1 s, a second consumer still finds nothing to receive.
+    await waitFor(
+      async () => (crash?.sent("ChangeMessageVisibilityBatchCommand") ?? 0) >= 6,
+      "the waiting records to be held five more times",
+    );
+    expect((await h.receive(10, 0)).Records).toHaveLength(0);
+    expect(runs).toBe(1);
+    crash?.trip();
+    const crashedAt = crash?.crashedAt ?? 0;
+    h.startPoller();
+    const done = await Promise.all(ids.map((id) => settled(h, id, "done")));
+    const afters = done.map((d) => takeoverMs(d, crashedAt));
+    await annotate(`taken over ${afters.join(", ")} ms after the crash (lease ${LEASE_SECONDS} s)`);
+    for (const after of afters) expect(after).toBeLessThanOrEqual(BOUND_MS);
+    // The one that ran is revived; the two that waited were never claimed by the dead worker.
+    expect(done.map((d) => d.attempts).sort()).toEqual([1, 1, 2]);
+    expect(h.metrics.total("revived")).toBe(1);
+    expect(h.metrics.total("succeeded")).toBe(3);
+  }, 30_000);
+});
