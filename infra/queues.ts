@@ -1,21 +1,28 @@
 import { app } from "../app/index";
 import { visibilityTimeoutSeconds } from "../lib/app/queue-declaration";
+import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../lib/infra/alarms";
 import { pascalCase } from "../lib/infra/resource-names";
 import { MAX_VISIBILITY_SECONDS } from "../lib/limits";
 
 /**
  * One SQS queue + DLQ per declaration in app/queues.ts, both encrypted at rest with SQS-managed keys.
- * The DLQ keeps messages 14 days (the maximum), so an operator has time to look.
+ * Both keep messages 14 days, the maximum: the main queue so that a paused queue or a long retry
+ * chain doesn't lose a job's message while its item says queued (docs/architecture.md §7), the DLQ so
+ * that an operator has time to look.
  */
 export const queues = app.queues.map((q) => {
   const dlq = new sst.aws.Queue(`${pascalCase(q.name)}Dlq`, {
     visibilityTimeout: `${MAX_VISIBILITY_SECONDS} seconds`,
-    transform: { queue: { sqsManagedSseEnabled: true, messageRetentionSeconds: 14 * 24 * 3600 } },
+    transform: {
+      queue: { sqsManagedSseEnabled: true, messageRetentionSeconds: QUEUE_MESSAGE_RETENTION_SECONDS },
+    },
   });
   const queue = new sst.aws.Queue(`${pascalCase(q.name)}Queue`, {
     visibilityTimeout: `${visibilityTimeoutSeconds(q)} seconds`,
     dlq: { queue: dlq.arn, retry: q.maxReceiveCount },
-    transform: { queue: { sqsManagedSseEnabled: true } },
+    transform: {
+      queue: { sqsManagedSseEnabled: true, messageRetentionSeconds: QUEUE_MESSAGE_RETENTION_SECONDS },
+    },
   });
   return { declaration: q, queue, dlq };
 });

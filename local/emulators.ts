@@ -1,14 +1,28 @@
-import type { AddressInfo } from "node:net";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { AddressInfo, ListenOptions } from "node:net";
+import { Server } from "node:net";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import {
   CreateTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
   ResourceInUseException,
+  type TableDescription,
 } from "@aws-sdk/client-dynamodb";
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  QueueNameExists,
+  SetQueueAttributesCommand,
+  SQSClient,
+} from "@aws-sdk/client-sqs";
 import dynalite from "dynalite";
 import { startFauxqs } from "fauxqs";
 import { type QueueDeclaration, visibilityTimeoutSeconds } from "../lib/app/queue-declaration.ts";
+import { ConfigError } from "../lib/errors.ts";
+import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../lib/infra/alarms.ts";
 import { createTableInput } from "../lib/store/table.ts";
 
 /** Credentials and region for loopback emulators; nothing here ever reaches AWS. */
@@ -17,27 +31,100 @@ export const LOCAL_AWS = {
   credentials: { accessKeyId: "local", secretAccessKey: "local" },
 };
 
+/** Every local server binds here, never to all interfaces: the emulators have no authentication. */
+export const LOOPBACK = "127.0.0.1";
+
 export interface RunningEmulator {
   endpoint: string;
   stop(): Promise<void>;
 }
 
-/** dynalite in this process, on 127.0.0.1 and a free port. */
-export async function startDynalite(): Promise<RunningEmulator> {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+/** dynalite in this process, on loopback and a free port; `path` keeps its LevelDB store on disk. */
+export async function startDynalite(options: { path?: string } = {}): Promise<RunningEmulator> {
+  const server = dynalite({
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+    ...(options.path ? { path: options.path } : {}),
+  });
+  await new Promise<void>((resolve) => server.listen(0, LOOPBACK, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: `http://${LOOPBACK}:${port}`,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
 
-/** fauxqs in this process, on 127.0.0.1 and a free port. */
-export async function startSqsEmulator(): Promise<RunningEmulator> {
-  const server = await startFauxqs({ port: 0, host: "127.0.0.1", logger: false });
-  return { endpoint: `http://127.0.0.1:${server.port}`, stop: () => server.stop() };
+/** fauxqs in this process, on loopback and a free port; `dataDir` keeps its SQLite store on disk. */
+export async function startSqsEmulator(options: { dataDir?: string } = {}): Promise<RunningEmulator> {
+  const server = await listeningOnLoopback(() =>
+    startFauxqs({
+      port: 0,
+      host: LOOPBACK,
+      logger: false,
+      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    }),
+  );
+  try {
+    if (options.dataDir) keepReceiveCountsWhenVisibleAgain(options.dataDir);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  return { endpoint: `http://${LOOPBACK}:${server.port}`, stop: () => server.stop() };
 }
+
+/**
+ * fauxqs 2.4.1 (still so upstream in 2.9.2) stores "visible again" (ChangeMessageVisibility to 0) by
+ * writing NULL into `sqs_messages.approximate_receive_count`, a NOT NULL column. The call then fails
+ * with a 500 after the message has left the in-flight set, so the message is gone until the next
+ * start, and comes back only after its old visibility timeout: every pause hand-back, released job
+ * and pool shutdown would lose messages. This trigger turns that write into the intended one: clear
+ * the receipt and the deadline, keep the count (as SQS does). It lives in fauxqs's own database,
+ * created once fauxqs has made its tables, before anything is sent.
+ */
+function keepReceiveCountsWhenVisibleAgain(dataDir: string): void {
+  const db = new DatabaseSync(join(dataDir, "fauxqs.db"));
+  try {
+    db.exec(`CREATE TRIGGER IF NOT EXISTS skyforge_visible_again_keeps_receive_count
+      BEFORE UPDATE OF approximate_receive_count ON sqs_messages
+      WHEN NEW.approximate_receive_count IS NULL
+      BEGIN
+        UPDATE sqs_messages SET receipt_handle = NULL, visibility_deadline = NULL
+          WHERE message_id = NEW.message_id;
+        SELECT RAISE(IGNORE);
+      END`);
+  } finally {
+    db.close();
+  }
+}
+
+let loopbackStarts = 0;
+const wildcardListen = Server.prototype.listen;
+
+/**
+ * fauxqs 2.4 listens on 0.0.0.0 whatever it is told (its `host` option only names queue URLs), and
+ * has no option to bind elsewhere. While it starts, a listen on all interfaces is pointed at
+ * loopback instead. Nothing else in the local stack listens meanwhile, and a wildcard listen that
+ * did would only be narrowed to loopback, where everything local belongs anyway.
+ */
+async function listeningOnLoopback<T>(start: () => Promise<T>): Promise<T> {
+  if (loopbackStarts++ === 0) {
+    Server.prototype.listen = function (this: Server, ...args: unknown[]) {
+      const [first] = args;
+      if (typeof first === "object" && first !== null && isWildcard((first as ListenOptions).host))
+        args[0] = { ...(first as ListenOptions), host: LOOPBACK };
+      return (wildcardListen as (...a: unknown[]) => Server).apply(this, args);
+    } as typeof Server.prototype.listen;
+  }
+  try {
+    return await start();
+  } finally {
+    if (--loopbackStarts === 0) Server.prototype.listen = wildcardListen;
+  }
+}
+
+const isWildcard = (host: string | undefined) => host === undefined || host === "0.0.0.0" || host === "::";
 
 export interface Emulators {
   dynamodb: RunningEmulator;
@@ -45,12 +132,15 @@ export interface Emulators {
   stop(): Promise<void>;
 }
 
-/** Both emulators; if the second fails to start, the first is stopped again. */
-export async function startEmulators(): Promise<Emulators> {
-  const dynamodb = await startDynalite();
+/**
+ * Both emulators; if the second fails to start, the first is stopped again. With a data directory
+ * (`openDataDir`), both keep their state there and find it again on the next start.
+ */
+export async function startEmulators(dataDir?: DataDir): Promise<Emulators> {
+  const dynamodb = await startDynalite(dataDir ? { path: dataDir.dynamodb } : {});
   let sqs: RunningEmulator;
   try {
-    sqs = await startSqsEmulator();
+    sqs = await startSqsEmulator(dataDir ? { dataDir: dataDir.sqs } : {});
   } catch (err) {
     await dynamodb.stop();
     throw err;
@@ -65,6 +155,81 @@ export async function startEmulators(): Promise<Emulators> {
   };
 }
 
+/** Where the emulators keep their state, held by one local stack at a time. */
+export interface DataDir {
+  root: string;
+  /** dynalite's LevelDB store. */
+  dynamodb: string;
+  /** fauxqs's SQLite store. */
+  sqs: string;
+  release(): void;
+}
+
+/**
+ * Takes a data directory for one local stack: a lock file with this process's pid (a stale one, left
+ * by a killed stack, is taken over; a live one is waited for up to `waitMs`, since a stack stopped a
+ * moment ago may still be draining), then, with `fresh`, the emulators' stores are removed. Only the
+ * two store folders are ever deleted, so a data directory pointed at a folder of yours loses nothing
+ * else.
+ */
+export async function openDataDir(
+  root: string,
+  options: { fresh?: boolean; waitMs?: number } = {},
+): Promise<DataDir> {
+  mkdirSync(root, { recursive: true });
+  const deadline = Date.now() + (options.waitMs ?? 0);
+  for (let holder = dataDirHolder(root); holder !== undefined; holder = dataDirHolder(root)) {
+    // Two stacks on one store would corrupt it.
+    if (Date.now() >= deadline)
+      throw new ConfigError(
+        `${root} is in use by another local stack (pid ${holder}); stop it first, or give this one its own SKYFORGE_DATA_DIR`,
+      );
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const lock = lockFile(root);
+  writeFileSync(lock, String(process.pid));
+  const dir = { root, dynamodb: join(root, "dynamodb"), sqs: join(root, "sqs") };
+  if (options.fresh)
+    for (const store of [dir.dynamodb, dir.sqs]) rmSync(store, { recursive: true, force: true });
+  mkdirSync(dir.sqs, { recursive: true });
+  return {
+    ...dir,
+    release: () => {
+      if (readIfPresent(lock) === String(process.pid)) rmSync(lock, { force: true });
+    },
+  };
+}
+
+/** The live process holding the data directory, if any (this one too: one stack per directory). */
+export function dataDirHolder(root: string): number | undefined {
+  const holder = Number.parseInt(readIfPresent(lockFile(root)) ?? "", 10);
+  return Number.isInteger(holder) && isAlive(holder) ? holder : undefined;
+}
+
+const lockFile = (root: string) => join(root, "stack.pid");
+
+function readIfPresent(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** True while `pid` runs. A zombie (killed, not yet reaped by its parent) holds nothing any more. */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    // EPERM: it exists, under another user.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  if (process.platform !== "linux") return true;
+  // "pid (comm) state …": the state follows the last ")".
+  const stat = readIfPresent(`/proc/${pid}/stat`);
+  return stat !== undefined && stat[stat.lastIndexOf(")") + 2] !== "Z";
+}
+
 export function dynamoClient(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({ ...LOCAL_AWS, endpoint, maxAttempts: 3 });
 }
@@ -73,7 +238,11 @@ export function sqsClient(endpoint: string): SQSClient {
   return new SQSClient({ ...LOCAL_AWS, endpoint, maxAttempts: 3 });
 }
 
-/** Creates the jobs table from the shared declaration and waits until it is ACTIVE. */
+/**
+ * Creates the jobs table from the shared declaration and waits until it is ACTIVE. A table that is
+ * already there (a kept data directory) is used as it is, provided its keys and indexes are the ones
+ * the code expects; a table of another shape is refused rather than half-used.
+ */
 export async function provisionTable(client: DynamoDBClient, table: string): Promise<void> {
   try {
     await client.send(new CreateTableCommand(createTableInput(table)));
@@ -82,10 +251,29 @@ export async function provisionTable(client: DynamoDBClient, table: string): Pro
   }
   for (let i = 0; i < 200; i++) {
     const out = await client.send(new DescribeTableCommand({ TableName: table }));
-    if (out.Table?.TableStatus === "ACTIVE") return;
+    if (out.Table?.TableStatus === "ACTIVE") {
+      const found = tableShape(out.Table);
+      const wanted = tableShape(createTableInput(table));
+      if (found !== wanted)
+        throw new ConfigError(
+          `table ${table} exists with another shape (${found}; this code needs ${wanted}). Start from an empty data directory: npm start -- --fresh`,
+        );
+      return;
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`table ${table} did not become ACTIVE`);
+}
+
+/** Keys and indexes, the part of a table the store relies on. */
+function tableShape(t: Pick<TableDescription, "KeySchema" | "GlobalSecondaryIndexes">): string {
+  const keys = (k: { AttributeName?: string; KeyType?: string }[] | undefined) =>
+    (k ?? []).map((x) => `${x.AttributeName}:${x.KeyType}`).join(",");
+  const indexes = (t.GlobalSecondaryIndexes ?? [])
+    .map((i) => `${i.IndexName}(${keys(i.KeySchema)})`)
+    .sort()
+    .join(" ");
+  return `keys ${keys(t.KeySchema)}; indexes ${indexes || "none"}`;
 }
 
 export interface ProvisionedQueue {
@@ -95,7 +283,9 @@ export interface ProvisionedQueue {
 
 /**
  * Creates each declared queue and its DLQ with the same settings infra gives them (visibility 6x
- * the worker timeout, redrive at maxReceiveCount). `prefix` keeps parallel tests apart.
+ * the worker timeout, redrive at maxReceiveCount, 14 days' retention). `prefix` keeps parallel tests
+ * apart. A queue that already exists (a kept data directory) gets the declared settings applied, so
+ * a changed declaration takes effect on the next start and its messages stay.
  */
 export async function provisionQueues(
   client: SQSClient,
@@ -103,25 +293,40 @@ export async function provisionQueues(
   prefix = "skyforge",
   overrides: { visibilityTimeoutSeconds?: number } = {},
 ): Promise<Map<string, ProvisionedQueue>> {
+  const retention = { MessageRetentionPeriod: String(QUEUE_MESSAGE_RETENTION_SECONDS) };
   const result = new Map<string, ProvisionedQueue>();
   for (const q of declarations) {
-    const dlq = await client.send(new CreateQueueCommand({ QueueName: `${prefix}-${q.name}-dlq` }));
+    const dlqUrl = await ensureQueue(client, `${prefix}-${q.name}-dlq`, retention);
     const dlqAttrs = await client.send(
-      new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ["QueueArn"] }),
+      new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ["QueueArn"] }),
     );
-    const main = await client.send(
-      new CreateQueueCommand({
-        QueueName: `${prefix}-${q.name}`,
-        Attributes: {
-          VisibilityTimeout: String(overrides.visibilityTimeoutSeconds ?? visibilityTimeoutSeconds(q)),
-          RedrivePolicy: JSON.stringify({
-            deadLetterTargetArn: dlqAttrs.Attributes?.QueueArn,
-            maxReceiveCount: q.maxReceiveCount,
-          }),
-        },
+    const url = await ensureQueue(client, `${prefix}-${q.name}`, {
+      ...retention,
+      VisibilityTimeout: String(overrides.visibilityTimeoutSeconds ?? visibilityTimeoutSeconds(q)),
+      RedrivePolicy: JSON.stringify({
+        deadLetterTargetArn: dlqAttrs.Attributes?.QueueArn,
+        maxReceiveCount: q.maxReceiveCount,
       }),
-    );
-    result.set(q.name, { url: main.QueueUrl as string, dlqUrl: dlq.QueueUrl as string });
+    });
+    result.set(q.name, { url, dlqUrl });
   }
   return result;
+}
+
+/** CreateQueue, or, when the queue exists with other attributes, SetQueueAttributes on it (as on AWS). */
+async function ensureQueue(
+  client: SQSClient,
+  name: string,
+  attributes: Record<string, string>,
+): Promise<string> {
+  try {
+    const created = await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+    return created.QueueUrl as string;
+  } catch (err) {
+    // fauxqs names it in the query protocol's words, "AWS.SimpleQueueService.QueueNameExists".
+    if (!(err instanceof QueueNameExists || (err as Error).name.endsWith(".QueueNameExists"))) throw err;
+  }
+  const { QueueUrl } = await client.send(new GetQueueUrlCommand({ QueueName: name }));
+  await client.send(new SetQueueAttributesCommand({ QueueUrl, Attributes: attributes }));
+  return QueueUrl as string;
 }

@@ -14,10 +14,15 @@ import { Cleanup } from "../lib/ops/cleanup.ts";
 import { runCronTick } from "../lib/ops/cron-tick.ts";
 import { runReaper } from "../lib/ops/reaper.ts";
 import { syncDeclaredSchedules } from "../lib/ops/sync-schedules.ts";
+import { effectiveSettings } from "../lib/queue-control/settings.ts";
 import { createWorker } from "../lib/runtime/worker.ts";
 import type { Engine } from "../lib/services/engine-services.ts";
+import { getQueueState } from "../lib/store/queue-state.ts";
 import {
+  type DataDir,
   dynamoClient,
+  LOOPBACK,
+  openDataDir,
   type ProvisionedQueue,
   provisionQueues,
   provisionTable,
@@ -51,6 +56,13 @@ export interface LocalStackOptions {
   autoTick?: boolean;
   /** Runs the Fargate pool's entry point as a child process for the pool-tier queues. */
   pool?: Pick<PoolProcessOptions, "command" | "baseEnv" | "drainSeconds" | "waitSeconds">;
+  /**
+   * Where the emulators keep the table and the queues, so jobs, schedules and queue settings survive
+   * a restart (`npm start` uses `.skyforge/`). Without it, everything lives in memory.
+   */
+  dataDir?: string;
+  /** Empties `dataDir` before starting. */
+  fresh?: boolean;
 }
 
 /** What the emulators lack (TTL): the local cleanup sweeps this many items per tick instead. */
@@ -65,18 +77,30 @@ export interface LocalStack {
   endpoints: { dynamodb: string; sqs: string };
   /** The scheduled functions (reaper, cleanup, cron); `tick()` runs them all once now. */
   ticker: Ticker;
+  /** Where the table and queues are kept; undefined when they live in memory. */
+  dataDir: string | undefined;
   stop(): Promise<void>;
 }
 
 /**
- * The whole service in one process: dynalite + fauxqs on loopback, the table and queues created
- * from the same app value infra deploys, one event-source poller per queue feeding the real worker
- * handler, and one HTTP server for the API and the Lambda Invoke path.
+ * The whole service in one process: dynalite + fauxqs on loopback (kept in `dataDir` when given),
+ * the table and queues created, or found again, from the same app value infra deploys, one
+ * event-source poller per queue feeding the real worker handler, and one HTTP server for the API and
+ * the Lambda Invoke path.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const log = options.log ?? silentLog;
   const stoppers: (() => Promise<void>)[] = [];
-  const emulators = await startEmulators();
+  const dataDir: DataDir | undefined = options.dataDir
+    ? await openDataDir(options.dataDir, { fresh: options.fresh ?? false, waitMs: 15_000 })
+    : undefined;
+  let emulators: Awaited<ReturnType<typeof startEmulators>>;
+  try {
+    emulators = await startEmulators(dataDir);
+  } catch (err) {
+    dataDir?.release();
+    throw err;
+  }
   try {
     const clients = {
       dynamodb: dynamoClient(emulators.dynamodb.endpoint),
@@ -86,6 +110,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const queues = options.app.queues;
     const table = "skyforge-jobs";
+    // Both are idempotent: a kept data directory already holds the table and the queues.
     await provisionTable(clients.dynamodb, table);
     const provisioned = await provisionQueues(
       clients.sqs,
@@ -130,6 +155,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         log,
       });
       eventSources.add(q.name, poller);
+      // The recorded pause and concurrency, as an ESM keeps them: a kept data directory may hold a
+      // paused queue, whose messages must not be received at all.
+      const settings = effectiveSettings(q, await getQueueState(engine.store, q.name));
+      poller.configure({ enabled: !settings.paused, maxConcurrency: settings.maxConcurrency });
       poller.start();
       stoppers.push(() => poller.stop());
     }
@@ -154,7 +183,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const cleanup = new Cleanup(engine, { sweepItemsPerRun: LOCAL_SWEEP_ITEMS_PER_TICK });
     const ticker = new Ticker(
       [
-        { name: "reaper", run: () => runReaper(engine) },
+        { name: "reaper", run: () => runReaper(engine, { tickMs }) },
         { name: "cleanup", run: () => cleanup.run() },
         { name: "cron", run: () => runCronTick({ engine, owner: `local-${process.pid}`, tickMs }) },
       ],
@@ -165,7 +194,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stoppers.unshift(() => ticker.stop());
 
     const http = await startLocalHttp({
-      host: options.host ?? "127.0.0.1",
+      host: options.host ?? LOOPBACK,
       port: options.port ?? 3000,
       api: createApiHandler(engine),
       functions: { enqueue: (event) => handleEnqueueInvoke(engine, event) },
@@ -181,16 +210,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       queues: provisioned,
       endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
       ticker,
+      dataDir: dataDir?.root,
       stop: async () => {
         for (const stop of stoppers) await stop();
         clients.dynamodb.destroy();
         clients.sqs.destroy();
         await emulators.stop();
+        dataDir?.release();
       },
     };
   } catch (err) {
     for (const stop of stoppers) await stop().catch(() => {});
     await emulators.stop().catch(() => {});
+    dataDir?.release();
     throw err;
   }
 }

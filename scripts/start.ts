@@ -1,9 +1,28 @@
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { app } from "../app/index.ts";
 import { poolKindsFromEnv } from "../functions/runtime-config.ts";
+import { API_ROUTE_KEYS } from "../lib/api/route-keys.ts";
+import { ConfigError } from "../lib/errors.ts";
 import { startLocalStack } from "../local/stack.ts";
 
-/** `npm start`: the embedded local stack. No AWS, no Docker, no Java. */
+/**
+ * `npm start`: the embedded local stack. No AWS, no Docker, no Java. Its table and queues live in
+ * `.skyforge/` at the project root (SKYFORGE_DATA_DIR elsewhere), so they survive a restart;
+ * `npm start -- --fresh` starts from nothing.
+ */
+let fresh: boolean;
+try {
+  fresh = parseArgs({ options: { fresh: { type: "boolean", default: false } } }).values.fresh;
+} catch (err) {
+  console.error(`${(err as Error).message}\nusage: npm start [-- --fresh]`);
+  process.exit(2);
+}
+const dataDir = process.env.SKYFORGE_DATA_DIR
+  ? resolve(process.env.SKYFORGE_DATA_DIR)
+  : fileURLToPath(new URL("../.skyforge", import.meta.url));
 const port = Number(process.env.PORT ?? 3000);
 const logger = new Logger({
   serviceName: "skyforge-local",
@@ -31,6 +50,8 @@ const stack = await startLocalStack({
   port,
   log,
   tickSeconds,
+  dataDir,
+  fresh,
   // The Fargate task's entry point, run by this Node (24) through tsx, with the caller's environment
   // (PATH for python3, SKYFORGE_POOL_CONFIG for extra kinds).
   pool: {
@@ -39,17 +60,23 @@ const stack = await startLocalStack({
     drainSeconds: 10,
     waitSeconds: 2,
   },
+}).catch((err: unknown) => {
+  // A data directory held by another stack, or a table of another shape: say so, without a trace.
+  if (!(err instanceof ConfigError)) throw err;
+  console.error(err.message);
+  process.exit(2);
 });
 const lines = [
   `skyforge local stack (node ${process.version})`,
-  `  HTTP API       ${stack.url}  (POST /jobs, POST /jobs/batch, GET /jobs/{id}, GET /jobs, POST /jobs/{id}/cancel, POST /jobs/{id}/retry, GET /health)`,
-  "                 (GET /queues, POST /queues/{name}/pause|resume, PATCH /queues/{name}, GET|PUT|DELETE /schedules/{name})",
+  `  HTTP API       ${stack.url}`,
+  ...routeLines(API_ROUTE_KEYS, 100).map((l) => `                 ${l}`),
   `  Lambda Invoke  ${stack.url}/2015-03-31/functions/enqueue/invocations`,
   `  DynamoDB       ${stack.endpoints.dynamodb}  (dynalite, table skyforge-jobs)`,
   `  SQS            ${stack.endpoints.sqs}  (fauxqs, queues: ${[...stack.queues.keys()].join(", ")})`,
   `  kinds          ${app.kinds.map((k) => k.name).join(", ")}  (app/kinds/)`,
   `  pool kinds     ${poolKinds.map((k) => k.name).join(", ")}  (functions/pool/main.ts, a child process)`,
   `  scheduled      reaper, cleanup, cron every ${tickSeconds} s (SKYFORGE_TICK_SECONDS)`,
+  `  data           ${dataDir}  (kept across restarts; npm start -- --fresh empties it)`,
   "",
   `  try: curl -s -X POST ${stack.url}/jobs -H 'content-type: application/json' -d '{"kind":"echo","payload":{"hello":"world"}}'`,
   `  heavy job: curl -s -X POST ${stack.url}/jobs -H 'content-type: application/json' -d '{"kind":"py-digest","payload":{"text":"hello","rounds":100000}}'`,
@@ -71,4 +98,18 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
       },
     );
   });
+}
+
+/** The routes the API serves (lib/api/route-keys.ts, which infra deploys too), wrapped to `width`. */
+function routeLines(routes: readonly string[], width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const route of routes) {
+    const next = line ? `${line}, ${route}` : route;
+    if (line && next.length > width) {
+      lines.push(`${line},`);
+      line = route;
+    } else line = next;
+  }
+  return line ? [...lines, line] : lines;
 }

@@ -2,9 +2,18 @@ import { METRICS_NAMESPACE, METRICS_SERVICE } from "../observability/metric-name
 import type { QueueResources } from "./queue-resources.ts";
 import { pascalCase } from "./resource-names.ts";
 
+/**
+ * How long SQS keeps a message: 14 days, its maximum. Infra and the local stack give every main queue
+ * and DLQ this, so a paused queue or a long retry chain has as long as SQS allows before a job's
+ * message is dropped while its item still says queued (docs/architecture.md §7).
+ */
+export const QUEUE_MESSAGE_RETENTION_SECONDS = 14 * 86_400;
+
 export interface AlarmThresholds {
   /** ApproximateAgeOfOldestMessage of a main queue, in seconds. */
   oldestMessageAgeSeconds: number;
+  /** ApproximateAgeOfOldestMessage of a main queue nearing QUEUE_MESSAGE_RETENTION_SECONDS, in seconds. */
+  nearRetentionAgeSeconds: number;
   /** Jobs that went dead within five minutes; the alarm fires above this. */
   deadJobsPerFiveMinutes: number;
 }
@@ -15,6 +24,10 @@ export const defaultAlarmThresholds: AlarmThresholds = {
   // in flight while it runs, up to the 900 s worker timeout. (Retries leave the metric after their
   // third receive, so backoff does not inflate it.) 45 minutes adds 15 minutes of real backlog.
   oldestMessageAgeSeconds: 2700,
+  // Ten of the fourteen days: four days for a person to resume the queue or add workers before SQS
+  // drops a message. SQS leaves a message out of this metric after its third receive, so a long retry
+  // chain never shows here; the reaper's stale-message sweep covers it (docs/architecture.md §7).
+  nearRetentionAgeSeconds: 10 * 86_400,
   // A dead job is terminal and only a person brings it back (POST /jobs/{id}/retry), so each one is
   // worth a look; raise this where some jobs are expected to die.
   deadJobsPerFiveMinutes: 0,
@@ -93,6 +106,19 @@ function queueAlarms<S>(q: QueueResources<S>, t: AlarmThresholds): AlarmSpec<S>[
       dimensions: { QueueName: q.sqsName },
       statistic: "Maximum",
       threshold: t.oldestMessageAgeSeconds,
+    },
+    {
+      ...common,
+      id: `${id}NearRetention`,
+      description:
+        `Queue ${q.name}: the oldest message is over ${t.nearRetentionAgeSeconds / 86_400} days old, and SQS ` +
+        `drops messages at ${QUEUE_MESSAGE_RETENTION_SECONDS / 86_400} days. Resume the queue or add workers; ` +
+        "the reaper re-sends the message of any job queued that long, but only a drained queue is safe.",
+      namespace: "AWS/SQS",
+      metricName: "ApproximateAgeOfOldestMessage",
+      dimensions: { QueueName: q.sqsName },
+      statistic: "Maximum",
+      threshold: t.nearRetentionAgeSeconds,
     },
     {
       ...common,

@@ -10,16 +10,21 @@ export interface HeartbeatTarget {
   token: string;
   receiptHandle: string;
   leaseMs: number;
+  /** When the claim's lease ends; each renewal moves it. */
+  leaseUntil: number;
 }
 
 /**
  * Keeps one run's ownership alive: every third of the lease it renews the lease (which also reads
  * the cancel flag) and pushes the message's visibility out by one lease. A lost lease or a cancel
- * request aborts the run.
+ * request aborts the run. So does a lease that ran out before it could be renewed (the process was
+ * frozen, or the store unreachable): another worker may own the job by now, so the run stops at once
+ * rather than at the renewal that would find out (docs/architecture.md §6).
  */
 export class Heartbeat {
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
+  private leaseUntil: number;
 
   constructor(
     private readonly target: HeartbeatTarget,
@@ -27,7 +32,9 @@ export class Heartbeat {
     private readonly transport: SqsTransport,
     private readonly abort: (cause: AbortCause) => void,
     private readonly log: Log,
-  ) {}
+  ) {
+    this.leaseUntil = target.leaseUntil;
+  }
 
   start(): void {
     const every = Math.max(50, Math.floor(this.target.leaseMs / 3));
@@ -52,6 +59,11 @@ export class Heartbeat {
 
   private async renew(): Promise<void> {
     const { id, queue, token, receiptHandle, leaseMs } = this.target;
+    if (this.store.clock.now() >= this.leaseUntil) {
+      void this.stop();
+      this.abort("lease_lost");
+      return;
+    }
     try {
       const r = await heartbeat(this.store, id, token, leaseMs);
       if (!r.held) {
@@ -59,6 +71,7 @@ export class Heartbeat {
         this.abort("lease_lost");
         return;
       }
+      this.leaseUntil = r.leaseUntil;
       if (r.cancelRequested) {
         void this.stop();
         this.abort("cancelled");

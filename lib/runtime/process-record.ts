@@ -145,7 +145,14 @@ export class RecordProcessor {
     const { store, transport, log } = this.deps;
     const controller = new AbortController();
     const heartbeat = new Heartbeat(
-      { id: item.id, queue: item.queue, token, receiptHandle: record.receiptHandle, leaseMs },
+      {
+        id: item.id,
+        queue: item.queue,
+        token,
+        receiptHandle: record.receiptHandle,
+        leaseMs,
+        leaseUntil: item.leaseUntil ?? this.deps.clock.now() + leaseMs,
+      },
       store,
       transport,
       (cause) => controller.abort(cause),

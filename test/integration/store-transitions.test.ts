@@ -28,6 +28,7 @@ import {
   deadLetter,
   deadLetterTransitions,
 } from "../../lib/store/reaper-ops.ts";
+import { markResent, markResentTransitions } from "../../lib/store/stale-message-ops.ts";
 import { ManualClock } from "../support/clock.ts";
 import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
 import { queuedItem, seedOf } from "../support/jobs.ts";
@@ -79,6 +80,7 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
     declared: deadLetterTransitions,
     run: [(s, i) => deadLetter(s, seedOf(i), "exceeded receive count", TTL)],
   },
+  markResent: { declared: markResentTransitions, run: [(s, i) => markResent(s, i, s.clock.now())] },
 };
 
 const key = ([from, to]: Transition) => `${from}→${to}`;

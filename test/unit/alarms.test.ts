@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
-import { type AlarmSpec, buildAlarms, defaultAlarmThresholds } from "../../lib/infra/alarms.ts";
+import {
+  type AlarmSpec,
+  buildAlarms,
+  defaultAlarmThresholds,
+  QUEUE_MESSAGE_RETENTION_SECONDS,
+} from "../../lib/infra/alarms.ts";
 import type { QueueResources } from "../../lib/infra/queue-resources.ts";
 import { pascalCase } from "../../lib/infra/resource-names.ts";
 import { countMetrics, METRICS_NAMESPACE, METRICS_SERVICE } from "../../lib/observability/metric-names.ts";
@@ -52,15 +57,41 @@ describe("alarms", () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids) expect(id).toMatch(/^[A-Z][A-Za-z0-9]*$/);
     expect(ids).toContain("DefaultDlqNotEmpty");
-    expect(ids.filter((id) => id.startsWith("MyQueue")).length).toBe(4);
+    expect(ids.filter((id) => id.startsWith("MyQueue")).length).toBe(5);
   });
 
-  test("four alarms per Lambda queue, three per pool queue", () => {
-    expect(ofQueue("default").length).toBe(4);
-    expect(ofQueue("my-queue").length).toBe(4);
-    expect(ofQueue("heavy").length).toBe(3);
+  test("five alarms per Lambda queue, four per pool queue", () => {
+    expect(ofQueue("default").length).toBe(5);
+    expect(ofQueue("my-queue").length).toBe(5);
+    expect(ofQueue("heavy").length).toBe(4);
     expect(ofQueue("heavy").some((a) => a.namespace === "AWS/Lambda")).toBe(false);
-    expect(alarms.length).toBe(11);
+    expect(alarms.length).toBe(14);
+  });
+
+  test("each main queue alarms at 10 days of message age, four days before SQS's 14-day retention drops it", () => {
+    expect(QUEUE_MESSAGE_RETENTION_SECONDS).toBe(14 * 86_400);
+    for (const q of queues) {
+      const near = ofQueue(q.name).find((a) => a.id === `${pascalCase(q.name)}NearRetention`);
+      expect(near).toMatchObject({
+        namespace: "AWS/SQS",
+        metricName: "ApproximateAgeOfOldestMessage",
+        dimensions: { QueueName: q.sqsName },
+        statistic: "Maximum",
+        threshold: 10 * 86_400,
+        comparisonOperator: "GreaterThanThreshold",
+      });
+      expect(Object.keys(near?.dimensions ?? {})).toEqual(["QueueName"]);
+      expect(near?.threshold).toBeLessThan(QUEUE_MESSAGE_RETENTION_SECONDS);
+      // The main queue only: a DLQ message is drained by the reaper within a minute.
+      expect(near?.dimensions.QueueName).not.toBe(q.dlqSqsName);
+    }
+    const custom = buildAlarms(queues, { nearRetentionAgeSeconds: 7 * 86_400 });
+    expect(
+      custom.filter((a) => a.id.endsWith("NearRetention")).every((a) => a.threshold === 7 * 86_400),
+    ).toBe(true);
+    expect(custom.find((a) => a.id.endsWith("OldestMessageAge"))?.threshold).toBe(
+      defaultAlarmThresholds.oldestMessageAgeSeconds,
+    );
   });
 
   test("skyforge alarms name a real counter and a dimension set EmfMetrics really publishes", () => {

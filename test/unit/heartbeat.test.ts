@@ -27,7 +27,14 @@ beforeEach(() => {
   warnings = [];
   const log: Log = { debug() {}, info() {}, error() {}, warn: (m) => void warnings.push(m) };
   hb = new Heartbeat(
-    { id: "J", queue: "default", token: "tok", receiptHandle: "rh-J", leaseMs: 60_000 },
+    {
+      id: "J",
+      queue: "default",
+      token: "tok",
+      receiptHandle: "rh-J",
+      leaseMs: 60_000,
+      leaseUntil: clock.now() + 60_000,
+    },
     createStoreContext(newDynamoClient(), "jobs", clock),
     new SqsTransport(newSqsClient(), queueUrls),
     (cause) => aborts.push(cause),
@@ -87,6 +94,27 @@ describe("Heartbeat.beat", () => {
     await expect(hb.beat()).resolves.toBeUndefined();
     expect(aborts).toEqual([]);
     expect(warnings).toHaveLength(2);
+  });
+
+  test("a lease that ran out before it could be renewed aborts at once, without asking the store", async () => {
+    // A frozen process (or an unreachable store) wakes up after its lease: another worker may own
+    // the job now, so the run must stop before its next renewal could tell.
+    clock.advance(60_000);
+    await hb.beat();
+    expect(aborts).toEqual(["lease_lost"]);
+    expect(ddb.calls()).toHaveLength(0);
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
+  test("each renewal moves the deadline: a lease kept alive never runs out", async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: { status: "running", leaseToken: "tok" } });
+    sqs.on(ChangeMessageVisibilityCommand).resolves({});
+    for (let i = 0; i < 5; i++) {
+      clock.advance(40_000);
+      await hb.beat();
+    }
+    expect(aborts).toEqual([]);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(5);
   });
 
   test("concurrent beats share one renewal", async () => {

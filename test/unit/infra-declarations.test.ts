@@ -49,7 +49,7 @@ function functions(declared: Declared[]) {
 }
 
 describe("infra declares, per queue declaration", () => {
-  test("a queue and a DLQ, both encrypted, with visibility 6× the worker timeout and the declared redrive", async () => {
+  test("a queue and a DLQ, both encrypted and kept 14 days, with visibility 6× the worker timeout and the declared redrive", async () => {
     const { fake } = await deploy();
     const sqsQueues = fake.of("sst.aws.Queue");
     expect(sqsQueues.map((q) => q.name).sort()).toEqual([
@@ -58,7 +58,11 @@ describe("infra declares, per queue declaration", () => {
       "HeavyDlq",
       "HeavyQueue",
     ]);
-    for (const q of sqsQueues) expect(q.args.transform.queue.sqsManagedSseEnabled, q.name).toBe(true);
+    for (const q of sqsQueues) {
+      expect(q.args.transform.queue.sqsManagedSseEnabled, q.name).toBe(true);
+      // SQS's maximum: a paused queue or a long retry chain keeps its messages as long as SQS allows.
+      expect(q.args.transform.queue.messageRetentionSeconds, q.name).toBe(14 * 86_400);
+    }
     for (const decl of queues) {
       const main = sqsQueues.find((q) => q.name === `${decl.name === "default" ? "Default" : "Heavy"}Queue`);
       expect(main?.args.visibilityTimeout).toBe(`${visibilityTimeoutSeconds(decl)} seconds`);
@@ -108,6 +112,7 @@ describe("infra declares, per queue declaration", () => {
       expect.arrayContaining([
         "EmailsDlqNotEmpty",
         "EmailsOldestMessageAge",
+        "EmailsNearRetention",
         "EmailsDeadJobs",
         "EmailsWorkerErrors",
       ]),
@@ -262,7 +267,7 @@ describe("schedules, storage, pool and monitoring", () => {
     const metricNames = JSON.stringify(body);
     for (const g of gaugeMetrics) expect(metricNames).toContain(`"${g}"`);
     const alarms = fake.of("aws.cloudwatch.MetricAlarm").filter((a) => !a.name.startsWith("Pool"));
-    const perQueue = queues.map((q) => (tierOf(q) === "lambda" ? 4 : 3)).reduce((a, b) => a + b, 0);
+    const perQueue = queues.map((q) => (tierOf(q) === "lambda" ? 5 : 4)).reduce((a, b) => a + b, 0);
     expect(alarms).toHaveLength(perQueue);
     for (const a of alarms) expect(a.args.alarmActions).toEqual([]);
     expect(fake.of("aws.sns.Topic")).toEqual([]);

@@ -1,0 +1,214 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { waitFor } from "../support/wait.ts";
+import { type ObserverLine, readObserverLog } from "./observer-log.ts";
+import { DeathWatch, isAlive, type ProcessInfo, signalEach, stackProcesses } from "./processes.ts";
+import type { ProjectCopy } from "./project-copy.ts";
+
+export { assertHealthy, type HealthFigures, type HealthOptions } from "./health.ts";
+export {
+  LAMBDA_KIND,
+  LEASE_MS,
+  LEASE_SECONDS,
+  makeProjectCopy,
+  POOL_CHILDREN,
+  POOL_KIND,
+  type ProjectCopy,
+} from "./project-copy.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
+export type Json = Record<string, any>;
+
+const POOL_ENTRY = "functions/pool/main.ts";
+
+/**
+ * `npm start` in the project copy, with the observer's log and data directory of one scenario, and
+ * the faults the suite injects into it. Every kill is recorded: a run that never wrote its end
+ * line lasted until its process died (`deaths`).
+ */
+export class FaultStack {
+  readonly deathWatch = new DeathWatch();
+  private process: StackProcess;
+  private killed = false;
+
+  private constructor(
+    readonly copy: ProjectCopy,
+    readonly logPath: string,
+    readonly dataDir: string,
+    process: StackProcess,
+  ) {
+    this.process = process;
+  }
+
+  /** Starts the stack on a fresh log and data directory. */
+  static async start(copy: ProjectCopy, name: string): Promise<FaultStack> {
+    const scratch = mkdtempSync(join(tmpdir(), `skyforge-fault-${name}-`));
+    const logPath = join(scratch, "observer.log");
+    const dataDir = join(scratch, "data");
+    return new FaultStack(copy, logPath, dataDir, await FaultStack.launch(copy, logPath, dataDir));
+  }
+
+  private static launch(copy: ProjectCopy, logPath: string, dataDir: string) {
+    return startStackProcess(
+      {
+        SKYFORGE_POOL_CONFIG: copy.poolConfig,
+        FAULT_OBSERVER_LOG: logPath,
+        SKYFORGE_TICK_SECONDS: "5",
+        // Each scenario's own, empty at first: a restart finds the state the killed stack left.
+        SKYFORGE_DATA_DIR: dataDir,
+      },
+      copy.dir,
+    );
+  }
+
+  get url(): string {
+    return this.process.url;
+  }
+
+  get pid(): number {
+    return this.process.pid;
+  }
+
+  get deaths(): ReadonlyMap<number, number> {
+    return this.deathWatch.deaths;
+  }
+
+  output(): string {
+    return this.process.output();
+  }
+
+  /** JSON over HTTP, bounded, so a wedged stack fails the test instead of hanging it. */
+  async call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers: { "content-type": "application/json" },
+      signal: AbortSignal.timeout(15_000),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json };
+  }
+
+  /** Enqueues jobs with one POST /jobs/batch per 100; the ids in order (any item error throws). */
+  async enqueueMany(jobs: readonly Json[]): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < jobs.length; i += 100) {
+      const r = await this.call("POST", "/jobs/batch", { jobs: jobs.slice(i, i + 100) });
+      if (r.status !== 200) throw new Error(`batch enqueue answered ${r.status}: ${JSON.stringify(r.body)}`);
+      for (const item of r.body.results as Json[]) {
+        if (!item.id) throw new Error(`batch item refused: ${JSON.stringify(item)}`);
+        ids.push(item.id);
+      }
+    }
+    return ids;
+  }
+
+  /** Waits until the queue holds no message at all (visible, in flight or delayed); how long that took. */
+  async untilQueueEmpty(queue: string, timeoutMs: number): Promise<number> {
+    const since = Date.now();
+    await waitFor(
+      async () => {
+        const r = await this.call("GET", "/queues");
+        const counts = (r.body.items as Json[]).find((q) => q.name === queue)?.counts;
+        return counts && counts.visible + counts.inFlight + counts.delayed === 0;
+      },
+      `queue ${queue} to be empty`,
+      timeoutMs,
+      100,
+    );
+    return Date.now() - since;
+  }
+
+  observerLog(): ObserverLine[] {
+    return readObserverLog(this.logPath);
+  }
+
+  /** The start lines of `ids`' runs, once at least `count` runs of each have started. */
+  waitForStarts(
+    ids: readonly string[],
+    what: string,
+    timeoutMs = 20_000,
+    count = 1,
+  ): Promise<ObserverLine[]> {
+    return waitFor(
+      async () => {
+        const starts = this.observerLog().filter((l) => l.event === "start" && ids.includes(l.jobId));
+        return ids.every((id) => starts.filter((l) => l.jobId === id).length >= count) && starts;
+      },
+      what,
+      timeoutMs,
+    );
+  }
+
+  processes(): ProcessInfo[] {
+    return stackProcesses(this.pid);
+  }
+
+  /** The pool process (the Fargate entry point the stack runs as a child), if one is alive. */
+  poolPid(): number | undefined {
+    return this.processes().find((p) => p.args.includes(POOL_ENTRY) && !p.args.startsWith("sh "))?.pid;
+  }
+
+  /** SIGKILLs `pids` and resolves once each is dead; their deaths are recorded. */
+  async killPids(pids: readonly number[], what: string): Promise<void> {
+    this.deathWatch.watch(pids);
+    signalEach(pids, "SIGKILL");
+    await waitFor(async () => pids.every((pid) => this.deaths.has(pid)), `${what} to die`, 5_000, 10);
+  }
+
+  /** SIGSTOPs every process of the stack, holds it frozen for `ms`, then SIGCONTs it; the thaw time. */
+  async freeze(ms: number): Promise<{ frozenAt: number; thawedAt: number; processes: number }> {
+    const pids = this.processes().map((p) => p.pid);
+    signalEach(pids, "SIGSTOP");
+    const frozenAt = Date.now();
+    // The fault is a length of time: holding the freeze is the one wait on the clock here.
+    await new Promise((r) => setTimeout(r, ms));
+    signalEach(pids, "SIGCONT");
+    return { frozenAt, thawedAt: Date.now(), processes: pids.length };
+  }
+
+  /** SIGKILLs every process of the stack at once (no shutdown runs) and resolves once all are dead. */
+  async killAll(): Promise<{ killedAt: number; processes: number }> {
+    const pids = this.processes().map((p) => p.pid);
+    const killedAt = Date.now();
+    await this.killPids(pids, "every stack process");
+    this.killed = true;
+    return { killedAt, processes: pids.length };
+  }
+
+  /** Starts `npm start` again on the same data directory and observer log. */
+  async restart(): Promise<void> {
+    if (!this.killed) throw new Error("restart() follows killAll()");
+    this.process = await FaultStack.launch(this.copy, this.logPath, this.dataDir);
+    this.killed = false;
+  }
+
+  /**
+   * Ctrl-C, as a user stops it (or a SIGKILL of what is left, if it does not stop in time). The
+   * scenario's directory (observer log, data) is removed, or with `keepEvidence` kept with the
+   * stack's output beside it; its path is returned.
+   */
+  async stop(keepEvidence = false): Promise<string> {
+    this.deathWatch.close();
+    if (!this.killed && isAlive(this.pid)) {
+      const stopped = this.process.interrupt();
+      const bound = new Promise((r) => setTimeout(r, 20_000).unref());
+      await Promise.race([stopped, bound]);
+    }
+    signalEach(
+      this.processes().map((p) => p.pid),
+      "SIGKILL",
+    );
+    const scratch = dirname(this.logPath);
+    if (keepEvidence) writeFileSync(join(scratch, "stack-output.log"), this.output());
+    else rmSync(scratch, { recursive: true, force: true });
+    return scratch;
+  }
+}
+
+/** Sends `requests` all at once and gathers the answers in order. */
+export function allAtOnce<T>(requests: readonly (() => Promise<T>)[]): Promise<T[]> {
+  return Promise.all(requests.map((send) => send()));
+}
