@@ -1,8 +1,7 @@
 import { app } from "../app/index";
 import { visibilityTimeoutSeconds } from "../lib/app/queue-declaration";
-import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../lib/infra/alarms";
 import { pascalCase } from "../lib/infra/resource-names";
-import { MAX_VISIBILITY_SECONDS } from "../lib/limits";
+import { MAX_VISIBILITY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../lib/limits";
 
 /**
  * One SQS queue + DLQ per declaration in app/queues.ts, both encrypted at rest with SQS-managed keys.

@@ -22,7 +22,7 @@ import dynalite from "dynalite";
 import { startFauxqs } from "fauxqs";
 import { type QueueDeclaration, visibilityTimeoutSeconds } from "../lib/app/queue-declaration.ts";
 import { ConfigError } from "../lib/errors.ts";
-import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../lib/infra/alarms.ts";
+import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../lib/limits.ts";
 import { createTableInput } from "../lib/store/table.ts";
 
 /** Credentials and region for loopback emulators; nothing here ever reaches AWS. */

@@ -1,13 +1,7 @@
+import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { METRICS_NAMESPACE, METRICS_SERVICE } from "../observability/metric-names.ts";
 import type { QueueResources } from "./queue-resources.ts";
 import { pascalCase } from "./resource-names.ts";
-
-/**
- * How long SQS keeps a message: 14 days, its maximum. Infra and the local stack give every main queue
- * and DLQ this, so a paused queue or a long retry chain has as long as SQS allows before a job's
- * message is dropped while its item still says queued (docs/architecture.md §7).
- */
-export const QUEUE_MESSAGE_RETENTION_SECONDS = 14 * 86_400;
 
 export interface AlarmThresholds {
   /** ApproximateAgeOfOldestMessage of a main queue, in seconds. */
@@ -130,6 +124,18 @@ function queueAlarms<S>(q: QueueResources<S>, t: AlarmThresholds): AlarmSpec<S>[
       dimensions: { service: METRICS_SERVICE, queue: q.name },
       statistic: "Sum",
       threshold: t.deadJobsPerFiveMinutes,
+    },
+    {
+      ...common,
+      id: `${id}CronFailed`,
+      // A fire that fails fails again next time (a kind removed, a payload the kind now refuses):
+      // the schedule's lastError in GET /schedules says why (docs/architecture.md §7).
+      description: `Queue ${q.name}: a schedule's fire could not be enqueued; see lastError in GET /schedules.`,
+      namespace: METRICS_NAMESPACE,
+      metricName: "cronFailed",
+      dimensions: { service: METRICS_SERVICE, queue: q.name },
+      statistic: "Sum",
+      threshold: 0,
     },
   ];
   if (q.tier === "lambda" && q.workerFunctionName !== undefined)

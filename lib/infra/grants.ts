@@ -79,9 +79,11 @@ export function grantsFor(
       ];
     case "reaper":
       // Promotion sends in batches (SendMessage covers SendMessageBatch); the DLQ drain receives and
-      // deletes; event source repair reads and updates the mappings.
+      // deletes; event source repair reads and updates the mappings; the stale-message pass scans
+      // one slice of the table per run.
       return [
         ...jobsWithIndex,
+        { actions: ["dynamodb:Scan"], resources: [table] },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
         { actions: ["sqs:ReceiveMessage", "sqs:DeleteMessage"], resources: dlqs(queues) },
         eventSourceControl(queues),

@@ -25,6 +25,7 @@ export const countMetrics = [
   "cronFired",
   "cronMissed",
   "cronFailed",
+  "staleResent",
   // The pool (lib/pool/): jobs handed to a child per kind, and children lost to each failure mode.
   "released",
   "poolDispatched",

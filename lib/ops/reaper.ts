@@ -9,42 +9,24 @@ import { markQueued } from "../store/enqueue-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getQueueState } from "../store/queue-state.ts";
 import { beginPromotion, deadLetter, queryIndexBefore } from "../store/reaper-ops.ts";
-import { markResent, type SweptJob, scanStaleJobs } from "../store/stale-message-ops.ts";
 import { INDEX_SHARDS } from "../store/table.ts";
 import { parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
 import { outgoingJob, promotionHoldUntil } from "./promote.ts";
 import { QueueAdmin } from "./queue-admin.ts";
+import { STALE_SWEEP_PASS_MS, sweepStaleMessages } from "./stale-message-sweep.ts";
 
 /** SQS holds a message for at most 15 minutes of delay: promote what falls due within that. */
 export const PROMOTION_HORIZON_MS = MAX_DELAY_SECONDS * 1000;
 export const DEAD_LETTER_REASON = "exceeded receive count";
 
-const DAY_MS = 86_400_000;
-/**
- * SQS drops a message 14 days after its first send (QUEUE_MESSAGE_RETENTION_SECONDS), retries and
- * all. The sweep sends a fresh message to any job created over 7 days ago that is still queued, and
- * reads the whole table at least every 3 days: each such job gets one by day 10, four days (more than
- * one missed pass) before its old message can go (docs/architecture.md §7).
- */
-export const STALE_MESSAGE_AFTER_MS = 7 * DAY_MS;
-export const STALE_SWEEP_PASS_MS = 3 * DAY_MS;
-/**
- * Slices per pass at most. DynamoDB takes up to 1 000 000 segments, but dynalite splits its keys into
- * 4096 buckets and reads some twice beyond that. With the cap, a pass at one run a minute is 4096
- * minutes (2.8 days), a little inside STALE_SWEEP_PASS_MS.
- */
-const MAX_SEGMENTS = 4096;
-
 export interface ReaperOptions {
   /** Bounds one run's work per queue; the next tick carries on. */
   maxPromotionsPerQueue?: number;
   maxDeadLettersPerQueue?: number;
-  /** How often the reaper runs (AWS: every minute): each run sweeps 1 / (pass / tick) of the table. */
+  /** The stale-message sweep's settings (lib/ops/stale-message-sweep.ts). */
   tickMs?: number;
-  /** 0 turns the stale-message sweep off. */
   staleSweepPassMs?: number;
   staleMessageAfterMs?: number;
-  /** Scan pages (≤ 1 MB each) one run may read; a bigger slice is cut short, and the pass is late. */
   maxStaleSweepPages?: number;
 }
 
@@ -105,7 +87,9 @@ export async function runReaper(deps: ReaperDeps, options: ReaperOptions = {}): 
   }
   if ((options.staleSweepPassMs ?? STALE_SWEEP_PASS_MS) > 0) {
     try {
-      await sweepStaleMessages(deps, options, report);
+      const swept = await sweepStaleMessages(deps, options);
+      report.staleScanned = swept.scanned;
+      report.staleResent = swept.resent;
     } catch (err) {
       // Its slice comes round again next pass, days before any message it protects could go.
       deps.log.error("stale-message sweep failed; its slice is swept again next pass", {
@@ -238,68 +222,4 @@ async function drainDeadLetters(
       }
     }
   }
-}
-
-/**
- * The stale-message sweep: reads this run's slice of the table (a parallel-scan segment picked by the
- * clock, so a pass needs no stored cursor and two overlapping reapers read the same slice) and sends
- * a fresh message to every job that may have outlived its own. Send first, then mark: a send that
- * fails leaves the job for the next pass, and a mark that loses leaves a duplicate the claim absorbs.
- */
-async function sweepStaleMessages(deps: ReaperDeps, options: ReaperOptions, report: ReaperReport) {
-  const now = deps.clock.now();
-  const pass = options.staleSweepPassMs ?? STALE_SWEEP_PASS_MS;
-  const slice = staleSweepSlice(now, options.tickMs ?? 60_000, pass);
-  const declared = new Set(deps.queues.map((q) => q.name));
-  let startKey: Record<string, unknown> | undefined;
-  let pages = options.maxStaleSweepPages ?? 100;
-  do {
-    if (pages-- === 0) {
-      deps.log.warn("the stale-message sweep's slice is larger than its page budget; the rest waits", slice);
-      return;
-    }
-    const page = await scanStaleJobs(deps.store, {
-      ...slice,
-      sentBefore: now - (options.staleMessageAfterMs ?? STALE_MESSAGE_AFTER_MS),
-      leaseEndedBefore: now - MAX_VISIBILITY_SECONDS * 1000,
-      limit: 1000,
-      ...(startKey ? { startKey } : {}),
-    });
-    report.staleScanned += page.scanned;
-    // A job of a queue no longer declared has nowhere to go.
-    await resend(
-      deps,
-      page.items.filter((item) => declared.has(item.queue)),
-      now,
-      report,
-    );
-    startKey = page.next;
-  } while (startKey);
-}
-
-/** The slice of the table the run at `now` sweeps: consecutive ticks walk every slice once per pass. */
-export function staleSweepSlice(now: number, tickMs: number, passMs: number) {
-  const totalSegments = Math.min(MAX_SEGMENTS, Math.max(1, Math.round(passMs / tickMs)));
-  return { segment: Math.floor(now / tickMs) % totalSegments, totalSegments };
-}
-
-async function resend(deps: ReaperDeps, items: SweptJob[], now: number, report: ReaperReport) {
-  if (items.length === 0) return;
-  const writes = pLimit(16);
-  const outgoing = await Promise.all(items.map((item) => writes(() => outgoingJob(deps, item))));
-  const failed = await deps.transport.sendBatch(outgoing);
-  await Promise.all(
-    items
-      .filter((item) => !failed.has(item.id))
-      .map((item) =>
-        writes(async () => {
-          report.staleResent += 1;
-          deps.log.warn("re-sent the message of a job queued past the sweep's age", {
-            ...jobFields(item),
-            createdAt: item.createdAt,
-          });
-          await markResent(deps.store, item, now);
-        }),
-      ),
-  );
 }

@@ -165,6 +165,9 @@ export class FaultStack {
     const frozenAt = Date.now();
     // The fault is a length of time: holding the freeze is the one wait on the clock here.
     await new Promise((r) => setTimeout(r, ms));
+    // On thaw a run whose lease ran out is stopped, and a pool child with it (SIGKILL, no end
+    // line): watch every frozen process, so such a run is known to have lasted until its death.
+    this.deathWatch.watch(pids);
     signalEach(pids, "SIGCONT");
     return { frozenAt, thawedAt: Date.now(), processes: pids.length };
   }

@@ -15,7 +15,7 @@ import {
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../lib/errors.ts";
-import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/infra/alarms.ts";
+import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { createStoreContext } from "../../lib/store/context.ts";
 import {
   dynamoClient,

@@ -1,15 +1,13 @@
 import { PurgeQueueCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/infra/alarms.ts";
-import { MAX_VISIBILITY_SECONDS } from "../../lib/limits.ts";
+import { MAX_VISIBILITY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
+import { type ReaperOptions, runReaper } from "../../lib/ops/reaper.ts";
 import {
-  type ReaperOptions,
-  runReaper,
   STALE_MESSAGE_AFTER_MS,
   STALE_SWEEP_PASS_MS,
   staleSweepSlice,
-} from "../../lib/ops/reaper.ts";
+} from "../../lib/ops/stale-message-sweep.ts";
 import { putJob } from "../../lib/store/enqueue-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
@@ -99,6 +97,7 @@ describe("reaper: the stale-message sweep", () => {
     // The four slices of a pass split the table between them: every job is found once.
     const pass = await onePass(h, clock);
     expect(pass).toEqual({ staleScanned: 30, staleResent: 30 });
+    expect(h.metrics.total("staleResent")).toBe(30);
     for (const id of ids) expect((await stored(h, id)).resentAt).toBeDefined();
 
     // The mark keeps the next pass off them: their fresh messages are young.

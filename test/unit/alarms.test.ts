@@ -1,12 +1,8 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
-import {
-  type AlarmSpec,
-  buildAlarms,
-  defaultAlarmThresholds,
-  QUEUE_MESSAGE_RETENTION_SECONDS,
-} from "../../lib/infra/alarms.ts";
+import { type AlarmSpec, buildAlarms, defaultAlarmThresholds } from "../../lib/infra/alarms.ts";
 import type { QueueResources } from "../../lib/infra/queue-resources.ts";
 import { pascalCase } from "../../lib/infra/resource-names.ts";
+import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { countMetrics, METRICS_NAMESPACE, METRICS_SERVICE } from "../../lib/observability/metric-names.ts";
 import { EmfMetrics } from "../../lib/observability/metrics.ts";
 import { queueResources } from "../support/queue-resources.ts";
@@ -57,15 +53,15 @@ describe("alarms", () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids) expect(id).toMatch(/^[A-Z][A-Za-z0-9]*$/);
     expect(ids).toContain("DefaultDlqNotEmpty");
-    expect(ids.filter((id) => id.startsWith("MyQueue")).length).toBe(5);
+    expect(ids.filter((id) => id.startsWith("MyQueue")).length).toBe(6);
   });
 
-  test("five alarms per Lambda queue, four per pool queue", () => {
-    expect(ofQueue("default").length).toBe(5);
-    expect(ofQueue("my-queue").length).toBe(5);
-    expect(ofQueue("heavy").length).toBe(4);
+  test("six alarms per Lambda queue, five per pool queue", () => {
+    expect(ofQueue("default").length).toBe(6);
+    expect(ofQueue("my-queue").length).toBe(6);
+    expect(ofQueue("heavy").length).toBe(5);
     expect(ofQueue("heavy").some((a) => a.namespace === "AWS/Lambda")).toBe(false);
-    expect(alarms.length).toBe(14);
+    expect(alarms.length).toBe(17);
   });
 
   test("each main queue alarms at 10 days of message age, four days before SQS's 14-day retention drops it", () => {
@@ -99,7 +95,16 @@ describe("alarms", () => {
     expect(published).toContainEqual(["kind", "queue", "service"]);
     expect(published).toContainEqual(["queue", "service"]);
     const emf = alarms.filter((a) => a.namespace === METRICS_NAMESPACE);
-    expect(emf.length).toBe(queues.length);
+    // Per queue: dead jobs and failed cron fires.
+    expect(emf.length).toBe(2 * queues.length);
+    for (const q of queues) {
+      expect(ofQueue(q.name).find((a) => a.id === `${pascalCase(q.name)}CronFailed`)).toMatchObject({
+        metricName: "cronFailed",
+        statistic: "Sum",
+        threshold: 0,
+        comparisonOperator: "GreaterThanThreshold",
+      });
+    }
     for (const a of emf) {
       expect(countMetrics as readonly string[]).toContain(a.metricName);
       expect(published).toContainEqual(Object.keys(a.dimensions).sort());

@@ -61,12 +61,14 @@ describe("least privilege, as planned per role", () => {
     expect(refsWith(enqueue, "sqs:ReceiveMessage")).toEqual([]);
   });
 
-  test("only the reaper drains DLQs; only the API and cleanup may scan; cleanup never writes a job", () => {
+  test("only the reaper drains DLQs; only the API, cleanup and the reaper (its stale-message pass) may scan; cleanup never writes a job", () => {
     for (const role of roles) {
       const grants = grantsFor(role, threeQueues, ["default"]);
       const drains = refsWith(grants, "sqs:DeleteMessage").some((r) => r.type === "dlq");
       expect(drains, role).toBe(role === "reaper");
-      expect(refsWith(grants, "dynamodb:Scan").length > 0, role).toBe(role === "api" || role === "cleanup");
+      expect(refsWith(grants, "dynamodb:Scan").length > 0, role).toBe(
+        role === "api" || role === "cleanup" || role === "reaper",
+      );
     }
     const cleanup = grantsFor("cleanup", threeQueues);
     expect(refsWith(cleanup, "dynamodb:PutItem")).toEqual([]);

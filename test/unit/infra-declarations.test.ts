@@ -267,7 +267,7 @@ describe("schedules, storage, pool and monitoring", () => {
     const metricNames = JSON.stringify(body);
     for (const g of gaugeMetrics) expect(metricNames).toContain(`"${g}"`);
     const alarms = fake.of("aws.cloudwatch.MetricAlarm").filter((a) => !a.name.startsWith("Pool"));
-    const perQueue = queues.map((q) => (tierOf(q) === "lambda" ? 5 : 4)).reduce((a, b) => a + b, 0);
+    const perQueue = queues.map((q) => (tierOf(q) === "lambda" ? 6 : 5)).reduce((a, b) => a + b, 0);
     expect(alarms).toHaveLength(perQueue);
     for (const a of alarms) expect(a.args.alarmActions).toEqual([]);
     expect(fake.of("aws.sns.Topic")).toEqual([]);
