@@ -1,4 +1,3 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo, ListenOptions } from "node:net";
 import { Server } from "node:net";
 import { join } from "node:path";
@@ -24,6 +23,7 @@ import { type QueueDeclaration, visibilityTimeoutSeconds } from "../lib/app/queu
 import { ConfigError } from "../lib/errors.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../lib/limits.ts";
 import { createTableInput } from "../lib/store/table.ts";
+import type { DataDir } from "./data-dir.ts";
 
 /** Credentials and region for loopback emulators; nothing here ever reaches AWS. */
 export const LOCAL_AWS = {
@@ -155,81 +155,6 @@ export async function startEmulators(dataDir?: DataDir): Promise<Emulators> {
   };
 }
 
-/** Where the emulators keep their state, held by one local stack at a time. */
-export interface DataDir {
-  root: string;
-  /** dynalite's LevelDB store. */
-  dynamodb: string;
-  /** fauxqs's SQLite store. */
-  sqs: string;
-  release(): void;
-}
-
-/**
- * Takes a data directory for one local stack: a lock file with this process's pid (a stale one, left
- * by a killed stack, is taken over; a live one is waited for up to `waitMs`, since a stack stopped a
- * moment ago may still be draining), then, with `fresh`, the emulators' stores are removed. Only the
- * two store folders are ever deleted, so a data directory pointed at a folder of yours loses nothing
- * else.
- */
-export async function openDataDir(
-  root: string,
-  options: { fresh?: boolean; waitMs?: number } = {},
-): Promise<DataDir> {
-  mkdirSync(root, { recursive: true });
-  const deadline = Date.now() + (options.waitMs ?? 0);
-  for (let holder = dataDirHolder(root); holder !== undefined; holder = dataDirHolder(root)) {
-    // Two stacks on one store would corrupt it.
-    if (Date.now() >= deadline)
-      throw new ConfigError(
-        `${root} is in use by another local stack (pid ${holder}); stop it first, or give this one its own SKYFORGE_DATA_DIR`,
-      );
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const lock = lockFile(root);
-  writeFileSync(lock, String(process.pid));
-  const dir = { root, dynamodb: join(root, "dynamodb"), sqs: join(root, "sqs") };
-  if (options.fresh)
-    for (const store of [dir.dynamodb, dir.sqs]) rmSync(store, { recursive: true, force: true });
-  mkdirSync(dir.sqs, { recursive: true });
-  return {
-    ...dir,
-    release: () => {
-      if (readIfPresent(lock) === String(process.pid)) rmSync(lock, { force: true });
-    },
-  };
-}
-
-/** The live process holding the data directory, if any (this one too: one stack per directory). */
-export function dataDirHolder(root: string): number | undefined {
-  const holder = Number.parseInt(readIfPresent(lockFile(root)) ?? "", 10);
-  return Number.isInteger(holder) && isAlive(holder) ? holder : undefined;
-}
-
-const lockFile = (root: string) => join(root, "stack.pid");
-
-function readIfPresent(path: string): string | undefined {
-  try {
-    return readFileSync(path, "utf8").trim();
-  } catch {
-    return undefined;
-  }
-}
-
-/** True while `pid` runs. A zombie (killed, not yet reaped by its parent) holds nothing any more. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    // EPERM: it exists, under another user.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  if (process.platform !== "linux") return true;
-  // "pid (comm) state …": the state follows the last ")".
-  const stat = readIfPresent(`/proc/${pid}/stat`);
-  return stat !== undefined && stat[stat.lastIndexOf(")") + 2] !== "Z";
-}
-
 export function dynamoClient(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({ ...LOCAL_AWS, endpoint, maxAttempts: 3 });
 }
@@ -321,12 +246,24 @@ async function ensureQueue(
 ): Promise<string> {
   try {
     const created = await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
-    return created.QueueUrl as string;
+    return onClientEndpoint(client, created.QueueUrl as string);
   } catch (err) {
     // fauxqs names it in the query protocol's words, "AWS.SimpleQueueService.QueueNameExists".
     if (!(err instanceof QueueNameExists || (err as Error).name.endsWith(".QueueNameExists"))) throw err;
   }
   const { QueueUrl } = await client.send(new GetQueueUrlCommand({ QueueName: name }));
   await client.send(new SetQueueAttributesCommand({ QueueUrl, Attributes: attributes }));
-  return QueueUrl as string;
+  return onClientEndpoint(client, QueueUrl as string);
+}
+
+/**
+ * The queue's URL on the emulator's own origin. fauxqs answers `http://sqs.<region>.127.0.0.1:<port>/…`,
+ * which WHATWG URL parsing refuses (a host ending in a number must be an IPv4 address), so every SDK
+ * client that derives its endpoint from the queue URL (the pool's) would warn on each call.
+ */
+async function onClientEndpoint(client: SQSClient, queueUrl: string): Promise<string> {
+  const endpoint = await client.config.endpoint?.();
+  if (!endpoint) return queueUrl;
+  const port = endpoint.port ? `:${endpoint.port}` : "";
+  return `${endpoint.protocol}//${endpoint.hostname}${port}${queueUrl.replace(/^[a-z]+:\/\/[^/]+/i, "")}`;
 }

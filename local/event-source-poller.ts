@@ -122,8 +122,12 @@ export class EventSourcePoller {
     return out.Messages ?? [];
   }
 
-  private async release(messages: Message[]): Promise<void> {
-    await this.sqs.send(
+  /**
+   * Hands a batch received after a pause back at once. An entry SQS does not apply would stay hidden
+   * for the queue's whole visibility timeout (90 min), so it is tried once more and then logged.
+   */
+  private async release(messages: Message[], retry = true): Promise<void> {
+    const out = await this.sqs.send(
       new ChangeMessageVisibilityBatchCommand({
         QueueUrl: this.options.queueUrl,
         Entries: messages.map((m, i) => ({
@@ -133,6 +137,19 @@ export class EventSourcePoller {
         })),
       }),
     );
+    const failed = (out.Failed ?? []).map((f) => ({ message: messages[Number(f.Id)], code: f.Code }));
+    if (failed.length === 0) return;
+    if (retry) {
+      await this.release(
+        failed.flatMap((f) => (f.message ? [f.message] : [])),
+        false,
+      );
+      return;
+    }
+    this.options.log.error("could not hand paused messages back; they return after the visibility timeout", {
+      queue: this.options.queueName,
+      failures: failed.map((f) => ({ messageId: f.message?.MessageId, code: f.code })),
+    });
   }
 
   private async invoke(messages: Message[]): Promise<void> {

@@ -18,11 +18,10 @@ import { effectiveSettings } from "../lib/queue-control/settings.ts";
 import { createWorker } from "../lib/runtime/worker.ts";
 import type { Engine } from "../lib/services/engine-services.ts";
 import { getQueueState } from "../lib/store/queue-state.ts";
+import { type DataDir, openDataDir } from "./data-dir.ts";
 import {
-  type DataDir,
   dynamoClient,
   LOOPBACK,
-  openDataDir,
   type ProvisionedQueue,
   provisionQueues,
   provisionTable,

@@ -42,8 +42,20 @@ if (!Number.isFinite(tickSeconds) || tickSeconds <= 0) {
   );
   process.exit(2);
 }
+/** A configuration that can't run (a bad SKYFORGE_POOL_CONFIG, a data directory in use): its message, no trace. */
+function refuse(err: unknown): never {
+  if (!(err instanceof ConfigError)) throw err;
+  console.error(err.message);
+  process.exit(2);
+}
+
 // The operator's SKYFORGE_POOL_CONFIG file adds kinds the local API must accept, as on AWS.
-const poolKinds = poolKindsFromEnv();
+let poolKinds: ReturnType<typeof poolKindsFromEnv>;
+try {
+  poolKinds = poolKindsFromEnv();
+} catch (err) {
+  refuse(err);
+}
 const stack = await startLocalStack({
   app,
   poolKinds,
@@ -60,12 +72,7 @@ const stack = await startLocalStack({
     drainSeconds: 10,
     waitSeconds: 2,
   },
-}).catch((err: unknown) => {
-  // A data directory held by another stack, or a table of another shape: say so, without a trace.
-  if (!(err instanceof ConfigError)) throw err;
-  console.error(err.message);
-  process.exit(2);
-});
+}).catch(refuse);
 const lines = [
   `skyforge local stack (node ${process.version})`,
   `  HTTP API       ${stack.url}`,

@@ -17,10 +17,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../lib/errors.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { createStoreContext } from "../../lib/store/context.ts";
+import { openDataDir } from "../../local/data-dir.ts";
 import {
   dynamoClient,
   type Emulators,
-  openDataDir,
   provisionQueues,
   provisionTable,
   sqsClient,

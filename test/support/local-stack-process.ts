@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { dataDirHolder } from "../../local/emulators.ts";
+import { dataDirHolder } from "../../local/data-dir.ts";
 import { waitFor } from "./wait.ts";
 
 export interface StackProcess {
