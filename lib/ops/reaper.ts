@@ -1,6 +1,6 @@
 import pLimit from "p-limit";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
-import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
+import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
 import { effectiveSettings } from "../queue-control/settings.ts";
 import { retentionExpiry } from "../retention.ts";
