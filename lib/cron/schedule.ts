@@ -1,5 +1,5 @@
 import { Cron } from "croner";
-import { z } from "zod";
+import * as z from "zod";
 import type { ClientIssue } from "../errors.ts";
 import { BoundedJson } from "../job/json-depth.ts";
 import {

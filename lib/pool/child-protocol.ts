@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The line protocol between the pool and a child, in both directions one JSON object per line.

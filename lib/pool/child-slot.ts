@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { z } from "zod";
+import * as z from "zod";
 import type { PoolKindSpec } from "../app/pool-kind.ts";
 import { ThrottledError } from "../errors.ts";
 import type { AnyKind, JobContext } from "../job/kind.ts";

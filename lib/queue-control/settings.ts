@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import { MAX_CONCURRENCY, MIN_CONCURRENCY } from "../app/queue-declaration.ts";
 import type { BackoffPolicy } from "../job/kind.ts";

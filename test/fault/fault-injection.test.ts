@@ -3,6 +3,7 @@ import { waitFor } from "../support/wait.ts";
 import {
   allAtOnce,
   assertHealthy,
+  type FaultProjectCopy,
   FaultStack,
   type Json,
   LAMBDA_KIND,
@@ -10,7 +11,6 @@ import {
   makeProjectCopy,
   POOL_CHILDREN,
   POOL_KIND,
-  type ProjectCopy,
 } from "./support.ts";
 
 /**
@@ -19,7 +19,7 @@ import {
  * one fault and asserts, for every job: none lost, none idle past 2 × lease after the fault, no two
  * runs at once, exactly one completion. Each prints its figures as one JSON line.
  */
-let copy: ProjectCopy;
+let copy: FaultProjectCopy;
 beforeAll(() => {
   copy = makeProjectCopy();
 });

@@ -1,7 +1,6 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { addKind, copyProject, type ProjectCopy, projectRoot } from "../support/project-copy.ts";
 
 /** The queues' lease in the copy: short, so takeovers happen within seconds. */
 export const LEASE_SECONDS = 3;
@@ -11,19 +10,6 @@ export const LAMBDA_KIND = "observe";
 export const POOL_KIND = "observe-child";
 /** Warm children of the pool kind: a pool scenario keeps its running jobs at or under this. */
 export const POOL_CHILDREN = 6;
-
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const copied = [
-  "app",
-  "lib",
-  "functions",
-  "local",
-  "bench",
-  "scripts",
-  "children",
-  "package.json",
-  "tsconfig.json",
-];
 
 /**
  * The observer as a Lambda-tier kind: one line when a run starts, one when it ends, and it sleeps
@@ -62,11 +48,9 @@ export const observe = defineKind({
 });
 `;
 
-export interface ProjectCopy {
-  dir: string;
+export interface FaultProjectCopy extends ProjectCopy {
   /** The SKYFORGE_POOL_CONFIG file that declares the observer pool kind. */
   poolConfig: string;
-  remove(): void;
 }
 
 function replaceExactly(text: string, from: string, to: string, times: number, what: string): string {
@@ -77,40 +61,24 @@ function replaceExactly(text: string, from: string, to: string, times: number, w
 }
 
 /**
- * A temporary copy of the project, made the way test/e2e/add-kind.test.ts makes one, with the
- * observer kind added (one file and one line in app/index.ts), the queues' lease shortened to
+ * A temporary copy of the project (test/support/project-copy.ts) with the observer kind added the
+ * README's way (one file and one line in app/index.ts), the queues' lease shortened to
  * LEASE_SECONDS, and a pool config that declares the observer child.
  */
-export function makeProjectCopy(): ProjectCopy {
-  const dir = mkdtempSync(join(tmpdir(), "skyforge-fault-"));
-  const remove = () => rmSync(dir, { recursive: true, force: true });
+export function makeProjectCopy(): FaultProjectCopy {
+  const copy = copyProject("skyforge-fault-");
   try {
-    return { dir, poolConfig: fillCopy(dir), remove };
+    return { ...copy, poolConfig: fillCopy(copy) };
   } catch (err) {
-    remove();
+    copy.remove();
     throw err;
   }
 }
 
-/** Copies the project into `dir` and makes the suite's edits; the pool config's path. */
-function fillCopy(dir: string): string {
-  for (const entry of copied) cpSync(join(root, entry), join(dir, entry), { recursive: true });
-  symlinkSync(join(root, "node_modules"), join(dir, "node_modules"), "dir");
-
-  writeFileSync(join(dir, "app/kinds/observe.ts"), observerKind);
-  const indexPath = join(dir, "app/index.ts");
-  const echoLine = '  (await import("./kinds/echo.ts")).echo,\n';
-  const index = readFileSync(indexPath, "utf8");
-  writeFileSync(
-    indexPath,
-    replaceExactly(
-      index,
-      echoLine,
-      `${echoLine}  (await import("./kinds/observe.ts")).observe,\n`,
-      1,
-      indexPath,
-    ),
-  );
+/** Makes the suite's edits in the copy; the pool config's path. */
+function fillCopy(copy: ProjectCopy): string {
+  const { dir } = copy;
+  addKind(copy, "observe.ts", "observe", observerKind);
   const queuesPath = join(dir, "app/queues.ts");
   const queues = readFileSync(queuesPath, "utf8");
   writeFileSync(
@@ -119,7 +87,7 @@ function fillCopy(dir: string): string {
   );
 
   const poolConfig = join(dir, "fault-pool.json");
-  const child = join(root, "test/fixtures/children/observer.mjs");
+  const child = join(projectRoot, "test/fixtures/children/observer.mjs");
   writeFileSync(
     poolConfig,
     JSON.stringify({

@@ -5,17 +5,17 @@ import { type StackProcess, startStackProcess } from "../support/local-stack-pro
 import { waitFor } from "../support/wait.ts";
 import { type ObserverLine, readObserverLog } from "./observer-log.ts";
 import { DeathWatch, isAlive, type ProcessInfo, signalEach, stackProcesses } from "./processes.ts";
-import type { ProjectCopy } from "./project-copy.ts";
+import type { FaultProjectCopy } from "./project-copy.ts";
 
 export { assertHealthy, type HealthFigures, type HealthOptions } from "./health.ts";
 export {
+  type FaultProjectCopy,
   LAMBDA_KIND,
   LEASE_MS,
   LEASE_SECONDS,
   makeProjectCopy,
   POOL_CHILDREN,
   POOL_KIND,
-  type ProjectCopy,
 } from "./project-copy.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
@@ -34,7 +34,7 @@ export class FaultStack {
   private killed = false;
 
   private constructor(
-    readonly copy: ProjectCopy,
+    readonly copy: FaultProjectCopy,
     readonly logPath: string,
     readonly dataDir: string,
     process: StackProcess,
@@ -43,14 +43,14 @@ export class FaultStack {
   }
 
   /** Starts the stack on a fresh log and data directory. */
-  static async start(copy: ProjectCopy, name: string): Promise<FaultStack> {
+  static async start(copy: FaultProjectCopy, name: string): Promise<FaultStack> {
     const scratch = mkdtempSync(join(tmpdir(), `skyforge-fault-${name}-`));
     const logPath = join(scratch, "observer.log");
     const dataDir = join(scratch, "data");
     return new FaultStack(copy, logPath, dataDir, await FaultStack.launch(copy, logPath, dataDir));
   }
 
-  private static launch(copy: ProjectCopy, logPath: string, dataDir: string) {
+  private static launch(copy: FaultProjectCopy, logPath: string, dataDir: string) {
     return startStackProcess(
       {
         SKYFORGE_POOL_CONFIG: copy.poolConfig,

@@ -1,6 +1,6 @@
 import type { SQSEvent } from "aws-lambda";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
+import { describe, expect, it } from "vitest";
+import * as z from "zod";
 import { systemClock } from "../../lib/clock.ts";
 import { buildEngine } from "../../lib/engine.ts";
 import { defineKind } from "../../lib/job/kind.ts";
@@ -8,8 +8,8 @@ import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import { createWorker } from "../../lib/runtime/worker.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
-import { dynamoClient, type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
-import { createHarness, type Harness, settled } from "../support/engine-harness.ts";
+import { dynamoClient, sqsClient } from "../../local/emulators.ts";
+import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
 import { waitFor } from "../support/wait.ts";
 import { type CrashSwitch, crashSwitch } from "./crash-switch.ts";
 
@@ -21,18 +21,7 @@ import { type CrashSwitch, crashSwitch } from "./crash-switch.ts";
 const LEASE_SECONDS = 3;
 const BOUND_MS = 2 * LEASE_SECONDS * 1000;
 
-let emu: Emulators;
-let current: Harness | undefined;
-beforeAll(async () => {
-  emu = await startEmulators();
-});
-afterEach(async () => {
-  await current?.stop();
-  current = undefined;
-});
-afterAll(async () => {
-  await emu?.stop();
-});
+const harness = harnessPerTest();
 
 /** The handler of every job here: it never finishes in the worker that will crash, and returns in any other. */
 let crash: CrashSwitch | undefined;
@@ -52,6 +41,7 @@ const stalls = defineKind({
 
 /** A worker on its own clients, wired to the harness's table and queue, that `crash.trip()` kills. */
 function doomedWorker(h: Harness, options: { afterAnswerTo?: string } = {}) {
+  const emu = harness.emulators();
   const dynamodb = dynamoClient(emu.dynamodb.endpoint);
   const sqs = sqsClient(emu.sqs.endpoint);
   crash = crashSwitch([dynamodb, sqs], options);
@@ -72,12 +62,11 @@ function doomedWorker(h: Harness, options: { afterAnswerTo?: string } = {}) {
 async function setUp(queue: { recordConcurrency?: number } = {}) {
   runs = 0;
   crash = undefined;
-  current = await createHarness(emu, {
+  return harness.create({
     clock: systemClock,
     queue: { leaseSeconds: LEASE_SECONDS, ...queue },
     extraKinds: [stalls],
   });
-  return current;
 }
 
 async function enqueue(h: Harness, count: number): Promise<string[]> {

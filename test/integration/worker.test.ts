@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { defineKind } from "../../lib/job/kind.ts";
 import { cancel } from "../../lib/store/finalize-ops.ts";
 import { getQueueState } from "../../lib/store/queue-state.ts";

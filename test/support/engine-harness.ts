@@ -130,8 +130,14 @@ export const settled = (harness: Harness, id: string, status: JobItem["status"])
     return item?.status === status ? item : undefined;
   }, `job ${id} to be ${status}`);
 
-/** Emulators for the whole file, a fresh harness per test, everything stopped afterwards. */
-export function harnessPerTest(): { create(options: HarnessOptions): Promise<Harness> } {
+/**
+ * Emulators for the whole file, a fresh harness per test, everything stopped afterwards. `emulators`
+ * lets a test wire a second consumer (its own clients) to the same table and queues.
+ */
+export function harnessPerTest(): {
+  create(options: HarnessOptions): Promise<Harness>;
+  emulators(): Emulators;
+} {
   let emu: Emulators;
   let current: Harness | undefined;
   beforeAll(async () => {
@@ -149,5 +155,6 @@ export function harnessPerTest(): { create(options: HarnessOptions): Promise<Har
       current = await createHarness(emu, options);
       return current;
     },
+    emulators: () => emu,
   };
 }

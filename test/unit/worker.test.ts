@@ -14,7 +14,7 @@ import {
 import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { app } from "../../app/index.ts";
 import { defineKind } from "../../lib/job/kind.ts";
 import { silentLog } from "../../lib/observability/log.ts";

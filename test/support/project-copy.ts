@@ -1,0 +1,58 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The project's root, whose files a copy starts from. */
+export const projectRoot = fileURLToPath(new URL("../..", import.meta.url));
+
+/** What `npm start` reads; node_modules is linked, not copied. */
+const copied = [
+  "app",
+  "lib",
+  "functions",
+  "local",
+  "bench",
+  "scripts",
+  "children",
+  "package.json",
+  "tsconfig.json",
+];
+
+/** The line of app/index.ts a new kind's line goes after. */
+const ECHO_LINE = '  (await import("./kinds/echo.ts")).echo,\n';
+
+export interface ProjectCopy {
+  dir: string;
+  /** app/index.ts as copied, and after addKind() (equal until then). */
+  indexBefore: string;
+  remove(): void;
+}
+
+/** A temporary copy of the project that `npm start` can run, as a user's checkout. */
+export function copyProject(prefix: string): ProjectCopy {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    for (const entry of copied) cpSync(join(projectRoot, entry), join(dir, entry), { recursive: true });
+    symlinkSync(join(projectRoot, "node_modules"), join(dir, "node_modules"), "dir");
+    return { dir, indexBefore: readFileSync(join(dir, "app/index.ts"), "utf8"), remove };
+  } catch (err) {
+    remove();
+    throw err;
+  }
+}
+
+/**
+ * Adds a kind the way the README says: the file in app/kinds/ and one line in app/index.ts.
+ * Returns app/index.ts after the edit.
+ */
+export function addKind(copy: ProjectCopy, file: string, exportName: string, source: string): string {
+  writeFileSync(join(copy.dir, "app/kinds", file), source);
+  const indexPath = join(copy.dir, "app/index.ts");
+  const index = readFileSync(indexPath, "utf8");
+  if (!index.includes(ECHO_LINE)) throw new Error(`${indexPath} no longer lists the echo kind as expected`);
+  const after = index.replace(ECHO_LINE, `${ECHO_LINE}  (await import("./kinds/${file}")).${exportName},\n`);
+  writeFileSync(indexPath, after);
+  return after;
+}
