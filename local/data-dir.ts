@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../lib/errors.ts";
 
@@ -24,8 +24,14 @@ export async function openDataDir(
   options: { fresh?: boolean; waitMs?: number } = {},
 ): Promise<DataDir> {
   mkdirSync(root, { recursive: true });
+  const lock = lockFile(root);
   const deadline = Date.now() + (options.waitMs ?? 0);
-  for (let holder = dataDirHolder(root); holder !== undefined; holder = dataDirHolder(root)) {
+  while (!tryLock(root)) {
+    const holder = dataDirHolder(root);
+    if (holder === undefined) {
+      takeOverStale(lock);
+      continue;
+    }
     // Two stacks on one store would corrupt it.
     if (Date.now() >= deadline)
       throw new ConfigError(
@@ -33,8 +39,6 @@ export async function openDataDir(
       );
     await new Promise((r) => setTimeout(r, 100));
   }
-  const lock = lockFile(root);
-  writeFileSync(lock, String(process.pid));
   const dir = { root, dynamodb: join(root, "dynamodb"), sqs: join(root, "sqs") };
   if (options.fresh)
     for (const store of [dir.dynamodb, dir.sqs]) rmSync(store, { recursive: true, force: true });
@@ -42,15 +46,60 @@ export async function openDataDir(
   return {
     ...dir,
     release: () => {
+      heldHere.delete(root);
       if (readIfPresent(lock) === String(process.pid)) rmSync(lock, { force: true });
     },
   };
 }
 
-/** The live process holding the data directory, if any (this one too: one stack per directory). */
+/** Data directories this process holds: a lock naming our pid that we did not take is a dead namesake's. */
+const heldHere = new Set<string>();
+
+/** Creates the lock only if there is none (one atomic create: of two starters, one wins). */
+function tryLock(root: string): boolean {
+  try {
+    writeFileSync(lockFile(root), String(process.pid), { flag: "wx" });
+    heldHere.add(root);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  }
+}
+
+/**
+ * Moves a stale lock out of the way by an atomic rename, so of two starters taking it over only one
+ * moves it; if what was moved is a fresh lock another starter made meanwhile, it is put back.
+ */
+function takeOverStale(lock: string): void {
+  const stale = readIfPresent(lock);
+  const grave = `${lock}.${process.pid}.stale`;
+  try {
+    renameSync(lock, grave);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  const moved = readIfPresent(grave);
+  rmSync(grave, { force: true });
+  if (moved !== undefined && moved !== stale) {
+    try {
+      writeFileSync(lock, moved, { flag: "wx" });
+    } catch {
+      // Someone holds it again already: theirs stands.
+    }
+  }
+}
+
+/**
+ * The live process holding the data directory, if any: this one too when it holds it (one stack per
+ * directory), but not a dead stack whose pid this process happens to have been given again.
+ */
 export function dataDirHolder(root: string): number | undefined {
   const holder = Number.parseInt(readIfPresent(lockFile(root)) ?? "", 10);
-  return Number.isInteger(holder) && isAlive(holder) ? holder : undefined;
+  if (!Number.isInteger(holder)) return undefined;
+  if (holder === process.pid) return heldHere.has(root) ? holder : undefined;
+  return isAlive(holder) ? holder : undefined;
 }
 
 const lockFile = (root: string) => join(root, "stack.pid");

@@ -17,14 +17,17 @@ export interface HeartbeatTarget {
 /**
  * Keeps one run's ownership alive: every third of the lease it renews the lease (which also reads
  * the cancel flag) and pushes the message's visibility out by one lease. A lost lease or a cancel
- * request aborts the run. So does a lease that ran out before it could be renewed (the process was
- * frozen, or the store unreachable): another worker may own the job by now, so the run stops at once
- * rather than at the renewal that would find out (docs/architecture.md §6).
+ * request aborts the run. So does a lease about to run out unrenewed (a renewal that hangs, a store
+ * that is unreachable, a process that was frozen): another worker may own the job by then, so the
+ * run stops a margin before the lease ends, whatever renewal is still in flight, rather than at the
+ * renewal that would find out (docs/architecture.md §6).
  */
 export class Heartbeat {
   private timer: NodeJS.Timeout | undefined;
+  private deadline: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
   private leaseUntil: number;
+  private stopped = false;
 
   constructor(
     private readonly target: HeartbeatTarget,
@@ -40,28 +43,54 @@ export class Heartbeat {
     const every = Math.max(50, Math.floor(this.target.leaseMs / 3));
     this.timer = setInterval(() => void this.beat(), every);
     this.timer.unref();
+    this.armDeadline();
   }
 
-  /** Stops the timer; resolves once a renewal already on its way has landed, so none lands after the settle. */
+  /**
+   * Stops the timers; a beat asked for later (a handler left running after its run was decided)
+   * does nothing. Resolves once a renewal already on its way has landed, so none lands after the settle.
+   */
   stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.deadline) clearTimeout(this.deadline);
     this.timer = undefined;
+    this.deadline = undefined;
     return this.inFlight ?? Promise.resolve();
   }
 
   /** One renewal; concurrent calls share it. Errors are logged, not thrown: the next tick retries. */
   beat(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     this.inFlight ??= this.renew().finally(() => {
       this.inFlight = undefined;
     });
     return this.inFlight;
   }
 
+  /** The lease ends at leaseUntil; stop the run a margin before, so a clock a little ahead elsewhere can't overlap it. */
+  private margin(): number {
+    return Math.max(1000, this.target.leaseMs / 10);
+  }
+
+  private leaseRunningOut(): void {
+    void this.stop();
+    this.abort("lease_lost");
+  }
+
+  private armDeadline(): void {
+    if (this.stopped) return;
+    if (this.deadline) clearTimeout(this.deadline);
+    const wait = this.leaseUntil - this.margin() - this.store.clock.now();
+    this.deadline = setTimeout(() => this.leaseRunningOut(), Math.max(0, wait));
+    this.deadline.unref();
+  }
+
   private async renew(): Promise<void> {
     const { id, queue, token, receiptHandle, leaseMs } = this.target;
-    if (this.store.clock.now() >= this.leaseUntil) {
-      void this.stop();
-      this.abort("lease_lost");
+    // A process that was frozen: its timers fire late, this check first.
+    if (this.store.clock.now() >= this.leaseUntil - this.margin()) {
+      this.leaseRunningOut();
       return;
     }
     try {
@@ -72,6 +101,7 @@ export class Heartbeat {
         return;
       }
       this.leaseUntil = r.leaseUntil;
+      this.armDeadline();
       if (r.cancelRequested) {
         void this.stop();
         this.abort("cancelled");

@@ -261,6 +261,27 @@ describe("a data directory keeps the table and the queues across a restart", () 
     expect(existsSync(join(root, "stack.pid"))).toBe(false);
   });
 
+  it("of two stacks opening one directory at once, exactly one gets it", async () => {
+    const root = scratch();
+    const results = await Promise.allSettled([openDataDir(root), openDataDir(root)]);
+    const won = results.filter((r) => r.status === "fulfilled");
+    expect(won).toHaveLength(1);
+    expect(
+      results.filter((r) => r.status === "rejected").map((r) => (r as PromiseRejectedResult).reason),
+    ).toEqual([expect.any(ConfigError)]);
+    (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof openDataDir>>>).value.release();
+  });
+
+  it("a lock naming this process's own pid, which it never took, is a dead namesake's: taken over at once", async () => {
+    // In a container a restarted stack is often given the pid the killed one had.
+    const root = scratch();
+    writeFileSync(join(root, "stack.pid"), String(process.pid));
+    const taken = await openDataDir(root);
+    await expect(openDataDir(root)).rejects.toThrow(ConfigError);
+    taken.release();
+    expect(existsSync(join(root, "stack.pid"))).toBe(false);
+  });
+
   it("refuses a kept table of another shape, naming the way out", async () => {
     const emulators = await startEmulators();
     const c = dynamoClient(emulators.dynamodb.endpoint);

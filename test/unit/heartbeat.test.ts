@@ -9,6 +9,7 @@ import { Heartbeat } from "../../lib/runtime/heartbeat.ts";
 import { createStoreContext } from "../../lib/store/context.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { ManualClock } from "../support/clock.ts";
+import { waitFor } from "../support/wait.ts";
 import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
 
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -115,6 +116,38 @@ describe("Heartbeat.beat", () => {
     }
     expect(aborts).toEqual([]);
     expect(ddb.commandCalls(UpdateCommand)).toHaveLength(5);
+  });
+
+  test("a renewal that hangs doesn't hold the run past its lease: it is stopped a margin before the lease ends", async () => {
+    // The lease's last second is the margin: a 1.5 s lease with a renewal that never answers.
+    const short = new Heartbeat(
+      {
+        id: "J",
+        queue: "default",
+        token: "tok",
+        receiptHandle: "rh-J",
+        leaseMs: 1500,
+        leaseUntil: clock.now() + 1500,
+      },
+      createStoreContext(newDynamoClient(), "jobs", clock),
+      new SqsTransport(newSqsClient(), queueUrls),
+      (cause) => aborts.push(cause),
+      { debug() {}, info() {}, warn() {}, error() {} },
+    );
+    ddb.on(UpdateCommand).callsFake(() => new Promise(() => {}));
+    short.start();
+    void short.beat();
+    await waitFor(async () => aborts.length > 0, "the deadline to stop the run", 5_000, 10);
+    expect(aborts).toEqual(["lease_lost"]);
+    await Promise.race([short.stop(), Promise.resolve()]);
+  });
+
+  test("a beat asked for after stop (a handler left running) writes nothing", async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: { status: "running", leaseToken: "tok" } });
+    await hb.stop();
+    await hb.beat();
+    expect(ddb.calls()).toHaveLength(0);
+    expect(sqs.calls()).toHaveLength(0);
   });
 
   test("concurrent beats share one renewal", async () => {
