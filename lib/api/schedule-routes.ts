@@ -1,6 +1,7 @@
 import type { ScheduleDeclaration } from "../app/schedule-declaration.ts";
 import {
   describeIssues,
+  MAX_SCHEDULES,
   ScheduleInput,
   ScheduleName,
   scheduleWrite,
@@ -67,6 +68,13 @@ export function scheduleRoutes(
       const input = validSchedule(engine, readJsonBody(event));
       // A declared name not yet synced is created as a code schedule, so the sync still applies it.
       const source = declaredNames.has(name) ? "code" : "api";
+      const existing = await listSchedules(ctx);
+      if (existing.length >= MAX_SCHEDULES && !existing.some((s) => s.name === name)) {
+        throw new ClientError(
+          "conflict",
+          `there are already ${existing.length} schedules, the most this deployment keeps (${MAX_SCHEDULES}); delete one first`,
+        );
+      }
       const now = engine.clock.now();
       const { created, item } = await putSchedule(ctx, name, scheduleWrite(input, now), { source }, now);
       return json(created ? 201 : 200, toScheduleView(item));

@@ -19,6 +19,12 @@ export const ScheduleName = z
 /** Every tick reads every schedule, so payloads stay small. */
 export const MAX_SCHEDULE_PAYLOAD_BYTES = 8 * 1024;
 
+/**
+ * Every tick and every GET /schedules reads all schedules, so their number is bounded: 500 at
+ * 8 KB each stays well under Lambda's 6 MB response.
+ */
+export const MAX_SCHEDULES = 500;
+
 /** 5 fields, or 6 with a leading seconds field; croner's nicknames (@daily, ...) are accepted too. */
 const CRON_MODE = "5-or-6-parts" as const;
 

@@ -1,5 +1,8 @@
+import pLimit from "p-limit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
+import { MAX_SCHEDULES, ScheduleInput, scheduleWrite } from "../../lib/cron/schedule.ts";
+import { putSchedule } from "../../lib/store/schedule-ops.ts";
 import { type LocalStack, startLocalStack } from "../../local/stack.ts";
 import { stackHttp } from "../support/stack-http.ts";
 
@@ -50,5 +53,28 @@ describe("PUT /schedules refuses what POST /jobs refuses, with the same answer",
     });
     expect(put.status).toBe(201);
     expect((await call("DELETE", "/schedules/digest")).status).toBe(204);
+  });
+});
+
+describe("the number of schedules is bounded", () => {
+  it(`a new schedule past ${MAX_SCHEDULES} is refused; an existing one can still be edited`, async () => {
+    const now = stack.engine.clock.now();
+    const write = scheduleWrite(ScheduleInput.parse({ cron: "0 0 * * *", kind: "echo" }), now);
+    const limit = pLimit(16);
+    // The app's declared schedules are there already; fill up to the bound.
+    const before = (await call("GET", "/schedules")).body.items.length as number;
+    await Promise.all(
+      Array.from({ length: MAX_SCHEDULES - before }, (_, i) =>
+        limit(() => putSchedule(stack.engine.store, `bulk-${i}`, write, { source: "api" }, now)),
+      ),
+    );
+    const refused = await call("PUT", "/schedules/one-too-many", { cron: "0 0 * * *", kind: "echo" });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: "conflict" });
+    expect(refused.body.error.message).toContain(`(${MAX_SCHEDULES})`);
+    const edited = await call("PUT", "/schedules/bulk-7", { cron: "0 1 * * *", kind: "echo" });
+    expect(edited.status).toBe(200);
+    const listed = await call("GET", "/schedules");
+    expect(listed.body.items).toHaveLength(MAX_SCHEDULES);
   });
 });
