@@ -154,7 +154,11 @@ export async function markQueued(ctx: StoreContext, id: string, runAt: number): 
       "markQueued",
       jobKey(id),
       (e) => ({
-        update: new Update(e).set("status", "queued").remove("gsi1pk", "gsi1sk", "promotingUntil"),
+        // Its message has just gone out: the stale-message sweep counts from now, not from createdAt.
+        update: new Update(e)
+          .set("status", "queued")
+          .set("resentAt", ctx.clock.now())
+          .remove("gsi1pk", "gsi1sk", "promotingUntil"),
         condition: and(statusIs("scheduled"), runAtIs(runAt)),
       }),
       { readCurrent: false },

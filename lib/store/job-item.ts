@@ -35,6 +35,8 @@ export interface JobItem {
   claimedFrom?: JobStatus | "missing";
   /** A reaper (or a redrive) is sending this scheduled job's message; others keep off until then. */
   promotingUntil?: number;
+  /** When a fresh message last went out for it after its enqueue (promotion, the stale-message sweep). */
+  resentAt?: number;
   gsi1pk?: string;
   gsi1sk?: string;
 }

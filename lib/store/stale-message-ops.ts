@@ -6,11 +6,8 @@ import { and, Expr, or, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { jobKey } from "./keys.ts";
 
-/**
- * A job as the stale-message sweep reads it. `resentAt` (epoch ms) is the last time the sweep sent
- * the job a fresh message; only this file writes it, and nothing else reads it.
- */
-export type SweptJob = JobItem & { resentAt?: number };
+/** A job as the stale-message sweep reads it; `resentAt` counts from its last fresh message. */
+export type SweptJob = JobItem;
 
 export interface StaleJobsQuery {
   /** This run's slice of the table: DynamoDB's parallel-scan segment, `segment` of `totalSegments`. */

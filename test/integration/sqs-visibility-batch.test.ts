@@ -86,18 +86,21 @@ describe("SqsTransport.changeVisibilityBatch", () => {
     const again = await receiveUpTo(12, 0);
     expect(again.map((m) => m.Body).sort()).toEqual(received.map((m) => m.Body).sort());
 
-    // And a longer one holds: none comes back while it lasts.
+    // And the seconds given are the ones SQS keeps: hidden now, all back once 1 s has passed (the
+    // queue's own visibility is 90 minutes, so only the change can bring them back).
     expect(
       await transport.changeVisibilityBatch(
         "vis",
         again.map((m) => ({
           id: m.MessageId as string,
           receiptHandle: m.ReceiptHandle as string,
-          seconds: 30,
+          seconds: 1,
         })),
       ),
     ).toEqual([]);
     expect(await receiveUpTo(1, 0)).toHaveLength(0);
+    const back = await receiveUpTo(12, 5);
+    expect(back.map((m) => m.Body).sort()).toEqual(received.map((m) => m.Body).sort());
   });
 
   it("reports every entry of a request that failed as a whole", async () => {

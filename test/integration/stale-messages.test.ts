@@ -1,5 +1,6 @@
 import { PurgeQueueCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
+import { ulid } from "ulid";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MAX_VISIBILITY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { type ReaperOptions, runReaper } from "../../lib/ops/reaper.ts";
@@ -10,6 +11,7 @@ import {
 } from "../../lib/ops/stale-message-sweep.ts";
 import { putJob } from "../../lib/store/enqueue-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
+import { indexKeys } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import type { SweptJob } from "../../lib/store/stale-message-ops.ts";
 import { type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
@@ -139,6 +141,28 @@ describe("reaper: the stale-message sweep", () => {
     expect(await stored(h, old.id)).toMatchObject({ status: "done", attempts: 1 });
     expect(await stored(h, young.id)).toMatchObject({ status: "done", attempts: 1 });
     expect((await stored(h, done.id)).status).toBe("done");
+  });
+
+  it("counts from a promoted job's fresh message, not from its createdAt", async () => {
+    const clock = new ManualClock();
+    const h = await create(clock);
+    // Created long ago for a runAt eight days out: the reaper promotes it with a fresh message.
+    const runAt = clock.now() + STALE_MESSAGE_AFTER_MS + DAY_MS;
+    const id = ulid(clock.now());
+    const later = queuedItem(clock, {
+      id,
+      status: "scheduled",
+      runAt,
+      ...indexKeys("default", "scheduled", id, runAt),
+    });
+    await putJob(h.engine.store, later);
+    clock.set(later.runAt - 60_000);
+    const all = { tickMs: TICK_MS, staleSweepPassMs: TICK_MS };
+    expect(await runReaper(h.engine, all)).toMatchObject({ promoted: 1, staleResent: 0 });
+    expect(await stored(h, later.id)).toMatchObject({ status: "queued", resentAt: clock.now() });
+    // A day on it is still queued (a paused queue, say), but its message is a day old, not nine.
+    clock.advance(DAY_MS);
+    expect(await runReaper(h.engine, all)).toMatchObject({ staleResent: 0 });
   });
 
   it("takes over a running job whose owner died so long ago that its message would be back, but isn't", async () => {
