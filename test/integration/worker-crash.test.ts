@@ -119,6 +119,8 @@ describe("a Lambda worker that dies with a batch in hand", () => {
     await settled(h, id as string, "running");
     await waitFor(async () => runs === 1, "the handler to start");
     crash?.trip();
+    // What the name says: the only visibility change before the crash was the batch hold, no heartbeat.
+    expect(crash?.sent("ChangeMessageVisibilityCommand")).toBe(0);
     const crashedAt = crash?.crashedAt ?? 0;
     h.startPoller();
     const done = await settled(h, id as string, "done");
