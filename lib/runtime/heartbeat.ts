@@ -68,9 +68,14 @@ export class Heartbeat {
     return this.inFlight;
   }
 
-  /** The lease ends at leaseUntil; stop the run a margin before, so a clock a little ahead elsewhere can't overlap it. */
+  /**
+   * The lease ends at leaseUntil; the run stops a margin before, so a clock a little ahead elsewhere
+   * can't overlap it. A second (a tenth of a long lease), but never more than a quarter of the lease,
+   * so two renewals (every third of it) still come before the deadline.
+   */
   private margin(): number {
-    return Math.max(1000, this.target.leaseMs / 10);
+    const { leaseMs } = this.target;
+    return Math.min(Math.max(1000, leaseMs / 10), leaseMs / 4);
   }
 
   private leaseRunningOut(): void {

@@ -119,7 +119,7 @@ describe("Heartbeat.beat", () => {
   });
 
   test("a renewal that hangs doesn't hold the run past its lease: it is stopped a margin before the lease ends", async () => {
-    // The lease's last second is the margin: a 1.5 s lease with a renewal that never answers.
+    // A 1.5 s lease whose renewal never answers: the run stops a quarter of the lease before it ends.
     const short = new Heartbeat(
       {
         id: "J",
