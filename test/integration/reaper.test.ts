@@ -1,5 +1,5 @@
-import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { SendMessageCommand } from "@aws-sdk/client-sqs";
+import { describe, expect, it } from "vitest";
 import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
 import { PROMOTION_HOLD_MS, promotionHoldUntil } from "../../lib/ops/promote.ts";
 import { DEAD_LETTER_REASON, PROMOTION_HORIZON_MS, runReaper } from "../../lib/ops/reaper.ts";
@@ -10,33 +10,16 @@ import type { JobItem } from "../../lib/store/job-item.ts";
 import { getJob, listJobs } from "../../lib/store/read-ops.ts";
 import { beginPromotion, deadLetter } from "../../lib/store/reaper-ops.ts";
 import { messageFromItem } from "../../lib/transport/message-from-item.ts";
-import { type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
 import { ManualClock } from "../support/clock.ts";
-import { createHarness, type Harness } from "../support/engine-harness.ts";
+import { type Harness, harnessPerTest } from "../support/engine-harness.ts";
 import { finishedJob, queuedItem, runningJob, seedOf } from "../support/jobs.ts";
 
 const DAY_MS = 86_400_000;
 
-// Own emulator lifecycle (rather than harnessPerTest) so the tests get an SQS client for the DLQ.
-let emu: Emulators;
-let sqs: SQSClient;
-let current: Harness | undefined;
-beforeAll(async () => {
-  emu = await startEmulators();
-  sqs = sqsClient(emu.sqs.endpoint);
-});
-afterEach(async () => {
-  await current?.stop();
-  current = undefined;
-});
-afterAll(async () => {
-  sqs.destroy();
-  await emu.stop();
-});
+const harness = harnessPerTest();
 
 async function create(clock: ManualClock, queue: Partial<QueueDeclaration> = {}): Promise<Harness> {
-  current = await createHarness(emu, { clock, queue });
-  return current;
+  return harness.create({ clock, queue });
 }
 
 /** Everything visible on the main queue right now (no long poll: nothing here is waited for). */
@@ -218,7 +201,7 @@ describe("reaper: dead-letter queue drain", () => {
     const h = await create(clock);
     const { store } = h.engine;
     const toDlq = (body: string) =>
-      sqs.send(new SendMessageCommand({ QueueUrl: h.urls.dlqUrl, MessageBody: body }));
+      h.sqs.send(new SendMessageCommand({ QueueUrl: h.urls.dlqUrl, MessageBody: body }));
     const bodyOf = (item: JobItem) => JSON.stringify(messageFromItem(item, item.payload ?? "null"));
 
     // (a) the enqueue died before its item write: only the message knows the job.

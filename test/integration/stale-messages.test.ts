@@ -1,7 +1,7 @@
-import { PurgeQueueCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { PurgeQueueCommand } from "@aws-sdk/client-sqs";
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { ulid } from "ulid";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_VISIBILITY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { type ReaperOptions, runReaper } from "../../lib/ops/reaper.ts";
 import {
@@ -14,9 +14,8 @@ import type { JobItem } from "../../lib/store/job-item.ts";
 import { indexKeys } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import type { SweptJob } from "../../lib/store/stale-message-ops.ts";
-import { type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
 import { ManualClock } from "../support/clock.ts";
-import { createHarness, type Harness } from "../support/engine-harness.ts";
+import { type Harness, harnessPerTest } from "../support/engine-harness.ts";
 import { finishedJob, queuedItem } from "../support/jobs.ts";
 
 /**
@@ -29,25 +28,10 @@ const TICK_MS = 60_000;
 /** Four ticks to a pass, so a test walks a whole pass in four runs. */
 const FOUR_SLICES: ReaperOptions = { tickMs: TICK_MS, staleSweepPassMs: 4 * TICK_MS };
 
-let emu: Emulators;
-let sqs: SQSClient;
-let current: Harness | undefined;
-beforeAll(async () => {
-  emu = await startEmulators();
-  sqs = sqsClient(emu.sqs.endpoint);
-});
-afterEach(async () => {
-  await current?.stop();
-  current = undefined;
-});
-afterAll(async () => {
-  sqs.destroy();
-  await emu.stop();
-});
+const harness = harnessPerTest();
 
 async function create(clock: ManualClock): Promise<Harness> {
-  current = await createHarness(emu, { clock });
-  return current;
+  return harness.create({ clock });
 }
 
 /** Runs the reaper once per tick over one whole pass; returns the summed counts. */
@@ -88,7 +72,7 @@ describe("reaper: the stale-message sweep", () => {
       ids.push(job.id);
     }
     // SQS dropped them (here: a purge; in production, 14 days of retention on a paused queue).
-    await sqs.send(new PurgeQueueCommand({ QueueUrl: h.urls.url }));
+    await h.sqs.send(new PurgeQueueCommand({ QueueUrl: h.urls.url }));
     expect(await h.engine.transport.depth("default")).toMatchObject({ visible: 0 });
 
     // A pass that ends before they are a week old: nothing to do.

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { SQSEvent } from "aws-lambda";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
@@ -39,6 +39,8 @@ export interface HarnessOptions {
 
 export interface Harness {
   engine: Engine;
+  /** The harness's own SQS client, for what a test sends or reads around the engine (a DLQ message, a purge). */
+  sqs: SQSClient;
   metrics: MemoryMetrics;
   queue: QueueDeclaration;
   urls: ProvisionedQueue;
@@ -85,6 +87,7 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
   const pollers: EventSourcePoller[] = [];
   return {
     engine,
+    sqs,
     metrics,
     queue,
     urls,
