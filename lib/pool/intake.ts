@@ -1,8 +1,11 @@
 import type { PoolKindSpec } from "../app/pool-kind.ts";
+import type { JobMessage } from "../transport/job-message.ts";
 
 /** A received message waiting for a child; it is not claimed yet. */
 export interface Waiting {
   record: { messageId: string; body: string; receiptHandle: string };
+  /** The body as parsed on arrival (undefined: not a skyforge job), so the run doesn't parse it again. */
+  message?: JobMessage;
   queue: string;
   kind: string;
   critical: boolean;

@@ -200,6 +200,7 @@ export class PoolRunner {
     const msg = parseJobMessage(record.body);
     const waiting: Waiting = {
       record,
+      ...(msg ? { message: msg } : {}),
       queue,
       kind: msg?.kind ?? "",
       critical: msg?.priority === "critical",
@@ -246,8 +247,8 @@ export class PoolRunner {
         // From here the run's heartbeat keeps the message hidden.
         await this.unstartedOf(w.queue).release(w.record.receiptHandle);
         const ack = slot
-          ? await slots.run(slot, () => this.processor.process(w.record))
-          : await this.processor.process(w.record);
+          ? await slots.run(slot, () => this.processor.process(w.record, w.message))
+          : await this.processor.process(w.record, w.message);
         if (ack) await this.deps.transport.delete(w.queue, w.record.receiptHandle);
       },
       slot,

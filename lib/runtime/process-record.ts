@@ -61,9 +61,12 @@ export class RecordProcessor {
     this.queueStates = new QueueStateCache((q) => getQueueState(deps.store, q), deps.clock);
   }
 
-  async process(record: InboundRecord): Promise<Ack> {
+  /** `msg`: the body already parsed by a caller that needed it first (the worker, to group its holds). */
+  async process(
+    record: InboundRecord,
+    msg: JobMessage | undefined = parseJobMessage(record.body),
+  ): Promise<Ack> {
     const { log, queues } = this.deps;
-    const msg = parseJobMessage(record.body);
     if (!msg) {
       log.error("dropping a message that is not a skyforge job", { messageId: record.messageId });
       return true;

@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import pLimit from "p-limit";
-import { parseJobMessage } from "../transport/job-message.ts";
+import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
 import { RecordProcessor, type WorkerDeps } from "./process-record.ts";
 import { UnstartedMessages } from "./unstarted-messages.ts";
 
@@ -23,7 +23,8 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
     const limit = pLimit(Math.max(1, options.recordConcurrency));
     const failures: { itemIdentifier: string }[] = [];
-    const { holds, holdOf } = unstartedByQueue(deps, event.Records);
+    const parsed = event.Records.map((record) => ({ record, message: parseJobMessage(record.body) }));
+    const { holds, holdOf } = unstartedByQueue(deps, parsed);
     await Promise.all(
       holds.map(({ messages, records }) =>
         messages.hold(records.map((r) => ({ messageId: r.messageId, receiptHandle: r.receiptHandle }))),
@@ -31,15 +32,14 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
     );
     try {
       await Promise.all(
-        event.Records.map((record) =>
+        parsed.map(({ record, message }) =>
           limit(async () => {
             try {
               await holdOf.get(record.receiptHandle)?.messages.release(record.receiptHandle);
-              const ack = await processor.process({
-                messageId: record.messageId,
-                body: record.body,
-                receiptHandle: record.receiptHandle,
-              });
+              const ack = await processor.process(
+                { messageId: record.messageId, body: record.body, receiptHandle: record.receiptHandle },
+                message,
+              );
               if (!ack) failures.push({ itemIdentifier: record.messageId });
             } catch (err) {
               deps.log.error("record failed unexpectedly; SQS will redeliver it", {
@@ -71,12 +71,12 @@ interface QueueHold {
  */
 function unstartedByQueue(
   deps: WorkerDeps,
-  records: readonly SQSRecord[],
+  records: readonly { record: SQSRecord; message: JobMessage | undefined }[],
 ): { holds: QueueHold[]; holdOf: Map<string, QueueHold> } {
   const byQueue = new Map<string, QueueHold>();
   const byHandle = new Map<string, QueueHold>();
-  for (const record of records) {
-    const queueName = parseJobMessage(record.body)?.queue;
+  for (const { record, message } of records) {
+    const queueName = message?.queue;
     const declared = deps.queues.find((q) => q.name === queueName);
     if (!declared) continue;
     let hold = byQueue.get(declared.name);
