@@ -4,7 +4,12 @@ import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import { jobFields } from "../observability/log.ts";
 import { RecordProcessor, type WorkerDeps } from "../runtime/process-record.ts";
 import { QueueStateCache } from "../runtime/queue-state-cache.ts";
-import { type HeldMessage, holdSeconds, UnstartedMessages } from "../runtime/unstarted-messages.ts";
+import {
+  type HeldMessage,
+  holdSeconds,
+  setVisibility,
+  UnstartedMessages,
+} from "../runtime/unstarted-messages.ts";
 import { getQueueState } from "../store/queue-state.ts";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
 import { childEnvironment } from "./child-environment.ts";
@@ -352,16 +357,13 @@ export class PoolRunner {
   /** Makes received, unclaimed messages visible again at once, ten per request; the number given back. */
   private async giveBack(queue: string, messages: readonly HeldMessage[]): Promise<number> {
     if (messages.length === 0) return 0;
-    const failures = await this.deps.transport.changeVisibilityBatch(
+    await setVisibility(
+      this.deps,
       queue,
-      messages.map((m) => ({ id: m.messageId, receiptHandle: m.receiptHandle, seconds: 0 })),
+      messages,
+      0,
+      "could not return messages; they reappear within a lease",
     );
-    if (failures.length > 0) {
-      this.deps.log.warn("could not return messages; they reappear within a lease", {
-        queue,
-        failures: failures.map((f) => ({ messageId: f.id, code: f.code })),
-      });
-    }
     return messages.length;
   }
 }

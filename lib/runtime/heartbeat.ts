@@ -14,6 +14,11 @@ export interface HeartbeatTarget {
   leaseUntil: number;
 }
 
+/** How often a lease (and what it keeps hidden) is renewed: every third of it, so two renewals can fail before it ends. */
+export function renewalIntervalMs(leaseMs: number): number {
+  return Math.max(50, Math.floor(leaseMs / 3));
+}
+
 /**
  * Keeps one run's ownership alive: every third of the lease it renews the lease (which also reads
  * the cancel flag) and pushes the message's visibility out by one lease. A lost lease or a cancel
@@ -40,8 +45,7 @@ export class Heartbeat {
   }
 
   start(): void {
-    const every = Math.max(50, Math.floor(this.target.leaseMs / 3));
-    this.timer = setInterval(() => void this.beat(), every);
+    this.timer = setInterval(() => void this.beat(), renewalIntervalMs(this.target.leaseMs));
     this.timer.unref();
     this.armDeadline();
   }

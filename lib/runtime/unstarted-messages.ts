@@ -1,5 +1,6 @@
 import type { Log } from "../observability/log.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
+import { renewalIntervalMs } from "./heartbeat.ts";
 
 /** A received message as the consumer holds it. */
 export interface HeldMessage {
@@ -16,6 +17,40 @@ export interface HeldMessage {
 export function holdSeconds(leaseMs: number): number {
   return Math.ceil(leaseMs / 1000) + 1;
 }
+
+type VisibilityDeps = { transport: Pick<SqsTransport, "changeVisibilityBatch">; log: Log };
+
+/**
+ * Sets each message's visibility to `seconds`, ten per request; the entries SQS refuses are logged
+ * under `refused`, not thrown: each caller's message comes back on its own, sooner or later.
+ */
+export async function setVisibility(
+  deps: VisibilityDeps,
+  queue: string,
+  messages: readonly HeldMessage[],
+  seconds: number,
+  refused: string,
+): Promise<void> {
+  const failures = await deps.transport.changeVisibilityBatch(
+    queue,
+    messages.map((m) => ({ id: m.messageId, receiptHandle: m.receiptHandle, seconds })),
+  );
+  logRefused(deps.log, refused, queue, failures);
+}
+
+function logRefused(
+  log: Log,
+  refused: string,
+  queue: string,
+  failures: readonly { id: string; code: string }[],
+) {
+  if (failures.length === 0) return;
+  log.warn(refused, { queue, failures: failures.map((f) => ({ messageId: f.id, code: f.code })) });
+}
+
+// A message that could not be hidden may be delivered to another consumer meanwhile: the claim keeps
+// the job from running twice, so this costs a duplicate delivery at most.
+const HIDE_REFUSED = "could not keep received messages hidden; they may be delivered again";
 
 export interface UnstartedMessagesOptions {
   transport: Pick<SqsTransport, "changeVisibilityBatch">;
@@ -53,8 +88,7 @@ export class UnstartedMessages {
     if (this.stopped || messages.length === 0) return;
     for (const m of messages) this.held.set(m.receiptHandle, m);
     if (!this.timer) {
-      const every = Math.max(50, Math.floor(this.options.leaseMs / 3));
-      this.timer = setInterval(() => this.extendWaiting(), every);
+      this.timer = setInterval(() => this.extendWaiting(), renewalIntervalMs(this.options.leaseMs));
       this.timer.unref();
     }
     if (!receivedHidden) await this.track(this.hide(messages));
@@ -88,24 +122,16 @@ export class UnstartedMessages {
   }
 
   private async hide(messages: readonly HeldMessage[]): Promise<void> {
-    const { transport, queue, leaseMs, log } = this.options;
-    const seconds = holdSeconds(leaseMs);
-    let failures: { id: string; code: string }[];
+    const { queue, leaseMs, log } = this.options;
     try {
-      failures = await transport.changeVisibilityBatch(
-        queue,
-        messages.map((m) => ({ id: m.messageId, receiptHandle: m.receiptHandle, seconds })),
-      );
+      await setVisibility(this.options, queue, messages, holdSeconds(leaseMs), HIDE_REFUSED);
     } catch (err) {
-      failures = messages.map((m) => ({ id: m.messageId, code: String(err) }));
-    }
-    // A message that could not be hidden may be delivered to another consumer meanwhile: the claim
-    // keeps the job from running twice, so this costs a duplicate delivery at most.
-    if (failures.length > 0) {
-      log.warn("could not keep received messages hidden; they may be delivered again", {
+      logRefused(
+        log,
+        HIDE_REFUSED,
         queue,
-        failures: failures.map((f) => ({ messageId: f.id, code: f.code })),
-      });
+        messages.map((m) => ({ id: m.messageId, code: String(err) })),
+      );
     }
   }
 
