@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../lib/errors.ts";
+import { isRunning } from "./process-running.ts";
 
 /** Where the emulators keep their state, held by one local stack at a time. */
 export interface DataDir {
@@ -99,7 +100,7 @@ export function dataDirHolder(root: string): number | undefined {
   const holder = Number.parseInt(readIfPresent(lockFile(root)) ?? "", 10);
   if (!Number.isInteger(holder)) return undefined;
   if (holder === process.pid) return heldHere.has(root) ? holder : undefined;
-  return isAlive(holder) ? holder : undefined;
+  return isRunning(holder) ? holder : undefined;
 }
 
 const lockFile = (root: string) => join(root, "stack.pid");
@@ -110,18 +111,4 @@ function readIfPresent(path: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** True while `pid` runs. A zombie (killed, not yet reaped by its parent) holds nothing any more. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    // EPERM: it exists, under another user.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  if (process.platform !== "linux") return true;
-  // "pid (comm) state …": the state follows the last ")".
-  const stat = readIfPresent(`/proc/${pid}/stat`);
-  return stat !== undefined && stat[stat.lastIndexOf(")") + 2] !== "Z";
 }

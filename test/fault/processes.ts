@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { isRunning } from "../../local/process-running.ts";
 
 /** One live process as /proc shows it. */
 export interface ProcessInfo {
@@ -20,12 +21,6 @@ function readProcess(pid: number): ProcessInfo | undefined {
   } catch {
     return undefined; // gone between the listing and the read
   }
-}
-
-/** True while the process exists and is not a zombie. */
-export function isAlive(pid: number): boolean {
-  const p = readProcess(pid);
-  return p !== undefined && p.state !== "Z";
 }
 
 /**
@@ -79,7 +74,7 @@ export class DeathWatch {
   private poll(): void {
     const now = Date.now();
     for (const pid of this.watched) {
-      if (isAlive(pid)) continue;
+      if (isRunning(pid)) continue;
       this.deaths.set(pid, now);
       this.watched.delete(pid);
     }

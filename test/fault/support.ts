@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { isRunning } from "../../local/process-running.ts";
 import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
 import { waitFor } from "../support/wait.ts";
 import { type ObserverLine, readObserverLog } from "./observer-log.ts";
-import { DeathWatch, isAlive, type ProcessInfo, signalEach, stackProcesses } from "./processes.ts";
+import { DeathWatch, type ProcessInfo, signalEach, stackProcesses } from "./processes.ts";
 import type { FaultProjectCopy } from "./project-copy.ts";
 
 export { assertHealthy, type HealthFigures, type HealthOptions } from "./health.ts";
@@ -195,7 +196,7 @@ export class FaultStack {
    */
   async stop(keepEvidence = false): Promise<string> {
     this.deathWatch.close();
-    if (!this.killed && isAlive(this.pid)) {
+    if (!this.killed && isRunning(this.pid)) {
       const stopped = this.process.interrupt();
       const bound = new Promise((r) => setTimeout(r, 20_000).unref());
       await Promise.race([stopped, bound]);

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import { findProgram } from "../../lib/pool/child-program.ts";
+import { isRunning } from "../../local/process-running.ts";
 import { SCRIPTED_CHILD } from "../support/pool-harness.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -20,24 +21,13 @@ function stat(pid: number): string[] | undefined {
     .split(" ");
 }
 
-/** Still running: a zombie (ended, but not reaped by an init that doesn't reap) counts as gone. */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const state = stat(pid)?.[0];
-  return state !== undefined && state !== "Z" && state !== "X";
-}
-
 const cpuTicks = (pid: number) => Number(stat(pid)?.[11] ?? 0);
 
 const parents: ChildProcessWithoutNullStreams[] = [];
 const orphans: number[] = [];
 afterEach(() => {
   for (const p of parents.splice(0)) p.kill("SIGKILL");
-  for (const pid of orphans.splice(0)) if (running(pid)) process.kill(pid, "SIGKILL");
+  for (const pid of orphans.splice(0)) if (isRunning(pid)) process.kill(pid, "SIGKILL");
 });
 
 /** A parent process that starts `argv` on its own stdin (ours) and prints the child's pid. */
@@ -75,10 +65,10 @@ describe("a child whose pool died stops, even mid-job", () => {
     // Mid-job: the digest has burned CPU on it (100 ticks is a second on Linux); the hang is mid-job at once.
     if (busy === "cpu")
       await waitFor(async () => cpuTicks(child) >= 30, `${name} to be computing`, 10_000, 20);
-    expect(running(child)).toBe(true);
+    expect(isRunning(child)).toBe(true);
     parent.kill("SIGKILL");
     const diedAt = Date.now();
-    await waitFor(async () => !running(child), `${name} to stop once its parent is gone`, 1000, 10);
+    await waitFor(async () => !isRunning(child), `${name} to stop once its parent is gone`, 1000, 10);
     const stoppedMs = Date.now() - diedAt;
     await annotate(`stopped ${stoppedMs} ms after its parent was SIGKILLed`);
     expect(stoppedMs).toBeLessThanOrEqual(1000);

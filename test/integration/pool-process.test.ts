@@ -21,6 +21,7 @@ import {
   startEmulators,
 } from "../../local/emulators.ts";
 import { type PoolProcess, type PoolProcessOptions, startPoolProcess } from "../../local/pool-process.ts";
+import { isRunning } from "../../local/process-running.ts";
 import { waitFor } from "../support/wait.ts";
 
 const { queues } = app;
@@ -101,19 +102,6 @@ function capturingLog() {
  * PID 1, and an init that doesn't reap (this sandbox's doesn't) keeps it as a zombie, a process that
  * has ended but still answers signal 0. So a zombie counts as gone.
  */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ESRCH") return false;
-    throw err;
-  }
-  const stat = `/proc/${pid}/stat`;
-  if (!existsSync(stat)) return true;
-  // The state is the field after the parenthesised command name.
-  const state = readFileSync(stat, "utf8").replace(/^.*\) /s, "")[0];
-  return state !== "Z" && state !== "X";
-}
 
 describe("the pool process", () => {
   it("on SIGTERM finishes what it can before the deadline, hands the rest back, and exits 0", async () => {
@@ -165,13 +153,13 @@ describe("the pool process", () => {
     const killed = pool.pid as number;
     process.kill(killed, "SIGKILL");
     const killedAt = Date.now();
-    await waitFor(async () => !running(first.pid), `the child ${first.pid} to die with its pool`, 1000, 10);
+    await waitFor(async () => !isRunning(first.pid), `the child ${first.pid} to die with its pool`, 1000, 10);
     const childGoneMs = Date.now() - killedAt;
     expect(childGoneMs).toBeLessThanOrEqual(1000);
 
     // Supervised: back after the first backoff step, as a new process.
     await waitFor(async () => pool.restarts === 1 && pool.pid !== killed, "the pool to be restarted", 10_000);
-    expect(running(killed)).toBe(false);
+    expect(isRunning(killed)).toBe(false);
     expect(lines.some((l) => l.includes("pool process died; restarting it"))).toBe(true);
 
     // The restarted pool takes the job over once the dead pool's hold and lease have run out.
