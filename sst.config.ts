@@ -19,11 +19,12 @@ export default $config({
     const { assertValidDeclarations } = await import("./lib/app/validate-app");
     const { poolKinds } = await import("./infra/pool-config");
     assertValidDeclarations({ ...definition, poolKinds });
+    const { lambdaArchitecture, lambdaRuntime, nodejsBuild } = await import("./infra/function-defaults");
     $transform(sst.aws.Function, (args) => {
-      args.runtime ??= "nodejs24.x";
-      args.architecture ??= "arm64";
+      args.runtime ??= lambdaRuntime;
+      args.architecture ??= lambdaArchitecture;
       args.logging ??= { format: "json", retention: "1 month" };
-      args.nodejs ??= { minify: true, format: "esm" };
+      args.nodejs ??= nodejsBuild;
     });
     const { table } = await import("./infra/storage");
     await import("./infra/queues");

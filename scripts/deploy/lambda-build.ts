@@ -1,0 +1,80 @@
+import { join } from "node:path";
+import { type BuildOptions, build } from "esbuild";
+import { nodejsBuild } from "../../infra/function-defaults.ts";
+
+/** The Lambda entry points, by the handler string infra gives SST. */
+export const lambdaHandlers = [
+  "functions/enqueue.handler",
+  "functions/api.handler",
+  "functions/worker.handler",
+  "functions/reaper.handler",
+  "functions/cleanup.handler",
+  "functions/cron.handler",
+] as const;
+export type LambdaHandler = (typeof lambdaHandlers)[number];
+
+/** The function's short name: "functions/worker.handler" → "worker". */
+export function functionName(handler: string): string {
+  const file = handler.slice(0, handler.lastIndexOf("."));
+  return file.slice(file.lastIndexOf("/") + 1);
+}
+
+/**
+ * SST's own esbuild settings for a Node function (its CLI's Runtime.Build for ESM, outside dev):
+ * bundle, platform node, ESM, mainFields module then main, keepNames, a linked sourcemap only when
+ * asked, minify when asked, and a banner that gives bundled CommonJS code `require`, `__filename`
+ * and `__dirname` (without it the AWS SDK fails at import: `Dynamic require of "node:https"`).
+ * The target is the runtime's language level (es2024 for nodejs24.x).
+ */
+export function sstNodeBuildOptions(
+  entry: string,
+  outfile: string,
+  props: typeof nodejsBuild & { sourcemap?: boolean } = nodejsBuild,
+): BuildOptions {
+  return {
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "es2024",
+    mainFields: ["module", "main"],
+    keepNames: true,
+    metafile: true,
+    minify: props.minify,
+    sourcemap: props.sourcemap ? "linked" : false,
+    external: ["sharp", "pg-native", ...props.esbuild.external],
+    logLevel: "silent",
+    banner: {
+      js: [
+        "import { createRequire as topLevelCreateRequire } from 'module';",
+        "const require = topLevelCreateRequire(import.meta.url);",
+        'import { fileURLToPath as topLevelFileUrlToPath, URL as topLevelURL } from "url"',
+        "const __filename = topLevelFileUrlToPath(import.meta.url)",
+        'const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))',
+      ].join("\n"),
+    },
+  };
+}
+
+export interface BuiltFunction {
+  handler: LambdaHandler | string;
+  /** The bundle's path: <outDir>/functions/<name>.mjs, as SST lays it out. */
+  file: string;
+  /** The handler string Lambda is given for that bundle ("functions/worker.handler"). */
+  lambdaHandler: string;
+  bytes: number;
+}
+
+/**
+ * Bundles one handler as SST does, into outDir. outDir must lie inside the project (for example
+ * under node_modules/.cache), so the externals (the runtime's AWS SDK) resolve from node_modules
+ * the way Lambda resolves them from its own.
+ */
+export async function buildFunction(root: string, handler: string, outDir: string): Promise<BuiltFunction> {
+  const file = handler.slice(0, handler.lastIndexOf("."));
+  const outfile = join(outDir, `${file}.mjs`);
+  const result = await build({ absWorkingDir: root, ...sstNodeBuildOptions(`${file}.ts`, outfile) });
+  const output = Object.entries(result.metafile?.outputs ?? {}).find(([path]) => path.endsWith(".mjs"));
+  return { handler, file: outfile, lambdaHandler: handler, bytes: output?.[1].bytes ?? 0 };
+}
