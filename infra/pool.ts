@@ -16,16 +16,17 @@ const served = poolQueues.filter((q) => poolKinds.some((k) => k.queue === q.decl
 
 export const vpc = new sst.aws.Vpc("Vpc");
 export const cluster = new sst.aws.Cluster("Cluster", { vpc });
+const taskPermissions = permissionsFor(
+  "pool",
+  served.map((q) => q.declaration.name),
+);
 export const pool = new sst.aws.Service("Pool", {
   cluster,
   image: { context: ".", dockerfile: "infra/pool.Dockerfile" },
   architecture: "arm64",
   cpu: "1 vCPU",
   memory: "2 GB",
-  permissions: permissionsFor(
-    "pool",
-    served.map((q) => q.declaration.name),
-  ),
+  permissions: taskPermissions,
   environment: {
     ...storage,
     SKYFORGE_QUEUE_URLS: queueUrls,
@@ -35,6 +36,18 @@ export const pool = new sst.aws.Service("Pool", {
   },
   logging: { retention: "1 month" },
   scaling: { min: poolScaling.min, max: poolScaling.max, cpuUtilization: false, memoryUtilization: false },
+  transform: {
+    // SST also grants ECS Exec's ssmmessages:* and SSM/Secrets Manager reads on "*". The pool uses
+    // neither (no exec, no container secrets), so each role holds only the grants plan.
+    taskRole: (args) => {
+      args.inlinePolicies = [
+        { name: "inline", policy: aws.iam.getPolicyDocumentOutput({ statements: taskPermissions }).json },
+      ];
+    },
+    executionRole: (args) => {
+      args.inlinePolicies = [];
+    },
+  },
   // Under `sst dev` the pool runs on your machine against the deployed queues and table, like a Lambda.
   dev: { command: "node --import tsx functions/pool/main.ts" },
 });

@@ -19,6 +19,14 @@ export function functionName(handler: string): string {
   return file.slice(file.lastIndexOf("/") + 1);
 }
 
+/** The `nodejs` settings of an sst.aws.Function that change its bundle. */
+export interface NodeBuildProperties {
+  minify?: boolean;
+  format?: "esm" | "cjs";
+  sourcemap?: boolean;
+  esbuild?: { external?: readonly string[] };
+}
+
 /**
  * SST's own esbuild settings for a Node function (its CLI's Runtime.Build for ESM, outside dev):
  * bundle, platform node, ESM, mainFields module then main, keepNames, a linked sourcemap only when
@@ -29,7 +37,7 @@ export function functionName(handler: string): string {
 export function sstNodeBuildOptions(
   entry: string,
   outfile: string,
-  props: typeof nodejsBuild & { sourcemap?: boolean } = nodejsBuild,
+  props: NodeBuildProperties = nodejsBuild,
 ): BuildOptions {
   return {
     entryPoints: [entry],
@@ -41,9 +49,9 @@ export function sstNodeBuildOptions(
     mainFields: ["module", "main"],
     keepNames: true,
     metafile: true,
-    minify: props.minify,
+    minify: props.minify ?? false,
     sourcemap: props.sourcemap ? "linked" : false,
-    external: ["sharp", "pg-native", ...props.esbuild.external],
+    external: ["sharp", "pg-native", ...(props.esbuild?.external ?? [])],
     logLevel: "silent",
     banner: {
       js: [
@@ -71,10 +79,15 @@ export interface BuiltFunction {
  * under node_modules/.cache), so the externals (the runtime's AWS SDK) resolve from node_modules
  * the way Lambda resolves them from its own.
  */
-export async function buildFunction(root: string, handler: string, outDir: string): Promise<BuiltFunction> {
+export async function buildFunction(
+  root: string,
+  handler: string,
+  outDir: string,
+  props: NodeBuildProperties = nodejsBuild,
+): Promise<BuiltFunction> {
   const file = handler.slice(0, handler.lastIndexOf("."));
   const outfile = join(outDir, `${file}.mjs`);
-  const result = await build({ absWorkingDir: root, ...sstNodeBuildOptions(`${file}.ts`, outfile) });
+  const result = await build({ absWorkingDir: root, ...sstNodeBuildOptions(`${file}.ts`, outfile, props) });
   const output = Object.entries(result.metafile?.outputs ?? {}).find(([path]) => path.endsWith(".mjs"));
   return { handler, file: outfile, lambdaHandler: handler, bytes: output?.[1].bytes ?? 0 };
 }

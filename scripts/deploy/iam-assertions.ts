@@ -1,0 +1,171 @@
+import { app } from "../../app/index.ts";
+import { poolKinds } from "../../infra/pool-config.ts";
+import { tierOf } from "../../lib/app/queue-declaration.ts";
+import { grantsFor, type ResourceRef, type Role } from "../../lib/infra/grants.ts";
+import { functionName } from "./lambda-build.ts";
+import type { RecordedResource } from "./pulumi-mocks.ts";
+import { BOOTSTRAP } from "./rpc-stand-in.ts";
+import { arnOf, type StageResources } from "./stage-resources.ts";
+
+/**
+ * IAM as SST rendered it, checked against lib/infra/grants.ts: each role's inline policy holds
+ * exactly its plan (plus the statements SST adds for the event source and the schedules, named
+ * below), and no resource is a wildcard but the table's own indexes.
+ */
+
+interface Statement {
+  Effect: string;
+  Action: string[];
+  Resource: string[];
+}
+
+function inlineStatements(role: RecordedResource): Statement[] {
+  const policies = (role.inputs.inlinePolicies as { policy: string }[] | undefined) ?? [];
+  return policies.flatMap((p) => (JSON.parse(p.policy) as { Statement: Statement[] }).Statement);
+}
+
+const canonical = (s: Statement) =>
+  JSON.stringify({ Effect: s.Effect, Action: [...s.Action].sort(), Resource: [...s.Resource].sort() });
+
+/** The statements a role's plan expands to, with this stage's ARNs. */
+function planned(stage: StageResources, role: Role, own: readonly string[]): Statement[] | string {
+  const missing: string[] = [];
+  const arn = (ref: ResourceRef): string => {
+    const table = arnOf(stage.table);
+    const found =
+      ref.type === "table"
+        ? table
+        : ref.type === "tableIndexes"
+          ? table && `${table}/index/*`
+          : ref.type === "queue" || ref.type === "dlq"
+            ? arnOf(stage.queue(ref.queue, ref.type === "dlq"))
+            : arnOf(
+                stage
+                  .ofType("aws:lambda/eventSourceMapping:EventSourceMapping")
+                  .find((m) => m.inputs.eventSourceArn === arnOf(stage.queue(ref.queue))),
+              );
+    if (!found) missing.push(`${ref.type}${"queue" in ref ? ` ${ref.queue}` : ""}`);
+    return found ?? "?";
+  };
+  const statements = grantsFor(role, app.queues, own)
+    .filter((g) => g.resources.length > 0)
+    .map((g) => ({ Effect: "Allow", Action: [...g.actions], Resource: g.resources.map(arn) }));
+  return missing.length > 0 ? `no resource for ${missing.join(", ")}` : statements;
+}
+
+/** Compares a role's statements with what it should hold; returns the differences. */
+function compare(label: string, actual: Statement[], expected: Statement[]): string[] {
+  const want = new Set(expected.map(canonical));
+  const have = new Set(actual.map(canonical));
+  return [
+    ...[...have].filter((s) => !want.has(s)).map((s) => `${label}: extra statement ${s}`),
+    ...[...want].filter((s) => !have.has(s)).map((s) => `${label}: missing statement ${s}`),
+  ];
+}
+
+/** What SST's queue subscription grants the worker on its own queue, for the event source to poll. */
+const EVENT_SOURCE_ACTIONS = [
+  "sqs:ChangeMessageVisibility",
+  "sqs:DeleteMessage",
+  "sqs:GetQueueAttributes",
+  "sqs:GetQueueUrl",
+  "sqs:ReceiveMessage",
+];
+
+/**
+ * Under `sst dev` each function is SST's bridge, which relays invocations to the developer's machine
+ * through AppSync events and fetches its code from the asset bucket. SST grants these itself; they
+ * exist only on dev stages, and are the one `*` the check lets through there.
+ */
+function devBridgeStatements(stage: StageResources): Statement[] {
+  if (!stage.run.dev) return [];
+  const bucket = `arn:aws:s3:::${BOOTSTRAP.asset}`;
+  return [
+    { Effect: "Allow", Action: ["appsync:*"], Resource: ["*"] },
+    { Effect: "Allow", Action: ["s3:*"], Resource: [bucket, `${bucket}/*`] },
+  ];
+}
+
+function functionRoleFailures(stage: StageResources): string[] {
+  const failures: string[] = [];
+  for (const fn of stage.functions) {
+    const handler = stage.handlerOf(fn);
+    if (!handler) continue; // reported with the functions
+    const name = functionName(handler) as Role;
+    const ownQueue = stage.env(fn).SKYFORGE_WORKER_QUEUE;
+    const plan = planned(stage, name, ownQueue ? [ownQueue] : []);
+    const role = stage.roleByArn(fn.inputs.role);
+    if (!role) {
+      failures.push(`function ${fn.name} has no role`);
+      continue;
+    }
+    if (typeof plan === "string") {
+      failures.push(`role ${role.name}: ${plan}`);
+      continue;
+    }
+    const eventSource =
+      name === "worker"
+        ? [
+            {
+              Effect: "Allow",
+              Action: EVENT_SOURCE_ACTIONS,
+              Resource: [arnOf(stage.queue(ownQueue ?? "")) ?? "?"],
+            },
+          ]
+        : [];
+    const expected = [...plan, ...eventSource, ...devBridgeStatements(stage)];
+    failures.push(...compare(`role ${role.name} (${name})`, inlineStatements(role), expected));
+  }
+  return failures;
+}
+
+function poolRoleFailures(stage: StageResources): string[] {
+  const task = stage.ofType("aws:ecs/taskDefinition:TaskDefinition")[0];
+  if (!task) return stage.run.dev ? [] : ["no ECS task definition"];
+  const served = app.queues
+    .filter((q) => tierOf(q) === "pool" && poolKinds.some((k) => k.queue === q.name))
+    .map((q) => q.name);
+  const plan = planned(stage, "pool", served);
+  const taskRole = stage.roleByArn(task.inputs.taskRoleArn);
+  const executionRole = stage.roleByArn(task.inputs.executionRoleArn);
+  if (!taskRole || !executionRole) return ["the pool task lacks a task or execution role"];
+  if (typeof plan === "string") return [`role ${taskRole.name}: ${plan}`];
+  return [
+    ...compare(`role ${taskRole.name} (pool)`, inlineStatements(taskRole), plan),
+    // The execution role pulls the image and writes logs through AWS's managed policy only.
+    ...compare(`role ${executionRole.name} (pool execution)`, inlineStatements(executionRole), []),
+  ];
+}
+
+/** EventBridge Scheduler's roles may only invoke their own target. */
+function scheduleRoleFailures(stage: StageResources): string[] {
+  return stage.ofType("aws:scheduler/schedule:Schedule").flatMap((schedule) => {
+    const target = schedule.inputs.target as { arn: string; roleArn: string };
+    const role = stage.roleByArn(target.roleArn);
+    if (!role) return [`schedule ${schedule.name} has no role`];
+    const expected = [{ Effect: "Allow", Action: ["lambda:InvokeFunction"], Resource: [target.arn] }];
+    return compare(`role ${role.name} (schedule)`, inlineStatements(role), expected);
+  });
+}
+
+/** No role may name every resource, or a wildcard but `<table>/index/*`. */
+function wildcardFailures(stage: StageResources): string[] {
+  const indexes = `${arnOf(stage.table)}/index/*`;
+  const bridge = new Set(devBridgeStatements(stage).map(canonical));
+  return stage.ofType("aws:iam/role:Role").flatMap((role) =>
+    inlineStatements(role)
+      .filter((s) => !bridge.has(canonical(s)))
+      .flatMap((s) => s.Resource)
+      .filter((r) => r.includes("*") && r !== indexes)
+      .map((r) => `role ${role.name}: wildcard resource ${r}`),
+  );
+}
+
+export function iamFailures(stage: StageResources): string[] {
+  return [
+    ...functionRoleFailures(stage),
+    ...poolRoleFailures(stage),
+    ...scheduleRoleFailures(stage),
+    ...wildcardFailures(stage),
+  ];
+}

@@ -1,0 +1,191 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { build, type Plugin } from "esbuild";
+import type { RecordedCall, RecordedResource } from "./pulumi-mocks.ts";
+import { type BuiltRecord, type DevTarget, startRpcStandIn } from "./rpc-stand-in.ts";
+
+/**
+ * Runs the app's sst.config.ts through SST's own platform code (.sst/platform, written by
+ * `sst install`) the way the SST CLI does, with Pulumi's mocks in place of the AWS provider, and
+ * returns every resource SST's components registered.
+ */
+
+export interface StageRun {
+  stage: string;
+  dev: boolean;
+  resources: RecordedResource[];
+  calls: RecordedCall[];
+  outputs: Record<string, unknown>;
+  builds: BuiltRecord[];
+  devTargets: DevTarget[];
+  rpcMethods: string[];
+  /** Everything the program printed: SST and Pulumi warnings land here. */
+  log: string;
+}
+
+/** The app() half of sst.config.ts, evaluated as the CLI does before the program is built. */
+async function appConfig(root: string, stage: string): Promise<Record<string, unknown>> {
+  const global = globalThis as { $config?: (config: unknown) => unknown };
+  global.$config ??= (config) => config;
+  const mod = (await import(pathToFileURL(join(root, "sst.config.ts")).href)) as {
+    default: { app(input: { stage: string }): Record<string, unknown> };
+  };
+  const config = mod.default.app({ stage });
+  return { providers: { aws: {} }, ...config, stage };
+}
+
+/** The provider aliases the CLI prepends to every project file (from .sst/provider-lock.json). */
+function providerImports(root: string, platform: string): string {
+  const lock = JSON.parse(readFileSync(join(root, ".sst", "provider-lock.json"), "utf8")) as {
+    alias: string;
+    package: string;
+  }[];
+  return [
+    ...lock.map((p) => `import * as ${p.alias} from "${p.package}";`),
+    `import * as sst from "${join(platform, "src/components")}";`,
+  ].join("\n");
+}
+
+function injectGlobals(globals: string): Plugin {
+  return {
+    name: "InjectGlobals",
+    setup(b) {
+      b.onLoad({ filter: /\.(js|ts|jsx|tsx)$/ }, async (args) => {
+        const contents = await readFile(args.path, "utf8");
+        const isPlatform = args.path.includes(".sst");
+        return { contents: isPlatform ? contents : `${globals}\n${contents}`, loader: "default" };
+      });
+    },
+  };
+}
+
+/** Bundles the program: the CLI's own esbuild step, with an entry that installs the mocks first. */
+async function bundleProgram(root: string, stage: string, dev: boolean, outfile: string, home: string) {
+  const work = join(root, ".sst");
+  const platform = join(work, "platform");
+  const app = await appConfig(root, stage);
+  const cli = {
+    command: dev ? "dev" : "deploy",
+    dev,
+    paths: { home, root, work, platform },
+    state: { version: {} },
+  };
+  const mocks = fileURLToPath(new URL("./pulumi-mocks.ts", import.meta.url));
+  const entry = `
+    import * as pulumi from "@pulumi/pulumi";
+    import { writeFileSync } from "node:fs";
+    import { recordingMocks } from ${JSON.stringify(mocks)};
+    const resources = [];
+    const calls = [];
+    const out = { resources, calls, outputs: {}, error: null };
+    try {
+      await pulumi.runtime.setMocks(recordingMocks(resources, calls), ${JSON.stringify(String(app.name))}, ${JSON.stringify(stage)}, false);
+      const { run } = await import(${JSON.stringify(join(platform, "src/auto/run.ts"))});
+      const mod = await import(${JSON.stringify(join(root, "sst.config.ts"))});
+      const outputs = await pulumi.runtime.runInPulumiStack(() => run(mod.default.run));
+      await pulumi.runtime.disconnect();
+      out.outputs = await new Promise((resolve) => pulumi.output(outputs ?? {}).apply(resolve));
+    } catch (error) {
+      out.error = String(error?.stack ?? error);
+    }
+    writeFileSync(process.env.CHECK_DEPLOY_OUT, JSON.stringify(out));
+  `;
+  await build({
+    stdin: { contents: entry, resolveDir: root, sourcefile: "eval.ts", loader: "ts" },
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    mainFields: ["module", "main"],
+    sourcemap: "linked",
+    nodePaths: [join(platform, "node_modules")],
+    define: { $app: JSON.stringify(app), $cli: JSON.stringify(cli), $dev: String(dev) },
+    inject: [join(platform, "src/shim/run.js")],
+    plugins: [injectGlobals(providerImports(root, platform))],
+    external: [
+      "@pulumi/*",
+      "undici",
+      "@pulumiverse/*",
+      "@sst-provider/*",
+      "@aws-sdk/*",
+      "esbuild",
+      "archiver",
+      "glob",
+      "vite",
+    ],
+    banner: {
+      js: [
+        "import { createRequire as topLevelCreateRequire } from 'module';",
+        "const require = topLevelCreateRequire(import.meta.url);",
+        'import { fileURLToPath as topLevelFileUrlToPath, URL as topLevelURL } from "url"',
+        "const __filename = topLevelFileUrlToPath(import.meta.url)",
+        'const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))',
+      ].join("\n"),
+    },
+    logLevel: "silent",
+  });
+}
+
+/** Builds and runs the program for one stage in a fresh Node process; the RPC stand-in runs here. */
+export async function runStage(root: string, stage: string, dev: boolean): Promise<StageRun> {
+  const scratch = mkdtempSync(join(tmpdir(), `check-deploy-${stage}-`));
+  // The bundle sits inside .sst/platform, so its externals resolve from the platform's node_modules.
+  const program = join(root, ".sst", "platform", `check-deploy.${stage}.${process.pid}.mjs`);
+  const rpc = await startRpcStandIn(root, join(scratch, "work"));
+  try {
+    await bundleProgram(root, stage, dev, program, join(scratch, "home"));
+    const outFile = join(scratch, "out.json");
+    const log = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [program], {
+        cwd: root,
+        env: {
+          ...process.env,
+          SST_SERVER: rpc.url,
+          CHECK_DEPLOY_OUT: outFile,
+          SST_STAGE: stage,
+          AWS_REGION: "us-east-1",
+          SST_AWS_REGION: "us-east-1",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout.on("data", (chunk) => {
+        output += chunk;
+      });
+      child.stderr.on("data", (chunk) => {
+        output += chunk;
+      });
+      child.on("error", reject);
+      child.on("exit", (code) =>
+        code === 0 ? resolve(output) : reject(new Error(`the ${stage} program exited ${code}:\n${output}`)),
+      );
+    });
+    const out = JSON.parse(readFileSync(outFile, "utf8")) as {
+      resources: RecordedResource[];
+      calls: RecordedCall[];
+      outputs: Record<string, unknown>;
+      error: string | null;
+    };
+    if (out.error) throw new Error(`SST's components failed for stage ${stage}:\n${out.error}\n${log}`);
+    return {
+      stage,
+      dev,
+      resources: out.resources,
+      calls: out.calls,
+      outputs: out.outputs,
+      builds: rpc.builds,
+      devTargets: rpc.devTargets,
+      rpcMethods: rpc.methods,
+      log,
+    };
+  } finally {
+    await rpc.close();
+    rmSync(program, { force: true });
+    rmSync(`${program}.map`, { force: true });
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,59 @@
+import { pascalCase } from "../../lib/infra/resource-names.ts";
+import type { RecordedResource } from "./pulumi-mocks.ts";
+import type { StageRun } from "./sst-program.ts";
+
+/** Lookups over the resources SST registered for one stage, by AWS type and by what they belong to. */
+export class StageResources {
+  constructor(readonly run: StageRun) {}
+
+  ofType(type: string): RecordedResource[] {
+    return this.run.resources.filter((r) => r.type === type);
+  }
+
+  /** The one resource of a type with that Pulumi name (SST names children after their component). */
+  named(type: string, name: string): RecordedResource | undefined {
+    return this.ofType(type).find((r) => r.name === name);
+  }
+
+  get functions(): RecordedResource[] {
+    return this.ofType("aws:lambda/function:Function");
+  }
+
+  /** The handler ("functions/worker.handler") of a Lambda function, from its build or its dev target. */
+  handlerOf(fn: RecordedResource): string | undefined {
+    const id = fn.name.replace(/Function$/, "");
+    return (
+      this.run.builds.find((b) => b.functionID === id)?.handler ??
+      this.run.devTargets.find((t) => t.functionID === id)?.handler
+    );
+  }
+
+  functionByArn(arn: unknown): RecordedResource | undefined {
+    return this.functions.find((f) => typeof arn === "string" && arn.endsWith(`:function:${f.inputs.name}`));
+  }
+
+  roleByArn(arn: unknown): RecordedResource | undefined {
+    return this.ofType("aws:iam/role:Role").find(
+      (r) => typeof arn === "string" && arn.endsWith(`:role/${r.inputs.name}`),
+    );
+  }
+
+  /** The SQS queue of a declared queue (`dlq` for its dead-letter queue). */
+  queue(declared: string, dlq = false): RecordedResource | undefined {
+    return this.named("aws:sqs/queue:Queue", `${pascalCase(declared)}${dlq ? "Dlq" : "Queue"}Queue`);
+  }
+
+  get table(): RecordedResource | undefined {
+    return this.ofType("aws:dynamodb/table:Table")[0];
+  }
+
+  env(fn: RecordedResource): Record<string, string> {
+    return ((fn.inputs.environment as { variables?: Record<string, string> } | undefined)?.variables ??
+      {}) as Record<string, string>;
+  }
+}
+
+/** The ARN the mocks gave a resource. */
+export function arnOf(resource: RecordedResource | undefined): string | undefined {
+  return resource?.outputs.arn as string | undefined;
+}
