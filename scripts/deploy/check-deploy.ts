@@ -1,8 +1,6 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stageFailures } from "./deploy-assertions.ts";
-import { runStage, type StageRun } from "./sst-program.ts";
+import { ensurePlatform, runStage, type StageRun } from "./sst-program.ts";
 
 /**
  * `npm run check:deploy`: the deploy, proven offline. For a dev-mode stage, a normal stage and
@@ -23,9 +21,7 @@ export interface StageReport {
 }
 
 export async function checkDeploy(root: string, stages = checkedStages): Promise<StageReport[]> {
-  if (!existsSync(join(root, ".sst", "platform", "src", "auto", "run.ts"))) {
-    throw new Error("SST's platform code is missing: run `npm run check:infra` (sst install) first");
-  }
+  ensurePlatform(root);
   const reports: StageReport[] = [];
   for (const { stage, dev } of stages) {
     const run = await runStage(root, stage, dev);

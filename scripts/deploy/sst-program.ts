@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +25,19 @@ export interface StageRun {
   rpcMethods: string[];
   /** Everything the program printed: SST and Pulumi warnings land here. */
   log: string;
+}
+
+/**
+ * Writes .sst/platform (SST's components, with the @pulumi/* packages they pin) if it is missing:
+ * `sst install` needs only the npm registry, told not to fetch the Pulumi CLI and Bun.
+ */
+export function ensurePlatform(root: string): void {
+  if (existsSync(join(root, ".sst", "platform", "src", "auto", "run.ts"))) return;
+  execFileSync(join(root, "node_modules", ".bin", "sst"), ["install", "--stage", "ci"], {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, SST_SKIP_DEPENDENCY_CHECK: "1", SST_NO_BUN: "1", SST_TELEMETRY_DISABLED: "1" },
+  });
 }
 
 /** The app() half of sst.config.ts, evaluated as the CLI does before the program is built. */

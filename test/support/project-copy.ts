@@ -29,13 +29,22 @@ export interface ProjectCopy {
   remove(): void;
 }
 
-/** A temporary copy of the project that `npm start` can run, as a user's checkout. */
-export function copyProject(prefix: string): ProjectCopy {
+/** What a deploy reads besides: the SST config, infra/, and SST's platform (linked, like node_modules). */
+const deployCopied = ["infra", "sst.config.ts"];
+
+/**
+ * A temporary copy of the project that `npm start` can run, as a user's checkout; with `deploy`, one
+ * that SST can also build (the platform must exist: see scripts/deploy/sst-program.ts ensurePlatform).
+ */
+export function copyProject(prefix: string, options: { deploy?: boolean } = {}): ProjectCopy {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const remove = () => rmSync(dir, { recursive: true, force: true });
   try {
-    for (const entry of copied) cpSync(join(projectRoot, entry), join(dir, entry), { recursive: true });
+    for (const entry of [...copied, ...(options.deploy ? deployCopied : [])]) {
+      cpSync(join(projectRoot, entry), join(dir, entry), { recursive: true });
+    }
     symlinkSync(join(projectRoot, "node_modules"), join(dir, "node_modules"), "dir");
+    if (options.deploy) symlinkSync(join(projectRoot, ".sst"), join(dir, ".sst"), "dir");
     return { dir, indexBefore: readFileSync(join(dir, "app/index.ts"), "utf8"), remove };
   } catch (err) {
     remove();
