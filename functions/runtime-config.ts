@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { app } from "../app/index.ts";
 import { loadPoolKinds } from "../lib/app/pool-config.ts";
@@ -9,7 +8,7 @@ import type { PoolKindSpec } from "../lib/app/pool-kind.ts";
 import { systemClock } from "../lib/clock.ts";
 import { buildEngine } from "../lib/engine.ts";
 import { EmfMetrics } from "../lib/observability/metrics.ts";
-import { LambdaEventSourceControl } from "../lib/queue-control/event-source-control.ts";
+import type { EventSourceControl } from "../lib/queue-control/event-source-control.ts";
 import type { Engine } from "../lib/services/engine-services.ts";
 
 /**
@@ -18,7 +17,8 @@ import type { Engine } from "../lib/services/engine-services.ts";
  * - SKYFORGE_QUEUE_URLS, a JSON map of queue name → url;
  * - SKYFORGE_DLQ_URLS, the same for dead-letter queues (reaper and API);
  * - SKYFORGE_EVENT_SOURCE_MAPPINGS, queue name → the worker's event source mapping UUID (only for
- *   the functions that pause queues or change their concurrency: API and reaper);
+ *   the functions that pause queues or change their concurrency: API and reaper, which pass
+ *   `eventSources`; the others ignore it);
  * - SKYFORGE_POOL_CONFIG, optionally, the path of a JSON file that adds or overrides pool kinds.
  */
 function required(name: string): string {
@@ -40,11 +40,24 @@ export function poolKindsFromEnv(): PoolKindSpec[] {
   );
 }
 
+export interface EngineFromEnvOptions {
+  /**
+   * Builds the event source control from SKYFORGE_EVENT_SOURCE_MAPPINGS. Passed in by the entry
+   * points that need it (functions/lambda-event-sources.ts), so the Lambda client is bundled and
+   * loaded only where it is used.
+   */
+  eventSources?: (mappings: ReadonlyMap<string, string>) => EventSourceControl;
+}
+
 /** The app's engine (with the pool kinds in force, read once) and its logger. */
-export function engineFromEnv(serviceName: string): { engine: Engine; logger: Logger } {
+export function engineFromEnv(
+  serviceName: string,
+  options: EngineFromEnvOptions = {},
+): { engine: Engine; logger: Logger } {
   const logger = new Logger({ serviceName });
   const dlqUrls = jsonMap("SKYFORGE_DLQ_URLS", true);
   const mappings = jsonMap("SKYFORGE_EVENT_SOURCE_MAPPINGS", true);
+  const eventSources = mappings && options.eventSources?.(mappings);
   const poolKinds = poolKindsFromEnv();
   const engine = buildEngine({
     app,
@@ -54,7 +67,7 @@ export function engineFromEnv(serviceName: string): { engine: Engine; logger: Lo
     table: required("SKYFORGE_TABLE"),
     queueUrls: jsonMap("SKYFORGE_QUEUE_URLS") as Map<string, string>,
     ...(dlqUrls ? { dlqUrls } : {}),
-    ...(mappings ? { eventSources: new LambdaEventSourceControl(new LambdaClient({}), mappings) } : {}),
+    ...(eventSources ? { eventSources } : {}),
     clock: systemClock,
     // Logs carry the function's own service name; metrics share one, so dashboards can name them.
     metrics: new EmfMetrics(),

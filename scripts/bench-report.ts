@@ -13,14 +13,14 @@ import {
   round,
   WORKER_MEMORY_MB,
 } from "./bench-config.ts";
-import type { BundleBytes } from "./bundle-sizes.ts";
+import { type BudgetReport, budgetLines, budgetTitle } from "./cold-start.ts";
 
 /** The human table `npm run bench` prints before its JSON line. */
 
 export function printTable(
   a: Analysis,
   snap: MeterSnapshot,
-  bundles: BundleBytes,
+  budgets: BudgetReport,
   logCounts: Map<string, number>,
 ): void {
   const perJob = (x: number) => (x / a.n).toFixed(4);
@@ -68,9 +68,6 @@ export function printTable(
     ["  lambda requests", usd(a.cost.breakdown.lambdaRequests)],
     ["  lambda duration", usd(a.cost.breakdown.lambdaDuration)],
   ];
-  for (const [name, bytes] of Object.entries(bundles)) {
-    rows.push([`bundleBytes ${name}`, `${bytes}  (${(bytes / 1024).toFixed(0)} KiB, esbuild minified ESM)`]);
-  }
   const width = Math.max(...rows.map(([k]) => k.length));
   console.log("skyforge bench: default fenced-claim path, local stack (dynalite + fauxqs)");
   for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);
@@ -111,6 +108,9 @@ export function printTable(
     ];
     console.log(`  ${op.padEnd(26)} ${cells.map((c) => String(c).padStart(9)).join(" ")}`);
   }
+
+  console.log(`\n  ${budgetTitle}`);
+  for (const line of budgetLines(budgets)) console.log(`  ${line}`);
 
   const notes = [
     `idle polling: ${a.emptyReceives} empty ReceiveMessage long polls in the ${a.windowSeconds.toFixed(1)} s window (${(a.emptyReceives / a.windowSeconds).toFixed(1)}/s) are left out of the per-job figures: Lambda's SQS event source long-polls an idle queue just the same, so they are a fixed cost per queue, not per job.`,

@@ -30,7 +30,8 @@ import {
   WORKER_MEMORY_MB,
 } from "./bench-config.ts";
 import { printTable } from "./bench-report.ts";
-import { bundleSizes } from "./bundle-sizes.ts";
+import { deployedSdkOption } from "./bundle-sizes.ts";
+import { measureBudgets } from "./cold-start.ts";
 
 /**
  * `npm run bench` (docs/architecture.md §11): N echo jobs with 256-byte payloads through the local stack on the
@@ -228,8 +229,9 @@ export type Analysis = ReturnType<typeof analyse>;
 
 const result = await run();
 const analysis = analyse(result);
-const bundles = await bundleSizes();
-printTable(analysis, result.snap, bundles, result.logCounts);
+// After the stack has stopped, so the emulators don't compete with the process starts for the CPU.
+const budgets = await measureBudgets();
+printTable(analysis, result.snap, budgets, result.logCounts);
 const n = analysis.n;
 console.log(
   JSON.stringify({
@@ -244,6 +246,14 @@ console.log(
     wcuPerJob: round(analysis.wcu / n, 4),
     rcuPerJob: round(analysis.rcu / n, 4),
     usdPerMillionJobs: round(analysis.cost.usdPerMillionJobs, 4),
-    bundleBytes: bundles,
+    bundleBytes: Object.fromEntries(budgets.functions.map((f) => [f.name, f.bytes])),
+    coldStart: {
+      sdk: deployedSdkOption,
+      bareNodeMs: round(budgets.bareNodeMs, 1),
+      importMs: Object.fromEntries(budgets.functions.map((f) => [f.name, round(f.importMs, 1)])),
+      ratio: Object.fromEntries(budgets.functions.map((f) => [f.name, round(f.ratio, 2)])),
+      sizeBudgetMet: budgets.functions.every((f) => f.sizeOk),
+      importBudgetMet: budgets.functions.every((f) => f.importOk),
+    },
   }),
 );

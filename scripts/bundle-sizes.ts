@@ -1,43 +1,85 @@
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, type Metafile } from "esbuild";
+import { nodejsBuild } from "../infra/function-defaults.ts";
+import { functionName, lambdaHandlers, sstNodeBuildOptions } from "./deploy/lambda-build.ts";
 
-/** The Lambda entry points, bundled the way they would be deployed. */
-export const functionEntries = {
-  enqueue: "functions/enqueue.ts",
-  api: "functions/api.ts",
-  worker: "functions/worker.ts",
-} as const;
+/** Issue 16's size budget: every Lambda bundle, minified. */
+export const BUNDLE_BUDGET_BYTES = 400 * 1024;
 
-export type BundleBytes = Record<keyof typeof functionEntries, number>;
+const SDK_PATTERN = "@aws-sdk/*";
 
 /**
- * Bundles each function with esbuild (bundle, minify, ESM, platform node, target node24) in memory
- * and returns its size in bytes. Everything is bundled, the AWS SDK included, as cold start pays for
- * all of it. The banner gives CommonJS dependencies the `require` an ESM bundle lacks.
+ * Where the AWS SDK comes from: "external" leaves it to the nodejs24.x runtime (which ships SDK
+ * v3), "bundled" puts it in each bundle.
  */
-export async function bundleSizes(
-  root = fileURLToPath(new URL("..", import.meta.url)),
-): Promise<BundleBytes> {
-  const sizes = {} as BundleBytes;
-  for (const [name, entry] of Object.entries(functionEntries) as [keyof BundleBytes, string][]) {
-    const out = await build({
+export type SdkOption = "external" | "bundled";
+
+/** The option infra/function-defaults.ts deploys. */
+export const deployedSdkOption: SdkOption = nodejsBuild.esbuild.external.includes(SDK_PATTERN)
+  ? "external"
+  : "bundled";
+
+/** The deployed build settings, with the SDK either left out of the bundle or put in it. */
+export function buildSettings(sdk: SdkOption) {
+  const others = nodejsBuild.esbuild.external.filter((pattern) => pattern !== SDK_PATTERN);
+  return { ...nodejsBuild, esbuild: { external: sdk === "external" ? [...others, SDK_PATTERN] : others } };
+}
+
+export interface FunctionBundle {
+  /** "worker", from the handler "functions/worker.handler". */
+  name: string;
+  /** Where the bundle was written (<outDir>/functions/<name>.mjs, as SST lays it out). */
+  file: string;
+  bytes: number;
+  /** The bundle's bundled inputs (project paths), and the packages it imports at run time. */
+  inputs: string[];
+  externals: string[];
+}
+
+export const defaultRoot = fileURLToPath(new URL("..", import.meta.url));
+
+/**
+ * Bundles every Lambda handler with SST's own esbuild settings (scripts/deploy/lambda-build.ts) and
+ * the deployed options, the SDK placed as asked. outDir (relative to root, or absolute) must lie
+ * inside the project, so the external SDK resolves from node_modules as it does from the runtime's
+ * on Lambda. With write: false nothing is written (sizes and inputs come from esbuild's metafile).
+ */
+export async function buildBundles(
+  sdk: SdkOption,
+  outDir: string,
+  { root = defaultRoot, write = true }: { root?: string; write?: boolean } = {},
+): Promise<FunctionBundle[]> {
+  const bundles: FunctionBundle[] = [];
+  for (const handler of lambdaHandlers) {
+    const entry = handler.slice(0, handler.lastIndexOf("."));
+    const outfile = join(outDir, `${entry}.mjs`);
+    const result = await build({
       absWorkingDir: root,
-      entryPoints: [entry],
-      bundle: true,
-      minify: true,
-      format: "esm",
-      platform: "node",
-      target: "node24",
-      write: false,
-      logLevel: "silent",
-      banner: { js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);" },
+      ...sstNodeBuildOptions(`${entry}.ts`, outfile, buildSettings(sdk)),
+      write,
     });
-    sizes[name] = out.outputFiles.reduce((sum, f) => sum + f.contents.byteLength, 0);
+    const output = mainOutput(result.metafile);
+    bundles.push({
+      name: functionName(handler),
+      file: resolve(root, outfile),
+      bytes: output.bytes,
+      inputs: Object.keys(output.inputs),
+      externals: [...new Set(output.imports.filter((i) => i.external).map((i) => i.path))],
+    });
   }
-  return sizes;
+  return bundles;
+}
+
+function mainOutput(metafile: Metafile | undefined): Metafile["outputs"][string] {
+  const output = Object.entries(metafile?.outputs ?? {}).find(([path]) => path.endsWith(".mjs"))?.[1];
+  if (!output) throw new Error("esbuild wrote no .mjs output");
+  return output;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const sizes = await bundleSizes();
-  for (const [name, bytes] of Object.entries(sizes)) console.log(`${name.padEnd(8)} ${bytes} bytes`);
+  for (const sdk of ["external", "bundled"] as const) {
+    const bundles = await buildBundles(sdk, "", { write: false });
+    for (const b of bundles) console.log(`${b.name.padEnd(8)} SDK ${sdk.padEnd(8)} ${b.bytes} bytes`);
+  }
 }

@@ -9,18 +9,23 @@ import { ensurePlatform, runStage, type StageRun } from "./sst-program.ts";
  * then what SST registered is checked against the app's declarations. Exits 1 on any failure.
  */
 
-export const checkedStages = [
+export interface CheckedStage {
+  stage: string;
+  dev: boolean;
+}
+
+export const checkedStages: readonly CheckedStage[] = [
   { stage: "dev", dev: true },
   { stage: "ci", dev: false },
   { stage: "production", dev: false },
-] as const;
+];
 
 export interface StageReport {
   run: StageRun;
   failures: string[];
 }
 
-export async function checkDeploy(root: string, stages = checkedStages): Promise<StageReport[]> {
+export async function checkDeploy(root: string, stages: readonly CheckedStage[] = checkedStages): Promise<StageReport[]> {
   ensurePlatform(root);
   const reports: StageReport[] = [];
   for (const { stage, dev } of stages) {

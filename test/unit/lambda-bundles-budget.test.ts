@@ -1,0 +1,49 @@
+import { beforeAll, describe, expect, test } from "vitest";
+import {
+  BUNDLE_BUDGET_BYTES,
+  buildBundles,
+  deployedSdkOption,
+  type FunctionBundle,
+} from "../../scripts/bundle-sizes.ts";
+import { lambdaHandlers } from "../../scripts/deploy/lambda-build.ts";
+
+/**
+ * Issue 16's size budget and what each deployed bundle loads, read from esbuild's metafile with the
+ * settings SST deploys (nothing is written). Import times are measured by `npm run bench`, not here.
+ */
+const LAMBDA_CLIENT = "@aws-sdk/client-lambda";
+const EVENT_SOURCE_CONTROL = "lib/queue-control/event-source-control.ts";
+/** The functions that pause queues or change their concurrency through the event source mapping. */
+const CONTROLS_EVENT_SOURCES = ["api", "reaper"];
+
+let bundles: FunctionBundle[];
+beforeAll(async () => {
+  bundles = await buildBundles(deployedSdkOption, "", { write: false });
+});
+
+const loadsLambdaClient = (b: FunctionBundle) =>
+  b.externals.includes(LAMBDA_CLIENT) || b.inputs.some((i) => i.includes(`node_modules/${LAMBDA_CLIENT}/`));
+
+describe("Lambda bundles as deployed", () => {
+  test("leave the AWS SDK to the runtime", () => {
+    expect(deployedSdkOption).toBe("external");
+    for (const b of bundles) expect(b.inputs.filter((i) => i.includes("node_modules/@aws-sdk/"))).toEqual([]);
+  });
+
+  test("every function is bundled, each within the size budget", () => {
+    expect(bundles.map((b) => b.name).sort()).toEqual(
+      lambdaHandlers.map((h) => h.slice(h.lastIndexOf("/") + 1, h.lastIndexOf("."))).sort(),
+    );
+    for (const b of bundles) {
+      expect(b.bytes, `${b.name}: ${b.bytes} bytes`).toBeLessThanOrEqual(BUNDLE_BUDGET_BYTES);
+    }
+  });
+
+  test("only the functions that control event sources load the Lambda client", () => {
+    for (const b of bundles) {
+      const controls = CONTROLS_EVENT_SOURCES.includes(b.name);
+      expect(loadsLambdaClient(b), b.name).toBe(controls);
+      expect(b.inputs.includes(EVENT_SOURCE_CONTROL), b.name).toBe(controls);
+    }
+  });
+});
