@@ -30,8 +30,10 @@ export interface NodeBuildProperties {
 /**
  * SST's own esbuild settings for a Node function (its CLI's Runtime.Build for ESM, outside dev):
  * bundle, platform node, ESM, mainFields module then main, keepNames, a linked sourcemap only when
- * asked, minify when asked, and a banner that gives bundled CommonJS code `require`, `__filename`
- * and `__dirname` (without it the AWS SDK fails at import: `Dynamic require of "node:https"`).
+ * asked, minify when asked, and SST's banner, which gives bundled CommonJS code `require`,
+ * `__filename` and `__dirname` (a CommonJS dependency that requires a Node builtin otherwise fails
+ * at import with `Dynamic require of "node:…" is not supported`; with mainFields module-first and
+ * the SDK external, none of ours does today, but the banner is part of what SST ships).
  * The target is the runtime's language level (es2024 for nodejs24.x).
  */
 export function sstNodeBuildOptions(

@@ -1,0 +1,179 @@
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { LOOPBACK } from "../../local/emulators.ts";
+
+export type AwsService = "dynamodb" | "sqs" | "lambda";
+
+/** One AWS API call a process made, as its SDK sent it. */
+export interface RecordedCall {
+  service: AwsService;
+  /** The API operation: "UpdateItem", "SendMessageBatch", "GetEventSourceMapping". */
+  operation: string;
+  /** What it acts on, as the request names it. */
+  target: { tableName?: string; indexName?: string; queueUrl?: string; eventSourceMappingUuid?: string };
+  /** The answer's HTTP status. */
+  status: number;
+}
+
+/** Answers Lambda API calls itself: there is no Lambda emulator to forward them to. */
+export type LambdaResponder = (call: { method: string; path: string; body: string }) => {
+  status: number;
+  body: unknown;
+};
+
+export interface AwsCallRecorder {
+  /** What to set as AWS_ENDPOINT_URL_DYNAMODB, _SQS and _LAMBDA. */
+  endpoints: Record<AwsService, string>;
+  calls: RecordedCall[];
+  /** The calls recorded since the last take. */
+  take(): RecordedCall[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A recording proxy on loopback, one port per service: it notes each request's operation (the
+ * `X-Amz-Target` of the JSON protocols, `Action=` of SQS's query protocol, the REST path of
+ * Lambda's) and the resource it names, then forwards the bytes unchanged (signature and host
+ * header included) to the emulator and its answer back. A process whose endpoints point here can
+ * make no AWS call that goes unrecorded.
+ */
+export async function startAwsCallRecorder(targets: {
+  dynamodb: string;
+  sqs: string;
+  lambda: LambdaResponder;
+}): Promise<AwsCallRecorder> {
+  const calls: RecordedCall[] = [];
+  let taken = 0;
+  const servers: Server[] = [];
+  const listen = async (
+    service: AwsService,
+    handle: (req: IncomingMessage, body: Buffer) => Promise<Answer>,
+  ) => {
+    const server = createServer((req, res) => {
+      readBody(req)
+        .then(async (body) => {
+          const answer = await handle(req, body);
+          calls.push({ service, ...describeCall(service, req, body), status: answer.status });
+          reply(res, answer);
+        })
+        .catch((err: unknown) => reply(res, { status: 502, headers: {}, body: Buffer.from(String(err)) }));
+    });
+    servers.push(server);
+    server.listen(0, LOOPBACK);
+    await once(server, "listening");
+    return `http://${LOOPBACK}:${(server.address() as AddressInfo).port}`;
+  };
+  const endpoints = {
+    dynamodb: await listen("dynamodb", (req, body) => forward(targets.dynamodb, req, body)),
+    sqs: await listen("sqs", (req, body) => forward(targets.sqs, req, body)),
+    lambda: await listen("lambda", async (req, body) => {
+      const answer = targets.lambda({
+        method: req.method ?? "GET",
+        path: req.url ?? "/",
+        body: body.toString(),
+      });
+      return {
+        status: answer.status,
+        headers: { "content-type": "application/json", "x-amzn-requestid": randomUUID() },
+        body: Buffer.from(JSON.stringify(answer.body)),
+      };
+    }),
+  };
+  return {
+    endpoints,
+    calls,
+    take() {
+      const fresh = calls.slice(taken);
+      taken = calls.length;
+      return fresh;
+    },
+    async stop() {
+      await Promise.all(
+        servers.map((s) => {
+          s.closeAllConnections();
+          return new Promise<void>((resolve) => s.close(() => resolve()));
+        }),
+      );
+    },
+  };
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function reply(res: ServerResponse, answer: Answer): void {
+  res.writeHead(answer.status, answer.headers);
+  res.end(answer.body);
+}
+
+/** Sends the request on as it came; the emulators ignore the signature, which stays valid anyway. */
+function forward(target: string, req: IncomingMessage, body: Buffer): Promise<Answer> {
+  const url = new URL(target);
+  return new Promise((resolve, reject) => {
+    const out = request(
+      { host: url.hostname, port: url.port, method: req.method, path: req.url, headers: req.headers },
+      (res) => {
+        readBody(res).then(
+          (answer) => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: answer }),
+          reject,
+        );
+      },
+    );
+    out.on("error", reject);
+    out.end(body);
+  });
+}
+
+/** The operation and resource one request names, for each protocol these services speak. */
+function describeCall(
+  service: AwsService,
+  req: IncomingMessage,
+  body: Buffer,
+): Pick<RecordedCall, "operation" | "target"> {
+  if (service === "lambda") {
+    // REST: /2015-03-31/event-source-mappings/{UUID}, the method says which operation.
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    const mapping = /^\/2015-03-31\/event-source-mappings\/([^/]+)\/?$/.exec(path);
+    const operation = mappingOperations[req.method ?? ""];
+    if (!mapping || !operation) return { operation: `${req.method} ${path}`, target: {} };
+    return { operation, target: { eventSourceMappingUuid: decodeURIComponent(mapping[1] as string) } };
+  }
+  const amzTarget = req.headers["x-amz-target"];
+  if (typeof amzTarget === "string") {
+    // JSON protocols: "DynamoDB_20120810.UpdateItem", "AmazonSQS.SendMessageBatch".
+    const input = JSON.parse(body.toString() || "{}") as Record<string, unknown>;
+    return { operation: amzTarget.slice(amzTarget.indexOf(".") + 1), target: targetOf(input) };
+  }
+  // SQS's older query protocol: a form with Action=…&QueueUrl=….
+  const form = new URLSearchParams(body.toString());
+  return { operation: form.get("Action") ?? "unknown", target: targetOf(Object.fromEntries(form)) };
+}
+
+const mappingOperations: Record<string, string> = {
+  GET: "GetEventSourceMapping",
+  PUT: "UpdateEventSourceMapping",
+  DELETE: "DeleteEventSourceMapping",
+};
+
+function targetOf(input: Record<string, unknown>): RecordedCall["target"] {
+  const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+  const target: RecordedCall["target"] = {};
+  const tableName = text(input.TableName);
+  const indexName = text(input.IndexName);
+  const queueUrl = text(input.QueueUrl);
+  if (tableName) target.tableName = tableName;
+  if (indexName) target.indexName = indexName;
+  if (queueUrl) target.queueUrl = queueUrl;
+  return target;
+}
