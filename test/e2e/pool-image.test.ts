@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   chmodSync,
+  copyFileSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -9,13 +10,14 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
-import { resolvePoolKinds } from "../../lib/app/pool-config.ts";
+import { parsePoolConfig, resolvePoolKinds } from "../../lib/app/pool-config.ts";
 import { systemClock } from "../../lib/clock.ts";
 import { buildEngine } from "../../lib/engine.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
@@ -56,6 +58,14 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DOCKERFILE = join(ROOT, "infra/pool.Dockerfile");
 /** The pool's SKYFORGE_POOL_DRAIN_SECONDS: far under the long job, far over the short one. */
 const DRAIN_SECONDS = 2;
+/**
+ * An operator's pool file inside the image (under children/, as infra/pool-config.ts requires), adding
+ * the test child that hangs on request: the job that can't finish inside the drain deadline.
+ */
+const OPERATOR_POOL_FILE = "children/operator-pool.json";
+const operatorPoolConfig = JSON.stringify({
+  kinds: { scripted: { argv: ["node", "children/scripted.mjs"], soft: 1, hard: 1 } },
+});
 
 const stages = parseDockerfile(readFileSync(DOCKERFILE, "utf8"));
 
@@ -176,6 +186,8 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
     runtime = replayed.get(last.name ?? String(last.index)) as ReplayedStage;
     appDir = join(runtime.root, runtime.workdir);
     figures.bundleBytes = statSync(join(appDir, "dist/pool.mjs")).size;
+    copyFileSync(join(ROOT, "test/fixtures/children/scripted.mjs"), join(appDir, "children/scripted.mjs"));
+    writeFileSync(join(appDir, OPERATOR_POOL_FILE), operatorPoolConfig);
     // The image's /app: owned by root (COPY without --chown) and writable by no one.
     const chmod = spawnSync("chmod", ["-R", "a-w", runtime.root]);
     if (chmod.status !== 0) throw new Error(`chmod -R a-w failed: ${chmod.stderr}`);
@@ -188,7 +200,7 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
     urls = await provisionQueues(sqs, app.queues, "img");
     engine = buildEngine({
       app,
-      poolKinds: resolvePoolKinds(app.queues, app.poolKinds),
+      poolKinds: resolvePoolKinds(app.queues, app.poolKinds, parsePoolConfig(operatorPoolConfig)),
       dynamodb,
       sqs,
       table,
@@ -205,7 +217,12 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
       command: [...AS_UNPRIVILEGED, "env", "-C", appDir, ...argv],
       // The container's environment, not the test's: the project's Node 24 and a python3 first on
       // PATH, then the system's (setpriv for the children), no HOME, the stage's ENV.
-      baseEnv: { PATH: `${nodeDir}:${python.dir}:/usr/bin:/bin`, HOME: "/nonexistent", ...runtime.env },
+      baseEnv: {
+        PATH: `${nodeDir}:${python.dir}:/usr/bin:/bin`,
+        HOME: "/nonexistent",
+        ...runtime.env,
+        SKYFORGE_POOL_CONFIG: OPERATOR_POOL_FILE,
+      },
       endpoints: { dynamodb: emu.dynamodb.endpoint, sqs: emu.sqs.endpoint },
       table,
       queueUrls: new Map([...urls].map(([n, q]) => [n, q.url])),
@@ -242,7 +259,8 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
     const started = poolLog().find((l) => l.message === "pool started");
     expect(started, poolOutput()).toBeDefined();
     expect(started?.refused).toEqual([]);
-    expect(started?.kinds).toHaveLength(app.poolKinds.length);
+    // The demo kinds, and the one the operator's file adds.
+    expect(started?.kinds).toHaveLength(app.poolKinds.length + 1);
 
     const pid = pool?.pid as number;
     expect(uidOf(pid)).toBe(UNPRIVILEGED);
@@ -292,8 +310,8 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
   it("drains on SIGTERM: the job that fits the deadline finishes, the other is handed back, exit 0", async ({
     annotate,
   }) => {
-    // The demo children's longest job, about 13 s of hashing here: still running at the deadline.
-    const long = { kind: "node-digest", payload: { text: "drain long", rounds: 10_000_000 } };
+    // Never answers: still running at the deadline, however fast the machine.
+    const long = { kind: "scripted", payload: { act: "hang" } };
     // About 0.4 s here: done well inside the deadline, even on a loaded machine.
     const short = { kind: "py-digest", payload: { text: "drain short", rounds: 1_000_000 } };
     const longId = (await engine.producer.enqueue(long)).job.id;
