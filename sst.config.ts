@@ -31,6 +31,7 @@ export default $config({
     await import("./infra/workers");
     const { api, enqueue } = await import("./infra/api");
     await import("./infra/schedules");
+    await import("./infra/runtime-updates");
     const { pool } = await import("./infra/pool");
     const monitoring = await import("./infra/monitoring");
     return {
