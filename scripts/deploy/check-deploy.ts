@@ -25,7 +25,10 @@ export interface StageReport {
   failures: string[];
 }
 
-export async function checkDeploy(root: string, stages: readonly CheckedStage[] = checkedStages): Promise<StageReport[]> {
+export async function checkDeploy(
+  root: string,
+  stages: readonly CheckedStage[] = checkedStages,
+): Promise<StageReport[]> {
   ensurePlatform(root);
   const reports: StageReport[] = [];
   for (const { stage, dev } of stages) {

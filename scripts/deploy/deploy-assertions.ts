@@ -1,12 +1,14 @@
 import { app } from "../../app/index.ts";
 import { lambdaArchitecture, lambdaRuntime, nodejsBuild } from "../../infra/function-defaults.ts";
 import { API_CATCH_ALL_ROUTE_KEY, API_ROUTE_KEYS } from "../../lib/api/route-keys.ts";
-import { tierOf } from "../../lib/app/queue-declaration.ts";
-import { buildAlarms } from "../../lib/infra/alarms.ts";
+import { tierOf, visibilityTimeoutSeconds } from "../../lib/app/queue-declaration.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { statusIndex, ttlAttribute } from "../../lib/store/table.ts";
+import { hygieneFailures } from "./hygiene-assertions.ts";
 import { iamFailures } from "./iam-assertions.ts";
 import { lambdaHandlers } from "./lambda-build.ts";
+import { monitoringFailures } from "./monitoring-assertions.ts";
+import { poolFailures } from "./pool-assertions.ts";
 import type { StageRun } from "./sst-program.ts";
 import { arnOf, StageResources } from "./stage-resources.ts";
 
@@ -21,8 +23,13 @@ const sameSet = (a: readonly string[], b: readonly string[]) =>
 function functionFailures(stage: StageResources): string[] {
   const failures: string[] = [];
   const handlers = stage.functions.map((fn) => stage.handlerOf(fn) ?? `${fn.name} (unknown handler)`);
-  if (!sameSet(handlers, lambdaHandlers)) {
-    failures.push(`functions are ${handlers.join(", ")}; expected ${lambdaHandlers.join(", ")}`);
+  // One function per entry point, but one worker per Lambda-tier queue.
+  const workers = app.queues.filter((q) => tierOf(q) === "lambda").length;
+  const expected = lambdaHandlers.flatMap((h) =>
+    h === "functions/worker.handler" ? Array<string>(workers).fill(h) : [h],
+  );
+  if (!sameSet(handlers, expected)) {
+    failures.push(`functions are ${handlers.join(", ")}; expected ${expected.join(", ")}`);
   }
   if (stage.run.dev) {
     // `sst dev` swaps each function for its bridge; what it was declared with is its dev target.
@@ -41,6 +48,11 @@ function functionFailures(stage: StageResources): string[] {
     if (fn.inputs.handler !== stage.handlerOf(fn)) {
       failures.push(`function ${fn.name} runs ${fn.inputs.handler}, built from ${stage.handlerOf(fn)}`);
     }
+    // The SDK is the runtime's: the runtime may only move when skyforge deploys the function.
+    const pinned = stage
+      .ofType("aws:lambda/runtimeManagementConfig:RuntimeManagementConfig")
+      .some((c) => c.inputs.functionName === fn.inputs.name && c.inputs.updateRuntimeOn === "FunctionUpdate");
+    if (!pinned) failures.push(`function ${fn.name} takes runtime updates outside a deploy`);
   }
   for (const b of stage.run.builds) {
     if (JSON.stringify(b.properties) !== JSON.stringify(nodejsBuild)) {
@@ -77,8 +89,17 @@ function eventSourceAndQueueFailures(stage: StageResources): string[] {
     if (redrive.deadLetterTargetArn !== arnOf(dlq) || redrive.maxReceiveCount !== q.maxReceiveCount) {
       failures.push(`queue ${q.name} redrives ${JSON.stringify(redrive)}`);
     }
-    if (tierOf(q) !== "lambda") continue;
+    // The pool reads its messages with this visibility too, and lib/app/ sizes it from the declaration.
+    if (queue.inputs.visibilityTimeoutSeconds !== visibilityTimeoutSeconds(q)) {
+      failures.push(
+        `queue ${q.name}: visibility ${queue.inputs.visibilityTimeoutSeconds} s, declared ${visibilityTimeoutSeconds(q)} s`,
+      );
+    }
     const mapping = mappings.find((m) => m.inputs.eventSourceArn === arnOf(queue));
+    if (tierOf(q) !== "lambda") {
+      if (mapping) failures.push(`pool queue ${q.name} has a Lambda event source`);
+      continue;
+    }
     if (!mapping) {
       failures.push(`queue ${q.name} has no event source mapping`);
       continue;
@@ -107,6 +128,11 @@ function eventSourceAndQueueFailures(stage: StageResources): string[] {
       continue;
     }
     const timeout = Number(worker.inputs.timeout);
+    if (timeout !== q.workerTimeoutSeconds) {
+      failures.push(
+        `queue ${q.name}: the worker times out after ${timeout} s, declared ${q.workerTimeoutSeconds} s`,
+      );
+    }
     const visibility = Number(queue.inputs.visibilityTimeoutSeconds);
     if (!(visibility >= 6 * timeout)) {
       failures.push(
@@ -123,8 +149,15 @@ function apiAndScheduleFailures(stage: StageResources): string[] {
   const keys = routes.map((r) => String(r.inputs.routeKey));
   if (!sameSet(keys, [...API_ROUTE_KEYS, API_CATCH_ALL_ROUTE_KEY]))
     failures.push(`routes are ${keys.join(", ")}`);
+  const integrations = stage.ofType("aws:apigatewayv2/integration:Integration");
   for (const r of routes) {
     if (r.inputs.authorizationType !== "AWS_IAM") failures.push(`route ${r.inputs.routeKey} is not AWS_IAM`);
+    // One function answers every route, the catch-all's 405 and 404 included, in the API's error shape.
+    const integration = integrations.find((i) => r.inputs.target === `integrations/${i.outputs.id}`);
+    const fn = stage.functionByArn(integration?.inputs.integrationUri);
+    if (!fn || stage.handlerOf(fn) !== "functions/api.handler") {
+      failures.push(`route ${r.inputs.routeKey} is served by ${fn?.name ?? "no function"}`);
+    }
   }
   const expected: Record<string, string> = {
     "functions/reaper.handler": "rate(1 minute)",
@@ -171,74 +204,6 @@ function tableFailures(stage: StageResources, protectedStage: boolean): string[]
   return failures;
 }
 
-function ecsFailures(stage: StageResources): string[] {
-  const task = stage.ofType("aws:ecs/taskDefinition:TaskDefinition")[0];
-  if (stage.run.dev) return task ? ["sst dev deploys the pool service; it should run locally"] : [];
-  if (!task) return ["no pool task definition"];
-  const platform = task.inputs.runtimePlatform as { cpuArchitecture?: string } | undefined;
-  const failures: string[] = [];
-  if (platform?.cpuArchitecture !== "ARM64") failures.push(`the pool task is ${platform?.cpuArchitecture}`);
-  if (!task.inputs.taskRoleArn || task.inputs.taskRoleArn === task.inputs.executionRoleArn) {
-    failures.push("the pool task and execution roles must be separate");
-  }
-  return failures;
-}
-
-interface Widget {
-  type: string;
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-  properties: { markdown?: string; metrics?: unknown[][]; region?: string };
-}
-
-/** The alarms the app's queues call for, and a dashboard body CloudWatch would accept. */
-function monitoringFailures(stage: StageResources): string[] {
-  const failures: string[] = [];
-  const names = stage.ofType("aws:cloudwatch/metricAlarm:MetricAlarm").map((a) => a.name);
-  const spec = buildAlarms(
-    app.queues.map((q) => ({ name: q.name, tier: tierOf(q), sqsName: "", dlqSqsName: "" })),
-  );
-  for (const { id } of spec) if (!names.includes(id)) failures.push(`alarm ${id} is missing`);
-  const dashboard = stage.ofType("aws:cloudwatch/dashboard:Dashboard")[0];
-  if (!dashboard) return [...failures, "no dashboard"];
-  const body = JSON.parse(String(dashboard.inputs.dashboardBody)) as { widgets?: Widget[] };
-  if (!Array.isArray(body.widgets) || body.widgets.length === 0)
-    return [...failures, "the dashboard has no widgets"];
-  for (const [i, w] of body.widgets.entries()) {
-    const where = `dashboard widget ${i} (${w.type})`;
-    if (![w.x, w.y, w.width, w.height].every(Number.isInteger) || w.x < 0 || w.x + w.width > 24) {
-      failures.push(`${where} lies outside the 24-column grid`);
-    }
-    if (w.type === "text" && typeof w.properties.markdown !== "string")
-      failures.push(`${where} has no markdown`);
-    if (w.type === "metric") {
-      if (!w.properties.region) failures.push(`${where} has no region`);
-      const rows = w.properties.metrics ?? [];
-      if (rows.length === 0) failures.push(`${where} has no metrics`);
-      for (const row of rows) {
-        const parts = Array.isArray(row) ? row.filter((x) => typeof x !== "object" || x === null) : [row];
-        if (!parts.every((x) => typeof x === "string" && x.length > 0)) {
-          failures.push(`${where} has a metric row with an empty or non-string part: ${JSON.stringify(row)}`);
-        }
-      }
-    }
-  }
-  return failures;
-}
-
-/** An Output turned into a string by mistake shows up as one of these inside an input. */
-function leakFailures(run: StageRun): string[] {
-  const leaks = [/Calling \[toString\] on an \[Output<T>\]/, /\[object Object\]/];
-  const failures = run.resources.flatMap((r) => {
-    const text = JSON.stringify(r.inputs);
-    return leaks.filter((p) => p.test(text)).map((p) => `${r.type} ${r.name}: an input contains ${p.source}`);
-  });
-  if (leaks.some((p) => p.test(run.log))) failures.push("the program printed an Output leak warning");
-  return failures;
-}
-
 export function stageFailures(run: StageRun): string[] {
   const stage = new StageResources(run);
   return [
@@ -247,8 +212,8 @@ export function stageFailures(run: StageRun): string[] {
     ...iamFailures(stage),
     ...apiAndScheduleFailures(stage),
     ...tableFailures(stage, run.outputs._protect === true),
-    ...ecsFailures(stage),
+    ...poolFailures(stage),
     ...monitoringFailures(stage),
-    ...leakFailures(run),
+    ...hygieneFailures(stage),
   ];
 }

@@ -33,6 +33,13 @@ export interface RecordedResource {
   /** The state the mocks answered with: the inputs plus computed attributes (arn, url, uuid, …). */
   outputs: Record<string, unknown>;
 }
+/** An SST component and the args it was built with: Pulumi Outputs show as "<output>". */
+export interface ConstructedResource {
+  type: string;
+  name: string;
+  props: Record<string, unknown>;
+}
+
 export interface RecordedCall {
   token: string;
   inputs: Record<string, unknown>;
@@ -156,4 +163,49 @@ export function recordingMocks(resources: RecordedResource[], calls: RecordedCal
       return callResult(args);
     },
   };
+}
+
+/** Plain data for a component's args: Outputs and resources become markers, functions are dropped. */
+function plain(value: unknown, isOutput: (v: unknown) => boolean, depth = 0): unknown {
+  if (isOutput(value)) return "<output>";
+  if (typeof value === "function") return undefined;
+  if (value === null || typeof value !== "object") return value;
+  if (depth > 6 || "urn" in value) return "<resource>";
+  if (Array.isArray(value)) return value.map((v) => plain(v, isOutput, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v, isOutput, depth + 1)]));
+}
+
+interface LiveComponent {
+  type: string;
+  name: string;
+  args: unknown;
+}
+
+/**
+ * Records every SST component as it is constructed, through SST's own `$transform` hook, registered
+ * for each component class of `sst.aws` (SST hands Pulumi empty props for its components, so a stack
+ * transformation can't see their args). The args are kept by reference and read at the end
+ * (`constructedComponents`), after every later transform (sst.config.ts's defaults) changed them.
+ */
+export function recordComponents(
+  classes: readonly unknown[],
+  transform: (cls: unknown, cb: (args: unknown, opts: unknown, name: string) => void) => void,
+  into: LiveComponent[],
+): void {
+  for (const cls of classes) {
+    const type = (cls as { __pulumiType?: unknown } | undefined)?.__pulumiType;
+    if (typeof cls !== "function" || typeof type !== "string" || !type.startsWith("sst:")) continue;
+    transform(cls, (args, _opts, name) => into.push({ type, name, args }));
+  }
+}
+
+export function constructedComponents(
+  live: readonly LiveComponent[],
+  isOutput: (v: unknown) => boolean,
+): ConstructedResource[] {
+  return live.map((c) => ({
+    type: c.type,
+    name: c.name,
+    props: plain(c.args, isOutput) as Record<string, unknown>,
+  }));
 }

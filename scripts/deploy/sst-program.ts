@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build, type Plugin } from "esbuild";
-import type { RecordedCall, RecordedResource } from "./pulumi-mocks.ts";
+import type { ConstructedResource, RecordedCall, RecordedResource } from "./pulumi-mocks.ts";
 import { type BuiltRecord, type DevTarget, startRpcStandIn } from "./rpc-stand-in.ts";
 
 /**
@@ -18,6 +18,8 @@ export interface StageRun {
   stage: string;
   dev: boolean;
   resources: RecordedResource[];
+  /** Every SST component as constructed, in order, with its final args (Outputs as markers). */
+  constructed: ConstructedResource[];
   calls: RecordedCall[];
   outputs: Record<string, unknown>;
   builds: BuiltRecord[];
@@ -25,6 +27,16 @@ export interface StageRun {
   rpcMethods: string[];
   /** Everything the program printed: SST and Pulumi warnings land here. */
   log: string;
+}
+
+/** The program threw: what it had constructed by then comes with the error. */
+export class StageFailed extends Error {
+  constructor(
+    message: string,
+    readonly constructed: ConstructedResource[],
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -91,12 +103,24 @@ async function bundleProgram(root: string, stage: string, dev: boolean, outfile:
   const entry = `
     import * as pulumi from "@pulumi/pulumi";
     import { writeFileSync } from "node:fs";
-    import { recordingMocks } from ${JSON.stringify(mocks)};
+    import * as sst from ${JSON.stringify(join(platform, "src/components"))};
+    import { constructedComponents, recordComponents, recordingMocks } from ${JSON.stringify(mocks)};
     const resources = [];
     const calls = [];
-    const out = { resources, calls, outputs: {}, error: null };
+    const components = [];
+    const out = { resources, calls, constructed: [], outputs: {}, error: null };
+    // Written however the program ends: a failure that escapes as an unhandled rejection still
+    // reports what was constructed before it.
+    process.on("unhandledRejection", (error) => {
+      out.error ??= String(error?.stack ?? error);
+    });
+    process.on("exit", () => {
+      out.constructed = constructedComponents(components, pulumi.Output.isInstance);
+      writeFileSync(process.env.CHECK_DEPLOY_OUT, JSON.stringify(out));
+    });
     try {
       await pulumi.runtime.setMocks(recordingMocks(resources, calls), ${JSON.stringify(String(app.name))}, ${JSON.stringify(stage)}, false);
+      recordComponents([...Object.values(sst.aws), ...Object.values(sst.x)], $transform, components);
       const { run } = await import(${JSON.stringify(join(platform, "src/auto/run.ts"))});
       const mod = await import(${JSON.stringify(join(root, "sst.config.ts"))});
       const outputs = await pulumi.runtime.runInPulumiStack(() => run(mod.default.run));
@@ -105,7 +129,6 @@ async function bundleProgram(root: string, stage: string, dev: boolean, outfile:
     } catch (error) {
       out.error = String(error?.stack ?? error);
     }
-    writeFileSync(process.env.CHECK_DEPLOY_OUT, JSON.stringify(out));
   `;
   await build({
     stdin: { contents: entry, resolveDir: root, sourcefile: "eval.ts", loader: "ts" },
@@ -143,8 +166,17 @@ async function bundleProgram(root: string, stage: string, dev: boolean, outfile:
   });
 }
 
-/** Builds and runs the program for one stage in a fresh Node process; the RPC stand-in runs here. */
-export async function runStage(root: string, stage: string, dev: boolean): Promise<StageRun> {
+/**
+ * Builds and runs the program for one stage in a fresh Node process; the RPC stand-in runs here.
+ * `env` is laid over this process's environment for the program (infra reads some settings, such
+ * as SKYFORGE_ALARM_EMAIL, from it); an undefined value removes a variable.
+ */
+export async function runStage(
+  root: string,
+  stage: string,
+  dev: boolean,
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<StageRun> {
   const scratch = mkdtempSync(join(tmpdir(), `check-deploy-${stage}-`));
   // The bundle sits inside .sst/platform, so its externals resolve from the platform's node_modules.
   const program = join(root, ".sst", "platform", `check-deploy.${stage}.${process.pid}.mjs`);
@@ -152,11 +184,12 @@ export async function runStage(root: string, stage: string, dev: boolean): Promi
   try {
     await bundleProgram(root, stage, dev, program, join(scratch, "home"));
     const outFile = join(scratch, "out.json");
-    const log = await new Promise<string>((resolve, reject) => {
+    const { code, log } = await new Promise<{ code: number | null; log: string }>((resolve, reject) => {
       const child = spawn(process.execPath, [program], {
         cwd: root,
         env: {
           ...process.env,
+          ...options.env,
           SST_SERVER: rpc.url,
           CHECK_DEPLOY_OUT: outFile,
           SST_STAGE: stage,
@@ -173,21 +206,27 @@ export async function runStage(root: string, stage: string, dev: boolean): Promi
         output += chunk;
       });
       child.on("error", reject);
-      child.on("exit", (code) =>
-        code === 0 ? resolve(output) : reject(new Error(`the ${stage} program exited ${code}:\n${output}`)),
-      );
+      child.on("exit", (code) => resolve({ code, log: output }));
     });
+    if (!existsSync(outFile)) throw new Error(`the ${stage} program exited ${code} with no report:\n${log}`);
     const out = JSON.parse(readFileSync(outFile, "utf8")) as {
       resources: RecordedResource[];
       calls: RecordedCall[];
+      constructed: ConstructedResource[];
       outputs: Record<string, unknown>;
       error: string | null;
     };
-    if (out.error) throw new Error(`SST's components failed for stage ${stage}:\n${out.error}\n${log}`);
+    if (out.error || code !== 0) {
+      throw new StageFailed(
+        `SST's components failed for stage ${stage} (exit ${code}):\n${out.error}\n${log}`,
+        out.constructed,
+      );
+    }
     return {
       stage,
       dev,
       resources: out.resources,
+      constructed: out.constructed,
       calls: out.calls,
       outputs: out.outputs,
       builds: rpc.builds,

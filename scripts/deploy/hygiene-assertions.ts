@@ -1,0 +1,148 @@
+import type { RecordedResource } from "./pulumi-mocks.ts";
+import type { StageRun } from "./sst-program.ts";
+import type { StageResources } from "./stage-resources.ts";
+
+/**
+ * Configuration hygiene across the stage: environments that carry names and URLs only, JSON logs
+ * kept a month, the stack outputs README.md documents, and no Output turned into a string.
+ */
+
+/**
+ * What SST itself puts in a function's environment: the app's name and stage, the name of its
+ * encrypted link file and, under `sst dev`, the bridge's endpoints. SST_KEY (the file's key) is not
+ * here: it appears only when a function links a resource, which the IAM check refuses anyway.
+ */
+const SST_VARIABLES = new Set([
+  "SST_RESOURCE_App",
+  "SST_KEY_FILE",
+  "SST_APP",
+  "SST_STAGE",
+  "SST_REGION",
+  "SST_FUNCTION_ID",
+  "SST_ASSET_BUCKET",
+  "SST_APPSYNC_HTTP",
+  "SST_APPSYNC_REALTIME",
+]);
+/** A name, number, path or URL: nothing that could hide a credential in a value. */
+const PLAIN = /^[A-Za-z0-9._:/@=+-]*$/;
+const SECRET_LIKE = /secret|password|token|AKIA/i;
+
+function isNameOrUrl(value: string): boolean {
+  if (PLAIN.test(value)) return true;
+  // SKYFORGE_QUEUE_URLS and the like: a JSON object of names and URLs.
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return false;
+    return Object.values(parsed).every((v) => typeof v === "string" && PLAIN.test(v));
+  } catch {
+    return false;
+  }
+}
+
+/** The pool container's environment (SST passes the container definitions as a wrapped secret). */
+function containerEnvironments(stage: StageResources): Record<string, string>[] {
+  return stage.ofType("aws:ecs/taskDefinition:TaskDefinition").flatMap((task) => {
+    const raw = task.inputs.containerDefinitions as string | { value?: string } | undefined;
+    const text = typeof raw === "string" ? raw : raw?.value;
+    const defs = text ? (JSON.parse(text) as { environment?: { name: string; value: string }[] }[]) : [];
+    return defs.map((d) => Object.fromEntries((d.environment ?? []).map((e) => [e.name, e.value])));
+  });
+}
+
+function environmentFailures(stage: StageResources): string[] {
+  const envs: [string, Record<string, string>][] = [
+    ...stage.functions.map((fn): [string, Record<string, string>] => [`function ${fn.name}`, stage.env(fn)]),
+    ...containerEnvironments(stage).map((env): [string, Record<string, string>] => ["the pool task", env]),
+  ];
+  const failures: string[] = [];
+  for (const [owner, env] of envs) {
+    for (const [name, value] of Object.entries(env)) {
+      if (!/^SKYFORGE_[A-Z_]+$/.test(name) && !SST_VARIABLES.has(name))
+        failures.push(`${owner} has the variable ${name}`);
+      if (SECRET_LIKE.test(value) || (name.startsWith("SKYFORGE_") && !isNameOrUrl(value))) {
+        failures.push(`${owner}'s ${name} carries more than names and URLs: ${value}`);
+      }
+    }
+  }
+  return failures;
+}
+
+/** JSON logs (the Powertools logger writes JSON) kept one month, from functions and the pool alike. */
+function loggingFailures(stage: StageResources): string[] {
+  const failures: string[] = [];
+  for (const fn of stage.functions) {
+    const format = (fn.inputs.loggingConfig as { logFormat?: string } | undefined)?.logFormat;
+    if (format !== "JSON") failures.push(`function ${fn.name} logs ${format}`);
+  }
+  for (const group of stage.ofType("aws:cloudwatch/logGroup:LogGroup")) {
+    if (group.inputs.retentionInDays !== 30) {
+      failures.push(`log group ${group.name} keeps ${group.inputs.retentionInDays ?? "forever"} days`);
+    }
+  }
+  return failures;
+}
+
+/** The outputs README.md documents, pointing at this stage's resources. */
+function outputFailures(stage: StageResources): string[] {
+  const out = stage.run.outputs;
+  const keys = Object.keys(out)
+    .filter((k) => !k.startsWith("_") && out[k] !== undefined)
+    .sort();
+  const expected = [
+    "api",
+    "dashboard",
+    "enqueueFunction",
+    ...(stage.run.dev ? [] : ["poolService"]),
+    "table",
+  ];
+  const failures: string[] = [];
+  if (keys.join() !== expected.join())
+    failures.push(`the stack outputs ${keys.join(", ")}; README.md documents ${expected.join(", ")}`);
+  const enqueue = stage.functions.find((fn) => stage.handlerOf(fn) === "functions/enqueue.handler");
+  const points: [string, RecordedResource | undefined, unknown][] = [
+    ["enqueueFunction", enqueue, enqueue?.inputs.name],
+    ["table", stage.table, stage.table?.inputs.name],
+    [
+      "api",
+      stage.ofType("aws:apigatewayv2/api:Api")[0],
+      stage.ofType("aws:apigatewayv2/api:Api")[0]?.outputs.apiEndpoint,
+    ],
+  ];
+  if (!stage.run.dev) {
+    const service = stage.ofType("aws:ecs/service:Service")[0];
+    points.push(["poolService", service, service?.inputs.name]);
+  }
+  for (const [key, resource, value] of points) {
+    if (!resource || value === undefined || out[key] !== value)
+      failures.push(`output ${key} is ${String(out[key])}, not ${String(value)}`);
+  }
+  return failures;
+}
+
+/** A stage named as production keeps its data: SST reports the stage's protection as `_protect`. */
+function protectionFailures(run: StageRun): string[] {
+  return ["prod", "production"].includes(run.stage) && run.outputs._protect !== true
+    ? [`stage ${run.stage} is not protected`]
+    : [];
+}
+
+/** An Output turned into a string by mistake shows up as one of these inside an input. */
+function leakFailures(run: StageRun): string[] {
+  const leaks = [/Calling \[toString\] on an \[Output<T>\]/, /\[object Object\]/];
+  const failures = run.resources.flatMap((r) => {
+    const text = JSON.stringify(r.inputs);
+    return leaks.filter((p) => p.test(text)).map((p) => `${r.type} ${r.name}: an input contains ${p.source}`);
+  });
+  if (leaks.some((p) => p.test(run.log))) failures.push("the program printed an Output leak warning");
+  return failures;
+}
+
+export function hygieneFailures(stage: StageResources): string[] {
+  return [
+    ...environmentFailures(stage),
+    ...loggingFailures(stage),
+    ...outputFailures(stage),
+    ...protectionFailures(stage.run),
+    ...leakFailures(stage.run),
+  ];
+}

@@ -1,0 +1,201 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { checkDeploy as CheckDeploy } from "../../scripts/deploy/check-deploy.ts";
+import { stageFailures } from "../../scripts/deploy/deploy-assertions.ts";
+import type { RecordedResource } from "../../scripts/deploy/pulumi-mocks.ts";
+import { ensurePlatform, runStage, StageFailed, type StageRun } from "../../scripts/deploy/sst-program.ts";
+import { copyProject, type ProjectCopy, projectRoot } from "../support/project-copy.ts";
+
+/**
+ * Infra scenarios on SST's real components (scripts/deploy/sst-program.ts), for what the per-stage
+ * assertions of `npm run check:deploy` can't express: settings the deploy reads from its environment,
+ * the command `sst dev` runs for the pool, and edits to the app. What every deploy must have is
+ * checked there (scripts/deploy/*-assertions.ts), on every stage.
+ */
+
+/** Neither notification setting, whatever the developer's shell holds. */
+const quiet = { SKYFORGE_ALARM_EMAIL: undefined, SKYFORGE_ALARM_TOPIC_ARN: undefined };
+
+interface SstConfig {
+  app(input: { stage: string }): Record<string, unknown>;
+}
+
+let copy: ProjectCopy;
+
+const ofType = (run: StageRun, type: string) => run.resources.filter((r) => r.type === type);
+const appAlarms = (run: StageRun) =>
+  ofType(run, "aws:cloudwatch/metricAlarm:MetricAlarm").filter((a) => !a.name.startsWith("Pool"));
+
+beforeAll(() => ensurePlatform(projectRoot), 180_000);
+afterAll(() => copy?.remove());
+
+describe("alarm notifications, chosen by the deploy's environment", () => {
+  let runs: Record<"none" | "email" | "topic", StageRun>;
+  const existingTopic = "arn:aws:sns:us-east-1:123456789012:ops-pager";
+  beforeAll(async () => {
+    runs = {
+      none: await runStage(projectRoot, "ci", false, { env: quiet }),
+      email: await runStage(projectRoot, "ci", false, {
+        env: { ...quiet, SKYFORGE_ALARM_EMAIL: "ops@example.com" },
+      }),
+      topic: await runStage(projectRoot, "ci", false, {
+        env: { ...quiet, SKYFORGE_ALARM_TOPIC_ARN: existingTopic },
+      }),
+    };
+  }, 60_000);
+
+  test("with neither setting, alarms only change state: no topic, no actions", () => {
+    expect(ofType(runs.none, "aws:sns/topic:Topic")).toEqual([]);
+    expect(appAlarms(runs.none).length).toBeGreaterThan(0);
+    for (const a of appAlarms(runs.none)) {
+      expect([a.name, a.inputs.alarmActions, a.inputs.okActions]).toEqual([a.name, [], []]);
+    }
+  });
+
+  test("SKYFORGE_ALARM_EMAIL adds a topic with that address subscribed, and every alarm notifies it", () => {
+    const topics = ofType(runs.email, "aws:sns/topic:Topic");
+    expect(topics.map((t) => t.name)).toEqual(["AlarmTopic"]);
+    const topicArn = topics[0]?.outputs.arn;
+    expect(ofType(runs.email, "aws:sns/topicSubscription:TopicSubscription").map((s) => s.inputs)).toEqual([
+      expect.objectContaining({ topic: topicArn, protocol: "email", endpoint: "ops@example.com" }),
+    ]);
+    for (const a of appAlarms(runs.email)) {
+      expect([a.name, a.inputs.alarmActions, a.inputs.okActions]).toEqual([a.name, [topicArn], [topicArn]]);
+    }
+    expect(stageFailures(runs.email)).toEqual([]);
+  });
+
+  test("SKYFORGE_ALARM_TOPIC_ARN makes every alarm notify that topic, and creates none", () => {
+    expect(ofType(runs.topic, "aws:sns/topic:Topic")).toEqual([]);
+    for (const a of appAlarms(runs.topic)) {
+      expect([a.name, a.inputs.alarmActions]).toEqual([a.name, [existingTopic]]);
+    }
+    expect(stageFailures(runs.topic)).toEqual([]);
+  });
+});
+
+describe("the pool under sst dev", () => {
+  let run: StageRun;
+  beforeAll(async () => {
+    run = await runStage(projectRoot, "dev", true, { env: quiet });
+  }, 60_000);
+
+  test("runs as a local command with the task's environment, and nothing is deployed for it or scales", () => {
+    const service = run.constructed.find((c) => c.type === "sst:aws:Service" && c.name === "Pool");
+    expect(service?.props).toMatchObject({
+      dev: { command: "node --import tsx functions/pool/main.ts" },
+      environment: expect.objectContaining({ SKYFORGE_POOL_DRAIN_SECONDS: "25" }),
+    });
+    expect(run.constructed.map((c) => c.type)).toContain("sst:sst:DevCommand");
+    const deployed = (r: RecordedResource) =>
+      /^aws:(ecs\/(service|taskDefinition)|appautoscaling)\//.test(r.type);
+    expect(run.resources.filter(deployed)).toEqual([]);
+  });
+});
+
+describe("stages", () => {
+  // SST applies `removal` as a resource option, which the mocks never see; sst-program.ts evaluates
+  // app() the same way, with SST's $config (an identity) in place.
+  test("production keeps its resources on removal and is protected; any other stage is disposable", async () => {
+    (globalThis as { $config?: (c: unknown) => unknown }).$config ??= (c) => c;
+    const entry = pathToFileURL(join(projectRoot, "sst.config.ts")).href;
+    const config = ((await import(/* @vite-ignore */ entry)) as { default: SstConfig }).default;
+    for (const stage of ["prod", "production"]) {
+      expect(config.app({ stage })).toMatchObject({ removal: "retain", protect: true });
+    }
+    expect(config.app({ stage: "alice" })).toMatchObject({ removal: "remove", protect: false });
+  });
+});
+
+describe("editing the app in a copy of the project", () => {
+  const queuesFile = () => join(copy.dir, "app/queues.ts");
+  let original: string;
+  beforeAll(() => {
+    copy = copyProject("skyforge-infra-real-", { deploy: true });
+    original = readFileSync(queuesFile(), "utf8");
+  }, 60_000);
+
+  /** Puts `source` in app/queues.ts for `body`, then restores the copy's file. */
+  async function withQueues<T>(source: string, body: () => Promise<T>): Promise<T> {
+    writeFileSync(queuesFile(), source);
+    try {
+      return await body();
+    } finally {
+      writeFileSync(queuesFile(), original);
+    }
+  }
+
+  test("a queue declaration in app/queues.ts adds its queue, DLQ, worker, alarms and dashboard row, with no other edit", async () => {
+    const at = original.lastIndexOf("]);");
+    const emails = `  {
+    name: "emails",
+    batchSize: 5,
+    batchWindowSeconds: 2,
+    maxConcurrency: 3,
+    recordConcurrency: 10,
+    workerTimeoutSeconds: 60,
+    leaseSeconds: 30,
+    backoff: { baseSeconds: 2, maxSeconds: 600 },
+    retentionDays: { done: 7, dead: 30 },
+    maxReceiveCount: 40,
+  },
+`;
+    const report = await withQueues(`${original.slice(0, at)}${emails}${original.slice(at)}`, async () => {
+      // The copy's own checks: they read the copy's app/, so they expect the new queue everywhere.
+      const entry = pathToFileURL(join(copy.dir, "scripts/deploy/check-deploy.ts")).href;
+      const { checkDeploy } = (await import(/* @vite-ignore */ entry)) as { checkDeploy: typeof CheckDeploy };
+      const [ci] = await checkDeploy(copy.dir, [{ stage: "ci", dev: false }]);
+      return ci;
+    });
+    expect(report?.failures).toEqual([]);
+    const run = report?.run as StageRun;
+    const names = run.resources.map((r) => r.name);
+    expect(names).toEqual(expect.arrayContaining(["EmailsQueueQueue", "EmailsDlqQueue"]));
+    const worker = ofType(run, "aws:lambda/function:Function").find(
+      (f) =>
+        (f.inputs.environment as { variables: Record<string, string> }).variables.SKYFORGE_WORKER_QUEUE ===
+        "emails",
+    );
+    expect(worker?.inputs.timeout).toBe(60);
+    const queueArn = ofType(run, "aws:sqs/queue:Queue").find((q) => q.name === "EmailsQueueQueue")?.outputs
+      .arn;
+    expect(
+      ofType(run, "aws:lambda/eventSourceMapping:EventSourceMapping").map((m) => m.inputs),
+    ).toContainEqual(
+      expect.objectContaining({
+        eventSourceArn: queueArn,
+        batchSize: 5,
+        scalingConfig: { maximumConcurrency: 3 },
+      }),
+    );
+    expect(
+      names.filter((n) => n.startsWith("Emails") && appAlarms(run).some((a) => a.name === n)).sort(),
+    ).toEqual([
+      "EmailsCronFailed",
+      "EmailsDeadJobs",
+      "EmailsDlqNotEmpty",
+      "EmailsNearRetention",
+      "EmailsOldestMessageAge",
+      "EmailsWorkerErrors",
+    ]);
+    const body = String(ofType(run, "aws:cloudwatch/dashboard:Dashboard")[0]?.inputs.dashboardBody);
+    expect(body).toContain('"title":"emails · ');
+  }, 60_000);
+
+  test("an invalid declaration stops the deploy before any resource is declared", async () => {
+    const invalid = original.replace("maxConcurrency: 10,", "maxConcurrency: 1,");
+    expect(invalid).not.toBe(original);
+    const error = await withQueues(invalid, () =>
+      runStage(copy.dir, "ci", false, { env: quiet }).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
+    expect(error).toBeInstanceOf(StageFailed);
+    expect((error as StageFailed).message).toMatch(/queue "default": maxConcurrency 1 is outside/);
+    // Nothing at all was constructed in the stack.
+    expect((error as StageFailed).constructed).toEqual([]);
+  }, 60_000);
+});
