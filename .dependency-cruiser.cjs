@@ -42,7 +42,7 @@ module.exports = {
     {
       name: "no-cycles",
       severity: "error",
-      from: { path: "^(lib|app|functions|local|bench|infra)/" },
+      from: { path: "^(lib|app|functions|local|bench|infra|client|cli|console)/" },
       to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
     },
     {
@@ -85,6 +85,21 @@ module.exports = {
       severity: "error",
       from: { path: "^lib/transport/" },
       to: { path: "^lib/store/.*-ops\\.ts$" },
+    },
+    {
+      name: "client-is-light",
+      comment:
+        "the producer client (client/) ships to other services: it may use lib/'s model (types, schemas) and nothing that runs the engine",
+      severity: "error",
+      from: { path: "^client/" },
+      to: { path: "^(lib/(?!job/|app/|errors\\.ts|limits\\.ts|job/status\\.ts|store/schedule-item\\.ts)|app/|functions/|local/|bench/|scripts/|infra/|cli/|console/)" },
+    },
+    {
+      name: "cli-over-the-client",
+      comment: "the CLI and the console reach skyforge through the client's transports, never the engine",
+      severity: "error",
+      from: { path: "^(cli|console)/" },
+      to: { path: "^(lib/(?!job/|app/|errors\\.ts|limits\\.ts|store/schedule-item\\.ts)|functions/|local/|bench/|infra/)" },
     },
     ...upward,
   ],
