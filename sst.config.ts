@@ -29,14 +29,19 @@ export default $config({
     const { table } = await import("./infra/storage");
     await import("./infra/queues");
     await import("./infra/workers");
-    const { api, enqueue } = await import("./infra/api");
+    const { api, apiFunction, enqueue } = await import("./infra/api");
     await import("./infra/schedules");
     await import("./infra/runtime-updates");
     const { pool } = await import("./infra/pool");
     const monitoring = await import("./infra/monitoring");
     return {
+      // The client (client/stage-outputs.ts) reads these from .sst/outputs.json, which holds the last
+      // deploy's outputs whatever its stage: `stage` tells it whose they are.
+      stage: $app.stage,
+      region: aws.getRegionOutput().region,
       table: table.name,
       api: api.url,
+      apiFunction: apiFunction.name,
       enqueueFunction: enqueue.name,
       // The ECS service name (for `aws ecs update-service` and its logs); absent under `sst dev`.
       poolService: $dev ? undefined : pool.nodes.service.name,

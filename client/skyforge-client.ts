@@ -30,7 +30,9 @@ export interface JobPage {
   cursor?: string;
 }
 
-export type ListOptions<A extends AppNames> = Partial<Omit<ListJobsQuery, "queue">> & { queue?: QueueName<A> };
+export type ListOptions<A extends AppNames> = Partial<Omit<ListJobsQuery, "queue">> & {
+  queue?: QueueName<A>;
+};
 
 /** A queue as GET /queues shows it (settings in force, pause state, live counts, event source). */
 export type QueueView = Record<string, unknown> & { name: string; paused: boolean };
@@ -57,7 +59,11 @@ export type ScheduleInput<A extends AppNames> = {
 export type ScheduleView = Record<string, unknown> & { name: string };
 
 export interface SkyforgeClient<A extends AppNames> {
-  enqueue<K extends KindName<A>>(kind: K, payload: PayloadOf<A, K>, options?: EnqueueOptions<A>): Promise<Enqueued>;
+  enqueue<K extends KindName<A>>(
+    kind: K,
+    payload: PayloadOf<A, K>,
+    options?: EnqueueOptions<A>,
+  ): Promise<Enqueued>;
   /**
    * Any number of jobs, sent 100 per request (POST /jobs/batch); one result per job, in order. A job
    * the service refused carries its error and the others go on.

@@ -1,6 +1,8 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import type { Context } from "aws-lambda";
+import type { HttpEvent } from "../lib/api/http.ts";
 import { handleEnqueueInvoke } from "../lib/api/invoke.ts";
 import { createApiHandler } from "../lib/api/routes.ts";
 import type { App } from "../lib/app/define-app.ts";
@@ -192,11 +194,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     if (options.autoTick !== false) ticker.start();
     stoppers.unshift(() => ticker.stop());
 
+    const api = createApiHandler(engine);
     const http = await startLocalHttp({
       host: options.host ?? LOOPBACK,
       port: options.port ?? 3000,
-      api: createApiHandler(engine),
-      functions: { enqueue: (event) => handleEnqueueInvoke(engine, event) },
+      api,
+      // "api" takes what API Gateway would send functions/api.ts: the client's Invoke transport.
+      functions: {
+        enqueue: (event) => handleEnqueueInvoke(engine, event),
+        api: (event) => api(event as HttpEvent, {} as Context),
+      },
       log,
     });
     stoppers.unshift(() => http.close());

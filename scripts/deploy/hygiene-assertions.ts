@@ -1,4 +1,4 @@
-import type { RecordedResource } from "./pulumi-mocks.ts";
+import { REGION, type RecordedResource } from "./pulumi-mocks.ts";
 import type { StageRun } from "./sst-program.ts";
 import type { StageResources } from "./stage-resources.ts";
 
@@ -90,17 +90,22 @@ function outputFailures(stage: StageResources): string[] {
     .sort();
   const expected = [
     "api",
+    "apiFunction",
     "dashboard",
     "enqueueFunction",
     ...(stage.run.dev ? [] : ["poolService"]),
+    "region",
+    "stage",
     "table",
   ];
   const failures: string[] = [];
   if (keys.join() !== expected.join())
     failures.push(`the stack outputs ${keys.join(", ")}; README.md documents ${expected.join(", ")}`);
   const enqueue = stage.functions.find((fn) => stage.handlerOf(fn) === "functions/enqueue.handler");
+  const apiFunction = stage.functions.find((fn) => stage.handlerOf(fn) === "functions/api.handler");
   const points: [string, RecordedResource | undefined, unknown][] = [
     ["enqueueFunction", enqueue, enqueue?.inputs.name],
+    ["apiFunction", apiFunction, apiFunction?.inputs.name],
     ["table", stage.table, stage.table?.inputs.name],
     [
       "api",
@@ -116,6 +121,10 @@ function outputFailures(stage: StageResources): string[] {
     if (!resource || value === undefined || out[key] !== value)
       failures.push(`output ${key} is ${String(out[key])}, not ${String(value)}`);
   }
+  // The client checks `stage` against the stage it was asked for, and signs for `region`.
+  if (out.stage !== stage.run.stage)
+    failures.push(`output stage is ${String(out.stage)}, not ${stage.run.stage}`);
+  if (out.region !== REGION) failures.push(`output region is ${String(out.region)}, not ${REGION}`);
   return failures;
 }
 

@@ -1,0 +1,124 @@
+import type { AppNames } from "../lib/app/define-app.ts";
+import type { JobView } from "../lib/job/schemas.ts";
+import { enqueueInBatches } from "./enqueue-many.ts";
+import { errorForAnswer, SkyforgeApiError, SkyforgeTransportError } from "./errors.ts";
+import type {
+  CancelOutcome,
+  Enqueued,
+  JobPage,
+  QueueView,
+  ScheduleView,
+  SkyforgeClient,
+} from "./skyforge-client.ts";
+import type { ApiRequest, Transport } from "./transport.ts";
+import { type EnqueueCheck, enqueueCheck } from "./validate.ts";
+
+export interface ClientOptions<A extends AppNames> {
+  /** How requests reach the API: httpTransport (SigV4-signed HTTP) or invokeTransport (Lambda Invoke). */
+  transport: Transport;
+  /**
+   * The app value (app/index.ts). With it, every payload is also checked by its kind's schema (and
+   * the request by the API's own schema) before sending: a bad one throws the API's error
+   * (`validation_error`, `unknown_kind`) and nothing is sent. Without it, only the types check.
+   */
+  app?: A;
+}
+
+/**
+ * The typed producer and operator client:
+ * `createClient<typeof app>({ transport })`, or `createClient({ app, transport })` to also validate
+ * payloads before sending. An error answer throws SkyforgeApiError with the API's code; no answer,
+ * or one that is not the API's, throws SkyforgeTransportError (client/errors.ts).
+ */
+export function createClient<A extends AppNames>(options: ClientOptions<A>): SkyforgeClient<A> {
+  const { transport } = options;
+  const check: EnqueueCheck | undefined = options.app ? enqueueCheck(options.app) : undefined;
+
+  async function call<T>(request: ApiRequest): Promise<T> {
+    const answer = await transport.send(request);
+    if (answer.status >= 200 && answer.status < 300) return answer.body as T;
+    throw errorForAnswer(answer.status, answer.body);
+  }
+  /** A call whose answer is a JSON object (every route but DELETE's 204). */
+  async function object<T>(request: ApiRequest): Promise<T> {
+    const body = await call<unknown>(request);
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      throw new SkyforgeTransportError(
+        `${request.method} ${request.path} answered ${JSON.stringify(body) ?? "nothing"}, not a JSON object`,
+        { status: 200, body },
+      );
+    }
+    return body as T;
+  }
+  const refuseIfInvalid = (request: unknown) => {
+    const refused = check?.(request);
+    if (refused) throw refused;
+  };
+
+  return {
+    async enqueue(kind, payload, enqueueOptions) {
+      const request = { ...enqueueOptions, kind, payload };
+      refuseIfInvalid(request);
+      const { duplicate, ...job } = await object<JobView & { duplicate: boolean }>({
+        method: "POST",
+        path: "/jobs",
+        body: request,
+      });
+      return { job, duplicate } satisfies Enqueued;
+    },
+    enqueueMany: (jobs) =>
+      enqueueInBatches(
+        jobs,
+        (batch) => object({ method: "POST", path: "/jobs/batch", body: { jobs: batch } }),
+        check,
+      ),
+    get: async (id) => object<JobView>({ method: "GET", path: `/jobs/${segment(id)}` }),
+    async list(listOptions = {}) {
+      const { limit, ...rest } = listOptions;
+      return object<JobPage>({
+        method: "GET",
+        path: "/jobs",
+        query: { ...rest, ...(limit !== undefined ? { limit: String(limit) } : {}) },
+      });
+    },
+    cancel: async (id) =>
+      object<JobView & { cancel: CancelOutcome }>({ method: "POST", path: `/jobs/${segment(id)}/cancel` }),
+    retry: async (id) => object<JobView>({ method: "POST", path: `/jobs/${segment(id)}/retry` }),
+    queues: {
+      list: async () => (await object<{ items: QueueView[] }>({ method: "GET", path: "/queues" })).items,
+      pause: async (name) => object<QueueView>({ method: "POST", path: `/queues/${segment(name)}/pause` }),
+      resume: async (name) => object<QueueView>({ method: "POST", path: `/queues/${segment(name)}/resume` }),
+      update: async (name, patch) =>
+        object<QueueView>({ method: "PATCH", path: `/queues/${segment(name)}`, body: patch }),
+    },
+    schedules: {
+      list: async () =>
+        (await object<{ items: ScheduleView[] }>({ method: "GET", path: "/schedules" })).items,
+      async put(name, schedule) {
+        // The API checks a schedule's kind, payload and queue exactly as an enqueue of its job.
+        refuseIfInvalid({
+          kind: schedule.kind,
+          payload: schedule.payload ?? null,
+          ...(schedule.queue !== undefined ? { queue: schedule.queue } : {}),
+        });
+        return object<ScheduleView>({ method: "PUT", path: `/schedules/${segment(name)}`, body: schedule });
+      },
+      async remove(name) {
+        await call({ method: "DELETE", path: `/schedules/${segment(name)}` });
+      },
+    },
+  };
+}
+
+/**
+ * A path parameter, escaped. "", "." and ".." can't be one: URLs fold them away ("/jobs/.." is "/"),
+ * so the request would reach another route. Refused as the API refuses a name it can't use.
+ */
+function segment(value: string): string {
+  if (value === "" || value === "." || value === "..") {
+    throw SkyforgeApiError.refused("validation_error", `"${value}" can't name a job, queue or schedule`, [
+      { path: "(path)", message: "empty, . and .. are not names" },
+    ]);
+  }
+  return encodeURIComponent(value);
+}

@@ -1,0 +1,92 @@
+import type { BatchResultItem } from "../lib/job/schemas.ts";
+import { MAX_BATCH } from "../lib/job/schemas.ts";
+import { describeError, SkyforgeApiError, SkyforgeTransportError } from "./errors.ts";
+import type { EnqueueCheck } from "./validate.ts";
+
+/**
+ * A batch request's body stays under this, so that its API Gateway event fits Lambda's 6 MB payload
+ * even when escaping a JSON body inside the event's JSON doubles it. Small jobs go 100 per request
+ * (MAX_BATCH); jobs with large payloads go fewer at a time.
+ */
+export const MAX_BATCH_BODY_BYTES = 2_500_000;
+
+interface Pending {
+  /** The job's place in the caller's list. */
+  index: number;
+  job: unknown;
+  bytes: number;
+}
+
+/** Requests of at most MAX_BATCH jobs and MAX_BATCH_BODY_BYTES each (a larger job goes alone), in order. */
+export function batchesOf<T extends { bytes: number }>(items: readonly T[]): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    if (current.length > 0 && (current.length === MAX_BATCH || bytes + item.bytes > MAX_BATCH_BODY_BYTES)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += item.bytes + 1;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+/**
+ * Any number of jobs through POST /jobs/batch, one result per job with `index` in the caller's
+ * numbering. A job the client's check refuses is not sent and carries its error. A request that
+ * fails as a whole gives each of its jobs that request's error, and the next requests still go:
+ * - the API's error answer (a 4xx: none of them was queued);
+ * - no answer (code `internal`, the message says the jobs may or may not have been queued: send
+ *   them again with a uniqueKey to be sure of once).
+ */
+export async function enqueueInBatches(
+  jobs: readonly unknown[],
+  sendBatch: (jobs: unknown[]) => Promise<unknown>,
+  check: EnqueueCheck | undefined,
+): Promise<BatchResultItem[]> {
+  const results: BatchResultItem[] = new Array(jobs.length);
+  const pending: Pending[] = [];
+  jobs.forEach((job, index) => {
+    const refused = check?.(job);
+    if (refused) results[index] = { index, error: refused.toBody() };
+    else pending.push({ index, job, bytes: Buffer.byteLength(JSON.stringify(job) ?? "") });
+  });
+
+  for (const batch of batchesOf(pending)) {
+    try {
+      const answer = await sendBatch(batch.map((p) => p.job));
+      const items = (answer as { results?: unknown } | undefined)?.results;
+      if (!Array.isArray(items)) {
+        throw new SkyforgeTransportError(`POST /jobs/batch answered without results`, {
+          status: 200,
+          body: answer,
+        });
+      }
+      for (const item of items as BatchResultItem[]) {
+        const sent = batch[item.index];
+        if (sent) results[sent.index] = { ...item, index: sent.index };
+      }
+      for (const sent of batch) {
+        results[sent.index] ??= {
+          index: sent.index,
+          error: { code: "internal", message: "the API answered no result for this job" },
+        };
+      }
+    } catch (err) {
+      if (!(err instanceof SkyforgeApiError || err instanceof SkyforgeTransportError)) throw err;
+      const error =
+        err instanceof SkyforgeApiError
+          ? err.toBody()
+          : {
+              code: "internal" as const,
+              message: `the request carrying this job failed, so it may or may not be queued: ${describeError(err)}`,
+            };
+      for (const sent of batch) results[sent.index] = { index: sent.index, error };
+    }
+  }
+  return results;
+}

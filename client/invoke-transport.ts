@@ -1,0 +1,178 @@
+import { randomUUID } from "node:crypto";
+import { InvokeCommand, type InvokeCommandOutput, LambdaClient } from "@aws-sdk/client-lambda";
+import { clip, describeError, SkyforgeTransportError } from "./errors.ts";
+import type { ApiRequest, ApiResponse, Transport } from "./transport.ts";
+import {
+  bodyText,
+  decodeAnswer,
+  isLoopbackUrl,
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  queryEntries,
+  rawQueryString,
+} from "./wire.ts";
+
+export interface InvokeTransportOptions {
+  /** The API function: a stage's `apiFunction` output (name or ARN), or "api" on npm start. */
+  functionName: string;
+  /** The client to invoke with; it stays the caller's (close() leaves it open). */
+  lambda?: LambdaClient;
+  /**
+   * Without `lambda`: where the Invoke API is. npm start serves it on its own URL; against that
+   * loopback endpoint the transport signs with fixed local credentials, so no AWS account is needed.
+   * Without either, the SDK's defaults (region and credentials from the environment).
+   */
+  endpoint?: string;
+  region?: string;
+}
+
+export interface InvokeTransport extends Transport {
+  /** Releases the Lambda client this transport made (not one it was given). */
+  close(): void;
+}
+
+/**
+ * The HTTP API without HTTP: Lambda Invoke of the API function (functions/api.ts) with the API
+ * Gateway v2 (payload format 2.0) event API Gateway would have sent for the request, and its proxy
+ * result read back as the answer. IAM authorizes the invoke (`lambda:InvokeFunction`) instead of the
+ * route, so the event carries a stand-in IAM authorizer block; the API reads nothing from it.
+ */
+export function invokeTransport(options: InvokeTransportOptions): InvokeTransport {
+  const owned = options.lambda ? undefined : lambdaClientFor(options);
+  const lambda = options.lambda ?? (owned as LambdaClient);
+  const functionName = options.functionName;
+
+  return {
+    close: () => owned?.destroy(),
+    async send(request: ApiRequest): Promise<ApiResponse> {
+      let out: InvokeCommandOutput;
+      try {
+        out = await lambda.send(
+          new InvokeCommand({
+            FunctionName: functionName,
+            Payload: new TextEncoder().encode(JSON.stringify(apiGatewayEvent(request))),
+          }),
+        );
+      } catch (err) {
+        const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        throw new SkyforgeTransportError(
+          `could not invoke ${functionName}: ${describeError(err)}`,
+          status === undefined ? undefined : { status, body: undefined },
+          { cause: err },
+        );
+      }
+      const text = new TextDecoder().decode(out.Payload ?? new Uint8Array());
+      if (out.FunctionError) {
+        throw new SkyforgeTransportError(
+          `the API function ${functionName} failed (${out.FunctionError}): ${clip(text)}`,
+          { status: out.StatusCode ?? 200, body: parseOrText(text) },
+        );
+      }
+      return proxyAnswer(functionName, text);
+    },
+  };
+}
+
+function lambdaClientFor(options: InvokeTransportOptions): LambdaClient {
+  if (options.endpoint && isLoopbackUrl(new URL(options.endpoint))) {
+    return new LambdaClient({
+      endpoint: options.endpoint,
+      region: options.region ?? process.env.AWS_REGION ?? LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+    });
+  }
+  return new LambdaClient({
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.region ? { region: options.region } : {}),
+  });
+}
+
+/** The event API Gateway (HTTP API, payload format 2.0) sends the function for this request. */
+export function apiGatewayEvent(request: ApiRequest): Record<string, unknown> {
+  const body = bodyText(request);
+  const query = queryEntries(request);
+  const headers: Record<string, string> = {
+    "user-agent": "skyforge-client (lambda invoke)",
+    ...(body !== undefined
+      ? { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }
+      : {}),
+  };
+  const now = Date.now();
+  return {
+    version: "2.0",
+    routeKey: "$default",
+    rawPath: request.path,
+    rawQueryString: rawQueryString(request),
+    headers,
+    ...(query.length ? { queryStringParameters: Object.fromEntries(query) } : {}),
+    requestContext: {
+      accountId: "invoke",
+      apiId: "invoke",
+      authorizer: {
+        iam: {
+          accessKey: "invoke",
+          accountId: "invoke",
+          callerId: "invoke",
+          cognitoIdentity: null,
+          principalOrgId: null,
+          userArn: "invoke",
+          userId: "invoke",
+        },
+      },
+      domainName: "invoke",
+      domainPrefix: "invoke",
+      http: {
+        method: request.method,
+        path: request.path,
+        protocol: "HTTP/1.1",
+        sourceIp: "127.0.0.1",
+        userAgent: headers["user-agent"],
+      },
+      requestId: randomUUID(),
+      routeKey: "$default",
+      stage: "$default",
+      time: new Date(now).toUTCString(),
+      timeEpoch: now,
+    },
+    ...(body !== undefined ? { body } : {}),
+    isBase64Encoded: false,
+  };
+}
+
+/** The function's proxy result ({ statusCode, headers, body, isBase64Encoded }) as the answer. */
+function proxyAnswer(functionName: string, text: string): ApiResponse {
+  const result = parseOrText(text);
+  if (
+    typeof result !== "object" ||
+    result === null ||
+    typeof (result as { statusCode?: unknown }).statusCode !== "number"
+  ) {
+    throw new SkyforgeTransportError(
+      `${functionName} did not answer as the API function does (no statusCode); is it the stage's apiFunction? It answered: ${clip(text)}`,
+      { status: 200, body: result },
+    );
+  }
+  const { statusCode, headers, body, isBase64Encoded } = result as {
+    statusCode: number;
+    headers?: Record<string, unknown>;
+    body?: unknown;
+    isBase64Encoded?: boolean;
+  };
+  const lowered = Object.fromEntries(
+    Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]),
+  );
+  const raw = typeof body === "string" ? body : "";
+  return decodeAnswer(
+    statusCode,
+    lowered,
+    isBase64Encoded ? Buffer.from(raw, "base64").toString("utf8") : raw,
+  );
+}
+
+function parseOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,272 @@
+import { LambdaClient } from "@aws-sdk/client-lambda";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { app } from "../../app/index.ts";
+import { createClient } from "../../client/create-client.ts";
+import { isSkyforgeApiError, SkyforgeApiError, SkyforgeTransportError } from "../../client/errors.ts";
+import { httpTransport } from "../../client/http-transport.ts";
+import { invokeTransport } from "../../client/invoke-transport.ts";
+import type { EnqueueItem, SkyforgeClient } from "../../client/skyforge-client.ts";
+import type { ApiRequest, Transport } from "../../client/transport.ts";
+import type { JobView } from "../../lib/job/schemas.ts";
+import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { waitFor } from "../support/wait.ts";
+
+/**
+ * The producer client against `npm start` as a user runs it, through both transports: the SigV4
+ * HTTP API and Lambda Invoke of the API function. Every state is awaited as an event, with a bound.
+ */
+
+type App = typeof app;
+
+let stack: StackProcess;
+let lambda: LambdaClient;
+beforeAll(async () => {
+  stack = await startStackProcess();
+  lambda = new LambdaClient({
+    endpoint: stack.url,
+    region: "us-east-1",
+    maxAttempts: 1,
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+  });
+});
+afterAll(async () => {
+  lambda?.destroy();
+  await stack?.interrupt();
+});
+
+/** A transport that records what it sends, so a test can count requests (or see that none went). */
+function recording(make: () => Transport) {
+  const inner = make();
+  const sent: ApiRequest[] = [];
+  const transport: Transport = {
+    send: (request) => {
+      sent.push(request);
+      return inner.send(request);
+    },
+  };
+  return { sent, transport };
+}
+
+const transports: [string, () => Transport][] = [
+  ["http (SigV4)", () => httpTransport({ url: stack.url })],
+  ["invoke (Lambda)", () => invokeTransport({ functionName: "api", lambda })],
+];
+
+/** The error a call throws; fails the test when it resolves. */
+async function failure(call: Promise<unknown>): Promise<unknown> {
+  try {
+    await call;
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected the call to fail");
+}
+
+async function apiError(call: Promise<unknown>): Promise<SkyforgeApiError> {
+  const err = await failure(call);
+  if (!(err instanceof SkyforgeApiError)) throw err;
+  return err;
+}
+
+describe.each(transports)("the client through %s", (via, transport) => {
+  let client: SkyforgeClient<App>;
+  let sent: ApiRequest[];
+  const tag = via.split(" ")[0] as string;
+  const status = (id: string, wanted: JobView["status"]) =>
+    waitFor(async () => {
+      const job = await client.get(id);
+      return job.status === wanted && job;
+    }, `job ${id} to be ${wanted}`);
+
+  beforeAll(() => {
+    const r = recording(transport);
+    sent = r.sent;
+    client = createClient<App>({ transport: r.transport });
+  });
+
+  it("enqueues a kind and sees it done", async () => {
+    const { job, duplicate } = await client.enqueue("echo", { via: tag });
+    expect(duplicate).toBe(false);
+    expect(job).toMatchObject({ kind: "echo", queue: "default", status: "queued" });
+    const done = await status(job.id, "done");
+    expect(done.result).toEqual({ via: tag });
+
+    const again = await client.enqueue(
+      "echo",
+      { via: tag },
+      { uniqueKey: `client-${tag}-${job.id}`, delaySeconds: 3600 },
+    );
+    const dup = await client.enqueue("echo", { other: 1 }, { uniqueKey: `client-${tag}-${job.id}` });
+    expect(dup).toMatchObject({ duplicate: true, job: { id: again.job.id } });
+  });
+
+  it("enqueues 250 jobs in 3 requests, one result per job in the caller's numbering", async () => {
+    const jobs: EnqueueItem<App>[] = Array.from({ length: 250 }, (_, n) => ({
+      kind: "echo",
+      payload: { n },
+    }));
+    jobs[137] = { kind: "flaky", payload: { failTimes: "twice" } } as unknown as EnqueueItem<App>;
+    const before = sent.length;
+    const results = await client.enqueueMany(jobs);
+    expect(sent.slice(before).map((r) => `${r.method} ${r.path}`)).toEqual(Array(3).fill("POST /jobs/batch"));
+    expect(results.map((r) => r.index)).toEqual(jobs.map((_, i) => i));
+    expect(results[137]?.error).toMatchObject({
+      code: "validation_error",
+      issues: [{ path: "payload.failTimes" }],
+    });
+    expect(results.filter((r) => r.error)).toHaveLength(1);
+    for (const n of [0, 99, 100, 136, 138, 199, 200, 249]) {
+      const job = await client.get(results[n]?.id as string);
+      expect(job.payload).toEqual({ n });
+    }
+    await status(results[249]?.id as string, "done");
+  });
+
+  it("lists a status page by page with the cursor", async () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 3; i++) ids.add((await client.enqueue("echo", i, { delaySeconds: 3600 })).job.id);
+    const first = await client.list({ queue: "default", status: "scheduled", limit: 2 });
+    expect(first.items).toHaveLength(2);
+    expect(first.cursor).toEqual(expect.any(String));
+    const seen = first.items.map((j) => j.id);
+    for (let cursor = first.cursor; cursor; ) {
+      const page = await client.list({ queue: "default", status: "scheduled", limit: 2, cursor });
+      seen.push(...page.items.map((j) => j.id));
+      cursor = page.cursor;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(expect.arrayContaining([...ids]));
+    for (const id of ids) await client.cancel(id);
+  });
+
+  it("cancels a job, once", async () => {
+    const { job } = await client.enqueue("echo", null, { delaySeconds: 3600 });
+    expect(await client.cancel(job.id)).toMatchObject({
+      id: job.id,
+      status: "cancelled",
+      cancel: "cancelled",
+    });
+    expect(await client.cancel(job.id)).toMatchObject({ cancel: "already_cancelled" });
+  });
+
+  it("retries a dead job", async () => {
+    const { job } = await client.enqueue("fail", { message: `dies via ${tag}` }, { maxAttempts: 1 });
+    const dead = await status(job.id, "dead");
+    expect(dead.lastError).toContain(`dies via ${tag}`);
+    const retried = await client.retry(job.id);
+    expect(retried).toMatchObject({ id: job.id, status: "queued", attempts: 0 });
+    await waitFor(async () => (await client.get(job.id)).attempts === 1, "the retried job to run again");
+  });
+
+  it("lists, pauses, resumes and updates queues", async () => {
+    const names = (await client.queues.list()).map((q) => q.name);
+    expect(names).toEqual(expect.arrayContaining(["default", "heavy"]));
+    expect(await client.queues.pause("heavy")).toMatchObject({ name: "heavy", paused: true });
+    expect((await client.queues.list()).find((q) => q.name === "heavy")?.paused).toBe(true);
+    expect(await client.queues.resume("heavy")).toMatchObject({ name: "heavy", paused: false });
+    const updated = await client.queues.update("default", { maxConcurrency: 5, backoff: { baseSeconds: 3 } });
+    expect(updated).toMatchObject({ maxConcurrency: 5, backoff: { baseSeconds: 3 } });
+    await client.queues.update("default", { maxConcurrency: 10, backoff: { baseSeconds: 2 } });
+  });
+
+  it("puts, lists and removes a schedule", async () => {
+    const name = `client-${tag}`;
+    const schedule = { cron: "0 0 1 1 *", kind: "flaky", payload: { failTimes: 0 }, enabled: false } as const;
+    expect(await client.schedules.put(name, schedule)).toMatchObject({ name, kind: "flaky", source: "api" });
+    expect(await client.schedules.put(name, { ...schedule, cron: "0 0 2 1 *" })).toMatchObject({
+      cron: "0 0 2 1 *",
+    });
+    expect((await client.schedules.list()).map((s) => s.name)).toContain(name);
+    await client.schedules.remove(name);
+    expect((await client.schedules.list()).map((s) => s.name)).not.toContain(name);
+  });
+
+  it("brings the API's errors back typed, with its codes", async () => {
+    const missing = await apiError(client.get("01ARZ3NDEKTSV4RRFFQ69G5FAV"));
+    expect(missing).toMatchObject({ status: 404, code: "not_found", raisedBy: "api" });
+    expect(isSkyforgeApiError(await failure(client.get("not/a ulid")), "not_found")).toBe(true);
+    expect(await apiError(client.schedules.remove(`never-${tag}`))).toMatchObject({
+      status: 404,
+      code: "not_found",
+    });
+
+    const { job } = await client.enqueue("echo", "done soon");
+    await status(job.id, "done");
+    expect(await apiError(client.cancel(job.id))).toMatchObject({ status: 409, code: "conflict" });
+    expect(await apiError(client.retry(job.id))).toMatchObject({ status: 409, code: "conflict" });
+    expect(await apiError(client.schedules.remove("heartbeat-echo"))).toMatchObject({ status: 409 });
+
+    const bad = await apiError(client.enqueue("flaky", { failTimes: "x" } as never));
+    expect(bad).toMatchObject({
+      status: 400,
+      code: "validation_error",
+      issues: [{ path: "payload.failTimes" }],
+    });
+    expect(await apiError(client.enqueue("nope" as never, {} as never))).toMatchObject({
+      status: 400,
+      code: "unknown_kind",
+    });
+    expect(await apiError(client.queues.update("default", { maxConcurrency: 1 }))).toMatchObject({
+      status: 400,
+      code: "validation_error",
+    });
+    expect(await apiError(client.list({ cursor: "not a cursor" }))).toMatchObject({
+      code: "validation_error",
+    });
+  });
+
+  it("refuses a bad payload before sending, with the error the API gives", async () => {
+    const r = recording(transport);
+    const checked = createClient({ app, transport: r.transport });
+    const cases: [string, unknown][] = [
+      ["flaky", { failTimes: "x" }],
+      ["flakey", {}],
+      ["echo", undefined],
+    ];
+    for (const [kind, payload] of cases) {
+      const options = kind === "echo" ? { queue: "defualt" } : {};
+      const local = await apiError(checked.enqueue(kind as never, payload as never, options as never));
+      expect(local.raisedBy).toBe("client");
+      const remote = await apiError(client.enqueue(kind as never, payload as never, options as never));
+      expect({ ...local.toBody(), status: local.status }).toEqual({
+        ...remote.toBody(),
+        status: remote.status,
+      });
+    }
+    expect(r.sent).toEqual([]);
+
+    const results = await checked.enqueueMany([
+      { kind: "echo", payload: 1 },
+      { kind: "flaky", payload: { failTimes: -1 } },
+      { kind: "echo", payload: 3 },
+    ]);
+    expect(results.map((x) => (x.error ? x.error.code : "ok"))).toEqual(["ok", "validation_error", "ok"]);
+    expect(r.sent.map((x) => (x.body as { jobs: unknown[] }).jobs.length)).toEqual([2]);
+  });
+});
+
+describe("what the transports report when the API doesn't answer", () => {
+  it("an Invoke of a function that is not the API", async () => {
+    const client = createClient<App>({ transport: invokeTransport({ functionName: "enqueue", lambda }) });
+    const err = await failure(client.get("01ARZ3NDEKTSV4RRFFQ69G5FAV"));
+    expect(err).toBeInstanceOf(SkyforgeTransportError);
+    expect((err as Error).message).toMatch(/did not answer as the API function does/);
+  });
+
+  it("an Invoke of a function that doesn't exist", async () => {
+    const client = createClient<App>({ transport: invokeTransport({ functionName: "nope", lambda }) });
+    const err = await failure(client.queues.list());
+    expect(err).toBeInstanceOf(SkyforgeTransportError);
+    expect(err).toMatchObject({ answer: { status: 404 } });
+  });
+
+  it("the loopback endpoint helpers need no AWS credentials", async () => {
+    const invoke = invokeTransport({ functionName: "api", endpoint: stack.url });
+    try {
+      const client = createClient<App>({ transport: invoke });
+      expect((await client.queues.list()).length).toBeGreaterThan(0);
+    } finally {
+      invoke.close();
+    }
+  });
+});
