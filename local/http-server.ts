@@ -12,6 +12,7 @@ import type { HttpEvent, HttpResult } from "../lib/api/http.ts";
 import { ClientError, type ClientErrorCode, internalErrorBody } from "../lib/errors.ts";
 import type { Log } from "../lib/observability/log.ts";
 import { splitTarget, toApiEvent } from "./api-event.ts";
+import { serveConsole } from "./console-assets.ts";
 import { INVOKE_PATH, type LocalFunctions, MAX_SYNC_PAYLOAD_BYTES, serveInvoke } from "./lambda-invoke.ts";
 import { readBody } from "./request-body.ts";
 
@@ -38,9 +39,9 @@ export interface LocalHttp {
 }
 
 /**
- * One loopback server: the HTTP API routes plus the Lambda Invoke API. Whatever a client sends, it
- * gets an answer in the API's error shape `{ error: { code, message } }` (or AWS's, on Invoke),
- * including the requests Node's HTTP parser refuses before any handler runs.
+ * One loopback server: the HTTP API routes, the Lambda Invoke API and the web console (/console).
+ * Whatever a client sends, it gets an answer in the API's error shape `{ error: { code, message } }`
+ * (or AWS's, on Invoke), including the requests Node's HTTP parser refuses before any handler runs.
  */
 export async function startLocalHttp(options: LocalHttpOptions): Promise<LocalHttp> {
   const headersTimeout = options.timeouts?.headersMs ?? 10_000;
@@ -85,6 +86,7 @@ async function serve(options: LocalHttpOptions, req: IncomingMessage, res: Serve
     return;
   }
   const { path, query } = splitTarget(req.url ?? "/");
+  if (await serveConsole(req, res, path)) return;
   const invoke = INVOKE_PATH.exec(path);
   if (invoke) {
     await serveInvoke(req, res, invoke[1] as string, query, options.functions, options.log);

@@ -1,0 +1,89 @@
+import { render } from "preact";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { api, describeError } from "./api.js";
+import { ThroughputChart } from "./chart.js";
+import { EnqueueForm } from "./enqueue.js";
+import { ago } from "./format.js";
+import { html } from "./html.js";
+import { JobDetail } from "./job-detail.js";
+import { JobsPanel } from "./jobs.js";
+import { usePoll } from "./poll.js";
+import { QueuesPanel } from "./queues.js";
+import { SchedulesPanel } from "./schedules.js";
+
+/** The job a `#/jobs/<id>` address names, so a job's detail has a link of its own. */
+function jobIdFromHash() {
+  const m = /^#\/jobs\/([^/?#]+)/.exec(location.hash);
+  return m ? decodeURIComponent(m[1]) : undefined;
+}
+
+function useHashJob() {
+  const [id, setId] = useState(jobIdFromHash);
+  useEffect(() => {
+    const onHash = () => setId(jobIdFromHash());
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, []);
+  const select = (next) => {
+    location.hash = next ? `#/jobs/${encodeURIComponent(next)}` : "#/";
+  };
+  return [id, select];
+}
+
+/** A heartbeat line: when the API last answered, or why it didn't. */
+function Connection({ poll }) {
+  const [, tick] = useState(0);
+  useEffect(() => {
+    const t = setInterval(() => tick((n) => n + 1), 1_000);
+    return () => clearInterval(t);
+  }, []);
+  if (poll.error) {
+    return html`<span class="conn down" data-testid="connection">API error: ${describeError(poll.error)}</span>`;
+  }
+  return html`<span class="conn up" data-testid="connection">live · updated ${ago(poll.at)}</span>`;
+}
+
+function App() {
+  const queuesPoll = usePoll(() => api("GET", "/queues"), 2_000);
+  const schedulesPoll = usePoll(() => api("GET", "/schedules"), 10_000);
+  const [filter, setFilter] = useState({ queue: "", status: "" });
+  const [selectedId, select] = useHashJob();
+  const queues = queuesPoll.data?.items ?? [];
+  // Suggestions for the enqueue form: the kinds the schedules fire. The API has no kinds route; an
+  // unknown kind's error lists every kind.
+  const kinds = useMemo(() => {
+    const seen = new Set((schedulesPoll.data?.items ?? []).map((s) => s.kind));
+    return [...seen].sort();
+  }, [schedulesPoll.data]);
+
+  return html`
+    <header class="top">
+      <h1>skyforge <span class="muted">console</span></h1>
+      <span class="muted small" data-testid="target">${location.host}</span>
+      <span class="grow"></span>
+      <${Connection} poll=${queuesPoll} />
+    </header>
+    <main class="layout">
+      <${QueuesPanel} poll=${queuesPoll} onPick=${(queue) => setFilter({ ...filter, queue })} />
+      <div class="pair">
+        <${ThroughputChart} queue=${filter.queue} />
+        <${EnqueueForm} queues=${queues} kinds=${kinds} onEnqueued=${(job) => select(job.id)} />
+      </div>
+      <div class=${`pair ${selectedId ? "with-detail" : ""}`}>
+        <${JobsPanel}
+          queues=${queues}
+          filter=${filter}
+          setFilter=${setFilter}
+          selectedId=${selectedId}
+          onSelect=${select}
+        />
+        ${selectedId && html`<${JobDetail} key=${selectedId} id=${selectedId} onClose=${() => select(undefined)} />`}
+      </div>
+      <${SchedulesPanel} poll=${schedulesPoll} />
+    </main>
+  `;
+}
+
+const root = document.getElementById("app");
+root.textContent = ""; // the "Loading…" line: render() adds to what is there
+render(html`<${App} />`, root);

@@ -1,0 +1,45 @@
+/** Display helpers: times, durations, JSON. */
+
+export const pretty = (value) => (value === undefined ? "—" : JSON.stringify(value, null, 2));
+
+export function clock(iso) {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleTimeString([], { hour12: false });
+}
+
+export function dateTime(iso) {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : `${d.toLocaleDateString()} ${clock(iso)}`;
+}
+
+export function duration(ms) {
+  if (ms === undefined || Number.isNaN(ms)) return "—";
+  if (ms < 1_000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
+  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1_000)} s`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
+}
+
+/** Milliseconds from one ISO time to another, when both are there. */
+export function between(fromIso, toIso) {
+  if (!fromIso || !toIso) return undefined;
+  return Date.parse(toIso) - Date.parse(fromIso);
+}
+
+export function ago(date) {
+  if (!date) return "never";
+  const s = Math.max(0, Math.round((Date.now() - date.getTime()) / 1_000));
+  return s < 2 ? "just now" : `${s} s ago`;
+}
+
+export function shortId(id) {
+  return id.length > 12 ? `…${id.slice(-8)}` : id;
+}
+
+/** Queue latency: from when the job was due (runAt: enqueue, delay or backoff) to its last start. */
+export function queueLatency(job) {
+  const ms = between(job.runAt, job.startedAt);
+  return ms === undefined ? undefined : Math.max(0, ms);
+}

@@ -1,0 +1,99 @@
+import { useState } from "preact/hooks";
+import { api, describeError, jobPath } from "./api.js";
+import { between, dateTime, duration, pretty, queueLatency } from "./format.js";
+import { html } from "./html.js";
+import { usePoll } from "./poll.js";
+
+const retryable = new Set(["dead", "cancelled"]);
+const cancellable = new Set(["queued", "scheduled", "running"]);
+
+/** One job, refreshed every second: payload, result, last error, attempts and timings; retry and cancel. */
+export function JobDetail({ id, onClose }) {
+  const poll = usePoll(() => api("GET", jobPath(id)), 1_000, [id]);
+  const [action, setAction] = useState({ busy: false, message: undefined, error: undefined });
+  const job = poll.data;
+
+  async function run(verb) {
+    setAction({ busy: true });
+    try {
+      const answer = await api("POST", jobPath(id, verb));
+      const message =
+        verb === "cancel"
+          ? `cancel: ${answer.cancel}`
+          : `retried: the job is ${answer.status} again, attempts reset`;
+      setAction({ busy: false, message });
+      await poll.refresh();
+    } catch (err) {
+      setAction({ busy: false, error: describeError(err) });
+    }
+  }
+
+  return html`
+    <section class="panel detail" data-testid="job-detail" data-job-id=${id}>
+      <div class="panel-head">
+        <h2>Job <span class="mono small">${id}</span></h2>
+        <button type="button" class="link" onClick=${onClose} data-testid="job-close">close</button>
+      </div>
+      ${poll.error && html`<p class="error" data-testid="job-error">${describeError(poll.error)}</p>`}
+      ${!job && !poll.error && html`<p class="muted">Loading…</p>`}
+      ${
+        job &&
+        html`
+        <div class="detail-head">
+          <span class=${`badge big status-${job.status}`} data-testid="job-status">${job.status}</span>
+          <span>${job.kind}</span>
+          <span class="muted">on ${job.queue}</span>
+          ${job.priority === "critical" && html`<span class="tag">critical</span>`}
+          ${job.cancelRequested && html`<span class="tag">cancel requested</span>`}
+          <span class="grow"></span>
+          <button
+            type="button"
+            disabled=${action.busy || !retryable.has(job.status)}
+            onClick=${() => run("retry")}
+            data-testid="job-retry"
+            title="dead or cancelled jobs can be queued again"
+          >
+            Retry
+          </button>
+          <button
+            type="button"
+            class="danger"
+            disabled=${action.busy || !cancellable.has(job.status)}
+            onClick=${() => run("cancel")}
+            data-testid="job-cancel"
+          >
+            Cancel
+          </button>
+        </div>
+        ${action.message && html`<p class="ok" data-testid="job-action-message">${action.message}</p>`}
+        ${action.error && html`<p class="error" data-testid="job-action-error">${action.error}</p>`}
+        <dl class="facts">
+          <dt>attempts</dt>
+          <dd data-testid="job-attempts">${job.attempts} / ${job.maxAttempts}</dd>
+          <dt>created</dt>
+          <dd>${dateTime(job.createdAt)}</dd>
+          <dt>run at</dt>
+          <dd>${dateTime(job.runAt)}</dd>
+          <dt>started</dt>
+          <dd>
+            ${dateTime(job.startedAt)}${" "}
+            <span class="muted">(${duration(between(job.createdAt, job.startedAt))} after created, ${duration(queueLatency(job))} after due)</span>
+          </dd>
+          <dt>finished</dt>
+          <dd>${dateTime(job.finishedAt)} <span class="muted">(ran ${duration(between(job.startedAt, job.finishedAt))})</span></dd>
+          ${job.uniqueKey && html`<dt>unique key</dt><dd class="mono">${job.uniqueKey}</dd>`}
+        </dl>
+        ${
+          job.lastError !== undefined &&
+          html`<h3>Error</h3>
+          <pre class="error-box" data-testid="job-last-error">${job.lastError}</pre>`
+        }
+        <h3>Payload</h3>
+        <pre data-testid="job-payload">${pretty(job.payload)}</pre>
+        <h3>Result</h3>
+        <pre data-testid="job-result">${pretty(job.result)}</pre>
+      `
+      }
+    </section>
+  `;
+}

@@ -1,0 +1,92 @@
+import { useState } from "preact/hooks";
+import { api, describeError, queuePath } from "./api.js";
+import { html } from "./html.js";
+
+const countNames = [
+  ["visible", "visible", "waiting in SQS, ready to be received"],
+  ["inFlight", "in flight", "received and not yet deleted (running, or held)"],
+  ["delayed", "delayed", "in SQS with a delay (backoff, throttle, short delays)"],
+  ["dlq", "DLQ", "in the dead-letter queue: the reaper marks their jobs dead"],
+];
+
+/** The queues with their live counts and pause state; a button pauses or resumes each. */
+export function QueuesPanel({ poll, onPick }) {
+  const queues = poll.data?.items ?? [];
+  return html`
+    <section class="panel queues" data-testid="queues">
+      <h2>Queues</h2>
+      ${poll.error && !poll.data && html`<p class="error">${describeError(poll.error)}</p>`}
+      ${!poll.data && !poll.error && html`<p class="muted">Loading…</p>`}
+      ${
+        queues.length > 0 &&
+        html`<table>
+        <thead>
+          <tr>
+            <th>queue</th>
+            <th>state</th>
+            ${countNames.map(([, label, title]) => html`<th class="num" title=${title}>${label}</th>`)}
+            <th class="num" title="maximum concurrent workers in force">concurrency</th>
+            <th></th>
+          </tr>
+        </thead>
+        <tbody>
+          ${queues.map((q) => html`<${QueueRow} key=${q.name} queue=${q} onChanged=${poll.refresh} onPick=${onPick} />`)}
+        </tbody>
+      </table>`
+      }
+    </section>
+  `;
+}
+
+function QueueRow({ queue, onChanged, onPick }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState();
+  const cooling = queue.cooldownUntil && Date.parse(queue.cooldownUntil) > Date.now();
+  const state = queue.paused ? "paused" : cooling ? "cooling down" : "running";
+
+  const pick = (event) => {
+    event.preventDefault();
+    onPick(queue.name);
+  };
+
+  async function toggle() {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api("POST", queuePath(queue.name, queue.paused ? "resume" : "pause"));
+      await onChanged();
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return html`
+    <tr data-testid=${`queue-${queue.name}`} class=${queue.paused ? "paused" : ""}>
+      <td>
+        <a href="#" onClick=${pick} title="show this queue's jobs"
+          >${queue.name}</a
+        >
+        ${queue.declared?.tier === "pool" || queue.eventSource === undefined ? html` <span class="tag">pool</span>` : ""}
+      </td>
+      <td>
+        <span class=${`badge state-${state.replace(" ", "-")}`} data-testid=${`queue-state-${queue.name}`}>${state}</span>
+        ${error && html`<div class="error" data-testid=${`queue-error-${queue.name}`}>${error}</div>`}
+      </td>
+      ${countNames.map(
+        ([
+          key,
+        ]) => html`<td class=${`num ${key === "dlq" && queue.counts?.[key] > 0 ? "alert" : ""}`} data-testid=${`queue-${key}-${queue.name}`}>
+          ${queue.counts?.[key] ?? "—"}
+        </td>`,
+      )}
+      <td class="num">${queue.maxConcurrency ?? "—"}</td>
+      <td>
+        <button type="button" disabled=${busy} onClick=${toggle} data-testid=${`queue-toggle-${queue.name}`}>
+          ${queue.paused ? "Resume" : "Pause"}
+        </button>
+      </td>
+    </tr>
+  `;
+}

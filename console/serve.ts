@@ -1,0 +1,155 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ApiRequest, Transport } from "../client/transport.ts";
+import { type AssetAnswer, consoleAsset, errorAnswer, isConsolePath, writeAnswer } from "./assets.ts";
+
+/**
+ * The web console for a deployed stage (`npx skyforge console --stage NAME`): a loopback server that
+ * serves the console's files and forwards every other request to the stage's API through a client
+ * Transport (the SigV4 one for a stage), so the API stays IAM-only and nothing public is opened.
+ *
+ * The server holds the operator's credentials, so it answers only its own page: a request whose
+ * Host is not this server (DNS rebinding) or whose Origin is another site (a cross-site POST) is
+ * refused before anything is signed.
+ */
+export interface ConsoleServerOptions {
+  transport: Transport;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Loopback only: 127.0.0.1 (the default), ::1 or localhost. */
+  host?: string;
+}
+
+export interface ConsoleServer {
+  /** The console page, e.g. http://127.0.0.1:4123/console/ */
+  url: string;
+  /** The server's origin, e.g. http://127.0.0.1:4123 */
+  origin: string;
+  close(): Promise<void>;
+}
+
+/** Lambda's payload limit: the stage's API could not take a larger body anyway. */
+const MAX_BODY_BYTES = 6 * 1024 * 1024;
+const API_METHODS = new Set<ApiRequest["method"]>(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]);
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+export async function startConsoleServer(options: ConsoleServerOptions): Promise<ConsoleServer> {
+  const host = options.host ?? "127.0.0.1";
+  if (!LOOPBACK.has(host)) throw new Error(`the console serves loopback only, not ${host}`);
+  let port = 0;
+  const server = createServer((req, res) => {
+    handle(options.transport, port, req, res).catch((err) => {
+      if (res.headersSent || res.destroyed) return;
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { code: "internal", message: String(err) } }));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, resolve);
+  });
+  port = (server.address() as AddressInfo).port;
+  const origin = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  return {
+    url: `${origin}/console/`,
+    origin,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(transport: Transport, port: number, req: IncomingMessage, res: ServerResponse) {
+  const refusal = foreignRequest(req, port);
+  if (refusal) return writeAnswer(req, res, errorAnswer("validation_error", refusal));
+  // The path as sent, not normalized (`..` and `%2e` stay), as the local stack and API Gateway see it.
+  const target = req.url ?? "/";
+  const q = target.indexOf("?");
+  const path = q < 0 ? target : target.slice(0, q);
+  if (!path.startsWith("/")) {
+    return writeAnswer(req, res, errorAnswer("validation_error", "the request target must be a path"));
+  }
+  if (path === "/") {
+    req.resume();
+    res.writeHead(302, { location: "/console/" });
+    res.end();
+    return;
+  }
+  if (isConsolePath(path)) return writeAnswer(req, res, await consoleAsset(req.method ?? "GET", path));
+  const params = new URLSearchParams(q < 0 ? "" : target.slice(q + 1).split("#")[0]);
+  writeAnswer(req, res, await forward(transport, req, path, params));
+}
+
+/** Why a request is not the console's own (another Host, another site's Origin), or undefined. */
+function foreignRequest(req: IncomingMessage, port: number): string | undefined {
+  const host = req.headers.host ?? "";
+  if (!["127.0.0.1", "localhost", "[::1]"].some((name) => host === `${name}:${port}`)) {
+    return `the console answers requests for its own address only, not Host ${JSON.stringify(host.slice(0, 100))}`;
+  }
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== `http://${host}`) {
+    return `a request from another origin (${origin.slice(0, 100)}) is refused: this console signs with your credentials`;
+  }
+  return undefined;
+}
+
+async function forward(
+  transport: Transport,
+  req: IncomingMessage,
+  path: string,
+  params: URLSearchParams,
+): Promise<AssetAnswer> {
+  const method = (req.method ?? "GET") as ApiRequest["method"];
+  if (!API_METHODS.has(method)) {
+    req.resume();
+    return errorAnswer("method_not_allowed", `${method.slice(0, 20)} is not an API method`, {
+      allow: [...API_METHODS].join(", "),
+    });
+  }
+  const raw = await readBody(req);
+  if (raw === "too_large")
+    return errorAnswer("payload_too_large", `the body is over ${MAX_BODY_BYTES} bytes`);
+  let body: unknown;
+  if (raw.length > 0) {
+    try {
+      body = JSON.parse(raw.toString("utf8"));
+    } catch {
+      return errorAnswer("validation_error", "the request body is not JSON");
+    }
+  }
+  // A name given twice is joined with a comma, as API Gateway does, so the API refuses it the same way.
+  const query: Record<string, string> = {};
+  for (const [name, value] of params) query[name] = name in query ? `${query[name]},${value}` : value;
+  // The path goes on as it came, still escaped, as the Transport expects.
+  const answer = await transport
+    .send({ method, path, ...(params.size ? { query } : {}), ...(body === undefined ? {} : { body }) })
+    .catch((err: unknown) => err as Error);
+  if (answer instanceof Error) {
+    const text = JSON.stringify({
+      error: { code: "internal", message: `the API could not be reached: ${answer.message}` },
+    });
+    return { status: 502, headers: { "content-type": "application/json" }, body: Buffer.from(text) };
+  }
+  const headers: Record<string, string> = {};
+  const allow = Object.entries(answer.headers).find(([k]) => k.toLowerCase() === "allow");
+  if (allow) headers.allow = allow[1];
+  if (answer.body === undefined) return { status: answer.status, headers, body: Buffer.alloc(0) };
+  headers["content-type"] = "application/json";
+  return { status: answer.status, headers, body: Buffer.from(JSON.stringify(answer.body)) };
+}
+
+/** The whole body, or "too_large" (the rest is drained unread, so the answer can still be sent). */
+function readBody(req: IncomingMessage): Promise<Buffer | "too_large"> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.once("end", () => resolve(size > MAX_BODY_BYTES ? "too_large" : Buffer.concat(chunks)));
+    req.once("error", reject);
+  });
+}
