@@ -1,0 +1,134 @@
+import { Command, Option } from "commander";
+import type { JobView } from "../../lib/job/schemas.ts";
+import { type JobStatus, jobStatuses } from "../../lib/job/status.ts";
+import { action } from "../context.ts";
+import { integer } from "../options.ts";
+import { inlineJson, keyValues, shortTime, table } from "../output.ts";
+
+interface ListOptions {
+  queue?: string;
+  status?: JobStatus;
+  limit: number;
+  cursor?: string;
+  all?: boolean;
+}
+
+/** `skyforge jobs ls|get|cancel|retry`: GET /jobs, GET /jobs/{id}, POST /jobs/{id}/cancel|retry. */
+export function jobsCommand(): Command {
+  const jobs = new Command("jobs").description("list jobs, show one, cancel or retry it");
+
+  jobs
+    .command("ls")
+    .description(
+      "list jobs (GET /jobs); with --queue and --status scheduled|dead it reads the status index, otherwise a bounded scan that may answer fewer than --limit with a cursor",
+    )
+    .option("--queue <name>", "only this queue's jobs")
+    .addOption(new Option("--status <status>", "only jobs in this status").choices(jobStatuses))
+    .option("--limit <n>", "jobs per page, 1..100", integer(1, 100), 25)
+    .option("--cursor <cursor>", "the page after the one that printed this cursor")
+    .option("--all", "follow the cursor to the end instead of printing one page")
+    .action(
+      action<[], ListOptions>(async ({ client, output }, o) => {
+        const query = {
+          ...(o.queue ? { queue: o.queue } : {}),
+          ...(o.status ? { status: o.status } : {}),
+          limit: o.limit,
+        };
+        let page = await client.list({ ...query, ...(o.cursor ? { cursor: o.cursor } : {}) });
+        const items = [...page.items];
+        while (o.all && page.cursor) {
+          page = await client.list({ ...query, cursor: page.cursor });
+          items.push(...page.items);
+        }
+        const cursor = page.cursor;
+        output.result({ items, ...(cursor ? { cursor } : {}) }, () => {
+          // A bounded scan may read a part of the table with no match and still hand a cursor back.
+          const listed =
+            items.length > 0 ? jobTable(items) : cursor ? "no jobs in this part of the table" : "no jobs";
+          return cursor ? `${listed}\nmore: add --cursor ${cursor} (or --all)` : listed;
+        });
+        return undefined;
+      }),
+    );
+
+  jobs
+    .command("get")
+    .description("show one job: payload, result, error, attempts and times (GET /jobs/{id})")
+    .argument("<id>", "the job's id")
+    .action(
+      action<[string], object>(async ({ client, output }, id) => {
+        const job = await client.get(id);
+        output.result(job, () => jobDetail(job));
+        return undefined;
+      }),
+    );
+
+  jobs
+    .command("cancel")
+    .description(
+      "cancel a job: at once if it is queued or scheduled, at its next heartbeat if it is running; a finished job answers 409",
+    )
+    .argument("<id>", "the job's id")
+    .action(
+      action<[string], object>(async ({ client, output }, id) => {
+        const job = await client.cancel(id);
+        output.result(job, () => {
+          if (job.cancel === "cancelled") return `cancelled ${job.id}`;
+          if (job.cancel === "requested") {
+            return `cancel requested for ${job.id}: it is running and stops at its next heartbeat, unless it finishes first`;
+          }
+          return `${job.id} was already cancelled`;
+        });
+        return undefined;
+      }),
+    );
+
+  jobs
+    .command("retry")
+    .description("queue a dead or cancelled job again, its attempts reset; any other status answers 409")
+    .argument("<id>", "the job's id")
+    .action(
+      action<[string], object>(async ({ client, output }, id) => {
+        const job = await client.retry(id);
+        output.result(job, () => `retried ${job.id}: ${job.status} again, attempts reset`);
+        return undefined;
+      }),
+    );
+
+  return jobs;
+}
+
+function jobTable(items: readonly JobView[]): string {
+  return table(
+    ["ID", "KIND", "QUEUE", "STATUS", "ATTEMPTS", "CREATED", "FINISHED", "ERROR"],
+    items.map((j) => [
+      j.id,
+      j.kind,
+      j.queue,
+      j.status,
+      `${j.attempts}/${j.maxAttempts}`,
+      shortTime(j.createdAt),
+      shortTime(j.finishedAt),
+      j.lastError && j.lastError.length > 50 ? `${j.lastError.slice(0, 49)}…` : j.lastError,
+    ]),
+  );
+}
+
+export function jobDetail(j: JobView): string {
+  return keyValues([
+    ["id", j.id],
+    ["kind", j.kind],
+    ["queue", j.queue],
+    ["status", j.cancelRequested && j.status === "running" ? "running (cancel requested)" : j.status],
+    ["attempts", `${j.attempts}/${j.maxAttempts}`],
+    ["priority", j.priority],
+    ["unique key", j.uniqueKey],
+    ["created", shortTime(j.createdAt)],
+    ["run at", shortTime(j.runAt)],
+    ["started", shortTime(j.startedAt)],
+    ["finished", shortTime(j.finishedAt)],
+    ["last error", j.lastError],
+    ["payload", inlineJson(j.payload, Number.POSITIVE_INFINITY)],
+    ["result", inlineJson(j.result, Number.POSITIVE_INFINITY)],
+  ]);
+}

@@ -1,0 +1,67 @@
+import { InvalidArgumentError } from "commander";
+
+/**
+ * Parsers for option values, in commander's shape `(value, previous) => parsed`: a bad value throws
+ * InvalidArgumentError, which commander reports naming the option ("option '--limit <n>' argument
+ * 'x' is invalid. …"), and the CLI exits 2 before anything is sent.
+ */
+
+export function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    const n = /^[+-]?\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`expected a whole number, got "${value}".`);
+    if (n < min || n > max) throw new InvalidArgumentError(`expected ${min}..${max}, got ${n}.`);
+    return n;
+  };
+}
+
+export function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
+    throw new InvalidArgumentError(`expected a positive number, got "${value}".`);
+  }
+  return n;
+}
+
+/** Any JSON value: `--payload '{"a":1}'`, `--payload 42`, `--payload '"text"'`. */
+export function jsonValue(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch (err) {
+    throw new InvalidArgumentError(
+      `not JSON (${(err as Error).message}). Quote it for your shell: '{"a":1}'.`,
+    );
+  }
+}
+
+/** An ISO 8601 time with its offset, as the API takes `runAt`. */
+export function isoTime(value: string): string {
+  const ok = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value);
+  if (!ok || Number.isNaN(Date.parse(value))) {
+    throw new InvalidArgumentError(
+      `expected an ISO time with its offset, like 2030-01-01T09:00:00Z; got "${value}".`,
+    );
+  }
+  return value;
+}
+
+export function oneOf<const T extends string>(choices: readonly T[]) {
+  return (value: string): T => {
+    if ((choices as readonly string[]).includes(value)) return value as T;
+    throw new InvalidArgumentError(`expected one of ${choices.join(", ")}; got "${value}".`);
+  };
+}
+
+/** An http(s) URL, without a trailing slash. */
+export function endpointUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(`not a URL: "${value}".`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new InvalidArgumentError(`expected an http:// or https:// URL, got "${value}".`);
+  }
+  return value.replace(/\/+$/, "");
+}

@@ -1,0 +1,101 @@
+import Table from "cli-table3";
+import type { ErrorReport } from "./exit-codes.ts";
+
+/**
+ * Where a command's answer goes. With `--json`, stdout carries exactly one JSON document (tail: one
+ * per line) and errors go to stderr as `{ "error": { code, message, … } }`, so a script can parse
+ * both; without it, tables and sentences for a person. Progress and notes always go to stderr.
+ */
+export interface Output {
+  readonly json: boolean;
+  /** The command's answer: `value` as JSON, or `human()` rendered for a person. */
+  result(value: unknown, human: () => string): void;
+  /** One line of a stream of results (tail): one JSON object per line, or the human line. */
+  line(value: unknown, human: () => string): void;
+  /** A side remark for a person (progress, hints); never on stdout. */
+  note(text: string): void;
+  error(report: ErrorReport): void;
+}
+
+export interface Streams {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+export function createOutput(json: boolean, streams: Streams = process): Output {
+  const out = (text: string) => streams.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  const err = (text: string) => streams.stderr.write(text.endsWith("\n") ? text : `${text}\n`);
+  return {
+    json,
+    result: (value, human) => out(json ? JSON.stringify(value) : human()),
+    line: (value, human) => out(json ? JSON.stringify(value) : human()),
+    note: (text) => err(text),
+    error: (report) => err(json ? JSON.stringify({ error: report }) : humanError(report)),
+  };
+}
+
+function humanError(report: ErrorReport): string {
+  const status = report.status ? ` (HTTP ${report.status})` : "";
+  const issues = (report.issues ?? []).map((i) => `\n  ${i.path}: ${i.message}`).join("");
+  return `error: ${report.code}${status}: ${report.message}${issues}`;
+}
+
+/** Resolves once everything written so far has reached stdout and stderr, so exiting loses nothing. */
+export async function flushed(streams: Streams = process): Promise<void> {
+  await Promise.all(
+    [streams.stdout, streams.stderr].map((s) => new Promise<void>((resolve) => s.write("", () => resolve()))),
+  );
+}
+
+/** A borderless table, columns aligned, like `kubectl get`: easy to read and to grep. */
+export function table(head: readonly string[], rows: readonly (readonly Cell[])[]): string {
+  const t = new Table({
+    head: [...head],
+    chars: {
+      top: "",
+      "top-mid": "",
+      "top-left": "",
+      "top-right": "",
+      bottom: "",
+      "bottom-mid": "",
+      "bottom-left": "",
+      "bottom-right": "",
+      left: "",
+      "left-mid": "",
+      mid: "",
+      "mid-mid": "",
+      right: "",
+      "right-mid": "",
+      middle: "  ",
+    },
+    style: { "padding-left": 0, "padding-right": 0, head: [], border: [] },
+  });
+  for (const row of rows) t.push(row.map(cell));
+  return t.toString().replace(/[ \t]+$/gm, "");
+}
+
+/** Rows of `name  value`, for one object (a job, a queue). */
+export function keyValues(rows: readonly (readonly [string, Cell])[]): string {
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `${k.padEnd(width)}  ${cell(v)}`).join("\n");
+}
+
+export type Cell = string | number | boolean | null | undefined;
+
+function cell(value: Cell): string {
+  if (value === undefined || value === null || value === "") return "-";
+  return String(value);
+}
+
+/** An API time as a person reads it: seconds, UTC, no milliseconds ("2026-11-23 18:59:26Z"). */
+export function shortTime(iso: string | undefined): string | undefined {
+  if (!iso) return undefined;
+  return iso.replace("T", " ").replace(/\.\d+Z$/, "Z");
+}
+
+/** Compact JSON on one line, clipped for a table cell. */
+export function inlineJson(value: unknown, max = 60): string | undefined {
+  if (value === undefined) return undefined;
+  const text = JSON.stringify(value) ?? "";
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -1,0 +1,88 @@
+import { Command, CommanderError, Option } from "commander";
+import pkg from "../package.json" with { type: "json" };
+import { consoleCommand } from "./commands/console.ts";
+import { enqueueCommand } from "./commands/enqueue.ts";
+import { jobsCommand } from "./commands/jobs.ts";
+import { queuesCommand } from "./commands/queues.ts";
+import { schedulesCommand } from "./commands/schedules.ts";
+import { tailCommand } from "./commands/tail.ts";
+import { errorReport, exitCodeFor } from "./exit-codes.ts";
+import { endpointUrl } from "./options.ts";
+import { createOutput } from "./output.ts";
+import { DEFAULT_ENDPOINT } from "./target.ts";
+
+/**
+ * The operator CLI's commands and global options (cli/README.md). Every command reaches skyforge
+ * through the typed client (client/), over the HTTP API or Lambda Invoke, at a local stack or a
+ * deployed stage.
+ */
+export function buildProgram(): Command {
+  const program = new Command("skyforge")
+    .description(
+      "Operate skyforge: jobs, bulk enqueue, queues, schedules, tail; on npm start or a deployed stage.",
+    )
+    // With the Node that runs it: the launcher's job is to make that the project's Node 24.
+    .version(`${pkg.version} (node ${process.version})`)
+    .option(
+      "--endpoint <url>",
+      `a local stack's API (also SKYFORGE_ENDPOINT; default ${DEFAULT_ENDPOINT})`,
+      endpointUrl,
+    )
+    .option("--stage <name>", "a deployed stage: its SST outputs, requests signed by your AWS credentials")
+    .option("--outputs <file>", "with --stage: a saved copy of that stage's .sst/outputs.json")
+    .addOption(
+      new Option(
+        "--transport <transport>",
+        "the HTTP API (default), or Lambda Invoke of the API function",
+      ).choices(["http", "invoke"]),
+    )
+    .option("--region <region>", "the AWS region to sign for (default: the stage's, then AWS_REGION)")
+    .option("--json", "machine-readable: one JSON document on stdout, errors as JSON on stderr")
+    .addHelpText(
+      "after",
+      `
+Exit codes: 0 ok, 1 some items failed (bulk enqueue), 2 usage error, 3 the API refused (4xx),
+4 the API could not be reached or failed (5xx), 70 the CLI failed (a bug), 130 interrupted (Ctrl-C).`,
+    );
+  for (const command of [
+    jobsCommand(),
+    enqueueCommand(),
+    queuesCommand(),
+    schedulesCommand(),
+    tailCommand(),
+    consoleCommand(),
+  ]) {
+    program.addCommand(command);
+  }
+  return program;
+}
+
+/** Commander's own errors (an unknown option, a bad value) in the --json shape too, and never an exit of its own. */
+function configure(command: Command, json: boolean): void {
+  command.exitOverride();
+  command.showSuggestionAfterError(true);
+  command.configureOutput({
+    outputError: (text, write) =>
+      write(
+        json
+          ? `${JSON.stringify({ error: { code: "usage", message: text.trim().replace(/^error: /, "") } })}\n`
+          : text,
+      ),
+  });
+  for (const sub of command.commands) configure(sub, json);
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  // Known before parsing, so a usage error is reported in the shape the caller asked for.
+  const json = argv.includes("--json");
+  const program = buildProgram();
+  configure(program, json);
+  try {
+    await program.parseAsync([...argv]);
+  } catch (err) {
+    // Commander has already printed its own errors (and help); everything else is reported here.
+    if (!(err instanceof CommanderError)) createOutput(json).error(errorReport(err));
+    return exitCodeFor(err);
+  }
+  return Number(process.exitCode ?? 0);
+}

@@ -1,0 +1,257 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { closedPort, skyforgeCli } from "../support/skyforge-cli.ts";
+import { type Json, stackHttp } from "../support/stack-http.ts";
+import { waitFor } from "../support/wait.ts";
+
+/**
+ * `npx skyforge …` as an operator runs it: the real launcher (bin/skyforge.mjs, started with a
+ * plain `node`) against a real `npm start`, output parsed as a script would (`--json`) or read as a
+ * person would (tables), exit codes checked. The bulk enqueue has its own file (cli-bulk.test.ts).
+ */
+const work = mkdtempSync(join(tmpdir(), "skyforge-cli-e2e-"));
+let stack: StackProcess;
+beforeAll(async () => {
+  stack = await startStackProcess();
+}, 90_000);
+afterAll(async () => {
+  await stack?.interrupt();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const { call } = stackHttp(() => stack.url);
+const cli = skyforgeCli(() => stack.url, work);
+const { run, json } = cli;
+
+describe("skyforge CLI against npm start", () => {
+  it("tail --json sees a job go queued → running → done, and stops cleanly at Ctrl-C", async () => {
+    const tail = cli.start(["tail", "--json", "--interval", "0.2"]);
+    try {
+      await waitFor(
+        async () => tail.stderr().includes("tail: following"),
+        "tail to take its first look",
+        30_000,
+      );
+      // Paused, the job stays queued until tail has printed it; 2 s of sleep leave running visible.
+      expect((await json(["queues", "pause", "default"])).paused).toBe(true);
+      const job = await json(["enqueue", "sleep", "--payload", '{"ms":2000}']);
+      const changesOf = () =>
+        tail
+          .stdout()
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Json)
+          .filter((c) => c.id === job.id);
+      await waitFor(async () => changesOf().length === 1, "tail to print the queued job", 20_000);
+      expect((await json(["queues", "resume", "default"])).paused).toBe(false);
+      await waitFor(async () => changesOf().some((c) => c.to === "done"), "tail to print done", 30_000);
+      const changes = changesOf();
+      expect(changes.map((c) => [c.from, c.to])).toEqual([
+        [null, "queued"],
+        ["queued", "running"],
+        ["running", "done"],
+      ]);
+      expect(changes[0]).toMatchObject({ kind: "sleep", queue: "default", time: job.createdAt, attempts: 0 });
+      const done = await json(["jobs", "get", job.id]);
+      expect(changes[1]?.time).toBe(done.startedAt);
+      expect(changes[2]?.time).toBe(done.finishedAt);
+      // Ctrl-C at a terminal: the launcher and the CLI both get SIGINT (the CLI twice, once
+      // forwarded), and tail stops cleanly.
+      tail.interrupt("group");
+      expect(await tail.exit()).toBe(0);
+      expect(tail.stderr()).toContain("tail: stopped");
+    } finally {
+      tail.kill();
+    }
+  }, 90_000);
+
+  it("--json for queues ls; pause and resume change the state; set changes settings", async () => {
+    const before = await json(["queues", "ls"]);
+    expect(before.items.map((q: Json) => q.name)).toEqual(["default", "heavy"]);
+    expect(before.items[0]).toMatchObject({ paused: false, counts: { visible: expect.any(Number) } });
+    // The same answer through Lambda Invoke of the API function.
+    const invoked = await json(["--transport", "invoke", "queues", "ls"]);
+    expect(invoked.items.map((q: Json) => [q.name, q.paused, q.maxConcurrency])).toEqual(
+      before.items.map((q: Json) => [q.name, q.paused, q.maxConcurrency]),
+    );
+
+    expect(await json(["queues", "pause", "heavy"])).toMatchObject({ name: "heavy", paused: true });
+    expect((await json(["queues", "ls"])).items[1]).toMatchObject({ name: "heavy", paused: true });
+    const table = await run(["queues", "ls"]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^NAME +STATE +CONCURRENCY/);
+    expect(table.stdout).toMatch(/\nheavy +paused +2 /);
+    expect(await json(["queues", "resume", "heavy"])).toMatchObject({ name: "heavy", paused: false });
+    expect((await json(["queues", "ls"])).items[1]).toMatchObject({ paused: false });
+
+    expect(
+      await json(["queues", "set", "default", "--max-concurrency", "20", "--backoff-base", "1"]),
+    ).toMatchObject({ name: "default", maxConcurrency: 20, backoff: { baseSeconds: 1, maxSeconds: 3600 } });
+    // The API's own range check, its code named, exit 3.
+    const refused = await json(["queues", "set", "default", "--max-concurrency", "1"], 3);
+    expect(refused.error).toMatchObject({ code: "validation_error", status: 400 });
+    expect(refused.error.issues[0].path).toBe("maxConcurrency");
+  });
+
+  it("--json for enqueue, jobs get and jobs ls", async () => {
+    const enqueued = await json([
+      "enqueue",
+      "echo",
+      "--payload",
+      '{"from":"cli"}',
+      "--unique-key",
+      "cli-one",
+    ]);
+    expect(enqueued).toMatchObject({
+      kind: "echo",
+      queue: "default",
+      duplicate: false,
+      payload: { from: "cli" },
+    });
+    const finished = await waitFor(async () => {
+      const job = await json(["jobs", "get", enqueued.id]);
+      return job.status === "done" ? job : undefined;
+    }, "the job to be done");
+    expect(finished).toMatchObject({
+      id: enqueued.id,
+      attempts: 1,
+      result: { from: "cli" },
+      uniqueKey: "cli-one",
+    });
+
+    const later = await json(["enqueue", "echo", "--payload", "{}", "--run-at", "2099-01-01T00:00:00Z"]);
+    expect(later).toMatchObject({ status: "scheduled", runAt: "2099-01-01T00:00:00.000Z" });
+    const page = await json(["jobs", "ls", "--queue", "default", "--limit", "1"]);
+    expect(page.items).toHaveLength(1);
+    expect(page.items[0].queue).toBe("default");
+    const done = await json(["jobs", "ls", "--status", "done", "--all"]);
+    expect(done.cursor).toBeUndefined();
+    expect(done.items.map((j: Json) => j.id)).toContain(enqueued.id);
+    expect(done.items.every((j: Json) => j.status === "done")).toBe(true);
+    // queue + scheduled: the status index.
+    const scheduled = await json(["jobs", "ls", "--queue", "default", "--status", "scheduled"]);
+    expect(scheduled.items.map((j: Json) => j.id)).toEqual([later.id]);
+    const table = await run(["jobs", "ls", "--status", "scheduled", "--queue", "default"]);
+    expect(table.stdout.split("\n")[0]).toMatch(
+      /^ID +KIND +QUEUE +STATUS +ATTEMPTS +CREATED +FINISHED +ERROR$/,
+    );
+    expect(table.stdout.split("\n")[1]).toMatch(new RegExp(`^${later.id} +echo +default +scheduled +0/3 `));
+
+    const human = await run(["jobs", "get", enqueued.id]);
+    expect(human.stdout).toMatch(/^id +01/);
+    expect(human.stdout).toMatch(/\nresult +\{"from":"cli"\}/);
+  });
+
+  it("jobs cancel and retry, with the API's answers and codes", async () => {
+    const later = await json(["enqueue", "echo", "--payload", "1", "--delay", "3600"]);
+    expect(later.status).toBe("scheduled");
+    expect(await json(["jobs", "cancel", later.id])).toMatchObject({
+      status: "cancelled",
+      cancel: "cancelled",
+    });
+    expect(await json(["jobs", "cancel", later.id])).toMatchObject({ cancel: "already_cancelled" });
+    const retried = await json(["jobs", "retry", later.id]);
+    expect(["queued", "scheduled"]).toContain(retried.status);
+    expect(retried.attempts).toBe(0);
+
+    // A finished job can't be cancelled: 409, exit 3.
+    const quick = await json(["enqueue", "echo", "--payload", "2"]);
+    await waitFor(
+      async () => (await call("GET", `/jobs/${quick.id}`)).body.status === "done",
+      "the job to be done",
+    );
+    expect((await json(["jobs", "cancel", quick.id], 3)).error).toMatchObject({
+      code: "conflict",
+      status: 409,
+    });
+    const human = await run(["jobs", "retry", quick.id]);
+    expect(human.code).toBe(3);
+    expect(human.stderr).toMatch(/^error: conflict \(HTTP 409\): /);
+  });
+
+  it("schedules put, ls and rm", async () => {
+    const put = await json([
+      "schedules",
+      "put",
+      "cli-hourly",
+      "--cron",
+      "0 0 * * * *",
+      "--kind",
+      "echo",
+      "--payload",
+      '{"from":"cli"}',
+      "--timezone",
+      "Europe/Paris",
+    ]);
+    expect(put).toMatchObject({ name: "cli-hourly", timezone: "Europe/Paris", enabled: true, source: "api" });
+    expect(put.nextRunAt).toEqual(expect.any(String));
+    const listed = await json(["schedules", "ls"]);
+    expect(listed.items.map((s: Json) => s.name)).toEqual(["cli-hourly", "heartbeat-echo"]);
+    expect(
+      await json(["schedules", "put", "cli-hourly", "--cron", "0 0 * * * *", "--kind", "echo", "--disabled"]),
+    ).toMatchObject({ enabled: false });
+    const badCron = await json(["schedules", "put", "cli-bad", "--cron", "nope", "--kind", "echo"], 3);
+    expect(badCron.error.code).toBe("validation_error");
+
+    expect(await json(["schedules", "rm", "cli-hourly"])).toEqual({ name: "cli-hourly", removed: true });
+    expect((await json(["schedules", "ls"])).items.map((s: Json) => s.name)).toEqual(["heartbeat-echo"]);
+    expect((await json(["schedules", "rm", "cli-hourly"], 3)).error.code).toBe("not_found");
+    expect((await json(["schedules", "rm", "heartbeat-echo"], 3)).error.code).toBe("conflict");
+  });
+
+  it("exit codes: 3 for a 404, 2 for a usage error, 4 for an endpoint that doesn't answer", async () => {
+    const missing = await json(["jobs", "get", "01ARZ3NDEKTSV4RRFFQ69G5FAV"], 3);
+    expect(missing.error).toMatchObject({ code: "not_found", status: 404 });
+    const human = await run(["jobs", "get", "01ARZ3NDEKTSV4RRFFQ69G5FAV"]);
+    expect(human).toMatchObject({ code: 3, stdout: "" });
+    expect(human.stderr).toBe("error: not_found (HTTP 404): job 01ARZ3NDEKTSV4RRFFQ69G5FAV not found\n");
+
+    expect((await json(["jobs", "ls", "--limit", "0"], 2)).error).toMatchObject({ code: "usage" });
+    expect((await json(["enqueue"], 2)).error.message).toMatch(/name the job's kind/);
+    expect((await json(["enqueue", "echo", "--file", "x.jsonl"], 2)).error.message).toMatch(/not both/);
+    expect((await json(["enqueue", "--file", "missing.jsonl"], 2)).error.message).toMatch(
+      /cannot read missing\.jsonl/,
+    );
+
+    const closed = await closedPort();
+    const down = await json(["--endpoint", `http://127.0.0.1:${closed}`, "queues", "ls"], 4);
+    expect(down.error.code).toBe("unreachable");
+    expect(down.error.message).toContain("ECONNREFUSED");
+  });
+
+  it("runs on the system's own node, as npx does (the launcher starts Node 24 itself)", async () => {
+    const system = ["/usr/bin/node", "/usr/local/bin/node"].find((p) => existsSync(p));
+    if (!system) return;
+    const listed = await run(["queues", "ls", "--json"], { node: system });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout).items).toHaveLength(2);
+    const version = await run(["--version"], { node: system });
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+ \(node v24\.\d+\.\d+\)$/);
+  });
+
+  it("console serves the web console on loopback and forwards its API calls, until Ctrl-C", async () => {
+    const server = cli.start(["console", "--json"]);
+    try {
+      const started = await waitFor(
+        async () => (server.stdout().includes("\n") ? (JSON.parse(server.stdout()) as Json) : undefined),
+        "the console to print its address",
+        30_000,
+      );
+      expect(started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/console\/$/);
+      const page = await fetch(started.url);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-type")).toMatch(/text\/html/);
+      const queues = await fetch(new URL("/queues", started.url));
+      expect(queues.status).toBe(200);
+      expect(((await queues.json()) as Json).items.map((q: Json) => q.name)).toEqual(["default", "heavy"]);
+      // `kill -INT <launcher pid>`: the launcher forwards it, the console closes, exit 0.
+      server.interrupt("pid");
+      expect(await server.exit()).toBe(0);
+    } finally {
+      server.kill();
+    }
+  });
+});
