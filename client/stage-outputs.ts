@@ -85,9 +85,6 @@ export async function stageOutputs(stage: string, options: StageOutputsOptions =
   };
 }
 
-/** The CLI's name for stageOutputs. */
-export const readStageOutputs = stageOutputs;
-
 export interface StageTransportOptions extends StageOutputsOptions {
   /** "http" (the default): the API URL, signed with SigV4; "invoke": Lambda Invoke of the API function. */
   via?: "http" | "invoke";

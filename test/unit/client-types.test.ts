@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import ts from "typescript";
 import { expect, test } from "vitest";
+import { compileTypoFixture } from "../support/typo-fixture.ts";
 
 /**
  * The client is typed by the app: a wrong payload, an unknown kind or a misspelled queue (or status,
@@ -9,26 +8,9 @@ import { expect, test } from "vitest";
  * The fixture marks each line that must fail.
  */
 const fixture = fileURLToPath(new URL("../fixtures/client-typos/typos.ts", import.meta.url));
-const tsconfig = fileURLToPath(new URL("../../tsconfig.json", import.meta.url));
-
-function compilerOptions(): ts.CompilerOptions {
-  const { config } = ts.readConfigFile(tsconfig, ts.sys.readFile);
-  return ts.parseJsonConfigFileContent(config, ts.sys, fileURLToPath(new URL("../..", import.meta.url)))
-    .options;
-}
 
 test("every typo in the fixture is a compile error, and nothing else is", () => {
-  const program = ts.createProgram([fixture], compilerOptions());
-  const source = program.getSourceFile(fixture);
-  if (!source) throw new Error("fixture not compiled");
-  const failing = new Map<number, string[]>();
-  for (const d of ts.getPreEmitDiagnostics(program, source)) {
-    if (d.file?.fileName !== source.fileName || d.start === undefined) continue;
-    const line = source.getLineAndCharacterOfPosition(d.start).line + 1;
-    failing.set(line, [...(failing.get(line) ?? []), ts.flattenDiagnosticMessageText(d.messageText, " ")]);
-  }
-  const lines = readFileSync(fixture, "utf8").split("\n");
-  const marked = lines.flatMap((text, i) => (text.endsWith("// typo") ? [i + 1] : []));
+  const { lines, marked, failing } = compileTypoFixture(fixture);
   expect(marked.length).toBe(17);
   expect([...failing.keys()].sort((a, b) => a - b)).toEqual(marked);
   const messageAt = (needle: string) => failing.get(lines.findIndex((l) => l.includes(needle)) + 1)?.join();
