@@ -77,7 +77,8 @@ const lines = [
   `skyforge local stack (node ${process.version})`,
   `  HTTP API       ${stack.url}`,
   ...routeLines(API_ROUTE_KEYS, 100).map((l) => `                 ${l}`),
-  `  Lambda Invoke  ${stack.url}/2015-03-31/functions/enqueue/invocations`,
+  `  console        ${stack.url}/console`,
+  `  Lambda Invoke  ${stack.url}/2015-03-31/functions/{enqueue,api}/invocations`,
   `  DynamoDB       ${stack.endpoints.dynamodb}  (dynalite, table skyforge-jobs)`,
   `  SQS            ${stack.endpoints.sqs}  (fauxqs, queues: ${[...stack.queues.keys()].join(", ")})`,
   `  kinds          ${app.kinds.map((k) => k.name).join(", ")}  (app/kinds/)`,
@@ -87,6 +88,7 @@ const lines = [
   "",
   `  try: curl -s -X POST ${stack.url}/jobs -H 'content-type: application/json' -d '{"kind":"echo","payload":{"hello":"world"}}'`,
   `  heavy job: curl -s -X POST ${stack.url}/jobs -H 'content-type: application/json' -d '{"kind":"py-digest","payload":{"text":"hello","rounds":100000}}'`,
+  "  operator CLI: npx skyforge help",
   "  Ctrl-C stops everything.",
 ];
 console.log(lines.join("\n"));
