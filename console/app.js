@@ -11,23 +11,44 @@ import { usePoll } from "./poll.js";
 import { QueuesPanel } from "./queues.js";
 import { SchedulesPanel } from "./schedules.js";
 
-/** The job a `#/jobs/<id>` address names, so a job's detail has a link of its own. */
-function jobIdFromHash() {
+/**
+ * The job a `#/jobs/<id>` address names, so a job's detail has a link of its own: `{ id }`, or
+ * `{ unreadable }` for an address no job can have (a stray `%`, as in `#/jobs/%`), or undefined.
+ */
+function jobFromHash() {
   const m = /^#\/jobs\/([^/?#]+)/.exec(location.hash);
-  return m ? decodeURIComponent(m[1]) : undefined;
+  if (!m) return undefined;
+  try {
+    return { id: decodeURIComponent(m[1]) };
+  } catch {
+    return { unreadable: m[1] };
+  }
 }
 
 function useHashJob() {
-  const [id, setId] = useState(jobIdFromHash);
+  const [picked, setPicked] = useState(jobFromHash);
   useEffect(() => {
-    const onHash = () => setId(jobIdFromHash());
+    const onHash = () => setPicked(jobFromHash());
     window.addEventListener("hashchange", onHash);
     return () => window.removeEventListener("hashchange", onHash);
   }, []);
   const select = (next) => {
     location.hash = next ? `#/jobs/${encodeURIComponent(next)}` : "#/";
   };
-  return [id, select];
+  return [picked, select];
+}
+
+/** In place of a job's detail when the address names no job at all. */
+function NoSuchJob({ text, onClose }) {
+  return html`
+    <section class="panel detail" data-testid="job-missing">
+      <div class="panel-head">
+        <h2>No such job</h2>
+        <button type="button" class="link" onClick=${onClose} data-testid="job-close">close</button>
+      </div>
+      <p class="error">The address names no job: <span class="mono">${text}</span> is not a job id.</p>
+    </section>
+  `;
 }
 
 /** A heartbeat line: when the API last answered, or why it didn't. */
@@ -47,7 +68,8 @@ function App() {
   const queuesPoll = usePoll(() => api("GET", "/queues"), 2_000);
   const schedulesPoll = usePoll(() => api("GET", "/schedules"), 10_000);
   const [filter, setFilter] = useState({ queue: "", status: "" });
-  const [selectedId, select] = useHashJob();
+  const [picked, select] = useHashJob();
+  const selectedId = picked?.id;
   const queues = queuesPoll.data?.items ?? [];
   // Suggestions for the enqueue form: the kinds the schedules fire. The API has no kinds route; an
   // unknown kind's error lists every kind.
@@ -69,7 +91,7 @@ function App() {
         <${ThroughputChart} queue=${filter.queue} />
         <${EnqueueForm} queues=${queues} kinds=${kinds} onEnqueued=${(job) => select(job.id)} />
       </div>
-      <div class=${`pair ${selectedId ? "with-detail" : ""}`}>
+      <div class=${`pair ${picked ? "with-detail" : ""}`}>
         <${JobsPanel}
           queues=${queues}
           filter=${filter}
@@ -77,7 +99,8 @@ function App() {
           selectedId=${selectedId}
           onSelect=${select}
         />
-        ${selectedId && html`<${JobDetail} key=${selectedId} id=${selectedId} onClose=${() => select(undefined)} />`}
+        ${selectedId !== undefined && html`<${JobDetail} key=${selectedId} id=${selectedId} onClose=${() => select(undefined)} />`}
+        ${picked?.unreadable !== undefined && html`<${NoSuchJob} text=${picked.unreadable} onClose=${() => select(undefined)} />`}
       </div>
       <${SchedulesPanel} poll=${schedulesPoll} />
     </main>

@@ -4,35 +4,43 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
  * Calls `load` now and every `everyMs` while the page is visible (a hidden tab costs the API
  * nothing), and again whenever `deps` change. Answers { data, error, at, refresh }: the last good
  * data stays on screen while a later call fails. A slow call is never overlapped by the next one.
+ *
+ * Only the latest call counts: a call that `deps` changed under, or that a refresh started over, is
+ * left to finish unseen, and no longer holds the timer back (the call that replaced it does).
  */
 export function usePoll(load, everyMs, deps = []) {
   const [state, setState] = useState({ data: undefined, error: undefined, at: undefined });
-  const generation = useRef(0);
-  const busy = useRef(false);
+  /** The call in flight whose answer will be shown; undefined when none is. */
+  const latest = useRef(undefined);
+  /** The `run` of the current deps: a refresh kept from before they changed starts nothing. */
+  const live = useRef(undefined);
 
-  const run = useCallback(async () => {
-    const mine = generation.current;
-    busy.current = true;
+  const run = useCallback(async function poll() {
+    if (live.current !== poll) return;
+    const mine = {};
+    latest.current = mine;
     try {
       const data = await load();
-      if (mine === generation.current) setState({ data, error: undefined, at: new Date() });
+      if (latest.current === mine) setState({ data, error: undefined, at: new Date() });
     } catch (error) {
-      if (mine === generation.current) setState((s) => ({ ...s, error, at: new Date() }));
+      if (latest.current === mine) setState((s) => ({ ...s, error, at: new Date() }));
     } finally {
-      busy.current = false;
+      if (latest.current === mine) latest.current = undefined;
     }
   }, deps);
 
   useEffect(() => {
-    generation.current += 1;
+    live.current = run;
     setState((s) => ({ ...s, data: undefined, error: undefined }));
     run();
-    const timer = setInterval(() => {
-      if (!busy.current && document.visibilityState === "visible") run();
-    }, everyMs);
-    const onVisible = () => document.visibilityState === "visible" && run();
+    const idle = () => latest.current === undefined && document.visibilityState === "visible";
+    const timer = setInterval(() => idle() && run(), everyMs);
+    const onVisible = () => idle() && run();
     document.addEventListener("visibilitychange", onVisible);
     return () => {
+      // What is in flight was asked for the old deps (or for a page that is gone): shown nowhere.
+      live.current = undefined;
+      latest.current = undefined;
       clearInterval(timer);
       document.removeEventListener("visibilitychange", onVisible);
     };

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ApiRequest, Transport } from "../client/transport.ts";
+import { internalErrorBody } from "../lib/errors.ts";
 import { type AssetAnswer, consoleAsset, errorAnswer, isConsolePath, writeAnswer } from "./assets.ts";
+import { foreignRequest } from "./request-guard.ts";
 
 /**
  * The web console for a deployed stage (`npx skyforge console --stage NAME`): a loopback server that
@@ -10,7 +12,7 @@ import { type AssetAnswer, consoleAsset, errorAnswer, isConsolePath, writeAnswer
  *
  * The server holds the operator's credentials, so it answers only its own page: a request whose
  * Host is not this server (DNS rebinding) or whose Origin is another site (a cross-site POST) is
- * refused before anything is signed.
+ * refused before anything is signed (console/request-guard.ts).
  */
 export interface ConsoleServerOptions {
   transport: Transport;
@@ -18,6 +20,11 @@ export interface ConsoleServerOptions {
   port?: number;
   /** Loopback only: 127.0.0.1 (the default), ::1 or localhost. */
   host?: string;
+  /**
+   * Told about a request that failed inside the server (the browser gets only "internal error"):
+   * by default a line on stderr.
+   */
+  onError?: (err: unknown) => void;
 }
 
 export interface ConsoleServer {
@@ -36,12 +43,15 @@ const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 export async function startConsoleServer(options: ConsoleServerOptions): Promise<ConsoleServer> {
   const host = options.host ?? "127.0.0.1";
   if (!LOOPBACK.has(host)) throw new Error(`the console serves loopback only, not ${host}`);
+  const onError = options.onError ?? ((err) => console.error("skyforge console: a request failed:", err));
   let port = 0;
   const server = createServer((req, res) => {
     handle(options.transport, port, req, res).catch((err) => {
+      // The details stay here: the page, or whoever sent the request, learns only that it failed.
+      onError(err);
       if (res.headersSent || res.destroyed) return;
       res.writeHead(500, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { code: "internal", message: String(err) } }));
+      res.end(JSON.stringify(internalErrorBody()));
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -62,7 +72,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 }
 
 async function handle(transport: Transport, port: number, req: IncomingMessage, res: ServerResponse) {
-  const refusal = foreignRequest(req, port);
+  const refusal = foreignRequest(req, { port });
   if (refusal) return writeAnswer(req, res, errorAnswer("validation_error", refusal));
   // The path as sent, not normalized (`..` and `%2e` stay), as the local stack and API Gateway see it.
   const target = req.url ?? "/";
@@ -80,19 +90,6 @@ async function handle(transport: Transport, port: number, req: IncomingMessage, 
   if (isConsolePath(path)) return writeAnswer(req, res, await consoleAsset(req.method ?? "GET", path));
   const params = new URLSearchParams(q < 0 ? "" : target.slice(q + 1).split("#")[0]);
   writeAnswer(req, res, await forward(transport, req, path, params));
-}
-
-/** Why a request is not the console's own (another Host, another site's Origin), or undefined. */
-function foreignRequest(req: IncomingMessage, port: number): string | undefined {
-  const host = req.headers.host ?? "";
-  if (!["127.0.0.1", "localhost", "[::1]"].some((name) => host === `${name}:${port}`)) {
-    return `the console answers requests for its own address only, not Host ${JSON.stringify(host.slice(0, 100))}`;
-  }
-  const origin = req.headers.origin;
-  if (origin !== undefined && origin !== `http://${host}`) {
-    return `a request from another origin (${origin.slice(0, 100)}) is refused: this console signs with your credentials`;
-  }
-  return undefined;
 }
 
 async function forward(

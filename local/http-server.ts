@@ -8,6 +8,7 @@ import {
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Context } from "aws-lambda";
+import { foreignRequest } from "../console/request-guard.ts";
 import type { HttpEvent, HttpResult } from "../lib/api/http.ts";
 import { ClientError, type ClientErrorCode, internalErrorBody } from "../lib/errors.ts";
 import type { Log } from "../lib/observability/log.ts";
@@ -42,9 +43,13 @@ export interface LocalHttp {
  * One loopback server: the HTTP API routes, the Lambda Invoke API and the web console (/console).
  * Whatever a client sends, it gets an answer in the API's error shape `{ error: { code, message } }`
  * (or AWS's, on Invoke), including the requests Node's HTTP parser refuses before any handler runs.
+ *
+ * Nothing here checks who is calling, so a request another web page makes (a cross-site form POST,
+ * DNS rebinding) is refused on every route before it is read: see console/request-guard.ts.
  */
 export async function startLocalHttp(options: LocalHttpOptions): Promise<LocalHttp> {
   const headersTimeout = options.timeouts?.headersMs ?? 10_000;
+  let port = 0;
   const server: Server = createServer(
     {
       // Checked below, so a missing Host gets the error shape instead of Node's bare 400.
@@ -54,7 +59,7 @@ export async function startLocalHttp(options: LocalHttpOptions): Promise<LocalHt
       connectionsCheckingInterval: Math.min(1_000, headersTimeout),
     },
     (req, res) => {
-      serve(options, req, res).catch((err) => {
+      serve(options, port, req, res).catch((err) => {
         options.log.error("local http request failed", { error: String(err) });
         if (res.headersSent || res.destroyed) return;
         res.writeHead(500, { "content-type": "application/json" });
@@ -69,7 +74,7 @@ export async function startLocalHttp(options: LocalHttpOptions): Promise<LocalHt
     server.once("error", reject);
     server.listen(options.port, options.host, resolve);
   });
-  const { port } = server.address() as AddressInfo;
+  port = (server.address() as AddressInfo).port;
   return {
     url: `http://${options.host}:${port}`,
     close: () =>
@@ -80,9 +85,21 @@ export async function startLocalHttp(options: LocalHttpOptions): Promise<LocalHt
   };
 }
 
-async function serve(options: LocalHttpOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(
+  options: LocalHttpOptions,
+  port: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   if (req.httpVersion === "1.1" && req.headers.host === undefined) {
     sendError(res, "validation_error", "an HTTP/1.1 request needs a Host header");
+    return;
+  }
+  // The API has no code for "forbidden"; the console's proxy answers the same 400 validation_error.
+  const refusal = foreignRequest(req, { port, host: options.host });
+  if (refusal) {
+    req.resume(); // unread, so the connection can still carry the answer
+    sendError(res, "validation_error", refusal);
     return;
   }
   const { path, query } = splitTarget(req.url ?? "/");

@@ -2,8 +2,9 @@ import { mkdirSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import { type Browser, chromium, type Locator, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { httpTransport } from "../../client/http-transport.ts";
 import type { ApiRequest, Transport } from "../../client/transport.ts";
 import { type ConsoleServer, startConsoleServer } from "../../console/serve.ts";
 import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
@@ -12,13 +13,16 @@ import { stackHttp } from "../support/stack-http.ts";
 /**
  * The web console in a real browser (Debian's chromium through playwright-core) against a real
  * `npm start`: served by the local stack at /console, and through console/serve.ts, the loopback
- * proxy `skyforge console --stage` runs, with a plain fetch transport standing in for SigV4.
+ * proxy `skyforge console --stage` runs, forwarding through the client's SigV4 transport as the CLI
+ * does (httpTransport; on loopback it signs with fixed local credentials).
  * Every wait is Playwright's own, bounded. The screenshot goes to $SKYFORGE_ARTIFACTS_DIR (default:
  * <tmp>/skyforge-artifacts); CONSOLE_SCREENSHOT=docs/console.png also writes the README's.
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const artifacts = process.env.SKYFORGE_ARTIFACTS_DIR ?? join(tmpdir(), "skyforge-artifacts");
 const UI_MS = 10_000;
+/** A name the browser resolves to 127.0.0.1, as a rebinding attacker's domain would. */
+const REBOUND = "rebind.test";
 
 let stack: StackProcess;
 let browser: Browser;
@@ -27,7 +31,10 @@ const http = stackHttp(() => stack.url);
 beforeAll(async () => {
   [stack, browser] = await Promise.all([
     startStackProcess({ SKYFORGE_TICK_SECONDS: "1" }),
-    chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] }),
+    chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", `--host-resolver-rules=MAP ${REBOUND} 127.0.0.1`],
+    }),
   ]);
 });
 afterAll(async () => {
@@ -183,6 +190,112 @@ describe("the web console on npm start", () => {
     expect(((await post.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
     expect((await http.call("GET", "/health")).status).toBe(200);
   });
+
+  it("an address that names no job (#/jobs/%) shows 'No such job' instead of a blank page", async () => {
+    const { page, problems } = await openConsole(`${stack.url}/console/#/jobs/%`);
+    await see(page.getByTestId("job-missing").filter({ hasText: "No such job" }));
+    await page.getByTestId("job-close").click();
+    await page.getByTestId("job-missing").waitFor({ state: "detached", timeout: UI_MS });
+    // Reached later, by a link or by hand: the same.
+    await page.evaluate('location.hash = "#/jobs/%E0%A4%A"');
+    await see(page.getByTestId("job-missing").filter({ hasText: "%E0%A4%A" }));
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("a change of filter never lets two polls of the job list overlap", async () => {
+    const ALL = "/jobs?limit=50";
+    const DEFAULT = "/jobs?queue=default&limit=50";
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    // The page's calls to each URL, counted as the page makes them (the interval's call is made
+    // inside runFor, before the answer to anything else can come).
+    await page.addInitScript(`
+      const started = (window.started = {});
+      const real = window.fetch.bind(window);
+      window.fetch = (input, init) => {
+        started[String(input)] = (started[String(input)] ?? 0) + 1;
+        return real(input, init);
+      };
+    `);
+    await page.clock.install(); // the polls' timers run only when the test says
+    // The job list's calls are held until the test lets each one through.
+    const held: { path: string; route: Route }[] = [];
+    await page.route(
+      (url) => url.pathname === "/jobs" && url.searchParams.get("limit") === "50",
+      (route) => {
+        const url = new URL(route.request().url());
+        held.push({ path: `${url.pathname}${url.search}`, route });
+      },
+    );
+    const started = (path: string) => page.evaluate<number>(`window.started[${JSON.stringify(path)}] ?? 0`);
+    const release = async (path: string) => {
+      const at = held.findIndex((h) => h.path === path);
+      const [h] = held.splice(at, 1);
+      if (!h) throw new Error(`no call to ${path} is held`);
+      const request = h.route.request();
+      await Promise.all([page.waitForEvent("requestfinished", (r) => r === request), h.route.continue()]);
+    };
+    // One turn of the page's event loop (MessageChannel is not among the faked timers), then 2 s.
+    const tick = async () => {
+      await page.evaluate(`new Promise((done) => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => done();
+        channel.port2.postMessage(null);
+      })`);
+      await page.clock.runFor(2_000);
+    };
+
+    await page.goto(`${stack.url}/console/`);
+    await see(page.getByTestId("queue-state-default").filter({ hasText: "running" }));
+    await expect.poll(() => held.map((h) => h.path), { timeout: UI_MS }).toEqual([ALL]);
+    await page.getByTestId("filter-queue").selectOption("default");
+    await expect.poll(() => held.map((h) => h.path), { timeout: UI_MS }).toEqual([ALL, DEFAULT]);
+
+    // The old filter's call ends while the new one's is still out: the timer must keep waiting.
+    await release(ALL);
+    for (let i = 0; i < 4; i++) await tick();
+    expect(await started(DEFAULT)).toBe(1);
+
+    // Once the new filter's call is answered, the timer polls again.
+    await release(DEFAULT);
+    await expect
+      .poll(
+        async () => {
+          await tick();
+          return started(DEFAULT);
+        },
+        { timeout: UI_MS },
+      )
+      .toBe(2);
+    await page.unrouteAll({ behavior: "ignoreErrors" });
+    await page.close();
+  });
+
+  it("a page of another site can't reach the stack: a cross-site form POST and DNS rebinding are refused", async () => {
+    const page = await browser.newPage();
+    // Another site's page that, once opened, posts a form to the stack: text/plain, no preflight.
+    const target = `${stack.url}/queues/default/pause`;
+    await page.route("http://evil.test/**", (route) =>
+      route.fulfill({
+        contentType: "text/html",
+        body: `<form method="POST" action="${target}" enctype="text/plain"><input name="x" value="y"></form>
+          <script>document.forms[0].submit()</script>`,
+      }),
+    );
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url() === target, { timeout: UI_MS }),
+      page.goto("http://evil.test/"),
+    ]);
+    expect(answer.request().headers().origin).toBe("http://evil.test");
+    expect([answer.status(), (await answer.json()).error.code]).toEqual([400, "validation_error"]);
+    const queues = (await http.call("GET", "/queues")).body.items as { name: string; paused: boolean }[];
+    expect(queues.find((q) => q.name === "default")?.paused).toBe(false);
+
+    // The attacker's name, resolved to 127.0.0.1: the page would be the attacker's origin.
+    const rebound = await page.goto(`http://${REBOUND}:${new URL(stack.url).port}/jobs?limit=1`);
+    expect([rebound?.status(), (await rebound?.json())?.error.code]).toEqual([400, "validation_error"]);
+    await page.close();
+  });
 });
 
 /** A request sent as written (fetch would fold `..` and `//`), with any Host and Origin. */
@@ -221,7 +334,8 @@ describe("the console through console/serve.ts (the stage proxy)", () => {
   let proxy: ConsoleServer;
   const forwarded: string[] = [];
   beforeAll(async () => {
-    proxy = await startConsoleServer({ transport: fetchTransport(() => stack.url, forwarded) });
+    // What `skyforge console` forwards through: the client's SigV4 transport.
+    proxy = await startConsoleServer({ transport: recorded(httpTransport({ url: stack.url }), forwarded) });
   });
   afterAll(async () => {
     await proxy?.close();
@@ -269,28 +383,36 @@ describe("the console through console/serve.ts (the stage proxy)", () => {
     expect([sameOrigin.status, JSON.parse(sameOrigin.body).error.code]).toEqual([400, "validation_error"]);
     expect(forwarded.at(-1)).toBe("GET /jobs");
   });
+
+  it("a failure inside the proxy is logged, and the browser told only 'internal error'", async () => {
+    const logged: unknown[] = [];
+    const broken = await startConsoleServer({
+      transport: {
+        send() {
+          throw new Error("secret detail: arn:aws:iam::123456789012:role/operator");
+        },
+      },
+      onError: (err) => logged.push(err),
+    });
+    try {
+      const r = await rawRequest(broken.origin, "GET", "/queues");
+      expect([r.status, JSON.parse(r.body)]).toEqual([
+        500,
+        { error: { code: "internal", message: "internal error" } },
+      ]);
+      expect(String(logged[0])).toContain("secret detail");
+    } finally {
+      await broken.close();
+    }
+  });
 });
 
-/** A plain fetch transport to npm start, standing in for the SigV4 one; it notes each request it sends. */
-function fetchTransport(base: () => string, seen: string[]): Transport {
+/** The transport, noting each request that goes through it. */
+function recorded(transport: Transport, seen: string[]): Transport {
   return {
-    async send({ method, path, query, body }: ApiRequest) {
-      seen.push(`${method} ${path}`);
-      const url = new URL(`${base()}${path}`);
-      for (const [name, value] of Object.entries(query ?? {}))
-        if (value !== undefined) url.searchParams.set(name, value);
-      const res = await fetch(url, {
-        method,
-        ...(body === undefined
-          ? {}
-          : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      return {
-        status: res.status,
-        headers: Object.fromEntries(res.headers),
-        body: text ? JSON.parse(text) : undefined,
-      };
+    send(request: ApiRequest) {
+      seen.push(`${request.method} ${request.path}`);
+      return transport.send(request);
     },
   };
 }

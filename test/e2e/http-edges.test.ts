@@ -33,9 +33,14 @@ interface Answer {
   ms: number;
 }
 
-/** Sends bytes on a fresh connection and reads the answer until the server closes it (bounded). */
+/**
+ * Sends bytes on a fresh connection and reads the answer until the server closes it (bounded). The
+ * requests below name `Host: local`; it is sent as the server's own address, as any client sends it
+ * (another Host is refused, see "requests from other sites").
+ */
 function raw(base: string, request: string | Buffer, options: { halfClose?: boolean } = {}): Promise<Answer> {
-  const { hostname, port } = new URL(base);
+  const { hostname, port, host } = new URL(base);
+  if (typeof request === "string") request = request.replace(/^Host: local(?=\r?\n)/m, `Host: ${host}`);
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const socket = connect(Number(port), hostname);
@@ -458,5 +463,86 @@ describe("the deployed API handler, invoked with API Gateway's events", () => {
 
   it("a malformed escape in a path parameter API Gateway passed on is 400", async () => {
     expectError(await invoke("GET", "/jobs/%ZZ", { pathParameters: { id: "%ZZ" } }), 400, "validation_error");
+  });
+});
+
+describe("requests from other sites: refused on every route before anything is read", () => {
+  const own = () => new URL(stack.url);
+  /** What a page on another site can send without a preflight: a form POST, text/plain. */
+  const formPost = (path: string, origin: string, body: string) =>
+    call("POST", path, { headers: { origin, "content-type": "text/plain" }, body });
+  const echoOnce = (uniqueKey: string) =>
+    JSON.stringify({ kind: "echo", payload: { from: "another site" }, delaySeconds: 600, uniqueKey });
+  /** Whether a job with this key exists: a plain enqueue with it says so, as a duplicate. */
+  const wasEnqueued = async (uniqueKey: string) => {
+    const r = await call("POST", "/jobs", {
+      headers: { "content-type": "application/json" },
+      body: echoOnce(uniqueKey),
+    });
+    expect(r.status).toBeLessThan(300);
+    return (JSON.parse(r.body) as { duplicate: boolean }).duplicate;
+  };
+  const rawGet = (path: string, host: string, extra = "") =>
+    raw(stack.url, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`);
+
+  it("a form POST from another site's page (or an opaque one) → 400 validation_error, nothing enqueued", async () => {
+    for (const origin of ["http://evil.example", "null", `http://localhost:${Number(own().port) + 1}`]) {
+      const key = `cross-site-${origin}`;
+      const r = await formPost("/jobs", origin, echoOnce(key));
+      expectError(r, 400, "validation_error");
+      expect(JSON.parse(r.body).error.message).toContain("another site");
+      expect(await wasEnqueued(key)).toBe(false);
+    }
+  });
+
+  it("a cross-site POST can't pause a queue, nor enqueue through the Invoke API", async () => {
+    expectError(await formPost("/queues/default/pause", "http://evil.example", ""), 400, "validation_error");
+    const queues = JSON.parse((await call("GET", "/queues")).body) as {
+      items: { name: string; paused: boolean }[];
+    };
+    expect(queues.items.find((q) => q.name === "default")?.paused).toBe(false);
+
+    const key = "cross-site-invoke";
+    const invoke = await formPost(
+      "/2015-03-31/functions/enqueue/invocations",
+      "https://evil.example",
+      JSON.stringify({ jobs: [JSON.parse(echoOnce(key))] }),
+    );
+    expectError(invoke, 400, "validation_error");
+    expect(await wasEnqueued(key)).toBe(false);
+  });
+
+  it("a Host that is not the server's (DNS rebinding) → 400 validation_error, on the API and the console", async () => {
+    for (const [path, host] of [
+      ["/jobs?limit=1", `evil.example:${own().port}`],
+      ["/console/", `evil.example:${own().port}`],
+      ["/health", "127.0.0.1"], // no port: another server's address (port 80)
+      ["/health", `127.0.0.1:${Number(own().port) + 1}`],
+    ] as const) {
+      const r = await rawGet(path, host);
+      expectError(r, 400, "validation_error");
+      expect(JSON.parse(r.body).error.message).toContain("its own address");
+    }
+  });
+
+  it("its own page (Origin = the server's), localhost and a plain client are served", async () => {
+    const sameOrigin = await call("POST", "/jobs", {
+      headers: { origin: own().origin, "content-type": "application/json" },
+      body: echoOnce("same-origin-page"),
+    });
+    expect(sameOrigin.status).toBe(201);
+    const viaLocalhost = await rawGet(
+      "/health",
+      `LOCALHOST:${own().port}`,
+      `Origin: http://localhost:${own().port}\r\n`,
+    );
+    expect(viaLocalhost.status).toBe(200);
+    expect((await rawGet("/console/", own().host)).status).toBe(200);
+    const plain = await call("POST", "/jobs", {
+      headers: { "content-type": "application/json" },
+      body: echoOnce("plain-client"),
+    });
+    expect(plain.status).toBe(201);
+    expect((await raw(stack.url, "GET /health HTTP/1.0\r\n\r\n")).status).toBe(200);
   });
 });

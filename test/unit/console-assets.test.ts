@@ -1,4 +1,5 @@
-import { existsSync, readdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { consoleAsset, consoleAssets } from "../../console/assets.ts";
 
@@ -25,6 +26,29 @@ describe("console assets", () => {
     expect((await consoleAsset("HEAD", "/console/style.css")).headers["content-type"]).toBe(
       "text/css; charset=utf-8",
     );
+  });
+
+  it("allows exactly the import map index.html has inline, by the hash the browser computes", async () => {
+    const html = readFileSync(new URL("../../console/index.html", import.meta.url), "utf8");
+    // Every inline script of the page (those without src): the browser runs one only if the policy
+    // names its hash, taken over the exact text between the tags.
+    const inline: { tag: string; text: string }[] = [];
+    for (let at = html.indexOf("<script"); at >= 0; at = html.indexOf("<script", at + 1)) {
+      const tagEnd = html.indexOf(">", at) + 1;
+      const tag = html.slice(at, tagEnd);
+      if (!/\ssrc=/.test(tag))
+        inline.push({ tag, text: html.slice(tagEnd, html.indexOf("</script>", tagEnd)) });
+    }
+    // The import map is the only one (any other would be blocked).
+    expect(inline.map((s) => /\stype="importmap"/.test(s.tag))).toEqual([true]);
+    const importMap = inline[0]?.text ?? "";
+    const imports = (JSON.parse(importMap) as { imports: Record<string, string> }).imports;
+    expect(Object.values(imports).filter((url) => !consoleAssets().has(url))).toEqual([]);
+
+    const expected = `'sha256-${createHash("sha256").update(importMap, "utf8").digest("base64")}'`;
+    const policy = (await consoleAsset("GET", "/console/")).headers["content-security-policy"] ?? "";
+    const scriptSrc = policy.split("; ").find((d) => d.startsWith("script-src "));
+    expect(scriptSrc).toBe(`script-src 'self' ${expected}`);
   });
 
   it("finds nothing outside the list, however the path is spelled", async () => {
