@@ -1,11 +1,12 @@
 import type { AppNames } from "../lib/app/define-app.ts";
-import type { JobView } from "../lib/job/schemas.ts";
+import type { JobSummary, JobView } from "../lib/job/schemas.ts";
 import { enqueueInBatches } from "./enqueue-many.ts";
 import { errorForAnswer, SkyforgeApiError, SkyforgeTransportError } from "./errors.ts";
 import type {
   CancelOutcome,
   Enqueued,
   JobPage,
+  ListOptions,
   QueueView,
   ScheduleView,
   SkyforgeClient,
@@ -73,14 +74,15 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
         check,
       ),
     get: async (id) => object<JobView>({ method: "GET", path: `/jobs/${segment(id)}` }),
-    async list(listOptions = {}) {
+    // One implementation for list's overloads: which of them fits is the API's `view`, not this code's.
+    list: (async (listOptions: ListOptions<A> = {}) => {
       const { limit, ...rest } = listOptions;
-      return object<JobPage>({
+      return object<JobPage<JobView | JobSummary>>({
         method: "GET",
         path: "/jobs",
         query: { ...rest, ...(limit !== undefined ? { limit: String(limit) } : {}) },
       });
-    },
+    }) as SkyforgeClient<A>["list"],
     cancel: async (id) =>
       object<JobView & { cancel: CancelOutcome }>({ method: "POST", path: `/jobs/${segment(id)}/cancel` }),
     retry: async (id) => object<JobView>({ method: "POST", path: `/jobs/${segment(id)}/retry` }),

@@ -1,6 +1,7 @@
-import type { BatchResultItem } from "../lib/job/schemas.ts";
+import { type ErrorCode, errorCodes } from "../lib/errors.ts";
 import { MAX_BATCH } from "../lib/job/schemas.ts";
 import { describeError, SkyforgeApiError, SkyforgeTransportError } from "./errors.ts";
+import type { EnqueueManyError, EnqueueManyResult } from "./skyforge-client.ts";
 import type { EnqueueCheck } from "./validate.ts";
 
 /**
@@ -38,17 +39,15 @@ export function batchesOf<T extends { bytes: number }>(items: readonly T[]): T[]
 /**
  * Any number of jobs through POST /jobs/batch, one result per job with `index` in the caller's
  * numbering. A job the client's check refuses is not sent and carries its error. A request that
- * fails as a whole gives each of its jobs that request's error, and the next requests still go:
- * - the API's error answer (a 4xx: none of them was queued);
- * - no answer (code `internal`, the message says the jobs may or may not have been queued: send
- *   them again with a uniqueKey to be sure of once).
+ * fails as a whole gives each of its jobs that request's error (batchFailure), and the next
+ * requests still go.
  */
 export async function enqueueInBatches(
   jobs: readonly unknown[],
   sendBatch: (jobs: unknown[]) => Promise<unknown>,
   check: EnqueueCheck | undefined,
-): Promise<BatchResultItem[]> {
-  const results: BatchResultItem[] = new Array(jobs.length);
+): Promise<EnqueueManyResult[]> {
+  const results: EnqueueManyResult[] = new Array(jobs.length);
   const pending: Pending[] = [];
   jobs.forEach((job, index) => {
     const refused = check?.(job);
@@ -66,27 +65,56 @@ export async function enqueueInBatches(
           body: answer,
         });
       }
-      for (const item of items as BatchResultItem[]) {
+      for (const item of items as EnqueueManyResult[]) {
         const sent = batch[item.index];
         if (sent) results[sent.index] = { ...item, index: sent.index };
       }
       for (const sent of batch) {
         results[sent.index] ??= {
           index: sent.index,
-          error: { code: "internal", message: "the API answered no result for this job" },
+          error: {
+            code: "internal",
+            message: `the API answered no result for this job, so it may or may not be queued; ${RESEND}`,
+            unanswered: true,
+          },
         };
       }
     } catch (err) {
       if (!(err instanceof SkyforgeApiError || err instanceof SkyforgeTransportError)) throw err;
-      const error =
-        err instanceof SkyforgeApiError
-          ? err.toBody()
-          : {
-              code: "internal" as const,
-              message: `the request carrying this job failed, so it may or may not be queued: ${describeError(err)}`,
-            };
+      const error = batchFailure(err);
       for (const sent of batch) results[sent.index] = { index: sent.index, error };
     }
   }
   return results;
+}
+
+const RESEND = "send it again with a uniqueKey to be sure it runs once";
+
+/**
+ * What a batch request that failed as a whole tells of its jobs, by the status that came back:
+ * - a 4xx, the API's or something's in front of it (API Gateway's 403, 413, 429; Lambda refusing the
+ *   Invoke): the request was refused before any job of it was queued. The API's own error is kept;
+ *   another gets the code of its status when the API has one (else `internal`).
+ * - a 5xx, a Lambda function error, an answer without results, or no answer at all (no connection,
+ *   a timeout): the request may have queued some of its jobs before it failed. `internal`, marked
+ *   `unanswered`, and the message says to resend with a uniqueKey.
+ */
+export function batchFailure(err: SkyforgeApiError | SkyforgeTransportError): EnqueueManyError {
+  const status = err instanceof SkyforgeApiError ? err.status : err.answer?.status;
+  if (status !== undefined && status >= 400 && status < 500) {
+    const refused = `not queued: the request carrying this job was refused`;
+    if (err instanceof SkyforgeApiError) return { ...err.toBody(), message: `${refused}: ${err.message}` };
+    const answer = err.message.includes(`HTTP ${status}`) ? "" : ` (HTTP ${status})`;
+    return { code: codeOfStatus(status), message: `${refused}${answer}: ${err.message}` };
+  }
+  return {
+    code: "internal",
+    message: `the request carrying this job failed, so it may or may not be queued: ${describeError(err)}; ${RESEND}`,
+    unanswered: true,
+  };
+}
+
+function codeOfStatus(status: number): ErrorCode {
+  const found = Object.entries(errorCodes).find(([, s]) => s === status);
+  return (found?.[0] as ErrorCode | undefined) ?? "internal";
 }

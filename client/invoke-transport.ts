@@ -24,6 +24,11 @@ export interface InvokeTransportOptions {
    */
   endpoint?: string;
   region?: string;
+  /**
+   * Abandons an Invoke after this long, as the HTTP transport does (API Gateway gives up after 30 s;
+   * a direct Invoke would wait out the function's whole timeout). Default 35 s.
+   */
+  timeoutMs?: number;
 }
 
 export interface InvokeTransport extends Transport {
@@ -41,22 +46,28 @@ export function invokeTransport(options: InvokeTransportOptions): InvokeTranspor
   const owned = options.lambda ? undefined : lambdaClientFor(options);
   const lambda = options.lambda ?? (owned as LambdaClient);
   const functionName = options.functionName;
+  const timeoutMs = options.timeoutMs ?? 35_000;
 
   return {
     close: () => owned?.destroy(),
     async send(request: ApiRequest): Promise<ApiResponse> {
       let out: InvokeCommandOutput;
+      const abortSignal = AbortSignal.timeout(timeoutMs);
       try {
         out = await lambda.send(
           new InvokeCommand({
             FunctionName: functionName,
             Payload: new TextEncoder().encode(JSON.stringify(apiGatewayEvent(request))),
           }),
+          { abortSignal },
         );
       } catch (err) {
         const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        const why = abortSignal.aborted
+          ? `no answer within ${timeoutMs} ms (${describeError(err)})`
+          : describeError(err);
         throw new SkyforgeTransportError(
-          `could not invoke ${functionName}: ${describeError(err)}`,
+          `could not invoke ${functionName} for ${request.method} ${request.path}: ${why}`,
           status === undefined ? undefined : { status, body: undefined },
           { cause: err },
         );

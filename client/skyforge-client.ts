@@ -1,6 +1,13 @@
 import type { AppNames, KindName, PayloadOf, QueueName } from "../lib/app/define-app.ts";
-import type { BatchResultItem, EnqueueRequest, JobView, ListJobsQuery } from "../lib/job/schemas.ts";
-import type { MisfirePolicy } from "../lib/store/schedule-item.ts";
+import type { MisfirePolicy } from "../lib/app/schedule-declaration.ts";
+import type { ErrorBody } from "../lib/errors.ts";
+import type {
+  BatchResultItem,
+  EnqueueRequest,
+  JobSummary,
+  JobView,
+  ListJobsQuery,
+} from "../lib/job/schemas.ts";
 
 /**
  * What the typed producer client offers (client/create-client.ts builds it). Kinds, payloads and
@@ -18,6 +25,24 @@ export type EnqueueItem<A extends AppNames> = {
   [K in KindName<A>]: { kind: K; payload: PayloadOf<A, K> } & EnqueueOptions<A>;
 }[KindName<A>];
 
+/**
+ * Why a job of an enqueueMany call has no id: the API's error for it, the client's refusal, or the
+ * error of the request that carried it (client/enqueue-many.ts batchFailure).
+ */
+export type EnqueueManyError = ErrorBody["error"] & {
+  /**
+   * Set when nothing said whether the job was queued: its request got no answer, a 5xx or a function
+   * error, so it may or may not be queued (send it again with a uniqueKey to be sure of once).
+   * Absent on a refusal: a job refused was not queued.
+   */
+  unanswered?: true;
+};
+
+/** One job's outcome in enqueueMany, numbered as the caller's list: its id, or its error. */
+export interface EnqueueManyResult extends Omit<BatchResultItem, "error"> {
+  error?: EnqueueManyError;
+}
+
 export interface Enqueued {
   job: JobView;
   duplicate: boolean;
@@ -25,11 +50,15 @@ export interface Enqueued {
 
 export type CancelOutcome = "cancelled" | "requested" | "already_cancelled";
 
-export interface JobPage {
-  items: JobView[];
+export interface JobPage<J = JobView> {
+  items: J[];
   cursor?: string;
 }
 
+/**
+ * GET /jobs's query. `view: "summary"` lists jobs without payload and result (JobSummary): what a
+ * poller wants, and the only view whose page of 100 large jobs surely fits an API Gateway answer.
+ */
 export type ListOptions<A extends AppNames> = Partial<Omit<ListJobsQuery, "queue">> & {
   queue?: QueueName<A>;
 };
@@ -68,9 +97,11 @@ export interface SkyforgeClient<A extends AppNames> {
    * Any number of jobs, sent 100 per request (POST /jobs/batch); one result per job, in order. A job
    * the service refused carries its error and the others go on.
    */
-  enqueueMany(jobs: readonly EnqueueItem<A>[]): Promise<BatchResultItem[]>;
+  enqueueMany(jobs: readonly EnqueueItem<A>[]): Promise<EnqueueManyResult[]>;
   get(id: string): Promise<JobView>;
-  list(options?: ListOptions<A>): Promise<JobPage>;
+  list(options?: ListOptions<A> & { view?: "full" }): Promise<JobPage<JobView>>;
+  list(options: ListOptions<A> & { view: "summary" }): Promise<JobPage<JobSummary>>;
+  list(options: ListOptions<A>): Promise<JobPage<JobView | JobSummary>>;
   cancel(id: string): Promise<JobView & { cancel: CancelOutcome }>;
   retry(id: string): Promise<JobView>;
   queues: {

@@ -15,7 +15,9 @@ async function loadDone(queue) {
   const jobs = [];
   let cursor;
   for (let i = 0; i < MAX_CALLS; i++) {
-    const page = await api("GET", "/jobs", { query: { status: "done", queue, limit: 100, cursor } });
+    const page = await api("GET", "/jobs", {
+      query: { status: "done", queue, limit: 100, cursor, view: "summary" },
+    });
     jobs.push(...page.items);
     cursor = page.cursor;
     if (!cursor) return { jobs, complete: true };

@@ -82,6 +82,7 @@ async function allJobs(
     const page = await client.list({
       ...(queue ? { queue } : {}),
       limit: 100,
+      view: "summary",
       ...(cursor ? { cursor } : {}),
     });
     jobs.push(...page.items);

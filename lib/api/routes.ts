@@ -1,12 +1,12 @@
 import middy from "@middy/core";
 import httpRouterHandler from "@middy/http-router";
 import { ClientError, issuesOf } from "../errors.ts";
-import { EnqueueBatchRequest, ListJobsQuery } from "../job/schemas.ts";
+import { EnqueueBatchRequest, type JobView, ListJobsQuery } from "../job/schemas.ts";
 import { redriveJob } from "../producer/redrive.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { cancel } from "../store/finalize-ops.ts";
-import { toJobView } from "../store/job-item.ts";
+import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob, listJobs, loadPayload } from "../store/read-ops.ts";
 import {
   type ApiRoute,
@@ -38,6 +38,17 @@ function jobId(event: HttpEvent): string {
   return id;
 }
 
+/**
+ * A job without its payload and result: neither is parsed, and a payload kept in its own item is not
+ * read. What pollers list with (tail, the console's chart): a full page of 100 jobs of 200 KB payloads
+ * and results would pass Lambda's 6 MB answer, which API Gateway turns into a 500.
+ */
+function toJobSummary(item: JobItem): Omit<JobView, "payload" | "result"> {
+  const { payload: _payload, result: _result, ...fields } = item;
+  const { payload: _none, ...summary } = toJobView(fields);
+  return summary;
+}
+
 /** Every route of the HTTP API (the README's routes table); infra declares the same list (lib/api/route-keys.ts). */
 export function apiRoutes(engine: Engine): ApiRoute[] {
   const { producer, store, queues, clock } = engine;
@@ -66,10 +77,14 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
       const parsed = ListJobsQuery.safeParse(queryParams(event));
       if (!parsed.success)
         throw new ClientError("validation_error", "invalid list query", issuesOf(parsed.error));
-      const page = await listJobs(store, parsed.data);
-      const items = await Promise.all(
-        page.items.map(async (item) => toJobView(item, await loadPayload(store, item))),
-      );
+      const { view, ...filter } = parsed.data;
+      const page = await listJobs(store, filter);
+      const items =
+        view === "summary"
+          ? page.items.map(toJobSummary)
+          : await Promise.all(
+              page.items.map(async (item) => toJobView(item, await loadPayload(store, item))),
+            );
       return json(200, { items, ...(page.cursor ? { cursor: page.cursor } : {}) });
     }),
     route("GET", "/jobs/{id}", async (event) => {

@@ -1,3 +1,7 @@
+/** How a tick treats fires it missed by more than its grace: drop them, or run one job for all. */
+export const misfirePolicies = ["skip", "once"] as const;
+export type MisfirePolicy = (typeof misfirePolicies)[number];
+
 /**
  * A schedule that lives in the app's code: synced into the table by every deploy (and by the local
  * stack's start). `Kind` and `Queue` are the app's names, so a typo is a compile error; the cron
@@ -17,5 +21,5 @@ export interface ScheduleDeclaration<
   payload?: Payload;
   queue?: Queue;
   enabled?: boolean;
-  misfire?: "skip" | "once";
+  misfire?: MisfirePolicy;
 }

@@ -85,6 +85,22 @@ export const JobView = z.object({
 });
 export type JobView = z.infer<typeof JobView>;
 
+/**
+ * A job as `GET /jobs?view=summary` lists it: all but its payload and result, which may take 200 KB
+ * each, so that a page of 100 large jobs stays far under Lambda's 6 MB answer.
+ */
+export const JobSummary = JobView.omit({ payload: true, result: true });
+/**
+ * Typed with its payload and result undefined (they are absent): reading either as data does not
+ * compile, and a summary still fits code that reads a JobView's other fields (a JobView's payload
+ * is `unknown`, which undefined is).
+ */
+export type JobSummary = z.infer<typeof JobSummary> & { payload: undefined; result?: undefined };
+
+/** How GET /jobs shows each job: "full" JobViews (the default), or "summary" JobSummaries. */
+export const listViews = ["full", "summary"] as const;
+export type ListView = (typeof listViews)[number];
+
 export interface EnqueueResult {
   job: JobView;
   duplicate: boolean;
@@ -102,6 +118,7 @@ export const ListJobsQuery = z
     queue: QueueName.optional(),
     status: JobStatusSchema.optional(),
     limit: z.coerce.number().int().min(1).max(100).default(25),
+    view: z.enum(listViews).default("full"),
     /** Opaque to the caller; the store checks what it decodes to (lib/store/cursor.ts). Empty means none. */
     cursor: z
       .string()

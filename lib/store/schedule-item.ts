@@ -1,6 +1,7 @@
-/** How a tick treats fires it missed by more than its grace: drop them, or run one job for all. */
-export const misfirePolicies = ["skip", "once"] as const;
-export type MisfirePolicy = (typeof misfirePolicies)[number];
+import type { MisfirePolicy } from "../app/schedule-declaration.ts";
+
+// Declared in the model (lib/app/schedule-declaration.ts); named here too for lib/cron, which reads it with the item.
+export { type MisfirePolicy, misfirePolicies } from "../app/schedule-declaration.ts";
 
 /** A schedule's settings once parsed (lib/cron/schedule.ts validates them; the store only keeps them). */
 export interface ScheduleFields {

@@ -1,5 +1,5 @@
 import { LambdaClient } from "@aws-sdk/client-lambda";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { createClient } from "../../client/create-client.ts";
 import { isSkyforgeApiError, SkyforgeApiError, SkyforgeTransportError } from "../../client/errors.ts";
@@ -137,6 +137,35 @@ describe.each(transports)("the client through %s", (via, transport) => {
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen).toEqual(expect.arrayContaining([...ids]));
     for (const id of ids) await client.cancel(id);
+  });
+
+  it("lists jobs as summaries, without payload or result; an unknown view is a 400", async () => {
+    // Over the inline size, so the full view reads the payload's own item and the summary must not.
+    const payload = { via: tag, text: "x".repeat(1_000) };
+    const { job } = await client.enqueue("echo", payload);
+    await status(job.id, "done");
+    /** Walks the done jobs of the default queue (a scan: pages may come short) to the job. */
+    async function listed<V extends "full" | "summary">(view: V) {
+      for (let cursor: string | undefined, calls = 0; calls < 200; calls++) {
+        const page = await client.list({ queue: "default", status: "done", limit: 100, view, cursor });
+        const found = page.items.find((j) => j.id === job.id);
+        if (found || !page.cursor) return found;
+        cursor = page.cursor;
+      }
+      return undefined;
+    }
+    const summary = await listed("summary");
+    expect(summary).toMatchObject({ id: job.id, kind: "echo", status: "done", attempts: 1 });
+    expect(summary).toHaveProperty("finishedAt");
+    expect(summary).not.toHaveProperty("payload");
+    expect(summary).not.toHaveProperty("result");
+    // The types say so too: a summary's payload and result are undefined, a full view's are data.
+    expectTypeOf((await client.list({ view: "summary" })).items[0]?.payload).toEqualTypeOf<undefined>();
+    expectTypeOf((await client.list()).items[0]?.payload).toEqualTypeOf<unknown>();
+    expect(await listed("full")).toMatchObject({ id: job.id, payload, result: payload });
+
+    const bad = await apiError(client.list({ view: "payloads" as never }));
+    expect(bad).toMatchObject({ status: 400, code: "validation_error", issues: [{ path: "view" }] });
   });
 
   it("cancels a job, once", async () => {

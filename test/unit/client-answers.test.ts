@@ -176,8 +176,83 @@ describe("enqueueMany", () => {
     expect(api.requests).toHaveLength(3);
     expect(results.map((r) => r.index)).toEqual(Array.from({ length: 250 }, (_, i) => i));
     expect(new Set(results.slice(0, 100).map((r) => r.error?.code))).toEqual(new Set(["payload_too_large"]));
+    expect(results[50]?.error).toEqual({
+      code: "payload_too_large",
+      message: "not queued: the request carrying this job was refused: too big",
+    });
     expect(new Set(results.slice(100, 200).map((r) => r.error?.code))).toEqual(new Set(["internal"]));
-    expect(results[150]?.error?.message).toMatch(/may or may not be queued: .*no answer from the API/);
+    expect(results[150]?.error).toMatchObject({ unanswered: true });
+    expect(results[150]?.error?.message).toMatch(
+      /may or may not be queued: .*no answer from the API; send it again with a uniqueKey/,
+    );
     expect(results.slice(200).every((r) => r.id && !r.error)).toBe(true);
+  });
+
+  const apiError = (status: number, code: string): ApiResponse => ({
+    status,
+    headers: {},
+    body: { error: { code, message: `the API's ${code}` } },
+  });
+  const gateway = (status: number, message: string): ApiResponse => ({
+    status,
+    headers: {},
+    body: { message },
+  });
+  /** [what came back, the code each job gets, whether it may have been queued] */
+  const failures: [string, () => ApiResponse, string, boolean][] = [
+    ["the API's 400", () => apiError(400, "validation_error"), "validation_error", false],
+    ["the API's 500", () => apiError(500, "internal"), "internal", true],
+    ["API Gateway's 403 Forbidden", () => gateway(403, "Forbidden"), "internal", false],
+    ["API Gateway's 413", () => gateway(413, "Request Entity Too Large"), "payload_too_large", false],
+    ["API Gateway's 429", () => gateway(429, "Too Many Requests"), "internal", false],
+    ["API Gateway's 503", () => gateway(503, "Service Unavailable"), "internal", true],
+    ["API Gateway's 504", () => gateway(504, "Endpoint request timed out"), "internal", true],
+    ["an answer without results", () => ({ status: 200, headers: {}, body: {} }), "internal", true],
+    [
+      "Lambda refusing the Invoke (403)",
+      () => {
+        throw new SkyforgeTransportError("could not invoke api: AccessDeniedException", {
+          status: 403,
+          body: undefined,
+        });
+      },
+      "internal",
+      false,
+    ],
+    [
+      "a function error (200)",
+      () => {
+        throw new SkyforgeTransportError("the API function api failed (Unhandled)", {
+          status: 200,
+          body: "boom",
+        });
+      },
+      "internal",
+      true,
+    ],
+    [
+      "no answer",
+      () => {
+        throw new SkyforgeTransportError("no answer from the API");
+      },
+      "internal",
+      true,
+    ],
+  ];
+  it.each(failures)("%s: each job says whether it may be queued", async (_, reply, code, unsure) => {
+    const results = await batchApi(reply).client.enqueueMany([
+      { kind: "echo", payload: 1 },
+      { kind: "echo", payload: 2 },
+    ]);
+    expect(results.map((r) => r.error?.code)).toEqual([code, code]);
+    for (const r of results) {
+      if (unsure) {
+        expect(r.error).toMatchObject({ unanswered: true });
+        expect(r.error?.message).toMatch(/may or may not be queued.*send it again with a uniqueKey/);
+      } else {
+        expect(r.error?.unanswered).toBeUndefined();
+        expect(r.error?.message).toMatch(/^not queued: the request carrying this job was refused/);
+      }
+    }
   });
 });

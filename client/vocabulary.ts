@@ -1,0 +1,18 @@
+/**
+ * The service's words a program built on the client needs, in one place: the CLI and the console
+ * import them from here, never from lib/, so they reach skyforge only through the client
+ * (docs/architecture.md §14). Each is defined once, in lib/'s model.
+ */
+export type { AppNames } from "../lib/app/define-app.ts";
+export { type MisfirePolicy, misfirePolicies } from "../lib/app/schedule-declaration.ts";
+export { type ErrorBody, type ErrorCode, errorCodes } from "../lib/errors.ts";
+export {
+  type BatchResultItem,
+  type JobSummary,
+  type JobView,
+  type ListView,
+  listViews,
+  MAX_BATCH,
+  MAX_PAYLOAD_BYTES,
+} from "../lib/job/schemas.ts";
+export { type JobStatus, jobStatuses } from "../lib/job/status.ts";

@@ -1,0 +1,78 @@
+import type * as z from "zod";
+import { type QueueDeclaration, tierOf } from "../app/queue-declaration.ts";
+import { ClientError, issuesOf } from "../errors.ts";
+import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "./schemas.ts";
+
+/**
+ * What checking a request needs to know of a kind: its home queue, and the schema of its payload
+ * (none for a pool kind as the client sees it: any JSON, which the request schema already checks).
+ */
+export interface RequestKind {
+  name: string;
+  queue: string;
+  payload?: z.ZodType;
+}
+
+export interface CheckedRequest<K extends RequestKind> {
+  request: EnqueueRequest;
+  kind: K;
+  queue: QueueDeclaration;
+  payloadJson: string;
+}
+
+/**
+ * The checks an enqueue request gets from the app alone, in this order: the request schema (which
+ * bounds the payload's nesting before anything recurses into it), a known kind, the payload's size,
+ * `checkPayloadJson` (the producer's check of the payload inside its SQS message: only the engine
+ * knows that format), the kind's payload schema, a declared queue, the kind's tier. Pure: the
+ * producer (lib/producer/validate.ts) and the client (client/validate.ts) both answer with it, so a
+ * client given the app refuses exactly what the API would, with the same code and message.
+ * Returns the refusal as a ClientError rather than throwing it, so a caller can carry it as a value.
+ */
+export function checkEnqueueRequest<K extends RequestKind>(
+  raw: unknown,
+  kinds: ReadonlyMap<string, K>,
+  queues: readonly QueueDeclaration[],
+  checkPayloadJson?: (payloadJson: string) => ClientError | undefined,
+): CheckedRequest<K> | ClientError {
+  const parsed = EnqueueRequest.safeParse(raw);
+  if (!parsed.success)
+    return new ClientError("validation_error", "the enqueue request is invalid", issuesOf(parsed.error));
+  const request = parsed.data;
+  const kind = kinds.get(request.kind);
+  if (!kind) {
+    return new ClientError(
+      "unknown_kind",
+      `unknown kind "${request.kind}"; known kinds: ${[...kinds.keys()].join(", ")}`,
+    );
+  }
+  const payloadJson = JSON.stringify(request.payload ?? null);
+  if (Buffer.byteLength(payloadJson) > MAX_PAYLOAD_BYTES) {
+    return new ClientError("payload_too_large", `payload is over ${MAX_PAYLOAD_BYTES} bytes once serialized`);
+  }
+  const tooLarge = checkPayloadJson?.(payloadJson);
+  if (tooLarge) return tooLarge;
+  const payload = kind.payload?.safeParse(request.payload ?? null);
+  if (payload && !payload.success) {
+    return new ClientError(
+      "validation_error",
+      `payload does not match kind "${kind.name}"`,
+      issuesOf(payload.error, ["payload"]),
+    );
+  }
+  const queueName = request.queue ?? kind.queue;
+  const queue = queues.find((q) => q.name === queueName);
+  if (!queue)
+    return new ClientError("validation_error", `unknown queue "${queueName}"`, [
+      { path: "queue", message: "not declared" },
+    ]);
+  const home = queues.find((q) => q.name === kind.queue);
+  if (home && tierOf(home) !== tierOf(queue)) {
+    return new ClientError(
+      "validation_error",
+      `kind "${kind.name}" runs on the ${tierOf(home)} tier, but queue "${queue.name}" is served by the ${tierOf(queue)} tier`,
+      [{ path: "queue", message: `use a ${tierOf(home)}-tier queue such as "${home.name}"` }],
+    );
+  }
+  return { request, kind, queue, payloadJson };
+}
