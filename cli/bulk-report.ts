@@ -1,6 +1,6 @@
 import { type ErrorReport, type ExitCode, exitCodes } from "./exit-codes.ts";
 import type { LineFailure } from "./jsonl.ts";
-import { table } from "./output.ts";
+import { oneLine, table } from "./output.ts";
 
 /** What `enqueue --file` did, line by line: the `--json` document, and what the summary is drawn from. */
 export interface BulkSummary {
@@ -14,8 +14,8 @@ export interface BulkSummary {
   /** Every enqueued line's job (a duplicate names the job that already had its unique key); --json only. */
   jobs: { line: number; id: string; duplicate: boolean }[];
   /**
-   * Set when the run stopped before the end of the file: at Ctrl-C, or when the API could not be
-   * reached. No line from `notSentFrom` on was sent, so `tail -n +N` of the file resumes it (absent
+   * Set when the run stopped before the end of the file: at Ctrl-C, or without a usable answer (the
+   * API could not be reached or failed, or something in front of it refused the request). No line from `notSentFrom` on was sent, so `tail -n +N` of the file resumes it (absent
    * when every line was sent but a request went unanswered).
    */
   stopped?: { reason: "interrupted" | "unavailable"; notSentFrom?: number; error?: ErrorReport };
@@ -65,14 +65,19 @@ export function renderBulkSummary(s: BulkSummary): string {
     out.push("failed lines:", indent(table(["LINE", "CODE", "ERROR"], rows)));
   }
   if (s.stopped) {
-    const why =
-      s.stopped.reason === "interrupted"
-        ? "interrupted"
-        : `the API could not be reached (${s.stopped.error?.code}: ${s.stopped.error?.message})`;
+    const why = s.stopped.reason === "interrupted" ? "interrupted" : unavailable(s.stopped.error);
     const unsent = s.stopped.notSentFrom ? `; lines ${s.stopped.notSentFrom} and after were not sent` : "";
     out.push(`stopped: ${why}${unsent}`);
   }
   return out.join("\n");
+}
+
+/** Why a run stopped without an answer it could use: nothing answered, something else did, or the API failed. */
+function unavailable(error: ErrorReport | undefined): string {
+  const detail = error ? ` (${error.code}: ${oneLine(error.message)})` : "";
+  if (error?.code === "unexpected_answer") return `something other than the skyforge API answered${detail}`;
+  if (error?.status !== undefined) return `the API failed${detail}`;
+  return `the API could not be reached${detail}`;
 }
 
 const indent = (text: string) =>

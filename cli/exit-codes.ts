@@ -1,5 +1,5 @@
 import { CommanderError } from "commander";
-import { SkyforgeApiError, SkyforgeTransportError } from "../client/errors.ts";
+import { describeError, SkyforgeApiError, SkyforgeTransportError } from "../client/errors.ts";
 
 /**
  * The CLI's exit codes (cli/README.md has the same table). Scripts branch on these, so a code keeps
@@ -63,10 +63,15 @@ export function errorReport(err: unknown): ErrorReport {
       : { code: "unreachable", message: withCause(err) };
   }
   const where = err instanceof Error ? (err.stack?.split("\n")[1]?.trim() ?? "") : "";
-  return { code: "cli_error", message: `${withCause(err)}${where ? ` (${where})` : ""}` };
+  // A bug: its class (TypeError, …) and its cause's message help find it.
+  return { code: "cli_error", message: `${describeError(err)}${where ? ` (${where})` : ""}` };
 }
 
-/** fetch's "fetch failed" says nothing: the cause (ECONNREFUSED 127.0.0.1:3000) does. */
+/**
+ * A transport error's message, with its cause's code (ECONNREFUSED) when the message lacks it. Not
+ * describeError (client/errors.ts): that one prefixes the class name, noise beside the report's code,
+ * and appends the cause's message even when the transport's message already carries it.
+ */
 function withCause(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause instanceof Error ? err.cause : undefined;

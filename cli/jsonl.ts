@@ -1,3 +1,5 @@
+import { batchesOf } from "../client/enqueue-many.ts";
+
 /**
  * `skyforge enqueue --file jobs.jsonl`: one enqueue request per line, as POST /jobs takes it
  * (`{"kind":"echo","payload":{…},"queue":…}`). A line is checked here only as far as the CLI must:
@@ -72,36 +74,42 @@ function withDefaults(job: JobRequest, defaults: JobDefaults): JobRequest {
 export interface Batch {
   lines: number[];
   jobs: JobRequest[];
+}
+
+interface PendingLine {
+  line: number;
+  job: JobRequest;
   bytes: number;
 }
 
 /**
- * Groups job lines into POST /jobs/batch requests: at most `maxItems` jobs (the API's 100) and, so
- * the request stays under Lambda's 6 MB payload limit, at most `maxBytes` of serialized jobs (one
- * job larger than that goes alone, and the API answers it 413).
+ * Groups job lines into POST /jobs/batch requests as they are read, by the client's own rule
+ * (client/enqueue-many.ts batchesOf: at most 100 jobs, and a body that fits Lambda's payload; one job
+ * larger than that goes alone, and the API answers it 413), so each batch handed to
+ * client.enqueueMany is exactly one request. The CLI can't hand the client the whole file: it streams
+ * a file of any size, and between requests it reports progress and may stop (Ctrl-C, no answer).
  */
-export function createBatcher(limits: { maxItems: number; maxBytes: number }) {
-  let current: Batch = { lines: [], jobs: [], bytes: 0 };
-  const take = (): Batch | undefined => {
-    if (current.jobs.length === 0) return undefined;
-    const full = current;
-    current = { lines: [], jobs: [], bytes: 0 };
-    return full;
-  };
+export function createBatcher() {
+  let pending: PendingLine[] = [];
+  const batchOf = (items: readonly PendingLine[]): Batch => ({
+    lines: items.map((p) => p.line),
+    jobs: items.map((p) => p.job),
+  });
   return {
-    /** Adds a job; returns the batches it closed (none until one is full). */
+    /** Adds a job; returns the batches it closed (none until the next job no longer fits). */
     add(line: number, job: JobRequest): Batch[] {
-      const bytes = Buffer.byteLength(JSON.stringify(job)) + 1;
-      const closed: Batch[] = [];
-      const overfull = current.bytes + bytes > limits.maxBytes ? take() : undefined;
-      if (overfull) closed.push(overfull);
-      current.lines.push(line);
-      current.jobs.push(job);
-      current.bytes += bytes;
-      if (current.jobs.length >= limits.maxItems) closed.push(take() as Batch);
-      return closed;
+      pending.push({ line, job, bytes: Buffer.byteLength(JSON.stringify(job)) });
+      // At most 101 jobs pending: every batch but the last is closed, as the client would send it.
+      const batches = batchesOf(pending);
+      pending = batches.pop() ?? [];
+      return batches.map(batchOf);
     },
     /** The last, partly filled batch. */
-    flush: take,
+    flush(): Batch | undefined {
+      if (pending.length === 0) return undefined;
+      const last = batchOf(pending);
+      pending = [];
+      return last;
+    },
   };
 }

@@ -45,13 +45,6 @@ export function isoTime(value: string): string {
   return value;
 }
 
-export function oneOf<const T extends string>(choices: readonly T[]) {
-  return (value: string): T => {
-    if ((choices as readonly string[]).includes(value)) return value as T;
-    throw new InvalidArgumentError(`expected one of ${choices.join(", ")}; got "${value}".`);
-  };
-}
-
 /** An http(s) URL, without a trailing slash. */
 export function endpointUrl(value: string): string {
   let url: URL;

@@ -25,20 +25,44 @@ export interface Streams {
 export function createOutput(json: boolean, streams: Streams = process): Output {
   const out = (text: string) => streams.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
   const err = (text: string) => streams.stderr.write(text.endsWith("\n") ? text : `${text}\n`);
+  // JSON is written exactly (JSON.stringify escapes control characters); text for a person is
+  // written with none that a terminal would obey.
   return {
     json,
-    result: (value, human) => out(json ? JSON.stringify(value) : human()),
-    line: (value, human) => out(json ? JSON.stringify(value) : human()),
-    note: (text) => err(text),
-    error: (report) => err(json ? JSON.stringify({ error: report }) : humanError(report)),
+    result: (value, human) => out(json ? JSON.stringify(value) : terminalText(human())),
+    line: (value, human) => out(json ? JSON.stringify(value) : terminalText(human())),
+    note: (text) => err(terminalText(text)),
+    error: (report) => err(json ? JSON.stringify({ error: report }) : terminalText(humanError(report))),
   };
 }
 
 function humanError(report: ErrorReport): string {
   const status = report.status ? ` (HTTP ${report.status})` : "";
-  const issues = (report.issues ?? []).map((i) => `\n  ${i.path}: ${i.message}`).join("");
-  return `error: ${report.code}${status}: ${report.message}${issues}`;
+  const issues = (report.issues ?? []).map((i) => `\n  ${oneLine(i.path)}: ${oneLine(i.message)}`).join("");
+  return `error: ${report.code}${status}: ${oneLine(report.message)}${issues}`;
 }
+
+/**
+ * C0 and C1 control characters but the line feed. A job's error, payload or unique key, or an API
+ * message, is anyone's text: ESC (or the one-byte CSI U+009B) starts an ANSI or OSC sequence that
+ * recolours, retitles or rewrites the screen, a CR overwrites the line.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
+const CONTROL = /[\u0000-\u0009\u000B-\u001F\u007F-\u009F]/g;
+
+/** A control character as a visible stand-in: ␛ for ESC (U+2400's control pictures), a space for a tab, � for C1. */
+const standIn = (c: string): string => {
+  const code = c.charCodeAt(0);
+  if (c === "\t") return " ";
+  if (code < 0x20) return String.fromCharCode(0x2400 + code);
+  return code === 0x7f ? "\u2421" : "\ufffd";
+};
+
+/** Text for a terminal: every control character but the line feed shown, not obeyed. */
+export const terminalText = (text: string): string => text.replace(CONTROL, standIn);
+
+/** Text for one line (a table cell, a tail line): also each line break shown as ↵. */
+export const oneLine = (text: string): string => terminalText(text.replace(/\r?\n/g, "\u21b5"));
 
 /** Resolves once everything written so far has reached stdout and stderr, so exiting loses nothing. */
 export async function flushed(streams: Streams = process): Promise<void> {
@@ -82,9 +106,10 @@ export function keyValues(rows: readonly (readonly [string, Cell])[]): string {
 
 export type Cell = string | number | boolean | null | undefined;
 
+/** Cells are the API's and jobs' text: one line each, with no control character a terminal would obey. */
 function cell(value: Cell): string {
   if (value === undefined || value === null || value === "") return "-";
-  return String(value);
+  return oneLine(String(value));
 }
 
 /** An API time as a person reads it: seconds, UTC, no milliseconds ("2026-11-23 18:59:26Z"). */

@@ -36,13 +36,16 @@ export function buildProgram(): Command {
         "the HTTP API (default), or Lambda Invoke of the API function",
       ).choices(["http", "invoke"]),
     )
-    .option("--region <region>", "the AWS region to sign for (default: the stage's, then AWS_REGION)")
+    .option(
+      "--region <region>",
+      "the AWS region to sign for (default: a stage's, from its outputs; an execute-api URL's; AWS_REGION)",
+    )
     .option("--json", "machine-readable: one JSON document on stdout, errors as JSON on stderr")
     .addHelpText(
       "after",
       `
 Exit codes: 0 ok, 1 some items failed (bulk enqueue), 2 usage error, 3 the API refused (4xx),
-4 the API could not be reached or failed (5xx), 70 the CLI failed (a bug), 130 interrupted (Ctrl-C).`,
+4 no usable answer (unreachable, not the API's, or a 5xx), 70 the CLI failed (a bug), 130 interrupted (Ctrl-C).`,
     );
   for (const command of [
     jobsCommand(),

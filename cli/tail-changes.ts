@@ -1,6 +1,5 @@
-import type { JobView } from "../lib/job/schemas.ts";
-import type { JobStatus } from "../lib/job/status.ts";
-import { shortTime } from "./output.ts";
+import type { JobStatus, JobView } from "../client/vocabulary.ts";
+import { oneLine, shortTime } from "./output.ts";
 
 /**
  * What `skyforge tail` prints: one change of a job between two looks at the jobs. The API has no
@@ -85,10 +84,15 @@ function changeTime(job: JobView, from: JobStatus | null, now: Date): string {
   return stamped ?? now.toISOString();
 }
 
-/** `18:59:26Z  01K…  echo  default  queued → running  (attempt 1/3)` */
+/**
+ * `18:59:26Z  01K…  echo  default  queued → running  (attempt 1/3)`: one line, whatever the job's
+ * error holds (line breaks shown as ↵, control characters shown rather than obeyed).
+ */
 export function renderChange(c: JobChange): string {
   const time = shortTime(c.time)?.slice(11) ?? c.time;
   const move = c.from === null ? `new → ${c.to}` : `${c.from} → ${c.to}`;
   const error = c.lastError && c.to !== "done" && c.to !== "running" ? `  ${c.lastError}` : "";
-  return `${time}  ${c.id}  ${c.kind}  ${c.queue}  ${move}  (attempt ${c.attempts}/${c.maxAttempts})${error}`;
+  return oneLine(
+    `${time}  ${c.id}  ${c.kind}  ${c.queue}  ${move}  (attempt ${c.attempts}/${c.maxAttempts})${error}`,
+  );
 }

@@ -3,9 +3,15 @@ import { createClient } from "../client/create-client.ts";
 import { httpTransport } from "../client/http-transport.ts";
 import { invokeTransport } from "../client/invoke-transport.ts";
 import type { SkyforgeClient } from "../client/skyforge-client.ts";
-import { type StageOutputs, StageOutputsError, stageOutputs } from "../client/stage-outputs.ts";
+import {
+  type StageOutputs,
+  StageOutputsError,
+  type StageOutputsOptions,
+  stageOutputs,
+  transportForStage,
+} from "../client/stage-outputs.ts";
 import type { Transport } from "../client/transport.ts";
-import type { AppNames } from "../lib/app/define-app.ts";
+import type { AppNames } from "../client/vocabulary.ts";
 import { UsageError } from "./exit-codes.ts";
 
 /** npm start's address. */
@@ -18,7 +24,7 @@ export interface TargetOptions {
   /** A saved outputs file for --stage, instead of the project's .sst/outputs.json. */
   outputs?: string;
   transport?: "http" | "invoke";
-  /** The region to sign for (default: a stage's, an execute-api URL's, then AWS_REGION). */
+  /** The region to sign for (default: an execute-api URL's, then AWS_REGION); a stage's is the one its outputs name. */
   region?: string;
 }
 
@@ -71,11 +77,16 @@ async function stageTarget(
   stage: string,
   file: string | undefined,
   via: "http" | "invoke",
-  regionOption: string | undefined,
+  region: string | undefined,
 ): Promise<Target> {
+  const where: StageOutputsOptions = file !== undefined ? { file } : { root: PROJECT_ROOT };
   let outputs: StageOutputs;
+  let transport: Transport & { close(): void };
   try {
-    outputs = await stageOutputs(stage, file !== undefined ? { file } : { root: PROJECT_ROOT });
+    // transportForStage reads the outputs for itself and gives back only the transport: they are
+    // read here too, for the description that names the URL or function it talks to.
+    outputs = await stageOutputs(stage, where);
+    transport = await transportForStage(stage, { ...where, via });
   } catch (err) {
     // No outputs for that stage: the command line names something that isn't there.
     if (err instanceof StageOutputsError || (err as NodeJS.ErrnoException).code) {
@@ -83,19 +94,19 @@ async function stageTarget(
     }
     throw err;
   }
-  const region = regionOption ?? outputs.region;
-  if (via === "invoke") {
-    const transport = invokeTransport({ functionName: outputs.apiFunction, region });
-    return {
-      description: `stage ${stage} (Lambda Invoke of ${outputs.apiFunction})`,
-      transport,
-      close: () => transport.close(),
-    };
+  // A stage's API is in the region its outputs name (or its execute-api URL holds): a request signed
+  // for another is refused, and transportForStage signs for that one only.
+  if (region !== undefined && region !== outputs.region) {
+    transport.close();
+    throw new UsageError(`stage ${stage} is in ${outputs.region}, not ${region}: leave out --region`);
   }
   return {
-    description: `stage ${stage} (${outputs.api})`,
-    transport: httpTransport({ url: outputs.api, region }),
-    close: () => {},
+    description:
+      via === "invoke"
+        ? `stage ${stage} (Lambda Invoke of ${outputs.apiFunction})`
+        : `stage ${stage} (${outputs.api})`,
+    transport,
+    close: () => transport.close(),
   };
 }
 

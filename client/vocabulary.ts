@@ -5,7 +5,7 @@
  */
 export type { AppNames } from "../lib/app/define-app.ts";
 export { type MisfirePolicy, misfirePolicies } from "../lib/app/schedule-declaration.ts";
-export { type ErrorBody, type ErrorCode, errorCodes } from "../lib/errors.ts";
+export { ClientError, type ErrorBody, type ErrorCode, errorCodes, internalErrorBody } from "../lib/errors.ts";
 export {
   type BatchResultItem,
   type JobSummary,

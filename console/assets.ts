@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ClientError, type ErrorCode } from "../lib/errors.ts";
+import { ClientError, type ErrorCode } from "../client/vocabulary.ts";
 
 /**
  * The web console's files, served under /console by the local stack (local/console-assets.ts) and by

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ApiRequest, Transport } from "../client/transport.ts";
-import { internalErrorBody } from "../lib/errors.ts";
+import { internalErrorBody } from "../client/vocabulary.ts";
 import { type AssetAnswer, consoleAsset, errorAnswer, isConsolePath, writeAnswer } from "./assets.ts";
 import { foreignRequest } from "./request-guard.ts";
 

@@ -1,9 +1,9 @@
 import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
-import { MAX_BATCH_BODY_BYTES } from "../../client/enqueue-many.ts";
-import type { Transport } from "../../client/transport.ts";
-import { MAX_BATCH } from "../../lib/job/schemas.ts";
+import { apiErrorFrom, errorForAnswer, SkyforgeTransportError } from "../../client/errors.ts";
+import type { ApiResponse, Transport } from "../../client/transport.ts";
 import { type BulkSummary, bulkExitCode, renderBulkSummary } from "../bulk-report.ts";
 import type { CommandContext } from "../context.ts";
 import { type ErrorReport, type ExitCode, errorReport, UsageError } from "../exit-codes.ts";
@@ -20,17 +20,16 @@ export interface BulkOptions {
   progress: boolean;
 }
 
-/** The client's own request bounds (100 jobs, and bytes that fit Lambda's payload), so one batch is one request. */
-const BATCH_LIMITS = { maxItems: MAX_BATCH, maxBytes: MAX_BATCH_BODY_BYTES };
-
 /**
  * `skyforge enqueue --file jobs.jsonl`: reads the file as a stream (any size), sends its jobs 100 per
  * POST /jobs/batch (client.enqueueMany) with a few requests in flight, and accounts for every line:
  * enqueued, duplicate, or failed with a code. A line the API refuses fails alone, and so do the
  * lines of a request it refused as a whole (413); a request the API never answered (unreachable,
  * 5xx) fails its lines (they may or may not have been queued) and stops the run, since every
- * further request would fail the same way, and so does Ctrl-C: requests in flight finish, nothing
- * more is sent, and the summary says from which line on nothing was sent.
+ * further request would fail the same way. So does a request refused by something in front of the
+ * API (API Gateway's 403 for credentials, a 429, a proxy's 413): its lines fail, none queued. Ctrl-C
+ * stops the run too: requests in flight finish, nothing more is sent, and the summary says from
+ * which line on nothing was sent.
  */
 export async function bulkEnqueue(ctx: CommandContext, options: BulkOptions): Promise<ExitCode> {
   const fromStdin = options.file === "-";
@@ -59,18 +58,17 @@ export async function bulkEnqueue(ctx: CommandContext, options: BulkOptions): Pr
 
   const send = async (batch: Batch): Promise<void> => {
     // The client turns a failed request into one error per job and goes on; watching its transport
-    // tells a request the API refused (4xx: its jobs fail, the run goes on) from one it never
-    // answered (stop: every further request would fail the same way).
-    let unanswered: ErrorReport | undefined;
+    // tells a request the API refused (its own error answer: its jobs fail, the run goes on) from one
+    // that stops the run, since every further request would end the same way.
+    let stop: RequestStop | undefined;
     const watched: Transport = {
       send: async (request) => {
         try {
           const answer = await ctx.target.transport.send(request);
-          if (answer.status >= 500)
-            unanswered ??= { code: "internal", message: `HTTP ${answer.status}`, status: answer.status };
+          stop ??= stopForAnswer(answer);
           return answer;
         } catch (err) {
-          unanswered ??= errorReport(err);
+          stop ??= stopForError(err);
           throw err;
         }
       },
@@ -78,7 +76,10 @@ export async function bulkEnqueue(ctx: CommandContext, options: BulkOptions): Pr
     const results = await clientFor({ ...ctx.target, transport: watched }).enqueueMany(batch.jobs as never);
     for (const r of results) {
       const line = batch.lines[r.index] as number;
-      if (r.error) summary.failed.push({ line, ...r.error });
+      if (stop?.notQueued) {
+        // The client's per-job error says "may or may not be queued": this answer says not queued.
+        summary.failed.push({ line, code: stop.report.code, message: `not queued: ${stop.report.message}` });
+      } else if (r.error) summary.failed.push({ line, ...r.error });
       else if (r.id) {
         // Only --json prints them: a person's summary of a huge file needn't hold every id.
         if (ctx.output.json) summary.jobs.push({ line, id: r.id, duplicate: r.duplicate === true });
@@ -86,7 +87,7 @@ export async function bulkEnqueue(ctx: CommandContext, options: BulkOptions): Pr
         else summary.enqueued += 1;
       }
     }
-    if (unanswered) unavailable ??= unanswered;
+    if (stop) unavailable ??= stop.report;
     report();
   };
 
@@ -101,7 +102,7 @@ export async function bulkEnqueue(ctx: CommandContext, options: BulkOptions): Pr
     inFlight.add(request);
   };
 
-  const batcher = createBatcher(BATCH_LIMITS);
+  const batcher = createBatcher();
   let lineNumber = 0;
   try {
     for await (const text of readLines(fromStdin ? process.stdin : createReadStream(options.file))) {
@@ -151,13 +152,45 @@ function readLines(input: Readable): AsyncIterable<string> {
   return createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
 }
 
-/** The job lines in a file (blank lines aside), for the progress bar's total; an unreadable file is a usage error. */
-export async function countJobLines(path: string): Promise<number> {
-  let count = 0;
+/** Why a request stops the run, and whether its jobs are known not to be queued. */
+interface RequestStop {
+  report: ErrorReport;
+  notQueued: boolean;
+}
+
+/**
+ * An answer that stops the run: one that is not the API's (API Gateway's 403 {"message":"Forbidden"},
+ * a 429 or 413 from in front of it; a 4xx of those means the request never reached the API), or a
+ * 5xx (the API may have queued some jobs before failing). The API's own 4xx only fails its jobs.
+ */
+export function stopForAnswer(answer: ApiResponse): RequestStop | undefined {
+  if (answer.status >= 200 && answer.status < 300) return undefined;
+  const apiError = apiErrorFrom(answer.status, answer.body);
+  if (apiError && answer.status < 500) return undefined;
+  return {
+    report: errorReport(apiError ?? errorForAnswer(answer.status, answer.body)),
+    notQueued: !apiError && answer.status < 500,
+  };
+}
+
+/** No answer (unreachable, a function error), or one the transport could not read (a proxy's HTML 403). */
+export function stopForError(err: unknown): RequestStop {
+  const status = err instanceof SkyforgeTransportError ? err.answer?.status : undefined;
+  return { report: errorReport(err), notQueued: status !== undefined && status >= 400 && status < 500 };
+}
+
+/**
+ * The job lines in a file (blank lines aside), for the progress bar's total; an unreadable file is a
+ * usage error. Only a regular file is counted: a pipe, a FIFO or `<(jq …)` can be read once, so
+ * counting it would leave nothing to send; its total stays unknown, as stdin's.
+ */
+export async function countJobLines(path: string): Promise<number | undefined> {
   try {
+    if (!(await stat(path)).isFile()) return undefined;
+    let count = 0;
     for await (const text of readLines(createReadStream(path))) if (!isBlank(text)) count += 1;
+    return count;
   } catch (err) {
     throw new UsageError(`cannot read ${path}: ${(err as Error).message}`);
   }
-  return count;
 }

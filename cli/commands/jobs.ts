@@ -1,6 +1,5 @@
 import { Command, Option } from "commander";
-import type { JobView } from "../../lib/job/schemas.ts";
-import { type JobStatus, jobStatuses } from "../../lib/job/status.ts";
+import { type JobStatus, type JobView, jobStatuses } from "../../client/vocabulary.ts";
 import { action } from "../context.ts";
 import { integer } from "../options.ts";
 import { inlineJson, keyValues, shortTime, table } from "../output.ts";

@@ -1,7 +1,6 @@
 import { Command, Option } from "commander";
 import type { ScheduleInput, ScheduleView } from "../../client/skyforge-client.ts";
-import type { AppNames } from "../../lib/app/define-app.ts";
-import { misfirePolicies } from "../../lib/store/schedule-item.ts";
+import { type AppNames, misfirePolicies } from "../../client/vocabulary.ts";
 import { action } from "../context.ts";
 import { jsonValue } from "../options.ts";
 import { inlineJson, shortTime, table } from "../output.ts";

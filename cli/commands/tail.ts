@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Command } from "commander";
-import type { JobView } from "../../lib/job/schemas.ts";
+import type { JobView } from "../../client/vocabulary.ts";
 import { action } from "../context.ts";
 import { errorReport, exitCodeFor, exitCodes } from "../exit-codes.ts";
 import { positiveNumber } from "../options.ts";

@@ -1,4 +1,8 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -90,6 +94,73 @@ describe("skyforge enqueue --file against npm start", () => {
     expect(summary.failed).toEqual([
       { line: 4, code: "validation_error", message: 'expected an object with a "kind", got an array' },
     ]);
+  });
+
+  it("enqueue --file from a FIFO (as `<(jq …)` gives) sends every line: a pipe is read once, by the run", async () => {
+    const fifo = join(work, "jobs.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const p = cli.start(["enqueue", "--file", fifo, "--json"]);
+    try {
+      // Opening a FIFO for writing waits for its reader: the CLI.
+      await writeFile(
+        fifo,
+        `${['{"kind":"echo","payload":"f1"}', "", '{"kind":"echo","payload":"f2"}'].join("\n")}\n`,
+      );
+      expect(await p.exit(20_000), p.stderr()).toBe(0);
+    } finally {
+      p.kill();
+    }
+    const summary = JSON.parse(p.stdout()) as Json;
+    expect(summary).toMatchObject({ file: fifo, lines: 2, enqueued: 2, failed: [] });
+    expect(summary.jobs.map((j: Json) => j.line)).toEqual([1, 3]);
+  });
+
+  it("a refusal from in front of the API (API Gateway's 403) stops the run: exit 4, its lines not queued, the rest not sent", async () => {
+    let requests = 0;
+    const gateway = createServer((_req, res) => {
+      requests += 1;
+      res.writeHead(403, { "content-type": "application/json" }).end('{"message":"Forbidden"}');
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, "127.0.0.1", resolve));
+    try {
+      const endpoint = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+      const file = writeLines(
+        "forbidden.jsonl",
+        Array.from({ length: 250 }, (_, i) => JSON.stringify({ kind: "echo", payload: i })),
+      );
+      const args = ["--endpoint", endpoint, "enqueue", "--file", file, "--concurrency", "1"];
+      const human = await run(args);
+      expect(human.code, human.stderr).toBe(4);
+      expect(requests).toBe(1);
+      const lines = human.stdout.split("\n");
+      const refusal = `HTTP 403 that is not the skyforge API's answer: {"message":"Forbidden"}`;
+      expect(lines[0]).toBe(`enqueued 0, duplicate 0, failed 100 (100 lines from ${file})`);
+      expect(lines[3]).toBe(`  lines 1-100  unexpected_answer  not queued: ${refusal}`);
+      expect(lines[4]).toBe(
+        `stopped: something other than the skyforge API answered (unexpected_answer: ${refusal}); lines 101 and after were not sent`,
+      );
+
+      const json = await run([...args, "--json"]);
+      expect(json.code).toBe(4);
+      expect(requests).toBe(2);
+      const summary = JSON.parse(json.stdout) as Json;
+      expect(summary).toMatchObject({
+        lines: 100,
+        enqueued: 0,
+        stopped: {
+          reason: "unavailable",
+          notSentFrom: 101,
+          error: { code: "unexpected_answer", status: 403, message: refusal },
+        },
+      });
+      expect(summary.failed).toHaveLength(100);
+      // A single command exits 4 for the same answer.
+      const single = await run(["--endpoint", endpoint, "queues", "ls", "--json"]);
+      expect(single.code).toBe(4);
+      expect(JSON.parse(single.stderr).error).toMatchObject({ code: "unexpected_answer", status: 403 });
+    } finally {
+      await new Promise<void>((resolve) => gateway.close(() => resolve()));
+    }
   });
 
   it("an endpoint that doesn't answer stops the run: exit 4, its lines failed, the rest not sent", async () => {

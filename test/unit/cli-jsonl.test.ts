@@ -1,6 +1,15 @@
-import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { bulkExitCode, failureRanges, renderBulkSummary } from "../../cli/bulk-report.ts";
-import { createBatcher, parseJobLine } from "../../cli/jsonl.ts";
+import { countJobLines, stopForAnswer, stopForError } from "../../cli/commands/bulk-enqueue.ts";
+import { UsageError } from "../../cli/exit-codes.ts";
+import { type Batch, createBatcher, parseJobLine } from "../../cli/jsonl.ts";
+import { batchesOf, MAX_BATCH_BODY_BYTES } from "../../client/enqueue-many.ts";
+import { SkyforgeTransportError } from "../../client/errors.ts";
+import { MAX_BATCH } from "../../client/vocabulary.ts";
 
 describe("parseJobLine: one line of enqueue --file", () => {
   it("takes an object with a string kind as the request, untouched", () => {
@@ -68,31 +77,111 @@ describe("parseJobLine: one line of enqueue --file", () => {
   });
 });
 
-describe("createBatcher: requests of at most 100 jobs and a byte budget", () => {
+describe("createBatcher: the client's requests, as the lines stream in", () => {
   const job = (n: number, size = 0) => ({ kind: "echo", payload: "x".repeat(size), n });
+  const lines = (...batches: (Batch | undefined)[]) => batches.map((b) => b?.lines);
 
-  it("closes a batch at maxItems and flushes the rest, lines in order", () => {
-    const batcher = createBatcher({ maxItems: 100, maxBytes: 1_000_000 });
-    const closed = [];
+  it("closes a batch at MAX_BATCH jobs and flushes the rest, lines in order", () => {
+    const batcher = createBatcher();
+    const closed: (Batch | undefined)[] = [];
     for (let line = 1; line <= 250; line++) closed.push(...batcher.add(line, job(line)));
     closed.push(batcher.flush());
-    expect(closed.map((b) => b?.lines.length)).toEqual([100, 100, 50]);
+    expect(closed.map((b) => b?.lines.length)).toEqual([MAX_BATCH, MAX_BATCH, 50]);
     expect(closed.flatMap((b) => b?.lines)).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
     expect(batcher.flush()).toBeUndefined();
   });
 
-  it("closes a batch before the job that would take it over maxBytes; a job larger than that goes alone", () => {
-    const batcher = createBatcher({ maxItems: 100, maxBytes: 1000 });
-    expect(batcher.add(1, job(1, 400))).toEqual([]);
-    expect(batcher.add(2, job(2, 400))).toEqual([]);
-    const [first] = batcher.add(3, job(3, 400));
-    expect(first?.lines).toEqual([1, 2]);
-    expect(first?.bytes).toBeLessThanOrEqual(1000);
-    const [second] = batcher.add(4, job(4, 5000));
-    expect(second?.lines).toEqual([3]);
-    const [third] = batcher.add(5, job(5, 10));
-    expect(third?.lines).toEqual([4]);
+  it("closes a batch before the job that would take its body over the client's bound; a larger job goes alone", () => {
+    const third = Math.floor(MAX_BATCH_BODY_BYTES / 3);
+    const batcher = createBatcher();
+    expect(batcher.add(1, job(1, third))).toEqual([]);
+    expect(batcher.add(2, job(2, third))).toEqual([]);
+    const closed = batcher.add(3, job(3, third));
+    expect(lines(...closed)).toEqual([[1, 2]]);
+    expect(Buffer.byteLength(JSON.stringify({ jobs: closed[0]?.jobs }))).toBeLessThan(MAX_BATCH_BODY_BYTES);
+    expect(lines(...batcher.add(4, job(4, MAX_BATCH_BODY_BYTES)))).toEqual([[3]]);
+    expect(lines(...batcher.add(5, job(5, 10)))).toEqual([[4]]);
     expect(batcher.flush()?.lines).toEqual([5]);
+  });
+
+  it("makes the requests client.enqueueMany would make of the same jobs", () => {
+    const jobs = Array.from({ length: 230 }, (_, i) => job(i, i % 7 === 0 ? 400_000 : 10));
+    const batcher = createBatcher();
+    const closed = jobs.flatMap((j, i) => batcher.add(i + 1, j));
+    const mine = [...closed, batcher.flush()].map((b) => b?.jobs);
+    const clients = batchesOf(jobs.map((j) => ({ j, bytes: Buffer.byteLength(JSON.stringify(j)) }))).map(
+      (b) => b.map((p) => p.j),
+    );
+    expect(mine).toEqual(clients);
+  });
+});
+
+describe("countJobLines: the progress bar's total", () => {
+  const dir = mkdtempSync(join(tmpdir(), "skyforge-cli-count-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("counts a regular file's job lines, blank lines aside", async () => {
+    const file = join(dir, "jobs.jsonl");
+    writeFileSync(file, '{"kind":"echo"}\n\n  \n{"kind":"echo"}\n');
+    expect(await countJobLines(file)).toBe(2);
+  });
+
+  it("leaves a FIFO (a pipe, `<(jq …)`) uncounted, unopened: it can be read only once, by the run", async () => {
+    const fifo = join(dir, "jobs.fifo");
+    execFileSync("mkfifo", [fifo]);
+    // Opening it would wait for a writer: counting must not even open it.
+    expect(await countJobLines(fifo)).toBeUndefined();
+  });
+
+  it("makes an unreadable path a usage error", async () => {
+    await expect(countJobLines(join(dir, "missing.jsonl"))).rejects.toThrow(
+      /^cannot read .*missing\.jsonl: ENOENT/,
+    );
+    await expect(countJobLines(join(dir, "missing.jsonl"))).rejects.toBeInstanceOf(UsageError);
+  });
+});
+
+describe("which answers stop a bulk run", () => {
+  const answer = (status: number, body: unknown) => stopForAnswer({ status, headers: {}, body });
+
+  it("goes on after a success or the API's own refusal: those lines' results say what happened", () => {
+    expect(answer(200, { results: [] })).toBeUndefined();
+    expect(answer(413, { error: { code: "payload_too_large", message: "too large" } })).toBeUndefined();
+  });
+
+  it("stops at a refusal from in front of the API, its jobs known not queued", () => {
+    expect(answer(403, { message: "Forbidden" })).toEqual({
+      notQueued: true,
+      report: {
+        code: "unexpected_answer",
+        status: 403,
+        message: `HTTP 403 that is not the skyforge API's answer: {"message":"Forbidden"}`,
+      },
+    });
+    expect(answer(429, { message: "Too Many Requests" })).toMatchObject({ notQueued: true });
+    const page = new SkyforgeTransportError("HTTP 413 with a body that is not JSON: <html>", {
+      status: 413,
+      body: "<html>",
+    });
+    expect(stopForError(page)).toMatchObject({ notQueued: true, report: { code: "unexpected_answer" } });
+  });
+
+  it("stops at a 5xx or no answer, its jobs maybe queued", () => {
+    expect(answer(500, { error: { code: "internal", message: "internal error" } })).toEqual({
+      notQueued: false,
+      report: { code: "internal", message: "internal error", status: 500 },
+    });
+    expect(answer(504, { message: "Endpoint request timed out" })).toMatchObject({
+      notQueued: false,
+      report: { code: "unexpected_answer", status: 504 },
+    });
+    expect(stopForError(new SkyforgeTransportError("no answer"))).toMatchObject({
+      notQueued: false,
+      report: { code: "unreachable" },
+    });
+    // The function ran and failed: it may have queued some.
+    const failed = new SkyforgeTransportError("the API function failed", { status: 200, body: {} });
+    expect(stopForError(failed)).toMatchObject({ notQueued: false });
   });
 });
 

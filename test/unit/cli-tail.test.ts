@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ChangeTracker, renderChange } from "../../cli/tail-changes.ts";
-import type { JobView } from "../../lib/job/schemas.ts";
+import type { JobView } from "../../client/vocabulary.ts";
 
 const created = "2026-01-01T10:00:00.000Z";
 const job = (id: string, patch: Partial<JobView> = {}): JobView => ({
@@ -65,6 +65,26 @@ describe("ChangeTracker: what tail prints between two looks at the jobs", () => 
         lastError: "boom",
       }),
     ]);
+  });
+
+  it("reports a job seen queued and then done as queued → done: its running fell between two looks", () => {
+    const tracker = new ChangeTracker();
+    tracker.observe([], at(0));
+    tracker.observe([job("A")], at(1));
+    const finished = "2026-01-01T10:00:01.700Z";
+    expect(
+      tracker.observe(
+        [
+          job("A", {
+            status: "done",
+            attempts: 1,
+            startedAt: "2026-01-01T10:00:01.200Z",
+            finishedAt: finished,
+          }),
+        ],
+        at(2),
+      ),
+    ).toEqual([expect.objectContaining({ from: "queued", to: "done", attempts: 1, time: finished })]);
   });
 
   it("sees a job that came and finished between two looks as new → done", () => {
