@@ -19,6 +19,18 @@ export function functionName(handler: string): string {
   return file.slice(file.lastIndexOf("/") + 1);
 }
 
+/**
+ * The banner the SST CLI puts on every ESM bundle it builds, functions and the program alike: it
+ * gives bundled CommonJS code `require`, `__filename` and `__dirname`.
+ */
+export const SST_ESM_BANNER = [
+  "import { createRequire as topLevelCreateRequire } from 'module';",
+  "const require = topLevelCreateRequire(import.meta.url);",
+  'import { fileURLToPath as topLevelFileUrlToPath, URL as topLevelURL } from "url"',
+  "const __filename = topLevelFileUrlToPath(import.meta.url)",
+  'const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))',
+].join("\n");
+
 /** The `nodejs` settings of an sst.aws.Function that change its bundle. */
 export interface NodeBuildProperties {
   minify?: boolean;
@@ -55,15 +67,7 @@ export function sstNodeBuildOptions(
     sourcemap: props.sourcemap ? "linked" : false,
     external: ["sharp", "pg-native", ...(props.esbuild?.external ?? [])],
     logLevel: "silent",
-    banner: {
-      js: [
-        "import { createRequire as topLevelCreateRequire } from 'module';",
-        "const require = topLevelCreateRequire(import.meta.url);",
-        'import { fileURLToPath as topLevelFileUrlToPath, URL as topLevelURL } from "url"',
-        "const __filename = topLevelFileUrlToPath(import.meta.url)",
-        'const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))',
-      ].join("\n"),
-    },
+    banner: { js: SST_ESM_BANNER },
   };
 }
 

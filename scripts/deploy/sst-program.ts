@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build, type Plugin } from "esbuild";
+import { SST_ESM_BANNER } from "./lambda-build.ts";
 import type { ConstructedResource, RecordedCall, RecordedResource } from "./pulumi-mocks.ts";
 import { type BuiltRecord, type DevTarget, startRpcStandIn } from "./rpc-stand-in.ts";
 
@@ -153,15 +154,7 @@ async function bundleProgram(root: string, stage: string, dev: boolean, outfile:
       "glob",
       "vite",
     ],
-    banner: {
-      js: [
-        "import { createRequire as topLevelCreateRequire } from 'module';",
-        "const require = topLevelCreateRequire(import.meta.url);",
-        'import { fileURLToPath as topLevelFileUrlToPath, URL as topLevelURL } from "url"',
-        "const __filename = topLevelFileUrlToPath(import.meta.url)",
-        'const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))',
-      ].join("\n"),
-    },
+    banner: { js: SST_ESM_BANNER },
     logLevel: "silent",
   });
 }
