@@ -1,0 +1,127 @@
+import { mkdirSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import { afterAll, beforeAll, expect, onTestFailed } from "vitest";
+import type { ApiRequest, Transport } from "../../client/transport.ts";
+import { type StackProcess, startStackProcess } from "./local-stack-process.ts";
+import { stackHttp } from "./stack-http.ts";
+
+/**
+ * The web console in a real browser (Debian's chromium through playwright-core) against a real
+ * `npm start`, for the console's test files: `useConsoleBrowser()` starts both for the file and
+ * stops them after. Every wait is Playwright's own, bounded. Screenshots go to
+ * $SKYFORGE_ARTIFACTS_DIR (default: <tmp>/skyforge-artifacts).
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const artifacts = process.env.SKYFORGE_ARTIFACTS_DIR ?? join(tmpdir(), "skyforge-artifacts");
+export const UI_MS = 10_000;
+/** A name the browser resolves to 127.0.0.1, as a rebinding attacker's domain would. */
+export const REBOUND = "rebind.test";
+
+let stack: StackProcess;
+let browser: Browser;
+
+/** Starts npm start and chromium for this test file; the accessors read them once started. */
+export function useConsoleBrowser() {
+  beforeAll(async () => {
+    [stack, browser] = await Promise.all([
+      startStackProcess({ SKYFORGE_TICK_SECONDS: "1" }),
+      chromium.launch({
+        executablePath: CHROMIUM,
+        args: ["--no-sandbox", `--host-resolver-rules=MAP ${REBOUND} 127.0.0.1`],
+      }),
+    ]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.interrupt();
+  });
+  return {
+    stack: () => stack,
+    browser: () => browser,
+    http: stackHttp(() => stack.url),
+  };
+}
+
+/** A page that records what went wrong in it: uncaught errors and failed loads. */
+export async function openConsole(url: string): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const problems: string[] = [];
+  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
+  // What the page showed when a step failed: the detail's error line usually says why.
+  onTestFailed(async () => {
+    if (!page.isClosed())
+      console.error(`failure screenshot: ${await screenshot(page, "console-failure.png")}`);
+  });
+  await page.goto(url);
+  await see(page.getByTestId("queue-state-default").filter({ hasText: "running" }));
+  return { page, problems };
+}
+
+export const see = (locator: Locator, timeout = UI_MS) => locator.waitFor({ state: "visible", timeout });
+export const detailStatus = (page: Page, id: string, status: string) =>
+  page.locator(`[data-testid="job-detail"][data-job-id="${id}"] [data-testid="job-status"]`, {
+    hasText: status,
+  });
+
+/** Fills the enqueue form and submits it; answers the new job's id, from the API's answer. */
+export async function enqueueThroughUi(
+  page: Page,
+  kind: string,
+  payload: unknown,
+  extra: { maxAttempts?: number; delay?: number } = {},
+) {
+  await page.getByTestId("enqueue-kind").fill(kind);
+  await page.getByTestId("enqueue-payload").fill(JSON.stringify(payload));
+  await page
+    .getByTestId("enqueue-max-attempts")
+    .fill(extra.maxAttempts === undefined ? "" : String(extra.maxAttempts));
+  await page.getByTestId("enqueue-delay").fill(extra.delay === undefined ? "" : String(extra.delay));
+  const [answer] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/jobs", {
+      timeout: UI_MS,
+    }),
+    page.getByTestId("enqueue-submit").click(),
+  ]);
+  expect(answer.status()).toBe(201);
+  const id = ((await answer.json()) as { id: string }).id;
+  // The form opens the new job's detail.
+  await see(page.locator(`[data-testid="job-detail"][data-job-id="${id}"]`));
+  return id;
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(artifacts, { recursive: true });
+  const path = join(artifacts, name);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/** A request sent as written (fetch would fold `..` and `//`), with any Host and Origin. */
+export function rawRequest(base: string, method: string, path: string, headers: Record<string, string> = {}) {
+  const { hostname, port } = new URL(base);
+  return new Promise<{ status: number; body: string }>((done, fail) => {
+    const req = httpRequest({ host: hostname, port, method, path, headers }, (res) => {
+      let body = "";
+      res.on("data", (d) => {
+        body += d;
+      });
+      res.on("end", () => done({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", fail);
+    req.end();
+  });
+}
+
+/** The transport, noting each request that goes through it. */
+export function recorded(transport: Transport, seen: string[]): Transport {
+  return {
+    send(request: ApiRequest) {
+      seen.push(`${request.method} ${request.path}`);
+      return transport.send(request);
+    },
+  };
+}
