@@ -4,7 +4,7 @@ import { build, type Metafile } from "esbuild";
 import { nodejsBuild } from "../infra/function-defaults.ts";
 import { functionName, lambdaHandlers, sstNodeBuildOptions } from "./deploy/lambda-build.ts";
 
-/** Issue 16's size budget: every Lambda bundle, minified. */
+/** The size budget (docs/architecture.md §13): every Lambda bundle, minified. */
 export const BUNDLE_BUDGET_BYTES = 400 * 1024;
 
 const SDK_PATTERN = "@aws-sdk/*";

@@ -14,7 +14,7 @@ import {
   type SdkOption,
 } from "./bundle-sizes.ts";
 
-/** Issue 16's import budget: a cold import takes at most this many bare Node starts. */
+/** The import budget (docs/architecture.md §13): a cold import takes at most this many bare Node starts. */
 export const IMPORT_BUDGET_RATIO = 1.5;
 export const COLD_START_RUNS = 7;
 
@@ -113,7 +113,7 @@ function medianStarts(
 }
 
 /**
- * Issue 16's cold start budget for every Lambda function, one report for all the SDK options asked
+ * The cold-start budget (docs/architecture.md §13) for every Lambda function, one report for all the SDK options asked
  * (measured together, interleaved, against one bare-start median): bundle bytes against 400 KiB,
  * and the median cold import against 1.5 × the median bare Node start, on this machine's Node
  * (the project's Node 24 under the npm scripts).
@@ -165,7 +165,7 @@ export async function measureBudgets(
 
 const budgetKiB = BUNDLE_BUDGET_BYTES / 1024;
 
-export const budgetTitle = `cold start budget (issue 16): every Lambda bundle ≤ ${budgetKiB} KiB, cold import ≤ ${IMPORT_BUDGET_RATIO} × a bare Node start`;
+export const budgetTitle = `cold start budget: every Lambda bundle ≤ ${budgetKiB} KiB, cold import ≤ ${IMPORT_BUDGET_RATIO} × a bare Node start`;
 
 /** The report as table lines (no indentation). */
 export function budgetLines(report: BudgetReport): string[] {
