@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,8 +11,9 @@ import { stackHttp } from "../support/stack-http.ts";
  * SKYFORGE_POOL_CONFIG file adds a kind and overrides a declared one without any TypeScript change.
  */
 let stack: StackProcess;
+let dir: string;
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "skyforge-pool-"));
+  dir = mkdtempSync(join(tmpdir(), "skyforge-pool-"));
   const config = join(dir, "pool.json");
   writeFileSync(
     config,
@@ -27,6 +28,7 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(async () => {
   await stack?.interrupt();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 const { call, untilStatus } = stackHttp(() => stack.url);

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -69,6 +69,7 @@ beforeAll(async () => {
   });
 }, 60_000);
 afterAll(async () => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
   await emu?.stop();
 });
 
