@@ -1,6 +1,6 @@
 import { REGION, type RecordedResource } from "./pulumi-mocks.ts";
 import type { StageRun } from "./sst-program.ts";
-import type { StageResources } from "./stage-resources.ts";
+import { type StageResources, taskContainers } from "./stage-resources.ts";
 
 /**
  * Configuration hygiene across the stage: environments that carry names and URLs only, JSON logs
@@ -41,12 +41,13 @@ function isNameOrUrl(value: string): boolean {
 
 /** The pool container's environment (SST passes the container definitions as a wrapped secret). */
 function containerEnvironments(stage: StageResources): Record<string, string>[] {
-  return stage.ofType("aws:ecs/taskDefinition:TaskDefinition").flatMap((task) => {
-    const raw = task.inputs.containerDefinitions as string | { value?: string } | undefined;
-    const text = typeof raw === "string" ? raw : raw?.value;
-    const defs = text ? (JSON.parse(text) as { environment?: { name: string; value: string }[] }[]) : [];
-    return defs.map((d) => Object.fromEntries((d.environment ?? []).map((e) => [e.name, e.value])));
-  });
+  return stage
+    .ofType("aws:ecs/taskDefinition:TaskDefinition")
+    .flatMap((task) =>
+      taskContainers(task).map((d) =>
+        Object.fromEntries((d.environment ?? []).map((e) => [e.name, e.value])),
+      ),
+    );
 }
 
 function environmentFailures(stage: StageResources): string[] {

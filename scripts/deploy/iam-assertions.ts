@@ -3,9 +3,8 @@ import { poolKinds } from "../../infra/pool-config.ts";
 import { tierOf } from "../../lib/app/queue-declaration.ts";
 import { grantsFor, type ResourceRef, type Role } from "../../lib/infra/grants.ts";
 import { functionName } from "./lambda-build.ts";
-import type { RecordedResource } from "./pulumi-mocks.ts";
 import { BOOTSTRAP } from "./rpc-stand-in.ts";
-import { arnOf, type StageResources } from "./stage-resources.ts";
+import { arnOf, inlineStatements, type PolicyStatement, type StageResources } from "./stage-resources.ts";
 
 /**
  * IAM as SST rendered it, checked against lib/infra/grants.ts: each role's inline policy holds
@@ -13,22 +12,11 @@ import { arnOf, type StageResources } from "./stage-resources.ts";
  * below), and no resource is a wildcard but the table's own indexes.
  */
 
-interface Statement {
-  Effect: string;
-  Action: string[];
-  Resource: string[];
-}
-
-function inlineStatements(role: RecordedResource): Statement[] {
-  const policies = (role.inputs.inlinePolicies as { policy: string }[] | undefined) ?? [];
-  return policies.flatMap((p) => (JSON.parse(p.policy) as { Statement: Statement[] }).Statement);
-}
-
-const canonical = (s: Statement) =>
+const canonical = (s: PolicyStatement) =>
   JSON.stringify({ Effect: s.Effect, Action: [...s.Action].sort(), Resource: [...s.Resource].sort() });
 
 /** The statements a role's plan expands to, with this stage's ARNs. */
-function planned(stage: StageResources, role: Role, own: readonly string[]): Statement[] | string {
+function planned(stage: StageResources, role: Role, own: readonly string[]): PolicyStatement[] | string {
   const missing: string[] = [];
   const arn = (ref: ResourceRef): string => {
     const table = arnOf(stage.table);
@@ -54,7 +42,7 @@ function planned(stage: StageResources, role: Role, own: readonly string[]): Sta
 }
 
 /** Compares a role's statements with what it should hold; returns the differences. */
-function compare(label: string, actual: Statement[], expected: Statement[]): string[] {
+function compare(label: string, actual: PolicyStatement[], expected: PolicyStatement[]): string[] {
   const want = new Set(expected.map(canonical));
   const have = new Set(actual.map(canonical));
   return [
@@ -77,7 +65,7 @@ const EVENT_SOURCE_ACTIONS = [
  * through AppSync events and fetches its code from the asset bucket. SST grants these itself; they
  * exist only on dev stages, and are the one `*` the check lets through there.
  */
-function devBridgeStatements(stage: StageResources): Statement[] {
+function devBridgeStatements(stage: StageResources): PolicyStatement[] {
   if (!stage.run.dev) return [];
   const bucket = `arn:aws:s3:::${BOOTSTRAP.asset}`;
   return [

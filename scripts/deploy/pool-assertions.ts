@@ -4,7 +4,7 @@ import { tierOf } from "../../lib/app/queue-declaration.ts";
 import { poolScaling, stepAdjustments } from "../../lib/infra/pool-scaling.ts";
 import { pascalCase } from "../../lib/infra/resource-names.ts";
 import type { RecordedResource } from "./pulumi-mocks.ts";
-import { arnOf, type StageResources } from "./stage-resources.ts";
+import { arnOf, type StageResources, taskContainers } from "./stage-resources.ts";
 
 /**
  * The Fargate pool as SST registered it: an arm64 task from infra/pool.Dockerfile with separate
@@ -38,18 +38,6 @@ function devFailures(stage: StageResources): string[] {
   return failures;
 }
 
-interface Container {
-  environment?: { name: string; value: string }[];
-  stopTimeout?: number;
-}
-
-/** The task's containers; SST passes the definitions as a secret, which the mocks echo wrapped. */
-function containers(task: RecordedResource): Container[] {
-  const raw = task.inputs.containerDefinitions as string | { value?: string } | undefined;
-  const text = typeof raw === "string" ? raw : raw?.value;
-  return text ? (JSON.parse(text) as Container[]) : [];
-}
-
 function taskFailures(stage: StageResources, task: RecordedResource): string[] {
   const failures: string[] = [];
   const platform = task.inputs.runtimePlatform as { cpuArchitecture?: string } | undefined;
@@ -68,7 +56,7 @@ function taskFailures(stage: StageResources, task: RecordedResource): string[] {
       `the pool image is built from ${image?.dockerfile?.location} for ${image?.platforms?.join()}`,
     );
   }
-  for (const c of containers(task)) {
+  for (const c of taskContainers(task)) {
     const drain = Number(c.environment?.find((e) => e.name === "SKYFORGE_POOL_DRAIN_SECONDS")?.value);
     const stop = c.stopTimeout ?? DEFAULT_STOP_TIMEOUT_SECONDS;
     if (!Number.isInteger(drain) || drain <= 0 || drain + HAND_BACK_SECONDS > stop) {

@@ -57,3 +57,29 @@ export class StageResources {
 export function arnOf(resource: RecordedResource | undefined): string | undefined {
   return resource?.outputs.arn as string | undefined;
 }
+
+/** One statement of an IAM policy as SST rendered it. */
+export interface PolicyStatement {
+  Effect: string;
+  Action: string[];
+  Resource: string[];
+}
+
+/** A role's inline policies, statement by statement. */
+export function inlineStatements(role: RecordedResource): PolicyStatement[] {
+  const policies = (role.inputs.inlinePolicies as { policy: string }[] | undefined) ?? [];
+  return policies.flatMap((p) => (JSON.parse(p.policy) as { Statement: PolicyStatement[] }).Statement);
+}
+
+/** One container of an ECS task definition, as far as the checks read it. */
+export interface TaskContainer {
+  environment?: { name: string; value: string }[];
+  stopTimeout?: number;
+}
+
+/** A task's containers; SST passes the definitions as a secret, which the mocks echo wrapped. */
+export function taskContainers(task: RecordedResource): TaskContainer[] {
+  const raw = task.inputs.containerDefinitions as string | { value?: string } | undefined;
+  const text = typeof raw === "string" ? raw : raw?.value;
+  return text ? (JSON.parse(text) as TaskContainer[]) : [];
+}

@@ -1,7 +1,7 @@
 import { app } from "../../app/index.ts";
 import { pascalCase } from "../../lib/infra/resource-names.ts";
 import { ensurePlatform, runStage } from "../../scripts/deploy/sst-program.ts";
-import { arnOf, StageResources } from "../../scripts/deploy/stage-resources.ts";
+import { arnOf, inlineStatements, StageResources } from "../../scripts/deploy/stage-resources.ts";
 import type { Permission } from "./iam-coverage.ts";
 import { projectRoot } from "./project-copy.ts";
 
@@ -59,10 +59,7 @@ export async function declaredFunctions(): Promise<DeclaredFunction[]> {
     refs.reduce((v, [ref, concrete]) => v.replaceAll(concrete, ref), value);
   return stage.functions.map((fn) => {
     const role = stage.roleByArn(fn.inputs.role);
-    const policies = (role?.inputs.inlinePolicies as { policy: string }[] | undefined) ?? [];
-    const statements = policies.flatMap(
-      (p) => (JSON.parse(p.policy) as { Statement: { Action: string[]; Resource: string[] }[] }).Statement,
-    );
+    const statements = role ? inlineStatements(role) : [];
     return {
       handler: String(fn.inputs.handler),
       runtime: String(fn.inputs.runtime),
