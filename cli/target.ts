@@ -8,7 +8,7 @@ import {
   StageOutputsError,
   type StageOutputsOptions,
   stageOutputs,
-  transportForStage,
+  transportForOutputs,
 } from "../client/stage-outputs.ts";
 import type { Transport } from "../client/transport.ts";
 import type { AppNames } from "../client/vocabulary.ts";
@@ -81,12 +81,8 @@ async function stageTarget(
 ): Promise<Target> {
   const where: StageOutputsOptions = file !== undefined ? { file } : { root: PROJECT_ROOT };
   let outputs: StageOutputs;
-  let transport: Transport & { close(): void };
   try {
-    // transportForStage reads the outputs for itself and gives back only the transport: they are
-    // read here too, for the description that names the URL or function it talks to.
     outputs = await stageOutputs(stage, where);
-    transport = await transportForStage(stage, { ...where, via });
   } catch (err) {
     // No outputs for that stage: the command line names something that isn't there.
     if (err instanceof StageOutputsError || (err as NodeJS.ErrnoException).code) {
@@ -95,11 +91,11 @@ async function stageTarget(
     throw err;
   }
   // A stage's API is in the region its outputs name (or its execute-api URL holds): a request signed
-  // for another is refused, and transportForStage signs for that one only.
+  // for another is refused, and the stage's transport signs for that one only.
   if (region !== undefined && region !== outputs.region) {
-    transport.close();
     throw new UsageError(`stage ${stage} is in ${outputs.region}, not ${region}: leave out --region`);
   }
+  const transport = transportForOutputs(outputs, { via });
   return {
     description:
       via === "invoke"

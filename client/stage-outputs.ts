@@ -85,19 +85,28 @@ export async function stageOutputs(stage: string, options: StageOutputsOptions =
   };
 }
 
-export interface StageTransportOptions extends StageOutputsOptions {
+export interface OutputsTransportOptions {
   /** "http" (the default): the API URL, signed with SigV4; "invoke": Lambda Invoke of the API function. */
   via?: "http" | "invoke";
   /** Default: the AWS credential chain (AWS_PROFILE, SSO, environment, role…). Used by "http". */
   credentials?: Credentials;
 }
 
+export interface StageTransportOptions extends StageOutputsOptions, OutputsTransportOptions {}
+
 /** A transport to a deployed stage; close() releases the Lambda client an "invoke" transport made. */
 export async function transportForStage(
   stage: string,
   options: StageTransportOptions = {},
 ): Promise<Transport & { close(): void }> {
-  const out = await stageOutputs(stage, options);
+  return transportForOutputs(await stageOutputs(stage, options), options);
+}
+
+/** A transport to the stage whose outputs were already read (stageOutputs). */
+export function transportForOutputs(
+  out: StageOutputs,
+  options: OutputsTransportOptions = {},
+): Transport & { close(): void } {
   if (options.via === "invoke") {
     const transport: InvokeTransport = invokeTransport({ functionName: out.apiFunction, region: out.region });
     return transport;
