@@ -1,5 +1,12 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { PoolKindSpec } from "../../lib/app/pool-kind.ts";
+import { systemClock } from "../../lib/clock.ts";
+import { buildEngine } from "../../lib/engine.ts";
+import { silentLog } from "../../lib/observability/log.ts";
+import { MemoryMetrics } from "../../lib/observability/metrics.ts";
+import type { Engine } from "../../lib/services/engine-services.ts";
+import { dynamoClient, type Emulators, sqsClient } from "../../local/emulators.ts";
 
 /**
  * Fault injection for an in-process consumer: the real SDK clients it was built with, plus a
@@ -50,4 +57,31 @@ export function crashSwitch(
     sent: (command) => counts.get(command) ?? 0,
     trip,
   };
+}
+
+/**
+ * A second engine on `twin`'s app, table and one of its queues, through its own SDK clients wired to
+ * a crash switch: the consumer a test kills while the twin (or the local stack) carries on.
+ */
+export function doomedEngine(
+  emu: Emulators,
+  twin: Engine,
+  queue: { name: string; url: string },
+  options: { poolKinds?: PoolKindSpec[]; afterAnswerTo?: string } = {},
+): { engine: Engine; crash: CrashSwitch } {
+  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
+  const sqs = sqsClient(emu.sqs.endpoint);
+  const crash = crashSwitch([dynamodb, sqs], options);
+  const engine = buildEngine({
+    app: twin.app,
+    poolKinds: options.poolKinds ?? [],
+    dynamodb,
+    sqs,
+    table: twin.store.table,
+    queueUrls: new Map([[queue.name, queue.url]]),
+    clock: systemClock,
+    metrics: new MemoryMetrics(),
+    log: silentLog,
+  });
+  return { engine, crash };
 }

@@ -2,12 +2,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { systemClock } from "../../lib/clock.ts";
-import { buildEngine } from "../../lib/engine.ts";
-import { silentLog } from "../../lib/observability/log.ts";
-import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import { PoolRunner } from "../../lib/pool/pool-runner.ts";
-import { dynamoClient, type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
+import { type Emulators, startEmulators } from "../../local/emulators.ts";
 import { createPoolHarness, type PoolHarness, type PoolHarnessOptions } from "../support/pool-harness.ts";
 import {
   CRASH_LEASE_SECONDS,
@@ -16,7 +12,7 @@ import {
   takeoverMs,
 } from "../support/takeover.ts";
 import { waitFor } from "../support/wait.ts";
-import { type CrashSwitch, crashSwitch } from "./crash-switch.ts";
+import { type CrashSwitch, doomedEngine } from "./crash-switch.ts";
 
 // A pool that dies with work in hand: a job it claimed before the first heartbeat, and a job that
 // waits in its intake line for a child. The pool queue keeps a 90 min visibility timeout (6 × 900 s);
@@ -54,20 +50,14 @@ async function setUp(spec: PoolHarnessOptions["spec"] = {}) {
  * afterwards (heartbeat, hold, finalize, hand-back) ever lands.
  */
 function doomedPool(h: PoolHarness): { runner: PoolRunner; crash: CrashSwitch; die(): number } {
-  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
-  const sqs = sqsClient(emu.sqs.endpoint);
-  const crash = crashSwitch([dynamodb, sqs]);
-  const engine = buildEngine({
-    app: h.engine.app,
-    poolKinds: [h.spec],
-    dynamodb,
-    sqs,
-    table: h.engine.store.table,
-    queueUrls: new Map([[h.queue.name, h.urls.url]]),
-    clock: systemClock,
-    metrics: new MemoryMetrics(),
-    log: silentLog,
-  });
+  const { engine, crash } = doomedEngine(
+    emu,
+    h.engine,
+    { name: h.queue.name, url: h.urls.url },
+    {
+      poolKinds: [h.spec],
+    },
+  );
   const runner = new PoolRunner(engine, {
     kinds: [h.spec],
     queues: [h.queue],

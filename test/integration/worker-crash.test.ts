@@ -2,12 +2,8 @@ import type { SQSEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { systemClock } from "../../lib/clock.ts";
-import { buildEngine } from "../../lib/engine.ts";
 import { defineKind } from "../../lib/job/kind.ts";
-import { silentLog } from "../../lib/observability/log.ts";
-import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import { createWorker } from "../../lib/runtime/worker.ts";
-import { dynamoClient, sqsClient } from "../../local/emulators.ts";
 import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
 import {
   CRASH_LEASE_SECONDS,
@@ -16,7 +12,7 @@ import {
   takeoverMs,
 } from "../support/takeover.ts";
 import { waitFor } from "../support/wait.ts";
-import { type CrashSwitch, crashSwitch } from "./crash-switch.ts";
+import { type CrashSwitch, doomedEngine } from "./crash-switch.ts";
 
 // A Lambda worker that dies with a batch in hand: before its claims, after a claim but before the
 // first heartbeat, or with records still waiting for a slot. The queue keeps the production
@@ -43,21 +39,14 @@ const stalls = defineKind({
 
 /** A worker on its own clients, wired to the harness's table and queue, that `crash.trip()` kills. */
 function doomedWorker(h: Harness, options: { afterAnswerTo?: string } = {}) {
-  const emu = harness.emulators();
-  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
-  const sqs = sqsClient(emu.sqs.endpoint);
-  crash = crashSwitch([dynamodb, sqs], options);
-  const engine = buildEngine({
-    app: h.engine.app,
-    poolKinds: [],
-    dynamodb,
-    sqs,
-    table: h.engine.store.table,
-    queueUrls: new Map([[h.queue.name, h.urls.url]]),
-    clock: systemClock,
-    metrics: new MemoryMetrics(),
-    log: silentLog,
-  });
+  const doomed = doomedEngine(
+    harness.emulators(),
+    h.engine,
+    { name: h.queue.name, url: h.urls.url },
+    options,
+  );
+  crash = doomed.crash;
+  const engine = doomed.engine;
   return createWorker(engine, { recordConcurrency: h.queue.recordConcurrency });
 }
 
