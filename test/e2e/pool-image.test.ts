@@ -17,10 +17,6 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
-import { parsePoolConfig, resolvePoolKinds } from "../../lib/app/pool-config.ts";
-import { systemClock } from "../../lib/clock.ts";
-import { buildEngine } from "../../lib/engine.ts";
-import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import {
@@ -33,6 +29,7 @@ import {
   startEmulators,
 } from "../../local/emulators.ts";
 import { type PoolProcess, startPoolProcess } from "../../local/pool-process.ts";
+import { appEngine } from "../support/app-engine.ts";
 import { copyProblems, type ReplayedStage, replayStage } from "../support/docker-context.ts";
 import { type Instruction, parseCommand, parseDockerfile, type Stage } from "../support/dockerfile.ts";
 import { CapturingLog } from "../support/pool-harness.ts";
@@ -198,17 +195,7 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
     clients.push(dynamodb, sqs);
     await provisionTable(dynamodb, table);
     urls = await provisionQueues(sqs, app.queues, "img");
-    engine = buildEngine({
-      app,
-      poolKinds: resolvePoolKinds(app.queues, app.poolKinds, parsePoolConfig(operatorPoolConfig)),
-      dynamodb,
-      sqs,
-      table,
-      queueUrls: new Map([...urls].map(([n, q]) => [n, q.url])),
-      clock: systemClock,
-      metrics: new MemoryMetrics(),
-      log: { debug() {}, info() {}, warn() {}, error() {} },
-    });
+    engine = appEngine({ dynamodb, sqs }, table, urls, operatorPoolConfig);
 
     const cmd = parseCommand(runtime.cmd as Instruction);
     const argv = "argv" in cmd ? cmd.argv : ["/bin/sh", "-c", cmd.shell];

@@ -5,11 +5,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
-import { parsePoolConfig, resolvePoolKinds } from "../../lib/app/pool-config.ts";
-import { systemClock } from "../../lib/clock.ts";
-import { buildEngine } from "../../lib/engine.ts";
 import type { Log } from "../../lib/observability/log.ts";
-import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import {
@@ -22,6 +18,7 @@ import {
 } from "../../local/emulators.ts";
 import { type PoolProcess, type PoolProcessOptions, startPoolProcess } from "../../local/pool-process.ts";
 import { isRunning } from "../../local/process-running.ts";
+import { appEngine } from "../support/app-engine.ts";
 import { waitFor } from "../support/wait.ts";
 
 const { queues } = app;
@@ -55,18 +52,7 @@ beforeAll(async () => {
   const config = join(dir, "pool.json");
   writeFileSync(config, configText);
   poolEnv = { ...process.env, SKYFORGE_POOL_CONFIG: config };
-  const poolKinds = resolvePoolKinds(queues, app.poolKinds, parsePoolConfig(configText));
-  engine = buildEngine({
-    app,
-    poolKinds,
-    dynamodb,
-    sqs,
-    table,
-    queueUrls: new Map([...urls].map(([n, q]) => [n, q.url])),
-    clock: systemClock,
-    metrics: new MemoryMetrics(),
-    log: { debug() {}, info() {}, warn() {}, error() {} },
-  });
+  engine = appEngine({ dynamodb, sqs }, table, urls, configText);
 }, 60_000);
 afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -199,17 +185,7 @@ describe("the pool process", () => {
     });
     const config = join(dir, "missing-program.json");
     writeFileSync(config, text);
-    const withRuby = buildEngine({
-      app,
-      poolKinds: resolvePoolKinds(queues, app.poolKinds, parsePoolConfig(text)),
-      dynamodb,
-      sqs,
-      table,
-      queueUrls: new Map([...urls].map(([n, q]) => [n, q.url])),
-      clock: systemClock,
-      metrics: new MemoryMetrics(),
-      log: { debug() {}, info() {}, warn() {}, error() {} },
-    });
+    const withRuby = appEngine({ dynamodb, sqs }, table, urls, text);
     const { lines, log } = capturingLog();
     const pool = startPool(log, { SKYFORGE_POOL_CONFIG: config });
     const ruby = await withRuby.producer.enqueue({ kind: "rb-size", payload: { text: "x" } });
