@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { ApiRequest, Transport } from "../client/transport.ts";
 import { internalErrorBody } from "../client/vocabulary.ts";
+import { readBody } from "../local/request-body.ts";
 import { type AssetAnswer, consoleAsset, errorAnswer, isConsolePath, writeAnswer } from "./assets.ts";
 import { foreignRequest } from "./request-guard.ts";
 
@@ -105,13 +106,14 @@ async function forward(
       allow: [...API_METHODS].join(", "),
     });
   }
-  const raw = await readBody(req);
-  if (raw === "too_large")
+  const read = await readBody(req, MAX_BODY_BYTES);
+  if (read.kind === "too_large")
     return errorAnswer("payload_too_large", `the body is over ${MAX_BODY_BYTES} bytes`);
+  if (read.kind === "aborted") throw new Error("the request body was cut off");
   let body: unknown;
-  if (raw.length > 0) {
+  if (read.body.length > 0) {
     try {
-      body = JSON.parse(raw.toString("utf8"));
+      body = JSON.parse(read.body.toString("utf8"));
     } catch {
       return errorAnswer("validation_error", "the request body is not JSON");
     }
@@ -135,18 +137,4 @@ async function forward(
   if (answer.body === undefined) return { status: answer.status, headers, body: Buffer.alloc(0) };
   headers["content-type"] = "application/json";
   return { status: answer.status, headers, body: Buffer.from(JSON.stringify(answer.body)) };
-}
-
-/** The whole body, or "too_large" (the rest is drained unread, so the answer can still be sent). */
-function readBody(req: IncomingMessage): Promise<Buffer | "too_large"> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    req.once("end", () => resolve(size > MAX_BODY_BYTES ? "too_large" : Buffer.concat(chunks)));
-    req.once("error", reject);
-  });
 }
