@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { clip } from "../client/errors.ts";
 import { ClientError, type ErrorCode } from "../client/vocabulary.ts";
 
 /**
@@ -158,8 +159,4 @@ export function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: A
   req.resume();
   res.writeHead(answer.status, answer.headers);
   res.end(req.method === "HEAD" ? undefined : answer.body);
-}
-
-function clip(text: string, max = 200): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { clip } from "../client/errors.ts";
 
 /**
  * The loopback servers that act for the person at the keyboard (the local stack, with no
@@ -25,11 +26,11 @@ const WILDCARDS = new Set(["", "0.0.0.0", "::", "[::]"]);
 export function foreignRequest(req: IncomingMessage, own: OwnAddress): string | undefined {
   const host = req.headers.host?.toLowerCase();
   if (host !== undefined && !ownHosts(own).has(host)) {
-    return `this server answers requests for its own address only (127.0.0.1:${own.port}), not Host ${JSON.stringify(clip(host))}`;
+    return `this server answers requests for its own address only (127.0.0.1:${own.port}), not Host ${JSON.stringify(clip(host, 100))}`;
   }
   const origin = req.headers.origin;
   if (origin !== undefined && (host === undefined || origin.toLowerCase() !== `http://${host}`)) {
-    return `a request from another site's page (Origin ${JSON.stringify(clip(origin))}) is refused: only this server's own page may call it`;
+    return `a request from another site's page (Origin ${JSON.stringify(clip(origin, 100))}) is refused: only this server's own page may call it`;
   }
   return undefined;
 }
@@ -41,5 +42,3 @@ function ownHosts({ port, host }: OwnAddress): Set<string> {
   if (bound !== undefined && !WILDCARDS.has(bound)) names.push(bound.includes(":") ? `[${bound}]` : bound);
   return new Set(names.flatMap((name) => (port === 80 ? [`${name}:80`, name] : [`${name}:${port}`])));
 }
-
-const clip = (text: string) => (text.length > 100 ? `${text.slice(0, 100)}…` : text);
