@@ -16,7 +16,7 @@ const layers = [
   // 5 the engine's service contract
   ["^lib/services/"],
   // 6 operations
-  ["^lib/producer/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
+  ["^lib/producer/", "^lib/groups/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
   // 7 edges
   ["^lib/api/", "^lib/infra/"],
   // 8 the builder

@@ -3,6 +3,7 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { App } from "./app/define-app.ts";
 import type { PoolKindSpec } from "./app/pool-kind.ts";
 import type { Clock } from "./clock.ts";
+import { Groups } from "./groups/group-service.ts";
 import { buildRegistry, type KindRegistry } from "./job/registry.ts";
 import type { Log } from "./observability/log.ts";
 import type { JobMetrics } from "./observability/metrics.ts";
@@ -51,18 +52,21 @@ export function buildEngine(config: EngineConfig): Engine {
   const transport = new SqsTransport(config.sqs, config.queueUrls, config.dlqUrls);
   const queues = app.queues;
   const producer = new Producer({ store, transport, registry, queues, clock, metrics, log });
+  const running = new RunningJobs();
+  const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
   return {
     app,
     store,
     transport,
     producer,
+    groups,
     poolKinds,
     registry,
     queues,
     clock,
     metrics,
     log,
-    running: new RunningJobs(),
+    running,
     rateLimiter: new RateLimiter({ store, scopes: app.rateLimits }),
     ...(config.eventSources ? { eventSources: config.eventSources } : {}),
     ...(config.random ? { random: config.random } : {}),

@@ -1,17 +1,60 @@
-import { ClientError, type ErrorBody } from "../errors.ts";
+import * as z from "zod";
+import { ClientError, type ErrorBody, issuesOf } from "../errors.ts";
+import { GroupId, type GroupView } from "../job/group-schemas.ts";
 import type { BatchResultItem, JobView } from "../job/schemas.ts";
 import { MAX_BATCH } from "../job/schemas.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { asClientError } from "./client-errors.ts";
 
-export type InvokeAnswer = (JobView & { duplicate: boolean }) | { results: BatchResultItem[] } | ErrorBody;
+export type InvokeAnswer =
+  | (JobView & { duplicate: boolean })
+  | { results: BatchResultItem[] }
+  | (GroupView & { duplicate?: boolean })
+  | ErrorBody;
+
+const GroupInvoke = z.union([
+  z.object({ group: z.unknown() }).strict(),
+  z
+    .object({
+      groupChildren: z
+        .object({ groupId: GroupId, children: z.unknown(), seal: z.unknown() })
+        .partial({ seal: true })
+        .strict(),
+    })
+    .strict(),
+  z.object({ sealGroup: z.object({ groupId: GroupId }).strict() }).strict(),
+]);
+
+/** The group requests over Invoke, under the same contract as POST /groups, …/children and …/seal. */
+async function handleGroupInvoke(engine: Engine, event: z.infer<typeof GroupInvoke>): Promise<InvokeAnswer> {
+  if ("group" in event) {
+    const { group, created } = await engine.groups.create(event.group);
+    return { ...group, duplicate: !created };
+  }
+  if ("groupChildren" in event) {
+    const { groupId, ...body } = event.groupChildren;
+    return engine.groups.addChildren(groupId, body);
+  }
+  return engine.groups.seal(event.sealGroup.groupId);
+}
+
+const isGroupRequest = (event: unknown) =>
+  !!event && typeof event === "object" && ["group", "groupChildren", "sealGroup"].some((k) => k in event);
 
 /**
- * The enqueue function's contract: an EnqueueRequest or `{ jobs: [...] }` (≤ 100), answered like
- * the HTTP routes. A caller's mistake comes back as `{ error }`, not as a function error.
+ * The enqueue function's contract: an EnqueueRequest, `{ jobs: [...] }` (≤ 100), or a group request
+ * (`{ group }`, `{ groupChildren: { groupId, children, seal? } }`, `{ sealGroup: { groupId } }`),
+ * answered like the HTTP routes. A caller's mistake comes back as `{ error }`, not as a function error.
  */
 export async function handleEnqueueInvoke(engine: Engine, event: unknown): Promise<InvokeAnswer> {
   try {
+    if (isGroupRequest(event)) {
+      const parsed = GroupInvoke.safeParse(event);
+      if (!parsed.success) {
+        throw new ClientError("validation_error", "invalid group request", issuesOf(parsed.error));
+      }
+      return await handleGroupInvoke(engine, parsed.data);
+    }
     if (event && typeof event === "object" && "jobs" in event) {
       const jobs = (event as { jobs: unknown }).jobs;
       if (!Array.isArray(jobs) || jobs.length === 0 || jobs.length > MAX_BATCH) {

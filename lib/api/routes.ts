@@ -8,6 +8,7 @@ import type { Engine } from "../services/engine-services.ts";
 import { cancel } from "../store/finalize-ops.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob, listJobs, loadPayload } from "../store/read-ops.ts";
+import { groupRoutes } from "./group-routes.ts";
 import {
   type ApiRoute,
   allowedMethods,
@@ -100,10 +101,13 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
         retentionExpiry(clock.now(), cancelledRetentionDays),
       );
       if (outcome === "requested") engine.running.requestCancel(item.id);
+      // A queued child ended here, not in a worker: its group hears of it now.
+      if (outcome === "cancelled") await engine.groups.recordEnd(item);
       // "requested": the job is running and stops at its next heartbeat, unless it finishes first.
       return json(200, { ...toJobView(item, await loadPayload(store, item)), cancel: outcome });
     }),
     route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(engine, jobId(event)))),
+    ...groupRoutes(engine),
     ...queueRoutes(engine),
     ...scheduleRoutes(engine, engine.app.schedules),
   ];

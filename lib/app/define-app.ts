@@ -1,6 +1,14 @@
 import type * as z from "zod";
-import type { AnyKind, FollowUpOptions, JobContextBase, KindDefinition, KindInput } from "../job/kind.ts";
-import type { EnqueueResult } from "../job/schemas.ts";
+import type { GroupView } from "../job/group-schemas.ts";
+import type {
+  AnyKind,
+  FollowUpOptions,
+  GroupSpec,
+  JobContextBase,
+  KindDefinition,
+  KindInput,
+} from "../job/kind.ts";
+import type { EnqueueRequest, EnqueueResult } from "../job/schemas.ts";
 import { type PoolKindDeclaration, type PoolKindSpec, poolKindSpec } from "./pool-kind.ts";
 import type { QueueDeclaration } from "./queue-declaration.ts";
 import type { RateLimitScope } from "./rate-limit-scope.ts";
@@ -62,7 +70,24 @@ export interface AppJobContext<A extends AppNames> extends JobContextBase<ScopeN
     payload: KindPayloads<A>[K],
     options?: FollowUpOptions,
   ): Promise<EnqueueResult>;
+  /** Fans out to a group of children and names the job that folds their results (docs/architecture.md §15). */
+  group(spec: AppGroupSpec<A>): Promise<GroupView>;
 }
+
+/** One job of the app, typed by its kind: a group's child (which carries no uniqueKey: the group dedupes). */
+export type AppJobRequest<A extends AppNames> = {
+  [K in KindName<A>]: { kind: K; payload: KindPayloads<A>[K] } & Omit<
+    EnqueueRequest,
+    "kind" | "payload" | "uniqueKey" | "queue"
+  > & { queue?: QueueName<A> };
+}[KindName<A>];
+
+export type AppGroupSpec<A extends AppNames> = Omit<GroupSpec, "children" | "onComplete"> & {
+  children: readonly AppJobRequest<A>[];
+  onComplete: {
+    [K in KindName<A>]: { kind: K; payload?: KindPayloads<A>[K]; queue?: QueueName<A> };
+  }[KindName<A>];
+};
 
 export type KindBuilder<A extends AppNames> = <
   S extends z.ZodType,

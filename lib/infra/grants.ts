@@ -22,6 +22,8 @@ export interface Grant {
 }
 
 const JOB_ITEMS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"];
+/** Job groups (docs/architecture.md §15): a group's slices are one Query; its children one BatchGetItem. */
+const GROUP_READS = ["dynamodb:Query", "dynamodb:BatchGetItem"];
 const table: ResourceRef = { type: "table" };
 const indexes: ResourceRef = { type: "tableIndexes" };
 
@@ -36,7 +38,7 @@ const mappings = (qs: readonly QueueDeclaration[]) =>
 
 /** Job items, plus queries of the status index (scheduled and dead jobs, the reaper's and listings'). */
 const jobsWithIndex: Grant[] = [
-  { actions: [...JOB_ITEMS, "dynamodb:Query"], resources: [table] },
+  { actions: [...JOB_ITEMS, ...GROUP_READS], resources: [table] },
   { actions: ["dynamodb:Query"], resources: [indexes] },
 ];
 const eventSourceControl = (qs: readonly QueueDeclaration[]): Grant => ({
@@ -57,8 +59,9 @@ export function grantsFor(
   switch (role) {
     case "enqueue":
       // Unique keys are locks in the table; the message goes to whichever queue the kind names.
+      // A group's create reads its slices back.
       return [
-        { actions: JOB_ITEMS, resources: [table] },
+        { actions: [...JOB_ITEMS, ...GROUP_READS], resources: [table] },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
       ];
     case "api":
@@ -72,10 +75,13 @@ export function grantsFor(
         eventSourceControl(queues),
       ];
     case "worker":
-      // A throttle or a pause re-sends the message; a retry or a duplicate moves its visibility.
+      // A throttle or a pause re-sends the message; a retry or a duplicate moves its visibility. A
+      // handler's follow-ups and groups, and a group's completion job, go to whichever queue their
+      // kind names; a group's end reads its slices and children.
       return [
-        { actions: JOB_ITEMS, resources: [table] },
-        { actions: ["sqs:SendMessage", "sqs:ChangeMessageVisibility"], resources: mains(ownQueues) },
+        { actions: [...JOB_ITEMS, ...GROUP_READS], resources: [table] },
+        { actions: ["sqs:SendMessage"], resources: mains(queues) },
+        { actions: ["sqs:ChangeMessageVisibility"], resources: mains(ownQueues) },
       ];
     case "reaper":
       // Promotion sends in batches (SendMessage covers SendMessageBatch); the DLQ drain receives and
@@ -104,17 +110,14 @@ export function grantsFor(
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
       ];
     case "pool":
+      // As the worker: follow-ups, groups and completion jobs may go to any queue.
       return [
-        { actions: JOB_ITEMS, resources: [table] },
+        { actions: [...JOB_ITEMS, ...GROUP_READS], resources: [table] },
         {
-          actions: [
-            "sqs:ReceiveMessage",
-            "sqs:DeleteMessage",
-            "sqs:ChangeMessageVisibility",
-            "sqs:SendMessage",
-          ],
+          actions: ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"],
           resources: mains(ownQueues),
         },
+        { actions: ["sqs:SendMessage"], resources: mains(queues) },
       ];
   }
 }

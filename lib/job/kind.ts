@@ -1,5 +1,12 @@
 import type * as z from "zod";
 import type { Log } from "../observability/log.ts";
+import type {
+  ChildrenQuery,
+  GroupChildrenPage,
+  GroupCounts,
+  GroupFailureMode,
+  GroupView,
+} from "./group-schemas.ts";
 import type { EnqueueRequest, EnqueueResult } from "./schemas.ts";
 
 /** Why the runtime aborted a handler's signal (`ctx.signal.reason`). "shutdown": the pool is stopping. */
@@ -17,8 +24,34 @@ export type FollowUpOptions = Omit<EnqueueRequest, "kind" | "payload"> & {
   step?: string;
 };
 
+/** A group a handler creates (`ctx.group`): its children and the job that folds their results. */
+export interface GroupSpec {
+  children: readonly unknown[];
+  onComplete: { kind: string; payload?: unknown; queue?: string };
+  failure?: GroupFailureMode;
+  /**
+   * Names this group among the job's: one group per (job, step), so a retried handler gets its group
+   * back. Defaults to the completion kind's name.
+   */
+  step?: string;
+  expiresInSeconds?: number;
+}
+
+/** What a group's completion job learns of its group (`ctx.completion`). */
+export interface CompletionContext {
+  groupId: string;
+  /** failed: a child ended dead, a terminate group failed, or the group expired unsealed. */
+  status: "succeeded" | "failed";
+  counts: GroupCounts;
+  /** The child that failed a terminate group, and its error. */
+  failedChild?: { id: string; error: string };
+  expired?: boolean;
+  /** The children, page by page, in the order they were added, with their results. */
+  children(query?: ChildrenQuery): Promise<GroupChildrenPage>;
+}
+
 /**
- * What a handler sees (docs/architecture.md §12), but for `enqueue`. `Scope` comes from the app, so
+ * What a handler sees (docs/architecture.md §12), but for `enqueue` and `group`. `Scope` comes from the app, so
  * a misspelled rate-limit scope is a compile error.
  */
 export interface JobContextBase<Scope extends string = string> {
@@ -39,12 +72,20 @@ export interface JobContextBase<Scope extends string = string> {
    * spending the attempt.
    */
   rateLimit(scope: Scope, n?: number): Promise<RateLimitAnswer>;
+  /** Set when this job is a group's completion job: the group's outcome, counts and children. */
+  completion?: CompletionContext;
 }
 
 /** The engine's view of the handler context; an app's kinds see the typed one (lib/app/define-app.ts). */
 export interface JobContext extends JobContextBase {
   /** Enqueues a follow-up job, at most once per (parent job, step) however often this run is retried. */
   enqueue(kind: string, payload: unknown, options?: FollowUpOptions): Promise<EnqueueResult>;
+  /**
+   * Fans out: a group of children and the job that runs once they all ended, at most once per
+   * (job, step) however often this run is retried. When this job is itself a group's child, its slot
+   * there passes to the new group (the first one it creates): the outer group waits for the inner one.
+   */
+  group(spec: GroupSpec): Promise<GroupView>;
 }
 
 export interface BackoffPolicy {

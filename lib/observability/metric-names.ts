@@ -32,8 +32,17 @@ export const countMetrics = [
   "childRespawns",
   "childDesyncs",
   "childTimeouts",
+  // Job groups (lib/groups/): children recorded in their group; groups finished, by completion kind.
+  "groupChildRecorded",
+  "groupFinished",
 ] as const;
-export const timingMetrics = ["queueLatency", "runDuration", "dispatchLatency"] as const;
+/** groupCompletionLag: from the group's last child recorded to its completion job's start. */
+export const timingMetrics = [
+  "queueLatency",
+  "runDuration",
+  "dispatchLatency",
+  "groupCompletionLag",
+] as const;
 /** Last value wins within a flush: the pool's children by state, per kind. */
 export const gaugeMetrics = ["childrenBusy", "childrenIdle"] as const;
 export type CountMetric = (typeof countMetrics)[number];

@@ -49,11 +49,15 @@ export interface ReaperReport {
   staleScanned: number;
   /** Jobs whose message may have outlived SQS's retention, sent a fresh one. */
   staleResent: number;
+  /** Job groups looked at (expiry, repair after a crash, a completion or cancel to finish). */
+  groupsChecked: number;
+  groupsExpired: number;
+  groupRepairs: number;
 }
 
 export type ReaperDeps = Pick<
   Engine,
-  "store" | "transport" | "queues" | "clock" | "metrics" | "log" | "eventSources"
+  "store" | "transport" | "queues" | "clock" | "metrics" | "log" | "eventSources" | "groups"
 >;
 
 /**
@@ -74,6 +78,9 @@ export async function runReaper(deps: ReaperDeps, options: ReaperOptions = {}): 
     eventSourcesRepaired: 0,
     staleScanned: 0,
     staleResent: 0,
+    groupsChecked: 0,
+    groupsExpired: 0,
+    groupRepairs: 0,
   };
   for (const queue of deps.queues) {
     await promoteDue(deps, queue, report, options.maxPromotionsPerQueue ?? 1000);
@@ -96,6 +103,11 @@ export async function runReaper(deps: ReaperDeps, options: ReaperOptions = {}): 
         error: String(err),
       });
     }
+  }
+  try {
+    Object.assign(report, await deps.groups.check());
+  } catch (err) {
+    deps.log.error("group checks failed; the next tick tries again", { error: String(err) });
   }
   deps.metrics.flush();
   return report;
@@ -211,10 +223,13 @@ async function drainDeadLetters(
         metrics.count("deadLettered", msg.queue, msg.kind);
         metrics.count("dead", msg.queue, msg.kind);
         log.warn("job dead: its message exceeded the receive count", jobFields(result.item));
+        // Its group hears of it before the message goes: a crash here repeats this, idempotently.
+        await deps.groups.recordEnd(result.item);
         await transport.delete(queue.name, receipt, "dlq");
       } else if (result.current?.status !== "running") {
         // Finished already, or waiting for a retry whose own message is on its way: a stale copy.
         report.deadLetterDuplicates += 1;
+        if (result.current) await deps.groups.recordEnd(result.current);
         await transport.delete(queue.name, receipt, "dlq");
       } else {
         // A worker holds a live lease: its run decides. If it dies, the next run here marks the job.

@@ -6,7 +6,7 @@ import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
 import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { retentionExpiry } from "../retention.ts";
-import type { Engine } from "../services/engine-services.ts";
+import type { CheckedEnqueue, Engine, EnqueueOptions, JobExtras } from "../services/engine-services.ts";
 import {
   acquireUniqueLock,
   putJob,
@@ -37,13 +37,17 @@ interface Planned {
   payloadJson: string;
 }
 
-function plan(v: ValidRequest, now: number): Planned {
+function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
   const { request, kind, queue, payloadJson } = v;
   const requested = request.runAt ? Date.parse(request.runAt) : now + (request.delaySeconds ?? 0) * 1000;
   const runAt = Math.max(now, requested);
   const delaySeconds = Math.ceil((runAt - now) / 1000);
   const scheduled = delaySeconds > MAX_DELAY_SECONDS;
-  const id = ulid(now);
+  const id = extras.id ?? ulid(now);
+  const group = {
+    ...(extras.member ? { member: extras.member } : {}),
+    ...(extras.completes ? { completes: extras.completes } : {}),
+  };
   const large = Buffer.byteLength(payloadJson) > INLINE_PAYLOAD_BYTES;
   const timeoutSeconds = request.timeoutSeconds;
   const message: JobMessage = {
@@ -59,6 +63,7 @@ function plan(v: ValidRequest, now: number): Planned {
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
     ...(large ? { payloadRef: true } : {}),
+    ...group,
   };
   const item: JobItem = {
     ...jobKey(id),
@@ -75,17 +80,9 @@ function plan(v: ValidRequest, now: number): Planned {
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
     ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt) : {}),
+    ...group,
   };
   return { item, message, delaySeconds, scheduled, payloadJson };
-}
-
-export interface EnqueueOptions {
-  /**
-   * "live" (the API's rule): a uniqueKey dedupes while its job is not terminal.
-   * "retained": it dedupes until the lock's retention runs out, even after the job finished — cron
-   * uses it so that a retried tick never fires the same time twice.
-   */
-  uniqueKeyScope?: "live" | "retained";
 }
 
 /**
@@ -100,27 +97,43 @@ export class Producer {
 
   async enqueue(raw: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
-    return this.enqueueValid(plan(valid, this.deps.clock.now()), valid.queue, options);
+    return this.enqueueValid(plan(valid, this.deps.clock.now(), options.job), valid.queue, options);
   }
 
   /** Up to 100 requests. Plain ones share SendMessageBatch calls; a bad item fails alone. */
   async enqueueBatch(raws: readonly unknown[]): Promise<BatchResultItem[]> {
+    const checked = raws.map((raw): CheckedEnqueue | { error: NonNullable<BatchResultItem["error"]> } => {
+      try {
+        return { valid: validateEnqueue(raw, this.deps.registry, this.deps.queues) };
+      } catch (err) {
+        return { error: errorBody(err) };
+      }
+    });
+    return this.enqueuePlanned(checked);
+  }
+
+  async enqueueChecked(entries: readonly CheckedEnqueue[]): Promise<BatchResultItem[]> {
+    return this.enqueuePlanned(entries);
+  }
+
+  private async enqueuePlanned(
+    entries: readonly (CheckedEnqueue | { error: NonNullable<BatchResultItem["error"]> })[],
+  ): Promise<BatchResultItem[]> {
     const now = this.deps.clock.now();
-    const results: BatchResultItem[] = new Array(raws.length);
+    const results: BatchResultItem[] = new Array(entries.length);
     const simple: { index: number; planned: Planned; queue: QueueDeclaration }[] = [];
     const complex: { index: number; planned: Planned; queue: QueueDeclaration }[] = [];
-    raws.forEach((raw, index) => {
-      try {
-        const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
-        const planned = plan(valid, now);
-        const entry = { index, planned, queue: valid.queue };
-        (planned.scheduled || planned.message.uniqueKey || planned.message.payloadRef
-          ? complex
-          : simple
-        ).push(entry);
-      } catch (err) {
-        results[index] = { index, error: errorBody(err) };
+    entries.forEach((entry, index) => {
+      if ("error" in entry) {
+        results[index] = { index, error: entry.error };
+        return;
       }
+      const planned = plan(entry.valid, now, entry.job);
+      (planned.scheduled || planned.message.uniqueKey || planned.message.payloadRef ? complex : simple).push({
+        index,
+        planned,
+        queue: entry.valid.queue,
+      });
     });
     const limit = pLimit(16);
     const failedSends = await this.deps.transport.sendBatch(

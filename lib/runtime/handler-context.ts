@@ -1,10 +1,11 @@
 import { ClientError, type ClientErrorCode, UnrecoverableError } from "../errors.ts";
-import type { FollowUpOptions, JobContext } from "../job/kind.ts";
+import type { CompletionContext, FollowUpOptions, JobContext } from "../job/kind.ts";
 import { jobFields, type Log, withFields } from "../observability/log.ts";
 import type { Engine } from "../services/engine-services.ts";
 import type { JobItem } from "../store/job-item.ts";
 
-export type HandlerContextDeps = Pick<Engine, "producer" | "log"> & Partial<Pick<Engine, "rateLimiter">>;
+export type HandlerContextDeps = Pick<Engine, "producer" | "groups" | "log"> &
+  Partial<Pick<Engine, "rateLimiter">>;
 
 /**
  * The follow-up's default uniqueKey: one per (parent job, step), kept after the follow-up finished,
@@ -27,6 +28,7 @@ export function handlerContext(
   item: JobItem,
   fence: string,
   heartbeat: () => Promise<void>,
+  completion?: CompletionContext,
 ): Omit<JobContext, "signal"> {
   const log: Log = withFields(deps.log, jobFields(item, item.attempts));
   return {
@@ -44,6 +46,17 @@ export function handlerContext(
     rateLimit: (scope, n) => {
       if (!deps.rateLimiter) throw new Error("no rate limiter is configured for this worker");
       return deps.rateLimiter.acquire(scope, n);
+    },
+    ...(completion ? { completion } : {}),
+    group: async (spec) => {
+      try {
+        return await deps.groups.createFromJob(item, fence, spec);
+      } catch (err) {
+        if (err instanceof ClientError && REFUSED_FOR_GOOD.has(err.code)) {
+          throw new UnrecoverableError(`group refused: ${err.message}`);
+        }
+        throw err;
+      }
     },
     enqueue: async (kind, payload, options: FollowUpOptions = {}) => {
       const { step = kind, uniqueKey, ...rest } = options;

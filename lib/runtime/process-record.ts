@@ -21,7 +21,7 @@ import { toFinalization } from "./to-finalization.ts";
 
 export type WorkerDeps = Pick<
   Engine,
-  "store" | "transport" | "producer" | "registry" | "queues" | "clock" | "metrics" | "log"
+  "store" | "transport" | "producer" | "groups" | "registry" | "queues" | "clock" | "metrics" | "log"
 > &
   Partial<Pick<Engine, "running" | "random" | "rateLimiter">>;
 
@@ -108,6 +108,9 @@ export class RecordProcessor {
     // enqueue died in between: either way the claim built the job from its message.
     if (item.claimedFrom === "missing")
       log.debug("claimed before the enqueue's item write landed", jobFields(item));
+    // A completion job is enqueued by the write that saw its group's last child recorded.
+    if (item.completes && item.claimedFrom !== "running")
+      metrics.time("groupCompletionLag", item.queue, item.kind, Math.max(0, now - item.createdAt));
 
     const delivery: Delivery = { msg, record, queue, token, leaseMs };
     const ready = this.precheck(item, msg);
@@ -165,10 +168,11 @@ export class RecordProcessor {
     const unregister = this.deps.running?.register(item.id, (cause) => controller.abort(cause));
     heartbeat.start();
     try {
+      const completion = item.completes ? await this.deps.groups.completionFor(item) : undefined;
       const end = await runHandler(
         kind,
         payload,
-        handlerContext(this.deps, item, token, () => heartbeat.beat()),
+        handlerContext(this.deps, item, token, () => heartbeat.beat(), completion),
         controller,
         timeoutSeconds * 1000,
       );
@@ -206,6 +210,7 @@ export class RecordProcessor {
       log.warn("lease lost before finalize; leaving the job to its new owner", fields);
       return false;
     }
+    if (!(await this.recordInGroups(result.item))) return false;
     switch (decision.outcome) {
       case "done":
         metrics.count("succeeded", item.queue, item.kind);
@@ -246,6 +251,26 @@ export class RecordProcessor {
     }
   }
 
+  /**
+   * A group's child or completion job that ended: its group hears of it (docs/architecture.md §15).
+   * false when that failed: the message stays, and its next delivery finds the job finished and tries
+   * again, so a job's end always reaches its group.
+   */
+  private async recordInGroups(item: JobItem): Promise<Ack> {
+    if (!item.member && !item.completes) return true;
+    if (!isTerminal(item.status)) return true;
+    try {
+      await this.deps.groups.recordEnd(item);
+      return true;
+    } catch (err) {
+      this.deps.log.warn("could not record a job's end in its group; its next delivery will", {
+        ...jobFields(item),
+        error: String(err),
+      });
+      return false;
+    }
+  }
+
   /** A claim that lost: decide from the job's current state what to do with this delivery. */
   private async notClaimed(
     msg: JobMessage,
@@ -256,7 +281,8 @@ export class RecordProcessor {
     const now = clock.now();
     if (!current || isTerminal(current.status)) {
       if (current) metrics.count("duplicateDeliveries", msg.queue, msg.kind);
-      return true;
+      // A crash between the finalize and the group's record leaves the message: this delivery repairs it.
+      return current ? this.recordInGroups(current) : true;
     }
     if (current.status === "running") {
       // Another worker holds a live lease: come back when it would have expired, never run alongside.

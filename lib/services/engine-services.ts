@@ -2,6 +2,9 @@ import type { App } from "../app/define-app.ts";
 import type { PoolKindSpec } from "../app/pool-kind.ts";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import type { Clock } from "../clock.ts";
+import type { CheckedRequest } from "../job/check-request.ts";
+import type { ChildrenQuery, GroupChildrenPage, GroupView } from "../job/group-schemas.ts";
+import type { AnyKind, CompletionContext, GroupSpec } from "../job/kind.ts";
 import type { KindRegistry } from "../job/registry.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import type { Log } from "../observability/log.ts";
@@ -9,6 +12,8 @@ import type { JobMetrics } from "../observability/metrics.ts";
 import type { EventSourceControl } from "../queue-control/event-source-control.ts";
 import type { RateLimiter } from "../rate-limit/rate-limiter.ts";
 import type { StoreContext } from "../store/context.ts";
+import type { Member } from "../store/group-item.ts";
+import type { JobItem } from "../store/job-item.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
 import type { RunningJobs } from "./running-jobs.ts";
 
@@ -19,6 +24,20 @@ export interface EnqueueOptions {
    * fires and handlers' follow-ups use it, so a retried tick or run never enqueues twice.
    */
   uniqueKeyScope?: "live" | "retained";
+  /** Group plumbing (docs/architecture.md §15): a fixed job id, the child's slot, the group it completes. */
+  job?: JobExtras;
+}
+
+export interface JobExtras {
+  id?: string;
+  member?: Member;
+  completes?: string;
+}
+
+/** A request the caller has already checked (lib/producer/validate.ts), with its group plumbing. */
+export interface CheckedEnqueue {
+  valid: CheckedRequest<AnyKind>;
+  job?: JobExtras;
 }
 
 /** Takes producers' requests (validated here, against the app's kinds and queues). */
@@ -26,6 +45,23 @@ export interface JobProducer {
   enqueue(raw: unknown, options?: EnqueueOptions): Promise<EnqueueResult>;
   /** Up to 100 requests; a bad item fails alone. */
   enqueueBatch(raws: readonly unknown[]): Promise<BatchResultItem[]>;
+  /** Requests already checked, any number: sent in batches of 10, each failing alone. */
+  enqueueChecked(entries: readonly CheckedEnqueue[]): Promise<BatchResultItem[]>;
+}
+
+/** Job groups (docs/architecture.md §15); lib/groups/group-service.ts. */
+export interface GroupService {
+  create(raw: unknown): Promise<{ group: GroupView; created: boolean }>;
+  createFromJob(job: JobItem, fence: string, spec: GroupSpec): Promise<GroupView>;
+  addChildren(id: string, raw: unknown): Promise<GroupView>;
+  seal(id: string): Promise<GroupView>;
+  get(id: string): Promise<GroupView>;
+  children(id: string, query: ChildrenQuery): Promise<GroupChildrenPage>;
+  cancel(id: string): Promise<GroupView>;
+  /** A job became terminal: record it in its group, finish the group it completes. Idempotent. */
+  recordEnd(job: JobItem): Promise<void>;
+  completionFor(job: JobItem): Promise<CompletionContext | undefined>;
+  check(): Promise<{ groupsChecked: number; groupsExpired: number; groupRepairs: number }>;
 }
 
 /**
@@ -37,6 +73,7 @@ export interface Engine {
   store: StoreContext;
   transport: SqsTransport;
   producer: JobProducer;
+  groups: GroupService;
   /** The pool kinds in force: the app's, with the operator's file (SKYFORGE_POOL_CONFIG) laid over them. */
   poolKinds: readonly PoolKindSpec[];
   /** The app's kinds plus the pool kinds in force. */

@@ -9,9 +9,14 @@ export const attributeMissing =
   (e) =>
     `attribute_not_exists(${e.name(attr)})`;
 
+export const attributeExists =
+  (attr: string): Condition =>
+  (e) =>
+    `attribute_exists(${e.name(attr)})`;
+
 export const itemMissing: Condition = attributeMissing("pk");
 
-export const itemExists: Condition = (e) => `attribute_exists(${e.name("pk")})`;
+export const itemExists: Condition = attributeExists("pk");
 
 export const statusIs =
   (status: JobStatus): Condition =>
@@ -111,3 +116,14 @@ export const attributeNotEquals =
   (attr: string, value: unknown): Condition =>
   (e) =>
     `${e.name(attr)} <> ${e.value(value)}`;
+
+/** A set attribute holds this member (false when the set is absent). */
+export const setContains =
+  (attr: string, member: number | string): Condition =>
+  (e) =>
+    `contains(${e.name(attr)}, ${e.value(member)})`;
+
+export const not =
+  (c: Condition): Condition =>
+  (e) =>
+    `NOT (${c(e)})`;

@@ -44,10 +44,11 @@ export const or =
   (e) =>
     parts.map((p) => `(${p(e)})`).join(" OR ");
 
-/** Builds an UpdateExpression from SET, ADD-like arithmetic and REMOVE clauses. */
+/** Builds an UpdateExpression from SET (with arithmetic), REMOVE and set-ADD clauses. */
 export class Update {
   private readonly sets: string[] = [];
   private readonly removes: string[] = [];
+  private readonly adds: string[] = [];
   constructor(readonly e: Expr) {}
 
   set(attr: string, value: unknown): this {
@@ -79,6 +80,12 @@ export class Update {
     return this;
   }
 
+  /** ADD to a set: adding a member twice leaves one, so a retried write changes nothing. */
+  addToSet(attr: string, members: Set<number> | Set<string>): this {
+    this.adds.push(`${this.e.name(attr)} ${this.e.value(members)}`);
+    return this;
+  }
+
   remove(...attrs: string[]): this {
     for (const a of attrs) this.removes.push(this.e.name(a));
     return this;
@@ -88,6 +95,7 @@ export class Update {
     const parts: string[] = [];
     if (this.sets.length) parts.push(`SET ${this.sets.join(", ")}`);
     if (this.removes.length) parts.push(`REMOVE ${this.removes.join(", ")}`);
+    if (this.adds.length) parts.push(`ADD ${this.adds.join(", ")}`);
     return parts.join(" ");
   }
 }

@@ -1,5 +1,6 @@
 import type { JobView } from "../job/schemas.ts";
 import type { JobStatus } from "../job/status.ts";
+import type { Member } from "./group-item.ts";
 
 /**
  * The mutable job item, rewritten by every claim and finalize, so it stays small (≤ 1 KB for typical
@@ -37,6 +38,14 @@ export interface JobItem {
   promotingUntil?: number;
   /** When a fresh message last went out for it after its enqueue (promotion, the stale-message sweep). */
   resentAt?: number;
+  /** A group's child: its slot, recorded when the job ends (docs/architecture.md §15). */
+  member?: Member;
+  /** A group's completion job: the group it completes. */
+  completes?: string;
+  /** Groups this job's handler created (`ctx.group`): a cancel of this job's group reaches them. */
+  childGroups?: Set<string>;
+  /** The group that took over this job's slot in its own group: that group's end records the slot. */
+  handoff?: string;
   gsi1pk?: string;
   gsi1sk?: string;
 }
@@ -79,4 +88,6 @@ export type JobSeed = Pick<
   | "runAt"
   | "timeoutSeconds"
   | "uniqueKey"
+  | "member"
+  | "completes"
 > & { payload?: string; payloadRef?: boolean };

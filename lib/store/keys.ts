@@ -36,3 +36,18 @@ export const scheduleKey = (name: string) => ({ pk: SCHEDULES_PARTITION, sk: `sc
 export const leaseKey = (name: string) => ({ pk: `lease#${name}`, sk: "lease" });
 /** One token bucket per rate-limit scope. */
 export const rateLimitKey = (scope: string) => ({ pk: `rate#${scope}`, sk: "bucket" });
+
+/** A job group and its slices share one partition, so a group reads with one Query. */
+export const groupKey = (id: string) => ({ pk: `group#${id}`, sk: "group" });
+export const sliceKey = (groupId: string, slice: number) => ({
+  pk: `group#${groupId}`,
+  sk: `slice#${String(slice).padStart(7, "0")}`,
+});
+/**
+ * Unfinished groups sit in the status index under their own partitions (queue names start with a
+ * letter, so `~group#…` names no queue), sorted by when the reaper should look at them next.
+ */
+export const groupIndexPartition = (shard: number) => `~group#${shard}`;
+export function groupIndexKeys(id: string, checkAt: number) {
+  return { gsi1pk: groupIndexPartition(shardOf(id)), gsi1sk: indexSort(checkAt, id) };
+}

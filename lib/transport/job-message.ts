@@ -20,6 +20,12 @@ export const JobMessage = z.object({
   payload: z.string(),
   /** The payload was too large to inline and also lives in its own item. */
   payloadRef: z.boolean().optional(),
+  /** A group's child: where its end is recorded (docs/architecture.md §15). */
+  member: z
+    .object({ g: z.string().min(1), s: z.number().int().min(0), p: z.number().int().min(0) })
+    .optional(),
+  /** A group's completion job: the group it completes. */
+  completes: z.string().min(1).optional(),
 });
 export type JobMessage = z.infer<typeof JobMessage>;
 
@@ -88,5 +94,7 @@ export function seedFromMessage(msg: JobMessage): JobSeed {
     ...(msg.timeoutSeconds !== undefined ? { timeoutSeconds: msg.timeoutSeconds } : {}),
     ...(msg.uniqueKey !== undefined ? { uniqueKey: msg.uniqueKey } : {}),
     ...(msg.payloadRef ? { payloadRef: true } : { payload: msg.payload }),
+    ...(msg.member ? { member: msg.member } : {}),
+    ...(msg.completes ? { completes: msg.completes } : {}),
   };
 }

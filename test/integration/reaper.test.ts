@@ -53,6 +53,9 @@ const noReports = {
   // The stale-message sweep reads whatever slice the clock picks; nothing here is queued for a week.
   staleScanned: expect.any(Number),
   staleResent: 0,
+  groupsChecked: 0,
+  groupsExpired: 0,
+  groupRepairs: 0,
 };
 
 describe("reaper: promotion of scheduled jobs", () => {

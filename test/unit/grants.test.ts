@@ -39,15 +39,26 @@ describe("least privilege, as planned per role", () => {
     }
   });
 
-  test("a worker reaches only its own queue, and never a DLQ or an index", () => {
+  test("a worker moves messages of its own queue only, sends to every main queue (follow-ups, groups), and never reaches a DLQ or an index", () => {
     const grants = grantsFor("worker", threeQueues, ["emails"]);
+    expect(refsWith(grants, "sqs:ChangeMessageVisibility")).toEqual([{ type: "queue", queue: "emails" }]);
+    expect(refsWith(grants, "sqs:SendMessage")).toEqual(
+      threeQueues.map((q) => ({ type: "queue", queue: q.name })),
+    );
     const sqsRefs = grants
       .filter((g) => g.actions.some((a) => a.startsWith("sqs:")))
       .flatMap((g) => g.resources);
-    expect(sqsRefs).toEqual([{ type: "queue", queue: "emails" }]);
+    expect(sqsRefs.every((r) => r.type === "queue")).toBe(true);
     expect(actionsOn(grants, (r) => r.type === "tableIndexes").size).toBe(0);
     expect(actionsOn(grants, (r) => r.type === "table")).toEqual(
-      new Set(["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]),
+      new Set([
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:Query",
+        "dynamodb:BatchGetItem",
+      ]),
     );
   });
 

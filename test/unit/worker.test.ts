@@ -16,6 +16,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import * as z from "zod";
 import { app } from "../../app/index.ts";
+import { Groups } from "../../lib/groups/group-service.ts";
 import { defineKind } from "../../lib/job/kind.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
@@ -68,8 +69,9 @@ beforeEach(() => {
     metrics,
     log: silentLog,
   };
+  const producer = new Producer(services);
   worker = createWorker(
-    { ...services, producer: new Producer(services), random: () => 0 },
+    { ...services, producer, groups: new Groups({ ...services, producer }), random: () => 0 },
     { recordConcurrency: 4 },
   );
   // No cooldown on the queue.

@@ -1,0 +1,46 @@
+import type { GroupCounts, GroupView } from "../job/group-schemas.ts";
+import type { StoreContext } from "../store/context.ts";
+import type { GroupItem } from "../store/group-item.ts";
+import { allSlices } from "../store/group-read-ops.ts";
+
+/**
+ * Children per status, from the slices (one Query of the group's partition, page by page). The total
+ * is what the slices hold: a slice the reaper voided held nobody.
+ */
+export async function countChildren(store: StoreContext, group: Pick<GroupItem, "id">): Promise<GroupCounts> {
+  const counts: GroupCounts = { total: 0, pending: 0, done: 0, dead: 0, cancelled: 0 };
+  for await (const slice of allSlices(store, group.id)) {
+    counts.total += slice.ids.length;
+    counts.done += slice.done?.size ?? 0;
+    counts.dead += slice.dead?.size ?? 0;
+    counts.cancelled += slice.cancelled?.size ?? 0;
+  }
+  counts.pending = counts.total - counts.done - counts.dead - counts.cancelled;
+  return counts;
+}
+
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+export function toGroupView(group: GroupItem, counts: GroupCounts): GroupView {
+  const view: GroupView = {
+    id: group.id,
+    status: group.status,
+    failure: group.failure,
+    counts,
+    onComplete: {
+      kind: group.onComplete.kind,
+      ...(group.onComplete.queue ? { queue: group.onComplete.queue } : {}),
+    },
+    createdAt: new Date(group.createdAt).toISOString(),
+  };
+  if (group.completionJobId) view.completionJobId = group.completionJobId;
+  if (group.failedChild) view.failedChild = group.failedChild;
+  if (group.expired) view.expired = true;
+  if (group.parentJobId) view.parentJobId = group.parentJobId;
+  const sealedAt = iso(group.sealedAt);
+  if (sealedAt) view.sealedAt = sealedAt;
+  if (group.status === "open") view.expiresAt = new Date(group.sealBy).toISOString();
+  const finishedAt = iso(group.finishedAt);
+  if (finishedAt) view.finishedAt = finishedAt;
+  return view;
+}
