@@ -23,9 +23,16 @@ export interface CrashSwitch {
   trip(): void;
 }
 
+export interface CrashOptions {
+  /** Trip once this command (e.g. "ReceiveMessageCommand") has been answered. */
+  afterAnswerTo?: string;
+  /** Trip once a request this predicate picks has been answered (its answer is still lost). */
+  afterAnswerMatching?: (command: string, input: Record<string, unknown>) => boolean;
+}
+
 export function crashSwitch(
   clients: readonly (SQSClient | DynamoDBClient)[],
-  options: { afterAnswerTo?: string } = {},
+  options: CrashOptions = {},
 ): CrashSwitch {
   let crashedAt = 0;
   const counts = new Map<string, number>();
@@ -42,6 +49,10 @@ export function crashSwitch(
         const out = await next(args);
         if (crashedAt) return hang();
         if (command === options.afterAnswerTo) trip();
+        if (options.afterAnswerMatching?.(command, args.input as Record<string, unknown>)) {
+          trip();
+          return hang();
+        }
         return out;
       },
       { step: "initialize", name: "crashSwitch" },
@@ -67,7 +78,7 @@ export function doomedEngine(
   emu: Emulators,
   twin: Engine,
   queue: { name: string; url: string },
-  options: { poolKinds?: PoolKindSpec[]; afterAnswerTo?: string } = {},
+  options: { poolKinds?: PoolKindSpec[] } & CrashOptions = {},
 ): { engine: Engine; crash: CrashSwitch } {
   const dynamodb = dynamoClient(emu.dynamodb.endpoint);
   const sqs = sqsClient(emu.sqs.endpoint);
