@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import * as z from "zod";
 import { systemClock } from "../../lib/clock.ts";
+import { RetryAfterError } from "../../lib/errors.ts";
 import type { GroupChildView } from "../../lib/job/group-schemas.ts";
 import type { CompletionContext } from "../../lib/job/kind.ts";
 import { defineKind } from "../../lib/job/kind.ts";
@@ -69,8 +70,26 @@ const fanout = defineKind({
   },
 });
 
+/** Creates its group, then fails its first run: the retry must get the same group back. */
+const mapThenFail = defineKind({
+  name: "test-map-then-fail",
+  queue: "default",
+  payload: z.object({ n: z.number().int() }),
+  maxAttempts: 3,
+  timeoutSeconds: 60,
+  handler: async ({ n }, ctx) => {
+    const group = await ctx.group({
+      children: Array.from({ length: n }, (_, i) => ({ kind: "echo", payload: { i } })),
+      onComplete: { kind: "test-fold", payload: { report: "retried" } },
+      step: "map",
+    });
+    if (ctx.attempt === 1) throw new RetryAfterError(1, "fails after its fan-out");
+    return { group: group.id, total: group.counts.total };
+  },
+});
+
 const harness = harnessPerTest();
-const kinds = [fold, fanout];
+const kinds = [fold, fanout, mapThenFail];
 
 /** A consumer of the harness's queue on its own engine (own SDK clients), as another Lambda instance. */
 function startConsumer(h: Harness, engine: Engine = h.engine): EventSourcePoller {
@@ -315,5 +334,24 @@ describe("job groups on the emulators", () => {
     await expect(h.engine.groups.addChildren(group.id, { children: [{ kind: "echo" }] })).rejects.toThrow(
       /sealed|no more/,
     );
+  });
+
+  test("a handler retried after it created its group gets the same group back: one group, its children once, one completion", async () => {
+    const h = await harness.create({ clock: systemClock, extraKinds: kinds });
+    const { job } = await h.engine.producer.enqueue({ kind: "test-map-then-fail", payload: { n: 30 } });
+    const poller = startConsumer(h);
+    const parent = await settled(h, job.id, "done");
+    expect(parent.attempts).toBe(2);
+    const groupId = `${job.id}.map`;
+    expect(JSON.parse(parent.result ?? "null")).toEqual({ group: groupId, total: 30 });
+    const done = await groupIn(h, groupId, "succeeded");
+    await poller.stop();
+    expect(done.size).toBe(30);
+    expect(done.parentJobId).toBe(job.id);
+    expect(runsOf(done.completionJobId ?? "")).toHaveLength(1);
+    expect(runsOf(done.completionJobId ?? "")[0]?.children.map((c) => c.status)).toEqual(
+      Array(30).fill("done"),
+    );
+    expect([...(parent.childGroups ?? [])]).toEqual([groupId]);
   });
 });
