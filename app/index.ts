@@ -11,6 +11,9 @@ export const kinds = [
   (await import("./kinds/fail.ts")).fail,
   (await import("./kinds/flaky.ts")).flaky,
   (await import("./kinds/partner-call.ts")).partnerCall,
+  (await import("./kinds/score-row.ts")).scoreRow,
+  (await import("./kinds/write-report.ts")).writeReport,
+  (await import("./kinds/score-all.ts")).scoreAll,
 ] as const;
 
 /** Everything skyforge runs, in one value: functions, infra, the local stack and the benches read it. */
