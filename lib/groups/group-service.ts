@@ -57,7 +57,7 @@ export class Groups implements GroupService {
   async children(id: string, query: ChildrenQuery): Promise<GroupChildrenPage> {
     const group = await getGroup(this.deps.store, id);
     if (!group) throw new ClientError("not_found", `group ${id} not found`);
-    return childrenPage(this.deps.store, id, query);
+    return childrenPage(this.deps.store, group, query);
   }
 
   async cancel(id: string): Promise<GroupView> {
@@ -86,7 +86,7 @@ export class Groups implements GroupService {
       counts: { ...counts, total: counts.done + counts.dead + counts.cancelled, pending: 0 },
       ...(group.failedChild ? { failedChild: group.failedChild } : {}),
       ...(group.expired ? { expired: true } : {}),
-      children: (query = {}) => childrenPage(store, group.id, query),
+      children: (query = {}) => childrenPage(store, group, query),
     };
   }
 

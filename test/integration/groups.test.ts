@@ -353,5 +353,16 @@ describe("job groups on the emulators", () => {
       Array(30).fill("done"),
     );
     expect([...(parent.childGroups ?? [])]).toEqual([groupId]);
+    // Pages of 7 walk the 30 children in order, each once; a filter that matches none ends at once.
+    const walked: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await h.engine.groups.children(groupId, { limit: 7, ...(cursor ? { cursor } : {}) });
+      expect(page.items.length).toBeLessThanOrEqual(7);
+      walked.push(...page.items.map((c) => c.id));
+      cursor = page.cursor;
+    } while (cursor);
+    expect(walked).toEqual(runsOf(done.completionJobId ?? "")[0]?.children.map((c) => c.id));
+    expect(await h.engine.groups.children(groupId, { status: "dead" })).toEqual({ items: [] });
   });
 });
