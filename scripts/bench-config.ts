@@ -48,3 +48,20 @@ export const mean = (xs: readonly number[]) =>
   xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
 export const round = (x: number, digits: number) => Number(x.toFixed(digits));
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The group scenario: this many groups of this many echo children, this many in flight at once. One
+ * at a time by default, so each completion job is enqueued on a drained queue and its lag is the
+ * group machinery's own; with more in flight it also waits behind the other groups' children.
+ */
+export const GROUPS = intEnv("BENCH_GROUPS", 5, 1);
+export const GROUP_CHILDREN = intEnv("BENCH_GROUP_CHILDREN", 1000, 1);
+export const GROUP_CONCURRENCY = intEnv("BENCH_GROUP_CONCURRENCY", 1, 1);
+/**
+ * Assumed wall time of one group create on AWS (one enqueue invocation): its children at the
+ * enqueueBatch rate (ASSUMED_ENQUEUE_CALL_MS per 100), plus the group item, the slice puts (16 in
+ * flight) and the closing read of the group and its slices, ~5 round trips.
+ */
+export const ASSUMED_GROUP_CREATE_EXTRA_MS = 50;
+export const assumedGroupCreateMs = (children: number) =>
+  Math.ceil(children / BATCH) * ASSUMED_ENQUEUE_CALL_MS + ASSUMED_GROUP_CREATE_EXTRA_MS;

@@ -1,35 +1,31 @@
 import { performance } from "node:perf_hooks";
 import pLimit from "p-limit";
-import { app } from "../app/index.ts";
-import { estimateCost, type JobUsage, lambdaGbSeconds } from "../bench/cost-estimate.ts";
-import {
-  DYNAMODB_READ_OPERATIONS,
-  DYNAMODB_WRITE_OPERATIONS,
-  type MeterSnapshot,
-  RequestMeter,
-  sumStats,
-} from "../bench/request-meter.ts";
+import { benchApp } from "../bench/bench-app.ts";
+import type { CompletionStart } from "../bench/completion-kind.ts";
+import { type MeterSnapshot, RequestMeter } from "../bench/request-meter.ts";
+import { WriteLedger } from "../bench/write-ledger.ts";
 import type { Log } from "../lib/observability/log.ts";
 import type { JobItem } from "../lib/store/job-item.ts";
 import { getJob } from "../lib/store/read-ops.ts";
 import { type LocalStack, startLocalStack } from "../local/stack.ts";
 import {
   ASSUMED_ENQUEUE_CALL_MS,
-  ASSUMED_WORKER_BATCH_MS,
   BATCH,
-  DURATION_MODE,
-  ENQUEUE_MEMORY_MB,
+  GROUP_CHILDREN,
+  GROUP_CONCURRENCY,
+  GROUPS,
   JOBS,
-  mean,
   payload,
   percentile,
   round,
   sleep,
   TIMEOUT_MS,
   WARMUP,
-  WORKER_MEMORY_MB,
 } from "./bench-config.ts";
+import { analyseGroups, runGroupScenario } from "./bench-group.ts";
+import { groupJson, printGroupTable } from "./bench-group-report.ts";
 import { printTable } from "./bench-report.ts";
+import { costPerUnit, meteredUsage } from "./bench-usage.ts";
 import { deployedSdkOption } from "./bundle-sizes.ts";
 import { measureBudgets } from "./cold-start.ts";
 
@@ -39,8 +35,13 @@ import { measureBudgets } from "./cold-start.ts";
  * enqueue Lambda does for `{ jobs }`). Requests are counted by SDK middleware on the stack's real
  * clients; the table goes to stdout and the last line is one JSON object.
  *
+ * Then the group scenario (scripts/bench-group.ts) on the same stack: groups of echo children through
+ * engine.groups.create, each completed by the bench's own completion kind (bench/bench-app.ts).
+ *
  * Env: BENCH_JOBS (default 2000), BENCH_WARMUP (default 100), BENCH_TIMEOUT_MS (default 90000),
- * BENCH_LAMBDA_DURATION = "assumed" (default) | "measured": which Lambda duration the headline cost uses.
+ * BENCH_LAMBDA_DURATION = "assumed" (default) | "measured": which Lambda duration the headline cost uses,
+ * BENCH_GROUPS (default 5), BENCH_GROUP_CHILDREN (default 1000, at most 1000), BENCH_GROUP_CONCURRENCY
+ * (groups in flight, default 1).
  */
 
 /** Counts the stack's warnings and errors by message, so the report can show anything unusual. */
@@ -99,14 +100,17 @@ async function waitForDrain(
 
 async function run() {
   const meter = new RequestMeter();
+  const ledger = new WriteLedger();
+  const completionStarts = new Map<string, CompletionStart>();
   const { log, counts: logCounts } = countingLog();
   const stack = await startLocalStack({
-    app,
+    app: benchApp((start) => completionStarts.set(start.groupId, start)),
     port: 0,
     log,
     instrument: ({ dynamodb, sqs }) => {
       meter.attach(dynamodb, "dynamodb");
       meter.attach(sqs, "sqs");
+      ledger.attach(dynamodb);
     },
   });
   try {
@@ -128,7 +132,37 @@ async function run() {
     const items = await Promise.all(enqueued.ids.map((id) => limit(() => getJob(stack.engine.store, id))));
     const notDone = items.filter((i) => i?.status !== "done");
     if (notDone.length > 0) throw new Error(`${notDone.length} jobs are not done after the run`);
-    return { snap, items: items as JobItem[], t0, enqueueCallMs: enqueued.callMs, logCounts };
+    // A copy: the stack's log goes on counting through the group scenario.
+    const single = {
+      snap,
+      items: items as JobItem[],
+      t0,
+      enqueueCallMs: enqueued.callMs,
+      logCounts: new Map(logCounts),
+    };
+
+    // The scheduled functions cost per minute, not per job (`npm run bench:ops` prices them), and a
+    // group completes without them: a tick (the local cleanup's sweep is a table Scan) stays out of
+    // the group window, which is long enough to catch one.
+    await stack.ticker.stop();
+    // The group scenario, warmed up on one small group first (the group code's own first requests).
+    const groupRun = (groups: number, children: number, concurrency: number, seqBase: number) =>
+      runGroupScenario(stack, meter, ledger, completionStarts, {
+        groups,
+        children,
+        concurrency,
+        seqBase,
+        timeoutMs: TIMEOUT_MS,
+      });
+    if (WARMUP > 0) await groupRun(1, Math.min(WARMUP, GROUP_CHILDREN), 1, 2_000_000);
+    const groupLogStart = new Map(logCounts);
+    const groups = await groupRun(GROUPS, GROUP_CHILDREN, GROUP_CONCURRENCY, 3_000_000);
+    const groupLogCounts = new Map(
+      [...logCounts]
+        .map(([k, v]): [string, number] => [k, v - (groupLogStart.get(k) ?? 0)])
+        .filter(([, v]) => v > 0),
+    );
+    return { ...single, groups, groupLogCounts };
   } finally {
     await stack.stop();
   }
@@ -139,90 +173,18 @@ type Run = Awaited<ReturnType<typeof run>>;
 function analyse(r: Run) {
   const { snap, items, t0, enqueueCallMs } = r;
   const n = items.length;
-  const ops = snap.operations;
-
   const lastDone = Math.max(...items.map((i) => i.finishedAt ?? 0));
   const jobsPerSecond = n / ((lastDone - t0) / 1000);
   const latencies = items.map((i) => (i.startedAt ?? Number.NaN) - i.createdAt).sort((a, b) => a - b);
   const itemBytes = items.map((i) => JSON.stringify(i).length).sort((a, b) => a - b);
 
-  const receive = ops["sqs:ReceiveMessage"];
-  const emptyReceives = (receive?.requests ?? 0) - (receive?.nonEmptyReceives ?? 0) - (receive?.errors ?? 0);
-  const sqs = sumStats(snap, (s) => s === "sqs");
-  const ddbWrite = sumStats(snap, (s, op) => s === "dynamodb" && DYNAMODB_WRITE_OPERATIONS.has(op));
-  const ddbRead = sumStats(snap, (s, op) => s === "dynamodb" && DYNAMODB_READ_OPERATIONS.has(op));
-  const ddbOther = sumStats(
-    snap,
-    (s, op) => s === "dynamodb" && !DYNAMODB_WRITE_OPERATIONS.has(op) && !DYNAMODB_READ_OPERATIONS.has(op),
-  );
-
-  // Per job, SQS is everything but the empty long polls: an idle event source pays those anyway.
-  const sqsRequests = sqs.requests - emptyReceives;
-  const sqsBilled = sqs.billedRequests - emptyReceives;
-  // Reported ConsumedCapacity plus the minimum charge of requests that report none.
-  const wcu = ddbWrite.writeUnits + ddbWrite.assumedWriteUnits;
-  const rcu = ddbRead.readUnits + ddbRead.assumedReadUnits;
-  // The store re-reads an item after a lost condition when the error carries no item (dynalite never
-  // returns one; AWS does for ReturnValuesOnConditionCheckFailure), without ReturnConsumedCapacity.
-  const emulatorRereads = Math.min(ops["dynamodb:GetItem"]?.unmetered ?? 0, ddbWrite.conditionalFailures);
-
-  const workerInvocations = receive?.nonEmptyReceives ?? 0;
-  const enqueueInvocations = enqueueCallMs.length;
-  const batchMs = [...snap.batchDurationsMs].sort((a, b) => a - b);
-  const gbs = {
-    measured:
-      batchMs.reduce((sum, ms) => sum + lambdaGbSeconds(WORKER_MEMORY_MB, ms), 0) +
-      Math.max(0, workerInvocations - batchMs.length) * lambdaGbSeconds(WORKER_MEMORY_MB, mean(batchMs)) +
-      enqueueCallMs.reduce((sum, ms) => sum + lambdaGbSeconds(ENQUEUE_MEMORY_MB, ms), 0),
-    assumed:
-      workerInvocations * lambdaGbSeconds(WORKER_MEMORY_MB, ASSUMED_WORKER_BATCH_MS) +
-      enqueueInvocations * lambdaGbSeconds(ENQUEUE_MEMORY_MB, ASSUMED_ENQUEUE_CALL_MS),
-  };
-
-  const usageFor = (mode: "assumed" | "measured", withRereads: boolean): JobUsage => ({
-    sqsRequests: sqsBilled / n,
-    dynamodbWriteUnits: wcu / n,
-    dynamodbReadUnits: (rcu - (withRereads ? 0 : emulatorRereads)) / n,
-    lambdaInvocations: (workerInvocations + enqueueInvocations) / n,
-    lambdaGbSeconds: gbs[mode] / n,
+  const metered = meteredUsage(snap, {
+    callMs: enqueueCallMs,
+    assumedMs: enqueueCallMs.map(() => ASSUMED_ENQUEUE_CALL_MS),
   });
-  const usage = usageFor(DURATION_MODE, true);
-  const cost = estimateCost(usage);
-  const variants = {
-    assumed: {
-      asCounted: estimateCost(usageFor("assumed", true)),
-      awsLike: estimateCost(usageFor("assumed", false)),
-    },
-    measured: {
-      asCounted: estimateCost(usageFor("measured", true)),
-      awsLike: estimateCost(usageFor("measured", false)),
-    },
-  };
+  const { usage, cost, variants } = costPerUnit(metered, n);
 
-  return {
-    n,
-    jobsPerSecond,
-    latencies,
-    itemBytes,
-    emptyReceives,
-    sqsRequests,
-    sqsBilled,
-    ddbWrite,
-    ddbRead,
-    ddbOther,
-    wcu,
-    rcu,
-    emulatorRereads,
-    workerInvocations,
-    enqueueInvocations,
-    batchMs,
-    enqueueCallMs: [...enqueueCallMs].sort((a, b) => a - b),
-    gbs,
-    usage,
-    cost,
-    variants,
-    windowSeconds: snap.elapsedMs / 1000,
-  };
+  return { n, jobsPerSecond, latencies, itemBytes, ...metered, usage, cost, variants };
 }
 
 export type Analysis = ReturnType<typeof analyse>;
@@ -233,6 +195,11 @@ const analysis = analyse(result);
 const budgets = await measureBudgets();
 printTable(analysis, result.snap, budgets, result.logCounts);
 const n = analysis.n;
+const groupAnalysis = analyseGroups(result.groups, {
+  writesPerJob: analysis.ddbWrite.requests / n,
+  wcuPerJob: analysis.wcu / n,
+});
+printGroupTable(groupAnalysis, result.groupLogCounts);
 console.log(
   JSON.stringify({
     jobsPerSecond: round(analysis.jobsPerSecond, 1),
@@ -255,5 +222,6 @@ console.log(
       sizeBudgetMet: budgets.functions.every((f) => f.sizeOk),
       importBudgetMet: budgets.functions.every((f) => f.importOk),
     },
+    group: groupJson(groupAnalysis),
   }),
 );

@@ -5,6 +5,7 @@ import type { BatchResultItem, JobView } from "../job/schemas.ts";
 import { MAX_BATCH } from "../job/schemas.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { asClientError } from "./client-errors.ts";
+import { clip } from "./http.ts";
 
 export type InvokeAnswer =
   | (JobView & { duplicate: boolean })
@@ -12,18 +13,26 @@ export type InvokeAnswer =
   | (GroupView & { duplicate?: boolean })
   | ErrorBody;
 
+// A groupId stands where the HTTP routes have a path segment: any string is a well-formed request,
+// and one no group can have is a not_found (namedGroup), as the routes answer it.
 const GroupInvoke = z.union([
   z.object({ group: z.unknown() }).strict(),
   z
     .object({
       groupChildren: z
-        .object({ groupId: GroupId, children: z.unknown(), seal: z.unknown() })
+        .object({ groupId: z.string(), children: z.unknown(), seal: z.unknown() })
         .partial({ seal: true })
         .strict(),
     })
     .strict(),
-  z.object({ sealGroup: z.object({ groupId: GroupId }).strict() }).strict(),
+  z.object({ sealGroup: z.object({ groupId: z.string() }).strict() }).strict(),
 ]);
+
+/** An id this API could have handed out; anything else names no group (not_found without a read). */
+function namedGroup(id: string): string {
+  if (!GroupId.safeParse(id).success) throw new ClientError("not_found", `group ${clip(id)} not found`);
+  return id;
+}
 
 /** The group requests over Invoke, under the same contract as POST /groups, …/children and …/seal. */
 async function handleGroupInvoke(engine: Engine, event: z.infer<typeof GroupInvoke>): Promise<InvokeAnswer> {
@@ -33,9 +42,9 @@ async function handleGroupInvoke(engine: Engine, event: z.infer<typeof GroupInvo
   }
   if ("groupChildren" in event) {
     const { groupId, ...body } = event.groupChildren;
-    return engine.groups.addChildren(groupId, body);
+    return engine.groups.addChildren(namedGroup(groupId), body);
   }
-  return engine.groups.seal(event.sealGroup.groupId);
+  return engine.groups.seal(namedGroup(event.sealGroup.groupId));
 }
 
 const isGroupRequest = (event: unknown) =>

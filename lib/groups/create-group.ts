@@ -95,7 +95,15 @@ function checkOnComplete(deps: GroupDeps, request: ParsedGroupRequest): void {
 
 const requestHash = (request: ParsedGroupRequest) =>
   createHash("sha256")
-    .update(JSON.stringify([request.children, request.onComplete, request.failure, request.sealed]))
+    .update(
+      JSON.stringify([
+        request.children,
+        request.onComplete,
+        request.failure,
+        request.sealed,
+        request.expiresInSeconds ?? null,
+      ]),
+    )
     .digest("base64url");
 
 /**
@@ -147,6 +155,10 @@ export async function createGroup(
       deps.log.warn("a retried handler asked for its group with other children; keeping the first", {
         groupId: id,
       });
+    }
+    // Only an unfinished create is resumed: a finished group's children may be purged already, and
+    // writing them again would run them again.
+    if (!same || (group.status !== "open" && group.status !== "sealed")) {
       return { group: toGroupView(group, await countChildren(deps.store, group)), created: false };
     }
   }

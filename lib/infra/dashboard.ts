@@ -120,7 +120,15 @@ function queueBand<S>(q: QueueResources<S>, region: S, pool?: PoolResources<S>):
       JOB_FLOW.map((m) => emf(m, { label: m })),
       "Sum",
     ),
-    chart("queue latency (ms)", percentiles("queueLatency", ["p50", "p99"]), "p99"),
+    chart(
+      "queue latency (ms)",
+      [
+        ...percentiles("queueLatency", ["p50", "p99"]),
+        // A group's last child recorded → its completion job's start (docs/architecture.md §15).
+        ...percentiles("groupCompletionLag", ["p50", "p99"], " group completion lag"),
+      ],
+      "p99",
+    ),
     chart(
       "SQS backlog",
       [

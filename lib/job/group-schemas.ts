@@ -60,7 +60,7 @@ export const ListChildrenQuery = z
     cursor: z
       .string()
       .max(MAX_CURSOR_CHARS)
-      .regex(/^[0-9]{1,7}(\.[0-9]{1,2})?$/, "not a cursor this API returned")
+      .regex(/^(?:[0-9]{1,7}(?:\.[0-9]{1,2})?)?$/, "not a cursor this API returned")
       .optional(),
   })
   .strict();

@@ -1,4 +1,5 @@
 import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
+import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
 import { app } from "../../app/index.ts";
@@ -7,6 +8,13 @@ import { type LocalStack, startLocalStack } from "../../local/stack.ts";
 import { batchAndIdCases } from "../support/bad-input/batch-and-id-cases.ts";
 import type { BadCase, BadRequest, Fixtures } from "../support/bad-input/case.ts";
 import { enqueueCases } from "../support/bad-input/enqueue-cases.ts";
+import { groupCases } from "../support/bad-input/group-cases.ts";
+import {
+  GROUPS,
+  prepareGroupFixtures,
+  REFUSED_GROUP_IDS,
+  REFUSED_MARKER,
+} from "../support/bad-input/group-fixtures.ts";
 import { invokeCases } from "../support/bad-input/invoke-cases.ts";
 import { listCases } from "../support/bad-input/list-cases.ts";
 import { opsCases } from "../support/bad-input/ops-cases.ts";
@@ -60,6 +68,8 @@ beforeAll(async () => {
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
     maxAttempts: 1,
   });
+  const groupsReady = prepareGroupFixtures(call);
+  groupsReady.catch(() => {}); // awaited below, after the job fixtures; a failure is reported there
   const done = await call("POST", "/jobs", { kind: "echo", payload: "fixture" });
   const liveUniqueKey = "bad-input live key";
   const liveEmojiKey = "bad-input 🚀 \uFFFF key";
@@ -70,6 +80,7 @@ beforeAll(async () => {
     async () => (await call("GET", `/jobs/${done.body.id}`)).body.status === "done",
     "the fixture job to finish",
   );
+  await groupsReady;
   const scan = await call("GET", "/jobs?limit=1");
   const index = await call("GET", "/jobs?queue=default&status=scheduled&limit=1");
   expect(JSON.parse(Buffer.from(index.body.cursor, "base64url").toString()).key).toBeDefined();
@@ -156,7 +167,14 @@ function check(c: BadCase, request: BadRequest, answer: Answer): void {
   if (want.payloadBack !== undefined) expect(answer.body.payload).toEqual(want.payloadBack);
 }
 
-const cases: BadCase[] = [...enqueueCases, ...batchAndIdCases, ...listCases, ...opsCases, ...invokeCases];
+const cases: BadCase[] = [
+  ...enqueueCases,
+  ...batchAndIdCases,
+  ...listCases,
+  ...opsCases,
+  ...invokeCases,
+  ...groupCases,
+];
 
 describe("bad input never causes a 5xx", () => {
   it("has at least 150 cases, each named once", () => {
@@ -171,6 +189,68 @@ describe("bad input never causes a 5xx", () => {
     const elapsed = performance.now() - started;
     check(c, request, answer);
     expect(elapsed, "answered within 2 s").toBeLessThan(ANSWER_WITHIN_MS);
+  });
+});
+
+/** Every item in the table, read straight from DynamoDB (dynalite), not through the API. */
+async function tableItems(): Promise<Record<string, unknown>[]> {
+  const { doc, table } = stack.engine.store;
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(
+      new ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+describe("a group request with a bad child is refused whole", () => {
+  const mixed = {
+    children: [
+      { kind: "echo", payload: 0 },
+      { kind: "partner-call", payload: { orderId: 5 } },
+    ],
+  };
+  const paths = (body: Json) => (body.error.issues as { path: string }[]).map((i) => i.path);
+
+  it("names the bad child by its index, over HTTP and Invoke", async () => {
+    const onComplete = { kind: "echo" };
+    const http = await call("POST", "/groups", { ...mixed, onComplete });
+    const add = await call("POST", `/groups/${GROUPS.untouched}/children`, mixed);
+    const out = await lambda.send(
+      new InvokeCommand({
+        FunctionName: "enqueue",
+        Payload: Buffer.from(JSON.stringify({ group: { ...mixed, onComplete } })),
+      }),
+    );
+    expect(out.FunctionError).toBeUndefined();
+    const invoked = JSON.parse(Buffer.from(out.Payload ?? []).toString());
+    expect([http.status, add.status]).toEqual([400, 400]);
+    for (const answer of [http.body, add.body, invoked]) {
+      expect(answer.error.code).toBe("validation_error");
+      expect(paths(answer)).toEqual(["children.1.payload.orderId"]);
+    }
+    const unknown = await call("POST", "/groups", { onComplete: { kind: "nope" } });
+    expect(unknown.body.error).toMatchObject({
+      code: "unknown_kind",
+      message: expect.stringMatching(/^onComplete: /),
+    });
+  });
+
+  // Runs after the rows above, which sent the refused requests (REFUSED_MARKER, REFUSED_GROUP_IDS).
+  it("and nothing of any refused group request is in the table: no group, no slice, no job", async () => {
+    const items = await tableItems();
+    const pks = new Set(items.map((i) => String(i.pk)));
+    for (const id of REFUSED_GROUP_IDS) expect(pks.has(`group#${id}`), id).toBe(false);
+    expect(items.filter((i) => JSON.stringify(i).includes(REFUSED_MARKER))).toEqual([]);
+    // The open group that was only ever sent refused children: no slice allocated, none written.
+    const untouched = items.filter((i) => i.pk === `group#${GROUPS.untouched}`);
+    expect(untouched).toEqual([expect.objectContaining({ sk: "group", size: 0, slices: 0 })]);
+    const sealed = items.find((i) => i.pk === `group#${GROUPS.sealed}` && i.sk === "group");
+    expect(sealed).toMatchObject({ size: 1, slices: 1 });
   });
 });
 

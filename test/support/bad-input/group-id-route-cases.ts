@@ -1,0 +1,215 @@
+import type { BadCase, BadExpect, BadRequest, OddString } from "./case.ts";
+import { oddNames, oddUrlParts } from "./case.ts";
+import { badChild, echo, GROUPS, marked, onComplete } from "./group-fixtures.ts";
+
+/** GET /groups/{id}, its children (list and add), seal and cancel: ids, queries, bodies and states. */
+
+const ok: BadExpect = { status: 200 };
+const invalid: BadExpect = { status: 400, code: "validation_error" };
+const notFound: BadExpect = { status: 404, code: "not_found" };
+const conflict: BadExpect = { status: 409, code: "conflict" };
+
+const addTo = (id: string, json: unknown): BadRequest => ({
+  method: "POST",
+  path: `/groups/${id}/children`,
+  json,
+});
+const children = (id: string, query: string): BadRequest => ({
+  method: "GET",
+  path: `/groups/${id}/children?${query}`,
+});
+
+/** A path id this API never hands out: a 404 without a read (a lone surrogate can't even be decoded). */
+const oddIdExpect = (n: OddString): BadExpect =>
+  n.startsWith("lone") ? { status: [400, 404] } : n === "empty" ? { status: [400, 404, 405] } : notFound;
+
+const pathRoutes: [method: string, suffix: string, json?: unknown][] = [
+  ["GET", ""],
+  ["GET", "/children"],
+  ["POST", "/children", { children: [echo()] }],
+  ["POST", "/seal"],
+  ["POST", "/cancel"],
+];
+
+const pathIdCases: BadCase[] = pathRoutes.flatMap(([method, suffix, json]) => [
+  ...oddNames.map((n) => ({
+    name: `${method} /groups/{id}${suffix} id: ${n}`,
+    request: { method, path: `/groups/${oddUrlParts[n]}${suffix}`, ...(json ? { json } : {}) },
+    expect: oddIdExpect(n),
+  })),
+  {
+    name: `${method} /groups/{id}${suffix} an unknown group`,
+    request: { method, path: `/groups/${GROUPS.missing}${suffix}`, ...(json ? { json } : {}) },
+    expect: notFound,
+  },
+  {
+    name: `${method} /groups/{id}${suffix} id with a space`,
+    request: { method, path: `/groups/a%20b${suffix}`, ...(json ? { json } : {}) },
+    expect: notFound,
+  },
+  {
+    name: `${method} /groups/{id}${suffix} id with a '#'`,
+    request: { method, path: `/groups/${GROUPS.open}%23slice${suffix}`, ...(json ? { json } : {}) },
+    expect: notFound,
+  },
+  {
+    name: `${method} /groups/{id}${suffix} a malformed escape`,
+    request: { method, path: `/groups/%ZZ${suffix}`, ...(json ? { json } : {}) },
+    expect: invalid,
+  },
+]);
+
+const listCases: BadCase[] = [
+  { name: "GET /groups/{id}", request: { method: "GET", path: `/groups/${GROUPS.sealed}` }, expect: ok },
+  ...[
+    "status=bogus",
+    "status=",
+    "status=DONE",
+    "limit=0",
+    "limit=101",
+    "limit=-1",
+    "limit=1.5",
+    "limit=abc",
+    "limit=1e400",
+    "cursor=abc",
+    "cursor=-1",
+    "cursor=0.99",
+    "cursor=1.2.3",
+    "cursor=12345678",
+    `cursor=${"9".repeat(3000)}`,
+    "cursor=%ED%A0%80",
+    "foo=1",
+    "__proto__=1",
+    "limit=1&limit=2",
+  ].map((q) => ({
+    name: `GET /groups/{id}/children ${q.length > 40 ? `${q.slice(0, 12)}… (${q.length} chars)` : q}`,
+    request: children(GROUPS.sealed, q),
+    expect: invalid,
+  })),
+  {
+    name: "GET /groups/{id}/children a bad query on an unknown group",
+    request: children(GROUPS.missing, "status=bogus"),
+    expect: invalid,
+  },
+  ...["status=pending", "status=done&limit=1", "limit=100", "cursor=0", "cursor=9999999", "limit=1e2"].map(
+    (q) => ({
+      name: `GET /groups/{id}/children ${q}`,
+      request: children(GROUPS.sealed, q),
+      expect: ok,
+    }),
+  ),
+  {
+    name: "GET /groups/{id}/children of a finished group",
+    request: children(GROUPS.succeeded, "status=done"),
+    expect: ok,
+  },
+];
+
+const addCases: BadCase[] = [
+  {
+    name: "POST /groups/{id}/children without a body",
+    request: { method: "POST", path: `/groups/${GROUPS.open}/children` },
+    expect: invalid,
+  },
+  {
+    name: "POST /groups/{id}/children truncated JSON",
+    request: { method: "POST", path: `/groups/${GROUPS.open}/children`, raw: '{"children":[' },
+    expect: invalid,
+  },
+  { name: "POST /groups/{id}/children {}", request: addTo(GROUPS.open, {}), expect: invalid },
+  {
+    name: "POST /groups/{id}/children children []",
+    request: addTo(GROUPS.open, { children: [] }),
+    expect: invalid,
+  },
+  {
+    name: "POST /groups/{id}/children 1001 children",
+    request: addTo(GROUPS.untouched, { children: Array.from({ length: 1001 }, (_, i) => marked(i)) }),
+    expect: invalid,
+  },
+  {
+    name: "POST /groups/{id}/children one invalid child among valid ones",
+    request: addTo(GROUPS.untouched, { children: [marked(0), badChild] }),
+    expect: invalid,
+  },
+  {
+    name: "POST /groups/{id}/children a child with a uniqueKey",
+    request: addTo(GROUPS.untouched, { children: [{ ...marked(0), uniqueKey: "k" }] }),
+    expect: invalid,
+  },
+  {
+    name: "POST /groups/{id}/children seal a string",
+    request: addTo(GROUPS.untouched, { children: [marked(0)], seal: "yes" }),
+    expect: invalid,
+  },
+  {
+    name: "POST /groups/{id}/children an extra field",
+    request: addTo(GROUPS.untouched, { children: [marked(0)], onComplete }),
+    expect: invalid,
+  },
+  {
+    name: "POST /groups/{id}/children to a sealed group",
+    request: addTo(GROUPS.sealed, { children: [marked(0)] }),
+    expect: conflict,
+  },
+  {
+    name: "POST /groups/{id}/children to a finished group",
+    request: addTo(GROUPS.succeeded, { children: [marked(0)] }),
+    expect: conflict,
+  },
+  {
+    name: "POST /groups/{id}/children to an open group",
+    request: addTo(GROUPS.open, { children: [echo(), echo({ s: "🚀\uFFFF\uD800" })] }),
+    expect: ok,
+  },
+];
+
+const transitionCases: BadCase[] = [
+  ...[1, 2].map((n) => ({
+    name: `POST /groups/{id}/seal an open group, call ${n}`,
+    request: { method: "POST", path: `/groups/${GROUPS.sealTwice}/seal` },
+    expect: ok,
+  })),
+  {
+    name: "POST /groups/{id}/seal a finished group",
+    request: { method: "POST", path: `/groups/${GROUPS.succeeded}/seal` },
+    expect: ok,
+  },
+  {
+    name: "POST /groups/{id}/seal with a body it ignores",
+    request: { method: "POST", path: `/groups/${GROUPS.sealed}/seal`, raw: "not json" },
+    expect: ok,
+  },
+  ...[1, 2].map((n) => ({
+    name: `POST /groups/{id}/cancel an open group, call ${n}`,
+    request: { method: "POST", path: `/groups/${GROUPS.cancelTwice}/cancel` },
+    expect: ok,
+  })),
+  {
+    name: "POST /groups/{id}/cancel a succeeded group",
+    request: { method: "POST", path: `/groups/${GROUPS.succeeded}/cancel` },
+    expect: conflict,
+  },
+  {
+    name: "POST /groups/{id}/children to a cancelled group",
+    request: addTo(GROUPS.cancelTwice, { children: [marked(0)] }),
+    expect: conflict,
+  },
+  {
+    name: "DELETE /groups/{id}",
+    request: { method: "DELETE", path: `/groups/${GROUPS.open}` },
+    expect: { status: 405, code: "method_not_allowed" },
+  },
+  {
+    name: "GET /groups",
+    request: { method: "GET", path: "/groups" },
+    expect: { status: 405, code: "method_not_allowed" },
+  },
+  {
+    name: "GET /groups/{id}/seal",
+    request: { method: "GET", path: `/groups/${GROUPS.open}/seal` },
+    expect: { status: 405, code: "method_not_allowed" },
+  },
+];
+
+export const groupIdRouteCases: BadCase[] = [...pathIdCases, ...listCases, ...addCases, ...transitionCases];
