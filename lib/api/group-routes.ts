@@ -12,12 +12,16 @@ import {
   route,
 } from "./http.ts";
 
-/** A group id this API could have handed out; anything else names no group (a 404 without a read). */
-function groupId(event: HttpEvent): string {
-  const id = pathParam(event, "id");
+/**
+ * A group id this API could have handed out; anything else names no group: a 404 without a read,
+ * over HTTP and Invoke alike.
+ */
+export function namedGroup(id: string): string {
   if (!GroupId.safeParse(id).success) throw new ClientError("not_found", `group ${clip(id)} not found`);
   return id;
 }
+
+const groupId = (event: HttpEvent) => namedGroup(pathParam(event, "id"));
 
 /** Job groups (docs/architecture.md §15; the README's routes table): fan-out, fan-in, cancel. */
 export function groupRoutes(engine: Pick<Engine, "groups">): ApiRoute[] {

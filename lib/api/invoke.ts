@@ -1,11 +1,11 @@
 import * as z from "zod";
 import { ClientError, type ErrorBody, issuesOf } from "../errors.ts";
-import { GroupId, type GroupView } from "../job/group-schemas.ts";
+import type { GroupView } from "../job/group-schemas.ts";
 import type { BatchResultItem, JobView } from "../job/schemas.ts";
 import { MAX_BATCH } from "../job/schemas.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { asClientError } from "./client-errors.ts";
-import { clip } from "./http.ts";
+import { namedGroup } from "./group-routes.ts";
 
 export type InvokeAnswer =
   | (JobView & { duplicate: boolean })
@@ -29,10 +29,6 @@ const GroupInvoke = z.union([
 ]);
 
 /** An id this API could have handed out; anything else names no group (not_found without a read). */
-function namedGroup(id: string): string {
-  if (!GroupId.safeParse(id).success) throw new ClientError("not_found", `group ${clip(id)} not found`);
-  return id;
-}
 
 /** The group requests over Invoke, under the same contract as POST /groups, …/children and …/seal. */
 async function handleGroupInvoke(engine: Engine, event: z.infer<typeof GroupInvoke>): Promise<InvokeAnswer> {

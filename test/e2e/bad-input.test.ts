@@ -1,4 +1,4 @@
-import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
+import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
@@ -18,6 +18,7 @@ import {
 import { invokeCases } from "../support/bad-input/invoke-cases.ts";
 import { listCases } from "../support/bad-input/list-cases.ts";
 import { opsCases } from "../support/bad-input/ops-cases.ts";
+import { localLambdaClient } from "../support/local-stack-process.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
@@ -62,12 +63,7 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
 beforeAll(async () => {
   // The cron horizon is one tick: 2 s keeps an every-second schedule's first tick to a couple of fires.
   stack = await startLocalStack({ app, port: 0, autoTick: false, tickSeconds: 2 });
-  lambda = new LambdaClient({
-    endpoint: stack.url,
-    region: "us-east-1",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    maxAttempts: 1,
-  });
+  lambda = localLambdaClient(stack.url);
   const groupsReady = prepareGroupFixtures(call);
   groupsReady.catch(() => {}); // awaited below, after the job fixtures; a failure is reported there
   const done = await call("POST", "/jobs", { kind: "echo", payload: "fixture" });

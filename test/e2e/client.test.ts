@@ -1,4 +1,4 @@
-import { LambdaClient } from "@aws-sdk/client-lambda";
+import type { LambdaClient } from "@aws-sdk/client-lambda";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { createClient } from "../../client/create-client.ts";
@@ -8,7 +8,7 @@ import { invokeTransport } from "../../client/invoke-transport.ts";
 import type { EnqueueItem, SkyforgeClient } from "../../client/skyforge-client.ts";
 import type { ApiRequest, Transport } from "../../client/transport.ts";
 import type { JobView } from "../../lib/job/schemas.ts";
-import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { localLambdaClient, type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
@@ -22,12 +22,7 @@ let stack: StackProcess;
 let lambda: LambdaClient;
 beforeAll(async () => {
   stack = await startStackProcess();
-  lambda = new LambdaClient({
-    endpoint: stack.url,
-    region: "us-east-1",
-    maxAttempts: 1,
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  });
+  lambda = localLambdaClient(stack.url);
 });
 afterAll(async () => {
   lambda?.destroy();

@@ -1,7 +1,7 @@
-import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
+import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorCodes } from "../../lib/errors.ts";
-import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { localLambdaClient, type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -15,12 +15,7 @@ let stack: StackProcess;
 let lambda: LambdaClient;
 beforeAll(async () => {
   stack = await startStackProcess();
-  lambda = new LambdaClient({
-    endpoint: stack.url,
-    region: "us-east-1",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    maxAttempts: 1,
-  });
+  lambda = localLambdaClient(stack.url);
 }, 90_000);
 afterAll(async () => {
   lambda?.destroy();

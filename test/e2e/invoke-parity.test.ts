@@ -2,12 +2,13 @@ import {
   type InvocationType,
   InvokeCommand,
   type InvokeCommandInput,
-  LambdaClient,
+  type LambdaClient,
   type LogType,
 } from "@aws-sdk/client-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { type LocalStack, startLocalStack } from "../../local/stack.ts";
+import { localLambdaClient } from "../support/local-stack-process.ts";
 
 /**
  * The local stack's Lambda Invoke API against AWS's contract (issue 12 §6), through the real
@@ -35,12 +36,7 @@ beforeAll(async () => {
       );
     },
   });
-  lambda = new LambdaClient({
-    endpoint: stack.url,
-    region: "eu-west-1",
-    maxAttempts: 1,
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  });
+  lambda = localLambdaClient(stack.url, "eu-west-1");
 });
 afterAll(async () => {
   lambda?.destroy();

@@ -1,6 +1,6 @@
-import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
+import { InvokeCommand } from "@aws-sdk/client-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { localLambdaClient, type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
 
 let stack: StackProcess;
@@ -33,11 +33,7 @@ describe("npm start: the local stack as a user runs it", () => {
   });
 
   it("enqueues through @aws-sdk/client-lambda Invoke, single and batch", async () => {
-    const lambda = new LambdaClient({
-      endpoint: stack.url,
-      region: "us-east-1",
-      credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    });
+    const lambda = localLambdaClient(stack.url);
     const invoke = async (payload: unknown) => {
       const out = await lambda.send(
         new InvokeCommand({ FunctionName: "enqueue", Payload: Buffer.from(JSON.stringify(payload)) }),

@@ -117,6 +117,23 @@ const groupIn = (h: Harness, id: string, ...statuses: GroupItem["status"][]) =>
     25_000,
   );
 
+/**
+ * A worker on its own clients takes one message and dies right after its finalize landed, before the
+ * group heard of the job (its process never returns). result: the event it was handed.
+ */
+async function crashAfterFinalize(h: Harness) {
+  const doomed = doomedEngine(
+    harness.emulators(),
+    h.engine,
+    { name: h.queue.name, url: h.urls.url },
+    { afterAnswerMatching: (_, input) => String(input.UpdateExpression).includes("#finishedAt") },
+  );
+  const event = await h.receive(1);
+  void createWorker(doomed.engine, { recordConcurrency: 1 })(event);
+  await waitFor(async () => doomed.crash.tripped, "the crash after the finalize");
+  return event;
+}
+
 const runsOf = (jobId: string) => foldRuns.filter((r) => r.jobId === jobId);
 
 describe("job groups on the emulators", () => {
@@ -157,17 +174,7 @@ describe("job groups on the emulators", () => {
       children: [{ kind: "echo", payload: { only: true } }],
       onComplete: { kind: "test-fold", payload: { report: "crash" } },
     });
-    const doomed = doomedEngine(
-      harness.emulators(),
-      h.engine,
-      { name: h.queue.name, url: h.urls.url },
-      {
-        afterAnswerMatching: (_, input) => String(input.UpdateExpression).includes("#finishedAt"),
-      },
-    );
-    const event = await h.receive(1);
-    void createWorker(doomed.engine, { recordConcurrency: 1 })(event); // never returns: its process is dead
-    await waitFor(async () => doomed.crash.tripped, "the crash after the finalize");
+    const event = await crashAfterFinalize(h);
     const child = await getJob(
       h.engine.store,
       (await getGroup(h.engine.store, group.id))?.completionJobId ?? "",
@@ -200,17 +207,7 @@ describe("job groups on the emulators", () => {
       ],
       onComplete: { kind: "test-fold", payload: { report: "reaper" } },
     });
-    const doomed = doomedEngine(
-      harness.emulators(),
-      h.engine,
-      { name: h.queue.name, url: h.urls.url },
-      {
-        afterAnswerMatching: (_, input) => String(input.UpdateExpression).includes("#finishedAt"),
-      },
-    );
-    const event = await h.receive(1);
-    void createWorker(doomed.engine, { recordConcurrency: 1 })(event);
-    await waitFor(async () => doomed.crash.tripped, "the crash after the finalize");
+    const event = await crashAfterFinalize(h);
     // Its message is lost for good (say, deleted by hand); the other child runs normally.
     const { DeleteMessageCommand } = await import("@aws-sdk/client-sqs");
     await h.sqs.send(

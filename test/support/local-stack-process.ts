@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { LambdaClient } from "@aws-sdk/client-lambda";
 import { dataDirHolder } from "../../local/data-dir.ts";
 import { waitFor } from "./wait.ts";
 
@@ -84,4 +85,14 @@ export async function startStackProcess(
       return stopped;
     },
   };
+}
+
+/** The SDK's Lambda client aimed at the local stack's Invoke API; one try per call, so a failure shows. */
+export function localLambdaClient(url: string, region = "us-east-1"): LambdaClient {
+  return new LambdaClient({
+    endpoint: url,
+    region,
+    maxAttempts: 1,
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+  });
 }
