@@ -1,7 +1,7 @@
 import { isTerminal } from "../job/status.ts";
 import { retentionExpiry } from "../retention.ts";
+import { deferGroupCheck, expireGroup } from "../store/group-end-ops.ts";
 import { type GroupItem, isSliceComplete, recordedStatus } from "../store/group-item.ts";
-import { deferGroupCheck, expireGroup } from "../store/group-ops.ts";
 import { allSlices, getJobs, queryDueGroups } from "../store/group-read-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 import { recordChild, voidSlice } from "../store/slice-ops.ts";

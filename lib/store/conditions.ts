@@ -1,3 +1,4 @@
+import type { GroupStatus } from "../job/group-status.ts";
 import type { JobStatus } from "../job/status.ts";
 import { and, type Condition, or } from "./expression.ts";
 import { indexSort } from "./keys.ts";
@@ -127,3 +128,9 @@ export const not =
   (c: Condition): Condition =>
   (e) =>
     `NOT (${c(e)})`;
+
+/** A group's status is one of these (docs/architecture.md §15). */
+export const groupStatusIn =
+  (...statuses: GroupStatus[]): Condition =>
+  (e) =>
+    `${e.name("status")} IN (${statuses.map((s) => e.value(s)).join(", ")})`;

@@ -1,13 +1,6 @@
 import { InvalidItemState, ItemNotFound } from "../errors.ts";
 import type { GroupTransition } from "../job/group-status.ts";
-import {
-  attributeAtMost,
-  attributeEquals,
-  attributeExists,
-  attributeMissing,
-  itemExists,
-  itemMissing,
-} from "./conditions.ts";
+import { attributeEquals, attributeMissing, groupStatusIn, itemExists, itemMissing } from "./conditions.ts";
 import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext, wonRace } from "./context.ts";
 import { and, type Condition, Update } from "./expression.ts";
 import type { GroupItem } from "./group-item.ts";
@@ -15,12 +8,7 @@ import { groupIndexKeys, groupKey } from "./keys.ts";
 
 /** Writes of the group item (docs/architecture.md §15). Each is one conditional UpdateItem or PutItem. */
 
-const groupStatusIs =
-  (...statuses: GroupItem["status"][]): Condition =>
-  (e) =>
-    `${e.name("status")} IN (${statuses.map((s) => e.value(s)).join(", ")})`;
-
-const groupMissing = (id: string) => new ItemNotFound(`group ${id} not found`);
+export const groupMissing = (id: string) => new ItemNotFound(`group ${id} not found`);
 
 /**
  * putGroup — creates a group with its first slices already allocated.
@@ -59,7 +47,7 @@ export async function allocateSlices(
 ): Promise<GroupItem> {
   const write = conditionalUpdate<GroupItem>(ctx, "allocateSlices", groupKey(id), (e) => ({
     update: new Update(e).increment("slices", slices).increment("size", children),
-    condition: groupStatusIs("open"),
+    condition: groupStatusIn("open"),
   }));
   return orOnConflict(write, (current: GroupItem | undefined) => {
     if (!current) throw groupMissing(id);
@@ -77,7 +65,7 @@ export async function sealGroup(ctx: StoreContext, id: string, checkAt: number):
   const now = ctx.clock.now();
   const write = conditionalUpdate<GroupItem>(ctx, "sealGroup", groupKey(id), (e) => ({
     update: new Update(e).set("status", "sealed").set("sealedAt", now).setAll(groupIndexKeys(id, checkAt)),
-    condition: groupStatusIs("open"),
+    condition: groupStatusIn("open"),
   }));
   return orOnConflict(write, (current: GroupItem | undefined) => {
     if (!current) throw groupMissing(id);
@@ -85,34 +73,6 @@ export async function sealGroup(ctx: StoreContext, id: string, checkAt: number):
   });
 }
 export const sealGroupTransitions = [["open", "sealed"]] as const satisfies readonly GroupTransition[];
-
-/**
- * expireGroup — an unsealed group past its sealBy seals itself, marked expired (its outcome: failed).
- * condition: open and sealBy ≤ now. result: the item, or undefined when it moved first.
- */
-export async function expireGroup(
-  ctx: StoreContext,
-  id: string,
-  checkAt: number,
-): Promise<GroupItem | undefined> {
-  const now = ctx.clock.now();
-  const write = conditionalUpdate<GroupItem>(
-    ctx,
-    "expireGroup",
-    groupKey(id),
-    (e) => ({
-      update: new Update(e)
-        .set("status", "sealed")
-        .set("sealedAt", now)
-        .set("expired", true)
-        .setAll(groupIndexKeys(id, checkAt)),
-      condition: and(groupStatusIs("open"), attributeAtMost("sealBy", now)),
-    }),
-    { readCurrent: false },
-  );
-  return orOnConflict(write, () => undefined);
-}
-export const expireGroupTransitions = [["open", "sealed"]] as const satisfies readonly GroupTransition[];
 
 /**
  * markSliceDone — a slice whose every child is recorded counts toward completion.
@@ -159,7 +119,7 @@ export async function failGroup(
         .set("status", "sealed")
         .setIfAbsent("sealedAt", now)
         .set("failedChild", { id: child.id, error: child.error.slice(0, 500) }),
-      condition: and(groupStatusIs("open", "sealed"), attributeMissing("failedChild")),
+      condition: and(groupStatusIn("open", "sealed"), attributeMissing("failedChild")),
     }),
     { readCurrent: false },
   );
@@ -202,7 +162,7 @@ export async function beginCompletion(
         .set("outcome", plan.outcome)
         .set("counts", plan.counts)
         .setAll(groupIndexKeys(id, plan.checkAt)),
-      condition: and(groupStatusIs("sealed"), attributeEquals("slices", plan.slices), allDone),
+      condition: and(groupStatusIn("sealed"), attributeEquals("slices", plan.slices), allDone),
     }),
     { readCurrent: false },
   );
@@ -234,7 +194,7 @@ export async function finishGroup(
           .set("finishedAt", ctx.clock.now())
           .set("expiresAt", expiresAt)
           .remove("gsi1pk", "gsi1sk", "stalls"),
-        condition: groupStatusIs("completing"),
+        condition: groupStatusIn("completing"),
       }),
       { readCurrent: false },
     ),
@@ -244,83 +204,3 @@ export const finishGroupTransitions = [
   ["completing", "succeeded"],
   ["completing", "failed"],
 ] as const satisfies readonly GroupTransition[];
-
-/**
- * cancelGroup — a user's cancel. The group stays in the index (due at `checkAt`) until its cascade
- * has run to the end, so a cascade cut short by a crash is finished by the reaper.
- * condition: not finished. result: { cancelled: true, item } or { cancelled: false, current }.
- *   ItemNotFound.
- */
-export async function cancelGroup(
-  ctx: StoreContext,
-  id: string,
-  checkAt: number,
-): Promise<CancelGroupResult> {
-  const write = conditionalUpdate<GroupItem>(ctx, "cancelGroup", groupKey(id), (e) => ({
-    update: new Update(e)
-      .set("status", "cancelled")
-      .set("finishedAt", ctx.clock.now())
-      .setAll(groupIndexKeys(id, checkAt)),
-    condition: groupStatusIs("open", "sealed", "completing"),
-  }));
-  return orOnConflict(
-    write.then((item): CancelGroupResult => ({ cancelled: true, item })),
-    (current: GroupItem | undefined): CancelGroupResult => {
-      if (!current) throw groupMissing(id);
-      return { cancelled: false, current };
-    },
-  );
-}
-export type CancelGroupResult = { cancelled: boolean; item?: GroupItem; current?: GroupItem };
-export const cancelGroupTransitions = [
-  ["open", "cancelled"],
-  ["sealed", "cancelled"],
-  ["completing", "cancelled"],
-] as const satisfies readonly GroupTransition[];
-
-/**
- * settleGroup — a finished group's follow-up work is over (a cancel's cascade ran): out of the index,
- * TTL set. condition: finished as cancelled. result: true when this call moved it.
- */
-export async function settleCancelledGroup(
-  ctx: StoreContext,
-  id: string,
-  expiresAt: number,
-): Promise<boolean> {
-  return wonRace(
-    conditionalUpdate(
-      ctx,
-      "settleCancelledGroup",
-      groupKey(id),
-      (e) => ({
-        update: new Update(e).set("expiresAt", expiresAt).remove("gsi1pk", "gsi1sk", "stalls"),
-        condition: and(groupStatusIs("cancelled"), attributeExists("gsi1pk")),
-      }),
-      { readCurrent: false },
-    ),
-  );
-}
-
-/**
- * deferGroupCheck — the reaper looked and found nothing to do yet: look again at `checkAt`.
- * condition: still indexed and in the status the reaper read. result: true when moved.
- */
-export async function deferGroupCheck(
-  ctx: StoreContext,
-  group: Pick<GroupItem, "id" | "status">,
-  checkAt: number,
-  stalls: number,
-): Promise<boolean> {
-  return wonRace(
-    conditionalUpdate(
-      ctx,
-      "deferGroupCheck",
-      groupKey(group.id),
-      (e) => ({
-        update: new Update(e).set("gsi1sk", groupIndexKeys(group.id, checkAt).gsi1sk).set("stalls", stalls),
-        condition: and(groupStatusIs(group.status), attributeExists("gsi1pk")),
-      }),
-      { readCurrent: false },
-    ),
-  );
-}

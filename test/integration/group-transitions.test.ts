@@ -7,14 +7,16 @@ import {
   isGroupTransitionLegal,
 } from "../../lib/job/group-status.ts";
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
-import type { GroupItem, SliceItem } from "../../lib/store/group-item.ts";
 import {
-  beginCompletion,
-  beginCompletionTransitions,
   cancelGroup,
   cancelGroupTransitions,
   expireGroup,
   expireGroupTransitions,
+} from "../../lib/store/group-end-ops.ts";
+import type { GroupItem, SliceItem } from "../../lib/store/group-item.ts";
+import {
+  beginCompletion,
+  beginCompletionTransitions,
   failGroup,
   failGroupTransitions,
   finishGroup,
