@@ -116,62 +116,72 @@ export class Producer {
     return this.enqueuePlanned(entries);
   }
 
+  /**
+   * A batch in three phases, so every message shares SendMessageBatch requests of up to 10, unique
+   * keys and large payloads included: the writes that must precede a message (a large payload's
+   * item, a unique key's lock), then the sends, then the job items. Each item fails alone.
+   */
   private async enqueuePlanned(
     entries: readonly (CheckedEnqueue | { error: NonNullable<BatchResultItem["error"]> })[],
   ): Promise<BatchResultItem[]> {
     const now = this.deps.clock.now();
     const results: BatchResultItem[] = new Array(entries.length);
-    const simple: { index: number; planned: Planned; queue: QueueDeclaration }[] = [];
-    const complex: { index: number; planned: Planned; queue: QueueDeclaration }[] = [];
+    const planned: { index: number; planned: Planned; queue: QueueDeclaration }[] = [];
     entries.forEach((entry, index) => {
-      if ("error" in entry) {
-        results[index] = { index, error: entry.error };
-        return;
-      }
-      const planned = plan(entry.valid, now, entry.job);
-      (planned.scheduled || planned.message.uniqueKey || planned.message.payloadRef ? complex : simple).push({
-        index,
-        planned,
-        queue: entry.valid.queue,
-      });
+      if ("error" in entry) results[index] = { index, error: entry.error };
+      else planned.push({ index, planned: plan(entry.valid, now, entry.job), queue: entry.valid.queue });
     });
     const limit = pLimit(16);
-    const failedSends = await this.deps.transport.sendBatch(
-      simple.map((s): OutgoingJob => ({ message: s.planned.message, delaySeconds: s.planned.delaySeconds })),
-    );
-    await Promise.all([
-      ...simple.map((s) =>
-        limit(async () => {
-          if (failedSends.has(s.planned.item.id)) {
-            results[s.index] = {
-              index: s.index,
-              error: internalErrorBody("could not queue; retry").error,
-            };
-            return;
-          }
-          // Only the outcome matters here, not the item a faster worker may have written.
-          await putJob(this.deps.store, s.planned.item, { readCurrent: false });
-          this.deps.metrics.count("enqueued", s.queue.name, s.planned.item.kind);
-          results[s.index] = { index: s.index, id: s.planned.item.id, duplicate: false };
-        }).catch((err) => {
-          // The message is out: the worker will build the job from it, so the id is still good.
-          this.deps.log.warn("job item write failed after send; the message carries the job", {
-            error: String(err),
-          });
-          results[s.index] = { index: s.index, id: s.planned.item.id, duplicate: false };
-        }),
-      ),
-      ...complex.map((c) =>
+    const ready: typeof planned = [];
+    await Promise.all(
+      planned.map((e) =>
         limit(async () => {
           try {
-            const r = await this.enqueueValid(c.planned, c.queue, {});
-            results[c.index] = { index: c.index, id: r.job.id, duplicate: r.duplicate };
+            const duplicate = await this.reserve(e.planned, e.queue, {});
+            if (duplicate) results[e.index] = { index: e.index, id: duplicate.job.id, duplicate: true };
+            else ready.push(e);
           } catch (err) {
-            results[c.index] = { index: c.index, error: errorBody(err) };
+            results[e.index] = { index: e.index, error: errorBody(err) };
           }
         }),
       ),
-    ]);
+    );
+    // Scheduled jobs have no message yet: the reaper sends it when they fall due.
+    const failedSends = await this.deps.transport.sendBatch(
+      ready
+        .filter((e) => !e.planned.scheduled)
+        .map((e): OutgoingJob => ({ message: e.planned.message, delaySeconds: e.planned.delaySeconds })),
+    );
+    await Promise.all(
+      ready.map((e) =>
+        limit(async () => {
+          const { item, message, scheduled } = e.planned;
+          if (failedSends.has(item.id)) {
+            // Nothing of the job exists: free its key so that the caller's retry isn't a conflict.
+            if (message.uniqueKey)
+              await releaseUniqueLock(this.deps.store, e.queue.name, message.uniqueKey, item.id);
+            results[e.index] = { index: e.index, error: internalErrorBody("could not queue; retry").error };
+            return;
+          }
+          try {
+            // Only the outcome matters here, not the item a faster worker may have written.
+            await putJob(this.deps.store, item, { readCurrent: false });
+          } catch (err) {
+            // A scheduled job's item is its only record: the failure is the caller's.
+            if (scheduled) {
+              results[e.index] = { index: e.index, error: errorBody(err) };
+              return;
+            }
+            // The message is out: the worker will build the job from it, so the id is still good.
+            this.deps.log.warn("job item write failed after send; the message carries the job", {
+              error: String(err),
+            });
+          }
+          this.deps.metrics.count("enqueued", e.queue.name, item.kind);
+          results[e.index] = { index: e.index, id: item.id, duplicate: false };
+        }),
+      ),
+    );
     return results;
   }
 
@@ -179,49 +189,17 @@ export class Producer {
     p: Planned,
     queue: QueueDeclaration,
     options: EnqueueOptions,
-    tries = 0,
   ): Promise<EnqueueResult> {
-    const { store, transport, metrics } = this.deps;
-    // Both outlive the job: a far-off runAt must not find its payload or its key already expired.
-    const lockExpiry = retentionExpiry(p.item.runAt, queue.retentionDays.dead);
-    if (p.message.payloadRef) await putPayload(store, p.item.id, p.payloadJson, lockExpiry);
+    const { transport, metrics } = this.deps;
+    const duplicate = await this.reserve(p, queue, options);
+    if (duplicate) return duplicate;
     const uniqueKey = p.message.uniqueKey;
-    if (uniqueKey) {
-      const lock = await acquireUniqueLock(store, queue.name, uniqueKey, p.item.id, lockExpiry, p.item.runAt);
-      if (!lock.acquired) {
-        const holder = await getJob(store, lock.holder.jobId);
-        if (holder && (options.uniqueKeyScope === "retained" || !isTerminal(holder.status))) {
-          return { job: toJobView(holder, await loadPayload(store, holder)), duplicate: true };
-        }
-        // A missing holder may be a delayed message whose item write failed: it still runs at its runAt.
-        const pendingSince = Math.max(lock.holder.createdAt, lock.holder.pendingUntil ?? 0);
-        if (!holder && this.deps.clock.now() - pendingSince < UNIQUE_LOCK_GRACE_MS) {
-          throw new ClientError(
-            "conflict",
-            `a job with uniqueKey "${uniqueKey}" is being enqueued right now; retry shortly`,
-          );
-        }
-        const taken = await takeOverUniqueLock(
-          store,
-          queue.name,
-          uniqueKey,
-          lock.holder.jobId,
-          p.item.id,
-          lockExpiry,
-          p.item.runAt,
-        );
-        if (!taken) {
-          if (tries >= 3) throw new ClientError("conflict", `uniqueKey "${uniqueKey}" is contended; retry`);
-          return this.enqueueValid(p, queue, options, tries + 1);
-        }
-      }
-    }
     if (!p.scheduled) {
       try {
         await transport.send({ message: p.message, delaySeconds: p.delaySeconds });
       } catch (err) {
         // Nothing of the job exists yet: free its unique key so the caller's retry isn't a conflict.
-        if (uniqueKey) await releaseUniqueLock(store, queue.name, uniqueKey, p.item.id);
+        if (uniqueKey) await releaseUniqueLock(this.deps.store, queue.name, uniqueKey, p.item.id);
         throw err;
       }
     }
@@ -239,6 +217,50 @@ export class Producer {
     }
     metrics.count("enqueued", queue.name, p.item.kind);
     return { job: toJobView(written, p.payloadJson), duplicate: false };
+  }
+
+  /**
+   * The writes that must land before a job's message: its large payload's item, then its unique
+   * key's lock. result: the job already holding the key (a duplicate), or undefined to go on.
+   */
+  private async reserve(
+    p: Planned,
+    queue: QueueDeclaration,
+    options: EnqueueOptions,
+    tries = 0,
+  ): Promise<EnqueueResult | undefined> {
+    const { store } = this.deps;
+    // Both outlive the job: a far-off runAt must not find its payload or its key already expired.
+    const lockExpiry = retentionExpiry(p.item.runAt, queue.retentionDays.dead);
+    if (p.message.payloadRef && tries === 0) await putPayload(store, p.item.id, p.payloadJson, lockExpiry);
+    const uniqueKey = p.message.uniqueKey;
+    if (!uniqueKey) return undefined;
+    const lock = await acquireUniqueLock(store, queue.name, uniqueKey, p.item.id, lockExpiry, p.item.runAt);
+    if (lock.acquired) return undefined;
+    const holder = await getJob(store, lock.holder.jobId);
+    if (holder && (options.uniqueKeyScope === "retained" || !isTerminal(holder.status))) {
+      return { job: toJobView(holder, await loadPayload(store, holder)), duplicate: true };
+    }
+    // A missing holder may be a delayed message whose item write failed: it still runs at its runAt.
+    const pendingSince = Math.max(lock.holder.createdAt, lock.holder.pendingUntil ?? 0);
+    if (!holder && this.deps.clock.now() - pendingSince < UNIQUE_LOCK_GRACE_MS) {
+      throw new ClientError(
+        "conflict",
+        `a job with uniqueKey "${uniqueKey}" is being enqueued right now; retry shortly`,
+      );
+    }
+    const taken = await takeOverUniqueLock(
+      store,
+      queue.name,
+      uniqueKey,
+      lock.holder.jobId,
+      p.item.id,
+      lockExpiry,
+      p.item.runAt,
+    );
+    if (taken) return undefined;
+    if (tries >= 3) throw new ClientError("conflict", `uniqueKey "${uniqueKey}" is contended; retry`);
+    return this.reserve(p, queue, options, tries + 1);
   }
 
   private async writeItem(p: Planned): Promise<JobItem> {

@@ -18,6 +18,7 @@ import { type Decision, decideOutcome } from "./outcome.ts";
 import { QueueStateCache } from "./queue-state-cache.ts";
 import { runHandler } from "./run-handler.ts";
 import { toFinalization } from "./to-finalization.ts";
+import { immediateVisibility, type VisibilitySink } from "./visibility-changes.ts";
 
 export type WorkerDeps = Pick<
   Engine,
@@ -38,6 +39,7 @@ interface Delivery {
   queue: QueueDeclaration;
   token: string;
   leaseMs: number;
+  visibility: VisibilitySink;
 }
 
 /** true: the message is finished with (delete it); false: leave it on the queue (batch item failure). */
@@ -57,7 +59,11 @@ const PAUSED_RECHECK_SECONDS = 60;
 export class RecordProcessor {
   private readonly queueStates: QueueStateCache;
 
+  /** Where visibility changes go when the caller batches none (the pool: each message ends alone). */
+  private readonly immediate: VisibilitySink;
+
   constructor(private readonly deps: WorkerDeps) {
+    this.immediate = immediateVisibility(deps.transport);
     this.queueStates = new QueueStateCache((q) => getQueueState(deps.store, q), deps.clock);
   }
 
@@ -65,6 +71,7 @@ export class RecordProcessor {
   async process(
     record: InboundRecord,
     msg: JobMessage | undefined = parseJobMessage(record.body),
+    visibility: VisibilitySink = this.immediate,
   ): Promise<Ack> {
     const { log, queues } = this.deps;
     if (!msg) {
@@ -86,15 +93,20 @@ export class RecordProcessor {
       await this.deps.transport.send({ message: msg, delaySeconds: waitSeconds });
       return true;
     }
-    return this.claimAndRun(msg, withSettings(declared, settings), record);
+    return this.claimAndRun(msg, withSettings(declared, settings), record, visibility);
   }
 
-  private async claimAndRun(msg: JobMessage, queue: QueueDeclaration, record: InboundRecord): Promise<Ack> {
+  private async claimAndRun(
+    msg: JobMessage,
+    queue: QueueDeclaration,
+    record: InboundRecord,
+    visibility: VisibilitySink,
+  ): Promise<Ack> {
     const { store, clock, metrics, log } = this.deps;
     const token = randomBytes(12).toString("base64url");
     const leaseMs = queue.leaseSeconds * 1000;
     const claimed = await claim(store, seedFromMessage(msg), token, leaseMs);
-    if (!claimed.claimed) return this.notClaimed(msg, claimed.current, record);
+    if (!claimed.claimed) return this.notClaimed(msg, claimed.current, record, visibility);
 
     const item = claimed.item;
     const now = clock.now();
@@ -112,7 +124,7 @@ export class RecordProcessor {
     if (item.completes && item.claimedFrom !== "running")
       metrics.time("groupCompletionLag", item.queue, item.kind, Math.max(0, now - item.createdAt));
 
-    const delivery: Delivery = { msg, record, queue, token, leaseMs };
+    const delivery: Delivery = { msg, record, queue, token, leaseMs, visibility };
     const ready = this.precheck(item, msg);
     const decision = "outcome" in ready ? ready : await this.run(item, ready.kind, ready.payload, delivery);
     metrics.time("runDuration", item.queue, item.kind, clock.now() - now);
@@ -214,7 +226,7 @@ export class RecordProcessor {
     switch (decision.outcome) {
       case "done":
         metrics.count("succeeded", item.queue, item.kind);
-        log.info("job done", fields);
+        log.debug("job done", fields);
         return true;
       case "dead":
         metrics.count("dead", item.queue, item.kind);
@@ -227,7 +239,7 @@ export class RecordProcessor {
       case "retry":
         metrics.count("retried", item.queue, item.kind);
         log.info("job will retry", { ...fields, delaySeconds: decision.delaySeconds, error: decision.error });
-        await transport.changeVisibility(item.queue, record.receiptHandle, decision.delaySeconds);
+        await delivery.visibility.change(item.queue, record.receiptHandle, decision.delaySeconds);
         return false;
       case "reschedule":
         metrics.count("retried", item.queue, item.kind);
@@ -236,7 +248,7 @@ export class RecordProcessor {
       case "released":
         metrics.count("released", item.queue, item.kind);
         log.info("job handed back at shutdown", fields);
-        await transport.changeVisibility(item.queue, record.receiptHandle, 0);
+        await delivery.visibility.change(item.queue, record.receiptHandle, 0);
         return false;
       case "throttled": {
         metrics.count("throttled", item.queue, item.kind);
@@ -276,8 +288,9 @@ export class RecordProcessor {
     msg: JobMessage,
     current: JobItem | undefined,
     record: InboundRecord,
+    visibility: VisibilitySink,
   ): Promise<Ack> {
-    const { transport, clock, metrics, log } = this.deps;
+    const { clock, metrics, log } = this.deps;
     const now = clock.now();
     if (!current || isTerminal(current.status)) {
       if (current) metrics.count("duplicateDeliveries", msg.queue, msg.kind);
@@ -288,7 +301,7 @@ export class RecordProcessor {
       // Another worker holds a live lease: come back when it would have expired, never run alongside.
       metrics.count("duplicateDeliveries", msg.queue, msg.kind);
       log.info("duplicate delivery of a running job; deferring it", jobFields(msg));
-      await transport.changeVisibility(
+      await visibility.change(
         msg.queue,
         record.receiptHandle,
         ((current.leaseUntil ?? now) - now) / 1000 + 1,
@@ -296,7 +309,7 @@ export class RecordProcessor {
       return false;
     }
     if (current.status === "scheduled" && current.runAt - now > MAX_VISIBILITY_SECONDS * 1000) return true;
-    await transport.changeVisibility(msg.queue, record.receiptHandle, (current.runAt - now) / 1000);
+    await visibility.change(msg.queue, record.receiptHandle, (current.runAt - now) / 1000);
     return false;
   }
 }

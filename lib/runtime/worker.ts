@@ -3,6 +3,7 @@ import pLimit from "p-limit";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
 import { RecordProcessor, type WorkerDeps } from "./process-record.ts";
 import { UnstartedMessages } from "./unstarted-messages.ts";
+import { VisibilityBatch } from "./visibility-changes.ts";
 
 export interface WorkerOptions {
   /** Records of one batch processed at the same time. */
@@ -25,6 +26,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
     const failures: { itemIdentifier: string }[] = [];
     const parsed = event.Records.map((record) => ({ record, message: parseJobMessage(record.body) }));
     const { holds, holdOf } = unstartedByQueue(deps, parsed);
+    const visibility = new VisibilityBatch(deps.transport, deps.log);
     await Promise.all(
       holds.map(({ messages, records }) =>
         messages.hold(records.map((r) => ({ messageId: r.messageId, receiptHandle: r.receiptHandle }))),
@@ -39,6 +41,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
               const ack = await processor.process(
                 { messageId: record.messageId, body: record.body, receiptHandle: record.receiptHandle },
                 message,
+                visibility,
               );
               if (!ack) failures.push({ itemIdentifier: record.messageId });
             } catch (err) {
@@ -53,6 +56,12 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
       );
     } finally {
       await Promise.all(holds.map(({ messages }) => messages.stop()));
+      // After the holds stopped, so that no hold overrides a retry's backoff.
+      await visibility.flush().catch((err) =>
+        deps.log.warn("visibility changes failed; those messages return after their hold", {
+          error: String(err),
+        }),
+      );
     }
     deps.metrics.flush();
     return { batchItemFailures: failures };

@@ -2,7 +2,6 @@ import { ProvisionedThroughputExceededException, ThrottlingException } from "@aw
 import {
   ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
-  ReceiptHandleIsInvalid,
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import {
@@ -163,6 +162,18 @@ function setValue(input: UpdateCommandInput | undefined, attr: string): unknown 
 const isClaim = (i: UpdateCommandInput | undefined) =>
   setValue(i, "status") === "running" && (i?.ConditionExpression ?? "").includes("attribute_not_exists(#pk)");
 
+/**
+ * The visibility changes the worker sent after its runs: every ChangeMessageVisibilityBatch entry
+ * but the batch hold's (the first request, which hides every record for a lease).
+ */
+function visibilityChanges() {
+  return sqs
+    .commandCalls(ChangeMessageVisibilityBatchCommand)
+    .slice(1)
+    .flatMap((c) => c.args[0].input.Entries ?? [])
+    .map((e) => ({ ReceiptHandle: e.ReceiptHandle, VisibilityTimeout: e.VisibilityTimeout }));
+}
+
 describe("worker: the batch is hidden for one lease before any record runs", () => {
   test("one ChangeMessageVisibilityBatch for every record, one lease + 1 s, before the first claim", async () => {
     const msgs = ["A", "B", "C"].map((id) => message(id, "counted", {}));
@@ -278,9 +289,11 @@ describe("worker: ChangeMessageVisibility fails on a retry", () => {
       .on(UpdateCommand, { Key: jobKey("E") })
       .resolvesOnce({ Attributes: claimed(e) })
       .resolves({ Attributes: { ...claimed(e), status: "done" } });
-    sqs
-      .on(ChangeMessageVisibilityCommand)
-      .rejects(new ReceiptHandleIsInvalid({ message: "The receipt handle has expired.", $metadata: {} }));
+    // SQS refuses every visibility change: the batch hold's and the retry's.
+    sqs.on(ChangeMessageVisibilityBatchCommand).resolves({
+      Successful: [],
+      Failed: [{ Id: "0", Code: "ReceiptHandleIsInvalid", SenderFault: true, Message: "expired" }],
+    });
 
     const out = await worker(event(recordOf(f), recordOf(e)));
 
@@ -290,10 +303,9 @@ describe("worker: ChangeMessageVisibility fails on a retry", () => {
     expect(setValue(fin, "status")).toBe("queued");
     expect(setValue(fin, "runAt")).toBe(clock.now() + 1_000); // attempt 1, base 2 s, random 0 → 1 s
     expect(setValue(fin, "lastError")).toBe("nope");
-    const vis = sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input);
-    expect(vis).toEqual([
-      { QueueUrl: queueUrls.get("default"), ReceiptHandle: "rh-m-F", VisibilityTimeout: 1 },
-    ]);
+    // The retry's backoff went out in the invocation's one batch of visibility changes, after the runs.
+    expect(visibilityChanges()).toEqual([{ ReceiptHandle: "rh-m-F", VisibilityTimeout: 1 }]);
+    expect(sqs.commandCalls(ChangeMessageVisibilityCommand)).toHaveLength(0);
     expect(metrics.total("retried")).toBe(1);
     expect(metrics.total("succeeded")).toBe(1);
   });
@@ -304,11 +316,10 @@ describe("worker: ChangeMessageVisibility fails on a retry", () => {
       .on(UpdateCommand, { Key: jobKey("F") })
       .resolvesOnce({ Attributes: claimed(f, { attempts: 2 }) })
       .resolves({ Attributes: { ...claimed(f), status: "queued" } });
-    sqs.on(ChangeMessageVisibilityCommand).resolves({});
     const out = await worker(event(recordOf(f)));
     expect(out.batchItemFailures).toEqual([{ itemIdentifier: "m-F" }]);
     // attempt 2: nominal 4 s, random 0 → 2 s
-    expect(sqs.commandCalls(ChangeMessageVisibilityCommand)[0]?.args[0].input.VisibilityTimeout).toBe(2);
+    expect(visibilityChanges()).toEqual([{ ReceiptHandle: "rh-m-F", VisibilityTimeout: 2 }]);
     expect(setValue(updatesOf("F")[1], "runAt")).toBe(clock.now() + 2_000);
   });
 });
@@ -419,14 +430,12 @@ describe("worker: duplicate deliveries never run the handler again", () => {
       .rejects(
         conditionalFailure({ ...claimed(a, { leaseToken: "other", leaseUntil: clock.now() + 30_000 }) }),
       );
-    sqs.on(ChangeMessageVisibilityCommand).resolves({});
-
     const out = await worker(event(recordOf(a)));
 
     expect(out.batchItemFailures).toEqual([{ itemIdentifier: "m-A" }]);
     expect(countedRuns).toBe(0);
     expect(metrics.total("duplicateDeliveries")).toBe(1);
-    expect(sqs.commandCalls(ChangeMessageVisibilityCommand)[0]?.args[0].input.VisibilityTimeout).toBe(31);
+    expect(visibilityChanges()).toEqual([{ ReceiptHandle: "rh-m-A", VisibilityTimeout: 31 }]);
   });
 
   test("an already finished job: acked without running", async () => {
