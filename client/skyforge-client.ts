@@ -48,7 +48,7 @@ export interface Enqueued {
   duplicate: boolean;
 }
 
-export type CancelOutcome = "cancelled" | "requested" | "already_cancelled";
+export type CancelOutcome = "cancelled" | "requested" | "already_cancelled" | "tombstoned";
 
 export interface JobPage<J = JobView> {
   items: J[];

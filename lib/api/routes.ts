@@ -2,10 +2,9 @@ import middy from "@middy/core";
 import httpRouterHandler from "@middy/http-router";
 import { ClientError, issuesOf } from "../errors.ts";
 import { EnqueueBatchRequest, type JobView, ListJobsQuery } from "../job/schemas.ts";
+import { cancelJob } from "../ops/cancel-job.ts";
 import { redriveJob } from "../producer/redrive.ts";
-import { retentionExpiry } from "../retention.ts";
 import type { Engine } from "../services/engine-services.ts";
-import { cancel } from "../store/finalize-ops.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob, listJobs, loadPayload } from "../store/read-ops.ts";
 import { groupRoutes } from "./group-routes.ts";
@@ -52,8 +51,7 @@ function toJobSummary(item: JobItem): Omit<JobView, "payload" | "result"> {
 
 /** Every route of the HTTP API (the README's routes table); infra declares the same list (lib/api/route-keys.ts). */
 export function apiRoutes(engine: Engine): ApiRoute[] {
-  const { producer, store, queues, clock } = engine;
-  const cancelledRetentionDays = Math.max(...queues.map((q) => q.retentionDays.dead));
+  const { producer, store, queues } = engine;
   const health = async () => json(200, { ok: true, queues: queues.map((q) => q.name) });
 
   return [
@@ -95,15 +93,9 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
       return json(200, toJobView(item, await loadPayload(store, item)));
     }),
     route("POST", "/jobs/{id}/cancel", async (event) => {
-      const { outcome, item } = await cancel(
-        store,
-        jobId(event),
-        retentionExpiry(clock.now(), cancelledRetentionDays),
-      );
-      if (outcome === "requested") engine.running.requestCancel(item.id);
-      // A queued child ended here, not in a worker: its group hears of it now.
-      if (outcome === "cancelled") await engine.groups.recordEnd(item);
       // "requested": the job is running and stops at its next heartbeat, unless it finishes first.
+      // "tombstoned": no job had an item; one still queued on a lean kind is dropped unrun.
+      const { outcome, item } = await cancelJob(engine, jobId(event));
       return json(200, { ...toJobView(item, await loadPayload(store, item)), cancel: outcome });
     }),
     route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(engine, jobId(event)))),

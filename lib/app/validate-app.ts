@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import type { KindDefinition } from "../job/kind.ts";
+import { deliveryLanes } from "../job/lanes.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { MAX_CHILDREN_PER_KIND, type PoolKindSpec } from "./pool-kind.ts";
 import {
@@ -15,7 +16,7 @@ import { type RateLimitScope, validateRateLimitScopes } from "./rate-limit-scope
 export interface Declarations {
   queues: readonly QueueDeclaration[];
   /** Lambda-tier kinds; the pool's own kinds are `poolKinds`. */
-  kinds: readonly Pick<KindDefinition, "name" | "queue" | "maxAttempts" | "timeoutSeconds">[];
+  kinds: readonly Pick<KindDefinition, "name" | "queue" | "maxAttempts" | "timeoutSeconds" | "lane">[];
   poolKinds: readonly PoolKindSpec[];
   schedules?: readonly { name: string; kind: string; queue?: string }[];
   rateLimits?: readonly RateLimitScope[];
@@ -102,6 +103,9 @@ export function validateDeclarations(d: Declarations): string[] {
           `${k.label}: timeoutSeconds ${k.timeoutSeconds} is over queue "${q.name}"'s workerTimeoutSeconds ${q.workerTimeoutSeconds}; the worker would be killed first`,
         );
     }
+    const lane = "lane" in k ? k.lane : undefined;
+    if (lane !== undefined && !(deliveryLanes as readonly string[]).includes(lane))
+      problems.push(`${k.label}: lane "${lane}" is not one of ${deliveryLanes.join(", ")}`);
     if (k.tier === "lambda" && k.timeoutSeconds > LAMBDA_MAX_TIMEOUT_SECONDS)
       problems.push(
         `${k.label}: timeoutSeconds ${k.timeoutSeconds} is over Lambda's ${LAMBDA_MAX_TIMEOUT_SECONDS}s limit`,

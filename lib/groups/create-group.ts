@@ -10,6 +10,8 @@ import {
   type GroupView,
   type ParsedGroupRequest,
 } from "../job/group-schemas.ts";
+import type { AnyKind } from "../job/kind.ts";
+import { laneGuarantees } from "../job/lanes.ts";
 import { validateEnqueue } from "../producer/validate.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { CheckedEnqueue } from "../services/engine-services.ts";
@@ -54,6 +56,7 @@ function checkChildren(deps: GroupDeps, children: readonly unknown[]): CheckedEn
   children.forEach((raw, i) => {
     try {
       const valid = validateEnqueue(raw, deps.registry, deps.queues);
+      refuseUnrecordedLane(valid.kind);
       if (valid.request.uniqueKey !== undefined) {
         throw new ClientError("validation_error", "a group's children carry no uniqueKey", [
           {
@@ -80,9 +83,21 @@ function checkChildren(deps: GroupDeps, children: readonly unknown[]): CheckedEn
   return checked;
 }
 
+/** A group hears of a job's end from its record; fire-and-forget keeps none of a success. */
+function refuseUnrecordedLane(kind: AnyKind): void {
+  const lane = kind.lane ?? "fenced";
+  if (!laneGuarantees[lane].groupChild) {
+    throw new ClientError(
+      "validation_error",
+      `kind "${kind.name}" is ${lane}: its success leaves no record for a group`,
+      [{ path: "kind", message: "use a fenced, lean or at-least-once kind in a group" }],
+    );
+  }
+}
+
 function checkOnComplete(deps: GroupDeps, request: ParsedGroupRequest): void {
   try {
-    validateEnqueue(request.onComplete, deps.registry, deps.queues);
+    refuseUnrecordedLane(validateEnqueue(request.onComplete, deps.registry, deps.queues).kind);
   } catch (err) {
     if (!(err instanceof ClientError)) throw err;
     throw new ClientError(

@@ -23,6 +23,12 @@ export class Groups implements GroupService {
 
   /** `ctx.group`: one group per (job, step), which takes over the job's slot in its own group. */
   async createFromJob(job: JobItem, fence: string, spec: GroupSpec): Promise<GroupView> {
+    if (!fence) {
+      throw new ClientError(
+        "validation_error",
+        `ctx.group needs a claimed lane: kind "${job.kind}" runs at-least-once or fire-and-forget, without a fence`,
+      );
+    }
     const { step = spec.onComplete.kind, ...request } = spec;
     const groupId = nestedGroupId(job.id, step);
     const noted = await noteChildGroup(this.deps.store, job.id, fence, groupId);

@@ -7,6 +7,7 @@ import type {
   GroupFailureMode,
   GroupView,
 } from "./group-schemas.ts";
+import type { DeliveryLane } from "./lanes.ts";
 import type { EnqueueRequest, EnqueueResult } from "./schemas.ts";
 
 /** Why the runtime aborted a handler's signal (`ctx.signal.reason`). "shutdown": the pool is stopping. */
@@ -106,6 +107,8 @@ export interface KindDefinition<
   timeoutSeconds: number;
   /** Overrides the queue's backoff for this kind. */
   backoff?: BackoffPolicy;
+  /** Which guarantees the kind pays for (docs/architecture.md §16); fenced when absent. */
+  lane?: DeliveryLane;
   // A method, so a handler typed with the app's narrower context still fits the engine's registry.
   handler(payload: z.output<S>, ctx: JobContext): Promise<R>;
 }

@@ -16,7 +16,8 @@ export function isTerminal(status: JobStatus): status is TerminalStatus {
  * The DLQ drain takes queued and scheduled jobs to dead: their message exceeded its receive count.
  */
 export const transitions: Record<JobStatus, readonly JobStatus[]> = {
-  queued: ["running", "cancelled", "dead"],
+  // queued → done: a fire-and-forget job whose failure was recorded succeeds on a later attempt.
+  queued: ["running", "cancelled", "dead", "done"],
   scheduled: ["queued", "running", "cancelled", "dead"],
   running: ["queued", "scheduled", "running", "done", "dead", "cancelled"],
   done: [],
@@ -42,7 +43,11 @@ export type Transition = readonly [from: TransitionStart, to: JobStatus];
 /** The edges one store operation may take; an operation that never changes status declares none. */
 export type StoreTransitions = readonly Transition[];
 
-/** A first write may create a job in any non-terminal status but running (a claim creates running). */
+/**
+ * A first write may create a job in any status: the enqueue (queued, scheduled), a claim (running),
+ * the DLQ drain (dead), the one write of an unclaimed lane (done, dead, queued), a cancel before a
+ * lean job started (cancelled: its tombstone). docs/architecture.md §4 and §16.
+ */
 export function isLegal([from, to]: Transition): boolean {
-  return from === "missing" ? to !== "done" && to !== "cancelled" : canTransition(from, to);
+  return from === "missing" ? true : canTransition(from, to);
 }

@@ -3,7 +3,7 @@ import type { JobMessage } from "../transport/job-message.ts";
 
 /** A received message waiting for a child; it is not claimed yet. */
 export interface Waiting {
-  record: { messageId: string; body: string; receiptHandle: string };
+  record: { messageId: string; body: string; receiptHandle: string; receiveCount?: number };
   /** The body as parsed on arrival (undefined: not a skyforge job), so the run doesn't parse it again. */
   message?: JobMessage;
   queue: string;

@@ -2,8 +2,9 @@ import type { Message } from "@aws-sdk/client-sqs";
 import type { PoolKindSpec } from "../app/pool-kind.ts";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import { jobFields } from "../observability/log.ts";
-import { RecordProcessor, type WorkerDeps } from "../runtime/process-record.ts";
+import { RecordProcessor } from "../runtime/process-record.ts";
 import { QueueStateCache } from "../runtime/queue-state-cache.ts";
+import type { WorkerDeps } from "../runtime/record-types.ts";
 import {
   type HeldMessage,
   holdSeconds,
@@ -201,7 +202,12 @@ export class PoolRunner {
   }
 
   private admit(queue: string, m: Message): void {
-    const record = { messageId: m.MessageId ?? "", body: m.Body ?? "", receiptHandle: m.ReceiptHandle ?? "" };
+    const record = {
+      messageId: m.MessageId ?? "",
+      body: m.Body ?? "",
+      receiptHandle: m.ReceiptHandle ?? "",
+      receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1),
+    };
     const msg = parseJobMessage(record.body);
     const waiting: Waiting = {
       record,

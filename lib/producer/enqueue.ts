@@ -2,9 +2,10 @@ import pLimit from "p-limit";
 import { ulid } from "ulid";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import { ClientError, internalErrorBody } from "../errors.ts";
+import { writesAtEnqueue } from "../job/lanes.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
-import { MAX_DELAY_SECONDS } from "../limits.ts";
+import { MAX_DELAY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { CheckedEnqueue, Engine, EnqueueOptions, JobExtras } from "../services/engine-services.ts";
 import {
@@ -35,6 +36,10 @@ interface Planned {
   delaySeconds: number;
   scheduled: boolean;
   payloadJson: string;
+  /** The enqueue writes the job item: fenced jobs, and every scheduled job (it has no message yet). */
+  writesItem: boolean;
+  /** Until then a missing job item is expected (the unique-key lock's grace). */
+  pendingUntil: number;
 }
 
 function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
@@ -44,6 +49,7 @@ function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
   const delaySeconds = Math.ceil((runAt - now) / 1000);
   const scheduled = delaySeconds > MAX_DELAY_SECONDS;
   const id = extras.id ?? ulid(now);
+  const lane = kind.lane ?? "fenced";
   const group = {
     ...(extras.member ? { member: extras.member } : {}),
     ...(extras.completes ? { completes: extras.completes } : {}),
@@ -64,6 +70,7 @@ function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
     ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
     ...(large ? { payloadRef: true } : {}),
     ...group,
+    ...(lane !== "fenced" ? { lane } : {}),
   };
   const item: JobItem = {
     ...jobKey(id),
@@ -82,7 +89,10 @@ function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
     ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt) : {}),
     ...group,
   };
-  return { item, message, delaySeconds, scheduled, payloadJson };
+  const writesItem = scheduled || writesAtEnqueue(lane);
+  // A job with no item until it starts may wait in SQS as long as SQS keeps a message.
+  const pendingUntil = writesItem ? runAt : runAt + QUEUE_MESSAGE_RETENTION_SECONDS * 1000;
+  return { item, message, delaySeconds, scheduled, payloadJson, writesItem, pendingUntil };
 }
 
 /**
@@ -165,7 +175,7 @@ export class Producer {
           }
           try {
             // Only the outcome matters here, not the item a faster worker may have written.
-            await putJob(this.deps.store, item, { readCurrent: false });
+            if (e.planned.writesItem) await putJob(this.deps.store, item, { readCurrent: false });
           } catch (err) {
             // A scheduled job's item is its only record: the failure is the caller's.
             if (scheduled) {
@@ -203,9 +213,9 @@ export class Producer {
         throw err;
       }
     }
-    let written: JobItem;
+    let written: JobItem = p.item;
     try {
-      written = await this.writeItem(p);
+      if (p.writesItem) written = await this.writeItem(p);
     } catch (err) {
       // A scheduled job has no message: its item is the only record, so the failure is the caller's.
       if (p.scheduled) throw err;
@@ -235,11 +245,30 @@ export class Producer {
     if (p.message.payloadRef && tries === 0) await putPayload(store, p.item.id, p.payloadJson, lockExpiry);
     const uniqueKey = p.message.uniqueKey;
     if (!uniqueKey) return undefined;
-    const lock = await acquireUniqueLock(store, queue.name, uniqueKey, p.item.id, lockExpiry, p.item.runAt);
+    const unwritten = !p.writesItem;
+    const lock = await acquireUniqueLock(
+      store,
+      queue.name,
+      uniqueKey,
+      p.item.id,
+      lockExpiry,
+      p.pendingUntil,
+      unwritten,
+    );
     if (lock.acquired) return undefined;
     const holder = await getJob(store, lock.holder.jobId);
     if (holder && (options.uniqueKeyScope === "retained" || !isTerminal(holder.status))) {
       return { job: toJobView(holder, await loadPayload(store, holder)), duplicate: true };
+    }
+    // A holder of a lane that writes no item at enqueue is queued until it starts: a duplicate.
+    if (!holder && lock.holder.unwritten && this.deps.clock.now() < (lock.holder.pendingUntil ?? 0)) {
+      const queued = {
+        ...p.item,
+        id: lock.holder.jobId,
+        createdAt: lock.holder.createdAt,
+        status: "queued" as const,
+      };
+      return { job: toJobView(queued, undefined), duplicate: true };
     }
     // A missing holder may be a delayed message whose item write failed: it still runs at its runAt.
     const pendingSince = Math.max(lock.holder.createdAt, lock.holder.pendingUntil ?? 0);
@@ -256,7 +285,8 @@ export class Producer {
       lock.holder.jobId,
       p.item.id,
       lockExpiry,
-      p.item.runAt,
+      p.pendingUntil,
+      unwritten,
     );
     if (taken) return undefined;
     if (tries >= 3) throw new ClientError("conflict", `uniqueKey "${uniqueKey}" is contended; retry`);

@@ -1,12 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
-import { issuesOf } from "../errors.ts";
 import type { AnyKind } from "../job/kind.ts";
 import { isTerminal } from "../job/status.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
 import { effectiveSettings, withSettings } from "../queue-control/settings.ts";
-import type { Engine } from "../services/engine-services.ts";
 import { finalize } from "../store/finalize-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { claim } from "../store/lease-ops.ts";
@@ -15,22 +13,13 @@ import { type JobMessage, parseJobMessage, seedFromMessage } from "../transport/
 import { handlerContext } from "./handler-context.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import { type Decision, decideOutcome } from "./outcome.ts";
+import { precheckRun } from "./precheck.ts";
 import { QueueStateCache } from "./queue-state-cache.ts";
+import type { Ack, InboundRecord, WorkerDeps } from "./record-types.ts";
 import { runHandler } from "./run-handler.ts";
+import { runUnclaimed } from "./run-unclaimed.ts";
 import { toFinalization } from "./to-finalization.ts";
 import { immediateVisibility, type VisibilitySink } from "./visibility-changes.ts";
-
-export type WorkerDeps = Pick<
-  Engine,
-  "store" | "transport" | "producer" | "groups" | "registry" | "queues" | "clock" | "metrics" | "log"
-> &
-  Partial<Pick<Engine, "running" | "random" | "rateLimiter">>;
-
-export interface InboundRecord {
-  messageId: string;
-  body: string;
-  receiptHandle: string;
-}
 
 /** One claimed delivery: what the run, its heartbeat and the settlement of its message need. */
 interface Delivery {
@@ -41,9 +30,6 @@ interface Delivery {
   leaseMs: number;
   visibility: VisibilitySink;
 }
-
-/** true: the message is finished with (delete it); false: leave it on the queue (batch item failure). */
-export type Ack = boolean;
 
 /**
  * A batch already on its way when a queue was paused (the event source stops within seconds, not at
@@ -93,7 +79,18 @@ export class RecordProcessor {
       await this.deps.transport.send({ message: msg, delaySeconds: waitSeconds });
       return true;
     }
-    return this.claimAndRun(msg, withSettings(declared, settings), record, visibility);
+    const queue = withSettings(declared, settings);
+    if (msg.lane === "at-least-once" || msg.lane === "fire-and-forget") {
+      return runUnclaimed(this.deps, {
+        msg: { ...msg, lane: msg.lane },
+        record,
+        queue,
+        visibility,
+        noteCooldown: (until) => this.queueStates.noteCooldown(msg.queue, until),
+        recordInGroups: (item) => this.recordInGroups(item),
+      });
+    }
+    return this.claimAndRun(msg, queue, record, visibility);
   }
 
   private async claimAndRun(
@@ -125,37 +122,10 @@ export class RecordProcessor {
       metrics.time("groupCompletionLag", item.queue, item.kind, Math.max(0, now - item.createdAt));
 
     const delivery: Delivery = { msg, record, queue, token, leaseMs, visibility };
-    const ready = this.precheck(item, msg);
+    const ready = precheckRun(this.deps.registry, item, msg);
     const decision = "outcome" in ready ? ready : await this.run(item, ready.kind, ready.payload, delivery);
     metrics.time("runDuration", item.queue, item.kind, clock.now() - now);
     return this.settle(item, decision, delivery);
-  }
-
-  /** The kind and validated payload to run with, or the reason to end the claimed job without running it. */
-  private precheck(item: JobItem, msg: JobMessage): Decision | { kind: AnyKind; payload: unknown } {
-    if (item.cancelRequested) return { outcome: "cancelled", error: "cancelled on request" };
-    const kind = this.deps.registry.get(item.kind);
-    if (!kind) return { outcome: "dead", error: `unknown kind "${item.kind}"` };
-    if (item.attempts > item.maxAttempts) {
-      return {
-        outcome: "dead",
-        error: `no attempts left (${item.maxAttempts}); the last runs lost their lease`,
-      };
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(msg.payload);
-    } catch {
-      return { outcome: "dead", error: "invalid payload: not JSON" };
-    }
-    const parsed = kind.payload.safeParse(json);
-    if (!parsed.success) {
-      const detail = issuesOf(parsed.error)
-        .map((i) => `${i.path}: ${i.message}`)
-        .join("; ");
-      return { outcome: "dead", error: `invalid payload: ${detail}`.slice(0, 500) };
-    }
-    return { kind, payload: parsed.data };
   }
 
   private async run(item: JobItem, kind: AnyKind, payload: unknown, delivery: Delivery): Promise<Decision> {

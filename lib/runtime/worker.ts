@@ -1,7 +1,8 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import pLimit from "p-limit";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
-import { RecordProcessor, type WorkerDeps } from "./process-record.ts";
+import { RecordProcessor } from "./process-record.ts";
+import type { WorkerDeps } from "./record-types.ts";
 import { UnstartedMessages } from "./unstarted-messages.ts";
 import { VisibilityBatch } from "./visibility-changes.ts";
 
@@ -39,7 +40,12 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
             try {
               await holdOf.get(record.receiptHandle)?.messages.release(record.receiptHandle);
               const ack = await processor.process(
-                { messageId: record.messageId, body: record.body, receiptHandle: record.receiptHandle },
+                {
+                  messageId: record.messageId,
+                  body: record.body,
+                  receiptHandle: record.receiptHandle,
+                  receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
+                },
                 message,
                 visibility,
               );
@@ -85,6 +91,9 @@ function unstartedByQueue(
   const byQueue = new Map<string, QueueHold>();
   const byHandle = new Map<string, QueueHold>();
   for (const { record, message } of records) {
+    // Only the fenced lane pays for the hold (docs/architecture.md §16): the others rely on the
+    // queue's visibility timeout when their worker dies.
+    if (message?.lane) continue;
     const queueName = message?.queue;
     const declared = deps.queues.find((q) => q.name === queueName);
     if (!declared) continue;

@@ -74,6 +74,11 @@ export interface UniqueLock {
   createdAt: number;
   /** The holder's message is not due before this: until then a missing job item is expected. */
   pendingUntil?: number;
+  /**
+   * The holder's lane writes no item at enqueue (docs/architecture.md §16): until `pendingUntil` (its
+   * message's retention) a missing item means a job still queued, so the key is a duplicate.
+   */
+  unwritten?: boolean;
 }
 
 /**
@@ -88,12 +93,20 @@ export async function acquireUniqueLock(
   jobId: string,
   expiresAt: number,
   pendingUntil = ctx.clock.now(),
+  unwritten = false,
 ): Promise<AcquireResult> {
   const key = uniqueKeyLock(queue, uniqueKey);
   const write = conditionalPut(
     ctx,
     "acquireUniqueLock",
-    { ...key, jobId, createdAt: ctx.clock.now(), pendingUntil, expiresAt },
+    {
+      ...key,
+      jobId,
+      createdAt: ctx.clock.now(),
+      pendingUntil,
+      expiresAt,
+      ...(unwritten ? { unwritten } : {}),
+    },
     itemMissing,
   );
   return orOnConflict(
@@ -102,7 +115,7 @@ export async function acquireUniqueLock(
       holder
         ? { acquired: false as const, holder }
         : // The lock vanished (TTL) between the failed put and the read: try again.
-          acquireUniqueLock(ctx, queue, uniqueKey, jobId, expiresAt, pendingUntil),
+          acquireUniqueLock(ctx, queue, uniqueKey, jobId, expiresAt, pendingUntil, unwritten),
   );
 }
 
@@ -121,6 +134,7 @@ export async function takeOverUniqueLock(
   jobId: string,
   expiresAt: number,
   pendingUntil = ctx.clock.now(),
+  unwritten = false,
 ): Promise<boolean> {
   return wonRace(
     conditionalUpdate(
@@ -132,7 +146,8 @@ export async function takeOverUniqueLock(
           .set("jobId", jobId)
           .set("createdAt", ctx.clock.now())
           .set("pendingUntil", pendingUntil)
-          .set("expiresAt", expiresAt),
+          .set("expiresAt", expiresAt)
+          .set("unwritten", unwritten),
         condition: attributeEquals("jobId", previousJobId),
       }),
       { readCurrent: false },

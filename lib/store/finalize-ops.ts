@@ -1,7 +1,7 @@
 import { InvalidItemState, ItemNotFound } from "../errors.ts";
 import type { StoreTransitions } from "../job/status.ts";
-import { cancelNotRequested, leaseHeldBy, statusIn, statusIs } from "./conditions.ts";
-import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
+import { cancelNotRequested, itemMissing, leaseHeldBy, statusIn, statusIs } from "./conditions.ts";
+import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, type Condition, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { indexKeys, jobKey } from "./keys.ts";
@@ -209,3 +209,42 @@ export const redriveTransitions = [
   ["dead", "scheduled"],
   ["cancelled", "scheduled"],
 ] as const satisfies StoreTransitions;
+
+/**
+ * tombstone — a cancel of a job with no item yet: a lean job still queued (its item is built by the
+ * claim), or a fenced one whose item write was lost. A cancelled item under its id makes the claim
+ * lose, so the message is dropped unrun (docs/architecture.md §16).
+ * input: the id, the TTL. condition: no item. result: the tombstone, or undefined when an item
+ *   appeared first (the caller cancels that one instead).
+ */
+export async function tombstone(
+  ctx: StoreContext,
+  id: string,
+  expiresAt: number,
+): Promise<JobItem | undefined> {
+  const now = ctx.clock.now();
+  const item: JobItem = {
+    ...jobKey(id),
+    id,
+    kind: "(not started)",
+    queue: "(not started)",
+    status: "cancelled",
+    attempts: 0,
+    maxAttempts: 0,
+    priority: "normal",
+    createdAt: now,
+    runAt: now,
+    finishedAt: now,
+    cancelRequested: true,
+    lastError: "cancelled before it started",
+    expiresAt,
+  };
+  return orOnConflict(
+    conditionalPut(ctx, "tombstone", item as JobItem & Record<string, unknown>, itemMissing, {
+      readCurrent: false,
+    }).then(() => item),
+    () => undefined,
+  );
+}
+
+export const tombstoneTransitions = [["missing", "cancelled"]] as const satisfies StoreTransitions;

@@ -26,6 +26,8 @@ export const JobMessage = z.object({
     .optional(),
   /** A group's completion job: the group it completes. */
   completes: z.string().min(1).optional(),
+  /** The kind's delivery lane when it is not fenced (docs/architecture.md §16). */
+  lane: z.enum(["lean", "at-least-once", "fire-and-forget"]).optional(),
 });
 export type JobMessage = z.infer<typeof JobMessage>;
 

@@ -1,0 +1,50 @@
+import { decodeTime } from "ulid";
+import { ItemNotFound } from "../errors.ts";
+import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
+import { retentionExpiry } from "../retention.ts";
+import type { Engine } from "../services/engine-services.ts";
+import { type CancelResult, cancel, tombstone } from "../store/finalize-ops.ts";
+
+export type CancelJobResult =
+  | CancelResult
+  /** No item existed: a tombstone now makes the job's claim lose, if a message for it is on its way. */
+  | { outcome: "tombstoned"; item: CancelResult["item"] };
+
+/** Clock skew allowed between the id's time and ours. */
+const FUTURE_SKEW_MS = 60_000;
+
+/**
+ * A user's cancel (docs/architecture.md §4, §16). A job with no item may be a lean job still queued,
+ * whose item only its claim writes: when the id is a ULID from within SQS's message retention, a
+ * tombstone is written (one write, paid by that cancel alone) and the claim finds it cancelled.
+ * Older or future ids name no job that can still run: not found.
+ */
+export async function cancelJob(
+  engine: Pick<Engine, "store" | "queues" | "clock" | "running" | "groups">,
+  id: string,
+): Promise<CancelJobResult> {
+  const { store, clock } = engine;
+  const ttl = retentionExpiry(clock.now(), Math.max(...engine.queues.map((q) => q.retentionDays.dead)));
+  try {
+    const result = await cancel(store, id, ttl);
+    if (result.outcome === "requested") engine.running.requestCancel(result.item.id);
+    // A queued child ended here, not in a worker: its group hears of it now.
+    if (result.outcome === "cancelled") await engine.groups.recordEnd(result.item);
+    return result;
+  } catch (err) {
+    if (!(err instanceof ItemNotFound) || !mayStillBeQueued(id, clock.now())) throw err;
+    const item = await tombstone(store, id, ttl);
+    // An item appeared in between (its claim, or a late enqueue write): cancel that one.
+    return item ? { outcome: "tombstoned", item } : cancelJob(engine, id);
+  }
+}
+
+function mayStillBeQueued(id: string, now: number): boolean {
+  let created: number;
+  try {
+    created = decodeTime(id);
+  } catch {
+    return false;
+  }
+  return created <= now + FUTURE_SKEW_MS && now - created <= QUEUE_MESSAGE_RETENTION_SECONDS * 1000;
+}

@@ -1,0 +1,41 @@
+import { issuesOf } from "../errors.ts";
+import type { AnyKind } from "../job/kind.ts";
+import type { KindRegistry } from "../job/registry.ts";
+import type { JobItem } from "../store/job-item.ts";
+import type { JobMessage } from "../transport/job-message.ts";
+import type { Decision } from "./outcome.ts";
+
+/**
+ * The kind and validated payload to run with, or the reason to end the job without running it: a
+ * cancel already requested, an unknown kind, no attempts left, a payload that is not JSON or fails
+ * the kind's schema. None of these is retried.
+ */
+export function precheckRun(
+  registry: KindRegistry,
+  item: Pick<JobItem, "kind" | "attempts" | "maxAttempts" | "cancelRequested">,
+  msg: JobMessage,
+): Decision | { kind: AnyKind; payload: unknown } {
+  if (item.cancelRequested) return { outcome: "cancelled", error: "cancelled on request" };
+  const kind = registry.get(item.kind);
+  if (!kind) return { outcome: "dead", error: `unknown kind "${item.kind}"` };
+  if (item.attempts > item.maxAttempts) {
+    return {
+      outcome: "dead",
+      error: `no attempts left (${item.maxAttempts}); the last runs lost their lease`,
+    };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(msg.payload);
+  } catch {
+    return { outcome: "dead", error: "invalid payload: not JSON" };
+  }
+  const parsed = kind.payload.safeParse(json);
+  if (!parsed.success) {
+    const detail = issuesOf(parsed.error)
+      .map((i) => `${i.path}: ${i.message}`)
+      .join("; ");
+    return { outcome: "dead", error: `invalid payload: ${detail}`.slice(0, 500) };
+  }
+  return { kind, payload: parsed.data };
+}
