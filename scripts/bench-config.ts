@@ -1,10 +1,11 @@
-/** Settings and small numeric helpers shared by the bench and its report. */
+/**
+ * Settings and small numeric helpers shared by the bench and its report. The run's shape (jobs,
+ * payload size, kind, lane…) comes from the command line: scripts/bench-args.ts.
+ */
 
-export const JOBS = intEnv("BENCH_JOBS", 2000, 1);
 export const WARMUP = intEnv("BENCH_WARMUP", 100, 0);
 export const TIMEOUT_MS = intEnv("BENCH_TIMEOUT_MS", 90_000, 1000);
 export const BATCH = 100;
-export const PAYLOAD_BYTES = 256;
 /** Lambda memory of the worker and the enqueue function, as infra/queues.ts and infra/api.ts declare them. */
 export const WORKER_MEMORY_MB = 512;
 export const ENQUEUE_MEMORY_MB = 512;
@@ -32,10 +33,12 @@ export function intEnv(name: string, fallback: number, min: number): number {
   return n;
 }
 
-/** A JSON payload whose serialized form is exactly PAYLOAD_BYTES bytes. */
-export function payload(seq: number): { seq: number; pad: string } {
+/** A JSON payload whose serialized form is exactly `bytes` bytes (ASCII: characters are bytes). */
+export function payload(seq: number, bytes: number): { seq: number; pad: string } {
   const bare = JSON.stringify({ seq, pad: "" }).length;
-  return { seq, pad: "x".repeat(PAYLOAD_BYTES - bare) };
+  if (bytes < bare)
+    throw new RangeError(`a payload for seq ${seq} takes at least ${bare} bytes, not ${bytes}`);
+  return { seq, pad: "x".repeat(bytes - bare) };
 }
 
 export function percentile(sorted: readonly number[], p: number): number {

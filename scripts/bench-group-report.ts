@@ -1,12 +1,12 @@
 import { prices } from "../bench/prices.ts";
 import type { ClassStats } from "../bench/write-ledger.ts";
+import { DEFAULT_KIND, DEFAULT_PAYLOAD_BYTES } from "./bench-args.ts";
 import {
   ASSUMED_ENQUEUE_CALL_MS,
   ASSUMED_GROUP_CREATE_EXTRA_MS,
   ASSUMED_WORKER_BATCH_MS,
   DURATION_MODE,
   mean,
-  PAYLOAD_BYTES,
   percentile,
   round,
 } from "./bench-config.ts";
@@ -21,7 +21,11 @@ const usd = (x: number) => `$${x.toFixed(4)}`;
 const indexUsdPerMillion = (a: GroupAnalysis) =>
   (a.writes.indexWriteUnits / a.n) * prices.dynamodb.usdPerMillionWriteRequestUnits;
 
-export function printGroupTable(a: GroupAnalysis, logCounts: ReadonlyMap<string, number>): void {
+export function printGroupTable(
+  a: GroupAnalysis,
+  logCounts: ReadonlyMap<string, number>,
+  extraNotes: readonly string[] = [],
+): void {
   const { groups, children, concurrency } = a.scenario;
   const w = a.writes;
   const perChild = (x: number) => (x / a.n).toFixed(4);
@@ -30,7 +34,7 @@ export function printGroupTable(a: GroupAnalysis, logCounts: ReadonlyMap<string,
   const rows: [string, string][] = [
     [
       "children (measured window)",
-      `${a.n}: ${groups} groups of ${children} echo, ${PAYLOAD_BYTES}-byte payloads, one engine.groups.create each, ${concurrency} in flight at a time`,
+      `${a.n}: ${groups} groups of ${children} ${a.scenario.kind ?? DEFAULT_KIND}, ${a.scenario.payloadBytes ?? DEFAULT_PAYLOAD_BYTES}-byte payloads, one engine.groups.create each, ${concurrency} in flight at a time`,
     ],
     ["childrenPerSecond", `${a.childrenPerSecond.toFixed(1)}  (first create → last completion start)`],
     [
@@ -120,6 +124,7 @@ export function printGroupTable(a: GroupAnalysis, logCounts: ReadonlyMap<string,
     }`,
     "scheduled functions (reaper, cleanup, cron) are stopped for the group window: their cost is per minute, not per child (npm run bench:ops), and no group here needs them.",
   ];
+  notes.push(...extraNotes);
   for (const [message, count] of logCounts)
     notes.push(`stack log in the group window: ${count} × ${message}`);
   console.log("\n  notes");

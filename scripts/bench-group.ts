@@ -6,11 +6,12 @@ import { type ClassStats, type LedgerSnapshot, sumClasses, type WriteLedger } fr
 import { allSlices, getGroup, getJobs } from "../lib/store/group-read-ops.ts";
 import { getJob } from "../lib/store/read-ops.ts";
 import type { LocalStack } from "../local/stack.ts";
+import { DEFAULT_KIND, DEFAULT_PAYLOAD_BYTES } from "./bench-args.ts";
 import { assumedGroupCreateMs, payload, percentile, sleep } from "./bench-config.ts";
 import { costPerUnit, meteredUsage } from "./bench-usage.ts";
 
 /**
- * The group scenario of `npm run bench`: groups of echo children created through the engine's group
+ * The group scenario of `npm run bench`: groups of children (echo, or the run's kind) created through the engine's group
  * service (what the enqueue function does for `{ group }`), run by the stack's own workers, each
  * completed by the bench's completion kind. Every SDK request in the window is metered; the job and
  * group items are read back after it, for the completion lag.
@@ -24,6 +25,9 @@ export interface GroupScenario {
   timeoutMs: number;
   /** Payload sequence numbers start here (payloads differ from run to run, not in size). */
   seqBase: number;
+  /** The children's kind (default echo) and their payloads' serialized size (default 256). */
+  kind?: string;
+  payloadBytes?: number;
 }
 
 export interface GroupSample {
@@ -70,7 +74,7 @@ async function until(
 ): Promise<void> {
   while (!ready()) {
     const failed = counters(stack).failed - failedBefore;
-    if (failed > 0) throw new Error(`${failed} jobs ended dead or cancelled; echo children should succeed`);
+    if (failed > 0) throw new Error(`${failed} jobs ended dead or cancelled; every child should succeed`);
     if (performance.now() > deadline) throw new Error(`group scenario timed out: ${progress()}`);
     await sleep(5);
   }
@@ -88,6 +92,8 @@ export async function runGroupScenario(
   scenario: GroupScenario,
 ): Promise<GroupRun> {
   const { groups, children, concurrency, timeoutMs, seqBase } = scenario;
+  const kind = scenario.kind ?? DEFAULT_KIND;
+  const payloadBytes = scenario.payloadBytes ?? DEFAULT_PAYLOAD_BYTES;
   const before = counters(stack);
   const deadline = performance.now() + timeoutMs;
   const completionIds = new Set<string>();
@@ -104,8 +110,8 @@ export async function runGroupScenario(
       slot(async () => {
         const request = {
           children: Array.from({ length: children }, (_, i) => ({
-            kind: "echo",
-            payload: payload(seqBase + g * children + i),
+            kind,
+            payload: payload(seqBase + g * children + i, payloadBytes),
           })),
           onComplete: { kind: COMPLETION_KIND },
         };

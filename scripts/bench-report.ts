@@ -1,6 +1,6 @@
+import { FAIL_ONCE_KIND } from "../bench/fail-once-kind.ts";
 import type { MeterSnapshot } from "../bench/request-meter.ts";
-// Type-only: erased at run time, so loading the report never runs the bench.
-import type { Analysis } from "./bench.ts";
+import type { RunShape } from "./bench-args.ts";
 import {
   ASSUMED_ENQUEUE_CALL_MS,
   ASSUMED_WORKER_BATCH_MS,
@@ -8,17 +8,19 @@ import {
   DURATION_MODE,
   ENQUEUE_MEMORY_MB,
   mean,
-  PAYLOAD_BYTES,
   percentile,
   round,
   WORKER_MEMORY_MB,
 } from "./bench-config.ts";
+// Type-only: erased at run time, so loading the report never runs a window.
+import type { Analysis } from "./bench-window.ts";
 import { type BudgetReport, budgetLines, budgetTitle } from "./cold-start.ts";
 
 /** The human table `npm run bench` prints before its JSON line. */
 
 export function printTable(
   a: Analysis,
+  shape: RunShape,
   snap: MeterSnapshot,
   budgets: BudgetReport,
   logCounts: Map<string, number>,
@@ -26,15 +28,29 @@ export function printTable(
   const perJob = (x: number) => (x / a.n).toFixed(4);
   const usd = (x: number) => `$${x.toFixed(4)}`;
   const ms = (x: number) => `${x.toFixed(1)} ms`;
+  const kindNotes = [
+    ...(shape.failOnce
+      ? [`run as ${FAIL_ONCE_KIND}: each job fails its first attempt, succeeds on the next`]
+      : []),
+    ...(shape.unique ? ["each job with its own uniqueKey"] : []),
+  ];
   const rows: [string, string][] = [
+    ["kind", [shape.kind, ...kindNotes].join("; ")],
+    ["lane", `${shape.lane}  (declared on the bench's copy of the kind)`],
+    ["payloadBytes", `${shape.payloadBytes}  (each job's payload, serialized JSON)`],
     [
       "jobs (measured window)",
-      `${a.n} echo, ${PAYLOAD_BYTES}-byte payloads, ${a.enqueueInvocations} enqueueBatch calls of ≤${BATCH}`,
+      `${a.n} ${shape.kind}, ${shape.payloadBytes}-byte payloads, ${a.enqueueInvocations} enqueueBatch calls of ≤${BATCH}`,
     ],
-    ["jobsPerSecond", `${a.jobsPerSecond.toFixed(1)}  (first enqueue → last finishedAt)`],
+    [
+      "jobsPerSecond",
+      `${a.jobsPerSecond.toFixed(1)}  (first enqueue → ${a.itemBytes.length === a.n ? "last finishedAt" : "the bench saw the queue drained"})`,
+    ],
     [
       "latencyMs p50 / p99",
-      `${percentile(a.latencies, 50)} / ${percentile(a.latencies, 99)}  (createdAt → startedAt)`,
+      a.latencies.length > 0
+        ? `${percentile(a.latencies, 50)} / ${percentile(a.latencies, 99)}  (createdAt → startedAt)`
+        : `n/a  (no job items to read them from: the ${shape.lane} lane keeps none of a success)`,
     ],
     [
       "requestsPerJob sqs",
@@ -69,7 +85,8 @@ export function printTable(
     ["  lambda duration", usd(a.cost.breakdown.lambdaDuration)],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
-  console.log("skyforge bench: default fenced-claim path, local stack (dynalite + fauxqs)");
+  const path = shape.lane === "fenced" ? "default fenced-claim path" : `${shape.lane} lane`;
+  console.log(`skyforge bench: ${path}, local stack (dynalite + fauxqs)`);
   for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);
 
   console.log("\n  usdPerMillionJobs by assumption");
@@ -117,7 +134,9 @@ export function printTable(
     `lambda duration (${DURATION_MODE} in the headline): assumed = ${WORKER_MEMORY_MB} MB × ${ASSUMED_WORKER_BATCH_MS} ms per worker batch and ${ENQUEUE_MEMORY_MB} MB × ${ASSUMED_ENQUEUE_CALL_MS} ms per enqueue call. Measured locally (loopback emulators on this process's CPU): worker batch = ReceiveMessage response → DeleteMessageBatch request, matched by receipt handle, ${a.batchMs.length} batches, p50 ${ms(percentile(a.batchMs, 50))}, mean ${ms(mean(a.batchMs))}, p99 ${ms(percentile(a.batchMs, 99))}; enqueue call = enqueueBatch wall time, p50 ${ms(percentile(a.enqueueCallMs, 50))}, mean ${ms(mean(a.enqueueCallMs))}. Each invocation is rounded up to 1 ms.`,
     `lambda requests: worker invocations = ReceiveMessage responses with ≥ 1 message (${(a.workerInvocations ? a.n / a.workerInvocations : 0).toFixed(1)} jobs each); enqueue invocations = one per enqueueBatch call (the bench calls the producer as the enqueue function would).`,
     `unmetered DynamoDB requests are charged at the least AWS would bill: 1 WCU per failed conditional write, 1 RCU per strongly consistent read (0.5 eventually consistent) of an item ≤ 4 KB. ${a.ddbWrite.conditionalFailures} conditional writes failed; ${a.emulatorRereads} of the unmetered GetItems are the store's re-read after a lost condition, which AWS makes unnecessary (it returns the item with the error) — the right-hand column drops them.`,
-    `job item size when done (attribute names + values, JSON): p50 ${percentile(a.itemBytes, 50)} B, max ${a.itemBytes.at(-1)} B; dynalite bills WCU by item size like DynamoDB but ignores GSI writes (none on this path).`,
+    a.itemBytes.length > 0
+      ? `job item size when done (attribute names + values, JSON): p50 ${percentile(a.itemBytes, 50)} B, max ${a.itemBytes.at(-1)} B; dynalite bills WCU by item size like DynamoDB but ignores GSI writes (none on this path).`
+      : `no job items after the run (the ${shape.lane} lane writes none on success); jobsPerSecond runs to when the bench saw every job succeeded and its message deleted.`,
     `dynamodb control plane in the window: ${a.ddbOther.requests} requests.`,
   ];
   for (const [message, count] of logCounts) notes.push(`stack log in the window: ${count} × ${message}`);

@@ -16,12 +16,12 @@ import { waitFor } from "../support/wait.ts";
  * SIGTERM or by SIGKILL loses nothing. Jobs queued or running when the stack died run after the
  * restart, each completing exactly once; schedules and queue settings are still there.
  *
- * The observer is the stack's own log (LOG_LEVEL=INFO): the worker writes "job done" only after the
+ * The observer is the stack's own log (LOG_LEVEL=DEBUG: a success is a DEBUG line): the worker writes "job done" only after the
  * finalize write that made the job done has landed, so one such line per job is one completion.
  */
 const LEASE_MS = 30_000; // app/queues.ts, queue "default"
 const dataDir = mkdtempSync(join(tmpdir(), "skyforge-restart-"));
-const env = { SKYFORGE_DATA_DIR: dataDir, SKYFORGE_TICK_SECONDS: "1", LOG_LEVEL: "INFO" };
+const env = { SKYFORGE_DATA_DIR: dataDir, SKYFORGE_TICK_SECONDS: "1", LOG_LEVEL: "DEBUG" };
 const outputs: string[] = [];
 let stack: StackProcess | undefined;
 

@@ -1,0 +1,132 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, test } from "vitest";
+import { FAIL_ONCE_KIND } from "../../bench/fail-once-kind.ts";
+import { parseBenchArgs } from "../../scripts/bench-args.ts";
+import { analyseWindow, measureWindow, startBenchStack, windowJson } from "../../scripts/bench-window.ts";
+
+/**
+ * `npm run bench`'s command line through the real code: a tiny window on the real local stack from
+ * parsed flags, and the script itself as `npm run bench -- …` runs it (one tiny run, and a usage error).
+ */
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const context = { env: {}, kinds: ["echo"], poolKinds: ["py-digest"] };
+
+function single(argv: string[]) {
+  const parsed = parseBenchArgs(argv, context);
+  if (parsed.mode !== "single") throw new Error(`not a single run: ${JSON.stringify(parsed)}`);
+  const { jobs, json: _json, ...shape } = parsed;
+  return { jobs, shape };
+}
+
+/** Runs scripts/bench.ts with tsx as the npm script does; resolves with its exit code and output. */
+function runBenchScript(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(`${root}node_modules/.bin/tsx`, ["scripts/bench.ts", ...args], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let [stdout, stderr] = ["", ""];
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const todaysFields = [
+  "jobsPerSecond",
+  "latencyMs",
+  "requestsPerJob",
+  "wcuPerJob",
+  "rcuPerJob",
+  "usdPerMillionJobs",
+];
+
+describe("bench from its flags", () => {
+  test("--jobs 20 --payload-bytes 1024: one window, its JSON fields", async () => {
+    const { jobs, shape } = single(["--jobs", "20", "--payload-bytes", "1024", "--json"]);
+    const bench = await startBenchStack(shape);
+    try {
+      const window = await measureWindow(bench, jobs);
+      expect(window.items).toHaveLength(20);
+      for (const item of window.items) {
+        expect(item.kind).toBe("echo");
+        expect(item.status).toBe("done");
+        // Over 400 bytes: the payload lives in its own item, exactly as big as asked.
+        expect(item.payloadRef).toBe(true);
+        expect(item.result).toHaveLength(1024);
+      }
+      const json = windowJson(analyseWindow(window), shape);
+      expect(json).toMatchObject({ kind: "echo", lane: "fenced", payloadBytes: 1024 });
+      expect(Object.keys(json)).toEqual(["kind", "lane", "payloadBytes", ...todaysFields]);
+      expect(json.usdPerMillionJobs).toBeGreaterThan(0);
+      expect(json.requestsPerJob.dynamodbWrite).toBeGreaterThan(0);
+    } finally {
+      await bench.stack.stop();
+    }
+  });
+
+  test("--fail-once --unique: every job runs twice, each with its own uniqueKey", async () => {
+    const { jobs, shape } = single(["--jobs", "10", "--fail-once", "--unique"]);
+    const bench = await startBenchStack(shape);
+    try {
+      const window = await measureWindow(bench, jobs);
+      expect(window.items).toHaveLength(10);
+      for (const item of window.items) {
+        expect(item.kind).toBe(FAIL_ONCE_KIND);
+        expect(item.attempts).toBe(2);
+        expect(item.uniqueKey).toMatch(/^bench-/);
+        expect(JSON.parse(item.result ?? "null")).toMatchObject({ seq: expect.any(Number) });
+      }
+      expect(new Set(window.items.map((i) => i.uniqueKey)).size).toBe(10);
+      const json = windowJson(analyseWindow(window), shape);
+      expect(json).toMatchObject({
+        kind: "echo",
+        lane: "fenced",
+        payloadBytes: 256,
+        unique: true,
+        failOnce: true,
+      });
+    } finally {
+      await bench.stack.stop();
+    }
+  }, 60_000);
+
+  test("the script: --jobs 20 --payload-bytes 1024 --json prints one JSON line with every field", async () => {
+    const run = await runBenchScript(["--jobs", "20", "--payload-bytes", "1024", "--json"], {
+      BENCH_WARMUP: "5",
+      BENCH_GROUPS: "1",
+      BENCH_GROUP_CHILDREN: "10",
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const json = JSON.parse(lines[0] as string);
+    expect(json).toMatchObject({ kind: "echo", lane: "fenced", payloadBytes: 1024 });
+    expect(Object.keys(json)).toEqual([
+      "kind",
+      "lane",
+      "payloadBytes",
+      ...todaysFields,
+      "bundleBytes",
+      "coldStart",
+      "group",
+    ]);
+    expect(json.group).toMatchObject({ groups: 1, childrenPerGroup: 10 });
+  }, 120_000);
+
+  test("the script: an unknown flag is exit 2 with the usage, before any stack starts", async () => {
+    const run = await runBenchScript(["--jobs", "20", "--payload", "1024"], {});
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain("bench: Unknown option '--payload'");
+    expect(run.stderr).toContain("usage: npm run bench --");
+  });
+});

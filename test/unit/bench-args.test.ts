@@ -1,0 +1,158 @@
+import { describe, expect, it } from "vitest";
+import { MAX_PAYLOAD_BYTES } from "../../lib/job/schemas.ts";
+import {
+  type ArgsContext,
+  DEFAULT_JOBS,
+  DEFAULT_MATRIX_JOBS,
+  DEFAULT_PAYLOAD_BYTES,
+  MIN_PAYLOAD_BYTES,
+  parseBenchArgs,
+  usage,
+} from "../../scripts/bench-args.ts";
+
+const context = (env: Record<string, string> = {}): ArgsContext => ({
+  env,
+  kinds: ["echo", "sleep", "flaky", "bench-noop"],
+  poolKinds: ["py-digest"],
+});
+const parse = (argv: string[], env: Record<string, string> = {}) => parseBenchArgs(argv, context(env));
+const errorOf = (argv: string[], env: Record<string, string> = {}) => {
+  const parsed = parse(argv, env);
+  if (parsed.mode !== "error") throw new Error(`expected a usage error, got ${JSON.stringify(parsed)}`);
+  return parsed.message;
+};
+
+describe("bench args: a single run", () => {
+  it("no flags: today's run (2000 echo jobs of 256 bytes, fenced, table and JSON)", () => {
+    expect(parse([])).toEqual({
+      mode: "single",
+      jobs: DEFAULT_JOBS,
+      payloadBytes: DEFAULT_PAYLOAD_BYTES,
+      kind: "echo",
+      lane: "fenced",
+      unique: false,
+      failOnce: false,
+      json: false,
+    });
+    expect([DEFAULT_JOBS, DEFAULT_PAYLOAD_BYTES]).toEqual([2000, 256]);
+  });
+
+  it("every flag, in either spelling of a value", () => {
+    expect(
+      parse([
+        "--jobs",
+        "300",
+        "--payload-bytes=4096",
+        "--kind",
+        "sleep",
+        "--lane",
+        "at-least-once",
+        "--unique",
+        "--fail-once",
+        "--json",
+      ]),
+    ).toEqual({
+      mode: "single",
+      jobs: 300,
+      payloadBytes: 4096,
+      kind: "sleep",
+      lane: "at-least-once",
+      unique: true,
+      failOnce: true,
+      json: true,
+    });
+  });
+
+  it("BENCH_JOBS is the fallback for --jobs; the flag wins, even over a bad value", () => {
+    expect(parse([], { BENCH_JOBS: "500" })).toMatchObject({ jobs: 500 });
+    expect(parse([], { BENCH_JOBS: "" })).toMatchObject({ jobs: DEFAULT_JOBS });
+    expect(parse(["--jobs", "20"], { BENCH_JOBS: "500" })).toMatchObject({ jobs: 20 });
+    expect(parse(["--jobs", "20"], { BENCH_JOBS: "lots" })).toMatchObject({ jobs: 20 });
+    expect(errorOf([], { BENCH_JOBS: "lots" })).toBe('BENCH_JOBS must be a whole number ≥ 1, got "lots"');
+  });
+
+  it("payload sizes from the smallest the bench can build to the engine's limit", () => {
+    expect(parse(["--payload-bytes", String(MIN_PAYLOAD_BYTES)])).toMatchObject({
+      payloadBytes: MIN_PAYLOAD_BYTES,
+    });
+    expect(parse(["--payload-bytes", String(MAX_PAYLOAD_BYTES)])).toMatchObject({
+      payloadBytes: MAX_PAYLOAD_BYTES,
+    });
+    for (const bad of [String(MIN_PAYLOAD_BYTES - 1), String(MAX_PAYLOAD_BYTES + 1), "4k", "1e3", "2.5", ""])
+      expect(errorOf(["--payload-bytes", bad]), bad).toMatch(
+        /^--payload-bytes must be a whole number from 32 to/,
+      );
+  });
+
+  it("refuses bad numbers, lanes and kinds with messages that name them", () => {
+    for (const bad of ["0", "-5", "ten", "1.5"]) expect(errorOf([`--jobs=${bad}`]), bad).toMatch(/--jobs/);
+    expect(errorOf(["--lane", "slow"])).toBe(
+      '--lane must be one of fenced, lean, at-least-once, fire-and-forget; got "slow"',
+    );
+    expect(errorOf(["--kind", "py-digest"])).toMatch(/^--kind py-digest: "py-digest" is a pool kind/);
+    expect(errorOf(["--kind", "py-digest"])).toMatch(/kinds: echo, sleep, flaky, bench-noop/);
+    expect(errorOf(["--kind", "nope"])).toBe(
+      "--kind nope: the app has no such kind (kinds: echo, sleep, flaky, bench-noop)",
+    );
+  });
+
+  it("refuses unknown flags, missing values, positionals and matrix-only flags", () => {
+    expect(errorOf(["--job", "5"])).toMatch(/Unknown option '--job'/);
+    expect(errorOf(["--jobs"])).toMatch(/--jobs/);
+    expect(errorOf(["--json=yes"])).toMatch(/--json/);
+    expect(errorOf(["fast"])).toMatch(/'fast'/);
+    expect(errorOf(["--lanes", "lean"])).toBe("--lanes is for --matrix; a single run takes --lane");
+  });
+
+  it("--help and -h ask for the usage, which lists every flag", () => {
+    expect(parse(["--help"])).toEqual({ mode: "help" });
+    expect(parse(["-h", "--jobs", "1"])).toEqual({ mode: "help" });
+    for (const flag of [
+      "--jobs",
+      "--payload-bytes",
+      "--kind",
+      "--lane",
+      "--unique",
+      "--fail-once",
+      "--json",
+      "--matrix",
+      "--lanes",
+    ])
+      expect(usage).toContain(flag);
+  });
+});
+
+describe("bench args: the matrix", () => {
+  it("defaults: every lane, 300 jobs per cell, the no-op kind, BENCH_JOBS not read", () => {
+    expect(parse(["--matrix"], { BENCH_JOBS: "5000" })).toEqual({
+      mode: "matrix",
+      jobs: DEFAULT_MATRIX_JOBS,
+      lanes: ["fenced", "lean", "at-least-once", "fire-and-forget"],
+      kind: "bench-noop",
+      unique: false,
+      failOnce: false,
+      json: false,
+    });
+  });
+
+  it("--lanes picks lanes in the order given; --jobs and the run flags apply to every cell", () => {
+    expect(parse(["--matrix", "--lanes", "lean,fenced", "--jobs", "50", "--unique", "--json"])).toMatchObject(
+      {
+        mode: "matrix",
+        lanes: ["lean", "fenced"],
+        jobs: 50,
+        unique: true,
+        json: true,
+      },
+    );
+  });
+
+  it("refuses a bad or repeated lane, and the single run's --payload-bytes and --lane", () => {
+    expect(errorOf(["--matrix", "--lanes", "fenced,quick"])).toMatch(/--lanes must be one of .*got "quick"/);
+    expect(errorOf(["--matrix", "--lanes", "fenced,,lean"])).toMatch(/got ""/);
+    expect(errorOf(["--matrix", "--lanes", "lean,lean"])).toMatch(/names a lane twice/);
+    expect(errorOf(["--matrix", "--payload-bytes", "256"])).toMatch(/leave out --payload-bytes/);
+    expect(errorOf(["--matrix", "--lane", "lean"])).toMatch(/leave out --lane/);
+    expect(errorOf(["--matrix", "--kind", "py-digest"])).toMatch(/is a pool kind/);
+  });
+});
