@@ -1,4 +1,5 @@
 import type { AppNames } from "../lib/app/define-app.ts";
+import type { GroupChildrenPage, GroupView } from "../lib/job/group-schemas.ts";
 import type { JobSummary, JobView } from "../lib/job/schemas.ts";
 import { enqueueInBatches } from "./enqueue-many.ts";
 import { errorForAnswer, SkyforgeApiError, SkyforgeTransportError } from "./errors.ts";
@@ -108,6 +109,33 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
       async remove(name) {
         await call({ method: "DELETE", path: `/schedules/${segment(name)}` });
       },
+    },
+    groups: {
+      async create(request) {
+        // Each child and the completion job pass the checks an enqueue of them would.
+        for (const child of request.children) refuseIfInvalid(child);
+        refuseIfInvalid(request.onComplete);
+        return object({ method: "POST", path: "/groups", body: request });
+      },
+      get: async (id) => object<GroupView>({ method: "GET", path: `/groups/${segment(id)}` }),
+      children: async (id, query = {}) => {
+        const { limit, ...rest } = query;
+        return object<GroupChildrenPage>({
+          method: "GET",
+          path: `/groups/${segment(id)}/children`,
+          query: { ...rest, ...(limit !== undefined ? { limit: String(limit) } : {}) },
+        });
+      },
+      async add(id, children, addOptions = {}) {
+        for (const child of children) refuseIfInvalid(child);
+        return object<GroupView>({
+          method: "POST",
+          path: `/groups/${segment(id)}/children`,
+          body: { children, ...addOptions },
+        });
+      },
+      seal: async (id) => object<GroupView>({ method: "POST", path: `/groups/${segment(id)}/seal` }),
+      cancel: async (id) => object<GroupView>({ method: "POST", path: `/groups/${segment(id)}/cancel` }),
     },
   };
 }

@@ -1,6 +1,12 @@
-import type { AppNames, KindName, PayloadOf, QueueName } from "../lib/app/define-app.ts";
+import type { AppJobRequest, AppNames, KindName, PayloadOf, QueueName } from "../lib/app/define-app.ts";
 import type { MisfirePolicy } from "../lib/app/schedule-declaration.ts";
 import type { ErrorBody } from "../lib/errors.ts";
+import type {
+  ChildrenQuery,
+  GroupChildrenPage,
+  GroupFailureMode,
+  GroupView,
+} from "../lib/job/group-schemas.ts";
 import type {
   BatchResultItem,
   EnqueueRequest,
@@ -87,6 +93,19 @@ export type ScheduleInput<A extends AppNames> = {
 
 export type ScheduleView = Record<string, unknown> & { name: string };
 
+/** POST /groups's request, typed from the app: each child and the completion job by its kind. */
+export interface GroupRequest<A extends AppNames> {
+  id?: string;
+  children: readonly AppJobRequest<A>[];
+  onComplete: {
+    [K in KindName<A>]: { kind: K; payload?: PayloadOf<A, K>; queue?: QueueName<A> };
+  }[KindName<A>];
+  failure?: GroupFailureMode;
+  /** false: add more children with groups.add, then groups.seal. Sealed at once by default. */
+  sealed?: boolean;
+  expiresInSeconds?: number;
+}
+
 export interface SkyforgeClient<A extends AppNames> {
   enqueue<K extends KindName<A>>(
     kind: K,
@@ -114,5 +133,14 @@ export interface SkyforgeClient<A extends AppNames> {
     list(): Promise<ScheduleView[]>;
     put(name: string, schedule: ScheduleInput<A>): Promise<ScheduleView>;
     remove(name: string): Promise<void>;
+  };
+  /** Job groups: fan out, then one completion job when every child ended (README, job groups). */
+  groups: {
+    create(request: GroupRequest<A>): Promise<GroupView & { duplicate: boolean }>;
+    get(id: string): Promise<GroupView>;
+    children(id: string, query?: ChildrenQuery): Promise<GroupChildrenPage>;
+    add(id: string, children: readonly AppJobRequest<A>[], options?: { seal?: boolean }): Promise<GroupView>;
+    seal(id: string): Promise<GroupView>;
+    cancel(id: string): Promise<GroupView>;
   };
 }

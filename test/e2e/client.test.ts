@@ -205,6 +205,46 @@ describe.each(transports)("the client through %s", (via, transport) => {
     expect((await client.schedules.list()).map((s) => s.name)).not.toContain(name);
   });
 
+  it("fans out a group, adds to it, seals it, pages its children, and cancels another", async () => {
+    const id = `client-group-${tag}`;
+    const created = await client.groups.create({
+      id,
+      children: [{ kind: "score-row", payload: { row: 1 } }],
+      onComplete: { kind: "write-report", payload: { title: tag } },
+      sealed: false,
+    });
+    expect(created).toMatchObject({ id, status: "open", duplicate: false, counts: { total: 1 } });
+    expect(
+      await client.groups.add(id, [{ kind: "score-row", payload: { row: 2 } }], { seal: true }),
+    ).toMatchObject({
+      status: "sealed",
+      counts: { total: 2 },
+    });
+    const done = await waitFor(async () => {
+      const g = await client.groups.get(id);
+      return g.status === "succeeded" && g;
+    }, `group ${id} to succeed`);
+    const page = await client.groups.children(id, { limit: 1 });
+    expect(page.items).toHaveLength(1);
+    const rest = await client.groups.children(id, {
+      limit: 1,
+      ...(page.cursor ? { cursor: page.cursor } : {}),
+    });
+    expect([...page.items, ...rest.items].map((c) => c.result)).toEqual([
+      { row: 1, score: 7 },
+      { row: 2, score: 4 },
+    ]);
+    const report = await client.get(done.completionJobId ?? "");
+    expect(report.result).toMatchObject({ title: tag, rows: 2, total: 11 });
+
+    const other = await client.groups.create({
+      children: [{ kind: "sleep", payload: { ms: 600_000 } }],
+      onComplete: { kind: "write-report", payload: { title: "never" } },
+    });
+    expect(await client.groups.cancel(other.id)).toMatchObject({ status: "cancelled" });
+    expect((await apiError(client.groups.seal("no-such-group"))).code).toBe("not_found");
+  });
+
   it("brings the API's errors back typed, with its codes", async () => {
     const missing = await apiError(client.get("01ARZ3NDEKTSV4RRFFQ69G5FAV"));
     expect(missing).toMatchObject({ status: 404, code: "not_found", raisedBy: "api" });
