@@ -1,3 +1,4 @@
+import { setTimeout } from "node:timers/promises";
 import pLimit from "p-limit";
 import { ulid } from "ulid";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
@@ -29,6 +30,8 @@ export type ProducerDeps = Pick<
 
 /** A unique key whose job never got written is presumed in flight for this long, then reclaimed. */
 const UNIQUE_LOCK_GRACE_MS = 60_000;
+/** How long a duplicate waits, look by look, for an in-flight holder's item before answering 409. */
+const HOLDER_WAITS_MS = [20, 50, 100, 200, 400];
 
 interface Planned {
   item: JobItem;
@@ -238,11 +241,13 @@ export class Producer {
     queue: QueueDeclaration,
     options: EnqueueOptions,
     tries = 0,
+    waits = 0,
   ): Promise<EnqueueResult | undefined> {
     const { store } = this.deps;
     // Both outlive the job: a far-off runAt must not find its payload or its key already expired.
     const lockExpiry = retentionExpiry(p.item.runAt, queue.retentionDays.dead);
-    if (p.message.payloadRef && tries === 0) await putPayload(store, p.item.id, p.payloadJson, lockExpiry);
+    if (p.message.payloadRef && tries === 0 && waits === 0)
+      await putPayload(store, p.item.id, p.payloadJson, lockExpiry);
     const uniqueKey = p.message.uniqueKey;
     if (!uniqueKey) return undefined;
     const unwritten = !p.writesItem;
@@ -273,6 +278,12 @@ export class Producer {
     // A missing holder may be a delayed message whose item write failed: it still runs at its runAt.
     const pendingSince = Math.max(lock.holder.createdAt, lock.holder.pendingUntil ?? 0);
     if (!holder && this.deps.clock.now() - pendingSince < UNIQUE_LOCK_GRACE_MS) {
+      // Most often the holder's enqueue is between its lock and its item write (a batch sends all its
+      // messages first): its item lands within milliseconds, so look again a few times first.
+      if (waits < HOLDER_WAITS_MS.length) {
+        await setTimeout(HOLDER_WAITS_MS[waits]);
+        return this.reserve(p, queue, options, tries, waits + 1);
+      }
       throw new ClientError(
         "conflict",
         `a job with uniqueKey "${uniqueKey}" is being enqueued right now; retry shortly`,
@@ -290,7 +301,7 @@ export class Producer {
     );
     if (taken) return undefined;
     if (tries >= 3) throw new ClientError("conflict", `uniqueKey "${uniqueKey}" is contended; retry`);
-    return this.reserve(p, queue, options, tries + 1);
+    return this.reserve(p, queue, options, tries + 1, waits);
   }
 
   private async writeItem(p: Planned): Promise<JobItem> {
