@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from "commander";
 import pkg from "../package.json" with { type: "json" };
 import { consoleCommand } from "./commands/console.ts";
 import { enqueueCommand } from "./commands/enqueue.ts";
+import { groupsCommand } from "./commands/groups.ts";
 import { jobsCommand } from "./commands/jobs.ts";
 import { queuesCommand } from "./commands/queues.ts";
 import { schedulesCommand } from "./commands/schedules.ts";
@@ -19,7 +20,7 @@ import { DEFAULT_ENDPOINT } from "./target.ts";
 export function buildProgram(): Command {
   const program = new Command("skyforge")
     .description(
-      "Operate skyforge: jobs, bulk enqueue, queues, schedules, tail; on npm start or a deployed stage.",
+      "Operate skyforge: jobs, bulk enqueue, queues, schedules, groups, tail; on npm start or a deployed stage.",
     )
     // With the Node that runs it: the launcher's job is to make that the project's Node 24.
     .version(`${pkg.version} (node ${process.version})`)
@@ -52,6 +53,7 @@ Exit codes: 0 ok, 1 some items failed (bulk enqueue), 2 usage error, 3 the API r
     enqueueCommand(),
     queuesCommand(),
     schedulesCommand(),
+    groupsCommand(),
     tailCommand(),
     consoleCommand(),
   ]) {

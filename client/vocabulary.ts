@@ -7,6 +7,12 @@ export type { AppNames } from "../lib/app/define-app.ts";
 export { type MisfirePolicy, misfirePolicies } from "../lib/app/schedule-declaration.ts";
 export { ClientError, type ErrorBody, type ErrorCode, errorCodes, internalErrorBody } from "../lib/errors.ts";
 export {
+  type GroupChildrenPage,
+  type GroupChildStatus,
+  type GroupView,
+  groupChildStatuses,
+} from "../lib/job/group-schemas.ts";
+export {
   type BatchResultItem,
   type JobSummary,
   type JobView,

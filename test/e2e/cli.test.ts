@@ -215,6 +215,36 @@ describe("skyforge CLI against npm start", () => {
     expect((await json(["schedules", "rm", "heartbeat-echo"], 3)).error.code).toBe("conflict");
   });
 
+  it("groups get, children (paged, filtered), seal and cancel", async () => {
+    const created = await call("POST", "/groups", {
+      id: "cli-group",
+      children: [1, 2, 3].map((row) => ({ kind: "score-row", payload: { row } })),
+      onComplete: { kind: "write-report", payload: { title: "cli" } },
+      sealed: false,
+    });
+    expect(created.status).toBe(201);
+    await waitFor(
+      async () => (await json(["groups", "get", "cli-group"])).counts.done === 3,
+      "the three children done",
+      20_000,
+    );
+    const first = await json(["groups", "children", "cli-group", "--limit", "2"]);
+    expect(first.items.map((c: Json) => c.status)).toEqual(["done", "done"]);
+    const rest = await json(["groups", "children", "cli-group", "--limit", "2", "--cursor", first.cursor]);
+    expect(rest.items.map((c: Json) => c.result)).toEqual([{ row: 3, score: 1 }]);
+    expect((await json(["groups", "children", "cli-group", "--status", "dead"])).items).toEqual([]);
+    // Every child ended already: the seal starts the completion at once.
+    expect((await json(["groups", "seal", "cli-group"])).status).toMatch(/^(completing|succeeded)$/);
+    const table = await run(["groups", "get", "cli-group"]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^ID +STATUS +FAILURE +TOTAL/);
+    expect(table.stdout).toMatch(/\ncli-group +(completing|succeeded) +continue +3 +0 +3 /);
+    await waitFor(async () => (await json(["groups", "get", "cli-group"])).status === "succeeded", "done");
+    expect((await json(["groups", "cancel", "cli-group"], 3)).error.code).toBe("conflict");
+    expect((await json(["groups", "get", "no-such-group"], 3)).error.code).toBe("not_found");
+    expect((await run(["groups", "children", "cli-group", "--status", "bogus"])).code).toBe(2);
+  });
+
   it("exit codes: 3 for a 404, 2 for a usage error, 4 for an endpoint that doesn't answer", async () => {
     const missing = await json(["jobs", "get", "01ARZ3NDEKTSV4RRFFQ69G5FAV"], 3);
     expect(missing.error).toMatchObject({ code: "not_found", status: 404 });
