@@ -1,14 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
-import { closedPort, skyforgeCli } from "../support/skyforge-cli.ts";
-import { type Json, stackHttp } from "../support/stack-http.ts";
+import { describe, expect, it } from "vitest";
+import { closedPort, useCliOnStack } from "../support/skyforge-cli.ts";
+import type { Json } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
@@ -16,18 +13,7 @@ import { waitFor } from "../support/wait.ts";
  * 10 000 lines that all run to done. The stack runs about 160 echo jobs a second on two cores, so
  * the 10 000 take about a minute.
  */
-const work = mkdtempSync(join(tmpdir(), "skyforge-cli-bulk-"));
-let stack: StackProcess;
-beforeAll(async () => {
-  stack = await startStackProcess();
-}, 90_000);
-afterAll(async () => {
-  await stack?.interrupt();
-  rmSync(work, { recursive: true, force: true });
-});
-
-const { call } = stackHttp(() => stack.url);
-const cli = skyforgeCli(() => stack.url, work);
+const { work, call, cli } = useCliOnStack("skyforge-cli-bulk-");
 const { run, json, writeLines } = cli;
 
 describe("skyforge enqueue --file against npm start", () => {

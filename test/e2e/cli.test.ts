@@ -1,10 +1,7 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
-import { closedPort, skyforgeCli } from "../support/skyforge-cli.ts";
-import { type Json, stackHttp } from "../support/stack-http.ts";
+import { existsSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { closedPort, useCliOnStack } from "../support/skyforge-cli.ts";
+import type { Json } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
@@ -12,18 +9,7 @@ import { waitFor } from "../support/wait.ts";
  * plain `node`) against a real `npm start`, output parsed as a script would (`--json`) or read as a
  * person would (tables), exit codes checked. The bulk enqueue has its own file (cli-bulk.test.ts).
  */
-const work = mkdtempSync(join(tmpdir(), "skyforge-cli-e2e-"));
-let stack: StackProcess;
-beforeAll(async () => {
-  stack = await startStackProcess();
-}, 90_000);
-afterAll(async () => {
-  await stack?.interrupt();
-  rmSync(work, { recursive: true, force: true });
-});
-
-const { call } = stackHttp(() => stack.url);
-const cli = skyforgeCli(() => stack.url, work);
+const { call, cli } = useCliOnStack("skyforge-cli-e2e-");
 const { run, json } = cli;
 
 describe("skyforge CLI against npm start", () => {

@@ -1,10 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { expect } from "vitest";
-import type { Json } from "./stack-http.ts";
+import { afterAll, beforeAll, expect } from "vitest";
+import { type StackProcess, startStackProcess } from "./local-stack-process.ts";
+import { type Json, stackHttp } from "./stack-http.ts";
 
 /** The launcher `npx skyforge` runs. */
 export const skyforgeBin = fileURLToPath(new URL("../../bin/skyforge.mjs", import.meta.url));
@@ -117,6 +119,24 @@ export function skyforgeCli(endpoint: () => string, cwd: string) {
   }
 
   return { start, run, json, writeLines };
+}
+
+/**
+ * One `npm start` and one scratch folder (named from `prefix`) for a whole test file, stopped and
+ * removed afterwards: the CLI runs in the folder against the stack, and `call` reaches its HTTP API.
+ */
+export function useCliOnStack(prefix: string) {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  let stack: StackProcess | undefined;
+  beforeAll(async () => {
+    stack = await startStackProcess();
+  }, 90_000);
+  afterAll(async () => {
+    await stack?.interrupt();
+    rmSync(work, { recursive: true, force: true });
+  });
+  const url = () => (stack as StackProcess).url;
+  return { work, ...stackHttp(url), cli: skyforgeCli(url, work) };
 }
 
 /** A loopback port nothing listens on. */
