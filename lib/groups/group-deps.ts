@@ -19,8 +19,3 @@ export const GROUP_FOLLOW_UP_MS = 2 * 60_000;
 export const LOST_CHILD_AFTER_MS = 20 * 60_000;
 /** Slices outlive any group they can belong to; they are a few hundred bytes per 25 children. */
 export const SLICE_RETENTION_DAYS = 400;
-
-/** The retention of a finished group: the longest any of its children's queues keeps a dead job. */
-export function groupRetentionDays(deps: Pick<GroupDeps, "queues">): number {
-  return Math.max(...deps.queues.map((q) => q.retentionDays.dead));
-}

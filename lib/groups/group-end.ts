@@ -1,6 +1,6 @@
 import pLimit from "p-limit";
 import { isTerminal, type TerminalStatus } from "../job/status.ts";
-import { retentionExpiry } from "../retention.ts";
+import { longestRetentionExpiry } from "../retention.ts";
 import { cancel } from "../store/finalize-ops.ts";
 import { cancelGroup, settleCancelledGroup } from "../store/group-end-ops.ts";
 import { type GroupItem, recordedStatus } from "../store/group-item.ts";
@@ -8,7 +8,7 @@ import { failGroup } from "../store/group-ops.ts";
 import { allSlices, getGroup, getJobs } from "../store/group-read-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
-import { GROUP_FOLLOW_UP_MS, type GroupDeps, groupRetentionDays } from "./group-deps.ts";
+import { GROUP_FOLLOW_UP_MS, type GroupDeps } from "./group-deps.ts";
 import { completionEnded, recordMember } from "./group-progress.ts";
 
 /**
@@ -43,7 +43,7 @@ const limit = pLimit(16);
  * it). A child found ended but not recorded is recorded (the repair of a crash after its finalize).
  */
 export async function cancelMembers(deps: GroupDeps, group: GroupItem): Promise<void> {
-  const ttl = retentionExpiry(deps.clock.now(), groupRetentionDays(deps));
+  const ttl = longestRetentionExpiry(deps.clock.now(), deps.queues);
   for await (const slice of allSlices(deps.store, group.id)) {
     const jobs = await getJobs(deps.store, slice.ids);
     await Promise.all(
@@ -93,7 +93,7 @@ export async function cancelGroupTree(deps: GroupDeps, id: string): Promise<Grou
 
 /** The rest of a cancel, run by the canceller and again by the reaper until it got to the end. */
 export async function finishCancel(deps: GroupDeps, group: GroupItem): Promise<void> {
-  const ttl = retentionExpiry(deps.clock.now(), groupRetentionDays(deps));
+  const ttl = longestRetentionExpiry(deps.clock.now(), deps.queues);
   await cancelMembers(deps, group);
   const completion = group.completionJobId ? await getJob(deps.store, group.completionJobId) : undefined;
   if (completion) {

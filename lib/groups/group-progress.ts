@@ -1,11 +1,11 @@
 import { ClientError } from "../errors.ts";
 import type { TerminalStatus } from "../job/status.ts";
-import { retentionExpiry } from "../retention.ts";
+import { longestRetentionExpiry } from "../retention.ts";
 import { type GroupItem, isSliceComplete, type Member, type SliceItem } from "../store/group-item.ts";
 import { beginCompletion, finishGroup, markSliceDone } from "../store/group-ops.ts";
 import { getGroup } from "../store/group-read-ops.ts";
 import { recordChild } from "../store/slice-ops.ts";
-import { GROUP_FOLLOW_UP_MS, GROUP_STALL_MS, type GroupDeps, groupRetentionDays } from "./group-deps.ts";
+import { GROUP_FOLLOW_UP_MS, GROUP_STALL_MS, type GroupDeps } from "./group-deps.ts";
 import { countChildren } from "./group-view.ts";
 
 /**
@@ -93,7 +93,7 @@ export async function endGroup(
   group: GroupItem,
   status: "succeeded" | "failed",
 ): Promise<void> {
-  const expiresAt = retentionExpiry(deps.clock.now(), groupRetentionDays(deps));
+  const expiresAt = longestRetentionExpiry(deps.clock.now(), deps.queues);
   if (await finishGroup(deps.store, group.id, status, expiresAt)) {
     const { kind, queue } = group.onComplete;
     deps.metrics.count("groupFinished", queue ?? deps.registry.get(kind)?.queue ?? "unknown", kind);

@@ -1,7 +1,7 @@
 import { decodeTime } from "ulid";
 import { ItemNotFound } from "../errors.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
-import { retentionExpiry } from "../retention.ts";
+import { longestRetentionExpiry } from "../retention.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { type CancelResult, cancel, tombstone } from "../store/finalize-ops.ts";
 
@@ -24,7 +24,7 @@ export async function cancelJob(
   id: string,
 ): Promise<CancelJobResult> {
   const { store, clock } = engine;
-  const ttl = retentionExpiry(clock.now(), Math.max(...engine.queues.map((q) => q.retentionDays.dead)));
+  const ttl = longestRetentionExpiry(clock.now(), engine.queues);
   try {
     const result = await cancel(store, id, ttl);
     if (result.outcome === "requested") engine.running.requestCancel(result.item.id);

@@ -22,6 +22,18 @@ const REFUSED_FOR_GOOD: ReadonlySet<ClientErrorCode> = new Set([
   "payload_too_large",
 ]);
 
+/** A request the producer refuses for its content fails the run for good: no retry could fix it. */
+async function refusalIsFinal<T>(what: string, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (err instanceof ClientError && REFUSED_FOR_GOOD.has(err.code)) {
+      throw new UnrecoverableError(`${what} refused: ${err.message}`);
+    }
+    throw err;
+  }
+}
+
 /** The context one run's handler sees; the signal is added by runHandler. */
 export function handlerContext(
   deps: HandlerContextDeps,
@@ -48,28 +60,14 @@ export function handlerContext(
       return deps.rateLimiter.acquire(scope, n);
     },
     ...(completion ? { completion } : {}),
-    group: async (spec) => {
-      try {
-        return await deps.groups.createFromJob(item, fence, spec);
-      } catch (err) {
-        if (err instanceof ClientError && REFUSED_FOR_GOOD.has(err.code)) {
-          throw new UnrecoverableError(`group refused: ${err.message}`);
-        }
-        throw err;
-      }
-    },
+    group: (spec) => refusalIsFinal("group", () => deps.groups.createFromJob(item, fence, spec)),
     enqueue: async (kind, payload, options: FollowUpOptions = {}) => {
       const { step = kind, uniqueKey, ...rest } = options;
       // A caller's own key keeps the API's rule (dedupes while live); the derived one dedupes for good.
       const request = { ...rest, kind, payload, uniqueKey: uniqueKey ?? followUpKey(item.id, step) };
-      try {
-        return await deps.producer.enqueue(request, { uniqueKeyScope: uniqueKey ? "live" : "retained" });
-      } catch (err) {
-        if (err instanceof ClientError && REFUSED_FOR_GOOD.has(err.code)) {
-          throw new UnrecoverableError(`follow-up "${kind}" refused: ${err.message}`);
-        }
-        throw err;
-      }
+      return refusalIsFinal(`follow-up "${kind}"`, () =>
+        deps.producer.enqueue(request, { uniqueKeyScope: uniqueKey ? "live" : "retained" }),
+      );
     },
   };
 }

@@ -86,7 +86,7 @@ export class RecordProcessor {
         record,
         queue,
         visibility,
-        noteCooldown: (until) => this.queueStates.noteCooldown(msg.queue, until),
+        throttle: (now, delaySeconds) => this.throttle(msg, now, delaySeconds),
         recordInGroups: (item) => this.recordInGroups(item),
       });
     }
@@ -174,7 +174,7 @@ export class RecordProcessor {
   /** Writes the decision under the fence, then settles the message to match. */
   private async settle(item: JobItem, decision: Decision, delivery: Delivery): Promise<Ack> {
     const { queue, token, record } = delivery;
-    const { store, transport, clock, metrics, log } = this.deps;
+    const { store, clock, metrics, log } = this.deps;
     const fields = jobFields(item, item.attempts);
     if (decision.outcome === "abandon") {
       metrics.count("leaseLost", item.queue, item.kind);
@@ -222,15 +222,23 @@ export class RecordProcessor {
         return false;
       case "throttled": {
         metrics.count("throttled", item.queue, item.kind);
-        const until = now + decision.delaySeconds * 1000;
-        this.queueStates.noteCooldown(item.queue, until);
-        await coolDown(store, item.queue, until);
-        // A fresh message with a delay: the old one's receive count must not creep towards the DLQ.
-        await transport.send({ message: delivery.msg, delaySeconds: decision.delaySeconds });
+        await this.throttle(delivery.msg, now, decision.delaySeconds);
         log.info("queue throttled", { ...fields, delaySeconds: decision.delaySeconds });
         return true;
       }
     }
+  }
+
+  /**
+   * A throttle: the whole queue cools down (this process learns it at once), and the job's message is
+   * sent afresh with the delay, so the old one's receive count doesn't creep towards the DLQ (and a
+   * lane without a claim, whose attempt is that count, gets the attempt back).
+   */
+  private async throttle(msg: JobMessage, now: number, delaySeconds: number): Promise<void> {
+    const until = now + delaySeconds * 1000;
+    this.queueStates.noteCooldown(msg.queue, until);
+    await coolDown(this.deps.store, msg.queue, until);
+    await this.deps.transport.send({ message: msg, delaySeconds });
   }
 
   /**

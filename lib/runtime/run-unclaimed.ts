@@ -3,9 +3,8 @@ import type { DeliveryLane } from "../job/lanes.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
 import { retentionExpiry } from "../retention.ts";
-import type { JobItem } from "../store/job-item.ts";
+import type { JobItem, JobSeed } from "../store/job-item.ts";
 import { type RecordedOutcome, recordOutcome } from "../store/outcome-ops.ts";
-import { coolDown } from "../store/queue-state.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
 import { handlerContext } from "./handler-context.ts";
 import { type Decision, decideOutcome } from "./outcome.ts";
@@ -21,8 +20,8 @@ export interface UnclaimedDelivery {
   record: InboundRecord;
   queue: QueueDeclaration;
   visibility: VisibilitySink;
-  /** The queue cools down (a throttle): the processor's cache learns it at once. */
-  noteCooldown(until: number): void;
+  /** Cools the queue down and sends the message afresh with the delay (the processor's throttle). */
+  throttle(now: number, delaySeconds: number): Promise<void>;
   /** A job's end reaches its group; false when it could not (the message stays). */
   recordInGroups(item: JobItem): Promise<Ack>;
 }
@@ -64,7 +63,7 @@ export async function runUnclaimed(deps: WorkerDeps, d: UnclaimedDelivery): Prom
       // fire-and-forget writes nothing on success, unless a failure of it was recorded before.
       if (msg.lane === "fire-and-forget" && attempt === 1) return true;
       const expiresAt = retentionExpiry(now, queue.retentionDays.done);
-      return settleWith(deps, d, attempt, { status: "done", result: decision.result, expiresAt });
+      return settleWith(deps, d, seed, attempt, { status: "done", result: decision.result, expiresAt });
     }
     case "dead":
     case "cancelled": {
@@ -72,7 +71,7 @@ export async function runUnclaimed(deps: WorkerDeps, d: UnclaimedDelivery): Prom
       const error = decision.outcome === "dead" ? decision.error : (decision.error ?? "cancelled");
       log.warn("job dead", { ...fields, error });
       const expiresAt = retentionExpiry(now, queue.retentionDays.dead);
-      return settleWith(deps, d, attempt, { status: "dead", error, expiresAt });
+      return settleWith(deps, d, seed, attempt, { status: "dead", error, expiresAt });
     }
     case "retry":
     case "reschedule": {
@@ -88,11 +87,7 @@ export async function runUnclaimed(deps: WorkerDeps, d: UnclaimedDelivery): Prom
     }
     case "throttled": {
       metrics.count("throttled", msg.queue, msg.kind);
-      const until = now + decision.delaySeconds * 1000;
-      d.noteCooldown(until);
-      await coolDown(store, msg.queue, until);
-      // A fresh message: its receive count (the attempt) starts again, as a throttle gives it back.
-      await deps.transport.send({ message: msg, delaySeconds: decision.delaySeconds });
+      await d.throttle(now, decision.delaySeconds);
       return true;
     }
     case "released":
@@ -103,8 +98,14 @@ export async function runUnclaimed(deps: WorkerDeps, d: UnclaimedDelivery): Prom
   }
 }
 
-async function settleWith(deps: WorkerDeps, d: UnclaimedDelivery, attempt: number, outcome: RecordedOutcome) {
-  const written = await recordOutcome(deps.store, seedFromMessage(d.msg), attempt, outcome);
+async function settleWith(
+  deps: WorkerDeps,
+  d: UnclaimedDelivery,
+  seed: JobSeed,
+  attempt: number,
+  outcome: RecordedOutcome,
+) {
+  const written = await recordOutcome(deps.store, seed, attempt, outcome);
   // A duplicate run recorded its end first: that end stays, this one is dropped.
   if (!written.recorded) {
     deps.metrics.count("duplicateDeliveries", d.msg.queue, d.msg.kind);
