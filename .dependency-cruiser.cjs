@@ -8,7 +8,7 @@ const layers = [
   // 1 model: jobs, kinds, the app's declarations
   ["^lib/job/", "^lib/app/"],
   // 2 store
-  ["^lib/store/"],
+  ["^lib/store/", "^lib/claims/"],
   // 3 transport
   ["^lib/transport/"],
   // 4 services

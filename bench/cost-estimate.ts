@@ -12,6 +12,9 @@ export interface JobUsage {
   lambdaInvocations: number;
   /** Lambda GB-seconds (memory in GB × billed duration in seconds, shared the same way). */
   lambdaGbSeconds: number;
+  /** S3 PUT and GET requests of the claims bucket (payloads and results over 8 KiB). */
+  s3Puts: number;
+  s3Gets: number;
 }
 
 /** USD per million jobs, by line item. */
@@ -21,6 +24,7 @@ export interface CostBreakdown {
   dynamodbRead: number;
   lambdaRequests: number;
   lambdaDuration: number;
+  s3Requests: number;
 }
 
 export interface CostEstimate {
@@ -46,14 +50,29 @@ export function estimateCost(usage: JobUsage, prices: Prices = listPrices): Cost
     dynamodbRead: usage.dynamodbReadUnits * prices.dynamodb.usdPerMillionReadRequestUnits,
     lambdaRequests: usage.lambdaInvocations * prices.lambda.usdPerMillionRequests,
     lambdaDuration: usage.lambdaGbSeconds * MILLION * prices.lambda.usdPerGbSecond,
+    s3Requests: usage.s3Puts * prices.s3.usdPerMillionPuts + usage.s3Gets * prices.s3.usdPerMillionGets,
   };
   const usdPerMillionJobs =
     breakdown.sqs +
     breakdown.dynamodbWrite +
     breakdown.dynamodbRead +
     breakdown.lambdaRequests +
-    breakdown.lambdaDuration;
+    breakdown.lambdaDuration +
+    breakdown.s3Requests;
   return { usdPerMillionJobs, breakdown };
+}
+
+const DAYS_PER_MONTH = 365 / 12;
+
+/**
+ * What keeping a million jobs' claim objects costs in S3 Standard, given the bytes × days they are
+ * kept per job (each object lives as long as its lifecycle class). Apart from the per-job figure,
+ * which counts requests only, as it does for the table's storage.
+ */
+export function claimStorageUsdPerMillion(byteDaysPerJob: number, prices: Prices = listPrices): number {
+  if (!Number.isFinite(byteDaysPerJob) || byteDaysPerJob < 0)
+    throw new RangeError(`byteDaysPerJob must be a finite number ≥ 0, got ${byteDaysPerJob}`);
+  return ((byteDaysPerJob * MILLION) / 1e9 / DAYS_PER_MONTH) * prices.s3.usdPerGbMonth;
 }
 
 /**

@@ -20,6 +20,14 @@ export interface Prices {
     /** arm64 duration, first pricing tier. */
     usdPerGbSecond: number;
   };
+  s3: {
+    /** PUT, COPY, POST, LIST requests (S3 Standard). */
+    usdPerMillionPuts: number;
+    /** GET, SELECT and all other requests. */
+    usdPerMillionGets: number;
+    /** S3 Standard storage, first 50 TB. */
+    usdPerGbMonth: number;
+  };
 }
 
 export const prices: Prices = {
@@ -40,5 +48,12 @@ export const prices: Prices = {
   lambda: {
     usdPerMillionRequests: 0.2,
     usdPerGbSecond: 0.0000133334,
+  },
+  // https://aws.amazon.com/s3/pricing/
+  // S3 Standard: $0.005 per 1,000 PUT requests, $0.0004 per 1,000 GET requests, $0.023 per GB-month.
+  s3: {
+    usdPerMillionPuts: 5,
+    usdPerMillionGets: 0.4,
+    usdPerGbMonth: 0.023,
   },
 };

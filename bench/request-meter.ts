@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { keptDays } from "../lib/claims/claim-keys.ts";
 import { sqsBilledRequests } from "./cost-estimate.ts";
 
 /*
@@ -50,6 +51,8 @@ export interface OperationStats {
   nonEmptyReceives: number;
   /** SQS ReceiveMessage: messages returned; DeleteMessage(Batch): entries asked to delete. */
   messages: number;
+  /** S3 PutObject into a claim prefix: bytes written × the days its lifecycle class keeps them. */
+  storedByteDays: number;
 }
 
 export interface MeterSnapshot {
@@ -101,6 +104,7 @@ const emptyStats = (): OperationStats => ({
   assumedWriteUnits: 0,
   nonEmptyReceives: 0,
   messages: 0,
+  storedByteDays: 0,
 });
 
 function contentLength(message: unknown): number {
@@ -223,6 +227,10 @@ export class RequestMeter {
       Messages?: { ReceiptHandle?: string }[];
     };
     if (service === "dynamodb") this.addCapacity(s, operation, args.input, output.ConsumedCapacity);
+    if (service === "s3" && operation === "PutObject") {
+      const days = keptDays(String((args.input as { Key?: string }).Key ?? ""));
+      if (days !== undefined) s.storedByteDays += contentLength(args.request) * days;
+    }
     if (service === "sqs") {
       const input = args.input as { Entries?: unknown[] };
       if (operation === "ReceiveMessage") {

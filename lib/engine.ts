@@ -1,4 +1,5 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { App } from "./app/define-app.ts";
 import type { PoolKindSpec } from "./app/pool-kind.ts";
@@ -21,6 +22,9 @@ export interface EngineConfig {
   dynamodb: DynamoDBClient;
   sqs: SQSClient;
   table: string;
+  /** The claims bucket: payloads and results over CLAIM_CHECK_BYTES live there (lib/claims/). */
+  s3: S3Client;
+  claimsBucket: string;
   /** queue name → SQS url */
   queueUrls: ReadonlyMap<string, string>;
   /** queue name → its dead-letter queue's url (the reaper drains them, GET /queues counts them) */
@@ -51,12 +55,14 @@ export function buildEngine(config: EngineConfig): Engine {
   const store = createStoreContext(config.dynamodb, config.table, clock);
   const transport = new SqsTransport(config.sqs, config.queueUrls, config.dlqUrls);
   const queues = app.queues;
-  const producer = new Producer({ store, transport, registry, queues, clock, metrics, log });
+  const claims = { s3: config.s3, bucket: config.claimsBucket };
+  const producer = new Producer({ store, claims, transport, registry, queues, clock, metrics, log });
   const running = new RunningJobs();
   const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
   return {
     app,
     store,
+    claims,
     transport,
     producer,
     groups,

@@ -9,6 +9,7 @@ import {
   ResourceInUseException,
   type TableDescription,
 } from "@aws-sdk/client-dynamodb";
+import { CreateBucketCommand, PutBucketLifecycleConfigurationCommand, S3Client } from "@aws-sdk/client-s3";
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -20,6 +21,7 @@ import {
 import dynalite from "dynalite";
 import { startFauxqs } from "fauxqs";
 import { type QueueDeclaration, visibilityTimeoutSeconds } from "../lib/app/queue-declaration.ts";
+import { claimLifecycleRules } from "../lib/claims/claim-keys.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../lib/limits.ts";
 import { createTableInput } from "../lib/store/table.ts";
@@ -161,6 +163,35 @@ export function dynamoClient(endpoint: string): DynamoDBClient {
 
 export function sqsClient(endpoint: string): SQSClient {
   return new SQSClient({ ...LOCAL_AWS, endpoint, maxAttempts: 3 });
+}
+
+/** The local stack's claims bucket (lib/claims/), in the emulator's S3. */
+export const CLAIMS_BUCKET = "skyforge-claims";
+
+/** The emulator's S3 (fauxqs serves it on its SQS endpoint), addressed path-style: no DNS tricks. */
+export function s3Client(endpoint: string): S3Client {
+  return new S3Client({ ...LOCAL_AWS, endpoint, forcePathStyle: true, maxAttempts: 3 });
+}
+
+/**
+ * The claims bucket with the lifecycle rules infra gives it (the emulator keeps them but expires
+ * nothing, and has no bucket encryption to set). Idempotent: a kept data directory already has it.
+ */
+export async function provisionClaimsBucket(s3: S3Client, bucket: string): Promise<void> {
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  await s3.send(
+    new PutBucketLifecycleConfigurationCommand({
+      Bucket: bucket,
+      LifecycleConfiguration: {
+        Rules: claimLifecycleRules().map((r) => ({
+          ID: r.id,
+          Status: "Enabled",
+          Filter: { Prefix: r.prefix },
+          Expiration: { Days: r.expirationDays },
+        })),
+      },
+    }),
+  );
 }
 
 /**

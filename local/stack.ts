@@ -1,4 +1,5 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import type { Context } from "aws-lambda";
@@ -22,11 +23,14 @@ import type { Engine } from "../lib/services/engine-services.ts";
 import { getQueueState } from "../lib/store/queue-state.ts";
 import { type DataDir, openDataDir } from "./data-dir.ts";
 import {
+  CLAIMS_BUCKET,
   dynamoClient,
   LOOPBACK,
   type ProvisionedQueue,
+  provisionClaimsBucket,
   provisionQueues,
   provisionTable,
+  s3Client,
   sqsClient,
   startEmulators,
 } from "./emulators.ts";
@@ -49,7 +53,7 @@ export interface LocalStackOptions {
   /** Shorter than the declared 6x-timeout visibility, so a crashed run is retried quickly in tests. */
   visibilityTimeoutSeconds?: number;
   /** Lets a caller add SDK middleware (the bench counts requests) before anything is sent. */
-  instrument?: (clients: { dynamodb: DynamoDBClient; sqs: SQSClient }) => void;
+  instrument?: (clients: { dynamodb: DynamoDBClient; sqs: SQSClient; s3: S3Client }) => void;
   random?: () => number;
   /** How often the reaper, cleanup and cron run (AWS: every 60 s). */
   tickSeconds?: number;
@@ -73,7 +77,7 @@ export interface LocalStack {
   url: string;
   engine: Engine;
   metrics: MemoryMetrics;
-  clients: { dynamodb: DynamoDBClient; sqs: SQSClient };
+  clients: { dynamodb: DynamoDBClient; sqs: SQSClient; s3: S3Client };
   queues: ReadonlyMap<string, ProvisionedQueue>;
   endpoints: { dynamodb: string; sqs: string };
   /** The scheduled functions (reaper, cleanup, cron); `tick()` runs them all once now. */
@@ -106,6 +110,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const clients = {
       dynamodb: dynamoClient(emulators.dynamodb.endpoint),
       sqs: sqsClient(emulators.sqs.endpoint),
+      s3: s3Client(emulators.sqs.endpoint),
     };
     options.instrument?.(clients);
 
@@ -113,6 +118,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const table = "skyforge-jobs";
     // Both are idempotent: a kept data directory already holds the table and the queues.
     await provisionTable(clients.dynamodb, table);
+    await provisionClaimsBucket(clients.s3, CLAIMS_BUCKET);
     const provisioned = await provisionQueues(
       clients.sqs,
       queues,
@@ -130,6 +136,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...(options.poolKinds ? { poolKinds: options.poolKinds } : {}),
       dynamodb: clients.dynamodb,
       sqs: clients.sqs,
+      s3: clients.s3,
+      claimsBucket: CLAIMS_BUCKET,
       table,
       queueUrls,
       dlqUrls,
@@ -221,6 +229,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         for (const stop of stoppers) await stop();
         clients.dynamodb.destroy();
         clients.sqs.destroy();
+        clients.s3.destroy();
         await emulators.stop();
         dataDir?.release();
       },

@@ -1,13 +1,7 @@
 import { performance } from "node:perf_hooks";
-import { app } from "../app/index.ts";
 import type { Lane } from "../bench/lanes.ts";
-import { noopKind } from "../bench/noop-kind.ts";
-import { ClientError } from "../lib/errors.ts";
-import { buildRegistry } from "../lib/job/registry.ts";
-import { MAX_PAYLOAD_BYTES } from "../lib/job/schemas.ts";
-import { validateEnqueue } from "../lib/producer/validate.ts";
-import { type MatrixRun, MIN_PAYLOAD_BYTES, type RunShape } from "./bench-args.ts";
-import { DURATION_MODE, payload, WARMUP } from "./bench-config.ts";
+import type { MatrixRun, RunShape } from "./bench-args.ts";
+import { DURATION_MODE, WARMUP } from "./bench-config.ts";
 import {
   analyseWindow,
   EngineRefusal,
@@ -23,31 +17,10 @@ import {
  */
 
 /**
- * The largest payload the producer takes for `kind` (bench payloads are ASCII, so only
- * MAX_PAYLOAD_BYTES and the SQS message check bound it): the size check is monotonic, so a binary
- * search on the producer's own validation finds it.
+ * The payload sizes of the matrix: the issue's table, from a small job to 200 KB (the payload limit
+ * before the claim check), so each run is comparable with the last.
  */
-export function largestPayloadBytes(kind: string): number {
-  const registry = buildRegistry([...app.kinds, noopKind]);
-  const fits = (bytes: number) => {
-    try {
-      validateEnqueue({ kind, payload: payload(0, bytes) }, registry, app.queues);
-      return true;
-    } catch (err) {
-      // Any other refusal (the kind's schema) is the cell's to report, not a size bound.
-      return !(err instanceof ClientError && err.code === "payload_too_large");
-    }
-  };
-  let [lo, hi] = [MIN_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES];
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (fits(mid)) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
-export const matrixPayloadSizes = (kind: string) => [256, 1024, 4096, 32 * 1024, largestPayloadBytes(kind)];
+export const MATRIX_PAYLOAD_SIZES = [256, 1024, 4096, 32 * 1024, 200 * 1024] as const;
 
 type WindowJson = ReturnType<typeof windowJson>;
 export type Cell =
@@ -120,7 +93,7 @@ export function matrixTable(
 
 /** Runs every cell, prints the table (unless --json) and the JSON line; result: whether every cell ran or was refused. */
 export async function runMatrix(run: MatrixRun): Promise<boolean> {
-  const sizes = matrixPayloadSizes(run.kind);
+  const sizes = MATRIX_PAYLOAD_SIZES;
   const cells: Cell[] = [];
   const total = sizes.length * run.lanes.length;
   for (const payloadBytes of sizes) {

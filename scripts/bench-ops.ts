@@ -34,9 +34,10 @@ const stack = await startLocalStack({
   port: 0,
   clock,
   autoTick: false,
-  instrument: ({ dynamodb, sqs }) => {
+  instrument: ({ dynamodb, sqs, s3 }) => {
     meter.attach(dynamodb, "dynamodb");
     meter.attach(sqs, "sqs");
+    meter.attach(s3, "s3");
   },
 });
 const { engine } = stack;

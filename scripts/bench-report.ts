@@ -59,6 +59,10 @@ export function printTable(
     ["requestsPerJob dynamodbWrite", perJob(a.ddbWrite.requests)],
     ["requestsPerJob dynamodbRead", perJob(a.ddbRead.requests)],
     [
+      "requestsPerJob s3",
+      `${perJob(a.s3Puts + a.s3Gets)}  (claims bucket: ${a.s3Puts} PUT + ${a.s3Gets} GET)`,
+    ],
+    [
       "requestsPerJob lambda",
       `${perJob(a.workerInvocations + a.enqueueInvocations)}  (worker ${a.workerInvocations} + enqueue ${a.enqueueInvocations} invocations)`,
     ],
@@ -83,6 +87,11 @@ export function printTable(
     ["  dynamodb reads", usd(a.cost.breakdown.dynamodbRead)],
     ["  lambda requests", usd(a.cost.breakdown.lambdaRequests)],
     ["  lambda duration", usd(a.cost.breakdown.lambdaDuration)],
+    ["  s3 requests", usd(a.cost.breakdown.s3Requests)],
+    [
+      "claim storage per M jobs",
+      `${usd(a.claimStorageUsdPerMillion)}  (S3 Standard for each object's lifecycle class; not in the figure above, like the table's storage)`,
+    ],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   const path = shape.lane === "fenced" ? "default fenced-claim path" : `${shape.lane} lane`;

@@ -1,4 +1,9 @@
-import { estimateCost, type JobUsage, lambdaGbSeconds } from "../bench/cost-estimate.ts";
+import {
+  claimStorageUsdPerMillion,
+  estimateCost,
+  type JobUsage,
+  lambdaGbSeconds,
+} from "../bench/cost-estimate.ts";
 import {
   DYNAMODB_READ_OPERATIONS,
   DYNAMODB_WRITE_OPERATIONS,
@@ -44,6 +49,9 @@ export function meteredUsage(snap: MeterSnapshot, enqueue: EnqueueCalls) {
   const rcu = ddbRead.readUnits + ddbRead.assumedReadUnits;
   // The store re-reads an item after a lost condition when the error carries no item (dynalite never
   // returns one; AWS does for ReturnValuesOnConditionCheckFailure), without ReturnConsumedCapacity.
+  const s3Puts = ops["s3:PutObject"]?.requests ?? 0;
+  const s3Gets = ops["s3:GetObject"]?.requests ?? 0;
+  const storedByteDays = ops["s3:PutObject"]?.storedByteDays ?? 0;
   const emulatorRereads = Math.min(ops["dynamodb:GetItem"]?.unmetered ?? 0, ddbWrite.conditionalFailures);
 
   const workerInvocations = receive?.nonEmptyReceives ?? 0;
@@ -70,6 +78,9 @@ export function meteredUsage(snap: MeterSnapshot, enqueue: EnqueueCalls) {
     wcu,
     rcu,
     emulatorRereads,
+    s3Puts,
+    s3Gets,
+    storedByteDays,
     workerInvocations,
     enqueueInvocations,
     batchMs,
@@ -89,11 +100,14 @@ export function costPerUnit(m: MeteredUsage, n: number) {
     dynamodbReadUnits: (m.rcu - (withRereads ? 0 : m.emulatorRereads)) / n,
     lambdaInvocations: (m.workerInvocations + m.enqueueInvocations) / n,
     lambdaGbSeconds: m.gbs[mode] / n,
+    s3Puts: m.s3Puts / n,
+    s3Gets: m.s3Gets / n,
   });
   const usage = usageFor(DURATION_MODE, true);
   return {
     usage,
     cost: estimateCost(usage),
+    claimStorageUsdPerMillion: claimStorageUsdPerMillion(m.storedByteDays / n),
     variants: {
       assumed: {
         asCounted: estimateCost(usageFor("assumed", true)),

@@ -104,9 +104,10 @@ export async function startBenchStack(shape: RunShape): Promise<BenchStack> {
     app,
     port: 0,
     log,
-    instrument: ({ dynamodb, sqs }) => {
+    instrument: ({ dynamodb, sqs, s3 }) => {
       meter.attach(dynamodb, "dynamodb");
       meter.attach(sqs, "sqs");
+      meter.attach(s3, "s3");
       ledger.attach(dynamodb);
     },
   });
@@ -209,9 +210,19 @@ export function analyseWindow(w: Window) {
     callMs: enqueueCallMs,
     assumedMs: enqueueCallMs.map(() => ASSUMED_ENQUEUE_CALL_MS),
   });
-  const { usage, cost, variants } = costPerUnit(metered, n);
+  const { usage, cost, variants, claimStorageUsdPerMillion } = costPerUnit(metered, n);
 
-  return { n, jobsPerSecond, latencies, itemBytes, ...metered, usage, cost, variants };
+  return {
+    n,
+    jobsPerSecond,
+    latencies,
+    itemBytes,
+    ...metered,
+    usage,
+    cost,
+    variants,
+    claimStorageUsdPerMillion,
+  };
 }
 
 export type Analysis = ReturnType<typeof analyseWindow>;
@@ -237,9 +248,11 @@ export function windowJson(a: Analysis, shape: RunShape) {
       dynamodbWrite: round(a.ddbWrite.requests / n, 4),
       dynamodbRead: round(a.ddbRead.requests / n, 4),
       lambda: round((a.workerInvocations + a.enqueueInvocations) / n, 4),
+      s3: round((a.s3Puts + a.s3Gets) / n, 4),
     },
     wcuPerJob: round(a.wcu / n, 4),
     rcuPerJob: round(a.rcu / n, 4),
     usdPerMillionJobs: round(a.cost.usdPerMillionJobs, 4),
+    claimStorageUsdPerMillion: round(a.claimStorageUsdPerMillion, 4),
   };
 }

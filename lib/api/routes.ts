@@ -1,12 +1,13 @@
 import middy from "@middy/core";
 import httpRouterHandler from "@middy/http-router";
+import { listedJobView, loadJobView } from "../claims/job-bodies.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { EnqueueBatchRequest, type JobView, ListJobsQuery } from "../job/schemas.ts";
 import { cancelJob } from "../ops/cancel-job.ts";
 import { redriveJob } from "../producer/redrive.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
-import { getJob, listJobs, loadPayload } from "../store/read-ops.ts";
+import { getJob, listJobs } from "../store/read-ops.ts";
 import { groupRoutes } from "./group-routes.ts";
 import {
   type ApiRoute,
@@ -40,8 +41,7 @@ function jobId(event: HttpEvent): string {
 
 /**
  * A job without its payload and result: neither is parsed, and a payload kept in its own item is not
- * read. What pollers list with (tail, the console's chart): a full page of 100 jobs of 200 KB payloads
- * and results would pass Lambda's 6 MB answer, which API Gateway turns into a 500.
+ * read. What pollers list with (tail, the console's chart).
  */
 function toJobSummary(item: JobItem): Omit<JobView, "payload" | "result"> {
   const { payload: _payload, result: _result, ...fields } = item;
@@ -81,22 +81,20 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
       const items =
         view === "summary"
           ? page.items.map(toJobSummary)
-          : await Promise.all(
-              page.items.map(async (item) => toJobView(item, await loadPayload(store, item))),
-            );
+          : await Promise.all(page.items.map((item) => listedJobView(store, item)));
       return json(200, { items, ...(page.cursor ? { cursor: page.cursor } : {}) });
     }),
     route("GET", "/jobs/{id}", async (event) => {
       const id = jobId(event);
       const item = await getJob(store, id);
       if (!item) throw new ClientError("not_found", `job ${id} not found`);
-      return json(200, toJobView(item, await loadPayload(store, item)));
+      return json(200, await loadJobView(store, engine.claims, item));
     }),
     route("POST", "/jobs/{id}/cancel", async (event) => {
       // "requested": the job is running and stops at its next heartbeat, unless it finishes first.
       // "tombstoned": no job had an item; one still queued on a lean kind is dropped unrun.
       const { outcome, item } = await cancelJob(engine, jobId(event));
-      return json(200, { ...toJobView(item, await loadPayload(store, item)), cancel: outcome });
+      return json(200, { ...(await loadJobView(store, engine.claims, item)), cancel: outcome });
     }),
     route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(engine, jobId(event)))),
     ...groupRoutes(engine),

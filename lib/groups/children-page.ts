@@ -63,6 +63,7 @@ export async function childrenPage(
       id,
       status,
       ...(job?.result !== undefined ? { result: JSON.parse(job.result) } : {}),
+      ...(job?.resultObject !== undefined ? { omitted: ["result"] as ["result"] } : {}),
       ...(job?.lastError !== undefined ? { lastError: job.lastError } : {}),
     };
   });

@@ -23,8 +23,7 @@ export interface CheckedRequest<K extends RequestKind> {
 /**
  * The checks an enqueue request gets from the app alone, in this order: the request schema (which
  * bounds the payload's nesting before anything recurses into it), a known kind, the payload's size,
- * `checkPayloadJson` (the producer's check of the payload inside its SQS message: only the engine
- * knows that format), the kind's payload schema, a declared queue, the kind's tier. Pure: the
+ * the kind's payload schema, a declared queue, the kind's tier. Pure: the
  * producer (lib/producer/validate.ts) and the client (client/validate.ts) both answer with it, so a
  * client given the app refuses exactly what the API would, with the same code and message.
  * Returns the refusal as a ClientError rather than throwing it, so a caller can carry it as a value.
@@ -33,7 +32,6 @@ export function checkEnqueueRequest<K extends RequestKind>(
   raw: unknown,
   kinds: ReadonlyMap<string, K>,
   queues: readonly QueueDeclaration[],
-  checkPayloadJson?: (payloadJson: string) => ClientError | undefined,
 ): CheckedRequest<K> | ClientError {
   const parsed = EnqueueRequest.safeParse(raw);
   if (!parsed.success)
@@ -50,8 +48,6 @@ export function checkEnqueueRequest<K extends RequestKind>(
   if (Buffer.byteLength(payloadJson) > MAX_PAYLOAD_BYTES) {
     return new ClientError("payload_too_large", `payload is over ${MAX_PAYLOAD_BYTES} bytes once serialized`);
   }
-  const tooLarge = checkPayloadJson?.(payloadJson);
-  if (tooLarge) return tooLarge;
   const payload = kind.payload?.safeParse(request.payload ?? null);
   if (payload && !payload.success) {
     return new ClientError(

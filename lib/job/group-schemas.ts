@@ -102,6 +102,8 @@ export interface GroupChildView {
   status: GroupChildStatus;
   result?: unknown;
   lastError?: string;
+  /** A result kept in the claims bucket (over 8 KiB) is left out of pages: GET /jobs/{id} shows it. */
+  omitted?: ["result"];
 }
 
 export interface GroupChildrenPage {

@@ -5,11 +5,11 @@ import { BoundedJson } from "./json-depth.ts";
 import { jobStatuses } from "./status.ts";
 
 /**
- * Serialized payload cap, in UTF-8 bytes. The payload must also fit its SQS message, where it is
- * escaped (lib/transport/job-message.ts payloadBytesInMessage): text heavy in quotes or non-ASCII
- * characters can hit that bound first.
+ * Serialized payload (and result) cap, in UTF-8 bytes: 1 MiB, SQS's own maximum message size. Past
+ * the claim check's threshold the body lives in the claims bucket and the message carries only its
+ * key (lib/claims/), so no payload is bounded by its message.
  */
-export const MAX_PAYLOAD_BYTES = 200 * 1024;
+export const MAX_PAYLOAD_BYTES = 1024 * 1024;
 export const MAX_BATCH = 100;
 /** Far more than any cursor the store hands out (a few hundred characters). */
 export const MAX_CURSOR_CHARS = 2048;
@@ -82,12 +82,17 @@ export const JobView = z.object({
   finishedAt: z.iso.datetime().optional(),
   uniqueKey: z.string().optional(),
   cancelRequested: z.boolean().optional(),
+  /**
+   * In a list only: bodies kept in the claims bucket (over 8 KiB) are left out, so that a page stays
+   * far under Lambda's 6 MB answer; GET /jobs/{id} shows them.
+   */
+  omitted: z.array(z.enum(["payload", "result"])).optional(),
 });
 export type JobView = z.infer<typeof JobView>;
 
 /**
- * A job as `GET /jobs?view=summary` lists it: all but its payload and result, which may take 200 KB
- * each, so that a page of 100 large jobs stays far under Lambda's 6 MB answer.
+ * A job as `GET /jobs?view=summary` lists it: all but its payload and result, neither parsed nor
+ * read: what pollers list with.
  */
 export const JobSummary = JobView.omit({ payload: true, result: true });
 /**

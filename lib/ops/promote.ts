@@ -1,7 +1,7 @@
+import { loadPayload } from "../claims/job-bodies.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { markQueued } from "../store/enqueue-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
-import { loadPayload } from "../store/read-ops.ts";
 import { messageFromItem } from "../transport/message-from-item.ts";
 import type { OutgoingJob } from "../transport/sqs-transport.ts";
 
@@ -19,21 +19,20 @@ export const promotionHoldUntil = (runAt: number, now: number) => Math.max(runAt
  * cancel moved the job first, which is fine: the message is a harmless duplicate at worst.
  */
 export async function sendPromoted(
-  deps: Pick<Engine, "store" | "transport" | "clock">,
+  deps: Pick<Engine, "store" | "claims" | "transport" | "clock">,
   item: JobItem,
-): Promise<{ payload: string; queued: boolean }> {
-  const outgoing = await outgoingJob(deps, item);
-  await deps.transport.send(outgoing);
-  const queued = await markQueued(deps.store, item.id, item.runAt);
-  return { payload: outgoing.message.payload, queued };
+): Promise<{ queued: boolean }> {
+  await deps.transport.send(await outgoingJob(deps, item));
+  return { queued: await markQueued(deps.store, item.id, item.runAt) };
 }
 
 /** A held job's message, delayed until its runAt (SQS clamps to its 15 minutes). */
 export async function outgoingJob(
-  deps: Pick<Engine, "store" | "clock">,
+  deps: Pick<Engine, "store" | "claims" | "clock">,
   item: JobItem,
 ): Promise<OutgoingJob> {
-  const payload = (await loadPayload(deps.store, item)) ?? "null";
+  // A claim-checked payload travels as its key: nothing to load.
+  const payload = item.payloadObject ? undefined : await loadPayload(deps.store, deps.claims, item);
   return {
     message: messageFromItem(item, payload),
     delaySeconds: Math.max(0, (item.runAt - deps.clock.now()) / 1000),

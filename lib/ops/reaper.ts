@@ -57,7 +57,7 @@ export interface ReaperReport {
 
 export type ReaperDeps = Pick<
   Engine,
-  "store" | "transport" | "queues" | "clock" | "metrics" | "log" | "eventSources" | "groups"
+  "store" | "claims" | "transport" | "queues" | "clock" | "metrics" | "log" | "eventSources" | "groups"
 >;
 
 /**

@@ -31,7 +31,10 @@ export interface SweepOptions {
   maxStaleSweepPages?: number;
 }
 
-export type SweepDeps = Pick<Engine, "store" | "transport" | "queues" | "clock" | "metrics" | "log">;
+export type SweepDeps = Pick<
+  Engine,
+  "store" | "claims" | "transport" | "queues" | "clock" | "metrics" | "log"
+>;
 
 export interface SweepCounts {
   /** Items read this run. */

@@ -2,6 +2,9 @@ import { setTimeout } from "node:timers/promises";
 import pLimit from "p-limit";
 import { ulid } from "ulid";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import { claimKey, needsClaimCheck } from "../claims/claim-keys.ts";
+import { putClaim } from "../claims/claim-store.ts";
+import { loadJobView } from "../claims/job-bodies.ts";
 import { ClientError, internalErrorBody } from "../errors.ts";
 import { writesAtEnqueue } from "../job/lanes.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
@@ -18,14 +21,14 @@ import {
 } from "../store/enqueue-ops.ts";
 import { INLINE_PAYLOAD_BYTES, type JobItem, toJobView } from "../store/job-item.ts";
 import { indexKeys, jobKey } from "../store/keys.ts";
-import { getJob, loadPayload } from "../store/read-ops.ts";
+import { getJob } from "../store/read-ops.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 import type { OutgoingJob } from "../transport/sqs-transport.ts";
 import { type ValidRequest, validateEnqueue } from "./validate.ts";
 
 export type ProducerDeps = Pick<
   Engine,
-  "store" | "transport" | "registry" | "queues" | "clock" | "metrics" | "log"
+  "store" | "claims" | "transport" | "registry" | "queues" | "clock" | "metrics" | "log"
 >;
 
 /** A unique key whose job never got written is presumed in flight for this long, then reclaimed. */
@@ -57,7 +60,11 @@ function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
     ...(extras.member ? { member: extras.member } : {}),
     ...(extras.completes ? { completes: extras.completes } : {}),
   };
-  const large = Buffer.byteLength(payloadJson) > INLINE_PAYLOAD_BYTES;
+  const bytes = Buffer.byteLength(payloadJson);
+  // Kept as long as a job's key: a far-off runAt must not find its payload already expired.
+  const keepUntil = retentionExpiry(runAt, queue.retentionDays.dead) * 1000;
+  const payloadObject = needsClaimCheck(payloadJson) ? claimKey(id, "payload", now, keepUntil) : undefined;
+  const large = !payloadObject && bytes > INLINE_PAYLOAD_BYTES;
   const timeoutSeconds = request.timeoutSeconds;
   const message: JobMessage = {
     v: 1,
@@ -68,7 +75,7 @@ function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
     priority: request.priority ?? "normal",
     createdAt: now,
     runAt,
-    payload: payloadJson,
+    ...(payloadObject ? { payloadObject } : { payload: payloadJson }),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
     ...(large ? { payloadRef: true } : {}),
@@ -86,7 +93,7 @@ function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
     priority: message.priority,
     createdAt: now,
     runAt,
-    ...(large ? { payloadRef: true } : { payload: payloadJson }),
+    ...(payloadObject ? { payloadObject } : large ? { payloadRef: true } : { payload: payloadJson }),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
     ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt) : {}),
@@ -100,7 +107,8 @@ function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
 
 /**
  * Enqueue: validate, then write in the order that can't lose a job —
- * large payload item → unique-key lock → SQS message → job item.
+ * large payload (its item, or its object in the claims bucket) → unique-key lock → SQS message →
+ * job item. A crash after the payload's write leaves only that, and it expires.
  * The message goes first so a crash before the item write still runs the job (the worker builds the
  * item from the message). Scheduled jobs (beyond SQS's 15 min delay) have no message yet: their one
  * write puts them in the scheduled index for the reaper.
@@ -233,8 +241,8 @@ export class Producer {
   }
 
   /**
-   * The writes that must land before a job's message: its large payload's item, then its unique
-   * key's lock. result: the job already holding the key (a duplicate), or undefined to go on.
+   * The writes that must land before a job's message: its large payload's item or object, then its
+   * unique key's lock. result: the job already holding the key (a duplicate), or undefined to go on.
    */
   private async reserve(
     p: Planned,
@@ -246,8 +254,10 @@ export class Producer {
     const { store } = this.deps;
     // Both outlive the job: a far-off runAt must not find its payload or its key already expired.
     const lockExpiry = retentionExpiry(p.item.runAt, queue.retentionDays.dead);
-    if (p.message.payloadRef && tries === 0 && waits === 0)
-      await putPayload(store, p.item.id, p.payloadJson, lockExpiry);
+    if (tries === 0 && waits === 0) {
+      if (p.message.payloadRef) await putPayload(store, p.item.id, p.payloadJson, lockExpiry);
+      if (p.message.payloadObject) await putClaim(this.deps.claims, p.message.payloadObject, p.payloadJson);
+    }
     const uniqueKey = p.message.uniqueKey;
     if (!uniqueKey) return undefined;
     const unwritten = !p.writesItem;
@@ -263,7 +273,7 @@ export class Producer {
     if (lock.acquired) return undefined;
     const holder = await getJob(store, lock.holder.jobId);
     if (holder && (options.uniqueKeyScope === "retained" || !isTerminal(holder.status))) {
-      return { job: toJobView(holder, await loadPayload(store, holder)), duplicate: true };
+      return { job: await loadJobView(store, this.deps.claims, holder), duplicate: true };
     }
     // A holder of a lane that writes no item at enqueue is queued until it starts: a duplicate.
     if (!holder && lock.holder.unwritten && this.deps.clock.now() < (lock.holder.pendingUntil ?? 0)) {

@@ -1,10 +1,11 @@
 import { RetryAfterError, ThrottledError, UnrecoverableError } from "../errors.ts";
 import type { AbortCause, BackoffPolicy } from "../job/kind.ts";
+import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { backoffSeconds } from "./backoff.ts";
 
-/** Results are stored in the job item; past this they would blow the item's size budget. */
-export const MAX_RESULT_BYTES = 32 * 1024;
+/** A result may be as large as a payload: past the claim check's threshold it lives in the claims bucket. */
+export const MAX_RESULT_BYTES = MAX_PAYLOAD_BYTES;
 
 export type Decision =
   | { outcome: "done"; result: string }
@@ -44,7 +45,7 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
     if (Buffer.byteLength(result) > MAX_RESULT_BYTES) {
       return {
         outcome: "dead",
-        error: `result is over ${MAX_RESULT_BYTES} bytes; store large results elsewhere`,
+        error: `result is over ${MAX_RESULT_BYTES} bytes once serialized; store large results elsewhere`,
       };
     }
     return { outcome: "done", result };

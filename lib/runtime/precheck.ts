@@ -2,18 +2,17 @@ import { issuesOf } from "../errors.ts";
 import type { AnyKind } from "../job/kind.ts";
 import type { KindRegistry } from "../job/registry.ts";
 import type { JobItem } from "../store/job-item.ts";
-import type { JobMessage } from "../transport/job-message.ts";
 import type { Decision } from "./outcome.ts";
 
 /**
  * The kind and validated payload to run with, or the reason to end the job without running it: a
- * cancel already requested, an unknown kind, no attempts left, a payload that is not JSON or fails
- * the kind's schema. None of these is retried.
+ * cancel already requested, an unknown kind, no attempts left, a payload gone from the claims bucket,
+ * one that is not JSON or fails the kind's schema. None of these is retried.
  */
 export function precheckRun(
   registry: KindRegistry,
   item: Pick<JobItem, "kind" | "attempts" | "maxAttempts" | "cancelRequested">,
-  msg: JobMessage,
+  payloadJson: string | undefined,
 ): Decision | { kind: AnyKind; payload: unknown } {
   if (item.cancelRequested) return { outcome: "cancelled", error: "cancelled on request" };
   const kind = registry.get(item.kind);
@@ -24,9 +23,11 @@ export function precheckRun(
       error: `no attempts left (${item.maxAttempts}); the last runs lost their lease`,
     };
   }
+  if (payloadJson === undefined)
+    return { outcome: "dead", error: "payload expired: the job waited longer than its queue keeps it" };
   let json: unknown;
   try {
-    json = JSON.parse(msg.payload);
+    json = JSON.parse(payloadJson);
   } catch {
     return { outcome: "dead", error: "invalid payload: not JSON" };
   }

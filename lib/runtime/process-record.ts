@@ -10,6 +10,7 @@ import type { JobItem } from "../store/job-item.ts";
 import { claim } from "../store/lease-ops.ts";
 import { coolDown, getQueueState } from "../store/queue-state.ts";
 import { type JobMessage, parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
+import { deliveredPayload, stowResult } from "./claim-check.ts";
 import { handlerContext } from "./handler-context.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import { type Decision, decideOutcome } from "./outcome.ts";
@@ -122,7 +123,9 @@ export class RecordProcessor {
       metrics.time("groupCompletionLag", item.queue, item.kind, Math.max(0, now - item.createdAt));
 
     const delivery: Delivery = { msg, record, queue, token, leaseMs, visibility };
-    const ready = precheckRun(this.deps.registry, item, msg);
+    // Read after the claim, so a duplicate delivery that loses it costs no GET.
+    const payloadJson = await deliveredPayload(this.deps.claims, msg);
+    const ready = precheckRun(this.deps.registry, item, payloadJson);
     const decision = "outcome" in ready ? ready : await this.run(item, ready.kind, ready.payload, delivery);
     metrics.time("runDuration", item.queue, item.kind, clock.now() - now);
     return this.settle(item, decision, delivery);
@@ -182,7 +185,15 @@ export class RecordProcessor {
       return false;
     }
     const now = clock.now();
-    let result = await finalize(store, item, token, toFinalization(decision, queue, now));
+    let ending = toFinalization(decision, queue, now);
+    if (ending.outcome === "done") {
+      const job = { id: item.id, attempt: item.attempts };
+      ending = {
+        ...ending,
+        result: await stowResult(this.deps.claims, job, ending.result, now, ending.expiresAt),
+      };
+    }
+    let result = await finalize(store, item, token, ending);
     if (!result.finalized && result.reason === "cancel_requested") {
       decision = { outcome: "cancelled", error: "cancelled on request" };
       result = await finalize(store, item, token, toFinalization(decision, queue, now));

@@ -3,7 +3,16 @@ import type { Engine } from "../services/engine-services.ts";
 /** What a record processor uses of the engine (the worker and the pool hand it theirs). */
 export type WorkerDeps = Pick<
   Engine,
-  "store" | "transport" | "producer" | "groups" | "registry" | "queues" | "clock" | "metrics" | "log"
+  | "store"
+  | "claims"
+  | "transport"
+  | "producer"
+  | "groups"
+  | "registry"
+  | "queues"
+  | "clock"
+  | "metrics"
+  | "log"
 > &
   Partial<Pick<Engine, "running" | "random" | "rateLimiter">>;
 

@@ -6,6 +6,7 @@ import { retentionExpiry } from "../retention.ts";
 import type { JobItem, JobSeed } from "../store/job-item.ts";
 import { type RecordedOutcome, recordOutcome } from "../store/outcome-ops.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
+import { deliveredPayload, stowResult } from "./claim-check.ts";
 import { handlerContext } from "./handler-context.ts";
 import { type Decision, decideOutcome } from "./outcome.ts";
 import { precheckRun } from "./precheck.ts";
@@ -50,7 +51,7 @@ export async function runUnclaimed(deps: WorkerDeps, d: UnclaimedDelivery): Prom
   const started = clock.now();
   metrics.count("started", msg.queue, msg.kind);
   metrics.time("queueLatency", msg.queue, msg.kind, Math.max(0, started - msg.runAt));
-  const ready = precheckRun(deps.registry, item, msg);
+  const ready = precheckRun(deps.registry, item, await deliveredPayload(deps.claims, msg));
   const decision: Decision =
     "outcome" in ready ? ready : await run(deps, d, item, ready.kind, ready.payload, attempt);
   metrics.time("runDuration", msg.queue, msg.kind, clock.now() - started);
@@ -63,7 +64,9 @@ export async function runUnclaimed(deps: WorkerDeps, d: UnclaimedDelivery): Prom
       // fire-and-forget writes nothing on success, unless a failure of it was recorded before.
       if (msg.lane === "fire-and-forget" && attempt === 1) return true;
       const expiresAt = retentionExpiry(now, queue.retentionDays.done);
-      return settleWith(deps, d, seed, attempt, { status: "done", result: decision.result, expiresAt });
+      const job = { id: msg.id, attempt };
+      const result = await stowResult(deps.claims, job, { json: decision.result }, now, expiresAt);
+      return settleWith(deps, d, seed, attempt, { status: "done", result, expiresAt });
     }
     case "dead":
     case "cancelled": {

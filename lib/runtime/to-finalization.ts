@@ -11,7 +11,11 @@ export function toFinalization(
 ): Finalization {
   switch (d.outcome) {
     case "done":
-      return { outcome: "done", result: d.result, expiresAt: retentionExpiry(now, queue.retentionDays.done) };
+      return {
+        outcome: "done",
+        result: { json: d.result },
+        expiresAt: retentionExpiry(now, queue.retentionDays.done),
+      };
     case "dead":
       return { outcome: "dead", error: d.error, expiresAt: retentionExpiry(now, queue.retentionDays.dead) };
     case "cancelled":

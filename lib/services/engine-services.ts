@@ -1,6 +1,7 @@
 import type { App } from "../app/define-app.ts";
 import type { PoolKindSpec } from "../app/pool-kind.ts";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import type { ClaimStore } from "../claims/claim-store.ts";
 import type { Clock } from "../clock.ts";
 import type { CheckedRequest } from "../job/check-request.ts";
 import type { ChildrenQuery, GroupChildrenPage, GroupView } from "../job/group-schemas.ts";
@@ -71,6 +72,8 @@ export interface GroupService {
 export interface Engine {
   app: App;
   store: StoreContext;
+  /** Payloads and results too large for the store (lib/claims/). */
+  claims: ClaimStore;
   transport: SqsTransport;
   producer: JobProducer;
   groups: GroupService;

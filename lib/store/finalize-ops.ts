@@ -3,12 +3,12 @@ import type { StoreTransitions } from "../job/status.ts";
 import { cancelNotRequested, itemMissing, leaseHeldBy, statusIn, statusIs } from "./conditions.ts";
 import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, type Condition, Update } from "./expression.ts";
-import type { JobItem } from "./job-item.ts";
+import { type JobItem, resultFields, type StoredResult } from "./job-item.ts";
 import { indexKeys, jobKey } from "./keys.ts";
 
 /** How a run ends. `expiresAt` is the TTL of a terminal item, from the queue's retention. */
 export type Finalization =
-  | { outcome: "done"; result: string; expiresAt: number }
+  | { outcome: "done"; result: StoredResult; expiresAt: number }
   | { outcome: "retry"; runAt: number; error: string }
   /** A retry further out than SQS can hold a message: back to the scheduled index. */
   | { outcome: "reschedule"; runAt: number; error: string }
@@ -34,7 +34,7 @@ function finalizeUpdate(
     case "done":
       return u
         .set("status", "done")
-        .set("result", f.result)
+        .setAll(resultFields(f.result))
         .set("finishedAt", now)
         .set("expiresAt", f.expiresAt)
         .remove(...LEASE_ATTRS);
@@ -193,7 +193,15 @@ export async function redrive(
       .set("attempts", 0)
       .set("promotingUntil", holdUntil)
       .setAll(indexKeys(job.queue, "scheduled", job.id, now))
-      .remove("result", "lastError", "finishedAt", "expiresAt", "cancelRequested", "startedAt"),
+      .remove(
+        "result",
+        "resultObject",
+        "lastError",
+        "finishedAt",
+        "expiresAt",
+        "cancelRequested",
+        "startedAt",
+      ),
     condition: statusIn("dead", "cancelled"),
   }));
   return orOnConflict(write, (current: JobItem | undefined) => {

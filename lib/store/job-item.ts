@@ -4,8 +4,9 @@ import type { Member } from "./group-item.ts";
 
 /**
  * The mutable job item, rewritten by every claim and finalize, so it stays small (≤ 1 KB for typical
- * jobs): times are epoch ms, payload and result are JSON strings, a large payload lives in its own
- * immutable item (`payloadRef`).
+ * jobs): times are epoch ms, payload and result are JSON strings. A payload over
+ * INLINE_PAYLOAD_BYTES lives in its own immutable item (`payloadRef`), and a payload or result over
+ * the claim check's threshold in the claims bucket (`payloadObject`, `resultObject`: lib/claims/).
  */
 export interface JobItem {
   pk: string;
@@ -22,6 +23,8 @@ export interface JobItem {
   runAt: number;
   payload?: string;
   payloadRef?: boolean;
+  /** The key of the payload's object in the claims bucket. */
+  payloadObject?: string;
   uniqueKey?: string;
   leaseToken?: string;
   leaseUntil?: number;
@@ -29,6 +32,8 @@ export interface JobItem {
   finishedAt?: number;
   cancelRequested?: boolean;
   result?: string;
+  /** The key of the result's object in the claims bucket. */
+  resultObject?: string;
   lastError?: string;
   /** TTL (epoch seconds) on terminal items. */
   expiresAt?: number;
@@ -50,12 +55,24 @@ export interface JobItem {
   gsi1sk?: string;
 }
 
+/** A success's result as the store records it: its JSON in the item, or the key of its claims object. */
+export type StoredResult = { json: string } | { object: string };
+
+/** The item attribute a stored result becomes. */
+export const resultFields = (r: StoredResult): Pick<JobItem, "result" | "resultObject"> =>
+  "json" in r ? { result: r.json } : { resultObject: r.object };
+
 /** Payloads at or under this size stay inline; larger ones go to a separate immutable item. */
 export const INLINE_PAYLOAD_BYTES = 400;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function toJobView(item: JobItem, payloadJson: string | undefined = item.payload): JobView {
+/** The public view of a job, given its payload and result JSON (loaded when stored elsewhere). */
+export function toJobView(
+  item: JobItem,
+  payloadJson: string | undefined = item.payload,
+  resultJson: string | undefined = item.result,
+): JobView {
   return {
     id: item.id,
     kind: item.kind,
@@ -67,7 +84,7 @@ export function toJobView(item: JobItem, payloadJson: string | undefined = item.
     createdAt: iso(item.createdAt),
     runAt: iso(item.runAt),
     priority: item.priority,
-    ...(item.result !== undefined ? { result: JSON.parse(item.result) } : {}),
+    ...(resultJson !== undefined ? { result: JSON.parse(resultJson) } : {}),
     ...(item.lastError !== undefined ? { lastError: item.lastError } : {}),
     ...(item.startedAt !== undefined ? { startedAt: iso(item.startedAt) } : {}),
     ...(item.finishedAt !== undefined ? { finishedAt: iso(item.finishedAt) } : {}),
@@ -90,4 +107,4 @@ export type JobSeed = Pick<
   | "uniqueKey"
   | "member"
   | "completes"
-> & { payload?: string; payloadRef?: boolean };
+> & { payload?: string; payloadRef?: boolean; payloadObject?: string };

@@ -18,7 +18,8 @@ export function seedIfMissing(update: Update, seed: JobSeed): Update {
     .setIfAbsent("priority", seed.priority)
     .setIfAbsent("createdAt", seed.createdAt)
     .setIfAbsent("runAt", seed.runAt);
-  if (seed.payloadRef) update.set("payloadRef", true);
+  if (seed.payloadObject) update.setIfAbsent("payloadObject", seed.payloadObject);
+  else if (seed.payloadRef) update.set("payloadRef", true);
   else if (seed.payload !== undefined) update.setIfAbsent("payload", seed.payload);
   if (seed.timeoutSeconds !== undefined) update.setIfAbsent("timeoutSeconds", seed.timeoutSeconds);
   if (seed.uniqueKey !== undefined) update.setIfAbsent("uniqueKey", seed.uniqueKey);

@@ -2,12 +2,12 @@ import type { StoreTransitions } from "../job/status.ts";
 import { itemMissing, statusIs } from "./conditions.ts";
 import { conditionalPut, orOnConflict, type StoreContext } from "./context.ts";
 import { or } from "./expression.ts";
-import type { JobItem, JobSeed } from "./job-item.ts";
+import { type JobItem, type JobSeed, resultFields, type StoredResult } from "./job-item.ts";
 import { indexKeys, jobKey } from "./keys.ts";
 
 /** How an unclaimed run ended, as the at-least-once and fire-and-forget lanes record it. */
 export type RecordedOutcome =
-  | { status: "done"; result: string; expiresAt: number }
+  | { status: "done"; result: StoredResult; expiresAt: number }
   | { status: "dead"; error: string; expiresAt: number }
   /** A failed attempt that will be retried (fire-and-forget records failures). */
   | { status: "queued"; error: string; runAt: number };
@@ -26,16 +26,22 @@ export async function recordOutcome(
   outcome: RecordedOutcome,
 ): Promise<{ recorded: true; item: JobItem } | { recorded: false; current: JobItem | undefined }> {
   const now = ctx.clock.now();
-  const { payload, payloadRef, ...fields } = seed;
+  const { payload, payloadRef, payloadObject, ...fields } = seed;
   const item: JobItem = {
     ...jobKey(seed.id),
     ...fields,
-    ...(payloadRef ? { payloadRef: true } : payload !== undefined ? { payload } : {}),
+    ...(payloadObject
+      ? { payloadObject }
+      : payloadRef
+        ? { payloadRef: true }
+        : payload !== undefined
+          ? { payload }
+          : {}),
     status: outcome.status,
     attempts: attempt,
     startedAt: now,
     ...(outcome.status === "done"
-      ? { result: outcome.result, finishedAt: now, expiresAt: outcome.expiresAt }
+      ? { ...resultFields(outcome.result), finishedAt: now, expiresAt: outcome.expiresAt }
       : {}),
     ...(outcome.status === "dead"
       ? {

@@ -12,7 +12,7 @@ import {
 } from "./cursor.ts";
 import { and, type Condition, Expr } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
-import { indexPartition, jobKey, payloadKey } from "./keys.ts";
+import { indexPartition, jobKey } from "./keys.ts";
 import { INDEX_SHARDS, statusIndex } from "./table.ts";
 
 /** getJob — strongly consistent read of the job item. result: the item or undefined. */
@@ -26,15 +26,6 @@ export async function getJob(ctx: StoreContext, id: string): Promise<JobItem | u
     }),
   );
   return out.Item as JobItem | undefined;
-}
-
-/** The payload JSON of a job, following payloadRef to its own item when it was too large to inline. */
-export async function loadPayload(ctx: StoreContext, item: JobItem): Promise<string | undefined> {
-  if (!item.payloadRef) return item.payload;
-  const out = await ctx.doc.send(
-    new GetCommand({ TableName: ctx.table, Key: payloadKey(item.id), ReturnConsumedCapacity: "TOTAL" }),
-  );
-  return out.Item?.payload as string | undefined;
 }
 
 export interface ListFilter {

@@ -5,43 +5,38 @@ import type { JobSeed } from "../store/job-item.ts";
  * The SQS message body. It carries everything needed to build the job item, because the message is
  * sent before the item is written: if the enqueue dies in between, the worker builds the job from it.
  */
-export const JobMessage = z.object({
-  v: z.literal(1),
-  id: z.string().min(1),
-  kind: z.string().min(1),
-  queue: z.string().min(1),
-  maxAttempts: z.number().int().min(1),
-  priority: z.enum(["normal", "critical"]),
-  createdAt: z.number(),
-  runAt: z.number(),
-  timeoutSeconds: z.number().int().optional(),
-  uniqueKey: z.string().optional(),
-  /** Payload JSON; the source of truth for the handler. */
-  payload: z.string(),
-  /** The payload was too large to inline and also lives in its own item. */
-  payloadRef: z.boolean().optional(),
-  /** A group's child: where its end is recorded (docs/architecture.md §15). */
-  member: z
-    .object({ g: z.string().min(1), s: z.number().int().min(0), p: z.number().int().min(0) })
-    .optional(),
-  /** A group's completion job: the group it completes. */
-  completes: z.string().min(1).optional(),
-  /** The kind's delivery lane when it is not fenced (docs/architecture.md §16). */
-  lane: z.enum(["lean", "at-least-once", "fire-and-forget"]).optional(),
-});
+export const JobMessage = z
+  .object({
+    v: z.literal(1),
+    id: z.string().min(1),
+    kind: z.string().min(1),
+    queue: z.string().min(1),
+    maxAttempts: z.number().int().min(1),
+    priority: z.enum(["normal", "critical"]),
+    createdAt: z.number(),
+    runAt: z.number(),
+    timeoutSeconds: z.number().int().optional(),
+    uniqueKey: z.string().optional(),
+    /** Payload JSON, the source of truth for the handler; absent when it is in the claims bucket. */
+    payload: z.string().optional(),
+    /** The payload was too large to inline in the item and also lives in its own item. */
+    payloadRef: z.boolean().optional(),
+    /** The key of the payload's object in the claims bucket (lib/claims/): the message carries only this. */
+    payloadObject: z.string().min(1).optional(),
+    /** A group's child: where its end is recorded (docs/architecture.md §15). */
+    member: z
+      .object({ g: z.string().min(1), s: z.number().int().min(0), p: z.number().int().min(0) })
+      .optional(),
+    /** A group's completion job: the group it completes. */
+    completes: z.string().min(1).optional(),
+    /** The kind's delivery lane when it is not fenced (docs/architecture.md §16). */
+    lane: z.enum(["lean", "at-least-once", "fire-and-forget"]).optional(),
+  })
+  // A message carries its payload or the key of its object, exactly one of the two.
+  .refine((m) => (m.payload === undefined) !== (m.payloadObject === undefined), {
+    message: "a job message carries payload or payloadObject",
+  });
 export type JobMessage = z.infer<typeof JobMessage>;
-
-/**
- * SQS refuses a message over this many bytes (the queues' MaximumMessageSize, SQS's default 256 KiB).
- * Bodies are pure ASCII (encodeMessageBody), so characters and bytes are the same count.
- */
-export const MAX_MESSAGE_BODY_BYTES = 256 * 1024;
-
-/**
- * Room for everything in a message but its payload: ids, names, times and a uniqueKey of up to 200
- * UTF-16 units written as escapes (6 bytes each).
- */
-const ENVELOPE_BYTES = 4 * 1024;
 
 /** Every UTF-16 code unit outside ASCII, surrogate halves included, one at a time. */
 const NON_ASCII = /[\u0080-\uffff]/g;
@@ -59,18 +54,6 @@ const asciiJson = (json: string) => json.replace(NON_ASCII, escapeUnit);
  */
 export function encodeMessageBody(message: JobMessage): string {
   return asciiJson(JSON.stringify(message));
-}
-
-/**
- * Whether a payload fits in a message: its JSON travels as a JSON string inside the body, where
- * quotes and backslashes take 2 bytes and a non-ASCII UTF-16 unit 6, so 200 KB of payload can need
- * more than SQS takes. result: the bytes it takes there, and the most it may take.
- */
-export function payloadBytesInMessage(payloadJson: string): { bytes: number; max: number } {
-  return {
-    bytes: asciiJson(JSON.stringify(payloadJson)).length,
-    max: MAX_MESSAGE_BODY_BYTES - ENVELOPE_BYTES,
-  };
 }
 
 /** Parses a body sent by encodeMessageBody (plain JSON); undefined when it isn't a job message. */
@@ -95,7 +78,11 @@ export function seedFromMessage(msg: JobMessage): JobSeed {
     runAt: msg.runAt,
     ...(msg.timeoutSeconds !== undefined ? { timeoutSeconds: msg.timeoutSeconds } : {}),
     ...(msg.uniqueKey !== undefined ? { uniqueKey: msg.uniqueKey } : {}),
-    ...(msg.payloadRef ? { payloadRef: true } : { payload: msg.payload }),
+    ...(msg.payloadObject
+      ? { payloadObject: msg.payloadObject }
+      : msg.payloadRef
+        ? { payloadRef: true }
+        : { payload: msg.payload }),
     ...(msg.member ? { member: msg.member } : {}),
     ...(msg.completes ? { completes: msg.completes } : {}),
   };

@@ -1,8 +1,11 @@
 import type { JobItem } from "../store/job-item.ts";
 import type { JobMessage } from "./job-message.ts";
 
-/** Rebuilds a job's message from its item, for sends that happen after enqueue (redrive, promotion). */
-export function messageFromItem(item: JobItem, payloadJson: string): JobMessage {
+/**
+ * Rebuilds a job's message from its item, for sends that happen after enqueue (redrive, promotion).
+ * `payloadJson`: the payload loaded from the item's own store; a claim-checked payload travels as its key.
+ */
+export function messageFromItem(item: JobItem, payloadJson: string | undefined): JobMessage {
   return {
     v: 1,
     id: item.id,
@@ -12,7 +15,7 @@ export function messageFromItem(item: JobItem, payloadJson: string): JobMessage 
     priority: item.priority,
     createdAt: item.createdAt,
     runAt: item.runAt,
-    payload: payloadJson,
+    ...(item.payloadObject ? { payloadObject: item.payloadObject } : { payload: payloadJson ?? "null" }),
     ...(item.timeoutSeconds !== undefined ? { timeoutSeconds: item.timeoutSeconds } : {}),
     ...(item.uniqueKey !== undefined ? { uniqueKey: item.uniqueKey } : {}),
     ...(item.payloadRef ? { payloadRef: true } : {}),

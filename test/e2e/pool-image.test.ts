@@ -20,11 +20,14 @@ import { app } from "../../app/index.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import {
+  CLAIMS_BUCKET,
   dynamoClient,
   type Emulators,
   type ProvisionedQueue,
+  provisionClaimsBucket,
   provisionQueues,
   provisionTable,
+  s3Client,
   sqsClient,
   startEmulators,
 } from "../../local/emulators.ts";
@@ -192,10 +195,12 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
     emu = await startEmulators();
     const dynamodb = dynamoClient(emu.dynamodb.endpoint);
     const sqs = sqsClient(emu.sqs.endpoint);
+    const s3 = s3Client(emu.sqs.endpoint);
+    await provisionClaimsBucket(s3, CLAIMS_BUCKET);
     clients.push(dynamodb, sqs);
     await provisionTable(dynamodb, table);
     urls = await provisionQueues(sqs, app.queues, "img");
-    engine = appEngine({ dynamodb, sqs }, table, urls, operatorPoolConfig);
+    engine = appEngine({ dynamodb, sqs, s3 }, table, urls, operatorPoolConfig);
 
     const cmd = parseCommand(runtime.cmd as Instruction);
     const argv = "argv" in cmd ? cmd.argv : ["/bin/sh", "-c", cmd.shell];

@@ -47,6 +47,7 @@ const todaysFields = [
   "wcuPerJob",
   "rcuPerJob",
   "usdPerMillionJobs",
+  "claimStorageUsdPerMillion",
 ];
 
 describe("bench from its flags", () => {
@@ -68,6 +69,27 @@ describe("bench from its flags", () => {
       expect(Object.keys(json)).toEqual(["kind", "lane", "payloadBytes", ...todaysFields]);
       expect(json.usdPerMillionJobs).toBeGreaterThan(0);
       expect(json.requestsPerJob.dynamodbWrite).toBeGreaterThan(0);
+    } finally {
+      await bench.stack.stop();
+    }
+  });
+
+  test("--payload-bytes 32768: payload and echoed result each one S3 PUT, the payload one GET; storage apart", async () => {
+    const { jobs, shape } = single(["--jobs", "20", "--payload-bytes", "32768"]);
+    const bench = await startBenchStack(shape);
+    try {
+      const window = await measureWindow(bench, jobs);
+      for (const item of window.items) {
+        expect(item.payloadObject).toMatch(/^claims\/\d+d\//);
+        expect(item.resultObject).toMatch(/^claims\/\d+d\/.+\/result-1$/);
+      }
+      const a = analyseWindow(window);
+      expect([a.s3Puts, a.s3Gets]).toEqual([40, 20]);
+      expect(a.cost.breakdown.s3Requests).toBeCloseTo(2 * 5 + 0.4, 9);
+      const json = windowJson(a, shape);
+      expect(json.requestsPerJob.s3).toBe(3);
+      // 32 KB (plus the PUT's framing) kept for its class's days, at $0.023 per GB-month.
+      expect(json.claimStorageUsdPerMillion).toBeGreaterThan(0);
     } finally {
       await bench.stack.stop();
     }

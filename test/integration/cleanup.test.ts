@@ -153,7 +153,9 @@ describe("cleanup on dynalite", () => {
         store,
         item,
         token,
-        outcome === "done" ? { outcome, result: "1", expiresAt } : { outcome, error: "boom", expiresAt },
+        outcome === "done"
+          ? { outcome, result: { json: "1" }, expiresAt }
+          : { outcome, error: "boom", expiresAt },
       );
       expect(f.finalized).toBe(true);
     };

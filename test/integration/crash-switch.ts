@@ -1,4 +1,5 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { PoolKindSpec } from "../../lib/app/pool-kind.ts";
 import { systemClock } from "../../lib/clock.ts";
@@ -6,7 +7,7 @@ import { buildEngine } from "../../lib/engine.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
-import { dynamoClient, type Emulators, sqsClient } from "../../local/emulators.ts";
+import { dynamoClient, type Emulators, s3Client, sqsClient } from "../../local/emulators.ts";
 
 /**
  * Fault injection for an in-process consumer: the real SDK clients it was built with, plus a
@@ -31,7 +32,7 @@ export interface CrashOptions {
 }
 
 export function crashSwitch(
-  clients: readonly (SQSClient | DynamoDBClient)[],
+  clients: readonly (SQSClient | DynamoDBClient | S3Client)[],
   options: CrashOptions = {},
 ): CrashSwitch {
   let crashedAt = 0;
@@ -82,12 +83,15 @@ export function doomedEngine(
 ): { engine: Engine; crash: CrashSwitch } {
   const dynamodb = dynamoClient(emu.dynamodb.endpoint);
   const sqs = sqsClient(emu.sqs.endpoint);
-  const crash = crashSwitch([dynamodb, sqs], options);
+  const s3 = s3Client(emu.sqs.endpoint);
+  const crash = crashSwitch([dynamodb, sqs, s3], options);
   const engine = buildEngine({
     app: twin.app,
     poolKinds: options.poolKinds ?? [],
     dynamodb,
     sqs,
+    s3,
+    claimsBucket: twin.claims.bucket,
     table: twin.store.table,
     queueUrls: new Map([[queue.name, queue.url]]),
     clock: systemClock,

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
@@ -9,10 +10,13 @@ import type { Log } from "../../lib/observability/log.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import {
+  CLAIMS_BUCKET,
   dynamoClient,
   type Emulators,
+  provisionClaimsBucket,
   provisionQueues,
   provisionTable,
+  s3Client,
   sqsClient,
   startEmulators,
 } from "../../local/emulators.ts";
@@ -32,6 +36,7 @@ let emu: Emulators;
 let engine: Engine;
 let dynamodb: DynamoDBClient;
 let sqs: SQSClient;
+let s3: S3Client;
 let poolEnv: Record<string, string | undefined>;
 let urls: Map<string, { url: string; dlqUrl: string }>;
 let dir: string;
@@ -41,7 +46,9 @@ beforeAll(async () => {
   emu = await startEmulators();
   dynamodb = dynamoClient(emu.dynamodb.endpoint);
   sqs = sqsClient(emu.sqs.endpoint);
+  s3 = s3Client(emu.sqs.endpoint);
   await provisionTable(dynamodb, table);
+  await provisionClaimsBucket(s3, CLAIMS_BUCKET);
   urls = await provisionQueues(sqs, queues, "pp");
   const configText = JSON.stringify({
     kinds: {
@@ -52,7 +59,7 @@ beforeAll(async () => {
   const config = join(dir, "pool.json");
   writeFileSync(config, configText);
   poolEnv = { ...process.env, SKYFORGE_POOL_CONFIG: config };
-  engine = appEngine({ dynamodb, sqs }, table, urls, configText);
+  engine = appEngine({ dynamodb, sqs, s3 }, table, urls, configText);
 }, 60_000);
 afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -185,7 +192,7 @@ describe("the pool process", () => {
     });
     const config = join(dir, "missing-program.json");
     writeFileSync(config, text);
-    const withRuby = appEngine({ dynamodb, sqs }, table, urls, text);
+    const withRuby = appEngine({ dynamodb, sqs, s3 }, table, urls, text);
     const { lines, log } = capturingLog();
     const pool = startPool(log, { SKYFORGE_POOL_CONFIG: config });
     const ruby = await withRuby.producer.enqueue({ kind: "rb-size", payload: { text: "x" } });

@@ -7,6 +7,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadPayload } from "../../lib/claims/job-bodies.ts";
 import { InvalidItemState, InvalidStoreInput, ItemNotFound, StoreError } from "../../lib/errors.ts";
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
 import {
@@ -24,8 +25,9 @@ import { indexKeys, indexPartition, jobKey, shardOf, uniqueKeyLock } from "../..
 import type { ClaimResult } from "../../lib/store/lease-ops.ts";
 import { claim, heartbeat } from "../../lib/store/lease-ops.ts";
 import { coolDown, getQueueState } from "../../lib/store/queue-state.ts";
-import { getJob, listJobs, loadPayload } from "../../lib/store/read-ops.ts";
+import { getJob, listJobs } from "../../lib/store/read-ops.ts";
 import { INDEX_SHARDS } from "../../lib/store/table.ts";
+import { unreachableClaimStore } from "../support/claims.ts";
 import { ManualClock } from "../support/clock.ts";
 import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
 import { queuedItem, seedOf } from "../support/jobs.ts";
@@ -385,7 +387,7 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       expect(running.payload).toBeUndefined();
       const big = JSON.stringify({ big: "y".repeat(1000) });
       await putPayload(store, item.id, big, TTL);
-      expect(await loadPayload(store, running)).toBe(big);
+      expect(await loadPayload(store, unreachableClaimStore(), running)).toBe(big);
     });
 
     it("takes a scheduled job that is due and removes it from the scheduled index", async () => {
@@ -470,7 +472,7 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("never runs a terminal job again (duplicate delivery)", async () => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
-      await finalize(store, item, "t", { outcome: "done", result: "1", expiresAt: TTL });
+      await finalize(store, item, "t", { outcome: "done", result: { json: "1" }, expiresAt: TTL });
       clock.advance(10 * LEASE_MS);
       const dup = await claim(store, seedOf(item), "dup", LEASE_MS);
       expect(dup.claimed).toBe(false);
@@ -529,7 +531,11 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
       clock.advance(250);
-      const r = await finalize(store, item, "t", { outcome: "done", result: '{"ok":1}', expiresAt: TTL });
+      const r = await finalize(store, item, "t", {
+        outcome: "done",
+        result: { json: '{"ok":1}' },
+        expiresAt: TTL,
+      });
       expect(r.finalized).toBe(true);
       const done = await getJob(store, item.id);
       expect(done).toMatchObject({
@@ -555,7 +561,11 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const token = (await getJob(store, item.id))?.leaseToken as string;
       const before = capacity.length;
       // An echo-like handler: the result is as large as the payload.
-      const r = await finalize(store, item, token, { outcome: "done", result: payload, expiresAt: TTL });
+      const r = await finalize(store, item, token, {
+        outcome: "done",
+        result: { json: payload },
+        expiresAt: TTL,
+      });
       expect(r.finalized).toBe(true);
       const done = (await getJob(store, item.id)) as JobItem;
       const bytes = approximateItemBytes(done as unknown as Record<string, unknown>);
@@ -660,7 +670,7 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     });
 
     const outcomes: [string, (now: number) => Finalization][] = [
-      ["done", () => ({ outcome: "done", result: "1", expiresAt: TTL })],
+      ["done", () => ({ outcome: "done", result: { json: "1" }, expiresAt: TTL })],
       ["retry", (now) => ({ outcome: "retry", runAt: now + 1000, error: "e" })],
       ["reschedule", (now) => ({ outcome: "reschedule", runAt: now + 86_400_000, error: "e" })],
       ["throttled", (now) => ({ outcome: "throttled", runAt: now + 1000, reason: "r" })],
@@ -718,7 +728,7 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
       await cancel(store, item.id, TTL);
-      const r = await finalize(store, item, "t", { outcome: "done", result: "42", expiresAt: TTL });
+      const r = await finalize(store, item, "t", { outcome: "done", result: { json: "42" }, expiresAt: TTL });
       expect(r.finalized).toBe(true);
       expect((await getJob(store, item.id))?.status).toBe("done");
     });
@@ -771,7 +781,7 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("arriving late on a done job is a conflict and the job stays done", async () => {
       const { store, clock } = await setup();
       const { item } = await runningJob(store, clock, "t");
-      await finalize(store, item, "t", { outcome: "done", result: "1", expiresAt: TTL });
+      await finalize(store, item, "t", { outcome: "done", result: { json: "1" }, expiresAt: TTL });
       const done = await getJob(store, item.id);
       const err = await storeErrorOf(cancel(store, item.id, TTL));
       expect(err).toBeInstanceOf(InvalidItemState);
@@ -840,7 +850,7 @@ describe.each(dynamoBackends)("store conformance on $name", (factory) => {
     it("of a done, running or queued job is a conflict; of a missing one not_found", async () => {
       const { store, clock } = await setup();
       const { item: done } = await runningJob(store, clock, "t");
-      await finalize(store, done, "t", { outcome: "done", result: "1", expiresAt: TTL });
+      await finalize(store, done, "t", { outcome: "done", result: { json: "1" }, expiresAt: TTL });
       const doneBefore = await getJob(store, done.id);
       expect(await storeErrorOf(redrive(store, done, HOLD))).toBeInstanceOf(InvalidItemState);
       expect(await getJob(store, done.id)).toEqual(doneBefore);

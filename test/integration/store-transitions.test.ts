@@ -63,7 +63,7 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
   finalize: {
     declared: finalizeTransitions,
     run: [
-      finalizeAs(() => ({ outcome: "done", result: "1", expiresAt: TTL })),
+      finalizeAs(() => ({ outcome: "done", result: { json: "1" }, expiresAt: TTL })),
       finalizeAs((now) => ({ outcome: "retry", runAt: now + 1000, error: "x" })),
       finalizeAs((now) => ({ outcome: "reschedule", runAt: now + 86_400_000, error: "x" })),
       finalizeAs((now) => ({ outcome: "throttled", runAt: now + 1000, reason: "x" })),
@@ -88,7 +88,7 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
   recordOutcome: {
     declared: recordOutcomeTransitions,
     run: [
-      (s, i) => recordOutcome(s, seedOf(i), 1, { status: "done", result: "1", expiresAt: TTL }),
+      (s, i) => recordOutcome(s, seedOf(i), 1, { status: "done", result: { json: "1" }, expiresAt: TTL }),
       (s, i) => recordOutcome(s, seedOf(i), 1, { status: "dead", error: "x", expiresAt: TTL }),
       (s, i) => recordOutcome(s, seedOf(i), 1, { status: "queued", error: "x", runAt: s.clock.now() + 1000 }),
     ],

@@ -1,4 +1,5 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { app } from "../../app/index.ts";
 import { parsePoolConfig, resolvePoolKinds } from "../../lib/app/pool-config.ts";
@@ -7,6 +8,7 @@ import { buildEngine } from "../../lib/engine.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
+import { CLAIMS_BUCKET } from "../../local/emulators.ts";
 
 /**
  * The app's own engine on a table and queues a test provisioned, with an operator's pool file (its
@@ -14,7 +16,7 @@ import type { Engine } from "../../lib/services/engine-services.ts";
  * test enqueues and reads jobs through it while a real pool process runs them.
  */
 export function appEngine(
-  clients: { dynamodb: DynamoDBClient; sqs: SQSClient },
+  clients: { dynamodb: DynamoDBClient; sqs: SQSClient; s3: S3Client },
   table: string,
   urls: ReadonlyMap<string, { url: string }>,
   poolConfigText?: string,
@@ -27,6 +29,8 @@ export function appEngine(
       poolConfigText === undefined ? undefined : parsePoolConfig(poolConfigText),
     ),
     ...clients,
+    // The bucket the local stack names, which its pool process gets too (local/pool-process.ts).
+    claimsBucket: CLAIMS_BUCKET,
     table,
     queueUrls: new Map([...urls].map(([name, q]) => [name, q.url])),
     clock: systemClock,

@@ -22,6 +22,7 @@ import {
   startEmulators,
 } from "../../local/emulators.ts";
 import { EventSourcePoller, toSqsRecord } from "../../local/event-source-poller.ts";
+import { freshClaimsBucket } from "./claims.ts";
 import { defaultQueue, testApp } from "./test-app.ts";
 import { waitFor } from "./wait.ts";
 
@@ -68,6 +69,7 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
       : {},
   );
   const urls = provisioned.get(queue.name) as ProvisionedQueue;
+  const claims = await freshClaimsBucket(emu.sqs.endpoint);
   const metrics = new MemoryMetrics();
   const app = testApp({ queues: [queue], kinds: [...testApp().kinds, ...(options.extraKinds ?? [])] });
   const engine = buildEngine({
@@ -75,6 +77,7 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
     poolKinds: [],
     dynamodb,
     sqs,
+    ...claims,
     table,
     queueUrls: new Map([[queue.name, urls.url]]),
     dlqUrls: new Map([[queue.name, urls.dlqUrl]]),
@@ -122,6 +125,7 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
       for (const p of pollers) await p.stop();
       dynamodb.destroy();
       sqs.destroy();
+      claims.s3.destroy();
     },
   };
 }

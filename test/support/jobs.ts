@@ -65,7 +65,7 @@ export async function finishedJob(
     item,
     token,
     status === "done"
-      ? { outcome: "done", result: JSON.stringify("ok"), expiresAt }
+      ? { outcome: "done", result: { json: JSON.stringify("ok") }, expiresAt }
       : { outcome: "dead", error: "boom", expiresAt },
   );
   if (!result.finalized) throw new Error(`could not finalize ${item.id}: ${result.reason}`);

@@ -21,6 +21,7 @@ import {
   sqsClient,
   startEmulators,
 } from "../../local/emulators.ts";
+import { freshClaimsBucket } from "./claims.ts";
 import { testApp } from "./test-app.ts";
 import { waitFor } from "./wait.ts";
 
@@ -126,6 +127,7 @@ export async function createPoolHarness(
   const table = `pool-${suffix}`;
   await provisionTable(dynamodb, table);
   const urls = (await provisionQueues(sqs, [queue], `p${suffix}`)).get(queue.name) as ProvisionedQueue;
+  const claims = await freshClaimsBucket(emu.sqs.endpoint);
   const spec: PoolKindSpec = {
     name: KIND,
     argv: [process.execPath, SCRIPTED_CHILD],
@@ -143,6 +145,7 @@ export async function createPoolHarness(
     app: testApp({ queues: [queue], kinds: [], poolKinds: [spec], schedules: [] }),
     dynamodb,
     sqs,
+    ...claims,
     table,
     queueUrls: new Map([[queue.name, urls.url]]),
     dlqUrls: new Map([[queue.name, urls.dlqUrl]]),

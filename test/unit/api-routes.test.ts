@@ -7,6 +7,7 @@ import { apiRoutes } from "../../lib/api/routes.ts";
 import { buildEngine } from "../../lib/engine.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
+import { unreachableClaims } from "../support/claims.ts";
 import { ManualClock } from "../support/clock.ts";
 
 test("infra declares exactly the routes the API serves", () => {
@@ -15,6 +16,7 @@ test("infra declares exactly the routes the API serves", () => {
     app,
     dynamodb: new DynamoDBClient({ region: "us-east-1" }),
     sqs: new SQSClient({ region: "us-east-1" }),
+    ...unreachableClaims(),
     table: "t",
     queueUrls: new Map(),
     clock: new ManualClock(),

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import {
+  claimStorageUsdPerMillion,
   estimateCost,
   type JobUsage,
   lambdaGbSeconds,
@@ -8,6 +9,8 @@ import {
 import { type Prices, prices } from "../../bench/prices.ts";
 
 const none: JobUsage = {
+  s3Puts: 0,
+  s3Gets: 0,
   sqsRequests: 0,
   dynamodbWriteUnits: 0,
   dynamodbReadUnits: 0,
@@ -30,12 +33,14 @@ describe("estimateCost", () => {
   test("no usage costs nothing", () => {
     const { usdPerMillionJobs, breakdown } = estimateCost(none);
     expect(usdPerMillionJobs).toBe(0);
-    expect(Object.values(breakdown)).toEqual([0, 0, 0, 0, 0]);
+    expect(Object.values(breakdown)).toEqual([0, 0, 0, 0, 0, 0]);
   });
 
   test("one unit of each kind per job costs its list price per million jobs", () => {
     expect(estimateCost({ ...none, sqsRequests: 1 }).usdPerMillionJobs).toBeCloseTo(0.4, 12);
     expect(estimateCost({ ...none, dynamodbWriteUnits: 1 }).usdPerMillionJobs).toBeCloseTo(0.625, 12);
+    expect(estimateCost({ ...none, s3Puts: 1 }).usdPerMillionJobs).toBeCloseTo(5, 12);
+    expect(estimateCost({ ...none, s3Gets: 1 }).usdPerMillionJobs).toBeCloseTo(0.4, 12);
     expect(estimateCost({ ...none, dynamodbReadUnits: 1 }).usdPerMillionJobs).toBeCloseTo(0.125, 12);
     expect(estimateCost({ ...none, lambdaInvocations: 1 }).usdPerMillionJobs).toBeCloseTo(0.2, 12);
     // 1 GB-s per job × 1,000,000 jobs × $0.0000133334
@@ -53,6 +58,8 @@ describe("estimateCost", () => {
       dynamodbReadUnits: 0.05,
       lambdaInvocations: 0.1 + 0.01,
       lambdaGbSeconds: 0.003 + 0.0005,
+      s3Puts: 0,
+      s3Gets: 0,
     };
     const { usdPerMillionJobs, breakdown } = estimateCost(usage);
     expect(breakdown.sqs).toBeCloseTo(0.12, 12); // 0.3 × 0.40
@@ -72,12 +79,15 @@ describe("estimateCost", () => {
       dynamodbReadUnits: 2.5,
       lambdaInvocations: 1.01,
       lambdaGbSeconds: 0.0625,
+      s3Puts: 1,
+      s3Gets: 2,
     };
     const { usdPerMillionJobs, breakdown } = estimateCost(usage);
     const sum = Object.values(breakdown).reduce((a, b) => a + b, 0);
     expect(usdPerMillionJobs).toBeCloseTo(sum, 12);
-    // 0.28 + 3.125 + 0.3125 + 0.202 + 0.8333375
-    expect(usdPerMillionJobs).toBeCloseTo(4.7528375, 9);
+    expect(breakdown.s3Requests).toBeCloseTo(5.8, 12); // 1 × 5 + 2 × 0.4
+    // 0.28 + 3.125 + 0.3125 + 0.202 + 0.8333375 + 5.8
+    expect(usdPerMillionJobs).toBeCloseTo(10.5528375, 9);
   });
 
   test("uses the prices it is given", () => {
@@ -85,6 +95,7 @@ describe("estimateCost", () => {
       dynamodb: { usdPerMillionWriteRequestUnits: 1.25, usdPerMillionReadRequestUnits: 0.25 },
       sqs: { usdPerMillionRequests: 0.8, billedChunkBytes: 65_536 },
       lambda: { usdPerMillionRequests: 0.4, usdPerGbSecond: 0.0000266668 },
+      s3: { usdPerMillionPuts: 10, usdPerMillionGets: 0.8, usdPerGbMonth: 0.046 },
     };
     const usage: JobUsage = {
       sqsRequests: 0.3,
@@ -92,14 +103,25 @@ describe("estimateCost", () => {
       dynamodbReadUnits: 0.05,
       lambdaInvocations: 0.11,
       lambdaGbSeconds: 0.0035,
+      s3Puts: 1,
+      s3Gets: 1,
     };
-    expect(estimateCost(usage, doubled).usdPerMillionJobs).toBeCloseTo(2 * 2.0699169, 9);
+    expect(estimateCost(usage, doubled).usdPerMillionJobs).toBeCloseTo(2 * (2.0699169 + 5.4), 9);
   });
 
   test("rejects negative or non-finite usage", () => {
     expect(() => estimateCost({ ...none, sqsRequests: -0.1 })).toThrow(RangeError);
     expect(() => estimateCost({ ...none, dynamodbWriteUnits: Number.NaN })).toThrow(/dynamodbWriteUnits/);
     expect(() => estimateCost({ ...none, lambdaGbSeconds: Number.POSITIVE_INFINITY })).toThrow(RangeError);
+  });
+});
+
+describe("claimStorageUsdPerMillion", () => {
+  test("bytes × days kept, as GB-months at S3 Standard's price", () => {
+    // A million 200 KB objects kept 30 days: 204.8 GB for 30/30.4167 of a month at $0.023.
+    expect(claimStorageUsdPerMillion(204_800 * 30)).toBeCloseTo((204.8 * 30 * 0.023) / (365 / 12), 9);
+    expect(claimStorageUsdPerMillion(0)).toBe(0);
+    expect(() => claimStorageUsdPerMillion(-1)).toThrow(RangeError);
   });
 });
 

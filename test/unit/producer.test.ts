@@ -18,6 +18,7 @@ import { createStoreContext } from "../../lib/store/context.ts";
 import { jobKey, uniqueKeyLock } from "../../lib/store/keys.ts";
 import { JobMessage } from "../../lib/transport/job-message.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
+import { unreachableClaimStore } from "../support/claims.ts";
 import { ManualClock } from "../support/clock.ts";
 import { testRegistry } from "../support/test-app.ts";
 import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
@@ -38,6 +39,7 @@ beforeEach(() => {
   metrics = new MemoryMetrics();
   producer = new Producer({
     store: createStoreContext(newDynamoClient(), "jobs", clock),
+    claims: unreachableClaimStore(),
     transport: new SqsTransport(newSqsClient(), queueUrls),
     registry: testRegistry(),
     queues,

@@ -20,6 +20,7 @@ import { LambdaEventSourceControl } from "../../lib/queue-control/event-source-c
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getQueueState, setQueueConfig } from "../../lib/store/queue-state.ts";
 import { dynamoClient, provisionTable, type RunningEmulator, startDynalite } from "../../local/emulators.ts";
+import { unreachableClaims } from "../support/claims.ts";
 import { ManualClock } from "../support/clock.ts";
 import { testApp } from "../support/test-app.ts";
 import { newSqsClient } from "./aws-mocks.ts";
@@ -79,6 +80,7 @@ beforeEach(async () => {
     app: testApp({ queues: [defaultQueue, poolQueue] }),
     dynamodb,
     sqs: newSqsClient(),
+    ...unreachableClaims(),
     table,
     queueUrls,
     dlqUrls,

@@ -10,7 +10,6 @@ import {
   encodeMessageBody,
   type JobMessage,
   parseJobMessage,
-  payloadBytesInMessage,
 } from "../../lib/transport/job-message.ts";
 import { type OutgoingJob, SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { newSqsClient, queueUrls } from "./aws-mocks.ts";
@@ -128,12 +127,4 @@ describe("message bodies", () => {
     expect(body).toContain("\\u00e9");
   });
 
-  it("count a payload at the size it travels in the message", () => {
-    // The payload JSON is a JSON string in the body: its own quotes are escaped, then every non-ASCII unit.
-    // An emoji is 4 bytes of UTF-8 and 12 in the message; a quote inside a string 2 and 4 (escaped twice).
-    expect(payloadBytesInMessage(JSON.stringify("x".repeat(100))).bytes).toBe(2 + 4 + 100);
-    expect(payloadBytesInMessage(JSON.stringify("🚀".repeat(100))).bytes).toBe(2 + 4 + 1200);
-    expect(payloadBytesInMessage(JSON.stringify('"'.repeat(100))).bytes).toBe(2 + 4 + 400);
-    expect(payloadBytesInMessage("{}").max).toBeLessThan(256 * 1024);
-  });
 });

@@ -26,6 +26,7 @@ import type { JobItem } from "../../lib/store/job-item.ts";
 import { jobKey, queueStateKey } from "../../lib/store/keys.ts";
 import type { JobMessage } from "../../lib/transport/job-message.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
+import { unreachableClaimStore } from "../support/claims.ts";
 import { ManualClock } from "../support/clock.ts";
 import { testRegistry } from "../support/test-app.ts";
 import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
@@ -61,6 +62,7 @@ beforeEach(() => {
   metrics = new MemoryMetrics();
   const services = {
     store: createStoreContext(newDynamoClient(), "jobs", clock),
+    claims: unreachableClaimStore(),
     transport: new SqsTransport(newSqsClient(), queueUrls),
     registry: testRegistry([counted]),
     queues,

@@ -1,0 +1,30 @@
+import { claimKey, needsClaimCheck } from "../claims/claim-keys.ts";
+import { type ClaimStore, getClaim, putClaim } from "../claims/claim-store.ts";
+import type { StoredResult } from "../store/job-item.ts";
+import type { JobMessage } from "../transport/job-message.ts";
+
+/**
+ * The payload JSON a delivery runs with: the message's own, or its object's in the claims bucket.
+ * undefined when the object has expired (the job waited longer than its queue keeps it).
+ */
+export async function deliveredPayload(claims: ClaimStore, msg: JobMessage): Promise<string | undefined> {
+  return msg.payloadObject ? getClaim(claims, msg.payloadObject) : msg.payload;
+}
+
+/**
+ * A success's result as it will be stored: over the claim check's threshold it is written to the
+ * claims bucket first, under the attempt's own key (a run that lost its lease never overwrites the
+ * object its job points to), kept as long as the finished job (`expiresAt`, epoch seconds).
+ */
+export async function stowResult(
+  claims: ClaimStore,
+  job: { id: string; attempt: number },
+  result: StoredResult,
+  now: number,
+  expiresAt: number,
+): Promise<StoredResult> {
+  if (!("json" in result) || !needsClaimCheck(result.json)) return result;
+  const key = claimKey(job.id, `result-${job.attempt}`, now, expiresAt * 1000);
+  await putClaim(claims, key, result.json);
+  return { object: key };
+}
