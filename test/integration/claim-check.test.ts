@@ -21,6 +21,7 @@ import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { LOCAL_AWS } from "../../local/emulators.ts";
 import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
 import { type HttpRequest, httpApiEvent } from "../support/lambda-events.ts";
+import { waitFor } from "../support/wait.ts";
 import { doomedEngine } from "./crash-switch.ts";
 
 /** Returns a blob of the asked size (or its payload's own blob): results as large as a test wants. */
@@ -222,5 +223,28 @@ describe("the claim check on the emulators (fauxqs S3, dynalite)", () => {
     // Two payloads and two results, each written once and read once.
     expect(c.crash.sent("PutObjectCommand")).toBe(4);
     expect(c.crash.sent("GetObjectCommand")).toBe(2);
+  });
+
+  test("a group's children carry large payloads; a page of children names the results left in the bucket", async () => {
+    const h = await setUp();
+    const { group } = await h.engine.groups.create({
+      children: [
+        { kind: "blob", payload: payloadOf(20_000) },
+        { kind: "blob", payload: { blob: "small" } },
+      ],
+      onComplete: { kind: "blob", payload: { blob: "done" } },
+    });
+    const poller = h.startPoller();
+    await waitFor(
+      async () => (await h.engine.groups.get(group.id)).status === "succeeded" || undefined,
+      "the group to succeed",
+    );
+    await poller.stop();
+    const page = await h.engine.groups.children(group.id, {});
+    expect(page.items.map((c) => c.status)).toEqual(["done", "done"]);
+    expect(page.items[0]).toMatchObject({ omitted: ["result"] });
+    expect(page.items[0]).not.toHaveProperty("result");
+    expect(page.items[1]).toMatchObject({ result: { blob: "small", seen: 5 } });
+    expect(page.items[1]).not.toHaveProperty("omitted");
   });
 });

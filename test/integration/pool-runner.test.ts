@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { loadJobView } from "../../lib/claims/job-bodies.ts";
 import { retentionExpiry } from "../../lib/retention.ts";
 import { cancel } from "../../lib/store/finalize-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
@@ -48,6 +49,18 @@ describe("PoolRunner: outcomes of a child's reply", () => {
     expect(alive(result.pid)).toBe(true);
     expect(h.metrics.total("poolDispatched")).toBe(1);
     expect(h.metrics.total("succeeded")).toBe(1);
+  });
+
+  it("a payload and a result over 8 KiB go through the claims bucket: the child sees and answers them whole", async () => {
+    const h = await pool.create();
+    const echo = "é".repeat(300_000);
+    const id = await h.enqueue({ act: "ok", echo });
+    const done = await h.settled(id, "done");
+    expect(done.payloadObject).toMatch(/^claims\/\d+d\/.+\/payload$/);
+    expect(done.resultObject).toMatch(/^claims\/\d+d\/.+\/result-1$/);
+    expect(done.result).toBeUndefined();
+    const view = await loadJobView(h.engine.store, h.engine.claims, done);
+    expect(view.result).toMatchObject({ attempt: 1, echo });
   });
 
   it("an error reply is retried with backoff, then the job dies with the child's message", async () => {
