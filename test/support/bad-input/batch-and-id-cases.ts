@@ -51,7 +51,7 @@ const batchCases: BadCase[] = [
     request: {
       method: "POST",
       path: "/jobs/batch",
-      raw: `{"jobs":[{"kind":"echo","payload":"🚀"},{"kind":"echo","payload":${nestedArrays(10_000)}},{"kind":"nope"},null,7,{"kind":"echo","queue":"heavy"},{"kind":"echo","payload":"${"x".repeat(210_000)}"}]}`,
+      raw: `{"jobs":[{"kind":"echo","payload":"🚀"},{"kind":"echo","payload":${nestedArrays(10_000)}},{"kind":"nope"},null,7,{"kind":"echo","queue":"heavy"},{"kind":"echo","payload":"${"x".repeat(1_050_000)}"}]}`,
     },
     expect: {
       status: 200,

@@ -76,24 +76,34 @@ const shapeCases: BadCase[] = [
     expect: invalid,
   },
   {
-    name: "POST /jobs payload over 200 KB",
-    request: post({ kind: "echo", payload: "x".repeat(210_000) }),
+    name: "POST /jobs payload over 1 MiB",
+    request: post({ kind: "echo", payload: "x".repeat(1_050_000) }),
     expect: { status: 413, code: "payload_too_large" },
   },
   {
-    name: "POST /jobs 150 KB of 2-byte chars",
+    name: "POST /jobs 1.2 MB of 2-byte chars",
+    request: post({ kind: "echo", payload: "é".repeat(600_000) }),
+    expect: { status: 413, code: "payload_too_large" },
+  },
+  {
+    name: "POST /jobs 300 KB of 2-byte chars (to the claims bucket)",
     request: post({ kind: "echo", payload: "é".repeat(150_000) }),
+    expect: created,
+  },
+  {
+    name: "POST /jobs a payload its SQS message could not carry escaped (to the claims bucket)",
+    request: post({ kind: "echo", payload: '"'.repeat(200_000) }),
+    expect: created,
+  },
+  {
+    name: "POST /jobs 300 000 emoji",
+    request: post({ kind: "echo", payload: "🚀".repeat(300_000) }),
     expect: { status: 413, code: "payload_too_large" },
   },
   {
-    name: "POST /jobs payload that only escaping makes too big for SQS",
-    request: post({ kind: "echo", payload: '"'.repeat(70_000) }),
-    expect: { status: 413, code: "payload_too_large" },
-  },
-  {
-    name: "POST /jobs 40 000 emoji",
+    name: "POST /jobs 40 000 emoji (to the claims bucket)",
     request: post({ kind: "echo", payload: "🚀".repeat(40_000) }),
-    expect: { status: 413, code: "payload_too_large" },
+    expect: created,
   },
   {
     name: "POST /jobs 10 000 emoji",

@@ -63,8 +63,8 @@ const createCases: BadCase[] = [
     expect: invalid,
   },
   {
-    name: "POST /groups onComplete payload over 200 KB",
-    request: create({ onComplete: { kind: "echo", payload: "x".repeat(210_000) } }),
+    name: "POST /groups onComplete payload over 1 MiB",
+    request: create({ onComplete: { kind: "echo", payload: "x".repeat(1_050_000) } }),
     expect: { status: 413, code: "payload_too_large" },
   },
   {
@@ -106,8 +106,8 @@ const createCases: BadCase[] = [
     expect: invalid,
   },
   {
-    name: "POST /groups a child over 200 KB",
-    request: create({ children: [echo("x".repeat(210_000))], onComplete }),
+    name: "POST /groups a child over 1 MiB",
+    request: create({ children: [echo("x".repeat(1_050_000))], onComplete }),
     expect: invalid,
   },
   { name: "POST /groups failure bogus", request: create({ onComplete, failure: "bogus" }), expect: invalid },

@@ -76,9 +76,14 @@ const rows: InvokeRow[] = [
     expect: invalid,
   },
   {
-    name: "a payload over 200 KB",
-    payload: text({ kind: "echo", payload: "x".repeat(210_000) }),
+    name: "a payload over 1 MiB",
+    payload: text({ kind: "echo", payload: "x".repeat(1_050_000) }),
     expect: { code: "payload_too_large" },
+  },
+  {
+    name: "a 300 KB payload (to the claims bucket)",
+    payload: text({ kind: "echo", payload: "y".repeat(300_000) }),
+    expect: { payloadBack: "y".repeat(300_000) },
   },
   {
     name: "a live uniqueKey",
