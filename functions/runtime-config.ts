@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { app } from "../app/index.ts";
 import { loadPoolKinds } from "../lib/app/pool-config.ts";
@@ -14,6 +15,7 @@ import type { Engine } from "../lib/services/engine-services.ts";
 /**
  * The adapter layer: the only place that reads the environment. Infra sets (none is a secret):
  * - SKYFORGE_TABLE;
+ * - SKYFORGE_CLAIMS_BUCKET, the bucket of payloads and results over 8 KiB (lib/claims/);
  * - SKYFORGE_QUEUE_URLS, a JSON map of queue name → url;
  * - SKYFORGE_DLQ_URLS, the same for dead-letter queues (reaper and API);
  * - SKYFORGE_EVENT_SOURCE_MAPPINGS, queue name → the worker's event source mapping UUID (only for
@@ -64,6 +66,9 @@ export function engineFromEnv(
     poolKinds,
     dynamodb: new DynamoDBClient({}),
     sqs: new SQSClient({}),
+    // AWS_ENDPOINT_URL_S3 points it elsewhere (the local stack's pool); path-style there, as AWS allows.
+    s3: new S3Client({ forcePathStyle: process.env.AWS_ENDPOINT_URL_S3 !== undefined }),
+    claimsBucket: required("SKYFORGE_CLAIMS_BUCKET"),
     table: required("SKYFORGE_TABLE"),
     queueUrls: jsonMap("SKYFORGE_QUEUE_URLS") as Map<string, string>,
     ...(dlqUrls ? { dlqUrls } : {}),

@@ -3,7 +3,7 @@ import { createInterface } from "node:readline";
 import type { Log } from "../lib/observability/log.ts";
 import { dieWithParentPrefix } from "../lib/pool/child-program.ts";
 import { POOL_BAD_CONFIG_EXIT_CODE } from "../lib/pool/pool-runner.ts";
-import { LOCAL_AWS } from "./emulators.ts";
+import { CLAIMS_BUCKET, LOCAL_AWS } from "./emulators.ts";
 
 export interface PoolProcessOptions {
   /** The pool's entry point as a command, e.g. [node, "--import", "tsx", "functions/pool/main.ts"]. */
@@ -68,7 +68,10 @@ export function startPoolProcess(o: PoolProcessOptions): PoolProcess {
     AWS_SECRET_ACCESS_KEY: LOCAL_AWS.credentials.secretAccessKey,
     AWS_ENDPOINT_URL_DYNAMODB: o.endpoints.dynamodb,
     AWS_ENDPOINT_URL_SQS: o.endpoints.sqs,
+    // The emulator serves S3 on its SQS endpoint.
+    AWS_ENDPOINT_URL_S3: o.endpoints.sqs,
     SKYFORGE_TABLE: o.table,
+    SKYFORGE_CLAIMS_BUCKET: CLAIMS_BUCKET,
     SKYFORGE_QUEUE_URLS: JSON.stringify(Object.fromEntries(o.queueUrls)),
     SKYFORGE_DLQ_URLS: JSON.stringify(Object.fromEntries(o.dlqUrls)),
     SKYFORGE_POOL_DRAIN_SECONDS: String(o.drainSeconds),
