@@ -6,7 +6,7 @@ const layers = [
   // 0 base
   ["^lib/(clock|errors|limits|retention)\\.ts$", "^lib/job/status\\.ts$", "^lib/observability/(log|metric-names)\\.ts$"],
   // 1 model: jobs, kinds, the app's declarations
-  ["^lib/job/", "^lib/app/"],
+  ["^lib/job/", "^lib/app/", "^lib/batching/"],
   // 2 store
   ["^lib/store/", "^lib/claims/"],
   // 3 transport

@@ -1,0 +1,159 @@
+import { describe, expect, it } from "vitest";
+import { type BatchPolicy, KeyBatches, type Timers } from "../../lib/batching/key-batches.ts";
+import { deferred } from "../support/wait.ts";
+
+/** Timers on a manual clock: `advance` fires what falls due, in order. */
+class ManualTimers implements Timers {
+  now = 0;
+  private pending: { at: number; fire: () => void; live: boolean }[] = [];
+  after(ms: number, fire: () => void) {
+    const t = { at: this.now + ms, fire, live: true };
+    this.pending.push(t);
+    return () => {
+      t.live = false;
+    };
+  }
+  advance(ms: number) {
+    const until = this.now + ms;
+    for (;;) {
+      const due = this.pending.filter((t) => t.live && t.at <= until).sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      due.live = false;
+      this.now = due.at;
+      due.fire();
+    }
+    this.now = until;
+  }
+}
+
+/** A KeyBatches whose calls stay open until the test ends them, recording what each call took. */
+function harness(policy: BatchPolicy, limits = { maxSize: 3, maxWaitSeconds: 2, maxKeyConcurrency: 1 }) {
+  const timers = new ManualTimers();
+  const calls: { key: string; items: number[]; at: number; end: () => void }[] = [];
+  const batches = new KeyBatches<number>({
+    policy,
+    limits,
+    timers,
+    run: (key, items) => {
+      const done = deferred();
+      calls.push({ key, items, at: timers.now, end: () => done.resolve() });
+      return done.promise;
+    },
+  });
+  const settle = () => new Promise((r) => setImmediate(r));
+  return { timers, calls, batches, settle };
+}
+
+describe("KeyBatches policies (a manual clock)", () => {
+  it("immediate: each item goes as soon as its key has capacity; what waits goes together after", async () => {
+    const { calls, batches, settle } = harness("immediate");
+    batches.add("a", 1);
+    batches.add("a", 2);
+    batches.add("a", 3);
+    batches.add("b", 9);
+    expect(calls.map((c) => [c.key, c.items])).toEqual([
+      ["a", [1]],
+      ["b", [9]],
+    ]);
+    calls[0]?.end();
+    await settle();
+    expect(calls[2]).toMatchObject({ key: "a", items: [2, 3] });
+  });
+
+  it("size: waits for maxSize items, or maxWaitSeconds after the first", async () => {
+    const { timers, calls, batches, settle } = harness("size");
+    batches.add("a", 1);
+    batches.add("a", 2);
+    timers.advance(1999);
+    expect(calls).toHaveLength(0);
+    batches.add("a", 3);
+    expect(calls[0]).toMatchObject({ items: [1, 2, 3], at: 1999 });
+    batches.add("a", 4);
+    calls[0]?.end();
+    await settle();
+    // 4 is not ready (one item, its wait not over): the end starts nothing.
+    expect(calls).toHaveLength(1);
+    timers.advance(2000);
+    expect(calls[1]).toMatchObject({ items: [4], at: 3999 });
+  });
+
+  it("duration: runs maxWaitSeconds after the key's first waiting item, or at once when full", () => {
+    const { timers, calls, batches } = harness("duration", {
+      maxSize: 2,
+      maxWaitSeconds: 5,
+      maxKeyConcurrency: 2,
+    });
+    batches.add("a", 1);
+    timers.advance(3000);
+    batches.add("a", 2);
+    expect(calls[0]).toMatchObject({ items: [1, 2], at: 3000 });
+    batches.add("a", 3);
+    timers.advance(4999);
+    expect(calls).toHaveLength(1);
+    timers.advance(1);
+    expect(calls[1]).toMatchObject({ items: [3], at: 8000 });
+  });
+
+  it("balanced: at once when idle; otherwise gathers until the call in flight ends, or until full", async () => {
+    const { calls, batches, settle } = harness("balanced", {
+      maxSize: 3,
+      maxWaitSeconds: 60,
+      maxKeyConcurrency: 2,
+    });
+    batches.add("a", 1);
+    expect(calls[0]?.items).toEqual([1]);
+    batches.add("a", 2);
+    batches.add("a", 3);
+    expect(calls).toHaveLength(1);
+    calls[0]?.end();
+    await settle();
+    expect(calls[1]?.items).toEqual([2, 3]);
+    batches.add("a", 4);
+    batches.add("a", 5);
+    batches.add("a", 6);
+    // Full: a second concurrent call goes without waiting for the first.
+    expect(calls[2]?.items).toEqual([4, 5, 6]);
+  });
+
+  it("never runs more calls of a key than maxKeyConcurrency, nor more items than maxSize", async () => {
+    const { calls, batches, settle } = harness("immediate", {
+      maxSize: 2,
+      maxWaitSeconds: 1,
+      maxKeyConcurrency: 2,
+    });
+    for (let i = 0; i < 9; i++) batches.add("k", i);
+    expect(calls.map((c) => c.items)).toEqual([[0], [1]]);
+    expect(batches.inFlight("k")).toBe(2);
+    expect(batches.waitingCount("k")).toBe(7);
+    while (batches.waitingCount("k") > 0 || batches.inFlight("k") > 0) {
+      const open = calls.find((c) => !(c as { ended?: boolean }).ended);
+      (open as { ended?: boolean }).ended = true;
+      open?.end();
+      await settle();
+      expect(batches.inFlight("k")).toBeLessThanOrEqual(2);
+    }
+    expect(calls.flatMap((c) => c.items).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(Math.max(...calls.map((c) => c.items.length))).toBe(2);
+  });
+
+  it("drain: starts nothing more, hands back every waiting item, and waits for the calls in flight", async () => {
+    const { timers, calls, batches, settle } = harness("size");
+    batches.add("a", 1);
+    batches.add("a", 2);
+    batches.add("a", 3);
+    batches.add("a", 4);
+    batches.add("b", 5);
+    let drained: number[] | undefined;
+    const draining = batches.drain().then((left) => {
+      drained = left;
+    });
+    timers.advance(10_000);
+    await settle();
+    expect(drained).toBeUndefined();
+    expect(calls).toHaveLength(1);
+    calls[0]?.end();
+    await draining;
+    expect(drained?.sort()).toEqual([4, 5]);
+    expect(() => batches.add("a", 6)).toThrow(/draining/);
+  });
+});
