@@ -1,7 +1,8 @@
 import { app } from "../app/index";
+import { CLAIMS_PREFIX } from "../lib/claims/claim-keys";
 import { grantsFor, type ResourceRef, type Role } from "../lib/infra/grants";
 import { queueOf } from "./queues";
-import { table } from "./storage";
+import { claims, table } from "./storage";
 
 /** The event source mapping ARNs, by queue; known once the workers exist (infra/workers.ts). */
 export type MappingArns = ReadonlyMap<string, $util.Output<string>>;
@@ -16,6 +17,8 @@ function arnOf(ref: ResourceRef, mappings: MappingArns): $util.Input<string> {
       return queueOf(ref.queue).queue.arn;
     case "dlq":
       return queueOf(ref.queue).dlq.arn;
+    case "claimObjects":
+      return $interpolate`${claims.arn}/${CLAIMS_PREFIX}*`;
     case "eventSourceMapping": {
       const arn = mappings.get(ref.queue);
       if (!arn) throw new Error(`no event source mapping for queue ${ref.queue}`);

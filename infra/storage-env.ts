@@ -1,4 +1,4 @@
-import { table } from "./storage";
+import { claims, table } from "./storage";
 
-/** What every function and the pool need to find the table (a name, never a secret). */
-export const storage = { SKYFORGE_TABLE: table.name };
+/** What every function and the pool need to find the table and the claims bucket (names, never secrets). */
+export const storage = { SKYFORGE_TABLE: table.name, SKYFORGE_CLAIMS_BUCKET: claims.name };

@@ -1,3 +1,4 @@
+import { claimLifecycleRules } from "../lib/claims/claim-keys";
 import { statusIndex, tableKeys, ttlAttribute } from "../lib/store/table";
 
 /**
@@ -15,4 +16,23 @@ export const table = new sst.aws.Dynamo("Jobs", {
   globalIndexes: { [statusIndex.name]: { hashKey: statusIndex.hashKey, rangeKey: statusIndex.rangeKey } },
   ttl: ttlAttribute,
   deletionProtection: $app.protect,
+});
+
+/**
+ * The claims bucket (docs/architecture.md §17): payloads and results over 8 KiB, one object each,
+ * expired by one lifecycle rule per retention class (lib/claims/claim-keys.ts). Private (SST blocks
+ * public access and refuses plain HTTP), and encrypted at rest with S3-managed keys (SSE-S3): the
+ * functions need no KMS grant and pay no KMS request per object, which SSE-KMS would add.
+ */
+export const claims = new sst.aws.Bucket("Claims", {
+  lifecycle: claimLifecycleRules().map((rule) => ({
+    id: rule.id,
+    prefix: rule.prefix,
+    expiresIn: `${rule.expirationDays} days` as const,
+  })),
+});
+
+export const claimsEncryption = new aws.s3.BucketServerSideEncryptionConfiguration("ClaimsEncryption", {
+  bucket: claims.name,
+  rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "AES256" } }],
 });

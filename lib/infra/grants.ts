@@ -14,7 +14,9 @@ export type ResourceRef =
   | { type: "tableIndexes" }
   | { type: "queue"; queue: string }
   | { type: "dlq"; queue: string }
-  | { type: "eventSourceMapping"; queue: string };
+  | { type: "eventSourceMapping"; queue: string }
+  /** `<claims bucket arn>/claims/*`: the claim check's objects (docs/architecture.md §17), nothing else. */
+  | { type: "claimObjects" };
 
 export interface Grant {
   actions: readonly string[];
@@ -25,6 +27,13 @@ const JOB_ITEMS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"
 /** Job groups (docs/architecture.md §15): a group's slices are one Query; its children one BatchGetItem. */
 const GROUP_READS = ["dynamodb:Query", "dynamodb:BatchGetItem"];
 const table: ResourceRef = { type: "table" };
+const claimObjects: ResourceRef = { type: "claimObjects" };
+/**
+ * Every role that enqueues or runs jobs writes large payloads and results, and reads them back: a
+ * run reads its payload, and a duplicate enqueue (a unique key, a group's completion) answers with
+ * the job that holds it, bodies and all.
+ */
+const putAndGetClaims: Grant = { actions: ["s3:PutObject", "s3:GetObject"], resources: [claimObjects] };
 const indexes: ResourceRef = { type: "tableIndexes" };
 
 const mains = (qs: readonly QueueDeclaration[]) =>
@@ -63,6 +72,7 @@ export function grantsFor(
       return [
         { actions: [...JOB_ITEMS, ...GROUP_READS], resources: [table] },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
+        putAndGetClaims,
       ];
     case "api":
       // Listings scan or query; retry re-sends; GET /queues reads depths (main and DLQ); pause,
@@ -73,6 +83,7 @@ export function grantsFor(
         { actions: ["sqs:SendMessage", "sqs:GetQueueAttributes"], resources: mains(queues) },
         { actions: ["sqs:GetQueueAttributes"], resources: dlqs(queues) },
         eventSourceControl(queues),
+        putAndGetClaims,
       ];
     case "worker":
       // A throttle or a pause re-sends the message; a retry or a duplicate moves its visibility. A
@@ -82,6 +93,7 @@ export function grantsFor(
         { actions: [...JOB_ITEMS, ...GROUP_READS], resources: [table] },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
         { actions: ["sqs:ChangeMessageVisibility"], resources: mains(ownQueues) },
+        putAndGetClaims,
       ];
     case "reaper":
       // Promotion sends in batches (SendMessage covers SendMessageBatch); the DLQ drain receives and
@@ -93,6 +105,8 @@ export function grantsFor(
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
         { actions: ["sqs:ReceiveMessage", "sqs:DeleteMessage"], resources: dlqs(queues) },
         eventSourceControl(queues),
+        // A group's completion job it re-enqueues; re-sent messages carry a payload's key, unread.
+        putAndGetClaims,
       ];
     case "cleanup":
       // Dead jobs through the index; the optional sweep scans (off on AWS, where TTL does it).
@@ -108,6 +122,7 @@ export function grantsFor(
       return [
         { actions: [...JOB_ITEMS, "dynamodb:Query"], resources: [table] },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
+        putAndGetClaims,
       ];
     case "pool":
       // As the worker: follow-ups, groups and completion jobs may go to any queue.
@@ -118,6 +133,7 @@ export function grantsFor(
           resources: mains(ownQueues),
         },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
+        putAndGetClaims,
       ];
   }
 }

@@ -4,6 +4,7 @@ import { API_CATCH_ALL_ROUTE_KEY, API_ROUTE_KEYS } from "../../lib/api/route-key
 import { tierOf, visibilityTimeoutSeconds } from "../../lib/app/queue-declaration.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { statusIndex, ttlAttribute } from "../../lib/store/table.ts";
+import { claimsBucketFailures } from "./claims-assertions.ts";
 import { hygieneFailures } from "./hygiene-assertions.ts";
 import { iamFailures } from "./iam-assertions.ts";
 import { lambdaHandlers } from "./lambda-build.ts";
@@ -212,6 +213,7 @@ export function stageFailures(run: StageRun): string[] {
     ...iamFailures(stage),
     ...apiAndScheduleFailures(stage),
     ...tableFailures(stage, run.outputs._protect === true),
+    ...claimsBucketFailures(stage),
     ...poolFailures(stage),
     ...monitoringFailures(stage),
     ...hygieneFailures(stage),

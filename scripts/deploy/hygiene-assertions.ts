@@ -40,7 +40,7 @@ function isNameOrUrl(value: string): boolean {
 }
 
 /** The pool container's environment (SST passes the container definitions as a wrapped secret). */
-function containerEnvironments(stage: StageResources): Record<string, string>[] {
+export function containerEnvironments(stage: StageResources): Record<string, string>[] {
   return stage
     .ofType("aws:ecs/taskDefinition:TaskDefinition")
     .flatMap((task) =>

@@ -1,6 +1,7 @@
 import { app } from "../../app/index.ts";
 import { poolKinds } from "../../infra/pool-config.ts";
 import { tierOf } from "../../lib/app/queue-declaration.ts";
+import { CLAIMS_PREFIX } from "../../lib/claims/claim-keys.ts";
 import { grantsFor, type ResourceRef, type Role } from "../../lib/infra/grants.ts";
 import { functionName } from "./lambda-build.ts";
 import { BOOTSTRAP } from "./rpc-stand-in.ts";
@@ -27,11 +28,13 @@ function planned(stage: StageResources, role: Role, own: readonly string[]): Pol
           ? table && `${table}/index/*`
           : ref.type === "queue" || ref.type === "dlq"
             ? arnOf(stage.queue(ref.queue, ref.type === "dlq"))
-            : arnOf(
-                stage
-                  .ofType("aws:lambda/eventSourceMapping:EventSourceMapping")
-                  .find((m) => m.inputs.eventSourceArn === arnOf(stage.queue(ref.queue))),
-              );
+            : ref.type === "claimObjects"
+              ? claimObjectsArn(stage)
+              : arnOf(
+                  stage
+                    .ofType("aws:lambda/eventSourceMapping:EventSourceMapping")
+                    .find((m) => m.inputs.eventSourceArn === arnOf(stage.queue(ref.queue))),
+                );
     if (!found) missing.push(`${ref.type}${"queue" in ref ? ` ${ref.queue}` : ""}`);
     return found ?? "?";
   };
@@ -136,15 +139,21 @@ function scheduleRoleFailures(stage: StageResources): string[] {
   });
 }
 
-/** No role may name every resource, or a wildcard but `<table>/index/*`. */
+/** `<claims bucket arn>/claims/*`: the claim check's objects and nothing else of the bucket. */
+function claimObjectsArn(stage: StageResources): string | undefined {
+  const bucket = arnOf(stage.ofType("aws:s3/bucket:Bucket").find((b) => b.name.startsWith("Claims")));
+  return bucket && `${bucket}/${CLAIMS_PREFIX}*`;
+}
+
+/** No role may name every resource, or a wildcard but `<table>/index/*` and the claim objects' prefix. */
 function wildcardFailures(stage: StageResources): string[] {
-  const indexes = `${arnOf(stage.table)}/index/*`;
+  const allowed = new Set([`${arnOf(stage.table)}/index/*`, claimObjectsArn(stage)]);
   const bridge = new Set(devBridgeStatements(stage).map(canonical));
   return stage.ofType("aws:iam/role:Role").flatMap((role) =>
     inlineStatements(role)
       .filter((s) => !bridge.has(canonical(s)))
       .flatMap((s) => s.Resource)
-      .filter((r) => r.includes("*") && r !== indexes)
+      .filter((r) => r.includes("*") && !allowed.has(r))
       .map((r) => `role ${role.name}: wildcard resource ${r}`),
   );
 }
