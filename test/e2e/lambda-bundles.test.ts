@@ -162,6 +162,35 @@ describe("every bundle, run as Lambda runs it", () => {
     });
   });
 
+  test("a payload and a result over 8 KiB go through the claims bucket, each call within the function's grants", async () => {
+    const big = { blob: "b".repeat(100_000) };
+    const { payload: job, calls: enqueueCalls } = await invoke<{ id: string }>("enqueue", {
+      kind: "echo",
+      payload: big,
+    });
+    const put = enqueueCalls.filter((c) => c.service === "s3");
+    expect(put.map((c) => [c.operation, c.status])).toEqual([["PutObject", 200]]);
+    expect(put[0]?.target).toEqual({
+      bucket: stack.deployed.claims.name,
+      key: expect.stringMatching(new RegExp(`^claims/\\d+d/${job.id}/payload$`)),
+    });
+    const queue = defaultQueue();
+    const received = await stack.receiveJobs(queue.url, [job.id]);
+    const message = received.get(job.id) as Message;
+    // The message carries the key, not the 100 KB.
+    expect((message.Body ?? "").length).toBeLessThan(1024);
+    const { payload: response, calls } = await invoke("worker", sqsEvent([sqsRecord(message, queue.arn)]));
+    expect(response).toEqual({ batchItemFailures: [] });
+    // The payload read after the claim, the echoed result written before the finalize.
+    expect(calls.filter((c) => c.service === "s3").map((c) => c.operation)).toEqual([
+      "GetObject",
+      "PutObject",
+    ]);
+    const done = await http({ method: "GET", route: "/jobs/{id}", path: `/jobs/${job.id}` });
+    expect(done.json).toMatchObject({ id: job.id, status: "done", payload: big, result: big });
+    expect(operations(done.calls)).toContain("s3:GetObject");
+  });
+
   test("api answers API Gateway v2 events (IAM auth, base64 bodies) with the documented status, content type and JSON", async () => {
     const created = await http({
       method: "POST",

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, request, type Server, type ServerRe
 import type { AddressInfo } from "node:net";
 import { LOOPBACK } from "../../local/emulators.ts";
 
-export type AwsService = "dynamodb" | "sqs" | "lambda";
+export type AwsService = "dynamodb" | "sqs" | "lambda" | "s3";
 
 /** One AWS API call a process made, as its SDK sent it. */
 export interface RecordedCall {
@@ -12,7 +12,15 @@ export interface RecordedCall {
   /** The API operation: "UpdateItem", "SendMessageBatch", "GetEventSourceMapping". */
   operation: string;
   /** What it acts on, as the request names it. */
-  target: { tableName?: string; indexName?: string; queueUrl?: string; eventSourceMappingUuid?: string };
+  target: {
+    tableName?: string;
+    indexName?: string;
+    queueUrl?: string;
+    eventSourceMappingUuid?: string;
+    /** S3, path-style: the bucket and the object's key. */
+    bucket?: string;
+    key?: string;
+  };
   /** The answer's HTTP status. */
   status: number;
 }
@@ -24,7 +32,7 @@ export type LambdaResponder = (call: { method: string; path: string; body: strin
 };
 
 export interface AwsCallRecorder {
-  /** What to set as AWS_ENDPOINT_URL_DYNAMODB, _SQS and _LAMBDA. */
+  /** What to set as AWS_ENDPOINT_URL_DYNAMODB, _SQS, _LAMBDA and _S3. */
   endpoints: Record<AwsService, string>;
   calls: RecordedCall[];
   /** The calls recorded since the last take. */
@@ -35,13 +43,14 @@ export interface AwsCallRecorder {
 /**
  * A recording proxy on loopback, one port per service: it notes each request's operation (the
  * `X-Amz-Target` of the JSON protocols, `Action=` of SQS's query protocol, the REST path of
- * Lambda's) and the resource it names, then forwards the bytes unchanged (signature and host
+ * Lambda's, the method and path-style object of S3's) and the resource it names, then forwards the bytes unchanged (signature and host
  * header included) to the emulator and its answer back. A process whose endpoints point here can
  * make no AWS call that goes unrecorded.
  */
 export async function startAwsCallRecorder(targets: {
   dynamodb: string;
   sqs: string;
+  s3: string;
   lambda: LambdaResponder;
 }): Promise<AwsCallRecorder> {
   const calls: RecordedCall[] = [];
@@ -68,6 +77,7 @@ export async function startAwsCallRecorder(targets: {
   const endpoints = {
     dynamodb: await listen("dynamodb", (req, body) => forward(targets.dynamodb, req, body)),
     sqs: await listen("sqs", (req, body) => forward(targets.sqs, req, body)),
+    s3: await listen("s3", (req, body) => forward(targets.s3, req, body)),
     lambda: await listen("lambda", async (req, body) => {
       const answer = targets.lambda({
         method: req.method ?? "GET",
@@ -141,6 +151,12 @@ function describeCall(
   req: IncomingMessage,
   body: Buffer,
 ): Pick<RecordedCall, "operation" | "target"> {
+  if (service === "s3") {
+    // Path-style REST: /{bucket}/{key…}; the method says which object operation.
+    const [, bucket = "", ...key] = new URL(req.url ?? "/", "http://x").pathname.split("/");
+    const operation = objectOperations[req.method ?? ""] ?? `${req.method} /${bucket}`;
+    return { operation, target: { bucket, key: key.map(decodeURIComponent).join("/") } };
+  }
   if (service === "lambda") {
     // REST: /2015-03-31/event-source-mappings/{UUID}, the method says which operation.
     const path = new URL(req.url ?? "/", "http://x").pathname;
@@ -159,6 +175,13 @@ function describeCall(
   const form = new URLSearchParams(body.toString());
   return { operation: form.get("Action") ?? "unknown", target: targetOf(Object.fromEntries(form)) };
 }
+
+const objectOperations: Record<string, string> = {
+  GET: "GetObject",
+  PUT: "PutObject",
+  HEAD: "HeadObject",
+  DELETE: "DeleteObject",
+};
 
 const mappingOperations: Record<string, string> = {
   GET: "GetEventSourceMapping",

@@ -26,6 +26,9 @@ function stageReferences(stage: StageResources): Map<string, string> {
   };
   set("Dynamo:Jobs.name", stage.table?.inputs.name);
   set("Dynamo:Jobs.arn", arnOf(stage.table));
+  const claims = stage.ofType("aws:s3/bucket:Bucket").find((b) => b.name.startsWith("Claims"));
+  set("Bucket:Claims.name", claims?.outputs.bucket);
+  set("Bucket:Claims.arn", arnOf(claims));
   const mappings = stage.ofType("aws:lambda/eventSourceMapping:EventSourceMapping");
   for (const q of app.queues) {
     const id = pascalCase(q.name);
@@ -74,6 +77,7 @@ export async function declaredFunctions(): Promise<DeclaredFunction[]> {
 /** The deployed resources a declared reference stands for. */
 export interface DeployedResources {
   table: { name: string; arn: string };
+  claims: { name: string; arn: string };
   /** By declared queue name. */
   queues: ReadonlyMap<string, { url: string; arn: string; dlqUrl: string; dlqArn: string }>;
   /** By declared queue name, Lambda-tier queues only. */
@@ -85,6 +89,8 @@ export function referenceValues(deployed: DeployedResources): Map<string, string
   const refs = new Map([
     ["Dynamo:Jobs.name", deployed.table.name],
     ["Dynamo:Jobs.arn", deployed.table.arn],
+    ["Bucket:Claims.name", deployed.claims.name],
+    ["Bucket:Claims.arn", deployed.claims.arn],
   ]);
   for (const [name, q] of deployed.queues) {
     const id = pascalCase(name);

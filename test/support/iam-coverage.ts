@@ -11,6 +11,8 @@ export interface ArnResolver {
   table(name: string): string | undefined;
   queue(url: string): string | undefined;
   eventSourceMapping(uuid: string): string | undefined;
+  /** `arn:aws:s3:::<bucket>/<key>` for a bucket this test deployed. */
+  object(bucket: string, key: string): string | undefined;
 }
 
 /**
@@ -31,7 +33,8 @@ export function iamActionOf(call: RecordedCall): string {
 
 /** The resource a call acts on: a Query on an index is checked against `<table arn>/index/<name>`. */
 export function resourceArnOf(call: RecordedCall, arns: ArnResolver): string | undefined {
-  const { tableName, indexName, queueUrl, eventSourceMappingUuid } = call.target;
+  const { tableName, indexName, queueUrl, eventSourceMappingUuid, bucket, key } = call.target;
+  if (bucket) return arns.object(bucket, key ?? "");
   if (tableName) {
     const table = arns.table(tableName);
     return table && indexName ? `${table}/index/${indexName}` : table;

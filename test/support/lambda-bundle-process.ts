@@ -75,6 +75,7 @@ export function lambdaEnvironment(o: LambdaProcessOptions): Record<string, strin
     AWS_ENDPOINT_URL_DYNAMODB: o.endpoints.dynamodb,
     AWS_ENDPOINT_URL_SQS: o.endpoints.sqs,
     AWS_ENDPOINT_URL_LAMBDA: o.endpoints.lambda,
+    AWS_ENDPOINT_URL_S3: o.endpoints.s3,
     ...o.environment,
   };
 }

@@ -12,8 +12,10 @@ import { tierOf } from "../../lib/app/queue-declaration.ts";
 import {
   dynamoClient,
   type Emulators,
+  provisionClaimsBucket,
   provisionQueues,
   provisionTable,
+  s3Client,
   sqsClient,
   startEmulators,
 } from "../../local/emulators.ts";
@@ -127,6 +129,8 @@ export async function startBundleStack(root: string): Promise<BundleStack> {
         const recorder = await startAwsCallRecorder({
           dynamodb: emu.dynamodb.endpoint,
           sqs: emu.sqs.endpoint,
+          // fauxqs serves S3 on its SQS port.
+          s3: emu.sqs.endpoint,
           lambda: mappings.respond,
         });
         recorders.push(recorder);
@@ -228,6 +232,13 @@ async function deploy(
   } finally {
     dynamodb.destroy();
   }
+  const claims = `skyforge-bundles-${suffix}`;
+  const s3 = s3Client(emu.sqs.endpoint);
+  try {
+    await provisionClaimsBucket(s3, claims);
+  } finally {
+    s3.destroy();
+  }
   const provisioned = await provisionQueues(sqs, app.queues, `b${suffix}`);
   const arnOf = async (url: string) =>
     (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] })))
@@ -248,6 +259,7 @@ async function deploy(
   }
   return {
     table: { name: table, arn: `arn:aws:dynamodb:${TEST_REGION}:${TEST_ACCOUNT}:table/${table}` },
+    claims: { name: claims, arn: `arn:aws:s3:::${claims}` },
     queues,
     eventSourceMappings,
   };
@@ -263,6 +275,7 @@ function arnResolver(d: DeployedResources): ArnResolver {
     table: (name) => (name === d.table.name ? d.table.arn : undefined),
     queue: (url) => queueArns.get(queueName(url)),
     eventSourceMapping: (uuid) => [...d.eventSourceMappings.values()].find((m) => m.uuid === uuid)?.arn,
+    object: (bucket, key) => (bucket === d.claims.name ? `${d.claims.arn}/${key}` : undefined),
   };
 }
 

@@ -19,7 +19,7 @@ describe("least privilege, as planned per role", () => {
     for (const role of roles) {
       for (const g of grantsFor(role, threeQueues, ["default", "heavy"])) {
         for (const a of g.actions)
-          expect(a, `${role}: ${a}`).toMatch(/^(dynamodb|sqs|lambda):[A-Z][A-Za-z]+$/);
+          expect(a, `${role}: ${a}`).toMatch(/^(dynamodb|sqs|lambda|s3):[A-Z][A-Za-z]+$/);
         expect(g.resources.length, `${role} has a grant without resources`).toBeGreaterThan(0);
       }
     }
@@ -94,5 +94,20 @@ describe("least privilege, as planned per role", () => {
       { type: "queue", queue: "emails" },
     ]);
     expect(refsWith(after, "sqs:ReceiveMessage")).toContainEqual({ type: "dlq", queue: "emails" });
+  });
+
+  test("the claim objects: put and get only, for every role that enqueues or runs jobs; cleanup none", () => {
+    for (const role of roles) {
+      const s3 = grantsFor(role, threeQueues, ["default"]).filter((g) =>
+        g.actions.some((a) => a.startsWith("s3:")),
+      );
+      if (role === "cleanup") {
+        expect(s3, role).toEqual([]);
+        continue;
+      }
+      expect(s3, role).toEqual([
+        { actions: ["s3:PutObject", "s3:GetObject"], resources: [{ type: "claimObjects" }] },
+      ]);
+    }
   });
 });
