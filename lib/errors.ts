@@ -21,6 +21,8 @@ export const errorCodes = {
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /** A batch kind's key already has maxPendingPerKey jobs waiting (docs/architecture.md §18). */
+  key_backlog_full: 429,
   headers_too_large: 431,
   internal: 500,
 } as const;

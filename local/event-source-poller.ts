@@ -109,12 +109,40 @@ export class EventSourcePoller {
     }
   }
 
+  /**
+   * One batch, as Lambda's event source gathers it: a long poll, then, for a batch size over one
+   * receive's 10, more receives until the batch is full or the batching window since the first
+   * message has passed.
+   */
   private async receive(): Promise<Message[]> {
+    const { batchSize, batchWindowSeconds } = this.options;
+    const first = await this.receiveUpTo(
+      Math.min(10, batchSize),
+      Math.max(1, Math.min(20, Math.ceil(batchWindowSeconds))),
+    );
+    if (batchSize <= 10 || first.length === 0) return first;
+    const batch = [...first];
+    const until = Date.now() + batchWindowSeconds * 1000;
+    while (batch.length < batchSize && this.running) {
+      const left = until - Date.now();
+      if (left <= 0) break;
+      // Short waits, so the window's end is kept to within a second.
+      batch.push(
+        ...(await this.receiveUpTo(
+          Math.min(10, batchSize - batch.length),
+          Math.min(1, Math.ceil(left / 1000)),
+        )),
+      );
+    }
+    return batch;
+  }
+
+  private async receiveUpTo(max: number, waitSeconds: number): Promise<Message[]> {
     const out = await this.sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: this.options.queueUrl,
-        MaxNumberOfMessages: Math.min(10, this.options.batchSize),
-        WaitTimeSeconds: Math.max(1, Math.min(20, Math.ceil(this.options.batchWindowSeconds))),
+        MaxNumberOfMessages: max,
+        WaitTimeSeconds: waitSeconds,
         MessageSystemAttributeNames: ["All"],
       }),
       { abortSignal: this.abort.signal },
@@ -127,6 +155,10 @@ export class EventSourcePoller {
    * for the queue's whole visibility timeout (90 min), so it is tried once more and then logged.
    */
   private async release(messages: Message[], retry = true): Promise<void> {
+    if (messages.length > 10) {
+      for (let i = 0; i < messages.length; i += 10) await this.release(messages.slice(i, i + 10), retry);
+      return;
+    }
     const out = await this.sqs.send(
       new ChangeMessageVisibilityBatchCommand({
         QueueUrl: this.options.queueUrl,
@@ -167,13 +199,17 @@ export class EventSourcePoller {
       return;
     }
     const done = messages.filter((m) => !failed.has(m.MessageId as string));
-    if (done.length === 0) return;
-    await this.sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: this.options.queueUrl,
-        Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle as string })),
-      }),
-    );
+    // Ten entries a request, SQS's bound.
+    for (let i = 0; i < done.length; i += 10) {
+      await this.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: this.options.queueUrl,
+          Entries: done
+            .slice(i, i + 10)
+            .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle as string })),
+        }),
+      );
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import type { KindDefinition } from "../job/kind.ts";
+import type { BatchSettings } from "../job/batch.ts";
 import { deliveryLanes } from "../job/lanes.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { MAX_CHILDREN_PER_KIND, type PoolKindSpec } from "./pool-kind.ts";
@@ -11,12 +12,15 @@ import {
   visibilityTimeoutSeconds,
 } from "./queue-declaration.ts";
 import { type RateLimitScope, validateRateLimitScopes } from "./rate-limit-scope.ts";
+import { batchKindProblems } from "./validate-batch.ts";
 
 /** What the validator reads of an app (docs/architecture.md §2): the app value itself, or parts of one. */
 export interface Declarations {
   queues: readonly QueueDeclaration[];
   /** Lambda-tier kinds; the pool's own kinds are `poolKinds`. */
-  kinds: readonly Pick<KindDefinition, "name" | "queue" | "maxAttempts" | "timeoutSeconds" | "lane">[];
+  kinds: readonly (Pick<KindDefinition, "name" | "queue" | "maxAttempts" | "timeoutSeconds" | "lane"> & {
+    batch?: { settings: BatchSettings };
+  })[];
   poolKinds: readonly PoolKindSpec[];
   schedules?: readonly { name: string; kind: string; queue?: string }[];
   rateLimits?: readonly RateLimitScope[];
@@ -26,6 +30,8 @@ export interface Declarations {
 const QUEUE_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 /** A Lambda function runs for at most 15 minutes. */
 const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
+/** A Lambda SQS event source's largest batch (standard queues, with a batching window). */
+const MAX_EVENT_SOURCE_BATCH = 10_000;
 /** Each attempt costs at least one receive; duplicates and lease takeovers cost more. */
 const RECEIVES_PER_ATTEMPT = 2;
 
@@ -37,8 +43,12 @@ function queueProblems(q: QueueDeclaration, kindsOnQueue: { name: string; maxAtt
   const lambda = tierOf(q) === "lambda";
   if (!QUEUE_NAME.test(q.name))
     problems.push(`${at}: name must match ${QUEUE_NAME} (it becomes part of AWS resource names)`);
-  if (!within(q.batchSize, 1, 10))
-    problems.push(`${at}: batchSize ${q.batchSize} is outside 1..10 (one SQS receive returns at most 10)`);
+  // Lambda's event source gathers more than one receive's 10 only with a batching window.
+  const maxBatch = lambda && q.batchWindowSeconds >= 1 ? MAX_EVENT_SOURCE_BATCH : 10;
+  if (!within(q.batchSize, 1, maxBatch))
+    problems.push(
+      `${at}: batchSize ${q.batchSize} is outside 1..${maxBatch} (${lambda ? "over 10 needs batchWindowSeconds ≥ 1; " : ""}one SQS receive returns at most 10)`,
+    );
   if (!within(q.batchWindowSeconds, 0, 300))
     problems.push(`${at}: batchWindowSeconds ${q.batchWindowSeconds} is outside 0..300`);
   if (lambda && !within(q.maxConcurrency, MIN_CONCURRENCY, MAX_CONCURRENCY))
@@ -104,6 +114,7 @@ export function validateDeclarations(d: Declarations): string[] {
         );
     }
     const lane = "lane" in k ? k.lane : undefined;
+    if ("batch" in k && k.batch) problems.push(...batchKindProblems(k.label, k.batch.settings, lane, q));
     if (lane !== undefined && !(deliveryLanes as readonly string[]).includes(lane))
       problems.push(`${k.label}: lane "${lane}" is not one of ${deliveryLanes.join(", ")}`);
     if (k.tier === "lambda" && k.timeoutSeconds > LAMBDA_MAX_TIMEOUT_SECONDS)

@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { type QueueDeclaration, tierOf } from "../app/queue-declaration.ts";
 import { ClientError, issuesOf } from "../errors.ts";
+import { MAX_BATCH_KEY_CHARS } from "./batch.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "./schemas.ts";
 
 /**
@@ -11,6 +12,8 @@ export interface RequestKind {
   name: string;
   queue: string;
   payload?: z.ZodType;
+  /** A batch kind's key, computed from the payload at enqueue (docs/architecture.md §18). */
+  batch?: { key(payload: unknown): string };
 }
 
 export interface CheckedRequest<K extends RequestKind> {
@@ -18,6 +21,8 @@ export interface CheckedRequest<K extends RequestKind> {
   kind: K;
   queue: QueueDeclaration;
   payloadJson: string;
+  /** A batch kind's job: its key. */
+  batchKey?: string;
 }
 
 /**
@@ -70,5 +75,27 @@ export function checkEnqueueRequest<K extends RequestKind>(
       [{ path: "queue", message: `use a ${tierOf(home)}-tier queue such as "${home.name}"` }],
     );
   }
-  return { request, kind, queue, payloadJson };
+  const batchKey = kind.batch ? batchKeyOf(kind, payload?.success ? payload.data : request.payload) : undefined;
+  if (batchKey instanceof ClientError) return batchKey;
+  return { request, kind, queue, payloadJson, ...(batchKey !== undefined ? { batchKey } : {}) };
+}
+
+/** The key a batch kind's own function gives the payload: a non-empty string of at most 256 characters. */
+function batchKeyOf(kind: RequestKind, payload: unknown): string | ClientError {
+  let key: unknown;
+  try {
+    key = kind.batch?.key(payload);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return new ClientError("validation_error", `kind "${kind.name}" could not compute the job's batch key`, [
+      { path: "payload", message: `its key function threw: ${why.slice(0, 200)}` },
+    ]);
+  }
+  if (typeof key !== "string" || key.length === 0 || key.length > MAX_BATCH_KEY_CHARS) {
+    const got = typeof key === "string" ? `${key.length} characters` : typeof key;
+    return new ClientError("validation_error", `kind "${kind.name}" gave the job an unusable batch key`, [
+      { path: "payload", message: `the batch key must be a string of 1..${MAX_BATCH_KEY_CHARS} characters, got ${got}` },
+    ]);
+  }
+  return key;
 }

@@ -1,17 +1,15 @@
 import { setTimeout } from "node:timers/promises";
 import pLimit from "p-limit";
-import { ulid } from "ulid";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
-import { claimKey, needsClaimCheck } from "../claims/claim-keys.ts";
 import { putClaim } from "../claims/claim-store.ts";
 import { loadJobView } from "../claims/job-bodies.ts";
 import { ClientError, internalErrorBody } from "../errors.ts";
-import { writesAtEnqueue } from "../job/lanes.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
-import { MAX_DELAY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
+import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { retentionExpiry } from "../retention.ts";
-import type { CheckedEnqueue, Engine, EnqueueOptions, JobExtras } from "../services/engine-services.ts";
+import type { CheckedEnqueue, Engine, EnqueueOptions } from "../services/engine-services.ts";
+import { admitToBacklog, leaveBacklog } from "../store/batch-key-ops.ts";
 import {
   acquireUniqueLock,
   putJob,
@@ -19,12 +17,11 @@ import {
   releaseUniqueLock,
   takeOverUniqueLock,
 } from "../store/enqueue-ops.ts";
-import { INLINE_PAYLOAD_BYTES, type JobItem, toJobView } from "../store/job-item.ts";
-import { indexKeys, jobKey } from "../store/keys.ts";
+import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
-import type { JobMessage } from "../transport/job-message.ts";
 import type { OutgoingJob } from "../transport/sqs-transport.ts";
-import { type ValidRequest, validateEnqueue } from "./validate.ts";
+import { type Planned, plan } from "./plan.ts";
+import { validateEnqueue } from "./validate.ts";
 
 export type ProducerDeps = Pick<
   Engine,
@@ -35,75 +32,6 @@ export type ProducerDeps = Pick<
 const UNIQUE_LOCK_GRACE_MS = 60_000;
 /** How long a duplicate waits, look by look, for an in-flight holder's item before answering 409. */
 const HOLDER_WAITS_MS = [20, 50, 100, 200, 400];
-
-interface Planned {
-  item: JobItem;
-  message: JobMessage;
-  delaySeconds: number;
-  scheduled: boolean;
-  payloadJson: string;
-  /** The enqueue writes the job item: fenced jobs, and every scheduled job (it has no message yet). */
-  writesItem: boolean;
-  /** Until then a missing job item is expected (the unique-key lock's grace). */
-  pendingUntil: number;
-}
-
-function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
-  const { request, kind, queue, payloadJson } = v;
-  const requested = request.runAt ? Date.parse(request.runAt) : now + (request.delaySeconds ?? 0) * 1000;
-  const runAt = Math.max(now, requested);
-  const delaySeconds = Math.ceil((runAt - now) / 1000);
-  const scheduled = delaySeconds > MAX_DELAY_SECONDS;
-  const id = extras.id ?? ulid(now);
-  const lane = kind.lane ?? "fenced";
-  const group = {
-    ...(extras.member ? { member: extras.member } : {}),
-    ...(extras.completes ? { completes: extras.completes } : {}),
-  };
-  const bytes = Buffer.byteLength(payloadJson);
-  // Kept as long as a job's key: a far-off runAt must not find its payload already expired.
-  const keepUntil = retentionExpiry(runAt, queue.retentionDays.dead) * 1000;
-  const payloadObject = needsClaimCheck(payloadJson) ? claimKey(id, "payload", now, keepUntil) : undefined;
-  const large = !payloadObject && bytes > INLINE_PAYLOAD_BYTES;
-  const timeoutSeconds = request.timeoutSeconds;
-  const message: JobMessage = {
-    v: 1,
-    id,
-    kind: kind.name,
-    queue: queue.name,
-    maxAttempts: request.maxAttempts ?? kind.maxAttempts,
-    priority: request.priority ?? "normal",
-    createdAt: now,
-    runAt,
-    ...(payloadObject ? { payloadObject } : { payload: payloadJson }),
-    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
-    ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
-    ...(large ? { payloadRef: true } : {}),
-    ...group,
-    ...(lane !== "fenced" ? { lane } : {}),
-  };
-  const item: JobItem = {
-    ...jobKey(id),
-    id,
-    kind: kind.name,
-    queue: queue.name,
-    status: scheduled ? "scheduled" : "queued",
-    attempts: 0,
-    maxAttempts: message.maxAttempts,
-    priority: message.priority,
-    createdAt: now,
-    runAt,
-    ...(payloadObject ? { payloadObject } : large ? { payloadRef: true } : { payload: payloadJson }),
-    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
-    ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
-    ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt) : {}),
-    ...group,
-  };
-  const writesItem = scheduled || writesAtEnqueue(lane);
-  // A job with no item until it starts may wait in SQS as long as SQS keeps a message.
-  const pendingUntil = writesItem ? runAt : runAt + QUEUE_MESSAGE_RETENTION_SECONDS * 1000;
-  return { item, message, delaySeconds, scheduled, payloadJson, writesItem, pendingUntil };
-}
 
 /**
  * Enqueue: validate, then write in the order that can't lose a job —
@@ -159,8 +87,12 @@ export class Producer {
         limit(async () => {
           try {
             const duplicate = await this.reserve(e.planned, e.queue, {});
-            if (duplicate) results[e.index] = { index: e.index, id: duplicate.job.id, duplicate: true };
-            else ready.push(e);
+            if (duplicate) {
+              results[e.index] = { index: e.index, id: duplicate.job.id, duplicate: true };
+              return;
+            }
+            await this.admit(e.planned, e.queue);
+            ready.push(e);
           } catch (err) {
             results[e.index] = { index: e.index, error: errorBody(err) };
           }
@@ -176,11 +108,10 @@ export class Producer {
     await Promise.all(
       ready.map((e) =>
         limit(async () => {
-          const { item, message, scheduled } = e.planned;
+          const { item, scheduled } = e.planned;
           if (failedSends.has(item.id)) {
             // Nothing of the job exists: free its key so that the caller's retry isn't a conflict.
-            if (message.uniqueKey)
-              await releaseUniqueLock(this.deps.store, e.queue.name, message.uniqueKey, item.id);
+            await this.unwind(e.planned, e.queue);
             results[e.index] = { index: e.index, error: internalErrorBody("could not queue; retry").error };
             return;
           }
@@ -214,13 +145,13 @@ export class Producer {
     const { transport, metrics } = this.deps;
     const duplicate = await this.reserve(p, queue, options);
     if (duplicate) return duplicate;
-    const uniqueKey = p.message.uniqueKey;
+    await this.admit(p, queue);
     if (!p.scheduled) {
       try {
         await transport.send({ message: p.message, delaySeconds: p.delaySeconds });
       } catch (err) {
         // Nothing of the job exists yet: free its unique key so the caller's retry isn't a conflict.
-        if (uniqueKey) await releaseUniqueLock(this.deps.store, queue.name, uniqueKey, p.item.id);
+        await this.unwind(p, queue);
         throw err;
       }
     }
@@ -312,6 +243,32 @@ export class Producer {
     if (taken) return undefined;
     if (tries >= 3) throw new ClientError("conflict", `uniqueKey "${uniqueKey}" is contended; retry`);
     return this.reserve(p, queue, options, tries + 1, waits);
+  }
+
+  /**
+   * A batch kind's job takes a place in its key's backlog, after its unique key is settled (a
+   * duplicate takes none). A full key refuses it: its unique key is freed and nothing else was
+   * written (a large payload's object or item expires). The count expires once no job of the key
+   * could still be waiting, so a key idle that long starts again from zero.
+   */
+  private async admit(p: Planned, queue: QueueDeclaration): Promise<void> {
+    if (!p.backlog) return;
+    const { kind, key, max } = p.backlog;
+    const expiresAt = retentionExpiry(p.item.runAt, QUEUE_MESSAGE_RETENTION_SECONDS / 86_400);
+    if (await admitToBacklog(this.deps.store, kind, key, max, expiresAt)) return;
+    if (p.message.uniqueKey)
+      await releaseUniqueLock(this.deps.store, queue.name, p.message.uniqueKey, p.item.id);
+    throw new ClientError(
+      "key_backlog_full",
+      `batch key "${key}" of kind "${kind}" already has ${max} jobs waiting (maxPendingPerKey); retry later`,
+    );
+  }
+
+  /** A job whose message could not go out: nothing of it exists, so its unique key and backlog place are freed. */
+  private async unwind(p: Planned, queue: QueueDeclaration): Promise<void> {
+    if (p.message.uniqueKey)
+      await releaseUniqueLock(this.deps.store, queue.name, p.message.uniqueKey, p.item.id);
+    if (p.backlog) await leaveBacklog(this.deps.store, p.backlog.kind, p.backlog.key, 1);
   }
 
   private async writeItem(p: Planned): Promise<JobItem> {

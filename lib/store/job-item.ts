@@ -51,6 +51,10 @@ export interface JobItem {
   childGroups?: Set<string>;
   /** The group that took over this job's slot in its own group: that group's end records the slot. */
   handoff?: string;
+  /** A batch kind's job: its key (docs/architecture.md §18). */
+  batchKey?: string;
+  /** Counted in its key's backlog (maxPendingPerKey) until it ends. */
+  inBacklog?: boolean;
   gsi1pk?: string;
   gsi1sk?: string;
 }
@@ -107,4 +111,6 @@ export type JobSeed = Pick<
   | "uniqueKey"
   | "member"
   | "completes"
+  | "batchKey"
+  | "inBacklog"
 > & { payload?: string; payloadRef?: boolean; payloadObject?: string };

@@ -51,3 +51,10 @@ export const groupIndexPartition = (shard: number) => `~group#${shard}`;
 export function groupIndexKeys(id: string, checkAt: number) {
   return { gsi1pk: groupIndexPartition(shardOf(id)), gsi1sk: indexSort(checkAt, id) };
 }
+
+/** A batch kind's key (docs/architecture.md §18): its count of waiting jobs, and its call slots. */
+export const batchBacklogKey = (kind: string, key: string) => ({ pk: `bkey#${kind}#${key}`, sk: "backlog" });
+export const batchSlotKey = (kind: string, key: string, slot: number) => ({
+  pk: `bkey#${kind}#${key}`,
+  sk: `slot#${slot}`,
+});

@@ -25,6 +25,8 @@ export function seedIfMissing(update: Update, seed: JobSeed): Update {
   if (seed.uniqueKey !== undefined) update.setIfAbsent("uniqueKey", seed.uniqueKey);
   if (seed.member !== undefined) update.setIfAbsent("member", seed.member);
   if (seed.completes !== undefined) update.setIfAbsent("completes", seed.completes);
+  if (seed.batchKey !== undefined) update.setIfAbsent("batchKey", seed.batchKey);
+  if (seed.inBacklog) update.setIfAbsent("inBacklog", true);
   return update;
 }
 

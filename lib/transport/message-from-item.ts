@@ -19,5 +19,7 @@ export function messageFromItem(item: JobItem, payloadJson: string | undefined):
     ...(item.timeoutSeconds !== undefined ? { timeoutSeconds: item.timeoutSeconds } : {}),
     ...(item.uniqueKey !== undefined ? { uniqueKey: item.uniqueKey } : {}),
     ...(item.payloadRef ? { payloadRef: true } : {}),
+    ...(item.batchKey !== undefined ? { batchKey: item.batchKey } : {}),
+    ...(item.inBacklog ? { inBacklog: true } : {}),
   };
 }

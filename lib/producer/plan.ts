@@ -1,0 +1,107 @@
+import { ulid } from "ulid";
+import { claimKey, needsClaimCheck } from "../claims/claim-keys.ts";
+import { isBatchKind } from "../job/batch.ts";
+import { writesAtEnqueue } from "../job/lanes.ts";
+import { MAX_DELAY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
+import { retentionExpiry } from "../retention.ts";
+import type { JobExtras } from "../services/engine-services.ts";
+import { INLINE_PAYLOAD_BYTES, type JobItem } from "../store/job-item.ts";
+import { indexKeys, jobKey } from "../store/keys.ts";
+import type { JobMessage } from "../transport/job-message.ts";
+import type { ValidRequest } from "./validate.ts";
+
+/**
+ * One enqueue worked out before anything is written: the job's item and message, when it runs, and
+ * what must be written ahead of its message (a large payload, a unique key, a backlog place).
+ */
+export interface Planned {
+  item: JobItem;
+  message: JobMessage;
+  delaySeconds: number;
+  scheduled: boolean;
+  payloadJson: string;
+  /** The enqueue writes the job item: fenced jobs, and every scheduled job (it has no message yet). */
+  writesItem: boolean;
+  /** Until then a missing job item is expected (the unique-key lock's grace). */
+  pendingUntil: number;
+  /** A batch kind's key with a bound on its waiting jobs: the job takes a place in its backlog. */
+  backlog?: { kind: string; key: string; max: number };
+}
+
+export function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
+  const { request, kind, queue, payloadJson, batchKey } = v;
+  const maxPending =
+    batchKey !== undefined && isBatchKind(kind) ? kind.batch.settings.maxPendingPerKey : undefined;
+  const batch = {
+    ...(batchKey !== undefined ? { batchKey } : {}),
+    ...(maxPending !== undefined ? { inBacklog: true } : {}),
+  };
+  const requested = request.runAt ? Date.parse(request.runAt) : now + (request.delaySeconds ?? 0) * 1000;
+  const runAt = Math.max(now, requested);
+  const delaySeconds = Math.ceil((runAt - now) / 1000);
+  const scheduled = delaySeconds > MAX_DELAY_SECONDS;
+  const id = extras.id ?? ulid(now);
+  const lane = kind.lane ?? "fenced";
+  const group = {
+    ...(extras.member ? { member: extras.member } : {}),
+    ...(extras.completes ? { completes: extras.completes } : {}),
+  };
+  const bytes = Buffer.byteLength(payloadJson);
+  // Kept as long as a job's key: a far-off runAt must not find its payload already expired.
+  const keepUntil = retentionExpiry(runAt, queue.retentionDays.dead) * 1000;
+  const payloadObject = needsClaimCheck(payloadJson) ? claimKey(id, "payload", now, keepUntil) : undefined;
+  const large = !payloadObject && bytes > INLINE_PAYLOAD_BYTES;
+  const timeoutSeconds = request.timeoutSeconds;
+  const message: JobMessage = {
+    v: 1,
+    id,
+    kind: kind.name,
+    queue: queue.name,
+    maxAttempts: request.maxAttempts ?? kind.maxAttempts,
+    priority: request.priority ?? "normal",
+    createdAt: now,
+    runAt,
+    ...(payloadObject ? { payloadObject } : { payload: payloadJson }),
+    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
+    ...(large ? { payloadRef: true } : {}),
+    ...group,
+    ...batch,
+    ...(lane !== "fenced" ? { lane } : {}),
+  };
+  const item: JobItem = {
+    ...jobKey(id),
+    id,
+    kind: kind.name,
+    queue: queue.name,
+    status: scheduled ? "scheduled" : "queued",
+    attempts: 0,
+    maxAttempts: message.maxAttempts,
+    priority: message.priority,
+    createdAt: now,
+    runAt,
+    ...(payloadObject ? { payloadObject } : large ? { payloadRef: true } : { payload: payloadJson }),
+    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
+    ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt) : {}),
+    ...group,
+    ...batch,
+  };
+  const writesItem = scheduled || writesAtEnqueue(lane);
+  // A job with no item until it starts may wait in SQS as long as SQS keeps a message.
+  const pendingUntil = writesItem ? runAt : runAt + QUEUE_MESSAGE_RETENTION_SECONDS * 1000;
+  const backlog =
+    batchKey !== undefined && maxPending !== undefined
+      ? { kind: kind.name, key: batchKey, max: maxPending }
+      : undefined;
+  return {
+    item,
+    message,
+    delaySeconds,
+    scheduled,
+    payloadJson,
+    writesItem,
+    pendingUntil,
+    ...(backlog ? { backlog } : {}),
+  };
+}
