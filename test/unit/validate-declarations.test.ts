@@ -199,9 +199,23 @@ describe("rule 6: the declarations agree with each other", () => {
     ]);
   });
 
-  test.each([0, 11])("batchSize %s is refused", (batchSize) => {
-    expect(problems(withQueue("default", { batchSize }))).toEqual([
-      `queue "default": batchSize ${batchSize} is outside 1..10 (one SQS receive returns at most 10)`,
+  test.each([
+    [0, 0],
+    [11, 0],
+    [0, 1],
+    [10_001, 1],
+  ])("batchSize %s with a batching window of %s s is refused", (batchSize, batchWindowSeconds) => {
+    const max = batchWindowSeconds >= 1 ? 10_000 : 10;
+    const why = "over 10 needs batchWindowSeconds ≥ 1; one SQS receive returns at most 10";
+    expect(problems(withQueue("default", { batchSize, batchWindowSeconds }))).toEqual([
+      `queue "default": batchSize ${batchSize} is outside 1..${max} (${why})`,
+    ]);
+  });
+
+  test("a Lambda queue with a batching window takes batches over 10; a pool queue never does", () => {
+    expect(problems(withQueue("default", { batchSize: 100, batchWindowSeconds: 2 }))).toEqual([]);
+    expect(problems(withQueue("heavy", { batchSize: 11 }))).toEqual([
+      'queue "heavy": batchSize 11 is outside 1..10 (one SQS receive returns at most 10)',
     ]);
   });
 
@@ -244,14 +258,14 @@ describe("rule 6: the declarations agree with each other", () => {
 
 describe("problems accumulate", () => {
   const twoBroken: Declarations = {
-    ...withQueue("default", { batchSize: 11 }),
+    ...withQueue("default", { batchSize: 11, batchWindowSeconds: 0 }),
     poolKinds: withPoolKind("py-digest", { soft: 0 }).poolKinds,
   };
 
   test("two broken rules give two messages", () => {
     expect(problems(twoBroken)).toEqual([
       'pool kind "py-digest": soft 0 is under 1',
-      'queue "default": batchSize 11 is outside 1..10 (one SQS receive returns at most 10)',
+      'queue "default": batchSize 11 is outside 1..10 (over 10 needs batchWindowSeconds ≥ 1; one SQS receive returns at most 10)',
     ]);
   });
 
