@@ -1,4 +1,6 @@
 import {
+  type BatchKindBuilder,
+  batchKindBuilder,
   type KindBuilder,
   kindBuilder,
   type PoolKindBuilder,
@@ -24,5 +26,6 @@ interface ThisApp {
  * and `ctx.enqueue(kind, payload)` accept only names declared here, so a typo is a compile error.
  */
 export const defineKind: KindBuilder<ThisApp> = kindBuilder<ThisApp>();
+export const defineBatchKind: BatchKindBuilder<ThisApp> = batchKindBuilder<ThisApp>();
 export const definePoolKind: PoolKindBuilder<ThisApp> = poolKindBuilder<ThisApp>();
 export const defineSchedule: ScheduleBuilder<ThisApp> = scheduleBuilder<ThisApp>();

@@ -14,6 +14,7 @@ export const kinds = [
   (await import("./kinds/score-row.ts")).scoreRow,
   (await import("./kinds/write-report.ts")).writeReport,
   (await import("./kinds/score-all.ts")).scoreAll,
+  (await import("./kinds/batch-echo.ts")).batchEcho,
 ] as const;
 
 /** Everything skyforge runs, in one value: functions, infra, the local stack and the benches read it. */

@@ -18,6 +18,20 @@ export const queues = defineQueues([
     maxReceiveCount: 120,
   },
   {
+    // Batch kinds (app/kinds/batch-echo.ts): the event source gathers up to 50 records for up to
+    // 2 s, and the worker runs each key's records as one handler call.
+    name: "batch",
+    batchSize: 50,
+    batchWindowSeconds: 2,
+    maxConcurrency: 5,
+    recordConcurrency: 10,
+    workerTimeoutSeconds: 300,
+    leaseSeconds: 30,
+    backoff: { baseSeconds: 2, maxSeconds: 600 },
+    retentionDays: { done: 7, dead: 30 },
+    maxReceiveCount: 120,
+  },
+  {
     // Heavy kinds (app/pool-kinds.ts), served by warm child processes on Fargate. The pool reads
     // batchSize (messages per receive, also capped by free children), lease, backoff, retention and
     // redrive; workerTimeoutSeconds bounds the longest pool job. The Lambda-only fields (batch

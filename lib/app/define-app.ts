@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import { type BatchKindInput, type BatchSpec, batchKindDefinition } from "../job/batch.ts";
 import type { GroupView } from "../job/group-schemas.ts";
 import type {
   AnyKind,
@@ -98,6 +99,16 @@ export type KindBuilder<A extends AppNames> = <
   def: KindInput<S, R, N, Q, AppJobContext<A>>,
 ) => KindDefinition<S, R, N, Q>;
 
+/** A batch kind of the app (docs/architecture.md §18): its key, settings and handler typed from its schema. */
+export type BatchKindBuilder<A extends AppNames> = <
+  S extends z.ZodType,
+  R,
+  const N extends string,
+  const Q extends LambdaQueueName<A>,
+>(
+  def: BatchKindInput<S, R, N, Q, ScopeName<A>>,
+) => KindDefinition<S, R, N, Q> & { batch: BatchSpec<z.output<S>, R> };
+
 export type PoolKindBuilder<A extends AppNames> = <const N extends string>(
   declaration: PoolKindDeclaration<N, PoolQueueName<A>>,
 ) => PoolKindSpec<N, PoolQueueName<A>>;
@@ -117,6 +128,10 @@ export const kindBuilder =
   <A extends AppNames>(): KindBuilder<A> =>
   (def) =>
     def as never;
+export const batchKindBuilder =
+  <A extends AppNames>(): BatchKindBuilder<A> =>
+  (def) =>
+    batchKindDefinition(def as never) as never;
 export const poolKindBuilder =
   <A extends AppNames>(): PoolKindBuilder<A> =>
   (declaration) =>

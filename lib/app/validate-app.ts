@@ -1,6 +1,6 @@
 import { ConfigError } from "../errors.ts";
-import type { KindDefinition } from "../job/kind.ts";
 import type { BatchSettings } from "../job/batch.ts";
+import type { KindDefinition } from "../job/kind.ts";
 import { deliveryLanes } from "../job/lanes.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { MAX_CHILDREN_PER_KIND, type PoolKindSpec } from "./pool-kind.ts";

@@ -1,9 +1,5 @@
 import { batchPolicies } from "../batching/key-batches.ts";
-import {
-  type BatchSettings,
-  MAX_LAMBDA_BATCH_SIZE,
-  MAX_LAMBDA_BATCH_WAIT_SECONDS,
-} from "../job/batch.ts";
+import { type BatchSettings, MAX_LAMBDA_BATCH_SIZE, MAX_LAMBDA_BATCH_WAIT_SECONDS } from "../job/batch.ts";
 import type { QueueDeclaration } from "./queue-declaration.ts";
 
 const isInt = (v: unknown): v is number => Number.isInteger(v);
@@ -22,7 +18,9 @@ export function batchKindProblems(
   const problems: string[] = [];
   const { maxSize, maxWaitSeconds, policy, maxKeyConcurrency, maxPendingPerKey } = settings;
   if (!isInt(maxSize) || maxSize < 1 || maxSize > MAX_LAMBDA_BATCH_SIZE)
-    problems.push(`${label}: batch maxSize ${maxSize} is outside 1..${MAX_LAMBDA_BATCH_SIZE} (the Lambda tier)`);
+    problems.push(
+      `${label}: batch maxSize ${maxSize} is outside 1..${MAX_LAMBDA_BATCH_SIZE} (the Lambda tier)`,
+    );
   else if (queue && maxSize > queue.batchSize)
     problems.push(
       `${label}: batch maxSize ${maxSize} is over queue "${queue.name}"'s batchSize ${queue.batchSize}: one invocation never carries more`,

@@ -35,6 +35,9 @@ export const countMetrics = [
   // Job groups (lib/groups/): children recorded in their group; groups finished, by completion kind.
   "groupChildRecorded",
   "groupFinished",
+  // Batch kinds (docs/architecture.md §18): handler calls, and calls put off because their key was busy.
+  "batchCalls",
+  "batchKeyBusy",
 ] as const;
 /** groupCompletionLag: from the group's last child recorded to its completion job's start. */
 export const timingMetrics = [
@@ -42,9 +45,14 @@ export const timingMetrics = [
   "runDuration",
   "dispatchLatency",
   "groupCompletionLag",
+  // Batch kinds: from the oldest item's runAt to its call's start.
+  "batchWait",
 ] as const;
+/** Distributions of sizes (unit Count): items per batch call, per kind. */
+export const sizeMetrics = ["batchItems"] as const;
 /** Last value wins within a flush: the pool's children by state, per kind. */
 export const gaugeMetrics = ["childrenBusy", "childrenIdle"] as const;
 export type CountMetric = (typeof countMetrics)[number];
 export type TimingMetric = (typeof timingMetrics)[number];
 export type GaugeMetric = (typeof gaugeMetrics)[number];
+export type SizeMetric = (typeof sizeMetrics)[number];

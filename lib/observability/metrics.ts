@@ -4,6 +4,7 @@ import {
   type GaugeMetric,
   METRICS_NAMESPACE,
   METRICS_SERVICE,
+  type SizeMetric,
   type TimingMetric,
 } from "./metric-names.ts";
 
@@ -12,6 +13,8 @@ export interface JobMetrics {
   count(name: CountMetric, queue: string, kind: string, n?: number): void;
   time(name: TimingMetric, queue: string, kind: string, ms: number): void;
   gauge(name: GaugeMetric, queue: string, kind: string, value: number): void;
+  /** One sample of a size distribution (a batch call's items). */
+  size(name: SizeMetric, queue: string, kind: string, value: number): void;
   flush(): void;
 }
 
@@ -19,8 +22,14 @@ type Group = {
   counts: Map<CountMetric, number>;
   timings: Map<TimingMetric, number[]>;
   gauges: Map<GaugeMetric, number>;
+  sizes: Map<SizeMetric, number[]>;
 };
-const emptyGroup = (): Group => ({ counts: new Map(), timings: new Map(), gauges: new Map() });
+const emptyGroup = (): Group => ({
+  counts: new Map(),
+  timings: new Map(),
+  gauges: new Map(),
+  sizes: new Map(),
+});
 
 /** Aggregates in memory; subclasses decide where a flush goes. */
 export class AggregatingMetrics implements JobMetrics {
@@ -50,6 +59,19 @@ export class AggregatingMetrics implements JobMetrics {
 
   gauge(name: GaugeMetric, queue: string, kind: string, value: number): void {
     this.group(queue, kind).gauges.set(name, value);
+  }
+
+  size(name: SizeMetric, queue: string, kind: string, value: number): void {
+    const g = this.group(queue, kind);
+    g.sizes.set(name, [...(g.sizes.get(name) ?? []), value]);
+  }
+
+  /** Every sample of a size distribution across kinds, for one queue or all. */
+  samples(name: SizeMetric, queue?: string): number[] {
+    const out: number[] = [];
+    for (const [key, g] of this.groups)
+      if (queue === undefined || key.startsWith(`${queue}\u0000`)) out.push(...(g.sizes.get(name) ?? []));
+    return out;
   }
 
   /** Total of a count across kinds, for one queue or all. */
@@ -85,6 +107,7 @@ export class EmfMetrics extends AggregatingMetrics {
       for (const [n, v] of g.counts) q.counts.set(n, (q.counts.get(n) ?? 0) + v);
       for (const [n, v] of g.timings) q.timings.set(n, [...(q.timings.get(n) ?? []), ...v]);
       for (const [n, v] of g.gauges) q.gauges.set(n, (q.gauges.get(n) ?? 0) + v);
+      for (const [n, v] of g.sizes) q.sizes.set(n, [...(q.sizes.get(n) ?? []), ...v]);
       perQueue.set(queue, q);
     }
     for (const [queue, g] of perQueue) this.publish({ queue }, g);
@@ -98,6 +121,7 @@ export class EmfMetrics extends AggregatingMetrics {
     for (const [name, values] of g.timings)
       for (const v of values) m.addMetric(name, MetricUnit.Milliseconds, v);
     for (const [name, value] of g.gauges) m.addMetric(name, MetricUnit.Count, value);
+    for (const [name, values] of g.sizes) for (const v of values) m.addMetric(name, MetricUnit.Count, v);
     m.publishStoredMetrics();
   }
 }

@@ -2,6 +2,7 @@ import { decodeTime } from "ulid";
 import { ItemNotFound } from "../errors.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { longestRetentionExpiry } from "../retention.ts";
+import { BacklogTally } from "../runtime/backlog-tally.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { type CancelResult, cancel, tombstone } from "../store/finalize-ops.ts";
 
@@ -29,7 +30,13 @@ export async function cancelJob(
     const result = await cancel(store, id, ttl);
     if (result.outcome === "requested") engine.running.requestCancel(result.item.id);
     // A queued child ended here, not in a worker: its group hears of it now.
-    if (result.outcome === "cancelled") await engine.groups.recordEnd(result.item);
+    if (result.outcome === "cancelled") {
+      await engine.groups.recordEnd(result.item);
+      // A batch key's queued job leaves its key's backlog: its message will be dropped unrun.
+      const tally = new BacklogTally();
+      tally.note(result.item);
+      await tally.flush(store);
+    }
     return result;
   } catch (err) {
     if (!(err instanceof ItemNotFound) || !mayStillBeQueued(id, clock.now())) throw err;

@@ -4,6 +4,7 @@ import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
 import { effectiveSettings } from "../queue-control/settings.ts";
 import { retentionExpiry } from "../retention.ts";
+import { BacklogTally } from "../runtime/backlog-tally.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { markQueued } from "../store/enqueue-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
@@ -225,6 +226,9 @@ async function drainDeadLetters(
         log.warn("job dead: its message exceeded the receive count", jobFields(result.item));
         // Its group hears of it before the message goes: a crash here repeats this, idempotently.
         await deps.groups.recordEnd(result.item);
+        const tally = new BacklogTally();
+        tally.note(result.item);
+        await tally.flush(store);
         await transport.delete(queue.name, receipt, "dlq");
       } else if (result.current?.status !== "running") {
         // Finished already, or waiting for a retry whose own message is on its way: a stale copy.

@@ -10,6 +10,7 @@ import type { JobItem } from "../store/job-item.ts";
 import { claim } from "../store/lease-ops.ts";
 import { coolDown, getQueueState } from "../store/queue-state.ts";
 import { type JobMessage, parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
+import { BacklogTally } from "./backlog-tally.ts";
 import { deliveredPayload, stowResult } from "./claim-check.ts";
 import { handlerContext } from "./handler-context.ts";
 import { Heartbeat } from "./heartbeat.ts";
@@ -23,7 +24,7 @@ import { toFinalization } from "./to-finalization.ts";
 import { immediateVisibility, type VisibilitySink } from "./visibility-changes.ts";
 
 /** One claimed delivery: what the run, its heartbeat and the settlement of its message need. */
-interface Delivery {
+export interface Delivery {
   msg: JobMessage;
   record: InboundRecord;
   queue: QueueDeclaration;
@@ -60,6 +61,23 @@ export class RecordProcessor {
     msg: JobMessage | undefined = parseJobMessage(record.body),
     visibility: VisibilitySink = this.immediate,
   ): Promise<Ack> {
+    const admitted = await this.admit(record, msg, visibility);
+    if (typeof admitted === "boolean") return admitted;
+    const claimed = await this.claimOne(admitted.msg, admitted.queue, record, visibility);
+    if (typeof claimed === "boolean") return claimed;
+    return this.runClaimed(claimed.item, claimed.delivery);
+  }
+
+  /**
+   * The checks before a claim: a body that is a job of a declared queue, a queue neither paused nor
+   * cooling down. A lane without a claim runs here and now. result: the delivery's Ack when it ended
+   * here, or the message and its queue (with its settings in force) to claim.
+   */
+  async admit(
+    record: InboundRecord,
+    msg: JobMessage | undefined,
+    visibility: VisibilitySink = this.immediate,
+  ): Promise<Ack | { msg: JobMessage; queue: QueueDeclaration }> {
     const { log, queues } = this.deps;
     if (!msg) {
       log.error("dropping a message that is not a skyforge job", { messageId: record.messageId });
@@ -91,15 +109,19 @@ export class RecordProcessor {
         recordInGroups: (item) => this.recordInGroups(item),
       });
     }
-    return this.claimAndRun(msg, queue, record, visibility);
+    return { msg, queue };
   }
 
-  private async claimAndRun(
+  /**
+   * Takes the job for one attempt under a fresh fence. result: the claimed job and its delivery; or,
+   * when the claim lost, the Ack its current state calls for (deferred, dropped, repaired).
+   */
+  async claimOne(
     msg: JobMessage,
     queue: QueueDeclaration,
     record: InboundRecord,
-    visibility: VisibilitySink,
-  ): Promise<Ack> {
+    visibility: VisibilitySink = this.immediate,
+  ): Promise<Ack | { item: JobItem; delivery: Delivery }> {
     const { store, clock, metrics, log } = this.deps;
     const token = randomBytes(12).toString("base64url");
     const leaseMs = queue.leaseSeconds * 1000;
@@ -121,13 +143,24 @@ export class RecordProcessor {
     // A completion job is enqueued by the write that saw its group's last child recorded.
     if (item.completes && item.claimedFrom !== "running")
       metrics.time("groupCompletionLag", item.queue, item.kind, Math.max(0, now - item.createdAt));
+    return { item, delivery: { msg, record, queue, token, leaseMs, visibility } };
+  }
 
-    const delivery: Delivery = { msg, record, queue, token, leaseMs, visibility };
+  /**
+   * What a claimed job runs with: its kind and validated payload, or the decision that ends it
+   * unrun (a cancel already requested, an expired payload object, an invalid payload...).
+   */
+  async prepare(item: JobItem, msg: JobMessage): Promise<Decision | { kind: AnyKind; payload: unknown }> {
     // Read after the claim, so a duplicate delivery that loses it costs no GET.
-    const payloadJson = await deliveredPayload(this.deps.claims, msg);
-    const ready = precheckRun(this.deps.registry, item, payloadJson);
+    const payloadJson = item.cancelRequested ? undefined : await deliveredPayload(this.deps.claims, msg);
+    return precheckRun(this.deps.registry, item, payloadJson);
+  }
+
+  private async runClaimed(item: JobItem, delivery: Delivery): Promise<Ack> {
+    const started = this.deps.clock.now();
+    const ready = await this.prepare(item, delivery.msg);
     const decision = "outcome" in ready ? ready : await this.run(item, ready.kind, ready.payload, delivery);
-    metrics.time("runDuration", item.queue, item.kind, clock.now() - now);
+    this.deps.metrics.time("runDuration", item.queue, item.kind, this.deps.clock.now() - started);
     return this.settle(item, decision, delivery);
   }
 
@@ -174,8 +207,11 @@ export class RecordProcessor {
     }
   }
 
-  /** Writes the decision under the fence, then settles the message to match. */
-  private async settle(item: JobItem, decision: Decision, delivery: Delivery): Promise<Ack> {
+  /**
+   * Writes the decision under the fence, then settles the message to match. A batch key's job that
+   * ended leaves its key's backlog: counted in `tally` when the caller writes a call's at once.
+   */
+  async settle(item: JobItem, decision: Decision, delivery: Delivery, tally?: BacklogTally): Promise<Ack> {
     const { queue, token, record } = delivery;
     const { store, clock, metrics, log } = this.deps;
     const fields = jobFields(item, item.attempts);
@@ -204,6 +240,16 @@ export class RecordProcessor {
       return false;
     }
     if (!(await this.recordInGroups(result.item))) return false;
+    if (result.item.inBacklog) {
+      const own = tally ?? new BacklogTally();
+      own.note(result.item);
+      if (!tally)
+        await own
+          .flush(store)
+          .catch((err) =>
+            log.warn("could not count a job out of its key's backlog", { ...fields, error: String(err) }),
+          );
+    }
     switch (decision.outcome) {
       case "done":
         metrics.count("succeeded", item.queue, item.kind);

@@ -1,8 +1,10 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import pLimit from "p-limit";
+import { isBatchKind } from "../job/batch.ts";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
+import { type KeyedRecords, processKeyedBatch } from "./process-batch.ts";
 import { RecordProcessor } from "./process-record.ts";
-import type { WorkerDeps } from "./record-types.ts";
+import type { InboundRecord, WorkerDeps } from "./record-types.ts";
 import { UnstartedMessages } from "./unstarted-messages.ts";
 import { VisibilityBatch } from "./visibility-changes.ts";
 
@@ -33,33 +35,46 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
         messages.hold(records.map((r) => ({ messageId: r.messageId, receiptHandle: r.receiptHandle }))),
       ),
     );
+    const { singles, keys } = groupByBatchKey(deps, parsed);
+    const failed = (messageId: string, err: unknown) => {
+      deps.log.error("record failed unexpectedly; SQS will redeliver it", {
+        messageId,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      failures.push({ itemIdentifier: messageId });
+    };
     try {
-      await Promise.all(
-        parsed.map(({ record, message }) =>
+      await Promise.all([
+        ...singles.map(({ record, message }) =>
           limit(async () => {
             try {
               await holdOf.get(record.receiptHandle)?.messages.release(record.receiptHandle);
-              const ack = await processor.process(
-                {
-                  messageId: record.messageId,
-                  body: record.body,
-                  receiptHandle: record.receiptHandle,
-                  receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
-                },
-                message,
-                visibility,
-              );
+              const ack = await processor.process(inbound(record), message, visibility);
               if (!ack) failures.push({ itemIdentifier: record.messageId });
             } catch (err) {
-              deps.log.error("record failed unexpectedly; SQS will redeliver it", {
-                messageId: record.messageId,
-                error: err instanceof Error ? err.message : String(err),
-              });
-              failures.push({ itemIdentifier: record.messageId });
+              failed(record.messageId, err);
             }
           }),
         ),
-      );
+        // A key's calls run one after another in one slot of the record bound: the key's own
+        // concurrency bound is the cluster's (its slots), not a reason to defer this delivery's rest.
+        ...keys.map((calls) =>
+          limit(async () => {
+            for (const call of calls) {
+              try {
+                for (const { record } of call.records)
+                  await holdOf.get(record.receiptHandle)?.messages.release(record.receiptHandle);
+                const acks = await processKeyedBatch(deps, processor, call, visibility);
+                for (const { record } of call.records)
+                  if (acks.get(record.messageId) !== true)
+                    failures.push({ itemIdentifier: record.messageId });
+              } catch (err) {
+                for (const { record } of call.records) failed(record.messageId, err);
+              }
+            }
+          }),
+        ),
+      ]);
     } finally {
       await Promise.all(holds.map(({ messages }) => messages.stop()));
       // After the holds stopped, so that no hold overrides a retry's backoff.
@@ -72,6 +87,48 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
     deps.metrics.flush();
     return { batchItemFailures: failures };
   };
+}
+
+const inbound = (record: SQSRecord): InboundRecord => ({
+  messageId: record.messageId,
+  body: record.body,
+  receiptHandle: record.receiptHandle,
+  receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
+});
+
+/**
+ * The batch's records of batch kinds, grouped by kind and key into calls of at most maxSize, in
+ * arrival order, one list of calls per key (docs/architecture.md §18); every other record runs alone.
+ */
+function groupByBatchKey(
+  deps: WorkerDeps,
+  parsed: readonly { record: SQSRecord; message: JobMessage | undefined }[],
+): {
+  singles: { record: SQSRecord; message: JobMessage | undefined }[];
+  keys: KeyedRecords[][];
+} {
+  const singles: { record: SQSRecord; message: JobMessage | undefined }[] = [];
+  const byKey = new Map<string, KeyedRecords>();
+  for (const entry of parsed) {
+    const { message } = entry;
+    const kind = message ? deps.registry.get(message.kind) : undefined;
+    if (!message || message.batchKey === undefined || !kind || !isBatchKind(kind)) {
+      singles.push(entry);
+      continue;
+    }
+    const id = `${kind.name}\u0000${message.batchKey}`;
+    const group = byKey.get(id) ?? { kind, key: message.batchKey, records: [] };
+    group.records.push({ record: inbound(entry.record), msg: message });
+    byKey.set(id, group);
+  }
+  const keys = [...byKey.values()].map((g) => {
+    const size = g.kind.batch.settings.maxSize;
+    const chunks: KeyedRecords[] = [];
+    for (let i = 0; i < g.records.length; i += size)
+      chunks.push({ ...g, records: g.records.slice(i, i + size) });
+    return chunks;
+  });
+  return { singles, keys };
 }
 
 interface QueueHold {
