@@ -114,7 +114,12 @@ export function batchFailure(err: SkyforgeApiError | SkyforgeTransportError): En
   };
 }
 
+/** Codes that name one cause the API itself found: a bare status (API Gateway's 429 throttle) is none of them. */
+const ONLY_FROM_THE_API: ReadonlySet<ErrorCode> = new Set(["key_backlog_full"]);
+
 function codeOfStatus(status: number): ErrorCode {
-  const found = Object.entries(errorCodes).find(([, s]) => s === status);
+  const found = Object.entries(errorCodes).find(
+    ([code, s]) => s === status && !ONLY_FROM_THE_API.has(code as ErrorCode),
+  );
   return (found?.[0] as ErrorCode | undefined) ?? "internal";
 }

@@ -58,6 +58,7 @@ function functionEnv(): Record<string, string> {
   return {
     AWS_REGION: "us-east-1",
     SKYFORGE_TABLE: "skyforge-jobs",
+    SKYFORGE_CLAIMS_BUCKET: "skyforge-claims",
     SKYFORGE_QUEUE_URLS: urls(""),
     SKYFORGE_DLQ_URLS: urls("-dlq"),
     SKYFORGE_EVENT_SOURCE_MAPPINGS: JSON.stringify(

@@ -4,6 +4,7 @@ import {
   type GaugeMetric,
   METRICS_NAMESPACE,
   METRICS_SERVICE,
+  type SizeMetric,
   type TimingMetric,
 } from "../observability/metric-names.ts";
 import type { PoolResources, QueueResources } from "./queue-resources.ts";
@@ -95,12 +96,22 @@ const HEADER = [
 const JOB_FLOW = ["enqueued", "started", "succeeded", "retried", "dead"] as const;
 const POOL_COUNTS = ["childRespawns", "childDesyncs", "childTimeouts"] as const;
 // Every other counter goes to "other outcomes", so one added to countMetrics is on the dashboard at once.
-const SHOWN_ELSEWHERE = new Set<CountMetric>([...JOB_FLOW, ...POOL_COUNTS, "deadLettered", "poolDispatched"]);
+const BATCH_COUNTS = ["batchCalls", "batchKeyBusy"] as const;
+const SHOWN_ELSEWHERE = new Set<CountMetric>([
+  ...JOB_FLOW,
+  ...POOL_COUNTS,
+  ...BATCH_COUNTS,
+  "deadLettered",
+  "poolDispatched",
+]);
 const OTHER_COUNTS = countMetrics.filter((m) => !SHOWN_ELSEWHERE.has(m));
 
 function queueBand<S>(q: QueueResources<S>, region: S, pool?: PoolResources<S>): Draft<S>[][] {
-  const emf = (name: CountMetric | TimingMetric | GaugeMetric, options: MetricOptions, kind?: string) =>
-    skyforge(name, q.name, options, kind);
+  const emf = (
+    name: CountMetric | TimingMetric | GaugeMetric | SizeMetric,
+    options: MetricOptions,
+    kind?: string,
+  ) => skyforge(name, q.name, options, kind);
   const chart = (title: string, metrics: MetricRow<S>[], stat: Stat, extra: Extra<S> = {}) =>
     metricWidget(region, `${q.name} · ${title}`, metrics, stat, extra);
   const sqs = (metricName: string, name: S, options: MetricOptions) =>
@@ -160,10 +171,30 @@ function queueBand<S>(q: QueueResources<S>, region: S, pool?: PoolResources<S>):
     "Sum",
   );
 
+  // Batch kinds (docs/architecture.md §18): calls, calls put off for a busy key, items per call, wait.
+  const batches: Draft<S>[] = [
+    chart(
+      "batch calls / min",
+      BATCH_COUNTS.map((m) => emf(m, { label: m })),
+      "Sum",
+    ),
+    chart(
+      "batch size (items) & wait (ms)",
+      [
+        emf("batchItems", { stat: "p50", label: "items p50" }),
+        emf("batchItems", { stat: "Maximum", label: "items max" }),
+        ...(["p50", "p99"] as const).map((stat) =>
+          emf("batchWait", { stat, label: `wait ${stat}`, yAxis: "right" }),
+        ),
+      ],
+      "p50",
+    ),
+  ];
+
   if (q.tier === "lambda") {
     const fn = q.workerFunctionName;
     const worker = fn === undefined ? [] : lambdaWorker(region, q.name, fn);
-    return [[fullWidth(heading)], overview, [...worker, runDuration, otherCounts]];
+    return [[fullWidth(heading)], overview, [...worker, runDuration, otherCounts], batches];
   }
 
   const busyByKind = kinds.map((kind) => emf("childrenBusy", { label: `busy · ${kind}` }, kind));

@@ -1,6 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { app } from "../../app/index.ts";
+import { tierOf } from "../../lib/app/queue-declaration.ts";
 import { checkDeploy } from "../../scripts/deploy/check-deploy.ts";
 import { ensurePlatform } from "../../scripts/deploy/sst-program.ts";
 import { copyProject, type ProjectCopy, projectRoot } from "../support/project-copy.ts";
@@ -48,8 +50,10 @@ describe("check:deploy on SST's own components", () => {
       ["ci", []],
       ["production", []],
     ]);
-    // Every function was really bundled by the Runtime.Build stand-in outside dev.
-    expect(reports[1]?.run.builds.map((b) => b.handler).sort()).toHaveLength(6);
+    // Every function was really bundled by the Runtime.Build stand-in outside dev: five, and one
+    // worker per Lambda-tier queue.
+    const workers = app.queues.filter((q) => tierOf(q) === "lambda").length;
+    expect(reports[1]?.run.builds.map((b) => b.handler).sort()).toHaveLength(5 + workers);
   }, 120_000);
 
   test("dropping partial batch responses fails", async () => {

@@ -69,7 +69,7 @@ describe("skyforge CLI against npm start", () => {
 
   it("--json for queues ls; pause and resume change the state; set changes settings", async () => {
     const before = await json(["queues", "ls"]);
-    expect(before.items.map((q: Json) => q.name)).toEqual(["default", "heavy"]);
+    expect(before.items.map((q: Json) => q.name)).toEqual(["default", "batch", "heavy"]);
     expect(before.items[0]).toMatchObject({ paused: false, counts: { visible: expect.any(Number) } });
     // The same answer through Lambda Invoke of the API function.
     const invoked = await json(["--transport", "invoke", "queues", "ls"]);
@@ -258,7 +258,7 @@ describe("skyforge CLI against npm start", () => {
       const system = systemNode as string;
       const listed = await run(["queues", "ls", "--json"], { node: system });
       expect(listed.code, listed.stderr).toBe(0);
-      expect(JSON.parse(listed.stdout).items).toHaveLength(2);
+      expect(JSON.parse(listed.stdout).items).toHaveLength(3);
       const version = await run(["--version"], { node: system });
       expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+ \(node v24\.\d+\.\d+\)$/);
     },
@@ -278,7 +278,11 @@ describe("skyforge CLI against npm start", () => {
       expect(page.headers.get("content-type")).toMatch(/text\/html/);
       const queues = await fetch(new URL("/queues", started.url));
       expect(queues.status).toBe(200);
-      expect(((await queues.json()) as Json).items.map((q: Json) => q.name)).toEqual(["default", "heavy"]);
+      expect(((await queues.json()) as Json).items.map((q: Json) => q.name)).toEqual([
+        "default",
+        "batch",
+        "heavy",
+      ]);
       // `kill -INT <launcher pid>`: the launcher forwards it, the console closes, exit 0.
       server.interrupt("pid");
       expect(await server.exit()).toBe(0);

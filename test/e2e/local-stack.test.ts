@@ -110,7 +110,7 @@ describe("npm start: the local stack as a user runs it", () => {
       ["POST", "/jobs", { kind: "echo", maxAttempts: 101 }, 400, "validation_error"],
       ["POST", "/jobs", { kind: "echo", surprise: true }, 400, "validation_error"],
       ["POST", "/jobs", { kind: "flaky", payload: { failTimes: "x" } }, 400, "validation_error"],
-      ["POST", "/jobs", { kind: "echo", payload: "x".repeat(300_000) }, 413, "payload_too_large"],
+      ["POST", "/jobs", { kind: "echo", payload: "x".repeat(1_050_000) }, 413, "payload_too_large"],
       ["POST", "/jobs/batch", { jobs: [] }, 400, "validation_error"],
       ["GET", "/jobs/does-not-exist", undefined, 404, "not_found"],
       ["GET", "/jobs?status=weird", undefined, 400, "validation_error"],

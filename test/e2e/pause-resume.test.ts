@@ -23,7 +23,10 @@ beforeAll(async () => {
     instrument: ({ sqs }) => {
       sqs.middlewareStack.add(
         (next, context) => async (args) => {
-          if (context.commandName !== "ReceiveMessageCommand") return next(args);
+          // The default queue's receives only: the other queues' pollers are not paused.
+          const url = (args.input as { QueueUrl?: string }).QueueUrl ?? "";
+          if (context.commandName !== "ReceiveMessageCommand" || !/skyforge-default$/.test(url))
+            return next(args);
           receives.started += 1;
           const n = receives.started;
           receives.inFlight.add(n);

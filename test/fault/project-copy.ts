@@ -83,7 +83,7 @@ function fillCopy(copy: ProjectCopy): string {
   const queues = readFileSync(queuesPath, "utf8");
   writeFileSync(
     queuesPath,
-    replaceExactly(queues, "leaseSeconds: 30,", `leaseSeconds: ${LEASE_SECONDS},`, 2, queuesPath),
+    replaceExactly(queues, "leaseSeconds: 30,", `leaseSeconds: ${LEASE_SECONDS},`, 3, queuesPath),
   );
 
   const poolConfig = join(dir, "fault-pool.json");

@@ -18,6 +18,6 @@ test("every typo in the fixture is a compile error, and nothing else is", () => 
     /'"flakey"' is not assignable to parameter of type 'KindName</,
   );
   expect(messageAt(`kind: "flakey" }`)).toMatch(/"flakey".*Did you mean '"flaky"'/);
-  expect(messageAt(`pause("defualt")`)).toMatch(/"defualt".*'"default" \| "heavy"'/);
+  expect(messageAt(`pause("defualt")`)).toMatch(/"defualt".*'"default" \| "batch" \| "heavy"'/);
   expect(messageAt(`{ failTimes: "2" }`)).toMatch(/'string' is not assignable to type 'number'/);
 }, 60_000);

@@ -12,6 +12,7 @@ import {
   gaugeMetrics,
   METRICS_NAMESPACE,
   METRICS_SERVICE,
+  sizeMetrics,
   timingMetrics,
 } from "../../lib/observability/metric-names.ts";
 import { queueResources } from "../support/queue-resources.ts";
@@ -130,7 +131,7 @@ describe("dashboard body", () => {
   });
 
   test("every EMF metric appears with service and queue dimensions naming its queue", () => {
-    const all = [...countMetrics, ...timingMetrics, ...gaugeMetrics];
+    const all = [...countMetrics, ...timingMetrics, ...gaugeMetrics, ...sizeMetrics];
     const seen = new Set<string>();
     for (const q of queues)
       for (const w of titled(q.name))

@@ -6,11 +6,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  encodeMessageBody,
-  type JobMessage,
-  parseJobMessage,
-} from "../../lib/transport/job-message.ts";
+import { encodeMessageBody, type JobMessage, parseJobMessage } from "../../lib/transport/job-message.ts";
 import { type OutgoingJob, SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { newSqsClient, queueUrls } from "./aws-mocks.ts";
 
@@ -126,5 +122,4 @@ describe("message bodies", () => {
     expect(body).toContain("\\uffff");
     expect(body).toContain("\\u00e9");
   });
-
 });
