@@ -78,13 +78,14 @@ describe("skyforge CLI against npm start", () => {
     );
 
     expect(await json(["queues", "pause", "heavy"])).toMatchObject({ name: "heavy", paused: true });
-    expect((await json(["queues", "ls"])).items[1]).toMatchObject({ name: "heavy", paused: true });
+    const heavyOf = (listed: Json) => listed.items.find((q: Json) => q.name === "heavy");
+    expect(heavyOf(await json(["queues", "ls"]))).toMatchObject({ name: "heavy", paused: true });
     const table = await run(["queues", "ls"]);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^NAME +STATE +CONCURRENCY/);
     expect(table.stdout).toMatch(/\nheavy +paused +2 /);
     expect(await json(["queues", "resume", "heavy"])).toMatchObject({ name: "heavy", paused: false });
-    expect((await json(["queues", "ls"])).items[1]).toMatchObject({ paused: false });
+    expect(heavyOf(await json(["queues", "ls"]))).toMatchObject({ paused: false });
 
     expect(
       await json(["queues", "set", "default", "--max-concurrency", "20", "--backoff-base", "1"]),
