@@ -184,7 +184,11 @@ export class EventSourcePoller {
     });
   }
 
+  /** Handler invocations so far: one per batch, however many receives gathered it. */
+  invocations = 0;
+
   private async invoke(messages: Message[]): Promise<void> {
+    this.invocations += 1;
     const event: SQSEvent = { Records: messages.map((m) => toSqsRecord(m, this.options.queueArn)) };
     let failed: Set<string>;
     try {

@@ -17,6 +17,11 @@ export class LocalEventSources implements EventSourceControl {
     this.pollers.get(queue)?.configure(intent);
   }
 
+  /** Handler invocations a queue's poller has made (the bench prices Lambda requests by them). */
+  invocations(queue: string): number {
+    return this.pollers.get(queue)?.invocations ?? 0;
+  }
+
   async describe(queue: string): Promise<EventSourceState | undefined> {
     const poller = this.pollers.get(queue);
     return poller ? { ...poller.describe(), state: "local" } : undefined;

@@ -82,6 +82,8 @@ export interface LocalStack {
   endpoints: { dynamodb: string; sqs: string };
   /** The scheduled functions (reaper, cleanup, cron); `tick()` runs them all once now. */
   ticker: Ticker;
+  /** The Lambda-tier queues' event sources (the pollers standing in for Lambda's). */
+  eventSources: LocalEventSources;
   /** Where the table and queues are kept; undefined when they live in memory. */
   dataDir: string | undefined;
   stop(): Promise<void>;
@@ -224,6 +226,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       queues: provisioned,
       endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
       ticker,
+      eventSources,
       dataDir: dataDir?.root,
       stop: async () => {
         for (const stop of stoppers) await stop();

@@ -29,7 +29,11 @@ export interface EnqueueCalls {
   assumedMs: readonly number[];
 }
 
-export function meteredUsage(snap: MeterSnapshot, enqueue: EnqueueCalls) {
+/**
+ * `workerInvocations`: counted by the event source when it knows them; else each receive that
+ * returned messages is one invocation (true of batches of up to 10, one receive each).
+ */
+export function meteredUsage(snap: MeterSnapshot, enqueue: EnqueueCalls, workerInvocationsCounted?: number) {
   const ops = snap.operations;
   const receive = ops["sqs:ReceiveMessage"];
   const emptyReceives = (receive?.requests ?? 0) - (receive?.nonEmptyReceives ?? 0) - (receive?.errors ?? 0);
@@ -54,7 +58,7 @@ export function meteredUsage(snap: MeterSnapshot, enqueue: EnqueueCalls) {
   const storedByteDays = ops["s3:PutObject"]?.storedByteDays ?? 0;
   const emulatorRereads = Math.min(ops["dynamodb:GetItem"]?.unmetered ?? 0, ddbWrite.conditionalFailures);
 
-  const workerInvocations = receive?.nonEmptyReceives ?? 0;
+  const workerInvocations = workerInvocationsCounted ?? receive?.nonEmptyReceives ?? 0;
   const enqueueInvocations = enqueue.callMs.length;
   const batchMs = [...snap.batchDurationsMs].sort((a, b) => a - b);
   const enqueueGbs = (durations: readonly number[]) =>

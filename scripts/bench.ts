@@ -2,6 +2,7 @@ import { app } from "../app/index.ts";
 import { benchKindNames, enqueuedKind } from "../bench/bench-app.ts";
 import { ClientError } from "../lib/errors.ts";
 import { parseBenchArgs, type RunShape, type SingleRun, usage } from "./bench-args.ts";
+import { batchJson, printBatchTable, runBatchScenario } from "./bench-batch.ts";
 import { GROUP_CHILDREN, GROUP_CONCURRENCY, GROUPS, round, TIMEOUT_MS, WARMUP } from "./bench-config.ts";
 import { analyseGroups, type GroupRun, runGroupScenario } from "./bench-group.ts";
 import { groupJson, printGroupTable } from "./bench-group-report.ts";
@@ -19,14 +20,16 @@ import { measureBudgets } from "./cold-start.ts";
  *
  * Then the group scenario (scripts/bench-group.ts) on the same stack: groups of children of the same
  * kind and size through engine.groups.create, each completed by the bench's own completion kind
- * (bench/bench-app.ts); then the cold-start budget of the Lambda bundles.
+ * (bench/bench-app.ts); then the batch scenario on a stack of its own (scripts/bench-batch.ts); then
+ * the cold-start budget of the Lambda bundles.
  *
  * `--matrix` runs payload sizes × lanes instead (scripts/bench-matrix.ts).
  *
  * Env (a flag wins): BENCH_JOBS (default 2000), BENCH_WARMUP (default 100), BENCH_TIMEOUT_MS (default
  * 90000), BENCH_LAMBDA_DURATION = "assumed" (default) | "measured": which Lambda duration the headline
  * cost uses, BENCH_GROUPS (default 5), BENCH_GROUP_CHILDREN (default 1000, at most 1000),
- * BENCH_GROUP_CONCURRENCY (groups in flight, default 1).
+ * BENCH_GROUP_CONCURRENCY (groups in flight, default 1), BENCH_BATCH_JOBS (the batch scenario's
+ * backlog, default 2000).
  */
 
 /** The group scenario's outcome: measured, or refused by the engine (a lane that can't be a group's child). */
@@ -81,6 +84,8 @@ async function runSingle(options: SingleRun): Promise<void> {
   const { jobs, json, ...shape } = options;
   const { single, group } = await run(shape, jobs);
   const analysis = analyseWindow(single);
+  // On its own stack: a batch kind's queue gathers 100 records a delivery.
+  const batch = await runBatchScenario();
   // After the stack has stopped, so the emulators don't compete with the process starts for the CPU.
   const budgets = await measureBudgets();
   const groupAnalysis =
@@ -100,6 +105,7 @@ async function runSingle(options: SingleRun): Promise<void> {
     if ("run" in group && groupAnalysis) printGroupTable(groupAnalysis, group.logCounts, groupNotes);
     if ("refusal" in group)
       console.log(`\nskyforge bench: group scenario: n/a, the engine refuses it: ${group.refusal}`);
+    printBatchTable(batch, analysis.cost.usdPerMillionJobs);
   }
   console.log(
     JSON.stringify({
@@ -114,6 +120,7 @@ async function runSingle(options: SingleRun): Promise<void> {
         importBudgetMet: budgets.functions.every((f) => f.importOk),
       },
       group: groupAnalysis ? groupJson(groupAnalysis) : { refused: "refusal" in group ? group.refusal : "" },
+      batch: batchJson(batch),
     }),
   );
 }

@@ -126,6 +126,7 @@ describe("bench from its flags", () => {
       BENCH_WARMUP: "5",
       BENCH_GROUPS: "1",
       BENCH_GROUP_CHILDREN: "10",
+      BENCH_BATCH_JOBS: "200",
     });
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trim().split("\n");
@@ -140,8 +141,13 @@ describe("bench from its flags", () => {
       "bundleBytes",
       "coldStart",
       "group",
+      "batch",
     ]);
     expect(json.group).toMatchObject({ groups: 1, childrenPerGroup: 10 });
+    // 200 jobs of one key in calls of up to 100: at least two calls, fewer than one a job.
+    expect(json.batch).toMatchObject({ jobs: 200, maxSize: 100 });
+    expect(json.batch.handlerCallsPerJob).toBeGreaterThanOrEqual(0.01);
+    expect(json.batch.handlerCallsPerJob).toBeLessThan(1);
   }, 120_000);
 
   test("the script: an unknown flag is exit 2 with the usage, before any stack starts", async () => {
