@@ -285,3 +285,46 @@ describe("problems accumulate", () => {
     expect(err.message).toContain('queue "default": batchSize 11');
   });
 });
+
+describe("batch kinds (batch-echo: maxSize 50, maxWaitSeconds 2 on queue batch: batchSize 50, window 2)", () => {
+  const withBatch = (patch: Record<string, unknown>, lane?: string): Declarations =>
+    withKind("batch-echo", {
+      ...(lane ? { lane: lane as Kind["lane"] } : {}),
+      batch: { settings: { maxSize: 50, maxWaitSeconds: 2, policy: "duration", ...patch } },
+    } as Partial<Kind>);
+
+  test("the app's own batch kind is sound", () => {
+    expect(problems(withBatch({}))).toEqual([]);
+  });
+
+  test.each([
+    [{ maxSize: 0 }, 'kind "batch-echo": batch maxSize 0 is outside 1..100 (the Lambda tier)'],
+    [{ maxSize: 101 }, 'kind "batch-echo": batch maxSize 101 is outside 1..100 (the Lambda tier)'],
+    [
+      { maxSize: 60 },
+      `kind "batch-echo": batch maxSize 60 is over queue "batch"'s batchSize 50: one invocation never carries more`,
+    ],
+    [
+      { maxWaitSeconds: 301 },
+      `kind "batch-echo": batch maxWaitSeconds 301 is outside 0..300 (the event source's batching window)`,
+    ],
+    [
+      { maxWaitSeconds: 3 },
+      `kind "batch-echo": batch maxWaitSeconds 3 is over queue "batch"'s batchWindowSeconds 2, the longest the event source gathers`,
+    ],
+    [{ maxKeyConcurrency: 0 }, 'kind "batch-echo": batch maxKeyConcurrency 0 is under 1'],
+    [{ maxPendingPerKey: 0 }, 'kind "batch-echo": batch maxPendingPerKey 0 is under 1'],
+    [
+      { policy: "eager" },
+      'kind "batch-echo": batch policy "eager" is not one of immediate, size, duration, balanced',
+    ],
+  ])("%o is refused, naming the kind", (patch, problem) => {
+    expect(problems(withBatch(patch))).toEqual([problem]);
+  });
+
+  test("a batch kind runs fenced", () => {
+    expect(problems(withBatch({}, "lean"))).toEqual([
+      'kind "batch-echo": a batch kind runs fenced; lane "lean" is not allowed',
+    ]);
+  });
+});
