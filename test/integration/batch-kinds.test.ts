@@ -10,6 +10,7 @@ import { createWorker } from "../../lib/runtime/worker.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
 import { deferred, waitFor } from "../support/wait.ts";
+import { doomedEngine } from "./crash-switch.ts";
 
 /** What every call of the test kinds saw, and a gate that holds calls until a test opens it. */
 const calls: { key: string; ids: string[] }[] = [];
@@ -305,4 +306,31 @@ describe("batch kinds on the Lambda tier (fauxqs, dynalite)", () => {
     expect(await items(h, "")).toEqual([]);
     expect((await drainEvent(h)).Records).toEqual([]);
   });
+
+  test("a consumer that dies mid-call leaves each item to be taken over, with exactly one completion each", async () => {
+    const h = await setUp();
+    const ids = await enqueueAll(
+      h,
+      Array.from({ length: 5 }, () => ({ kind: "batched", payload: { key: "z" } })),
+    );
+    const doomed = doomedEngine(harness.emulators(), h.engine, { name: h.queue.name, url: h.urls.url });
+    gate = deferred();
+    // The doomed consumer receives, holds, claims every item and starts the call; then it dies.
+    void createWorker(doomed.engine, { recordConcurrency: 10 })(await drainEvent(h)).catch(() => undefined);
+    await waitFor(async () => calls.length === 1 || undefined, "the doomed call to start");
+    doomed.crash.trip();
+    gate.resolve();
+    gate = undefined;
+    // The live consumer gets the messages back after the hold (a lease + 1 s) and takes each over.
+    const poller = h.startPoller();
+    for (const id of ids) {
+      const done = await settled(h, id, "done");
+      expect(done).toMatchObject({ attempts: 2, claimedFrom: "running" });
+    }
+    await poller.stop();
+    // Two calls ran (the dead one's outcomes never landed), and each job was finalized once.
+    expect(calls).toHaveLength(2);
+    expect(h.metrics.total("succeeded")).toBe(5);
+    expect(h.metrics.total("revived")).toBe(5);
+  }, 60_000);
 });
