@@ -71,6 +71,10 @@ export async function leaveBacklog(ctx: StoreContext, kind: string, key: string,
   );
 }
 
+/** A slot's hold: until when (epoch ms), and a TTL a day later, so a dead call's slot item goes. */
+const heldUntil = (u: Update, until: number) =>
+  u.set("until", until).set("expiresAt", Math.ceil(until / 1000) + 86_400);
+
 /**
  * takeKeySlot — one call's place among the key's `slots` concurrent calls.
  * input: kind, key, the slot to try, the call's token, until when it holds it (epoch ms).
@@ -92,10 +96,7 @@ export function takeKeySlot(
       "takeKeySlot",
       batchSlotKey(kind, key, slot),
       (e) => ({
-        update: new Update(e)
-          .set("token", token)
-          .set("until", until)
-          .set("expiresAt", Math.ceil(until / 1000) + 86_400),
+        update: heldUntil(new Update(e).set("token", token), until),
         condition: or(itemMissing, attributeBefore("until", now)),
       }),
       { readCurrent: false },
@@ -122,7 +123,7 @@ export function holdKeySlot(
       "holdKeySlot",
       batchSlotKey(kind, key, slot),
       (e) => ({
-        update: new Update(e).set("until", until).set("expiresAt", Math.ceil(until / 1000) + 86_400),
+        update: heldUntil(new Update(e), until),
         condition: attributeEquals("token", token),
       }),
       { readCurrent: false },

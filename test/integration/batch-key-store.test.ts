@@ -1,0 +1,70 @@
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  admitToBacklog,
+  freeKeySlot,
+  holdKeySlot,
+  leaveBacklog,
+  takeKeySlot,
+} from "../../lib/store/batch-key-ops.ts";
+import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
+import { batchBacklogKey, batchSlotKey } from "../../lib/store/keys.ts";
+import { ManualClock } from "../support/clock.ts";
+import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
+
+/** The batch key items' conditional writes (docs/architecture.md §18), on both emulators. */
+describe.each(dynamoBackends)("batch key items on $name", (factory) => {
+  let backend: DynamoBackend | undefined;
+  let client: ReturnType<typeof dynamoClient>;
+  beforeAll(async () => {
+    backend = await factory.start();
+    client = dynamoClient(backend.endpoint);
+  }, 60_000);
+  afterAll(async () => {
+    client?.destroy();
+    await backend?.stop();
+  });
+
+  const setUp = async (): Promise<{ store: StoreContext; clock: ManualClock }> => {
+    const clock = new ManualClock();
+    return { store: createStoreContext(client, await freshTable(client, "bkey"), clock), clock };
+  };
+  const read = async (store: StoreContext, key: Record<string, string>) =>
+    (await store.doc.send(new GetCommand({ TableName: store.table, Key: key, ConsistentRead: true }))).Item;
+
+  test("the backlog admits up to max, refuses the next, and never counts below zero", async () => {
+    const { store } = await setUp();
+    const admit = () => admitToBacklog(store, "k", "a", 2, 9_999_999_999);
+    expect(await admit()).toBe(true);
+    expect(await admit()).toBe(true);
+    expect(await admit()).toBe(false);
+    expect(await read(store, batchBacklogKey("k", "a"))).toMatchObject({ pending: 2 });
+    await leaveBacklog(store, "k", "a", 1);
+    expect(await admit()).toBe(true);
+    // More ended than were counted (a place lost): the count stops at zero.
+    await leaveBacklog(store, "k", "a", 5);
+    expect(await read(store, batchBacklogKey("k", "a"))).toMatchObject({ pending: 0 });
+    // A key never admitted: nothing to take out, nothing goes below zero.
+    await leaveBacklog(store, "k", "never", 1);
+    expect((await read(store, batchBacklogKey("k", "never")))?.pending ?? 0).toBe(0);
+  });
+
+  test("a slot is one call's until its hold runs out; only its holder extends or frees it", async () => {
+    const { store, clock } = await setUp();
+    const until = clock.now() + 30_000;
+    expect(await takeKeySlot(store, "k", "a", 0, "one", until)).toBe(true);
+    expect(await takeKeySlot(store, "k", "a", 0, "two", until)).toBe(false);
+    expect(await holdKeySlot(store, "k", "a", 0, "two", until + 1)).toBe(false);
+    expect(await holdKeySlot(store, "k", "a", 0, "one", until + 30_000)).toBe(true);
+    clock.advance(45_000);
+    // Still held: the holder extended it.
+    expect(await takeKeySlot(store, "k", "a", 0, "two", clock.now() + 30_000)).toBe(false);
+    clock.advance(20_000);
+    // Run out: a dead holder's slot is taken over, and the old holder can no longer free it.
+    expect(await takeKeySlot(store, "k", "a", 0, "two", clock.now() + 30_000)).toBe(true);
+    await freeKeySlot(store, "k", "a", 0, "one");
+    expect(await read(store, batchSlotKey("k", "a", 0))).toMatchObject({ token: "two" });
+    await freeKeySlot(store, "k", "a", 0, "two");
+    expect(await read(store, batchSlotKey("k", "a", 0))).toBeUndefined();
+  });
+});
