@@ -10,16 +10,11 @@ import { costPerUnit, meteredUsage } from "./bench-usage.ts";
 
 /**
  * The batch scenario of `npm run bench` (docs/architecture.md §18): a backlog of BENCH_BATCH_JOBS
- * jobs of one no-op batch kind (maxSize 100), all of one key, enqueued while its queue is paused, then
- * drained at once. Handler calls per job, $/M jobs and items/s, metered like the single-kind window.
+ * jobs of one no-op batch kind (maxSize 100), all of one key, enqueued while its event source is off,
+ * then drained at once. Handler calls per job, $/M jobs and items/s, metered like the single-kind window.
  */
 export const BATCH_JOBS = intEnv("BENCH_BATCH_JOBS", 2000, 100);
 const KEYS = 1;
-
-async function api(stack: LocalStack, path: string): Promise<void> {
-  const res = await fetch(`${stack.url}${path}`, { method: "POST" });
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-}
 
 async function enqueueBacklog(stack: LocalStack, jobs: number, seqBase: number) {
   const ids: string[] = [];
@@ -40,12 +35,18 @@ async function enqueueBacklog(stack: LocalStack, jobs: number, seqBase: number) 
   return { ids, callMs };
 }
 
-/** Paused, the backlog goes in; resumed, the event source hands the worker 100 records at a time. */
+/**
+ * The event source off, the backlog goes in; on again, it hands the worker 100 records at a time.
+ * The event source alone is turned off (not a queue pause, whose worker would put off with a delay
+ * what the source received before it stopped).
+ */
 async function drainBacklog(stack: LocalStack, jobs: number, seqBase: number, succeededBefore: number) {
-  await api(stack, `/queues/${BENCH_BATCH_QUEUE}/pause`);
+  const source = (enabled: boolean) =>
+    stack.eventSources.apply(BENCH_BATCH_QUEUE, { enabled, maxConcurrency: 2 });
+  await source(false);
   const enqueued = await enqueueBacklog(stack, jobs, seqBase);
   const resumedAt = Date.now();
-  await api(stack, `/queues/${BENCH_BATCH_QUEUE}/resume`);
+  await source(true);
   const deadline = performance.now() + TIMEOUT_MS;
   while (stack.metrics.total("succeeded") < succeededBefore + jobs) {
     if (performance.now() > deadline)
