@@ -44,6 +44,9 @@ async function drainBacklog(stack: LocalStack, jobs: number, seqBase: number, su
   const source = (enabled: boolean) =>
     stack.eventSources.apply(BENCH_BATCH_QUEUE, { enabled, maxConcurrency: 2 });
   await source(false);
+  // Let the source's receives in flight (each waits at most a second) come back empty first, so no
+  // message of the backlog is received and handed back while the source is off.
+  await sleep(1500);
   const enqueued = await enqueueBacklog(stack, jobs, seqBase);
   const resumedAt = Date.now();
   await source(true);

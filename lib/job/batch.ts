@@ -66,10 +66,13 @@ export interface BatchSpec<P = unknown, R = unknown> {
 }
 
 /** A batch kind's declaration: a kind's fields, its key, its batching settings and its batch handler. */
-export type BatchKindInput<S extends z.ZodType, R, N extends string, Q extends string, Scope extends string> = Omit<
-  KindDefinition<S, R, N, Q>,
-  "handler" | "lane"
-> & {
+export type BatchKindInput<
+  S extends z.ZodType,
+  R,
+  N extends string,
+  Q extends string,
+  Scope extends string,
+> = Omit<KindDefinition<S, R, N, Q>, "handler" | "lane"> & {
   key(payload: z.output<S>): string;
   batch: BatchSettings;
   handler(items: BatchItem<z.output<S>>[], ctx: BatchContext<Scope>): Promise<readonly BatchOutcome<R>[]>;
@@ -89,7 +92,11 @@ export function batchKindDefinition<S extends z.ZodType, R, const N extends stri
   def: BatchKindInput<S, R, N, Q, string>,
 ): KindDefinition<S, R, N, Q> & { batch: BatchSpec<z.output<S>, R> } {
   const { key, batch, handler, ...kind } = def;
-  const spec: BatchSpec<z.output<S>, R> = { key, settings: batch, handler: handler as BatchSpec<z.output<S>, R>["handler"] };
+  const spec: BatchSpec<z.output<S>, R> = {
+    key,
+    settings: batch,
+    handler: handler as BatchSpec<z.output<S>, R>["handler"],
+  };
   return {
     ...kind,
     batch: spec,

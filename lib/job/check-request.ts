@@ -75,7 +75,9 @@ export function checkEnqueueRequest<K extends RequestKind>(
       [{ path: "queue", message: `use a ${tierOf(home)}-tier queue such as "${home.name}"` }],
     );
   }
-  const batchKey = kind.batch ? batchKeyOf(kind, payload?.success ? payload.data : request.payload) : undefined;
+  const batchKey = kind.batch
+    ? batchKeyOf(kind, payload?.success ? payload.data : request.payload)
+    : undefined;
   if (batchKey instanceof ClientError) return batchKey;
   return { request, kind, queue, payloadJson, ...(batchKey !== undefined ? { batchKey } : {}) };
 }
@@ -94,7 +96,10 @@ function batchKeyOf(kind: RequestKind, payload: unknown): string | ClientError {
   if (typeof key !== "string" || key.length === 0 || key.length > MAX_BATCH_KEY_CHARS) {
     const got = typeof key === "string" ? `${key.length} characters` : typeof key;
     return new ClientError("validation_error", `kind "${kind.name}" gave the job an unusable batch key`, [
-      { path: "payload", message: `the batch key must be a string of 1..${MAX_BATCH_KEY_CHARS} characters, got ${got}` },
+      {
+        path: "payload",
+        message: `the batch key must be a string of 1..${MAX_BATCH_KEY_CHARS} characters, got ${got}`,
+      },
     ]);
   }
   return key;

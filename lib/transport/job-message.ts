@@ -30,9 +30,9 @@ export const JobMessage = z
     /** A group's completion job: the group it completes. */
     completes: z.string().min(1).optional(),
     /** A batch kind's job: its key, and whether it is counted in the key's backlog (§18). */
-  batchKey: z.string().min(1).max(256).optional(),
-  inBacklog: z.boolean().optional(),
-  /** The kind's delivery lane when it is not fenced (docs/architecture.md §16). */
+    batchKey: z.string().min(1).max(256).optional(),
+    inBacklog: z.boolean().optional(),
+    /** The kind's delivery lane when it is not fenced (docs/architecture.md §16). */
     lane: z.enum(["lean", "at-least-once", "fire-and-forget"]).optional(),
   })
   // A message carries its payload or the key of its object, exactly one of the two.
