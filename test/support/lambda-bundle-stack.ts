@@ -50,6 +50,9 @@ import {
 import { TEST_ACCOUNT, TEST_REGION } from "./lambda-events.ts";
 import { waitFor } from "./wait.ts";
 
+/** The queue whose worker the bundle tests run. */
+const WORKER_QUEUE = "default";
+
 export type FunctionName = "enqueue" | "api" | "worker" | "reaper" | "cleanup" | "cron";
 
 export interface RunningFunction {
@@ -124,7 +127,11 @@ export async function startBundleStack(root: string): Promise<BundleStack> {
 
     await allSettled(
       built.map(async (b) => {
-        const fn = declared.find((d) => d.handler === b.handler);
+        // One worker is declared per Lambda-tier queue, in no set order: the tests feed the default queue's.
+        const fn = declared.find(
+          (d) =>
+            d.handler === b.handler && (d.environment.SKYFORGE_WORKER_QUEUE ?? WORKER_QUEUE) === WORKER_QUEUE,
+        );
         if (!fn) throw new Error(`infra declares no function with handler ${b.handler}`);
         const recorder = await startAwsCallRecorder({
           dynamodb: emu.dynamodb.endpoint,
