@@ -7,6 +7,9 @@ at EOF, and stops at once, even mid-job, when it finds its parent (the pool) gon
 Request: {"id","kind","attempt","payload"}. Payload: {"text": str, "rounds"?: int, "fail"?: str,
 "throttle"?: seconds}. Reply: {"id","status":"ok","result"} | {"id","status":"error","message"}
 | {"id","status":"throttled","retry_after_secs"}.
+A batch kind's request carries a call's items of one key: {"id","kind","key","items":[{"id",
+"attempt","payload"}...]}; its one reply line has one outcome per item id: {"id","items":[reply...]},
+each ok result telling which call it was part of (batchId, batchSize, key, index).
 """
 import hashlib
 import json
@@ -55,6 +58,28 @@ def handle(payload):
     return {"status": "ok", "result": result}
 
 
+def handle_safely(payload):
+    try:
+        return handle(payload)
+    except Exception as err:  # the job fails, the child lives on
+        return {"status": "error", "message": f"{type(err).__name__}: {err}"}
+
+
+def serve_batch(request):
+    items = request["items"]
+    outcomes = []
+    for index, item in enumerate(items):
+        outcome = handle_safely(item.get("payload"))
+        if outcome["status"] == "ok":
+            outcome["result"].update(
+                {"batchId": request["id"], "batchSize": len(items), "key": request.get("key"), "index": index}
+            )
+        outcome["id"] = item["id"]
+        outcomes.append(outcome)
+    print(f"digest call {request['id']} key {request.get('key')!r}: {len(items)} items", file=sys.stderr)
+    return {"id": request["id"], "items": outcomes}
+
+
 def main():
     threading.Thread(target=stop_when_orphaned, daemon=True).start()
     boot()
@@ -63,12 +88,12 @@ def main():
         if not line:
             continue
         request = json.loads(line)
-        try:
-            reply = handle(request.get("payload"))
-        except Exception as err:  # the job fails, the child lives on
-            reply = {"status": "error", "message": f"{type(err).__name__}: {err}"}
-        reply["id"] = request["id"]
-        print(f"digest job {request['id']} attempt {request.get('attempt')}: {reply['status']}", file=sys.stderr)
+        if isinstance(request.get("items"), list):
+            reply = serve_batch(request)
+        else:
+            reply = handle_safely(request.get("payload"))
+            reply["id"] = request["id"]
+            print(f"digest job {request['id']} attempt {request.get('attempt')}: {reply['status']}", file=sys.stderr)
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
 

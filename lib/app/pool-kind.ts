@@ -1,3 +1,18 @@
+import type * as z from "zod";
+import type { BatchSettings } from "../job/batch.ts";
+
+/** A pool kind's payload: any JSON (the child validates it). */
+export type JsonValue = z.core.util.JSONType;
+
+/**
+ * A pool batch kind (docs/architecture.md §18): its key, computed from the payload at enqueue, and its
+ * batching settings. The pool gathers items per key across receives and sends each call's items to
+ * one child in one batch request.
+ */
+export interface PoolBatch extends BatchSettings {
+  key(payload: JsonValue): string;
+}
+
 /** How the pool runs one heavy kind: the child program, its limits, and the queue it is fed from. */
 export interface PoolKindSpec<Name extends string = string, Queue extends string = string> {
   name: Name;
@@ -13,6 +28,8 @@ export interface PoolKindSpec<Name extends string = string, Queue extends string
   hard: number;
   queue: Queue;
   maxAttempts: number;
+  /** Makes it a batch kind: many jobs of one key in one request to one child. */
+  batch?: PoolBatch;
 }
 
 export const MAX_CHILDREN_PER_KIND = 64;

@@ -114,7 +114,8 @@ export function validateDeclarations(d: Declarations): string[] {
         );
     }
     const lane = "lane" in k ? k.lane : undefined;
-    if ("batch" in k && k.batch) problems.push(...batchKindProblems(k.label, k.batch.settings, lane, q));
+    const batch = k.tier === "pool" ? k.batch : "batch" in k ? k.batch?.settings : undefined;
+    if (batch) problems.push(...batchKindProblems(k.label, batch, lane, q, k.tier));
     if (lane !== undefined && !(deliveryLanes as readonly string[]).includes(lane))
       problems.push(`${k.label}: lane "${lane}" is not one of ${deliveryLanes.join(", ")}`);
     if (k.tier === "lambda" && k.timeoutSeconds > LAMBDA_MAX_TIMEOUT_SECONDS)

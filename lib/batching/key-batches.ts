@@ -80,13 +80,19 @@ export class KeyBatches<T> {
    * the promise resolves once the calls in flight have settled.
    */
   async drain(): Promise<T[]> {
+    const left = this.takeWaiting();
+    await Promise.allSettled([...this.settled]);
+    return left;
+  }
+
+  /** As drain, at once: no call starts from now on, and every waiting item is returned. */
+  takeWaiting(): T[] {
     this.draining = true;
     const left: T[] = [];
     for (const q of this.keys.values()) {
       q.cancelTimer?.();
       left.push(...q.waiting.splice(0));
     }
-    await Promise.allSettled([...this.settled]);
     return left;
   }
 

@@ -16,8 +16,16 @@ export const MAX_LAMBDA_BATCH_SIZE = 100;
 /** The event source's batching window: SQS event sources wait at most 300 s to fill a batch. */
 export const MAX_LAMBDA_BATCH_WAIT_SECONDS = 300;
 
+/** The pool gathers items itself, across receives: a call takes up to this many. */
+export const MAX_POOL_BATCH_SIZE = 1000;
+/**
+ * A gathered pool item is hidden a lease at a time while it waits; SQS lets a received message stay
+ * hidden 12 hours in all, and the wait must leave its run and retries most of that.
+ */
+export const MAX_POOL_BATCH_WAIT_SECONDS = 900;
+
 export interface BatchSettings {
-  /** Items one call takes at most (1..100 on the Lambda tier). */
+  /** Items one call takes at most (1..100 on the Lambda tier, 1..1000 on the pool). */
   maxSize: number;
   /** How long a key's first waiting item may wait for company (size and duration policies). */
   maxWaitSeconds: number;

@@ -2,18 +2,27 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import * as z from "zod";
 import type { PoolKindSpec } from "../app/pool-kind.ts";
 import { ThrottledError } from "../errors.ts";
+import { type BatchContext, type BatchItem, type BatchOutcome, batchKindDefinition } from "../job/batch.ts";
 import type { AnyKind, JobContext } from "../job/kind.ts";
 import type { ChildGroup } from "./child-group.ts";
+import { batchExchange, type ChildReply, type Exchange, singleExchange } from "./child-protocol.ts";
 import type { WarmChild } from "./warm-child.ts";
 
 /** What happened on a child, for the pool's metrics and logs. */
 export type ChildEvent = "dispatched" | "desync" | "timeout" | "rip";
 
-/** The child the pool reserved for one delivery before claiming it. */
+/** What a child works on: one job, or one batch call (its id the call's). */
+export interface ChildWork {
+  id: string;
+  kind: string;
+  queue: string;
+}
+
+/** The child the pool reserved for one delivery (or one batch call) before claiming it. */
 export interface ChildSlot {
   group: ChildGroup;
   child: WarmChild;
-  observe(event: ChildEvent, job: { id: string; kind: string; queue: string }, detail?: string): void;
+  observe(event: ChildEvent, work: ChildWork, detail?: string): void;
 }
 
 /**
@@ -25,48 +34,98 @@ export const slots = new AsyncLocalStorage<ChildSlot>();
 /** A child that dies mid-job gets the job again on a fresh child once; a second death fails the attempt. */
 const RERUNS_AFTER_RIP = 1;
 
-async function runOnReservedChild(spec: PoolKindSpec, payload: unknown, ctx: JobContext): Promise<unknown> {
+/**
+ * Sends one request to the reserved child and returns its answer. A child that dies mid-request is
+ * replaced and asked once more; any other failure (a desync, a second death, an abort) throws, and
+ * whatever was asked fails its attempt.
+ */
+async function askReservedChild<R>(
+  spec: PoolKindSpec,
+  work: ChildWork,
+  exchange: Exchange<R>,
+  signal: AbortSignal,
+): Promise<R> {
   const slot = slots.getStore();
   if (!slot) throw new Error(`kind "${spec.name}" runs on the pool tier only; no child is reserved here`);
-  const job = ctx.job;
-  const request = { id: job.id, kind: job.kind, attempt: ctx.attempt, payload };
-  slot.observe("dispatched", job);
-  let end = await slot.child.exchange(request, ctx.signal);
+  slot.observe("dispatched", work);
+  let end = await slot.child.send(exchange, signal);
   for (let rerun = 0; rerun < RERUNS_AFTER_RIP && "failure" in end && end.failure === "exited"; rerun++) {
-    slot.observe("rip", job, end.detail);
+    slot.observe("rip", work, end.detail);
     slot.child = slot.group.replace(slot.child);
-    end = await slot.child.exchange(request, ctx.signal);
+    end = await slot.child.send(exchange, signal);
   }
-  if ("reply" in end) {
-    const reply = end.reply;
-    if (reply.status === "ok") return reply.result ?? null;
-    if (reply.status === "throttled") throw new ThrottledError(reply.retry_after_secs);
-    throw new Error(reply.message);
-  }
+  if ("reply" in end) return end.reply;
   switch (end.failure) {
     case "desync":
-      slot.observe("desync", job, end.detail);
+      slot.observe("desync", work, end.detail);
       throw new Error(`child out of sync: ${end.detail}`);
     case "exited":
       throw new Error(`child died mid-job twice: ${end.detail}`);
     case "aborted":
       // The run is already decided by its abort cause (timeout, cancel, lost lease, shutdown).
-      if (end.cause === "timeout") slot.observe("timeout", job);
+      if (end.cause === "timeout") slot.observe("timeout", work);
       throw new Error(`child killed: ${String(end.cause)}`);
   }
 }
 
+/** A child's answer for one job as the job's outcome: its result, or the error that fails it. */
+function outcomeOf(reply: ChildReply): BatchOutcome<unknown> {
+  if (reply.status === "ok") return reply.result ?? null;
+  if (reply.status === "throttled") return new ThrottledError(reply.retry_after_secs);
+  return new Error(reply.message);
+}
+
+async function runOnReservedChild(spec: PoolKindSpec, payload: unknown, ctx: JobContext): Promise<unknown> {
+  const { job } = ctx;
+  const request = { id: job.id, kind: job.kind, attempt: ctx.attempt, payload };
+  const outcome = outcomeOf(await askReservedChild(spec, job, singleExchange(request), ctx.signal));
+  if (outcome instanceof Error) throw outcome;
+  return outcome;
+}
+
+/**
+ * One batch call on the reserved child: one request with every item, one reply line with an
+ * outcome per item id. The child is not told of an item cancelled mid-call (the protocol has no
+ * such message): that item ends by its cancel whatever the child answers, and the child is killed
+ * only once the whole call is aborted (ctx.signal).
+ */
+async function runBatchOnReservedChild(
+  spec: PoolKindSpec,
+  items: BatchItem<unknown>[],
+  ctx: BatchContext,
+): Promise<BatchOutcome<unknown>[]> {
+  const request = {
+    id: ctx.batchId,
+    kind: ctx.kind,
+    key: ctx.key,
+    items: items.map(({ id, attempt, payload }) => ({ id, attempt, payload })),
+  };
+  const work = { id: ctx.batchId, kind: ctx.kind, queue: ctx.queue };
+  const reply = await askReservedChild(spec, work, batchExchange(request), ctx.signal);
+  return reply.items.map(outcomeOf);
+}
+
 /**
  * A pool kind as the engine's registry sees it: any JSON payload (the child validates it), the
- * kind's timeout and attempts, a handler that only runs where the pool reserved a child.
+ * kind's timeout and attempts, a handler that only runs where the pool reserved a child. A batch
+ * pool kind is a batch kind whose calls go to the child as batch requests.
  */
 export function poolKindDefinition(spec: PoolKindSpec): AnyKind {
-  return {
+  const kind = {
     name: spec.name,
     payload: z.json(),
     queue: spec.queue,
     maxAttempts: spec.maxAttempts,
     timeoutSeconds: spec.timeoutSeconds,
-    handler: (payload, ctx) => runOnReservedChild(spec, payload, ctx),
   };
+  if (spec.batch) {
+    const { key, ...settings } = spec.batch;
+    return batchKindDefinition({
+      ...kind,
+      key,
+      batch: settings,
+      handler: (items, ctx) => runBatchOnReservedChild(spec, items, ctx),
+    });
+  }
+  return { ...kind, handler: (payload, ctx) => runOnReservedChild(spec, payload, ctx) };
 }

@@ -17,12 +17,16 @@ interface Line {
   normal: Waiting[];
 }
 
+/** Jobs one child takes at once: a batch kind's child takes a whole call. */
+const jobsPerChild = (k: PoolKindSpec): number => k.batch?.maxSize ?? 1;
+
 /**
  * What the pool holds, per kind and per queue, and how much more it may take. A queue may take as
- * many messages as its kinds have free `soft` children, plus one probe while any kind can still grow
- * towards `hard`: a critical job can only claim the extra children once it has been received, and
- * the probe lets it in without piling up normal work that no child can start. Everything else stays
- * visible in SQS, for other tasks and for the backlog alarm that scales the service.
+ * many messages as its kinds have free `soft` children (a batch kind's child counting for a call of
+ * maxSize), plus one probe while any kind can still grow towards `hard`: a critical job can only
+ * claim the extra children once it has been received, and the probe lets it in without piling up
+ * normal work that no child can start. Everything else stays visible in SQS, for other tasks and for
+ * the backlog alarm that scales the service.
  */
 export class Intake {
   private readonly lines = new Map<string, Line>();
@@ -41,9 +45,10 @@ export class Intake {
     let aboveSoft = 0;
     let waiting = 0;
     for (const k of kinds) {
-      soft += k.soft;
-      headroom += k.hard - k.soft;
-      aboveSoft += Math.max(0, busy(k.name) - k.soft);
+      const per = jobsPerChild(k);
+      soft += k.soft * per;
+      headroom += (k.hard - k.soft) * per;
+      aboveSoft += Math.max(0, busy(k.name) - k.soft) * per;
       const line = this.lines.get(k.name) as Line;
       waiting += line.critical.length + line.normal.length;
     }
@@ -54,11 +59,16 @@ export class Intake {
 
   /** Counts a received message as held until `release`; lines it up if its kind is a pool kind here. */
   hold(w: Waiting): boolean {
-    this.held.set(w.queue, this.heldBy(w.queue) + 1);
+    this.count(w.queue);
     const line = this.lines.get(w.kind);
     if (!line) return false;
     (w.critical ? line.critical : line.normal).push(w);
     return true;
+  }
+
+  /** Counts a received message as held until `release`, without lining it up (a batch kind's item). */
+  count(queue: string): void {
+    this.held.set(queue, this.heldBy(queue) + 1);
   }
 
   release(queue: string): void {

@@ -1,7 +1,10 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import type { PoolKindSpec } from "../app/pool-kind.ts";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import type { Timers } from "../batching/key-batches.ts";
+import type { BatchKindDefinition } from "../job/batch.ts";
 import { jobFields } from "../observability/log.ts";
+import { processKeyedBatch } from "../runtime/process-batch.ts";
 import { RecordProcessor } from "../runtime/process-record.ts";
 import { QueueStateCache } from "../runtime/queue-state-cache.ts";
 import type { WorkerDeps } from "../runtime/record-types.ts";
@@ -11,6 +14,7 @@ import {
   setVisibility,
   UnstartedMessages,
 } from "../runtime/unstarted-messages.ts";
+import { VisibilityBatch } from "../runtime/visibility-changes.ts";
 import { getQueueState } from "../store/queue-state.ts";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
 import { childEnvironment } from "./child-environment.ts";
@@ -18,6 +22,7 @@ import { ChildGroup } from "./child-group.ts";
 import { dieWithParentPrefix, unlaunchableKinds } from "./child-program.ts";
 import { type ChildSlot, slots } from "./child-slot.ts";
 import { Intake, type Waiting } from "./intake.ts";
+import { type KeyedWaiting, PoolBatches, realTimers } from "./pool-batches.ts";
 import { PoolObserver } from "./pool-observer.ts";
 import { WarmChild } from "./warm-child.ts";
 
@@ -42,6 +47,8 @@ export interface PoolRunnerOptions {
    * Linux has it, so every child dies with the pool even when the pool is SIGKILLed (child-program.ts).
    */
   childLauncher?: readonly string[];
+  /** The batch kinds' wait timers (maxWaitSeconds); real ones by default, a manual clock in tests. */
+  timers?: Timers;
 }
 
 /**
@@ -57,6 +64,11 @@ export const POOL_BAD_CONFIG_EXIT_CODE = 78;
  * receive count, so the job waits (queued) until the program is installed instead of dying.
  */
 const REFUSED_KIND_RECHECK_SECONDS = 300;
+
+/** Work on received messages, in flight; `messages` drops to 0 when they are given back unstarted. */
+interface InFlight {
+  messages: number;
+}
 
 export interface DrainReport {
   /** Runs that finished inside the deadline. */
@@ -82,7 +94,11 @@ export class PoolRunner {
   private readonly queueStates: QueueStateCache;
   /** Per queue: received messages not running yet, kept hidden about one lease at a time. */
   private readonly unstarted = new Map<string, UnstartedMessages>();
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Work in flight (a delivery, or a batch call), with how many messages each carries. */
+  private readonly inFlight = new Map<Promise<void>, InFlight>();
+  private readonly batches: PoolBatches;
+  /** Per kind: batch calls waiting for one of its children, first come first served. */
+  private readonly childWaiters = new Map<string, ((child: WarmChild | undefined) => void)[]>();
   private readonly loops: Promise<void>[] = [];
   private roomFreed = Promise.withResolvers<void>();
   private readonly stopped = Promise.withResolvers<void>();
@@ -101,6 +117,9 @@ export class PoolRunner {
     }
     const served = options.kinds.filter((k) => !this.refused.has(k.name));
     this.intake = new Intake(served);
+    this.batches = new PoolBatches(served, options.timers ?? realTimers, (spec, key, items) =>
+      this.runKeyCall(spec, key, items),
+    );
     this.queueStates = new QueueStateCache(
       (q) => getQueueState(deps.store, q),
       deps.clock,
@@ -222,27 +241,101 @@ export class PoolRunner {
       this.track(waiting, () => this.deferRefused(waiting, msg));
       return;
     }
+    // A batch kind's item waits in its key's line; its call reserves a child when it starts.
+    this.intake.count(queue);
+    if (this.batches.add(waiting)) return;
+    this.intake.release(queue);
     // Not a pool kind here (or not a job): the processor ends it without a child.
     if (!this.intake.hold(waiting)) this.launch(waiting);
   }
 
   private pumpAll(): void {
     for (const [kind, group] of this.groups) {
+      const waiters = this.childWaiters.get(kind) ?? [];
+      while (waiters.length > 0 && !this.stopping) {
+        const child = group.take(false);
+        if (!child) break;
+        waiters.shift()?.(child);
+      }
       for (;;) {
         const head = this.intake.head(kind);
         if (!head || this.stopping) break;
         const child = group.take(head.critical);
         if (!child) break;
         this.intake.take(head);
-        const slot: ChildSlot = {
-          group,
-          child,
-          observe: (event, job, detail) => this.observer.event(event, job, head.receivedAt, detail),
-        };
-        this.launch(head, slot);
+        this.launch(head, this.slotOf(group, child, head.receivedAt));
       }
       this.observer.children(group);
     }
+  }
+
+  /** `receivedAt`: when the job (a batch call's oldest item) was received, for the dispatch latency. */
+  private slotOf(group: ChildGroup, child: WarmChild, receivedAt: number): ChildSlot {
+    return {
+      group,
+      child,
+      observe: (event, job, detail) => this.observer.event(event, job, receivedAt, detail),
+    };
+  }
+
+  /** One of `kind`'s children, when one is free; undefined if the pool stops first. */
+  private async reserveChild(kind: string, receivedAt: number): Promise<ChildSlot | undefined> {
+    const group = this.groups.get(kind);
+    if (this.stopping || !group) return undefined;
+    const { promise, resolve } = Promise.withResolvers<WarmChild | undefined>();
+    const waiters = this.childWaiters.get(kind) ?? [];
+    waiters.push(resolve);
+    this.childWaiters.set(kind, waiters);
+    this.pumpAll();
+    const child = await promise;
+    return child && this.slotOf(group, child, receivedAt);
+  }
+
+  /**
+   * One batch call of a key: a child is reserved, then the items are claimed, run in one batch
+   * request and finalized each under its own fence (processKeyedBatch). Items whose job is finished
+   * with are deleted in batches of ten; the rest keep the visibility their outcome gave them. A pool
+   * that stops before a child is free gives the items straight back.
+   */
+  private runKeyCall(spec: PoolKindSpec, key: string, items: KeyedWaiting[]): Promise<void> {
+    const queue = spec.queue;
+    const entry: InFlight = { messages: items.length };
+    const work = async (): Promise<void> => {
+      const slot = await this.reserveChild(spec.name, Math.min(...items.map((w) => w.receivedAt)));
+      if (!slot) {
+        entry.messages = 0;
+        this.returnedLate += await this.giveBack(
+          queue,
+          items.map((w) => w.record),
+        );
+        return;
+      }
+      try {
+        const unstarted = this.unstartedOf(queue);
+        await Promise.all(items.map((w) => unstarted.release(w.record.receiptHandle)));
+        const kind = this.deps.registry.get(spec.name) as BatchKindDefinition;
+        const records = items.flatMap((w) => (w.message ? [{ record: w.record, msg: w.message }] : []));
+        const visibility = new VisibilityBatch(this.deps.transport, this.deps.log);
+        const acks = await slots.run(slot, () =>
+          processKeyedBatch(this.deps, this.processor, { kind, key, records }, visibility),
+        );
+        const done = items.filter((w) => acks.get(w.record.messageId)).map((w) => w.record.receiptHandle);
+        await Promise.all([visibility.flush(), this.deleteAll(queue, done)]);
+      } finally {
+        slot.group.release(slot.child, false);
+      }
+    };
+    return this.trackWork(items, work, entry);
+  }
+
+  private async deleteAll(queue: string, receiptHandles: readonly string[]): Promise<void> {
+    if (receiptHandles.length === 0) return;
+    const failed = await this.deps.transport.deleteBatch(queue, receiptHandles);
+    if (failed > 0)
+      this.deps.log.warn("some finished messages were not deleted; they come back as duplicates", {
+        queue,
+        failed,
+      });
   }
 
   private unstartedOf(queue: string): UnstartedMessages {
@@ -280,22 +373,37 @@ export class PoolRunner {
 
   /** Runs one delivery's work in flight: stop() waits for it, and its end frees room and the child. */
   private track(w: Waiting, work: () => Promise<void>, slot?: ChildSlot): void {
+    void this.trackWork([w], async () => {
+      try {
+        await work();
+      } finally {
+        if (slot) slot.group.release(slot.child, this.intake.criticalWaiting(w.kind));
+      }
+    });
+  }
+
+  /** Work on received messages, in flight: stop() waits for it; its end frees their room. */
+  private trackWork(
+    messages: readonly Waiting[],
+    work: () => Promise<void>,
+    entry: InFlight = { messages: messages.length },
+  ): Promise<void> {
     const done = work()
       .catch((err) =>
         this.deps.log.error("pool run failed unexpectedly; SQS will redeliver it", {
-          messageId: w.record.messageId,
+          messageIds: messages.map((w) => w.record.messageId),
           error: err instanceof Error ? err.message : String(err),
         }),
       )
       .finally(() => {
         this.inFlight.delete(done);
-        if (slot) slot.group.release(slot.child, this.intake.criticalWaiting(w.kind));
-        this.intake.release(w.queue);
+        for (const w of messages) this.intake.release(w.queue);
         this.roomFreed.resolve();
         this.roomFreed = Promise.withResolvers<void>();
         this.pumpAll();
       });
-    this.inFlight.add(done);
+    this.inFlight.set(done, entry);
+    return done;
   }
 
   /**
@@ -324,20 +432,23 @@ export class PoolRunner {
     this.stopped.resolve();
     this.roomFreed.resolve();
     const polled = Promise.allSettled(this.loops);
+    // Batch calls still waiting for a child give their items back (counted in returnedLate).
+    for (const waiters of this.childWaiters.values()) for (const w of waiters.splice(0)) w(undefined);
     const returned = await this.returnWaiting();
-    const started = this.inFlight.size;
+    let started = 0;
+    for (const { messages } of this.inFlight.values()) started += messages;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<"deadline">((r) => {
       timer = setTimeout(() => r("deadline"), deadlineMs);
     });
-    const drained = Promise.allSettled([...this.inFlight]).then(() => "drained" as const);
+    const drained = Promise.allSettled([...this.inFlight.keys()]).then(() => "drained" as const);
     const first = await Promise.race([drained, deadline]);
     clearTimeout(timer);
     let handedBack = 0;
     if (first === "deadline") {
       // Closing also aborts a run that registers later (its claim was still in flight).
       handedBack = this.deps.running?.close("shutdown") ?? 0;
-      await Promise.allSettled([...this.inFlight]);
+      await Promise.allSettled([...this.inFlight.keys()]);
     }
     await Promise.all([...this.groups.values()].map((g) => g.stopAll(this.options.childGraceMs ?? 2000)));
     await polled;
@@ -348,7 +459,7 @@ export class PoolRunner {
   /** Stops hiding the waiting messages (a hold on its way lands first), then gives them back. */
   private async returnWaiting(): Promise<number> {
     await Promise.all([...this.unstarted.values()].map((u) => u.stop()));
-    const byQueue = Map.groupBy(this.intake.drain(), (w) => w.queue);
+    const byQueue = Map.groupBy([...this.intake.drain(), ...this.batches.drain()], (w) => w.queue);
     const counts = await Promise.all(
       [...byQueue].map(([queue, waiting]) =>
         this.giveBack(

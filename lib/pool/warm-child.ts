@@ -1,7 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Log } from "../observability/log.ts";
-import { type ChildReply, type ChildRequest, encodeRequest, parseReply } from "./child-protocol.ts";
+import { type ChildReply, type ChildRequest, type Exchange, singleExchange } from "./child-protocol.ts";
 
 export interface ChildLaunch {
   kind: string;
@@ -14,13 +14,17 @@ export interface ChildLaunch {
 }
 
 /** How one request ended. Anything but a reply leaves the child killed. */
-export type ExchangeEnd =
-  | { reply: ChildReply }
+export type ExchangeEnd<R = ChildReply> =
+  | { reply: R }
   | { failure: "desync"; detail: string }
   | { failure: "exited"; detail: string }
   | { failure: "aborted"; cause: unknown };
 
-type Pending = { id: string; settle: (end: ExchangeEnd) => void };
+type Pending = {
+  id: string;
+  read(line: string): unknown;
+  settle: (end: ExchangeEnd<unknown>) => void;
+};
 
 /** How long a dead child's stdout may stay open (held by a grandchild) before its death counts anyway. */
 const STDOUT_DRAIN_MS = 1000;
@@ -97,25 +101,31 @@ export class WarmChild {
    * cancel, lost lease, shutdown), which kills the child.
    */
   exchange(request: ChildRequest, signal: AbortSignal): Promise<ExchangeEnd> {
+    return this.send(singleExchange(request), signal);
+  }
+
+  /** Writes one request (a job's or a batch call's) and waits for the line that answers it, as `exchange`. */
+  send<R>(exchange: Exchange<R>, signal: AbortSignal): Promise<ExchangeEnd<R>> {
     if (!this.alive) {
       return Promise.resolve({ failure: "exited", detail: this.exitDetail ?? "child was killed" });
     }
-    if (this.pending) throw new Error(`child ${this.pid} is already serving job ${this.pending.id}`);
+    if (this.pending) throw new Error(`child ${this.pid} is already serving ${this.pending.id}`);
     if (signal.aborted) return Promise.resolve({ failure: "aborted", cause: signal.reason });
-    const { promise, resolve } = Promise.withResolvers<ExchangeEnd>();
+    const { promise, resolve } = Promise.withResolvers<ExchangeEnd<R>>();
     const onAbort = () => {
       this.settle({ failure: "aborted", cause: signal.reason });
       this.kill();
     };
     signal.addEventListener("abort", onAbort, { once: true });
     this.pending = {
-      id: request.id,
+      id: exchange.id,
+      read: (line) => exchange.read(line),
       settle: (end) => {
         signal.removeEventListener("abort", onAbort);
-        resolve(end);
+        resolve(end as ExchangeEnd<R>);
       },
     };
-    this.proc.stdin.write(encodeRequest(request));
+    this.proc.stdin.write(exchange.line);
     return promise;
   }
 
@@ -145,16 +155,16 @@ export class WarmChild {
       this.kill();
       return;
     }
-    const parsed = parseReply(line, pending.id);
-    if ("desync" in parsed) {
-      this.settle({ failure: "desync", detail: parsed.desync });
+    const parsed = pending.read(line);
+    if (typeof parsed === "object" && parsed !== null && "desync" in parsed) {
+      this.settle({ failure: "desync", detail: String(parsed.desync) });
       this.kill();
       return;
     }
     this.settle({ reply: parsed });
   }
 
-  private settle(end: ExchangeEnd): void {
+  private settle(end: ExchangeEnd<unknown>): void {
     const pending = this.pending;
     this.pending = undefined;
     pending?.settle(end);

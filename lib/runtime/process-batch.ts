@@ -144,6 +144,16 @@ async function runCall(
   const timer = setTimeout(() => call.abort("timeout" satisfies AbortCause), timeoutSeconds * 1000);
   timer.unref();
   const own = ready.map(() => new AbortController());
+  // With every item aborted (each cancelled, or all handed back at shutdown) the call has nothing
+  // left to run for: it stops too, which on the pool kills the child mid-call.
+  for (const o of own)
+    o.signal.addEventListener(
+      "abort",
+      () => {
+        if (own.every((c) => c.signal.aborted)) call.abort(o.signal.reason);
+      },
+      { once: true },
+    );
   const heartbeats = ready.map(
     ({ item, delivery }, i) =>
       new Heartbeat(
@@ -188,8 +198,10 @@ async function runCall(
 
   let ends: RunEnd[];
   try {
-    const aborted = new Promise<"timeout">((resolve) =>
-      call.signal.addEventListener("abort", () => resolve("timeout"), { once: true }),
+    const aborted = new Promise<{ abort: AbortCause }>((resolve) =>
+      call.signal.addEventListener("abort", () => resolve({ abort: call.signal.reason as AbortCause }), {
+        once: true,
+      }),
     );
     const ran = kind.batch
       .handler(items, {
@@ -212,7 +224,7 @@ async function runCall(
     ends = items.map((_, i): RunEnd => {
       const cause = own[i]?.signal.reason as AbortCause | undefined;
       if (own[i]?.signal.aborted && cause) return { ok: false, abort: cause };
-      if (end === "timeout") return { ok: false, abort: "timeout" };
+      if ("abort" in end) return { ok: false, abort: end.abort };
       if ("error" in end) return { ok: false, error: end.error };
       const outcome = end.outcomes[i];
       return outcome instanceof Error ? { ok: false, error: outcome } : { ok: true, value: outcome };

@@ -1,6 +1,7 @@
 import {
   ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
+  DeleteMessageBatchCommand,
   DeleteMessageCommand,
   GetQueueAttributesCommand,
   type Message,
@@ -175,6 +176,32 @@ export class SqsTransport {
     await this.sqs.send(
       new DeleteMessageCommand({ QueueUrl: this.urlOf(queue, side), ReceiptHandle: receiptHandle }),
     );
+  }
+
+  /**
+   * Deletes many messages, ten per DeleteMessageBatch request (a pool batch call's items). result:
+   * how many SQS did not delete; those come back and are dropped as duplicates of finished jobs.
+   */
+  async deleteBatch(queue: string, receiptHandles: readonly string[]): Promise<number> {
+    const requests: Promise<number>[] = [];
+    for (let start = 0; start < receiptHandles.length; start += SQS_BATCH) {
+      const chunk = receiptHandles.slice(start, start + SQS_BATCH);
+      requests.push(
+        this.sqs
+          .send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: this.urlOf(queue, "main"),
+              Entries: chunk.map((receiptHandle, i) => ({ Id: String(i), ReceiptHandle: receiptHandle })),
+            }),
+          )
+          .then(
+            (out) => out.Failed?.length ?? 0,
+            () => chunk.length,
+          ),
+      );
+    }
+    const failed = await Promise.all(requests);
+    return failed.reduce((a, b) => a + b, 0);
   }
 
   /** `visibilitySeconds` overrides the queue's visibility timeout for the messages received. */
