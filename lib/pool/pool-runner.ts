@@ -164,6 +164,11 @@ export class PoolRunner {
     return this.groups.get(kind)?.stats() ?? { busy: 0, idle: 0 };
   }
 
+  /** Batch kinds' items waiting in their keys' lines (received, not claimed). */
+  batchItemsWaiting(): number {
+    return this.batches.waiting();
+  }
+
   private room(queue: string): number {
     return this.intake.room(queue, (kind) => this.children(kind).busy);
   }

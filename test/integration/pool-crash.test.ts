@@ -2,7 +2,6 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PoolRunner } from "../../lib/pool/pool-runner.ts";
 import { type Emulators, startEmulators } from "../../local/emulators.ts";
 import { createPoolHarness, type PoolHarness, type PoolHarnessOptions } from "../support/pool-harness.ts";
 import {
@@ -12,7 +11,7 @@ import {
   takeoverMs,
 } from "../support/takeover.ts";
 import { waitFor } from "../support/wait.ts";
-import { type CrashSwitch, doomedEngine } from "./crash-switch.ts";
+import { doomedPool } from "./doomed-pool.ts";
 
 // A pool that dies with work in hand: a job it claimed before the first heartbeat, and a job that
 // waits in its intake line for a child. The pool queue keeps a 90 min visibility timeout (6 × 900 s);
@@ -44,47 +43,13 @@ async function setUp(spec: PoolHarnessOptions["spec"] = {}) {
   return { h, marker: join(dir, "hung") };
 }
 
-/**
- * A second pool on the same table and queue, on clients a crash switch freezes. Its crash is the
- * switch tripping and every child killed with it, as when the process dies: nothing it would send
- * afterwards (heartbeat, hold, finalize, hand-back) ever lands.
- */
-function doomedPool(h: PoolHarness): { runner: PoolRunner; crash: CrashSwitch; die(): number } {
-  const { engine, crash } = doomedEngine(
-    emu,
-    h.engine,
-    { name: h.queue.name, url: h.urls.url },
-    {
-      poolKinds: [h.spec],
-    },
-  );
-  const runner = new PoolRunner(engine, {
-    kinds: [h.spec],
-    queues: [h.queue],
-    baseEnv: process.env,
-    cwd: process.cwd(),
-    waitSeconds: 1,
-    queueStateTtlMs: 0,
-  });
-  runner.start();
-  return {
-    runner,
-    crash,
-    die() {
-      crash.trip();
-      runner.killChildren();
-      return crash.crashedAt;
-    },
-  };
-}
-
 describe("a pool that dies with work in hand", () => {
   it("dies after a claim, before the first heartbeat: another pool finishes the job within 2 × the lease", async ({
     annotate,
   }) => {
     const { h, marker } = await setUp();
     const id = await h.enqueue({ act: "hang-once", marker });
-    const doomed = doomedPool(h);
+    const doomed = doomedPool(emu, h);
     await h.settled(id, "running");
     await waitFor(async () => existsSync(marker), "the child to get the job");
     const crashedAt = doomed.die();
@@ -100,7 +65,7 @@ describe("a pool that dies with work in hand", () => {
     const { h, marker } = await setUp({ soft: 1, hard: 2 });
     const running = await h.enqueue({ act: "hang-once", marker });
     const waiting = await h.enqueue({ act: "ok" });
-    const doomed = doomedPool(h);
+    const doomed = doomedPool(emu, h);
     await h.settled(running, "running");
     // Held at receive, then again every third of the lease: well past the first hold's lease + 1 s,
     // a second consumer still finds nothing, and the waiting job was never claimed.

@@ -4,6 +4,7 @@ import { type Message, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { PoolKindSpec } from "../../lib/app/pool-kind.ts";
 import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
+import type { Timers } from "../../lib/batching/key-batches.ts";
 import { systemClock } from "../../lib/clock.ts";
 import { buildEngine } from "../../lib/engine.ts";
 import type { Log } from "../../lib/observability/log.ts";
@@ -70,6 +71,8 @@ export interface PoolHarnessOptions {
   queue?: Partial<Omit<QueueDeclaration, "name" | "tier">>;
   /** Start the runner at once (default true). */
   start?: boolean;
+  /** The batch kinds' wait timers (a manual clock); real ones by default. */
+  timers?: Timers;
 }
 
 export interface EnqueueOptions {
@@ -101,6 +104,11 @@ export interface PoolHarness {
   close(): Promise<void>;
   /** A plain ReceiveMessage on the pool queue, as a second consumer would do it. */
   receiveRaw(max: number, waitSeconds: number): Promise<Message[]>;
+  /**
+   * Another pool process on the same table and queue (its own engine and children, the same
+   * metrics), started; close() stops it.
+   */
+  anotherPool(): PoolRunner;
 }
 
 const poolQueue = (overrides: PoolHarnessOptions["queue"]): QueueDeclaration => ({
@@ -141,29 +149,35 @@ export async function createPoolHarness(
   };
   const metrics = new MemoryMetrics();
   const log = new CapturingLog();
-  const engine = buildEngine({
-    app: testApp({ queues: [queue], kinds: [], poolKinds: [spec], schedules: [] }),
-    dynamodb,
-    sqs,
-    ...claims,
-    table,
-    queueUrls: new Map([[queue.name, urls.url]]),
-    dlqUrls: new Map([[queue.name, urls.dlqUrl]]),
-    clock: systemClock,
-    metrics,
-    log,
-  });
-  const runner = new PoolRunner(engine, {
-    kinds: [spec],
-    queues: [queue],
-    baseEnv: process.env,
-    cwd: process.cwd(),
-    waitSeconds: 1,
-    childGraceMs: 1000,
-    // Pause checks are read fresh and repeated quickly, so a test sees them as they happen.
-    pausedRecheckMs: 50,
-    queueStateTtlMs: 0,
-  });
+  const engineOn = () =>
+    buildEngine({
+      app: testApp({ queues: [queue], kinds: [], poolKinds: [spec], schedules: [] }),
+      dynamodb,
+      sqs,
+      ...claims,
+      table,
+      queueUrls: new Map([[queue.name, urls.url]]),
+      dlqUrls: new Map([[queue.name, urls.dlqUrl]]),
+      clock: systemClock,
+      metrics,
+      log,
+    });
+  const engine = engineOn();
+  const runnerOn = (e: Engine) =>
+    new PoolRunner(e, {
+      kinds: [spec],
+      queues: [queue],
+      baseEnv: process.env,
+      cwd: process.cwd(),
+      waitSeconds: 1,
+      childGraceMs: 1000,
+      // Pause checks are read fresh and repeated quickly, so a test sees them as they happen.
+      pausedRecheckMs: 50,
+      queueStateTtlMs: 0,
+      ...(options.timers ? { timers: options.timers } : {}),
+    });
+  const runner = runnerOn(engine);
+  const others: PoolRunner[] = [];
   if (options.start ?? true) runner.start();
   let stopped: Promise<DrainReport> | undefined;
   const job = async (id: string) => {
@@ -209,11 +223,17 @@ export async function createPoolHarness(
       // A short deadline: whatever still runs is handed back and its child killed, never leaked.
       stopped ??= runner.stop(200);
       try {
-        await stopped;
+        await Promise.all([stopped, ...others.map((o) => o.stop(200))]);
       } finally {
         dynamodb.destroy();
         sqs.destroy();
       }
+    },
+    anotherPool() {
+      const other = runnerOn(engineOn());
+      others.push(other);
+      other.start();
+      return other;
     },
     async receiveRaw(max, waitSeconds) {
       const out = await sqs.send(
@@ -229,7 +249,10 @@ export async function createPoolHarness(
 }
 
 /** Emulators for the whole file, a fresh pool per test, its runner (and children) stopped afterwards. */
-export function poolHarnessPerTest(): { create(options?: PoolHarnessOptions): Promise<PoolHarness> } {
+export function poolHarnessPerTest(): {
+  create(options?: PoolHarnessOptions): Promise<PoolHarness>;
+  emulators(): Emulators;
+} {
   let emu: Emulators;
   const current: PoolHarness[] = [];
   beforeAll(async () => {
@@ -242,6 +265,7 @@ export function poolHarnessPerTest(): { create(options?: PoolHarnessOptions): Pr
     await emu?.stop();
   });
   return {
+    emulators: () => emu,
     create: async (options) => {
       const h = await createPoolHarness(emu, options);
       current.push(h);

@@ -1,30 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { type BatchPolicy, KeyBatches, type Timers } from "../../lib/batching/key-batches.ts";
+import { type BatchPolicy, KeyBatches } from "../../lib/batching/key-batches.ts";
+import { ManualTimers } from "../support/manual-timers.ts";
 import { deferred } from "../support/wait.ts";
-
-/** Timers on a manual clock: `advance` fires what falls due, in order. */
-class ManualTimers implements Timers {
-  now = 0;
-  private pending: { at: number; fire: () => void; live: boolean }[] = [];
-  after(ms: number, fire: () => void) {
-    const t = { at: this.now + ms, fire, live: true };
-    this.pending.push(t);
-    return () => {
-      t.live = false;
-    };
-  }
-  advance(ms: number) {
-    const until = this.now + ms;
-    for (;;) {
-      const due = this.pending.filter((t) => t.live && t.at <= until).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      due.live = false;
-      this.now = due.at;
-      due.fire();
-    }
-    this.now = until;
-  }
-}
 
 /** A KeyBatches whose calls stay open until the test ends them, recording what each call took. */
 function harness(policy: BatchPolicy, limits = { maxSize: 3, maxWaitSeconds: 2, maxKeyConcurrency: 1 }) {
