@@ -134,3 +134,51 @@ describe("KeyBatches policies (a manual clock)", () => {
     expect(() => batches.add("a", 6)).toThrow(/draining/);
   });
 });
+
+describe("the README's policy timelines (maxSize 3, maxWaitSeconds 2, each call 1 s)", () => {
+  /** Plays arrivals at their times, each call ending 1 s after it starts; the calls as "t [items]". */
+  async function play(policy: BatchPolicy, maxKeyConcurrency = 1) {
+    const timers = new ManualTimers();
+    const calls: string[] = [];
+    const batches = new KeyBatches<string>({
+      policy,
+      limits: { maxSize: 3, maxWaitSeconds: 2, maxKeyConcurrency },
+      timers,
+      run: (_key, items) => {
+        calls.push(`${(timers.now / 1000).toFixed(1)} [${items.join(" ")}]`);
+        const done = deferred();
+        timers.after(1000, () => done.resolve());
+        return done.promise;
+      },
+    });
+    const arrivals: [number, string][] = [
+      [0, "a1"],
+      [500, "a2"],
+      [800, "a3"],
+      [1200, "a4"],
+      [3500, "a5"],
+    ];
+    for (let t = 0; t <= 8000; t += 100) {
+      for (const [at, item] of arrivals) if (at === t) batches.add("A", item);
+      // A call's end settles on a microtask: let it land before the clock moves on.
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      timers.advance(100);
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+    }
+    return calls;
+  }
+
+  it.each([
+    ["immediate", ["0.0 [a1]", "1.0 [a2 a3]", "2.0 [a4]", "3.5 [a5]"]],
+    ["size", ["0.8 [a1 a2 a3]", "3.2 [a4]", "5.5 [a5]"]],
+    ["duration", ["0.8 [a1 a2 a3]", "3.2 [a4]", "5.5 [a5]"]],
+    ["balanced", ["0.0 [a1]", "1.0 [a2 a3]", "2.0 [a4]", "3.5 [a5]"]],
+  ] as const)("%s", async (policy, expected) => {
+    expect(await play(policy)).toEqual(expected);
+  });
+
+  it("with maxKeyConcurrency 2, immediate starts a2 beside a1; balanced keeps a2, a3 back for a1's end", async () => {
+    expect((await play("immediate", 2)).slice(0, 3)).toEqual(["0.0 [a1]", "0.5 [a2]", "1.0 [a3]"]);
+    expect((await play("balanced", 2)).slice(0, 2)).toEqual(["0.0 [a1]", "1.0 [a2 a3]"]);
+  });
+});

@@ -27,7 +27,7 @@ const problem = (fn: () => unknown) => {
 describe("pool kinds are data", () => {
   test("the declared kinds feed from the pool-tier queue with soft ≤ hard", () => {
     const kinds = resolvePoolKinds(queues, app.poolKinds);
-    expect(kinds.map((k) => k.name)).toEqual(["py-digest", "node-digest"]);
+    expect(kinds.map((k) => k.name)).toEqual(["py-digest", "node-digest", "py-digest-batch"]);
     for (const k of kinds) {
       expect(k.queue).toBe("heavy");
       expect(k.soft).toBeLessThanOrEqual(k.hard);
@@ -57,6 +57,17 @@ describe("pool kinds are data", () => {
       soft: 2,
       hard: 4,
     });
+  });
+
+  test("a file overrides a batch kind's other fields and keeps its batch; it can't declare one", () => {
+    const batch = resolve({ kinds: { "py-digest-batch": { soft: 3, hard: 3 } } }).find(
+      (k) => k.name === "py-digest-batch",
+    );
+    expect(batch).toMatchObject({ soft: 3, batch: { maxSize: 20, policy: "duration" } });
+    expect(batch?.batch?.key({ key: "acct-1" })).toBe("acct-1");
+    expect(
+      problem(() => parsePoolConfig(JSON.stringify({ kinds: { "py-digest": { batch: { maxSize: 5 } } } }))),
+    ).toMatch(/kinds\.py-digest.*batch/);
   });
 
   test("a bad file is refused with a message naming the file and every problem", () => {

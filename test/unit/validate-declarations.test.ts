@@ -328,3 +328,31 @@ describe("batch kinds (batch-echo: maxSize 50, maxWaitSeconds 2 on queue batch: 
     ]);
   });
 });
+
+describe("pool batch kinds (py-digest-batch on queue heavy: maxSize 20, maxWaitSeconds 2)", () => {
+  const spec = real.poolKinds.find((k) => k.name === "py-digest-batch") as PoolKindSpec;
+  const withBatch = (patch: Record<string, unknown>): Declarations =>
+    withPoolKind("py-digest-batch", { batch: { ...spec.batch, ...patch } as PoolKindSpec["batch"] });
+
+  test("the app's own pool batch kind is sound, and the pool's bounds are wider than Lambda's", () => {
+    expect(problems(withBatch({}))).toEqual([]);
+    // Neither the queue's batchSize (10) nor its window binds the pool, which gathers across receives.
+    expect(problems(withBatch({ maxSize: 1000, maxWaitSeconds: 900 }))).toEqual([]);
+  });
+
+  test.each([
+    [{ maxSize: 0 }, 'pool kind "py-digest-batch": batch maxSize 0 is outside 1..1000 (the pool tier)'],
+    [{ maxSize: 1001 }, 'pool kind "py-digest-batch": batch maxSize 1001 is outside 1..1000 (the pool tier)'],
+    [
+      { maxWaitSeconds: 901 },
+      'pool kind "py-digest-batch": batch maxWaitSeconds 901 is outside 0..900 (the pool tier: a waiting item stays received)',
+    ],
+    [{ maxKeyConcurrency: 0 }, 'pool kind "py-digest-batch": batch maxKeyConcurrency 0 is under 1'],
+    [
+      { policy: "lazy" },
+      'pool kind "py-digest-batch": batch policy "lazy" is not one of immediate, size, duration, balanced',
+    ],
+  ])("%o is refused, naming the kind", (patch, problem) => {
+    expect(problems(withBatch(patch))).toEqual([problem]);
+  });
+});
