@@ -220,7 +220,7 @@ function queueBand<S>(q: QueueResources<S>, region: S, pool?: PoolResources<S>):
     ),
   ];
   const wide = (d: Draft<S>) => ({ ...d, width: GRID_WIDTH / 2 });
-  return [[fullWidth(heading)], overview, poolWidgets, [wide(runDuration), wide(otherCounts)]];
+  return [[fullWidth(heading)], overview, poolWidgets, [wide(runDuration), wide(otherCounts)], batches];
 }
 
 /** Function errors only: a failed job is a batch item failure, so any Lambda error is a crash or timeout. */

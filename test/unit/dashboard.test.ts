@@ -113,7 +113,7 @@ describe("dashboard body", () => {
     expect(owned.length).toBe(metricWidgets(body).length);
   });
 
-  test("Lambda queues get worker widgets and no pool widgets; the pool queue the reverse", () => {
+  test("Lambda queues get worker widgets and no pool widgets; the pool queue the reverse; both the batch row", () => {
     const namespaces = (name: string) =>
       new Set(titled(name).flatMap((w) => w.properties.metrics.map((r) => r[0] as string)));
     const metricNames = (name: string) =>
@@ -128,6 +128,10 @@ describe("dashboard body", () => {
     expect(namespaces("heavy")).toContain("AWS/ECS");
     expect(namespaces("heavy")).not.toContain("AWS/Lambda");
     for (const m of poolOnly) expect(metricNames("heavy")).toContain(m);
+    // Batch kinds run on both tiers: every band has the batch row.
+    for (const q of ["default", "emails", "heavy"])
+      for (const m of ["batchCalls", "batchKeyBusy", "batchItems", "batchWait"])
+        expect(metricNames(q)).toContain(m);
   });
 
   test("every EMF metric appears with service and queue dimensions naming its queue", () => {
