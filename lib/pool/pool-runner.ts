@@ -4,7 +4,6 @@ import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import type { Timers } from "../batching/key-batches.ts";
 import type { BatchKindDefinition } from "../job/batch.ts";
 import { jobFields } from "../observability/log.ts";
-import { processKeyedBatch } from "../runtime/process-batch.ts";
 import { RecordProcessor } from "../runtime/process-record.ts";
 import { QueueStateCache } from "../runtime/queue-state-cache.ts";
 import type { WorkerDeps } from "../runtime/record-types.ts";
@@ -14,17 +13,15 @@ import {
   setVisibility,
   UnstartedMessages,
 } from "../runtime/unstarted-messages.ts";
-import { VisibilityBatch } from "../runtime/visibility-changes.ts";
 import { getQueueState } from "../store/queue-state.ts";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
-import { childEnvironment } from "./child-environment.ts";
-import { ChildGroup } from "./child-group.ts";
-import { dieWithParentPrefix, unlaunchableKinds } from "./child-program.ts";
+import { unlaunchableKinds } from "./child-program.ts";
 import { type ChildSlot, slots } from "./child-slot.ts";
 import { Intake, type Waiting } from "./intake.ts";
+import { runKeyCall } from "./key-call.ts";
 import { type KeyedWaiting, PoolBatches, realTimers } from "./pool-batches.ts";
+import { PoolChildren } from "./pool-children.ts";
 import { PoolObserver } from "./pool-observer.ts";
-import { WarmChild } from "./warm-child.ts";
 
 export interface PoolRunnerOptions {
   kinds: readonly PoolKindSpec[];
@@ -88,7 +85,7 @@ export class PoolRunner {
   /** Kinds whose program can't be started, with the reason (naming kind and program). */
   readonly refused: ReadonlyMap<string, string>;
   private readonly processor: RecordProcessor;
-  private readonly groups = new Map<string, ChildGroup>();
+  private readonly warm: PoolChildren;
   private readonly intake: Intake;
   private readonly observer: PoolObserver;
   private readonly queueStates: QueueStateCache;
@@ -97,8 +94,6 @@ export class PoolRunner {
   /** Work in flight (a delivery, or a batch call), with how many messages each carries. */
   private readonly inFlight = new Map<Promise<void>, InFlight>();
   private readonly batches: PoolBatches;
-  /** Per kind: batch calls waiting for one of its children, first come first served. */
-  private readonly childWaiters = new Map<string, ((child: WarmChild | undefined) => void)[]>();
   private readonly loops: Promise<void>[] = [];
   private roomFreed = Promise.withResolvers<void>();
   private readonly stopped = Promise.withResolvers<void>();
@@ -137,22 +132,14 @@ export class PoolRunner {
         }),
       );
     }
-    // Looked up once: every child of this pool is spawned the same way.
-    const via = options.childLauncher ?? dieWithParentPrefix(process.platform, options.baseEnv.PATH);
-    const inherited = childEnvironment(options.baseEnv);
-    for (const spec of served) {
-      const launch = {
-        kind: spec.name,
-        argv: spec.argv,
-        env: { ...inherited, ...spec.env },
-        cwd: spec.cwd ?? options.cwd,
-        via,
-      };
-      this.groups.set(
-        spec.name,
-        new ChildGroup(spec.name, spec, (onExit) => new WarmChild(launch, deps.log, onExit)),
-      );
-    }
+    this.warm = new PoolChildren({
+      kinds: served,
+      baseEnv: options.baseEnv,
+      cwd: options.cwd,
+      ...(options.childLauncher ? { childLauncher: options.childLauncher } : {}),
+      log: deps.log,
+      observer: this.observer,
+    });
   }
 
   start(): void {
@@ -161,7 +148,7 @@ export class PoolRunner {
 
   /** Children per kind, for tests and the local stack's status line. */
   children(kind: string): { busy: number; idle: number } {
-    return this.groups.get(kind)?.stats() ?? { busy: 0, idle: 0 };
+    return this.warm.stats(kind);
   }
 
   /** Batch kinds' items waiting in their keys' lines (received, not claimed). */
@@ -170,7 +157,7 @@ export class PoolRunner {
   }
 
   private room(queue: string): number {
-    return this.intake.room(queue, (kind) => this.children(kind).busy);
+    return this.intake.room(queue, (kind) => this.warm.stats(kind).busy);
   }
 
   private async receiveLoop(q: QueueDeclaration): Promise<void> {
@@ -255,92 +242,50 @@ export class PoolRunner {
   }
 
   private pumpAll(): void {
-    for (const [kind, group] of this.groups) {
-      const waiters = this.childWaiters.get(kind) ?? [];
-      while (waiters.length > 0 && !this.stopping) {
-        const child = group.take(false);
-        if (!child) break;
-        waiters.shift()?.(child);
-      }
+    for (const [kind, group] of this.warm.all()) {
+      if (!this.stopping) this.warm.serveWaiters(kind);
       for (;;) {
         const head = this.intake.head(kind);
         if (!head || this.stopping) break;
         const child = group.take(head.critical);
         if (!child) break;
         this.intake.take(head);
-        this.launch(head, this.slotOf(group, child, head.receivedAt));
+        this.launch(head, this.warm.slotOf(group, child, head.receivedAt));
       }
       this.observer.children(group);
     }
   }
 
-  /** `receivedAt`: when the job (a batch call's oldest item) was received, for the dispatch latency. */
-  private slotOf(group: ChildGroup, child: WarmChild, receivedAt: number): ChildSlot {
-    return {
-      group,
-      child,
-      observe: (event, job, detail) => this.observer.event(event, job, receivedAt, detail),
-    };
-  }
-
-  /** One of `kind`'s children, when one is free; undefined if the pool stops first. */
-  private async reserveChild(kind: string, receivedAt: number): Promise<ChildSlot | undefined> {
-    const group = this.groups.get(kind);
-    if (this.stopping || !group) return undefined;
-    const { promise, resolve } = Promise.withResolvers<WarmChild | undefined>();
-    const waiters = this.childWaiters.get(kind) ?? [];
-    waiters.push(resolve);
-    this.childWaiters.set(kind, waiters);
-    this.pumpAll();
-    const child = await promise;
-    return child && this.slotOf(group, child, receivedAt);
-  }
-
   /**
-   * One batch call of a key: a child is reserved, then the items are claimed, run in one batch
-   * request and finalized each under its own fence (processKeyedBatch). Items whose job is finished
-   * with are deleted in batches of ten; the rest keep the visibility their outcome gave them. A pool
-   * that stops before a child is free gives the items straight back.
+   * One batch call of a key: it waits for a child, then runs (key-call.ts). A pool that stops before
+   * a child is free gives the items straight back.
    */
   private runKeyCall(spec: PoolKindSpec, key: string, items: KeyedWaiting[]): Promise<void> {
-    const queue = spec.queue;
     const entry: InFlight = { messages: items.length };
     const work = async (): Promise<void> => {
-      const slot = await this.reserveChild(spec.name, Math.min(...items.map((w) => w.receivedAt)));
+      let slot: ChildSlot | undefined;
+      if (!this.stopping) {
+        const reserved = this.warm.reserve(spec.name, Math.min(...items.map((w) => w.receivedAt)));
+        this.pumpAll();
+        slot = await reserved;
+      }
       if (!slot) {
         entry.messages = 0;
         this.returnedLate += await this.giveBack(
-          queue,
+          spec.queue,
           items.map((w) => w.record),
         );
         return;
       }
       try {
-        const unstarted = this.unstartedOf(queue);
-        await Promise.all(items.map((w) => unstarted.release(w.record.receiptHandle)));
         const kind = this.deps.registry.get(spec.name) as BatchKindDefinition;
-        const records = items.flatMap((w) => (w.message ? [{ record: w.record, msg: w.message }] : []));
-        const visibility = new VisibilityBatch(this.deps.transport, this.deps.log);
-        const acks = await slots.run(slot, () =>
-          processKeyedBatch(this.deps, this.processor, { kind, key, records }, visibility),
-        );
-        const done = items.filter((w) => acks.get(w.record.messageId)).map((w) => w.record.receiptHandle);
-        await Promise.all([visibility.flush(), this.deleteAll(queue, done)]);
+        const call = { kind, queue: spec.queue, key, items };
+        await runKeyCall(this.deps, this.processor, this.unstartedOf(spec.queue), slot, call);
       } finally {
         slot.group.release(slot.child, false);
       }
     };
     return this.trackWork(items, work, entry);
-  }
-
-  private async deleteAll(queue: string, receiptHandles: readonly string[]): Promise<void> {
-    if (receiptHandles.length === 0) return;
-    const failed = await this.deps.transport.deleteBatch(queue, receiptHandles);
-    if (failed > 0)
-      this.deps.log.warn("some finished messages were not deleted; they come back as duplicates", {
-        queue,
-        failed,
-      });
   }
 
   private unstartedOf(queue: string): UnstartedMessages {
@@ -416,12 +361,12 @@ export class PoolRunner {
    * without a drain, and where setpriv is missing nothing else would stop a busy child).
    */
   killChildren(): void {
-    for (const group of this.groups.values()) group.killAll();
+    this.warm.killAll();
   }
 
   /** Reports the children and flushes metrics (the pool calls this on a timer). */
   flushMetrics(): void {
-    for (const group of this.groups.values()) this.observer.children(group);
+    for (const [, group] of this.warm.all()) this.observer.children(group);
     this.deps.metrics.flush();
   }
 
@@ -438,7 +383,7 @@ export class PoolRunner {
     this.roomFreed.resolve();
     const polled = Promise.allSettled(this.loops);
     // Batch calls still waiting for a child give their items back (counted in returnedLate).
-    for (const waiters of this.childWaiters.values()) for (const w of waiters.splice(0)) w(undefined);
+    this.warm.cancelWaiters();
     const returned = await this.returnWaiting();
     let started = 0;
     for (const { messages } of this.inFlight.values()) started += messages;
@@ -455,7 +400,7 @@ export class PoolRunner {
       handedBack = this.deps.running?.close("shutdown") ?? 0;
       await Promise.allSettled([...this.inFlight.keys()]);
     }
-    await Promise.all([...this.groups.values()].map((g) => g.stopAll(this.options.childGraceMs ?? 2000)));
+    await this.warm.stopAll(this.options.childGraceMs ?? 2000);
     await polled;
     this.flushMetrics();
     return { finished: started - handedBack, handedBack, returned: returned + this.returnedLate };
