@@ -1,4 +1,4 @@
-// A skyforge pool child in Node: the same protocol and payload as children/digest.py.
+// A skyforge pool child in Node: the same protocol (batch requests too) and payload as children/digest.py.
 // It boots once (BOOT_DELAY_MS stands in for loading a framework), then answers one JSON line per
 // request line on stdout and logs on stderr. Plain JavaScript, so any Node version runs it.
 // It exits at EOF, and stops at once, even mid-job, when it finds its parent (the pool) gone.
@@ -37,15 +37,33 @@ function handle(payload) {
   return { status: "ok", result };
 }
 
+function handleSafely(payload) {
+  try {
+    return handle(payload);
+  } catch (err) {
+    return { status: "error", message: String(err) };
+  }
+}
+
+// A batch kind's request: a call's items of one key; one reply line with an outcome per item id.
+function serveBatch({ id, key, items }) {
+  const outcomes = items.map((item, index) => {
+    const outcome = handleSafely(item.payload);
+    if (outcome.status === "ok") Object.assign(outcome.result, { batchId: id, batchSize: items.length, key, index });
+    return { id: item.id, ...outcome };
+  });
+  process.stderr.write(`digest call ${id} key ${JSON.stringify(key)}: ${items.length} items\n`);
+  return { id, items: outcomes };
+}
+
 for await (const line of createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY })) {
   if (!line.trim()) continue;
   const request = JSON.parse(line);
-  let reply;
-  try {
-    reply = handle(request.payload);
-  } catch (err) {
-    reply = { status: "error", message: String(err) };
+  if (Array.isArray(request.items)) {
+    process.stdout.write(`${JSON.stringify(serveBatch(request))}\n`);
+    continue;
   }
+  const reply = handleSafely(request.payload);
   process.stderr.write(`digest job ${request.id} attempt ${request.attempt}: ${reply.status}\n`);
   process.stdout.write(`${JSON.stringify({ id: request.id, ...reply })}\n`);
 }

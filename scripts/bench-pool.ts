@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { silentLog } from "../lib/observability/log.ts";
-import type { ChildRequest } from "../lib/pool/child-protocol.ts";
+import { batchExchange, type ChildRequest } from "../lib/pool/child-protocol.ts";
 import { type ChildLaunch, WarmChild } from "../lib/pool/warm-child.ts";
 import { intEnv, percentile, sleep } from "./bench-config.ts";
 
@@ -19,14 +19,19 @@ import { intEnv, percentile, sleep } from "./bench-config.ts";
  * exchange and waiting for the child to exit. Each measurement runs REPEATS times, warm and spawn
  * alternating, and the medians are reported.
  *
+ * A third mode, WARM BATCH, sends the warm jobs as batch requests of BENCH_POOL_BATCH items (a
+ * batch kind's call: one line out, one line back, an outcome per item), so the rows compare the
+ * protocol's per-job overhead with and without batching.
+ *
  * Env: BENCH_POOL_WARM_JOBS (400), BENCH_POOL_SPAWN_JOBS (40), BENCH_POOL_CONCURRENCY (2),
- * BENCH_POOL_REPEATS (3), BENCH_POOL_ROUNDS (sha256 rounds per job, 1000).
+ * BENCH_POOL_REPEATS (3), BENCH_POOL_ROUNDS (sha256 rounds per job, 1000), BENCH_POOL_BATCH (100).
  */
 const WARM_JOBS = intEnv("BENCH_POOL_WARM_JOBS", 400, 1);
 const SPAWN_JOBS = intEnv("BENCH_POOL_SPAWN_JOBS", 40, 1);
 const CONCURRENCY = intEnv("BENCH_POOL_CONCURRENCY", 2, 1);
 const REPEATS = intEnv("BENCH_POOL_REPEATS", 3, 1);
 const ROUNDS = intEnv("BENCH_POOL_ROUNDS", 1000, 1);
+const BATCH = intEnv("BENCH_POOL_BATCH", 100, 1);
 const BOOT_DELAYS_MS = [100, 0] as const;
 /** A job that has not answered by then fails the bench: something is wrong, not slow. */
 const EXCHANGE_TIMEOUT_MS = 30_000;
@@ -96,6 +101,25 @@ async function runJob(child: WarmChild): Promise<void> {
   if (sha !== expectedSha) throw new Error(`${child.launch.kind} job ${request.id}: wrong digest ${sha}`);
 }
 
+/** One batch request of `items` jobs on `child`; throws unless every item is ok with the right digest. */
+async function runBatch(child: WarmChild, items: number): Promise<void> {
+  const id = `bench-call-${++seq}`;
+  const request = {
+    id,
+    kind: child.launch.kind,
+    key: "bench",
+    items: Array.from({ length: items }, (_, i) => ({ id: `${id}-${i}`, attempt: 1, payload })),
+  };
+  const end = await child.send(batchExchange(request), AbortSignal.timeout(EXCHANGE_TIMEOUT_MS));
+  if (!("reply" in end)) throw new Error(`${child.launch.kind} call ${id}: ${JSON.stringify(end)}`);
+  for (const reply of end.reply.items) {
+    const sha =
+      reply.status === "ok" ? (reply.result as { sha256?: unknown } | undefined)?.sha256 : undefined;
+    if (sha !== expectedSha)
+      throw new Error(`${child.launch.kind} item ${reply.id}: ${JSON.stringify(reply)}`);
+  }
+}
+
 interface Sample {
   jobsPerSecond: number;
   latencyMs: number[];
@@ -119,7 +143,10 @@ async function lanes(jobs: number, workers: number, one: (lane: number) => Promi
 }
 
 /** Warm: CONCURRENCY children, booted and warmed up before the clock starts; latency = the exchange. */
-async function warmRun(runtime: Runtime, bootDelayMs: number): Promise<Sample & { firstReplyMs: number }> {
+async function warmRun(
+  runtime: Runtime,
+  bootDelayMs: number,
+): Promise<Sample & { firstReplyMs: number; batch: Sample }> {
   const t0 = performance.now();
   const children = Array.from({ length: CONCURRENCY }, () => startChild(runtime, bootDelayMs));
   const firstReply = await Promise.all(
@@ -134,7 +161,15 @@ async function warmRun(runtime: Runtime, bootDelayMs: number): Promise<Sample & 
       await runJob(children[lane] as WarmChild);
       return performance.now() - t;
     });
-    return { ...sample, firstReplyMs: Math.max(...firstReply) };
+    // The same jobs as batch requests: jobs/s counts items; latency is one request's.
+    const calls = Math.ceil(WARM_JOBS / BATCH);
+    const batched = await lanes(calls, CONCURRENCY, async (lane) => {
+      const t = performance.now();
+      await runBatch(children[lane] as WarmChild, BATCH);
+      return performance.now() - t;
+    });
+    const batch = { ...batched, jobsPerSecond: batched.jobsPerSecond * BATCH };
+    return { ...sample, firstReplyMs: Math.max(...firstReply), batch };
   } finally {
     await Promise.all(children.map((c) => c.stop(STOP_GRACE_MS)));
   }
@@ -170,6 +205,7 @@ interface CaseResult {
   version: string;
   bootDelayMs: number;
   warm: ModeResult & { firstReplyMs: number[] };
+  batch: ModeResult;
   spawn: ModeResult;
 }
 const record = (m: ModeResult, s: Sample) => {
@@ -216,11 +252,13 @@ try {
         version,
         bootDelayMs,
         warm: { jobs: WARM_JOBS, firstReplyMs: [], ...empty() },
+        batch: { jobs: Math.ceil(WARM_JOBS / BATCH) * BATCH, ...empty() },
         spawn: { jobs: SPAWN_JOBS, ...empty() },
       };
       for (let r = 0; r < REPEATS; r++) {
         const w = await warmRun(runtime, bootDelayMs);
         record(c.warm, w);
+        record(c.batch, w.batch);
         c.warm.firstReplyMs.push(w.firstReplyMs);
         await sleep(100);
         record(c.spawn, await spawnRun(runtime, bootDelayMs));
@@ -252,6 +290,16 @@ for (const c of results) {
     fmt(median(c.warm.p50Ms), 2),
     fmt(median(c.warm.p95Ms), 2),
     `boot excluded; first reply ${fmt(median(c.warm.firstReplyMs), 0)} ms`,
+  ]);
+  table.push([
+    name,
+    `warm batch ×${BATCH}`,
+    String(c.batch.jobs),
+    fmt(median(c.batch.jobsPerSecond), 0),
+    range(c.batch.jobsPerSecond, 0),
+    fmt(median(c.batch.p50Ms), 2),
+    fmt(median(c.batch.p95Ms), 2),
+    `latency per request of ${BATCH}`,
   ]);
   table.push([
     name,
@@ -293,8 +341,10 @@ console.log();
 for (const c of results) {
   const warm = median(c.warm.jobsPerSecond);
   const spawn = median(c.spawn.jobsPerSecond);
+  const batch = median(c.batch.jobsPerSecond);
   console.log(
     `${c.runtime.padEnd(4)}  boot ${c.bootDelayMs} ms: warm ${fmt(warm, 0)} jobs/s, ` +
-      `spawn ${fmt(spawn)} jobs/s, ratio ${fmt(warm / spawn, 0)}x`,
+      `spawn ${fmt(spawn)} jobs/s, ratio ${fmt(warm / spawn, 0)}x; ` +
+      `warm batch ×${BATCH} ${fmt(batch, 0)} jobs/s, ${fmt(batch / warm, 1)}x warm`,
   );
 }

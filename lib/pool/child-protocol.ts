@@ -42,20 +42,36 @@ export function encodeRequest(r: ChildRequest): string {
 
 const quote = (line: string) => JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}…` : line);
 
-/** Reads one response line for the request `expectedId`. An unparseable line or a foreign id is a desync. */
-export function parseReply(line: string, expectedId: string): ChildReply | Desync {
+/**
+ * Parses a reply line against its schema and checks it answers `expectedId` (a job's or a call's
+ * id): an unparseable line, another shape or another id is a desync.
+ */
+function readLine<T extends { id: string }>(
+  line: string,
+  schema: z.ZodType<T>,
+  shape: string,
+  noun: "job" | "call",
+  expectedId: string,
+): T | Desync {
   let json: unknown;
   try {
     json = JSON.parse(line);
   } catch {
     return { desync: `unparseable reply ${quote(line)}` };
   }
-  const parsed = ChildReply.safeParse(json);
-  if (!parsed.success) return { desync: `reply is not a protocol response: ${quote(line)}` };
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) return { desync: `reply is not a ${shape}: ${quote(line)}` };
   if (parsed.data.id !== expectedId) {
-    return { desync: `reply for job ${quote(parsed.data.id)} while job ${quote(expectedId)} was asked` };
+    return {
+      desync: `reply for ${noun} ${quote(parsed.data.id)} while ${noun} ${quote(expectedId)} was asked`,
+    };
   }
   return parsed.data;
+}
+
+/** Reads one response line for the request `expectedId`. An unparseable line or a foreign id is a desync. */
+export function parseReply(line: string, expectedId: string): ChildReply | Desync {
+  return readLine(line, ChildReply, "protocol response", "job", expectedId);
 }
 
 /** One item of a batch request: a job of the call's key. */
@@ -86,19 +102,10 @@ const BatchReplyLine = z.object({ id: z.string(), items: z.array(ChildReply) });
  * foreign or repeated item id means the child has lost track of which answer is whose: a desync.
  */
 export function parseBatchReply(line: string, request: ChildBatchRequest): ChildBatchReply | Desync {
-  let json: unknown;
-  try {
-    json = JSON.parse(line);
-  } catch {
-    return { desync: `unparseable reply ${quote(line)}` };
-  }
-  const parsed = BatchReplyLine.safeParse(json);
-  if (!parsed.success) return { desync: `reply is not a batch response: ${quote(line)}` };
-  if (parsed.data.id !== request.id) {
-    return { desync: `reply for call ${quote(parsed.data.id)} while call ${quote(request.id)} was asked` };
-  }
+  const parsed = readLine(line, BatchReplyLine, "batch response", "call", request.id);
+  if ("desync" in parsed) return parsed;
   const byId = new Map<string, ChildReply>();
-  for (const outcome of parsed.data.items) {
+  for (const outcome of parsed.items) {
     if (byId.has(outcome.id)) return { desync: `item ${quote(outcome.id)} answered twice` };
     byId.set(outcome.id, outcome);
   }
