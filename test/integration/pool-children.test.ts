@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Log, silentLog } from "../../lib/observability/log.ts";
 import { ChildGroup } from "../../lib/pool/child-group.ts";
-import { encodeRequest, parseReply } from "../../lib/pool/child-protocol.ts";
+import { encodeRequest, parseBatchReply, parseReply } from "../../lib/pool/child-protocol.ts";
 import { type ExchangeEnd, WarmChild } from "../../lib/pool/warm-child.ts";
 
 const SCRIPTED = fileURLToPath(new URL("../fixtures/children/scripted.mjs", import.meta.url));
@@ -172,6 +172,36 @@ describe("parseReply", () => {
   it("encodes a request as one line", () => {
     const line = encodeRequest({ id: "a", kind: "k", attempt: 2, payload: { x: 1 } });
     expect(line).toBe('{"id":"a","kind":"k","attempt":2,"payload":{"x":1}}\n');
+  });
+});
+
+describe("parseBatchReply", () => {
+  const request = {
+    id: "call-1",
+    kind: "k",
+    key: "acct",
+    items: ["a", "b", "c"].map((id) => ({ id, attempt: 1, payload: null })),
+  };
+  const line = (id: string, ids: string[]) =>
+    JSON.stringify({ id, items: ids.map((i) => ({ id: i, status: "ok", result: i })) });
+
+  it("puts the outcomes in the request's item order, whatever order the child wrote them in", () => {
+    const parsed = parseBatchReply(line("call-1", ["c", "a", "b"]), request);
+    expect(parsed).toEqual({
+      id: "call-1",
+      items: ["a", "b", "c"].map((i) => ({ id: i, status: "ok", result: i })),
+    });
+  });
+
+  it.each([
+    ["a missing item", line("call-1", ["a", "b"]), /no outcome for "c"/],
+    ["a foreign item", line("call-1", ["a", "b", "c", "z"]), /items not asked: "z"/],
+    ["an item twice", line("call-1", ["a", "b", "b", "c"]), /item "b" answered twice/],
+    ["another call's id", line("call-2", ["a", "b", "c"]), /reply for call "call-2" while call "call-1"/],
+    ["a single job's reply", '{"id":"call-1","status":"ok"}', /not a batch response/],
+    ["a line that is not JSON", "{", /unparseable reply/],
+  ])("calls %s a desync", (_, reply, detail) => {
+    expect(parseBatchReply(reply, request)).toEqual({ desync: expect.stringMatching(detail) });
   });
 });
 
