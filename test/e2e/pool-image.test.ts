@@ -275,7 +275,10 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
     const jobs = await Promise.all(
       app.poolKinds.map(async (kind) => {
         const text = `image ${kind.name}`;
-        const { job } = await engine.producer.enqueue({ kind: kind.name, payload: { text, rounds: 1000 } });
+        const { job } = await engine.producer.enqueue({
+          kind: kind.name,
+          payload: { text, rounds: 1000, key: "image" },
+        });
         return { kind, text, id: job.id };
       }),
     );
