@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Log } from "../lib/observability/log.ts";
 import { dieWithParentPrefix } from "../lib/pool/child-program.ts";
-import { POOL_BAD_CONFIG_EXIT_CODE } from "../lib/pool/pool-runner.ts";
+import { POOL_BAD_CONFIG_EXIT_CODE } from "../lib/pool/pool-options.ts";
 import { CLAIMS_BUCKET, LOCAL_AWS } from "./emulators.ts";
 
 export interface PoolProcessOptions {

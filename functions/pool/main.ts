@@ -1,6 +1,7 @@
 import { tierOf } from "../../lib/app/queue-declaration.ts";
 import { ConfigError } from "../../lib/errors.ts";
-import { POOL_BAD_CONFIG_EXIT_CODE, PoolRunner } from "../../lib/pool/pool-runner.ts";
+import { POOL_BAD_CONFIG_EXIT_CODE } from "../../lib/pool/pool-options.ts";
+import { PoolRunner } from "../../lib/pool/pool-runner.ts";
 import { engineFromEnv } from "../runtime-config.ts";
 
 /**

@@ -1,7 +1,6 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import type { PoolKindSpec } from "../app/pool-kind.ts";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
-import type { Timers } from "../batching/key-batches.ts";
 import type { BatchKindDefinition } from "../job/batch.ts";
 import { jobFields } from "../observability/log.ts";
 import { RecordProcessor } from "../runtime/process-record.ts";
@@ -17,43 +16,13 @@ import { getQueueState } from "../store/queue-state.ts";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
 import { unlaunchableKinds } from "./child-program.ts";
 import { type ChildSlot, slots } from "./child-slot.ts";
+import { type InFlight, InFlightWork } from "./in-flight.ts";
 import { Intake, type Waiting } from "./intake.ts";
 import { runKeyCall } from "./key-call.ts";
 import { type KeyedWaiting, PoolBatches, realTimers } from "./pool-batches.ts";
 import { PoolChildren } from "./pool-children.ts";
 import { PoolObserver } from "./pool-observer.ts";
-
-export interface PoolRunnerOptions {
-  kinds: readonly PoolKindSpec[];
-  /** The pool-tier queues this process long-polls. */
-  queues: readonly QueueDeclaration[];
-  /** The pool's own environment; children get it without credentials or skyforge settings. */
-  baseEnv: Readonly<Record<string, string | undefined>>;
-  /** Where children run unless their kind names a `cwd`. */
-  cwd: string;
-  /** ReceiveMessage long-poll; 20 s on AWS. */
-  waitSeconds?: number;
-  /** How long a child gets to exit at EOF before it is killed, at shutdown or cull. */
-  childGraceMs?: number;
-  /** How often a paused queue is checked again; the pool doesn't receive from it meanwhile. */
-  pausedRecheckMs?: number;
-  /** How long a read of a queue's pause state is trusted (5 s, like the worker's). */
-  queueStateTtlMs?: number;
-  /**
-   * The argv prefix children are spawned through. By default `setpriv --pdeathsig KILL --` where
-   * Linux has it, so every child dies with the pool even when the pool is SIGKILLed (child-program.ts).
-   */
-  childLauncher?: readonly string[];
-  /** The batch kinds' wait timers (maxWaitSeconds); real ones by default, a manual clock in tests. */
-  timers?: Timers;
-}
-
-/**
- * The pool process's exit code for a configuration it can't use at all, such as a bad pool file
- * (sysexits' EX_CONFIG): a supervisor that restarts a pool that died doesn't restart this one, since
- * a restart can't fix it. (A kind whose program is missing is refused alone; the pool runs on.)
- */
-export const POOL_BAD_CONFIG_EXIT_CODE = 78;
+import type { DrainReport, PoolRunnerOptions } from "./pool-options.ts";
 
 /**
  * A job of a kind this pool refused (its program is missing) goes back to the queue, re-sent with
@@ -61,20 +30,6 @@ export const POOL_BAD_CONFIG_EXIT_CODE = 78;
  * receive count, so the job waits (queued) until the program is installed instead of dying.
  */
 const REFUSED_KIND_RECHECK_SECONDS = 300;
-
-/** Work on received messages, in flight; `messages` drops to 0 when they are given back unstarted. */
-interface InFlight {
-  messages: number;
-}
-
-export interface DrainReport {
-  /** Runs that finished inside the deadline. */
-  finished: number;
-  /** Runs stopped at the deadline and handed back (lease released, visibility 0). */
-  handedBack: number;
-  /** Received but not yet started: made visible again at once. */
-  returned: number;
-}
 
 /**
  * The Fargate pool: long-polls the heavy queues, taking only what its children can start (Intake),
@@ -92,7 +47,7 @@ export class PoolRunner {
   /** Per queue: received messages not running yet, kept hidden about one lease at a time. */
   private readonly unstarted = new Map<string, UnstartedMessages>();
   /** Work in flight (a delivery, or a batch call), with how many messages each carries. */
-  private readonly inFlight = new Map<Promise<void>, InFlight>();
+  private readonly inFlight = new InFlightWork();
   private readonly batches: PoolBatches;
   private readonly loops: Promise<void>[] = [];
   private roomFreed = Promise.withResolvers<void>();
@@ -352,7 +307,7 @@ export class PoolRunner {
         this.roomFreed = Promise.withResolvers<void>();
         this.pumpAll();
       });
-    this.inFlight.set(done, entry);
+    this.inFlight.add(done, entry);
     return done;
   }
 
@@ -385,20 +340,12 @@ export class PoolRunner {
     // Batch calls still waiting for a child give their items back (counted in returnedLate).
     this.warm.cancelWaiters();
     const returned = await this.returnWaiting();
-    let started = 0;
-    for (const { messages } of this.inFlight.values()) started += messages;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<"deadline">((r) => {
-      timer = setTimeout(() => r("deadline"), deadlineMs);
-    });
-    const drained = Promise.allSettled([...this.inFlight.keys()]).then(() => "drained" as const);
-    const first = await Promise.race([drained, deadline]);
-    clearTimeout(timer);
+    const started = this.inFlight.messages();
     let handedBack = 0;
-    if (first === "deadline") {
+    if (!(await this.inFlight.settledWithin(deadlineMs))) {
       // Closing also aborts a run that registers later (its claim was still in flight).
       handedBack = this.deps.running?.close("shutdown") ?? 0;
-      await Promise.allSettled([...this.inFlight.keys()]);
+      await this.inFlight.settled();
     }
     await this.warm.stopAll(this.options.childGraceMs ?? 2000);
     await polled;
