@@ -35,7 +35,11 @@ const scratch = (name: string) => {
 
 const keyOf = (payload: JsonValue) => String((payload as { key: string }).key);
 
-async function setUp(batch: Partial<PoolBatch> = {}, spec: PoolHarnessOptions["spec"] = {}) {
+async function setUp(
+  batch: Partial<PoolBatch> = {},
+  spec: PoolHarnessOptions["spec"] = {},
+  { start = true } = {},
+) {
   const timers = new ManualTimers();
   const h = await pool.create({
     spec: {
@@ -45,6 +49,7 @@ async function setUp(batch: Partial<PoolBatch> = {}, spec: PoolHarnessOptions["s
       ...spec,
     },
     timers,
+    start,
   });
   return { h, timers };
 }
@@ -268,14 +273,13 @@ describe("pool batch kinds: per-item outcomes and a child out of step", () => {
 
 describe("pool batch kinds: fences, cancels and concurrency", () => {
   test("a pool that dies mid-call: another pool takes each item over, exactly one completion each", async () => {
-    const { h } = await setUp({ maxSize: 3, policy: "size" }, {});
+    // h's own runner never starts: the doomed pool gets the call.
+    const { h } = await setUp({ maxSize: 3, policy: "size" }, {}, { start: false });
     const marker = scratch("hung");
     const ids = await enqueueAll(
       h,
       [1, 2, 3].map((echo) => ({ key: "z", echo, batchAct: "hang-once", marker })),
     );
-    // h's runner is started, but the doomed pool may win the receive: stop h until the doomed call runs.
-    await h.stop(0);
     const doomed = doomedPool(pool.emulators(), h);
     await waitFor(async () => existsSync(marker) || undefined, "the doomed pool's call to reach its child");
     doomed.die();
@@ -289,8 +293,7 @@ describe("pool batch kinds: fences, cancels and concurrency", () => {
   }, 30_000);
 
   test("a duplicate delivery of an item in the same call is deferred, never run twice", async () => {
-    const { h } = await setUp({ maxSize: 2, policy: "size" }, {});
-    await h.stop(0);
+    const { h } = await setUp({ maxSize: 2, policy: "size" }, {}, { start: false });
     const [id] = await enqueueAll(h, [{ key: "dup" }]);
     // SQS delivers the job's message twice: a copy of its body is sent to the queue, and the
     // original is made visible again. The size policy waits for both: one call takes the two.
@@ -387,8 +390,7 @@ describe("pool batch kinds: fences, cancels and concurrency", () => {
 
 describe("pool batch kinds: limits and shutdown", () => {
   test("maxPendingPerKey: a key with that many waiting refuses one more with key_backlog_full", async () => {
-    const { h } = await setUp({ maxPendingPerKey: 2 });
-    await h.stop(0);
+    const { h } = await setUp({ maxPendingPerKey: 2 }, {}, { start: false });
     await enqueueAll(h, [{ key: "full" }, { key: "full" }]);
     await expect(h.enqueue({ key: "full" })).rejects.toMatchObject({ code: "key_backlog_full" });
     await expect(h.enqueue({ key: "other" })).resolves.toEqual(expect.any(String));
