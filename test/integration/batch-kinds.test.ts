@@ -13,7 +13,7 @@ import { deferred, waitFor } from "../support/wait.ts";
 import { doomedEngine } from "./crash-switch.ts";
 
 /** What every call of the test kinds saw, and a gate that holds calls until a test opens it. */
-const calls: { key: string; ids: string[] }[] = [];
+const calls: { key: string; ids: string[]; callAborted?: boolean }[] = [];
 const inFlight = new Map<string, number>();
 const maxInFlight = new Map<string, number>();
 let gate: ReturnType<typeof deferred<void>> | undefined;
@@ -33,12 +33,14 @@ const batchKind = (name: string, settings: { maxKeyConcurrency?: number; maxPend
     key: (p) => p.key,
     batch: { maxSize: 20, maxWaitSeconds: 1, policy: "duration", ...settings },
     handler: async (items, ctx) => {
-      calls.push({ key: ctx.key, ids: items.map((i) => i.id) });
+      const call: (typeof calls)[number] = { key: ctx.key, ids: items.map((i) => i.id) };
+      calls.push(call);
       const now = (inFlight.get(ctx.key) ?? 0) + 1;
       inFlight.set(ctx.key, now);
       maxInFlight.set(ctx.key, Math.max(maxInFlight.get(ctx.key) ?? 0, now));
       try {
         if (gate) await gate.promise;
+        call.callAborted = ctx.signal.aborted;
         // Holds the call open, so that concurrent workers overlap (no state is awaited here).
         const holdMs = Math.max(0, ...items.map((i) => i.payload.holdMs ?? 0));
         if (holdMs > 0) await sleep(holdMs);
@@ -211,6 +213,24 @@ describe("batch kinds on the Lambda tier (fauxqs, dynalite)", () => {
     expect((await getJob(h.engine.store, during as string))?.status).toBe("cancelled");
     expect((await getJob(h.engine.store, other as string))?.status).toBe("done");
     expect((await getJob(h.engine.store, before as string))?.status).toBe("cancelled");
+  });
+
+  test("a cancel of every item during the call aborts the call: its signal fires, the items end at once", async () => {
+    const h = await setUp();
+    const ids = await enqueueAll(h, [
+      { kind: "batched", payload: { key: "all" } },
+      { kind: "batched", payload: { key: "all" } },
+    ]);
+    gate = deferred();
+    const running = createWorker(h.engine, { recordConcurrency: 10 })(await drainEvent(h));
+    await waitFor(async () => calls.length === 1 || undefined, "the call to start");
+    for (const id of ids) expect((await cancelJob(h.engine, id)).outcome).toBe("requested");
+    // The handler is still held by the gate: the call ended without waiting for it.
+    expect((await running).batchItemFailures).toEqual([]);
+    for (const id of ids) expect((await getJob(h.engine.store, id))?.status).toBe("cancelled");
+    gate.resolve();
+    await waitFor(async () => calls[0]?.callAborted !== undefined || undefined, "the handler to go on");
+    expect(calls[0]?.callAborted).toBe(true);
   });
 
   test("a duplicate delivery of a running item is deferred, never run twice at once", async () => {
