@@ -110,9 +110,19 @@ export function httpTransport(options: HttpTransportOptions): Transport {
           headers: sent,
           ...(body !== undefined ? { body } : {}),
           signal: AbortSignal.timeout(timeoutMs),
+          // A redirect is never the API's answer, and following one would hand the signed request and
+          // its x-amz-security-token to whatever host the Location names.
+          redirect: "error",
         });
         text = await res.text();
       } catch (err) {
+        if (isRedirectRefusal(err)) {
+          throw new SkyforgeTransportError(
+            `${base.origin} answered ${request.method} ${request.path} with a redirect, which the client does not follow (it would send the signed request, credentials included, elsewhere): check the API URL`,
+            undefined,
+            { cause: err },
+          );
+        }
         throw new SkyforgeTransportError(
           `no answer from ${base.origin} to ${request.method} ${request.path}: ${describeError(err)}`,
           undefined,
@@ -123,6 +133,10 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     },
   };
 }
+
+/** fetch's failure for `redirect: "error"` meeting a 3xx: a TypeError whose cause says so (undici). */
+const isRedirectRefusal = (err: unknown): boolean =>
+  err instanceof TypeError && err.cause instanceof Error && /redirect/i.test(err.cause.message);
 
 /**
  * The answer's headers without those about its framing on this connection: fetch has already

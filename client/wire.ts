@@ -41,10 +41,18 @@ export function decodeAnswer(status: number, headers: Record<string, string>, te
   }
 }
 
-/** localhost, 127.0.0.0/8 and ::1: where npm start listens, and where no AWS credentials are needed. */
+/**
+ * localhost, 127.0.0.0/8, ::1 and 127.0.0.0/8 mapped into IPv6 (::ffff:127.0.0.1, which the URL
+ * parser writes ::ffff:7f00:1): where npm start listens, and where no AWS credentials are needed.
+ */
 export function isLoopbackUrl(url: URL): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return (
+    host === "localhost" ||
+    host === "::1" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
+    /^::ffff:(7f[0-9a-f]{2}:[0-9a-f]{1,4}|127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.test(host)
+  );
 }
 
 /**

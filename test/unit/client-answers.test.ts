@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -98,6 +98,37 @@ describe("answers", () => {
     expect((err as Error).message).toMatch(
       /no answer from http:\/\/127\.0\.0\.1:\d+ to GET \/queues: .*ECONNREFUSED/,
     );
+  });
+
+  it("a redirect is a transport error, and the signed request never reaches the host it names", async () => {
+    const elsewhere: IncomingHttpHeaders[] = [];
+    const target = createServer((req, res) => {
+      elsewhere.push(req.headers);
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    const redirecting = createServer((req, res) => {
+      req.resume();
+      res
+        .writeHead(307, { location: `http://127.0.0.1:${(target.address() as AddressInfo).port}/jobs/x` })
+        .end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, "127.0.0.1", resolve));
+    try {
+      const transport = httpTransport({
+        url: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`,
+        credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", sessionToken: "SESSION" },
+      });
+      const err = await fail(transport.send({ method: "GET", path: "/jobs/x" }));
+      expect(err).toBeInstanceOf(SkyforgeTransportError);
+      expect((err as Error).message).toMatch(
+        /answered GET \/jobs\/x with a redirect, which the client does not follow/,
+      );
+      expect(elsewhere).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => redirecting.close(() => resolve()));
+      await new Promise<void>((resolve) => target.close(() => resolve()));
+    }
   });
 
   it("a path parameter that a URL would fold away is refused before sending", async () => {

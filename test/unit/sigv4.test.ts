@@ -4,7 +4,7 @@ import aws4 from "aws4";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpTransport } from "../../client/http-transport.ts";
 import type { ApiRequest } from "../../client/transport.ts";
-import { regionOfApiUrl } from "../../client/wire.ts";
+import { isLoopbackUrl, regionOfApiUrl } from "../../client/wire.ts";
 
 /**
  * The HTTP transport's SigV4 signature, checked against `aws4`, a signer written independently of
@@ -129,5 +129,22 @@ describe("the HTTP transport signs as aws4 does", () => {
     expect(last?.headers.authorization).toMatch(
       /^AWS4-HMAC-SHA256 Credential=local\/20260102\/[a-z0-9-]+\/execute-api\//,
     );
+  });
+
+  it("counts 127.0.0.1 mapped into IPv6 as loopback, as it does 127.0.0.1 itself", async () => {
+    const port = new URL(url).port;
+    const transport = httpTransport({ url: `http://[::ffff:127.0.0.1]:${port}`, now: () => SIGNED_AT });
+    await transport.send({ method: "GET", path: "/health" });
+    expect(last?.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=local\//);
+
+    const loopback = ["http://[::ffff:127.0.0.1]/", "http://[0:0:0:0:0:ffff:127.1.2.3]:8/", "http://[::1]/"];
+    for (const u of loopback) expect(isLoopbackUrl(new URL(u)), u).toBe(true);
+    const remote = [
+      "http://[::ffff:10.0.0.1]/",
+      "http://[::ffff:8.8.8.8]/",
+      "http://[::2]/",
+      "http://127.0.0.1.nip.io/",
+    ];
+    for (const u of remote) expect(isLoopbackUrl(new URL(u)), u).toBe(false);
   });
 });
