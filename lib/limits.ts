@@ -1,6 +1,6 @@
 /**
- * SQS's hard limits, defined once. Every clamp, schema bound and deploy check reads these.
- * See docs/architecture.md §6.
+ * Hard limits (SQS's, Lambda's, and the API's own that follow from them), defined once. Every clamp,
+ * schema bound, body cap and deploy check reads these. See docs/architecture.md §6.
  */
 
 /** SQS caps a message's visibility timeout (and so one ChangeMessageVisibility) at 12 hours. */
@@ -19,3 +19,24 @@ export const MAX_DELAY_SECONDS = 15 * 60;
  * act well before it (docs/architecture.md §7).
  */
 export const QUEUE_MESSAGE_RETENTION_SECONDS = 14 * 86_400;
+
+const MiB = 1024 * 1024;
+
+/**
+ * The largest request body the API reads, on any route: Lambda's 6 MB synchronous payload, which no
+ * deployed API function can receive more than. The local server stops reading at it; the API refuses
+ * a body over its route's cap before decoding or parsing it, so its cost never reaches the parser.
+ */
+export const MAX_API_BODY_BYTES = 6 * MiB;
+
+/**
+ * POST /jobs: one enqueue request. Its payload is at most 1 MiB once serialized (MAX_PAYLOAD_BYTES in
+ * lib/job/schemas.ts); the body may spell the same payload out up to three times longer (a `\uXXXX`
+ * escape is 6 bytes for a character of 2 or 3 UTF-8 bytes, 12 for one of 4, as Python's json.dumps
+ * writes by default), plus the request's other fields. A longer body can't carry a payload the API
+ * would take, so it is a 413 before it is parsed.
+ */
+export const MAX_ENQUEUE_BODY_BYTES = 3 * MiB + 64 * 1024;
+
+/** PUT /schedules/{name}: a schedule's payload is at most 8 KiB serialized; the same reasoning as above. */
+export const MAX_SCHEDULE_BODY_BYTES = 64 * 1024;

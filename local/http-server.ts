@@ -11,14 +11,12 @@ import type { Context } from "aws-lambda";
 import { foreignRequest } from "../console/request-guard.ts";
 import type { HttpEvent, HttpResult } from "../lib/api/http.ts";
 import { ClientError, type ClientErrorCode, internalErrorBody } from "../lib/errors.ts";
+import { MAX_API_BODY_BYTES } from "../lib/limits.ts";
 import type { Log } from "../lib/observability/log.ts";
 import { splitTarget, toApiEvent } from "./api-event.ts";
 import { serveConsole } from "./console-assets.ts";
-import { INVOKE_PATH, type LocalFunctions, MAX_SYNC_PAYLOAD_BYTES, serveInvoke } from "./lambda-invoke.ts";
+import { INVOKE_PATH, type LocalFunctions, serveInvoke } from "./lambda-invoke.ts";
 import { readBody } from "./request-body.ts";
-
-/** The API's body cap: the deployed API's function can't receive more than Lambda's 6 MB payload. */
-export const MAX_API_BODY_BYTES = MAX_SYNC_PAYLOAD_BYTES;
 
 export interface LocalHttpOptions {
   host: string;

@@ -2,6 +2,7 @@ import type { MiddlewareObj } from "@middy/core";
 import type { Route } from "@middy/http-router";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { ClientError, internalErrorBody } from "../errors.ts";
+import { MAX_API_BODY_BYTES } from "../limits.ts";
 import type { Log } from "../observability/log.ts";
 import { asClientError } from "./client-errors.ts";
 
@@ -48,10 +49,31 @@ function refuseUnsupportedEncoding(headers: HttpEvent["headers"]): void {
   }
 }
 
-/** The request body as JSON; a malformed body is the caller's mistake, never a 500. */
-export function readJsonBody(event: HttpEvent): unknown {
+/**
+ * The body's size in bytes as sent, without decoding it: a base64 body's from its length, a text
+ * body's from its UTF-8 length (counted, not copied).
+ */
+function sentBytes(event: HttpEvent, body: string): number {
+  if (!event.isBase64Encoded) return Buffer.byteLength(body, "utf8");
+  const padding = body.endsWith("==") ? 2 : body.endsWith("=") ? 1 : 0;
+  return Math.floor((body.length * 3) / 4) - padding;
+}
+
+/**
+ * The request body as JSON; a malformed body is the caller's mistake, never a 500. A body over
+ * `maxBytes` (the route's cap, lib/limits.ts) is a 413 before it is decoded or parsed: parsing a
+ * few MB of JSON costs far more time and memory than reading it, and no route takes that much.
+ */
+export function readJsonBody(event: HttpEvent, maxBytes = MAX_API_BODY_BYTES): unknown {
   refuseUnsupportedEncoding(event.headers ?? {});
   if (!event.body) throw new ClientError("validation_error", "a JSON body is required");
+  const bytes = sentBytes(event, event.body);
+  if (bytes > maxBytes) {
+    throw new ClientError(
+      "payload_too_large",
+      `the request body is over ${maxBytes} bytes (${bytes}), the most this route takes`,
+    );
+  }
   let text = event.body;
   if (event.isBase64Encoded) {
     try {

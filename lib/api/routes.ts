@@ -3,6 +3,7 @@ import httpRouterHandler from "@middy/http-router";
 import { listedJobView, loadJobView } from "../claims/job-bodies.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { EnqueueBatchRequest, type JobView, ListJobsQuery } from "../job/schemas.ts";
+import { MAX_ENQUEUE_BODY_BYTES } from "../limits.ts";
 import { cancelJob } from "../ops/cancel-job.ts";
 import { redriveJob } from "../producer/redrive.ts";
 import type { Engine } from "../services/engine-services.ts";
@@ -58,7 +59,7 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
     route("GET", "/health", health),
     route("HEAD", "/health", withoutBody(health)),
     route("POST", "/jobs", async (event) => {
-      const { job, duplicate } = await producer.enqueue(readJsonBody(event));
+      const { job, duplicate } = await producer.enqueue(readJsonBody(event, MAX_ENQUEUE_BODY_BYTES));
       return json(duplicate ? 200 : 201, { ...job, duplicate });
     }),
     route("POST", "/jobs/batch", async (event) => {

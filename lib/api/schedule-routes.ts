@@ -8,6 +8,7 @@ import {
   toScheduleView,
 } from "../cron/schedule.ts";
 import { ClientError, issuesOf } from "../errors.ts";
+import { MAX_SCHEDULE_BODY_BYTES } from "../limits.ts";
 import { validateEnqueue } from "../producer/validate.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { deleteSchedule, listSchedules, putSchedule } from "../store/schedule-ops.ts";
@@ -65,7 +66,7 @@ export function scheduleRoutes(
     }),
     route("PUT", "/schedules/{name}", async (event) => {
       const name = scheduleName(event);
-      const input = validSchedule(engine, readJsonBody(event));
+      const input = validSchedule(engine, readJsonBody(event, MAX_SCHEDULE_BODY_BYTES));
       // A declared name not yet synced is created as a code schedule, so the sync still applies it.
       const source = declaredNames.has(name) ? "code" : "api";
       const existing = await listSchedules(ctx);

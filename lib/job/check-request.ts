@@ -2,6 +2,7 @@ import type * as z from "zod";
 import { type QueueDeclaration, tierOf } from "../app/queue-declaration.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_BATCH_KEY_CHARS } from "./batch.ts";
+import { tooDeepAt } from "./json-depth.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "./schemas.ts";
 
 /**
@@ -26,8 +27,9 @@ export interface CheckedRequest<K extends RequestKind> {
 }
 
 /**
- * The checks an enqueue request gets from the app alone, in this order: the request schema (which
- * bounds the payload's nesting before anything recurses into it), a known kind, the payload's size,
+ * The checks an enqueue request gets from the app alone, in this order: the payload's size (when its
+ * nesting is within bounds), the request schema (which bounds the payload's nesting before anything
+ * recurses into it), a known kind, the payload's size again (as the schema left it),
  * the kind's payload schema, a declared queue, the kind's tier. Pure: the
  * producer (lib/producer/validate.ts) and the client (client/validate.ts) both answer with it, so a
  * client given the app refuses exactly what the API would, with the same code and message.
@@ -38,6 +40,8 @@ export function checkEnqueueRequest<K extends RequestKind>(
   kinds: ReadonlyMap<string, K>,
   queues: readonly QueueDeclaration[],
 ): CheckedRequest<K> | ClientError {
+  const oversized = payloadOverLimit(raw);
+  if (oversized) return oversized;
   const parsed = EnqueueRequest.safeParse(raw);
   if (!parsed.success)
     return new ClientError("validation_error", "the enqueue request is invalid", issuesOf(parsed.error));
@@ -50,9 +54,7 @@ export function checkEnqueueRequest<K extends RequestKind>(
     );
   }
   const payloadJson = JSON.stringify(request.payload ?? null);
-  if (Buffer.byteLength(payloadJson) > MAX_PAYLOAD_BYTES) {
-    return new ClientError("payload_too_large", `payload is over ${MAX_PAYLOAD_BYTES} bytes once serialized`);
-  }
+  if (Buffer.byteLength(payloadJson) > MAX_PAYLOAD_BYTES) return payloadTooLarge();
   const payload = kind.payload?.safeParse(request.payload ?? null);
   if (payload && !payload.success) {
     return new ClientError(
@@ -81,6 +83,28 @@ export function checkEnqueueRequest<K extends RequestKind>(
   if (batchKey instanceof ClientError) return batchKey;
   return { request, kind, queue, payloadJson, ...(batchKey !== undefined ? { batchKey } : {}) };
 }
+
+/**
+ * A payload over MAX_PAYLOAD_BYTES, refused before the request schema walks it element by element
+ * (z.json() costs far more per element than serializing does): one bounded walk for its depth, so
+ * JSON.stringify can't overflow, then its size. A too-deep payload is left for the schema to name.
+ */
+function payloadOverLimit(raw: unknown): ClientError | undefined {
+  if (typeof raw !== "object" || raw === null || !Object.hasOwn(raw, "payload")) return undefined;
+  const payload = (raw as { payload: unknown }).payload;
+  if (tooDeepAt(payload) !== undefined) return undefined;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(payload);
+  } catch {
+    return undefined; // not JSON at all (a BigInt, a throwing toJSON): the schema says so
+  }
+  if (json !== undefined && Buffer.byteLength(json) > MAX_PAYLOAD_BYTES) return payloadTooLarge();
+  return undefined;
+}
+
+const payloadTooLarge = () =>
+  new ClientError("payload_too_large", `payload is over ${MAX_PAYLOAD_BYTES} bytes once serialized`);
 
 /** The key a batch kind's own function gives the payload: a non-empty string of at most 256 characters. */
 function batchKeyOf(kind: RequestKind, payload: unknown): string | ClientError {

@@ -12,7 +12,9 @@ type Path = (string | number)[];
 /**
  * The path to the first container nested deeper than `max`, or undefined when the value stays within
  * it. Walks with an explicit stack, so it can't overflow itself; a cycle (a value built in code, not
- * parsed) counts as too deep rather than looping.
+ * parsed) counts as too deep rather than looping. It allocates only for the containers it meets,
+ * never per element (no entries arrays, no [key, value] pairs): a few MB of `[0,0,…]` is a loop over
+ * numbers, not millions of small arrays for the collector.
  */
 export function tooDeepAt(value: unknown, max = MAX_JSON_DEPTH): Path | undefined {
   interface Step {
@@ -32,10 +34,18 @@ export function tooDeepAt(value: unknown, max = MAX_JSON_DEPTH): Path | undefine
     if (v === null || typeof v !== "object") continue;
     const depth = step.depth + 1;
     if (depth > max) return pathOf(step);
-    const entries: [string | number, unknown][] = Array.isArray(v)
-      ? v.map((item, i) => [i, item])
-      : Object.entries(v);
-    for (const [key, item] of entries) {
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const item: unknown = v[i];
+        if (item !== null && typeof item === "object")
+          pending.push({ value: item, depth, key: i, parent: step });
+      }
+      continue;
+    }
+    const record = v as Record<string, unknown>;
+    for (const key in record) {
+      if (!Object.hasOwn(record, key)) continue;
+      const item = record[key];
       if (item !== null && typeof item === "object") pending.push({ value: item, depth, key, parent: step });
     }
   }
