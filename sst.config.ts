@@ -26,6 +26,9 @@ export default $config({
       args.logging ??= { format: "json", retention: "1 month" };
       args.nodejs ??= nodejsBuild;
     });
+    // Each role trusts only the service that runs it, for this account (infra/role-trust.ts).
+    const { restrictRoleTrust } = await import("./infra/role-trust");
+    restrictRoleTrust();
     const { table } = await import("./infra/storage");
     await import("./infra/queues");
     await import("./infra/workers");

@@ -1,4 +1,5 @@
 import { API_CATCH_ALL_ROUTE_KEY, API_ROUTE_KEYS } from "../lib/api/route-keys";
+import { apiAccessLogFormat } from "./api-access-log";
 import { permissionsFor } from "./permissions";
 import { poolConfigEnv, poolConfigFiles } from "./pool-config";
 import { dlqUrls, queueUrls } from "./queues";
@@ -31,8 +32,26 @@ export const apiFunction = new sst.aws.Function("ApiHandler", {
   copyFiles: poolConfigFiles,
 });
 
-/** The HTTP API, IAM (SigV4) authorized on every route. */
-export const api = new sst.aws.ApiGatewayV2("Api");
+/**
+ * The HTTP API, IAM (SigV4) authorized on every route. No CORS: no browser calls it (the console
+ * goes through its own loopback proxy), and SST's default allows any origin. SST renders
+ * `cors: false` as an empty CORS configuration rather than none, so the transform removes it. The
+ * access log names each caller (infra/api-access-log.ts).
+ */
+export const api = new sst.aws.ApiGatewayV2("Api", {
+  cors: false,
+  transform: {
+    api: (args) => {
+      args.corsConfiguration = undefined;
+    },
+    stage: (args) => {
+      args.accessLogSettings = $util.output(args.accessLogSettings).apply((settings) => {
+        if (!settings) throw new Error("SST no longer gives the API stage an access log to format");
+        return { ...settings, format: apiAccessLogFormat };
+      });
+    },
+  },
+});
 for (const route of [...API_ROUTE_KEYS, API_CATCH_ALL_ROUTE_KEY]) {
   api.route(route, apiFunction.arn, { auth: { iam: true } });
 }

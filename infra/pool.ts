@@ -47,6 +47,10 @@ export const pool = new sst.aws.Service("Pool", {
     executionRole: (args) => {
       args.inlinePolicies = [];
     },
+    // SST turns ECS Exec on for every service: off, so no one opens a shell in a running task.
+    service: (args) => {
+      args.enableExecuteCommand = false;
+    },
   },
   // Under `sst dev` the pool runs on your machine against the deployed queues and table, like a Lambda.
   dev: { command: "node --import tsx functions/pool/main.ts" },

@@ -22,9 +22,12 @@ export const table = new sst.aws.Dynamo("Jobs", {
  * The claims bucket (docs/architecture.md §17): payloads and results over 8 KiB, one object each,
  * expired by one lifecycle rule per retention class (lib/claims/claim-keys.ts). Private (SST blocks
  * public access and refuses plain HTTP), and encrypted at rest with S3-managed keys (SSE-S3): the
- * functions need no KMS grant and pay no KMS request per object, which SSE-KMS would add.
+ * functions need no KMS grant and pay no KMS request per object, which SSE-KMS would add. No CORS:
+ * only the functions and the pool read and write it, through the SDK; SST's default rule allows
+ * every origin and method.
  */
 export const claims = new sst.aws.Bucket("Claims", {
+  cors: false,
   lifecycle: claimLifecycleRules().map((rule) => ({
     id: rule.id,
     prefix: rule.prefix,

@@ -5,6 +5,7 @@ import { tierOf, visibilityTimeoutSeconds } from "../../lib/app/queue-declaratio
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { statusIndex, ttlAttribute } from "../../lib/store/table.ts";
 import { claimsBucketFailures } from "./claims-assertions.ts";
+import { exposureFailures } from "./exposure-assertions.ts";
 import { hygieneFailures } from "./hygiene-assertions.ts";
 import { iamFailures } from "./iam-assertions.ts";
 import { lambdaHandlers } from "./lambda-build.ts";
@@ -214,6 +215,7 @@ export function stageFailures(run: StageRun): string[] {
     ...apiAndScheduleFailures(stage),
     ...tableFailures(stage, run.outputs._protect === true),
     ...claimsBucketFailures(stage),
+    ...exposureFailures(stage),
     ...poolFailures(stage),
     ...monitoringFailures(stage),
     ...hygieneFailures(stage),

@@ -6,6 +6,7 @@ import { grantsFor, type ResourceRef, type Role } from "../../lib/infra/grants.t
 import { functionName } from "./lambda-build.ts";
 import { BOOTSTRAP } from "./rpc-stand-in.ts";
 import { arnOf, inlineStatements, type PolicyStatement, type StageResources } from "./stage-resources.ts";
+import { trustFailures } from "./trust-assertions.ts";
 
 /**
  * IAM as SST rendered it, checked against lib/infra/grants.ts: each role's inline policy holds
@@ -164,5 +165,6 @@ export function iamFailures(stage: StageResources): string[] {
     ...poolRoleFailures(stage),
     ...scheduleRoleFailures(stage),
     ...wildcardFailures(stage),
+    ...trustFailures(stage),
   ];
 }

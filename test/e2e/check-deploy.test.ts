@@ -26,7 +26,13 @@ function edit(file: string, from: string, to: string) {
 }
 
 async function failuresAfter(file: string, from: string, to: string): Promise<string[]> {
-  edit(file, from, to);
+  return failuresAfterEdits([[file, from, to]]);
+}
+
+async function failuresAfterEdits(
+  edits: readonly [file: string, from: string, to: string][],
+): Promise<string[]> {
+  for (const [file, from, to] of edits) edit(file, from, to);
   try {
     const [report] = await checkDeploy(copy.dir, ciStage);
     return report?.failures ?? [];
@@ -83,7 +89,53 @@ describe("check:deploy on SST's own components", () => {
     expect(failures).toContainEqual(expect.stringMatching(/wildcard resource \*$/));
   }, 60_000);
 
-  test("a visibility below 6 × the worker's timeout fails", async () => {
+  test("a role that trusts more than its service fails", async () => {
+    // Without the override, SST's `sst dev` policy comes back: the whole account may assume the roles.
+    const defaults = await failuresAfter("sst.config.ts", "restrictRoleTrust();", "");
+    expect(defaults).toContainEqual(
+      expect.stringMatching(/role ReaperHandlerRole \(lambda\): trusts .*arn:aws:iam::123456789012:root/),
+    );
+    const widened = await failuresAfter(
+      "infra/role-trust.ts",
+      "Principal: { Service: service },",
+      'Principal: { Service: service, AWS: "*" },',
+    );
+    for (const kind of ["lambda", "pool task", "pool execution", "schedule"]) {
+      expect(widened).toContainEqual(
+        expect.stringMatching(new RegExp(`\\(${kind}\\): trusts .*"AWS":\\["\\*"\\]`)),
+      );
+    }
+  }, 90_000);
+
+  test("a managed policy more fails", async () => {
+    const failures = await failuresAfter(
+      "infra/schedules.ts",
+      'handler: "functions/reaper.handler",',
+      'handler: "functions/reaper.handler",\n    policies: ["arn:aws:iam::aws:policy/AdministratorAccess"],',
+    );
+    expect(failures).toContainEqual(
+      expect.stringMatching(/role ReaperHandlerRole \(lambda\): managed policies .*AdministratorAccess/),
+    );
+  }, 60_000);
+
+  test("CORS, ECS Exec or an access log without the caller fails", async () => {
+    const failures = await failuresAfterEdits([
+      ["infra/api.ts", "args.corsConfiguration = undefined;", ""],
+      ["infra/storage.ts", "cors: false,", ""],
+      ["infra/pool.ts", "args.enableExecuteCommand = false;", ""],
+      ["infra/api-access-log.ts", 'callerArn: "$context.identity.userArn",', ""],
+    ]);
+    expect(failures).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^API ApiApi has a CORS configuration/),
+        expect.stringMatching(/^bucket .* has a CORS configuration \(ClaimsCors\)/),
+        expect.stringMatching(/^ECS service PoolService allows ECS Exec/),
+        expect.stringMatching(/^API stage ApiStage: the access log does not record the caller's ARN/),
+      ]),
+    );
+  }, 60_000);
+
+  test("a visibility that covers the worker's timeout but not its batching window and init fails", async () => {
     const failures = await failuresAfter(
       "infra/queues.ts",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: infra/queues.ts's source text, matched literally.
@@ -92,7 +144,9 @@ describe("check:deploy on SST's own components", () => {
       "visibilityTimeout: `${q.workerTimeoutSeconds} seconds`",
     );
     expect(failures).toContainEqual(
-      expect.stringMatching(/visibility \d+ s is under 6 × the worker's \d+ s timeout/),
+      expect.stringMatching(
+        /visibility \d+ s is under the worker's \d+ s timeout \+ its \d+ s batching window \+ 10 s of init/,
+      ),
     );
   }, 60_000);
 });
