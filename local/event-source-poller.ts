@@ -7,6 +7,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import type { Log } from "../lib/observability/log.ts";
+import { holdSeconds } from "../lib/runtime/unstarted-messages.ts";
 
 export interface PollerOptions {
   queueName: string;
@@ -18,6 +19,8 @@ export interface PollerOptions {
   batchWindowSeconds: number;
   /** Concurrent invocations, like ESM maximum concurrency. */
   maxConcurrency: number;
+  /** The queue's lease: a received message stays hidden for the batching window plus one hold. */
+  leaseSeconds: number;
   handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
   log: Log;
 }
@@ -27,6 +30,12 @@ export interface PollerOptions {
  * batch, invoke the handler, and delete the records it did not report as failed. Failed records are
  * left alone, so they come back when their visibility (set by the worker) lapses. Like a mapping, it
  * can be disabled (nothing is received, so nothing is dead-lettered) and its concurrency changed.
+ *
+ * Every receive asks for a visibility that covers the batching window plus one hold (a lease and a
+ * second), the way the pool receives, not the queue's: if the whole stack dies between a receive and
+ * the worker's own hold (a batch still gathering, a handler not yet at its first line), the messages
+ * come back within that bound after the restart instead of the queue's visibility timeout
+ * (6 × the worker timeout). Once the worker runs, its hold and heartbeats keep them hidden.
  */
 export class EventSourcePoller {
   private running = false;
@@ -143,6 +152,7 @@ export class EventSourcePoller {
         QueueUrl: this.options.queueUrl,
         MaxNumberOfMessages: max,
         WaitTimeSeconds: waitSeconds,
+        VisibilityTimeout: receiveVisibilitySeconds(this.options),
         MessageSystemAttributeNames: ["All"],
       }),
       { abortSignal: this.abort.signal },
@@ -215,6 +225,11 @@ export class EventSourcePoller {
       );
     }
   }
+}
+
+/** How long a receive hides its messages: the batching window, then one hold for the worker to take over. */
+export function receiveVisibilitySeconds(q: { batchWindowSeconds: number; leaseSeconds: number }): number {
+  return Math.ceil(q.batchWindowSeconds) + holdSeconds(q.leaseSeconds * 1000);
 }
 
 /** A received message in the shape Lambda hands an SQS-triggered function. */

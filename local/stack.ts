@@ -161,6 +161,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         queueArn: attrs.Attributes?.QueueArn ?? q.name,
         batchSize: q.batchSize,
         batchWindowSeconds: q.batchWindowSeconds,
+        leaseSeconds: q.leaseSeconds,
         maxConcurrency: q.maxConcurrency,
         handler: createWorker(engine, { recordConcurrency: q.recordConcurrency }),
         log,

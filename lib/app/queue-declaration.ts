@@ -21,7 +21,7 @@ export interface QueueDeclaration<Name extends string = string> {
   maxConcurrency: number;
   /** Records of one batch that run at the same time inside one worker. */
   recordConcurrency: number;
-  /** Worker function timeout; queue visibility is 6x this. */
+  /** Worker function timeout; the queue's visibility covers it, the batching window and an init. */
   workerTimeoutSeconds: number;
   /** Lease length; heartbeats renew it every third of it. */
   leaseSeconds: number;
@@ -35,6 +35,21 @@ export function tierOf(q: QueueDeclaration): QueueTier {
   return q.tier ?? "lambda";
 }
 
+/** Lambda cuts an on-demand function's init phase at 10 s; a received batch waits through it. */
+export const LAMBDA_INIT_SECONDS = 10;
+
+/**
+ * What a queue's visibility must cover before a worker's first line can hold its messages: the
+ * batching window the event source gathers in, the function's init and the whole invocation (Lambda
+ * refuses a mapping whose function timeout exceeds the visibility). Not AWS's advised 6 × the
+ * timeout: the fenced lane's hold takes over within the first line anyway, so that margin would only
+ * keep the messages of a worker that died before its first line hidden for five more timeouts
+ * (docs/architecture.md §6, "The crash window").
+ */
+export function minimumVisibilitySeconds(q: QueueDeclaration): number {
+  return q.workerTimeoutSeconds + Math.ceil(q.batchWindowSeconds) + LAMBDA_INIT_SECONDS;
+}
+
 export function visibilityTimeoutSeconds(q: QueueDeclaration): number {
-  return Math.min(6 * q.workerTimeoutSeconds, MAX_VISIBILITY_SECONDS);
+  return Math.min(minimumVisibilitySeconds(q), MAX_VISIBILITY_SECONDS);
 }

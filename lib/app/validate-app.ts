@@ -5,8 +5,10 @@ import { deliveryLanes } from "../job/lanes.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { MAX_CHILDREN_PER_KIND, type PoolKindSpec } from "./pool-kind.ts";
 import {
+  LAMBDA_INIT_SECONDS,
   MAX_CONCURRENCY,
   MIN_CONCURRENCY,
+  minimumVisibilitySeconds,
   type QueueDeclaration,
   tierOf,
   visibilityTimeoutSeconds,
@@ -61,9 +63,10 @@ function queueProblems(q: QueueDeclaration, kindsOnQueue: { name: string; maxAtt
     );
   // A visibility shorter than the run lets SQS hand a running job to a second worker.
   const visibility = visibilityTimeoutSeconds(q);
-  if (visibility < 6 * q.workerTimeoutSeconds)
+  const needed = minimumVisibilitySeconds(q);
+  if (visibility < needed)
     problems.push(
-      `${at}: visibility timeout ${visibility}s is under 6 × workerTimeoutSeconds ${q.workerTimeoutSeconds} = ${6 * q.workerTimeoutSeconds}s (SQS caps visibility at ${MAX_VISIBILITY_SECONDS}s, so workerTimeoutSeconds can be at most ${MAX_VISIBILITY_SECONDS / 6})`,
+      `${at}: visibility timeout ${visibility}s is under workerTimeoutSeconds ${q.workerTimeoutSeconds} + batchWindowSeconds ${q.batchWindowSeconds} + ${LAMBDA_INIT_SECONDS}s of init = ${needed}s (SQS caps visibility at ${MAX_VISIBILITY_SECONDS}s, so workerTimeoutSeconds can be at most ${MAX_VISIBILITY_SECONDS - (needed - q.workerTimeoutSeconds)})`,
     );
   // The type requires it, but a cast or a JS caller can still leave it out.
   const mrc = q.maxReceiveCount as number | undefined;

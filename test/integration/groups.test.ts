@@ -99,6 +99,7 @@ function startConsumer(h: Harness, engine: Engine = h.engine): EventSourcePoller
     queueArn: "arn:aws:sqs:us-east-1:000000000000:test",
     batchSize: 10,
     batchWindowSeconds: 0,
+    leaseSeconds: h.queue.leaseSeconds,
     maxConcurrency: 2,
     handler: createWorker(engine, { recordConcurrency: 10 }),
     log: silentLog,

@@ -113,6 +113,7 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
         queueArn: TEST_QUEUE_ARN,
         batchSize: queue.batchSize,
         batchWindowSeconds: 1,
+        leaseSeconds: queue.leaseSeconds,
         maxConcurrency: 2,
         handler: worker,
         log: silentLog,

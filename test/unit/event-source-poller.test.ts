@@ -26,6 +26,7 @@ function pausedDuringThePoll(errors: string[]): EventSourcePoller {
     queueArn: "arn:aws:sqs:us-east-1:000000000000:default",
     batchSize: 10,
     batchWindowSeconds: 1,
+    leaseSeconds: 30,
     maxConcurrency: 1,
     handler: async () => ({ batchItemFailures: [] }),
     log,

@@ -63,15 +63,15 @@ describe("the app's declarations", () => {
   });
 });
 
-describe("rule 1: visibility is 6 × the worker timeout", () => {
-  test("a 3 h worker timeout can't get 6× under SQS's 12 h cap", () => {
-    expect(problems(withQueue("heavy", { workerTimeoutSeconds: 3 * 3600 }))).toEqual([
-      'queue "heavy": visibility timeout 43200s is under 6 × workerTimeoutSeconds 10800 = 64800s (SQS caps visibility at 43200s, so workerTimeoutSeconds can be at most 7200)',
+describe("rule 1: visibility covers the worker timeout, the batching window and an init", () => {
+  test("a 12 h pool timeout leaves no room under SQS's 12 h cap for the window and the init", () => {
+    expect(problems(withQueue("heavy", { workerTimeoutSeconds: 12 * 3600 }))).toEqual([
+      'queue "heavy": visibility timeout 43200s is under workerTimeoutSeconds 43200 + batchWindowSeconds 20 + 10s of init = 43230s (SQS caps visibility at 43200s, so workerTimeoutSeconds can be at most 43170)',
     ]);
   });
 
-  test("2 h is exactly the most that fits", () => {
-    expect(problems(withQueue("heavy", { workerTimeoutSeconds: 2 * 3600 }))).toEqual([]);
+  test("43170 s is exactly the most that fits", () => {
+    expect(problems(withQueue("heavy", { workerTimeoutSeconds: 43_170 }))).toEqual([]);
   });
 });
 
