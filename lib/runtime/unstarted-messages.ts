@@ -61,8 +61,8 @@ export interface UnstartedMessagesOptions {
 
 /**
  * Received messages of one queue that have not started running yet. SQS hands a message out
- * hidden for the queue's visibility timeout (6 × the worker timeout, 90 min by default); a consumer
- * that died before the run's first heartbeat would leave it hidden that long. So a received batch is
+ * hidden for the queue's visibility timeout (the worker timeout + the batching window + 10 s: 911 s
+ * on `default`); a consumer that died before the run's first heartbeat would leave it hidden that long. So a received batch is
  * hidden for about one lease at once, in one batched request, and every third of the lease the
  * messages still waiting (for a record slot, for a free child) are hidden again, all in one batched
  * request. Once a message starts, its run's heartbeat takes over and it leaves this set.

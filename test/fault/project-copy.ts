@@ -5,8 +5,16 @@ import { addKind, copyProject, type ProjectCopy, projectRoot } from "../support/
 /** The queues' lease in the copy: short, so takeovers happen within seconds. */
 export const LEASE_SECONDS = 3;
 export const LEASE_MS = LEASE_SECONDS * 1000;
-/** The observer's Lambda-tier kind (queue "default") and its pool kind (queue "heavy"). */
+/**
+ * The batch queue's lease in the copy. After a kill a gathering batch comes back within its
+ * 2 s window plus one hold (lease + 1 s), then gathers for another window and waits for the kind's
+ * 1 s: 2 × lease must cover 2 + (lease + 1) + 2 + 1, so the lease is at least 6 s.
+ */
+export const BATCH_LEASE_SECONDS = 8;
+export const BATCH_LEASE_MS = BATCH_LEASE_SECONDS * 1000;
+/** The observer's Lambda-tier kind (queue "default"), its batch kind (queue "batch") and its pool kind (queue "heavy"). */
 export const LAMBDA_KIND = "observe";
+export const BATCH_KIND = "observe-batch";
 export const POOL_KIND = "observe-child";
 /** Warm children of the pool kind: a pool scenario keeps its running jobs at or under this. */
 export const POOL_CHILDREN = 6;
@@ -48,6 +56,45 @@ export const observe = defineKind({
 });
 `;
 
+/**
+ * The observer as a batch kind: a key's items run as one call, each item noted as a run of its own
+ * job (start and end lines under the item's id and attempt), after `ms` of the call.
+ */
+const batchObserverKind = `import { appendFileSync } from "node:fs";
+import { setTimeout as delay } from "node:timers/promises";
+import * as z from "zod";
+import { defineBatchKind } from "../define.ts";
+
+const logPath = process.env.FAULT_OBSERVER_LOG as string;
+const note = (event: string, jobId: string, attempt: number, outcome?: string) =>
+  appendFileSync(
+    logPath,
+    \`\${JSON.stringify({ event, jobId, attempt, pid: process.pid, at: Date.now(), tier: "lambda", outcome })}\\n\`,
+  );
+
+export const observeBatch = defineBatchKind({
+  name: "${BATCH_KIND}",
+  payload: z.object({ key: z.string().min(1), ms: z.number().int().min(0).max(600_000) }),
+  queue: "batch",
+  maxAttempts: 5,
+  timeoutSeconds: 120,
+  key: (payload) => payload.key,
+  batch: { maxSize: 50, maxWaitSeconds: 1, policy: "duration" },
+  handler: async (items, ctx) => {
+    for (const item of items) note("start", item.id, item.attempt);
+    const ms = Math.max(...items.map((item) => item.payload.ms));
+    try {
+      await delay(ms, undefined, { signal: ctx.signal });
+    } catch (err) {
+      for (const item of items) note("end", item.id, item.attempt, \`aborted:\${String(ctx.signal.reason)}\`);
+      throw err;
+    }
+    for (const item of items) note("end", item.id, item.attempt, "ok");
+    return items.map((item) => ({ attempt: item.attempt }));
+  },
+});
+`;
+
 export interface FaultProjectCopy extends ProjectCopy {
   /** The SKYFORGE_POOL_CONFIG file that declares the observer pool kind. */
   poolConfig: string;
@@ -79,12 +126,29 @@ export function makeProjectCopy(): FaultProjectCopy {
 function fillCopy(copy: ProjectCopy): string {
   const { dir } = copy;
   addKind(copy, "observe.ts", "observe", observerKind);
+  addKind(copy, "observe-batch.ts", "observeBatch", batchObserverKind);
   const queuesPath = join(dir, "app/queues.ts");
   const queues = readFileSync(queuesPath, "utf8");
-  writeFileSync(
-    queuesPath,
-    replaceExactly(queues, "leaseSeconds: 30,", `leaseSeconds: ${LEASE_SECONDS},`, 3, queuesPath),
-  );
+  const [before, batchAndAfter] = queues.split('name: "batch",') as [string, string];
+  const batchEnd = batchAndAfter.indexOf("},");
+  const shortened = [
+    replaceExactly(before, "leaseSeconds: 30,", `leaseSeconds: ${LEASE_SECONDS},`, 1, queuesPath),
+    replaceExactly(
+      batchAndAfter.slice(0, batchEnd),
+      "leaseSeconds: 30,",
+      `leaseSeconds: ${BATCH_LEASE_SECONDS},`,
+      1,
+      `${queuesPath} (batch queue)`,
+    ),
+    replaceExactly(
+      batchAndAfter.slice(batchEnd),
+      "leaseSeconds: 30,",
+      `leaseSeconds: ${LEASE_SECONDS},`,
+      1,
+      queuesPath,
+    ),
+  ];
+  writeFileSync(queuesPath, `${shortened[0]}name: "batch",${shortened[1]}${shortened[2]}`);
 
   const poolConfig = join(dir, "fault-pool.json");
   const child = join(projectRoot, "test/fixtures/children/observer.mjs");

@@ -10,6 +10,8 @@ import type { FaultProjectCopy } from "./project-copy.ts";
 
 export { assertHealthy, type HealthFigures, type HealthOptions } from "./health.ts";
 export {
+  BATCH_KIND,
+  BATCH_LEASE_MS,
   type FaultProjectCopy,
   LAMBDA_KIND,
   LEASE_MS,

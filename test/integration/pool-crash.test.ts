@@ -14,8 +14,8 @@ import { waitFor } from "../support/wait.ts";
 import { doomedPool } from "./doomed-pool.ts";
 
 // A pool that dies with work in hand: a job it claimed before the first heartbeat, and a job that
-// waits in its intake line for a child. The pool queue keeps a 90 min visibility timeout (6 × 900 s);
-// the lease is 3 s. Another pool must finish every job within 2 × the lease of the crash.
+// waits in its intake line for a child. The pool queue keeps a 930 s visibility timeout
+// (900 s + its 20 s window + 10 s); the lease is 3 s. Another pool must finish every job within 2 × the lease of the crash.
 
 let emu: Emulators;
 let dir: string;

@@ -16,8 +16,8 @@ import { type CrashSwitch, doomedEngine } from "./crash-switch.ts";
 
 // A Lambda worker that dies with a batch in hand: before its claims, after a claim but before the
 // first heartbeat, or with records still waiting for a slot. The queue keeps the production
-// visibility timeout (6 × a 900 s worker timeout = 90 min); the lease is 3 s. Another worker (the
-// local event source, polling all along) must finish every job within 2 × the lease of the crash.
+// visibility timeout (a 900 s worker timeout + its window + 10 s = 911 s); the lease is 3 s.
+// Another worker (the local event source, polling all along) must finish every job within 2 × the lease of the crash.
 
 const harness = harnessPerTest();
 

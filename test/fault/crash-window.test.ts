@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/wait.ts";
+import {
+  assertHealthy,
+  BATCH_KIND,
+  BATCH_LEASE_MS,
+  type FaultProjectCopy,
+  FaultStack,
+  type Json,
+  LAMBDA_KIND,
+  LEASE_MS,
+  makeProjectCopy,
+} from "./support.ts";
+
+/**
+ * Issue 24: a whole-stack SIGKILL between the local event source's receive and the worker's hold
+ * (a batch still gathering, records not yet started, a group's children in flight). After the
+ * restart every job ends once and none waits past 2 × lease: the receive hid each message for the
+ * batching window plus one hold, not the queue's visibility timeout.
+ */
+let copy: FaultProjectCopy;
+beforeAll(() => {
+  copy = makeProjectCopy();
+});
+afterAll(() => copy?.remove());
+
+async function onStack(name: string, scenario: (stack: FaultStack) => Promise<void>): Promise<void> {
+  const stack = await FaultStack.start(copy, name);
+  let failed = true;
+  try {
+    await scenario(stack);
+    failed = false;
+  } finally {
+    const kept = await stack.stop(failed);
+    if (failed) console.error(`[${name}] stack output and observer log kept in ${kept}`);
+  }
+}
+
+const report = (scenario: string, figures: Record<string, unknown>) =>
+  console.log(JSON.stringify({ scenario, ...figures }));
+const times = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
+const lambdaJob = (ms: number) => ({ kind: LAMBDA_KIND, payload: { ms } });
+const batchJob = (key: string, ms: number) => ({ kind: BATCH_KIND, payload: { key, ms } });
+
+/** The queue's live counts, as GET /queues shows them. */
+async function counts(stack: FaultStack, queue: string): Promise<Json> {
+  const r = await stack.call("GET", "/queues");
+  return (r.body.items as Json[]).find((q) => q.name === queue)?.counts ?? {};
+}
+
+/** Kills the whole stack and starts it again on the same data; when it was back. */
+async function killAndRestart(stack: FaultStack) {
+  const { killedAt, processes } = await stack.killAll();
+  await stack.restart();
+  const faultEndedAt = Date.now();
+  return { faultEndedAt, processes, downMs: faultEndedAt - killedAt };
+}
+
+describe("a whole-stack kill between receive and hold", () => {
+  it("inside a batch queue's gathering window: every item runs once, within 2 × lease of the restart", async () => {
+    await onStack("gathering", async (stack) => {
+      const ids = await stack.enqueueMany(times(10, () => batchJob("k", 100)));
+      // Received by the event source (in flight), not yet run by any worker.
+      await waitFor(async () => (await counts(stack, "batch")).inFlight === 10, "the batch to be received");
+      expect(stack.observerLog().filter((l) => ids.includes(l.jobId))).toEqual([]);
+      const kill = await killAndRestart(stack);
+      const figures = await assertHealthy(stack, ids, {
+        leaseMs: BATCH_LEASE_MS,
+        faultEndedAt: kill.faultEndedAt,
+      });
+      report("gathering", { ...kill, ...figures });
+    });
+  }, 90_000);
+
+  it("under load on default and on batch: every job runs once, within 2 × lease of the restart", async () => {
+    await onStack("load", async (stack) => {
+      const defaultIds = await stack.enqueueMany(times(300, () => lambdaJob(300)));
+      const batchIds = await stack.enqueueMany(times(300, (i) => batchJob(`k${i % 6}`, 300)));
+      // Some of each queue started; the rest are running, received or still queued.
+      await waitFor(
+        async () => {
+          const started = new Set(stack.observerLog().map((l) => l.jobId));
+          return defaultIds.some((id) => started.has(id)) && batchIds.some((id) => started.has(id));
+        },
+        "runs on both queues",
+        30_000,
+      );
+      const kill = await killAndRestart(stack);
+      const [onDefault, onBatch] = await Promise.all([
+        assertHealthy(stack, defaultIds, {
+          leaseMs: LEASE_MS,
+          faultEndedAt: kill.faultEndedAt,
+          timeoutMs: 60_000,
+        }),
+        assertHealthy(stack, batchIds, {
+          leaseMs: BATCH_LEASE_MS,
+          faultEndedAt: kill.faultEndedAt,
+          timeoutMs: 60_000,
+        }),
+      ]);
+      report("load", { ...kill, default: onDefault, batch: onBatch });
+    });
+  }, 150_000);
+
+  it("a group whose children are in flight: each child runs once and the group completes", async () => {
+    await onStack("group", async (stack) => {
+      const created = await stack.call("POST", "/groups", {
+        id: "crash-window",
+        children: times(200, () => lambdaJob(500)),
+        onComplete: lambdaJob(0),
+      });
+      expect(created.status).toBe(201);
+      const childIds: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await stack.call(
+          "GET",
+          `/groups/crash-window/children?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+        );
+        childIds.push(...(page.body.items as Json[]).map((c) => c.id as string));
+        cursor = page.body.cursor;
+      } while (cursor);
+      expect(childIds).toHaveLength(200);
+      await stack.waitForStarts(childIds.slice(0, 1), "a child to start", 30_000);
+      const kill = await killAndRestart(stack);
+      const figures = await assertHealthy(stack, childIds, {
+        leaseMs: LEASE_MS,
+        faultEndedAt: kill.faultEndedAt,
+        timeoutMs: 60_000,
+      });
+      const group = await waitFor(
+        async () => {
+          const r = await stack.call("GET", "/groups/crash-window");
+          return r.body.status === "succeeded" && r.body;
+        },
+        "the group to succeed",
+        30_000,
+      );
+      expect(group.counts).toMatchObject({ total: 200, done: 200, pending: 0 });
+      const completion = await assertHealthy(stack, [group.completionJobId], {
+        leaseMs: LEASE_MS,
+        faultEndedAt: kill.faultEndedAt,
+      });
+      report("group", { ...kill, ...figures, completion: completion.statuses });
+    });
+  }, 150_000);
+});
