@@ -11,6 +11,38 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * `skyforge console` prints the page's address with a token in the fragment (#token=…), which the
+ * browser never sends anywhere; the proxy forwards only calls that carry it in this header. The page
+ * keeps it for the tab (sessionStorage, so a reload still works) and takes it out of the address bar,
+ * where a screenshot or a copied link would show it. The local stack needs none and ignores the header.
+ */
+const TOKEN_HEADER = "x-skyforge-console-token";
+const TOKEN_KEY = "skyforge-console-token";
+const TOKEN_IN_ADDRESS = /^#token=([A-Za-z0-9_-]+)$/;
+let token = storedToken();
+
+function storedToken() {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY) ?? undefined;
+  } catch {
+    return undefined; // storage turned off: the token lasts until the page is left
+  }
+}
+
+/** Takes the token out of the address, if it is there: called once, before anything reads the hash. */
+export function adoptTokenFromAddress() {
+  const m = TOKEN_IN_ADDRESS.exec(location.hash);
+  if (!m) return;
+  token = m[1];
+  try {
+    sessionStorage.setItem(TOKEN_KEY, token);
+  } catch {
+    // kept in memory only
+  }
+  history.replaceState(history.state, "", `${location.pathname}${location.search}`);
+}
+
 export async function api(method, path, { query, body } = {}) {
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(query ?? {})) {
@@ -18,6 +50,7 @@ export async function api(method, path, { query, body } = {}) {
   }
   const url = search.size ? `${path}?${search}` : path;
   const init = { method, headers: { accept: "application/json" } };
+  if (token !== undefined) init.headers[TOKEN_HEADER] = token;
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);

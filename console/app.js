@@ -1,6 +1,6 @@
 import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { api, describeError } from "./api.js";
+import { adoptTokenFromAddress, api, describeError } from "./api.js";
 import { ThroughputChart } from "./chart.js";
 import { EnqueueForm } from "./enqueue.js";
 import { ago } from "./format.js";
@@ -107,6 +107,8 @@ function App() {
   `;
 }
 
+// Before the first call, and before the job link (#/jobs/<id>) is read from the same fragment.
+adoptTokenFromAddress();
 const root = document.getElementById("app");
 root.textContent = ""; // the "Loading…" line: render() adds to what is there
 render(html`<${App} />`, root);

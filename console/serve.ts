@@ -4,6 +4,7 @@ import type { ApiRequest, Transport } from "../client/transport.ts";
 import { internalErrorBody } from "../client/vocabulary.ts";
 import { readBody } from "../local/request-body.ts";
 import { type AssetAnswer, consoleAsset, errorAnswer, isConsolePath, writeAnswer } from "./assets.ts";
+import { apiCallRefusal, newConsoleToken, type Refusal } from "./console-token.ts";
 import { foreignRequest } from "./request-guard.ts";
 
 /**
@@ -13,7 +14,13 @@ import { foreignRequest } from "./request-guard.ts";
  *
  * The server holds the operator's credentials, so it answers only its own page: a request whose
  * Host is not this server (DNS rebinding) or whose Origin is another site (a cross-site POST) is
- * refused before anything is signed (console/request-guard.ts).
+ * refused before anything is signed (console/request-guard.ts), and so is an API call that another
+ * page made (Sec-Fetch-Site, 403) or that lacks this run's token (401): another local user's curl, or
+ * an `<img>` on a web page, which sends no Origin (console/console-token.ts).
+ *
+ * The console's files are served without the token: the page must load before it can read the token
+ * from its address, and the files are the package's public code, read-only, with no data in them and
+ * nothing signed.
  */
 export interface ConsoleServerOptions {
   transport: Transport;
@@ -29,8 +36,13 @@ export interface ConsoleServerOptions {
 }
 
 export interface ConsoleServer {
-  /** The console page, e.g. http://127.0.0.1:4123/console/ */
+  /**
+   * The console page with this run's token in the fragment, which the browser keeps to itself:
+   * http://127.0.0.1:4123/console/#token=… Whoever has it can drive the stage as the operator.
+   */
   url: string;
+  /** This run's token, as the page sends it in the x-skyforge-console-token header. */
+  token: string;
   /** The server's origin, e.g. http://127.0.0.1:4123 */
   origin: string;
   close(): Promise<void>;
@@ -45,9 +57,10 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const host = options.host ?? "127.0.0.1";
   if (!LOOPBACK.has(host)) throw new Error(`the console serves loopback only, not ${host}`);
   const onError = options.onError ?? ((err) => console.error("skyforge console: a request failed:", err));
+  const token = newConsoleToken();
   let port = 0;
   const server = createServer((req, res) => {
-    handle(options.transport, port, req, res).catch((err) => {
+    handle(options.transport, { port, token }, req, res).catch((err) => {
       // The details stay here: the page, or whoever sent the request, learns only that it failed.
       onError(err);
       if (res.headersSent || res.destroyed) return;
@@ -62,7 +75,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   port = (server.address() as AddressInfo).port;
   const origin = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   return {
-    url: `${origin}/console/`,
+    url: `${origin}/console/#token=${token}`,
+    token,
     origin,
     close: () =>
       new Promise<void>((resolve) => {
@@ -72,7 +86,12 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   };
 }
 
-async function handle(transport: Transport, port: number, req: IncomingMessage, res: ServerResponse) {
+async function handle(
+  transport: Transport,
+  { port, token }: { port: number; token: string },
+  req: IncomingMessage,
+  res: ServerResponse,
+) {
   const refusal = foreignRequest(req, { port });
   if (refusal) return writeAnswer(req, res, errorAnswer("validation_error", refusal));
   // The path as sent, not normalized (`..` and `%2e` stay), as the local stack and API Gateway see it.
@@ -89,6 +108,8 @@ async function handle(transport: Transport, port: number, req: IncomingMessage, 
     return;
   }
   if (isConsolePath(path)) return writeAnswer(req, res, await consoleAsset(req.method ?? "GET", path));
+  const denied = apiCallRefusal(req, token);
+  if (denied) return writeAnswer(req, res, refusalAnswer(denied));
   const params = new URLSearchParams(q < 0 ? "" : target.slice(q + 1).split("#")[0]);
   writeAnswer(req, res, await forward(transport, req, path, params));
 }
@@ -119,8 +140,13 @@ async function forward(
     }
   }
   // A name given twice is joined with a comma, as API Gateway does, so the API refuses it the same way.
-  const query: Record<string, string> = {};
-  for (const [name, value] of params) query[name] = name in query ? `${query[name]},${value}` : value;
+  // A Map, not an object: a name such as `constructor` or `__proto__` is only a name.
+  const joined = new Map<string, string>();
+  for (const [name, value] of params) {
+    const before = joined.get(name);
+    joined.set(name, before === undefined ? value : `${before},${value}`);
+  }
+  const query = Object.fromEntries(joined);
   // The path goes on as it came, still escaped, as the Transport expects.
   const answer = await transport
     .send({ method, path, ...(params.size ? { query } : {}), ...(body === undefined ? {} : { body }) })
@@ -137,4 +163,14 @@ async function forward(
   if (answer.body === undefined) return { status: answer.status, headers, body: Buffer.alloc(0) };
   headers["content-type"] = "application/json";
   return { status: answer.status, headers, body: Buffer.from(JSON.stringify(answer.body)) };
+}
+
+/** The proxy's own refusal, in the API's error shape (the API never answers 401 or 403 itself). */
+function refusalAnswer({ status, code, message }: Refusal): AssetAnswer {
+  const body = Buffer.from(JSON.stringify({ error: { code, message } }));
+  return {
+    status,
+    headers: { "content-type": "application/json", "content-length": String(body.length) },
+    body,
+  };
 }

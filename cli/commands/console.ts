@@ -12,7 +12,8 @@ interface ConsoleOptions {
 /**
  * `skyforge console [--stage NAME]`: the web console on a loopback port, its API requests forwarded
  * through the CLI's transport (SigV4 for a stage), so a stage's IAM-only API is never opened to
- * anyone. Runs until Ctrl-C (exit 0).
+ * anyone. The address it prints carries this run's token in its fragment (console/console-token.ts):
+ * the proxy forwards only the calls of a page opened at it. Runs until Ctrl-C (exit 0).
  */
 export function consoleCommand(): Command {
   return new Command("console")
@@ -26,6 +27,9 @@ export function consoleCommand(): Command {
         const server = await startConsoleServer({ transport: target.transport, port: o.port });
         output.line({ url: server.url, target: target.description }, () => `console: ${server.url}`);
         output.note(`console: forwarding to ${target.description} (Ctrl-C to stop)`);
+        output.note(
+          "console: the address carries this run's token: whoever has it acts with your credentials",
+        );
         if (!stop.aborted) await once(stop, "abort");
         await server.close();
         return exitCodes.ok;

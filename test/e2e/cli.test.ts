@@ -273,11 +273,13 @@ describe("skyforge CLI against npm start", () => {
         "the console to print its address",
         30_000,
       );
-      expect(started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/console\/$/);
+      expect(started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/console\/#token=[\w-]{43}$/);
       const page = await fetch(started.url);
       expect(page.status).toBe(200);
       expect(page.headers.get("content-type")).toMatch(/text\/html/);
-      const queues = await fetch(new URL("/queues", started.url));
+      // API calls carry the token of the printed address (test/e2e/console-security.test.ts).
+      const token = { "x-skyforge-console-token": String(started.url).split("#token=")[1] };
+      const queues = await fetch(new URL("/queues", started.url), { headers: token });
       expect(queues.status).toBe(200);
       expect(((await queues.json()) as Json).items.map((q: Json) => q.name)).toEqual([
         "default",

@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
-import { request as httpRequest } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Locator, type Page } from "playwright-core";
@@ -123,5 +124,59 @@ export function recorded(transport: Transport, seen: string[]): Transport {
       seen.push(`${request.method} ${request.path}`);
       return transport.send(request);
     },
+  };
+}
+
+export interface RecordingUpstream {
+  /** Its address, for a transport: http://127.0.0.1:<port> */
+  url: string;
+  /** "METHOD /path?query" of each request that reached it, as it arrived. */
+  seen: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback stand-in for a stage's API: notes every request that reaches it and answers
+ * `{ "items": [] }`, so a test can see exactly what a proxy forwarded (and that it forwarded nothing).
+ */
+export async function recordingUpstream(): Promise<RecordingUpstream> {
+  const seen: string[] = [];
+  const server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    req.resume();
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ items: [] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * Another site's page, served from loopback as a local dev server would serve it (Chromium lets a
+ * page reach 127.0.0.1 only from a private or loopback address): opened as http://127.0.0.1:<port>/
+ * it is same-site with anything on 127.0.0.1, as http://${REBOUND}:<port>/ cross-site.
+ */
+export async function loopbackPage(html: string): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.end(html);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
