@@ -89,10 +89,10 @@ module.exports = {
     {
       name: "client-is-light",
       comment:
-        "the producer client (client/) ships to other services: it may use lib/'s model (lib/job/, lib/app/: types, schemas, the request check) and the error-code table (lib/errors.ts), nothing that runs the engine",
+        "the producer client (client/) ships to other services: it may use lib/'s model (lib/job/, lib/app/: types, schemas, the request check), the error-code table (lib/errors.ts) and the API's route keys (lib/api/route-keys.ts: data and a matcher), nothing that runs the engine",
       severity: "error",
       from: { path: "^client/" },
-      to: { path: "^(lib/(?!job/|app/|errors\\.ts$)|app/|functions/|local/|bench/|scripts/|infra/|cli/|console/)" },
+      to: { path: "^(lib/(?!job/|app/|errors\\.ts$|api/route-keys\\.ts$)|app/|functions/|local/|bench/|scripts/|infra/|cli/|console/)" },
     },
     {
       name: "cli-over-the-client",

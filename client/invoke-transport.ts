@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { InvokeCommand, type InvokeCommandOutput, LambdaClient } from "@aws-sdk/client-lambda";
+import { apiRouteMatcher, type RouteTarget } from "../lib/api/route-keys.ts";
 import { clip, describeError, SkyforgeTransportError } from "./errors.ts";
 import type { ApiRequest, ApiResponse, Transport } from "./transport.ts";
 import {
@@ -51,13 +52,21 @@ export function invokeTransport(options: InvokeTransportOptions): InvokeTranspor
   return {
     close: () => owned?.destroy(),
     async send(request: ApiRequest): Promise<ApiResponse> {
+      const route = apiRouteMatcher.find(request.method, request.path);
+      if (!route) {
+        // What API Gateway does: nothing runs for a request no route key names.
+        throw new SkyforgeTransportError(
+          `no route of the API takes ${request.method} ${clip(request.path)}; deployed, API Gateway answers 404`,
+          { status: 404, body: undefined },
+        );
+      }
       let out: InvokeCommandOutput;
       const abortSignal = AbortSignal.timeout(timeoutMs);
       try {
         out = await lambda.send(
           new InvokeCommand({
             FunctionName: functionName,
-            Payload: new TextEncoder().encode(JSON.stringify(apiGatewayEvent(request))),
+            Payload: new TextEncoder().encode(JSON.stringify(apiGatewayEvent(request, route))),
           }),
           { abortSignal },
         );
@@ -98,8 +107,12 @@ function lambdaClientFor(options: InvokeTransportOptions): LambdaClient {
   });
 }
 
-/** The event API Gateway (HTTP API, payload format 2.0) sends the function for this request. */
-export function apiGatewayEvent(request: ApiRequest): Record<string, unknown> {
+/**
+ * The event API Gateway (HTTP API, payload format 2.0) sends the function for this request: under
+ * the route key it matched, with that route's path parameters (the function runs no route for any
+ * other key, `$default` included).
+ */
+export function apiGatewayEvent(request: ApiRequest, route: RouteTarget): Record<string, unknown> {
   const body = bodyText(request);
   const query = queryEntries(request);
   const headers: Record<string, string> = {
@@ -111,11 +124,12 @@ export function apiGatewayEvent(request: ApiRequest): Record<string, unknown> {
   const now = Date.now();
   return {
     version: "2.0",
-    routeKey: "$default",
+    routeKey: route.routeKey,
     rawPath: request.path,
     rawQueryString: rawQueryString(request),
     headers,
     ...(query.length ? { queryStringParameters: Object.fromEntries(query) } : {}),
+    ...(Object.keys(route.pathParameters).length ? { pathParameters: route.pathParameters } : {}),
     requestContext: {
       accountId: "invoke",
       apiId: "invoke",
@@ -140,7 +154,7 @@ export function apiGatewayEvent(request: ApiRequest): Record<string, unknown> {
         userAgent: headers["user-agent"],
       },
       requestId: randomUUID(),
-      routeKey: "$default",
+      routeKey: route.routeKey,
       stage: "$default",
       time: new Date(now).toUTCString(),
       timeEpoch: now,

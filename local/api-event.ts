@@ -2,6 +2,7 @@ import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { HttpEvent } from "../lib/api/http.ts";
+import type { RouteTarget } from "../lib/api/route-keys.ts";
 
 /** The request target split as API Gateway sees it: the raw path (no dot-segment or `//` folding) and query. */
 export function splitTarget(target: string): { path: string; query: string } {
@@ -15,10 +16,17 @@ export function splitTarget(target: string): { path: string; query: string } {
 
 /**
  * An API Gateway v2 (payload format 2.0) event for the local API, shaped the way API Gateway shapes
- * it: a repeated query name has its values joined by commas, and a body that is not UTF-8 comes
- * base64-encoded (so the API can refuse it rather than read replacement characters).
+ * it: under the route key the request matched (there is no `$default` route), with that route's path
+ * parameters; a repeated query name has its values joined by commas, and a body that is not UTF-8
+ * comes base64-encoded (so the API can refuse it rather than read replacement characters).
  */
-export function toApiEvent(req: IncomingMessage, path: string, query: string, body: Buffer): HttpEvent {
+export function toApiEvent(
+  req: IncomingMessage,
+  path: string,
+  query: string,
+  body: Buffer,
+  route: RouteTarget,
+): HttpEvent {
   const method = req.method ?? "GET";
   const joined = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(query)) {
@@ -34,11 +42,12 @@ export function toApiEvent(req: IncomingMessage, path: string, query: string, bo
   const now = Date.now();
   return {
     version: "2.0",
-    routeKey: "$default",
+    routeKey: route.routeKey,
     rawPath: path,
     rawQueryString: query,
     headers,
     ...(Object.keys(queryStringParameters).length ? { queryStringParameters } : {}),
+    ...(Object.keys(route.pathParameters).length ? { pathParameters: route.pathParameters } : {}),
     requestContext: {
       accountId: "local",
       apiId: "local",
@@ -52,7 +61,7 @@ export function toApiEvent(req: IncomingMessage, path: string, query: string, bo
         userAgent: headers["user-agent"] ?? "",
       },
       requestId: randomUUID(),
-      routeKey: "$default",
+      routeKey: route.routeKey,
       stage: "$default",
       time: new Date(now).toUTCString(),
       timeEpoch: now,

@@ -9,7 +9,8 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Context } from "aws-lambda";
 import { foreignRequest } from "../console/request-guard.ts";
-import type { HttpEvent, HttpResult } from "../lib/api/http.ts";
+import { clip, type HttpEvent, type HttpResult, methodNotAllowed } from "../lib/api/http.ts";
+import { apiRouteMatcher } from "../lib/api/route-keys.ts";
 import { ClientError, type ClientErrorCode, internalErrorBody } from "../lib/errors.ts";
 import { MAX_API_BODY_BYTES } from "../lib/limits.ts";
 import type { Log } from "../lib/observability/log.ts";
@@ -107,18 +108,42 @@ async function serve(
     await serveInvoke(req, res, invoke[1] as string, query, options.functions, options.log);
     return;
   }
+  // As API Gateway routes: a request no route key names exactly never reaches the function.
+  const method = req.method ?? "GET";
+  const route = apiRouteMatcher.find(method, path);
+  if (!route) {
+    req.resume(); // unread, so the connection can still carry the answer
+    sendNoRoute(res, method, path);
+    return;
+  }
   const read = await readBody(req, MAX_API_BODY_BYTES);
   if (read.kind === "aborted") return; // answered by answerClientError, or nobody is listening
   if (read.kind === "too_large") {
     sendError(res, "payload_too_large", `the request body is over ${MAX_API_BODY_BYTES} bytes`);
     return;
   }
-  const result = await options.api(toApiEvent(req, path, query, read.body), {} as Context);
+  const result = await options.api(toApiEvent(req, path, query, read.body, route), {} as Context);
   if (res.destroyed) return;
   res.writeHead(result.statusCode ?? 200, (result.headers ?? {}) as Record<string, string>);
   res.end(
     result.body === undefined ? "" : Buffer.from(result.body, result.isBase64Encoded ? "base64" : "utf8"),
   );
+}
+
+/**
+ * No route takes the request. Deployed, API Gateway answers its own 404 `{"message":"Not Found"}`;
+ * locally the answer is the API's clearer one: 405 naming the methods when some route serves the
+ * path with another, else 404.
+ */
+function sendNoRoute(res: ServerResponse, method: string, path: string): void {
+  const allowed = apiRouteMatcher.methods(path);
+  const answer = allowed.length > 0 ? methodNotAllowed(method, path, allowed) : undefined;
+  if (!answer) {
+    sendError(res, "not_found", `no route for ${clip(method)} ${clip(path)}`);
+    return;
+  }
+  res.writeHead(answer.statusCode ?? 405, answer.headers as Record<string, string>);
+  res.end(answer.body);
 }
 
 function sendError(res: ServerResponse, code: ClientErrorCode, message: string): void {

@@ -1,5 +1,4 @@
 import type { MiddlewareObj } from "@middy/core";
-import type { Route } from "@middy/http-router";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { ClientError, internalErrorBody } from "../errors.ts";
 import { MAX_API_BODY_BYTES } from "../limits.ts";
@@ -9,7 +8,12 @@ import { asClientError } from "./client-errors.ts";
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
 
-export type ApiRoute = Route<HttpEvent, HttpResult>;
+/** One route: `METHOD /path/{name}` is its API Gateway route key (lib/api/route-keys.ts). */
+export interface ApiRoute {
+  method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
+  path: string;
+  handler: (e: HttpEvent) => Promise<HttpResult>;
+}
 
 export const route = (
   method: ApiRoute["method"],
@@ -125,18 +129,6 @@ export function queryParams(event: HttpEvent): Record<string, string> {
   }
   // fromEntries defines own properties, so a name like `__proto__` stays a plain key for the schema to refuse.
   return Object.fromEntries(params);
-}
-
-/** The methods any route serves on this path, so a wrong method can be a 405 that names them. */
-export function allowedMethods(routes: readonly ApiRoute[], path: string): string[] {
-  const methods = routes.filter((r) => routePattern(r.path).test(path)).map((r) => r.method);
-  return [...new Set(methods)].sort();
-}
-
-/** The same shapes @middy/http-router matches: `{name}` is one segment, a trailing slash is optional. */
-function routePattern(path: string): RegExp {
-  const escaped = path.replace(/[.+?^$()|[\]\\]/g, "\\$&").replace(/\{[^/}]+\}/g, "[^/]+");
-  return new RegExp(`^${escaped}/?$`);
 }
 
 export function methodNotAllowed(method: string, path: string, allowed: readonly string[]): HttpResult {

@@ -27,8 +27,63 @@ export const API_ROUTE_KEYS = [
 ] as const;
 
 /**
- * API Gateway answers a method or path it has no route for itself (404 `{"message":"Not Found"}`).
- * Infra also routes this catch-all to the API function, so a wrong method gets the function's 405
- * with `Allow`, and an unknown path its 404, both in the documented error shape.
+ * The route key a request is served under: `METHOD /path/{name}`, and the path's `{name}` segments
+ * (as sent, still percent-encoded). Infra registers exactly API_ROUTE_KEYS and no `$default`
+ * catch-all, so API Gateway itself answers 404 for a request no key names; the local stack and the
+ * invoke transport name the key the same way (routeFor) before the function sees the request.
  */
-export const API_CATCH_ALL_ROUTE_KEY = "$default";
+export interface RouteTarget {
+  routeKey: string;
+  pathParameters: Record<string, string>;
+}
+
+interface CompiledRoute {
+  routeKey: string;
+  method: string;
+  pattern: RegExp;
+  names: string[];
+}
+
+/**
+ * Exact matching, as API Gateway's route keys mean it: `{name}` is one non-empty segment; a trailing
+ * slash, an empty segment or anything else the key doesn't spell is another path. A path variant
+ * must never reach a route, or an IAM Deny written for the route's path could be walked around.
+ * Of two keys that both match, the one with fewer `{name}` segments wins (`/jobs/batch` over
+ * `/jobs/{id}`), as API Gateway prefers the most specific route.
+ */
+export function routeMatcher(routeKeys: readonly string[]) {
+  const compiled: CompiledRoute[] = routeKeys.map((routeKey) => {
+    const space = routeKey.indexOf(" ");
+    const method = routeKey.slice(0, space);
+    const segments = routeKey.slice(space + 1).split("/");
+    const names: string[] = [];
+    const source = segments
+      .map((segment) => {
+        const name = /^\{([^/{}]+)\}$/.exec(segment)?.[1];
+        if (name === undefined) return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        names.push(name);
+        return "([^/]+)";
+      })
+      .join("/");
+    return { routeKey, method, pattern: new RegExp(`^${source}$`), names };
+  });
+  compiled.sort((a, b) => a.names.length - b.names.length);
+  const on = (path: string) => compiled.filter((r) => r.pattern.test(path));
+  return {
+    /** The route this method and path are served under, or undefined: no route takes them. */
+    find(method: string, path: string): RouteTarget | undefined {
+      const route = on(path).find((r) => r.method === method);
+      if (!route) return undefined;
+      const values = route.pattern.exec(path)?.slice(1) ?? [];
+      const pathParameters = Object.fromEntries(route.names.map((name, i) => [name, values[i] ?? ""]));
+      return { routeKey: route.routeKey, pathParameters };
+    },
+    /** The methods some route serves this exact path with (a 405's `Allow`), sorted. */
+    methods(path: string): string[] {
+      return [...new Set(on(path).map((r) => r.method))].sort();
+    },
+  };
+}
+
+/** The deployed API's routes, matched exactly (the local stack and the invoke transport use it). */
+export const apiRouteMatcher = routeMatcher(API_ROUTE_KEYS);

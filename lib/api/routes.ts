@@ -1,5 +1,4 @@
 import middy from "@middy/core";
-import httpRouterHandler from "@middy/http-router";
 import { listedJobView, loadJobView } from "../claims/job-bodies.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { EnqueueBatchRequest, type JobView, ListJobsQuery } from "../job/schemas.ts";
@@ -12,7 +11,6 @@ import { getJob, listJobs } from "../store/read-ops.ts";
 import { groupRoutes } from "./group-routes.ts";
 import {
   type ApiRoute,
-  allowedMethods,
   clip,
   errorResponder,
   type HttpEvent,
@@ -26,6 +24,7 @@ import {
   withoutBody,
 } from "./http.ts";
 import { queueRoutes } from "./queue-routes.ts";
+import { routeMatcher } from "./route-keys.ts";
 import { scheduleRoutes } from "./schedule-routes.ts";
 
 /**
@@ -104,21 +103,31 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
   ];
 }
 
-/** The HTTP API as one middy handler over API Gateway v2 events. */
+/**
+ * The HTTP API as one middy handler over API Gateway v2 events. A request runs the handler of the
+ * route key API Gateway matched (event.routeKey) only when its path is exactly that route's: no
+ * route runs under `$default` or for a path variant (`/jobs/`, `/queues//pause`), which answer 404,
+ * or 405 naming the methods when the path is one some route serves with another method.
+ */
 export function createApiHandler(engine: Engine) {
   const routes = apiRoutes(engine);
+  const handlers = new Map(routes.map((r) => [`${r.method} ${r.path}`, r.handler]));
+  const matcher = routeMatcher([...handlers.keys()]);
   return middy<HttpEvent, HttpResult>()
     .use(errorResponder(engine.log))
     .use({ after: async () => engine.metrics.flush(), onError: async () => engine.metrics.flush() })
-    .handler(
-      httpRouterHandler<HttpEvent, HttpResult>({
-        routes,
-        // A path some route serves, asked with another method: 405 naming the methods it takes.
-        notFoundResponse: ({ method, path }) => {
-          const allowed = allowedMethods(routes, path);
-          if (allowed.length > 0) return methodNotAllowed(method, path, allowed);
-          throw new ClientError("not_found", `no route for ${clip(method)} ${clip(path)}`);
-        },
-      }),
-    );
+    .handler(async (event) => {
+      const method = event.requestContext?.http?.method ?? "";
+      const path = event.requestContext?.http?.path ?? event.rawPath ?? "";
+      const target = matcher.find(method, path);
+      const handler =
+        target && target.routeKey === event.routeKey ? handlers.get(target.routeKey) : undefined;
+      if (!target || !handler) {
+        const allowed = target ? [] : matcher.methods(path);
+        if (allowed.length > 0) return methodNotAllowed(method, path, allowed);
+        throw new ClientError("not_found", `no route for ${clip(method)} ${clip(path)}`);
+      }
+      // API Gateway's own path parameters (if any) win, as they are what it authorized.
+      return handler({ ...event, pathParameters: { ...target.pathParameters, ...event.pathParameters } });
+    });
 }

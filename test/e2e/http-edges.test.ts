@@ -1,6 +1,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
+import { apiRouteMatcher } from "../../lib/api/route-keys.ts";
 import { createApiHandler } from "../../lib/api/routes.ts";
 import { errorCodes } from "../../lib/errors.ts";
 import { silentLog } from "../../lib/observability/log.ts";
@@ -327,7 +328,6 @@ describe("methods", () => {
     ["POST", "/schedules/report", "DELETE, PUT"],
     ["DELETE", "/schedules", "GET"],
     ["OPTIONS", "/jobs", "GET, POST"],
-    ["DELETE", "/jobs/", "GET, POST"],
   ];
   for (const [method, path, allow] of wrong) {
     it(`${method} ${path} → 405 with Allow: ${allow}`, async () => {
@@ -340,6 +340,24 @@ describe("methods", () => {
   it("an unknown path is still 404, whatever the method", async () => {
     expectError(await call("DELETE", "/nowhere"), 404, "not_found");
     expectError(await call("GET", "/jobs/batch/more"), 404, "not_found");
+  });
+
+  it("routes match exactly: a trailing slash or an empty segment is an unknown path, and runs nothing", async () => {
+    for (const [method, path] of [
+      ["GET", "/jobs/"],
+      ["DELETE", "/jobs/"],
+      ["GET", "/health/"],
+      ["GET", `/jobs/${NO_SUCH_JOB}/`],
+      ["POST", "/queues/default/pause/"],
+      ["POST", "/queues//pause"],
+      ["POST", "//queues/default/pause"],
+    ] as const) {
+      expectError(await call(method, path), 404, "not_found");
+    }
+    const queues = JSON.parse((await call("GET", "/queues")).body) as {
+      items: { name: string; paused: boolean }[];
+    };
+    expect(queues.items.find((q) => q.name === "default")?.paused).toBe(false);
   });
 
   it("DELETE /schedules/{name} answers 204 with no body", async () => {
@@ -419,7 +437,7 @@ describe("the deployed API handler, invoked with API Gateway's events", () => {
   ): Promise<Answer> => {
     const event: Event = {
       version: "2.0",
-      routeKey: "$default",
+      routeKey: apiRouteMatcher.find(method, path)?.routeKey ?? "$default",
       rawPath: path,
       rawQueryString: "",
       headers: {},
@@ -437,6 +455,20 @@ describe("the deployed API handler, invoked with API Gateway's events", () => {
     const r = await invoke("DELETE", "/jobs");
     expectError(r, 405, "method_not_allowed");
     expect(r.headers.allow).toBe("GET, POST");
+  });
+
+  it("runs no route under $default, nor for a path that is not exactly its route's", async () => {
+    const r = await invoke("POST", "/queues/default/pause", { routeKey: "$default" });
+    expectError(r, 404, "not_found");
+    const variant = await invoke("POST", "/queues/default/pause/", {
+      routeKey: "POST /queues/{name}/pause",
+      pathParameters: { name: "default" },
+    });
+    expectError(variant, 404, "not_found");
+    const queues = JSON.parse((await invoke("GET", "/queues")).body) as {
+      items: { name: string; paused: boolean }[];
+    };
+    expect(queues.items.find((q) => q.name === "default")?.paused).toBe(false);
   });
 
   it("HEAD /health has GET's status and length, no body", async () => {

@@ -7,6 +7,7 @@ import type {
   SQSMessageAttributes,
   SQSRecord,
 } from "aws-lambda";
+import { apiRouteMatcher } from "../../lib/api/route-keys.ts";
 
 /**
  * Events in the shapes AWS hands a Lambda function (see @types/aws-lambda), built from real parts
@@ -65,7 +66,10 @@ export interface HttpRequest {
   method: string;
   /** The raw path as the client sent it. */
   path: string;
-  /** The declared route it matched ("/jobs/{id}"); none means the `$default` catch-all route. */
+  /**
+   * The declared route it matched ("/jobs/{id}"); by default the one API Gateway would match. It
+   * invokes nothing for a path no route names (there is no `$default` route), so neither does this.
+   */
   route?: string;
   query?: string;
   headers?: Record<string, string>;
@@ -80,7 +84,10 @@ export interface HttpRequest {
  */
 export function httpApiEvent(req: HttpRequest, now = new Date()): APIGatewayProxyEventV2WithIAMAuthorizer {
   const { method } = req;
-  const routeKey = req.route ? `${method} ${req.route}` : "$default";
+  const found = req.route ? undefined : apiRouteMatcher.find(method, req.path);
+  if (!req.route && !found)
+    throw new Error(`no route takes ${method} ${req.path}: API Gateway would invoke nothing`);
+  const routeKey = req.route ? `${method} ${req.route}` : (found?.routeKey as string);
   const apiId = "a1b2c3d4e5";
   const domainName = `${apiId}.execute-api.${TEST_REGION}.amazonaws.com`;
   const body = req.json === undefined ? undefined : Buffer.from(JSON.stringify(req.json)).toString("base64");
@@ -105,7 +112,8 @@ export function httpApiEvent(req: HttpRequest, now = new Date()): APIGatewayProx
     const before = joined.get(name);
     joined.set(name, before === undefined ? value : `${before},${value}`);
   }
-  const pathParameters = req.route ? pathParametersOf(req.route, req.path) : undefined;
+  const route = routeKey.slice(routeKey.indexOf(" ") + 1);
+  const pathParameters = pathParametersOf(route, req.path);
   return {
     version: "2.0",
     routeKey,

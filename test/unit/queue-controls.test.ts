@@ -10,6 +10,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
 import type { HttpEvent } from "../../lib/api/http.ts";
+import { apiRouteMatcher } from "../../lib/api/route-keys.ts";
 import { createApiHandler } from "../../lib/api/routes.ts";
 import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
 import { buildEngine } from "../../lib/engine.ts";
@@ -253,7 +254,7 @@ describe("the HTTP queue routes", () => {
     const handler = createApiHandler(engine);
     const event = {
       version: "2.0",
-      routeKey: "$default",
+      routeKey: apiRouteMatcher.find(method, path)?.routeKey,
       rawPath: path,
       rawQueryString: "",
       headers: { "content-type": "application/json" },
