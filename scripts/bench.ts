@@ -7,6 +7,7 @@ import { GROUP_CHILDREN, GROUP_CONCURRENCY, GROUPS, round, TIMEOUT_MS, WARMUP } 
 import { analyseGroups, type GroupRun, runGroupScenario } from "./bench-group.ts";
 import { groupJson, printGroupTable } from "./bench-group-report.ts";
 import { runMatrix } from "./bench-matrix.ts";
+import { printRedeliveryTable, redeliveryJson, runRedeliveryScenario } from "./bench-redelivery.ts";
 import { printTable } from "./bench-report.ts";
 import { analyseWindow, EngineRefusal, measureWindow, startBenchStack, windowJson } from "./bench-window.ts";
 import { deployedSdkOption } from "./bundle-sizes.ts";
@@ -21,7 +22,8 @@ import { measureBudgets } from "./cold-start.ts";
  * Then the group scenario (scripts/bench-group.ts) on the same stack: groups of children of the same
  * kind and size through engine.groups.create, each completed by the bench's own completion kind
  * (bench/bench-app.ts); then the batch scenario on a stack of its own (scripts/bench-batch.ts); then
- * the cold-start budget of the Lambda bundles.
+ * the redelivery scenario on another (scripts/bench-redelivery.ts); then the cold-start budget of the
+ * Lambda bundles.
  *
  * `--matrix` runs payload sizes × lanes instead (scripts/bench-matrix.ts).
  *
@@ -29,7 +31,7 @@ import { measureBudgets } from "./cold-start.ts";
  * 90000), BENCH_LAMBDA_DURATION = "assumed" (default) | "measured": which Lambda duration the headline
  * cost uses, BENCH_GROUPS (default 5), BENCH_GROUP_CHILDREN (default 1000, at most 1000),
  * BENCH_GROUP_CONCURRENCY (groups in flight, default 1), BENCH_BATCH_JOBS (the batch scenario's
- * backlog, default 2000).
+ * backlog, default 2000), BENCH_REDELIVERY_JOBS (each redelivery drain's backlog, default 1000).
  */
 
 /** The group scenario's outcome: measured, or refused by the engine (a lane that can't be a group's child). */
@@ -86,6 +88,7 @@ async function runSingle(options: SingleRun): Promise<void> {
   const analysis = analyseWindow(single);
   // On its own stack: a batch kind's queue gathers 100 records a delivery.
   const batch = await runBatchScenario();
+  const redelivery = await runRedeliveryScenario();
   // After the stack has stopped, so the emulators don't compete with the process starts for the CPU.
   const budgets = await measureBudgets();
   const groupAnalysis =
@@ -106,6 +109,7 @@ async function runSingle(options: SingleRun): Promise<void> {
     if ("refusal" in group)
       console.log(`\nskyforge bench: group scenario: n/a, the engine refuses it: ${group.refusal}`);
     printBatchTable(batch, analysis.cost.usdPerMillionJobs);
+    printRedeliveryTable(redelivery);
   }
   console.log(
     JSON.stringify({
@@ -121,6 +125,7 @@ async function runSingle(options: SingleRun): Promise<void> {
       },
       group: groupAnalysis ? groupJson(groupAnalysis) : { refused: "refusal" in group ? group.refusal : "" },
       batch: batchJson(batch),
+      redelivery: redeliveryJson(redelivery),
     }),
   );
 }
