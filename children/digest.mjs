@@ -2,8 +2,9 @@
 // It boots once (BOOT_DELAY_MS stands in for loading a framework), then answers one JSON line per
 // request line on stdout and logs on stderr. Plain JavaScript, so any Node version runs it.
 // It exits at EOF, and stops at once, even mid-job, when it finds its parent (the pool) gone.
+// Lines end at "\n" only (protocol-lines.mjs): a U+2028 in a payload is text, not a line's end.
 import { createHash } from "node:crypto";
-import { createInterface } from "node:readline";
+import { LineTooLongError, readLines } from "./protocol-lines.mjs";
 
 // The pool makes its children die with it where Linux has setpriv; elsewhere, or when a child is
 // started some other way, a child whose pool died would compute on for nobody. A busy child doesn't
@@ -56,14 +57,21 @@ function serveBatch({ id, key, items }) {
   return { id, items: outcomes };
 }
 
-for await (const line of createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY })) {
-  if (!line.trim()) continue;
-  const request = JSON.parse(line);
-  if (Array.isArray(request.items)) {
-    process.stdout.write(`${JSON.stringify(serveBatch(request))}\n`);
-    continue;
+try {
+  for await (const line of readLines(process.stdin)) {
+    if (!line.trim()) continue;
+    const request = JSON.parse(line);
+    if (Array.isArray(request.items)) {
+      process.stdout.write(`${JSON.stringify(serveBatch(request))}\n`);
+      continue;
+    }
+    const reply = handleSafely(request.payload);
+    process.stderr.write(`digest job ${request.id} attempt ${request.attempt}: ${reply.status}\n`);
+    process.stdout.write(`${JSON.stringify({ id: request.id, ...reply })}\n`);
   }
-  const reply = handleSafely(request.payload);
-  process.stderr.write(`digest job ${request.id} attempt ${request.attempt}: ${reply.status}\n`);
-  process.stdout.write(`${JSON.stringify({ id: request.id, ...reply })}\n`);
+} catch (err) {
+  // A line that can't be a request: nothing to answer, the pool sees the child die.
+  if (!(err instanceof LineTooLongError)) throw err;
+  process.stderr.write(`digest: ${err.message}\n`);
+  process.exit(2);
 }

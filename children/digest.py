@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A skyforge pool child in Python: proof that the protocol is language-neutral.
+r"""A skyforge pool child in Python: proof that the protocol is language-neutral.
 
 It boots once (BOOT_DELAY_MS stands in for loading a model or a framework), then serves requests
 forever: one JSON request per stdin line, one JSON reply per stdout line, logs on stderr. It exits
@@ -10,6 +10,7 @@ Request: {"id","kind","attempt","payload"}. Payload: {"text": str, "rounds"?: in
 A batch kind's request carries a call's items of one key: {"id","kind","key","items":[{"id",
 "attempt","payload"}...]}; its one reply line has one outcome per item id: {"id","items":[reply...]},
 each ok result telling which call it was part of (batchId, batchSize, key, index).
+Lines end at b"\n" and nowhere else (request_lines): a U+2028 in a payload is text, not a line's end.
 """
 import hashlib
 import json
@@ -18,6 +19,30 @@ import platform
 import sys
 import threading
 import time
+
+# The longest request line the pool writes (lib/pool/child-protocol.ts MAX_LINE_BYTES: a batch call
+# of many items; one job's line is at most 4 MiB). A longer one can't be a request.
+MAX_LINE_BYTES = 256 * 1024 * 1024
+
+
+class LineTooLong(Exception):
+    pass
+
+
+def request_lines(stream, max_bytes=MAX_LINE_BYTES):
+    r"""The lines of a binary stream, split at b"\n" only and decoded as UTF-8, without their b"\n"
+    or a b"\r" right before it; bytes after the last b"\n" at the end are a last line. Not str
+    lines: str.splitlines() also ends lines at U+2028, U+2029 and other separators that may sit raw
+    inside a JSON string. Raises LineTooLong, holding no more than max_bytes + 1, for a longer line."""
+    while True:
+        line = stream.readline(max_bytes + 1)
+        if not line:
+            return
+        if line.endswith(b"\n"):
+            line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+        elif len(line) > max_bytes:
+            raise LineTooLong(f"a request line is over {max_bytes} bytes")
+        yield line.decode("utf-8")
 
 
 def boot():
@@ -80,12 +105,9 @@ def serve_batch(request):
     return {"id": request["id"], "items": outcomes}
 
 
-def main():
-    threading.Thread(target=stop_when_orphaned, daemon=True).start()
-    boot()
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
+def serve(lines):
+    for line in lines:
+        if not line.strip():
             continue
         request = json.loads(line)
         if isinstance(request.get("items"), list):
@@ -94,8 +116,20 @@ def main():
             reply = handle_safely(request.get("payload"))
             reply["id"] = request["id"]
             print(f"digest job {request['id']} attempt {request.get('attempt')}: {reply['status']}", file=sys.stderr)
+        # json.dumps escapes every non-ASCII character (ensure_ascii): the line is ASCII, U+2028 too.
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
+
+
+def main():
+    threading.Thread(target=stop_when_orphaned, daemon=True).start()
+    boot()
+    try:
+        serve(request_lines(sys.stdin.buffer))
+    except LineTooLong as err:
+        # A line that can't be a request: nothing to answer, the pool sees the child die.
+        print(f"digest: {err}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 
 /**
  * The line protocol between the pool and a child, in both directions one JSON object per line.
@@ -8,6 +9,8 @@ import * as z from "zod";
  * A batch kind's request carries a call's items; its one reply line has one outcome per item id:
  * Request:  {"id":<call id>,"kind","key","items":[{"id","attempt","payload"}…]}
  * Response: {"id":<call id>,"items":[<a response as above, "id" the item's>…]}
+ * Lines end at "\n" only (line-splitter.ts); U+2028 and U+2029 may appear raw or escaped inside
+ * a JSON string, and the pool escapes them in what it writes.
  */
 export interface ChildRequest {
   id: string;
@@ -36,8 +39,45 @@ export interface Desync {
   desync: string;
 }
 
+/**
+ * The longest line one job may take, a request or a reply: 4 MiB. A payload or result is at most
+ * 1 MiB as JSON.stringify writes it; on a line it may grow up to threefold (an encoder that escapes
+ * every non-ASCII character, Python's default, writes "é" as 6 bytes), and the last MiB holds the
+ * envelope (ids, kind, status, an error's message).
+ */
+export const MAX_JOB_LINE_BYTES = 4 * MAX_PAYLOAD_BYTES;
+
+/**
+ * The longest line of all, a batch call's included (its items × MAX_JOB_LINE_BYTES, capped here):
+ * 256 MiB, under the longest string V8 can hold (2^29 − 24 UTF-16 units), so a line that fits
+ * always decodes. A child must read request lines this long; the demo children refuse longer ones.
+ */
+export const MAX_LINE_BYTES = 64 * MAX_JOB_LINE_BYTES;
+
+/** The longest reply the pool reads for a request carrying `jobs` jobs (1 for a single job). */
+export const replyLineLimit = (jobs: number): number =>
+  Math.min(MAX_LINE_BYTES, Math.max(1, jobs) * MAX_JOB_LINE_BYTES);
+
+/**
+ * One request as a line: JSON with U+2028 and U+2029 escaped (JSON.stringify leaves them raw, and a
+ * child reading lines with a splitter that ends lines at them, Node's readline among them, would
+ * tear the request in two). They can only appear inside strings, where the escape means the same.
+ * A line too long for any child to read is refused here, before anything is written.
+ */
+function encodeLine(request: ChildRequest | ChildBatchRequest): string {
+  const json = JSON.stringify(request).replace(/[\u2028\u2029]/g, (c) =>
+    c === "\u2028" ? "\\u2028" : "\\u2029",
+  );
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MAX_LINE_BYTES)
+    throw new Error(
+      `request ${request.id} is ${bytes} bytes as a line, over the ${MAX_LINE_BYTES} a child reads`,
+    );
+  return `${json}\n`;
+}
+
 export function encodeRequest(r: ChildRequest): string {
-  return `${JSON.stringify(r)}\n`;
+  return encodeLine(r);
 }
 
 const quote = (line: string) => JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}…` : line);
@@ -121,17 +161,21 @@ export function parseBatchReply(line: string, request: ChildBatchRequest): Child
 export interface Exchange<R> {
   id: string;
   line: string;
+  /** The longest reply line read for it; a longer one is a desync. */
+  maxReplyBytes: number;
   read(line: string): R | Desync;
 }
 
 export const singleExchange = (request: ChildRequest): Exchange<ChildReply> => ({
   id: request.id,
   line: encodeRequest(request),
+  maxReplyBytes: replyLineLimit(1),
   read: (line) => parseReply(line, request.id),
 });
 
 export const batchExchange = (request: ChildBatchRequest): Exchange<ChildBatchReply> => ({
   id: request.id,
-  line: `${JSON.stringify(request)}\n`,
+  line: encodeLine(request),
+  maxReplyBytes: replyLineLimit(request.items.length),
   read: (line) => parseBatchReply(line, request),
 });

@@ -1,7 +1,13 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import type { Log } from "../observability/log.ts";
-import { type ChildReply, type ChildRequest, type Exchange, singleExchange } from "./child-protocol.ts";
+import {
+  type ChildReply,
+  type ChildRequest,
+  type Exchange,
+  MAX_JOB_LINE_BYTES,
+  singleExchange,
+} from "./child-protocol.ts";
+import { splitLines } from "./line-splitter.ts";
 
 export interface ChildLaunch {
   kind: string;
@@ -22,6 +28,7 @@ export type ExchangeEnd<R = ChildReply> =
 
 type Pending = {
   id: string;
+  maxReplyBytes: number;
   read(line: string): unknown;
   settle: (end: ExchangeEnd<unknown>) => void;
 };
@@ -30,10 +37,17 @@ type Pending = {
 const STDOUT_DRAIN_MS = 1000;
 
 /**
+ * The longest stderr line logged whole, one log entry: a longer one is logged cut to this and the
+ * rest of it dropped, so a child can't make the pool hold an endless line.
+ */
+export const STDERR_LINE_BYTES = 64 * 1024;
+
+/**
  * One long-lived child process speaking the line protocol: one request in flight at a time, its
- * stdout read line by line, its stderr logged line by line under its kind. A child that breaks
- * step (an unsolicited line, a foreign id, garbage) is killed, never reused: a late line would
- * otherwise be read as the next job's answer.
+ * stdout read line by line, its stderr logged line by line under its kind, both split on "\n"
+ * only (line-splitter.ts). A child that breaks step (an unsolicited line, a foreign id, garbage, a
+ * line over its bound) is killed, never reused: a late line would otherwise be read as the next
+ * job's answer.
  */
 export class WarmChild {
   readonly pid: number | undefined;
@@ -84,12 +98,19 @@ export class WarmChild {
     // nothing we act on: a child that exits is reported by "exit", and one that lives on without
     // reading is caught by the job's timeout.
     this.proc.stdin.on("error", () => {});
-    createInterface({ input: this.proc.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
-      this.onLine(line),
-    );
-    createInterface({ input: this.proc.stderr, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
-      log.info("child stderr", { kind: launch.kind, pid: this.pid, line }),
-    );
+    splitLines(this.proc.stdout, {
+      // A line nobody asked for is a desync whatever its length: one job's bound keeps it small.
+      maxBytes: () => this.pending?.maxReplyBytes ?? MAX_JOB_LINE_BYTES,
+      onLine: (line) => this.onLine(line),
+      onOverlong: (_, maxBytes) => this.onOverlong(maxBytes),
+    });
+    const logLine = (line: string, cut?: true) =>
+      log.info("child stderr", { kind: launch.kind, pid: this.pid, line, ...(cut ? { cut } : {}) });
+    splitLines(this.proc.stderr, {
+      maxBytes: STDERR_LINE_BYTES,
+      onLine: (line) => logLine(line),
+      onOverlong: (head) => logLine(head.toString("utf8"), true),
+    });
   }
 
   get alive(): boolean {
@@ -119,6 +140,7 @@ export class WarmChild {
     signal.addEventListener("abort", onAbort, { once: true });
     this.pending = {
       id: exchange.id,
+      maxReplyBytes: exchange.maxReplyBytes,
       read: (line) => exchange.read(line),
       settle: (end) => {
         signal.removeEventListener("abort", onAbort);
@@ -162,6 +184,18 @@ export class WarmChild {
       return;
     }
     this.settle({ reply: parsed });
+  }
+
+  private onOverlong(maxBytes: number): void {
+    const detail = `reply line is over ${maxBytes} bytes`;
+    if (this.pending) this.settle({ failure: "desync", detail });
+    else
+      this.log.warn("child wrote a line nobody asked for; killing it", {
+        kind: this.launch.kind,
+        pid: this.pid,
+        line: detail,
+      });
+    this.kill();
   }
 
   private settle(end: ExchangeEnd<unknown>): void {
