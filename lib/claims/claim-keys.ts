@@ -39,6 +39,25 @@ export function claimKey(jobId: string, part: ClaimPart, now: number, keepUntil:
   return `${CLAIMS_PREFIX}${retention}d/${jobId}/${part}`;
 }
 
+/**
+ * Whether `key` is exactly one that claimKey gives this job's `part`: `claims/<days>d/<jobId>/<part>`
+ * with `days` one of the retention classes. A message or item naming any other key (another job's
+ * object, a result, a key outside claims/) must never have it read on that job's behalf: whoever can
+ * send to a queue could otherwise have a worker fetch, and hand to a handler, any object the
+ * functions' grants reach.
+ */
+export function isClaimKeyOf(key: string, jobId: string, part: ClaimPart): boolean {
+  const days = keptDays(key);
+  if (days === undefined || !(RETENTION_CLASSES_DAYS as readonly number[]).includes(days)) return false;
+  return key === `${CLAIMS_PREFIX}${days}d/${jobId}/${part}`;
+}
+
+/** Whether `key` is one of this job's result objects: `claims/<days>d/<jobId>/result-<attempt>`. */
+export function isResultKeyOf(key: string, jobId: string): boolean {
+  const attempt = /\/result-([1-9]\d{0,5})$/.exec(key)?.[1];
+  return attempt !== undefined && isClaimKeyOf(key, jobId, `result-${Number(attempt)}`);
+}
+
 /** How many days the lifecycle keeps the object under `key` (its retention class); undefined for other keys. */
 export function keptDays(key: string): number | undefined {
   const match = /^claims\/(\d+)d\//.exec(key);

@@ -3,18 +3,24 @@ import type { JobView } from "../job/schemas.ts";
 import type { StoreContext } from "../store/context.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
 import { payloadKey } from "../store/keys.ts";
+import { isClaimKeyOf, isResultKeyOf } from "./claim-keys.ts";
 import { type ClaimStore, getClaim } from "./claim-store.ts";
 
 /**
  * A job's payload JSON wherever it lives: inline, in its own item (payloadRef), or in the claims
- * bucket (payloadObject). undefined once its item or object has expired.
+ * bucket (payloadObject). undefined once its item or object has expired, and for an object key that
+ * is not the job's own (an item seeded from a forged message before messages were checked): that
+ * key is never read.
  */
 export async function loadPayload(
   store: StoreContext,
   claims: ClaimStore,
   item: Pick<JobItem, "id" | "payload" | "payloadRef" | "payloadObject">,
 ): Promise<string | undefined> {
-  return item.payloadObject ? getClaim(claims, item.payloadObject) : loadTablePayload(store, item);
+  if (!item.payloadObject) return loadTablePayload(store, item);
+  return isClaimKeyOf(item.payloadObject, item.id, "payload")
+    ? getClaim(claims, item.payloadObject)
+    : undefined;
 }
 
 /** A payload kept in the table: inline, or in its own item (payloadRef). */
@@ -29,12 +35,13 @@ async function loadTablePayload(
   return out.Item?.payload as string | undefined;
 }
 
-/** A finished job's result JSON: inline, or from the claims bucket (resultObject). */
+/** A finished job's result JSON: inline, or from the claims bucket (resultObject, one of its own keys). */
 export async function loadResult(
   claims: ClaimStore,
-  item: Pick<JobItem, "result" | "resultObject">,
+  item: Pick<JobItem, "id" | "result" | "resultObject">,
 ): Promise<string | undefined> {
-  return item.resultObject ? getClaim(claims, item.resultObject) : item.result;
+  if (!item.resultObject) return item.result;
+  return isResultKeyOf(item.resultObject, item.id) ? getClaim(claims, item.resultObject) : undefined;
 }
 
 /**

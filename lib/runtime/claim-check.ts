@@ -1,14 +1,20 @@
-import { claimKey, needsClaimCheck } from "../claims/claim-keys.ts";
+import { claimKey, isClaimKeyOf, needsClaimCheck } from "../claims/claim-keys.ts";
 import { type ClaimStore, getClaim, putClaim } from "../claims/claim-store.ts";
 import type { StoredResult } from "../store/job-item.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 
 /**
  * The payload JSON a delivery runs with: the message's own, or its object's in the claims bucket.
- * undefined when the object has expired (the job waited longer than its queue keeps it).
+ * undefined when the object has expired (the job waited longer than its queue keeps it). Only the
+ * job's own object is ever read: parseJobMessage refuses a message naming another key, and this
+ * checks again, so no path that builds a JobMessage some other way can fetch a foreign object.
  */
 export async function deliveredPayload(claims: ClaimStore, msg: JobMessage): Promise<string | undefined> {
-  return msg.payloadObject ? getClaim(claims, msg.payloadObject) : msg.payload;
+  if (!msg.payloadObject) return msg.payload;
+  if (!isClaimKeyOf(msg.payloadObject, msg.id, "payload")) {
+    throw new Error(`job ${msg.id}: payloadObject ${msg.payloadObject} is not its own payload object`);
+  }
+  return getClaim(claims, msg.payloadObject);
 }
 
 /**

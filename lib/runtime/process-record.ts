@@ -9,7 +9,12 @@ import { finalize } from "../store/finalize-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { claim } from "../store/lease-ops.ts";
 import { coolDown, getQueueState } from "../store/queue-state.ts";
-import { type JobMessage, parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
+import {
+  type JobMessage,
+  jobMessageProblem,
+  parseJobMessage,
+  seedFromMessage,
+} from "../transport/job-message.ts";
 import { BacklogTally } from "./backlog-tally.ts";
 import { deliveredPayload, stowResult } from "./claim-check.ts";
 import { handlerContext } from "./handler-context.ts";
@@ -80,7 +85,10 @@ export class RecordProcessor {
   ): Promise<Ack | { msg: JobMessage; queue: QueueDeclaration }> {
     const { log, queues } = this.deps;
     if (!msg) {
-      log.error("dropping a message that is not a skyforge job", { messageId: record.messageId });
+      log.error("dropping a message that is not a skyforge job", {
+        messageId: record.messageId,
+        reason: jobMessageProblem(record.body),
+      });
       return true;
     }
     const declared = queues.find((q) => q.name === msg.queue);

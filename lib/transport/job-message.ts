@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { isClaimKeyOf } from "../claims/claim-keys.ts";
 import type { JobSeed } from "../store/job-item.ts";
 
 /**
@@ -38,6 +39,12 @@ export const JobMessage = z
   // A message carries its payload or the key of its object, exactly one of the two.
   .refine((m) => (m.payload === undefined) !== (m.payloadObject === undefined), {
     message: "a job message carries payload or payloadObject",
+  })
+  // Only the job's own payload object: a message naming any other key (another job's payload, a
+  // result, anything in the bucket) is not a job message, so nothing reads that key for it.
+  .refine((m) => m.payloadObject === undefined || isClaimKeyOf(m.payloadObject, m.id, "payload"), {
+    message: "payloadObject is not this job's own payload object (claims/<days>d/<job id>/payload)",
+    path: ["payloadObject"],
   });
 export type JobMessage = z.infer<typeof JobMessage>;
 
@@ -67,6 +74,18 @@ export function parseJobMessage(body: string): JobMessage | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Why a body is not a job message (for the log line that drops it): its first issue, or "not JSON". */
+export function jobMessageProblem(body: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return "not JSON";
+  }
+  const issue = JobMessage.safeParse(value).error?.issues[0];
+  return issue ? `${issue.path.join(".") || "(body)"}: ${issue.message}` : "none";
 }
 
 /** The fields a claim needs to build the job item when the enqueue's own write hasn't landed. */

@@ -3,7 +3,8 @@ import {
   GetBucketLifecycleConfigurationCommand,
   ListObjectsV2Command,
 } from "@aws-sdk/client-s3";
-import { ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, test } from "vitest";
 import * as z from "zod";
 import { createApiHandler } from "../../lib/api/routes.ts";
@@ -16,7 +17,9 @@ import { MAX_PAYLOAD_BYTES } from "../../lib/job/schemas.ts";
 import { Producer } from "../../lib/producer/enqueue.ts";
 import { createWorker } from "../../lib/runtime/worker.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
+import { jobKey } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
+import { encodeMessageBody } from "../../lib/transport/job-message.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { LOCAL_AWS } from "../../local/emulators.ts";
 import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
@@ -223,6 +226,77 @@ describe("the claim check on the emulators (fauxqs S3, dynalite)", () => {
     // Two payloads and two results, each written once and read once.
     expect(c.crash.sent("PutObjectCommand")).toBe(4);
     expect(c.crash.sent("GetObjectCommand")).toBe(2);
+  });
+
+  test("a message naming another job's object (or any key not its own) is refused, and nothing reads that key", async () => {
+    const h = await setUp();
+    const secret = payloadOf(20_000);
+    const victim = await h.engine.producer.enqueue({ kind: "blob", payload: secret });
+    await runOne(h.engine, h);
+    const victimKey = (await settled(h, victim.job.id, "done")).payloadObject ?? "";
+    expect(victimKey).toMatch(new RegExp(`^${CLAIMS_PREFIX}\\d+d/${victim.job.id}/payload$`));
+
+    // Whoever can send to the queue forges jobs whose payloadObject points elsewhere in the bucket.
+    const forged = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
+    const days = victimKey.split("/")[1];
+    const foreignKeys = [
+      victimKey,
+      `${CLAIMS_PREFIX}${days}/${forged}/result-1`,
+      `${CLAIMS_PREFIX}${days}/${forged}/payload/../../${victim.job.id}/payload`,
+      `${CLAIMS_PREFIX}9d/${forged}/payload`, // not a retention class
+      `${CLAIMS_PREFIX}0${days}/${forged}/payload`,
+      `other/${forged}/payload`,
+    ];
+    const now = Date.now();
+    for (const payloadObject of foreignKeys) {
+      await h.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: h.urls.url,
+          MessageBody: encodeMessageBody({
+            v: 1,
+            id: forged,
+            kind: "blob",
+            queue: h.queue.name,
+            maxAttempts: 2,
+            priority: "normal",
+            createdAt: now,
+            runAt: now,
+            payloadObject,
+          }),
+        }),
+      );
+    }
+    const c = doomedEngine(harness.emulators(), h.engine, { name: h.queue.name, url: h.urls.url });
+    const worker = createWorker(c.engine, { recordConcurrency: 10 });
+    let handled = 0;
+    for (let round = 0; handled < foreignKeys.length && round < 10; round++) {
+      const batch = await h.receive(10, 1);
+      handled += batch.Records.length;
+      // Each refused and deleted, none left to retry.
+      expect((await worker(batch)).batchItemFailures).toEqual([]);
+    }
+    expect(handled).toBe(foreignKeys.length);
+    expect(c.crash.sent("GetObjectCommand")).toBe(0);
+    expect(await getJob(h.engine.store, forged)).toBeUndefined();
+    expect((await h.receive(10, 0)).Records).toEqual([]);
+
+    // An item that names another job's objects (seeded before messages were checked) shows neither.
+    const { job } = await h.engine.producer.enqueue({ kind: "blob", payload: { blob: "mine" } });
+    await h.engine.store.doc.send(
+      new UpdateCommand({
+        TableName: h.engine.store.table,
+        Key: jobKey(job.id),
+        UpdateExpression: "SET payloadObject = :p, resultObject = :r REMOVE payload",
+        ExpressionAttributeValues: { ":p": victimKey, ":r": victimKey.replace(/payload$/, "result-1") },
+      }),
+    );
+    const tampered = (await getJob(h.engine.store, job.id)) as NonNullable<
+      Awaited<ReturnType<typeof getJob>>
+    >;
+    const view = await loadJobView(c.engine.store, c.engine.claims, tampered);
+    expect(view.payload).not.toEqual(secret);
+    expect(view.result).toBeUndefined();
+    expect(c.crash.sent("GetObjectCommand")).toBe(0);
   });
 
   test("a group's children carry large payloads; a page of children names the results left in the bucket", async () => {

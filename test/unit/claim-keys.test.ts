@@ -3,9 +3,12 @@ import {
   CLAIMS_PREFIX,
   claimKey,
   claimLifecycleRules,
+  isClaimKeyOf,
+  isResultKeyOf,
   needsClaimCheck,
   RETENTION_CLASSES_DAYS,
 } from "../../lib/claims/claim-keys.ts";
+import { jobMessageProblem, parseJobMessage } from "../../lib/transport/job-message.ts";
 
 const DAY = 86_400_000;
 const now = Date.UTC(2026, 10, 23);
@@ -40,5 +43,67 @@ describe("claim keys", () => {
     expect(needsClaimCheck("x".repeat(8192))).toBe(false);
     expect(needsClaimCheck("x".repeat(8193))).toBe(true);
     expect(needsClaimCheck("é".repeat(4097))).toBe(true);
+  });
+});
+
+describe("a job's own keys", () => {
+  const J = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
+  const other = "01BX5ZZKBKACTAV9WEVGEMMVRZ";
+
+  it("are exactly what claimKey gives it, under any retention class", () => {
+    for (const days of [0, 6, 100, 40_000]) {
+      expect(isClaimKeyOf(claimKey(J, "payload", now, now + days * DAY), J, "payload")).toBe(true);
+      const result = claimKey(J, "result-3", now, now + days * DAY);
+      expect(isResultKeyOf(result, J)).toBe(true);
+      expect(isClaimKeyOf(result, J, "payload")).toBe(false);
+    }
+  });
+
+  it("are never another job's, a variant spelling, or a key outside claims/", () => {
+    for (const key of [
+      `${CLAIMS_PREFIX}8d/${other}/payload`,
+      `${CLAIMS_PREFIX}9d/${J}/payload`,
+      `${CLAIMS_PREFIX}08d/${J}/payload`,
+      `${CLAIMS_PREFIX}8d/${J}/payload/`,
+      `${CLAIMS_PREFIX}8d/${J}/payload/../../${other}/payload`,
+      `${CLAIMS_PREFIX}8d//${J}/payload`,
+      `${CLAIMS_PREFIX}8d/${J}`,
+      `/${CLAIMS_PREFIX}8d/${J}/payload`,
+      `secrets/8d/${J}/payload`,
+    ]) {
+      expect(isClaimKeyOf(key, J, "payload"), key).toBe(false);
+    }
+    for (const key of [
+      `${CLAIMS_PREFIX}8d/${other}/result-1`,
+      `${CLAIMS_PREFIX}8d/${J}/result-01`,
+      `${CLAIMS_PREFIX}8d/${J}/result-0`,
+      `${CLAIMS_PREFIX}8d/${J}/payload`,
+    ]) {
+      expect(isResultKeyOf(key, J), key).toBe(false);
+    }
+  });
+
+  it("are the only payloadObject a job message may name", () => {
+    const message = (payloadObject: string) =>
+      JSON.stringify({
+        v: 1,
+        id: J,
+        kind: "k",
+        queue: "q",
+        maxAttempts: 1,
+        priority: "normal",
+        createdAt: now,
+        runAt: now,
+        payloadObject,
+      });
+    expect(parseJobMessage(message(`${CLAIMS_PREFIX}8d/${J}/payload`))?.payloadObject).toBe(
+      `${CLAIMS_PREFIX}8d/${J}/payload`,
+    );
+    const foreign = message(`${CLAIMS_PREFIX}8d/${other}/payload`);
+    expect(parseJobMessage(foreign)).toBeUndefined();
+    expect(jobMessageProblem(foreign)).toMatch(
+      /^payloadObject: payloadObject is not this job's own payload object/,
+    );
+    expect(jobMessageProblem("{")).toBe("not JSON");
   });
 });
