@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../lib/errors.ts";
 import { isRunning } from "./process-running.ts";
@@ -24,7 +24,7 @@ export async function openDataDir(
   root: string,
   options: { fresh?: boolean; waitMs?: number } = {},
 ): Promise<DataDir> {
-  mkdirSync(root, { recursive: true });
+  privateDir(root);
   const lock = lockFile(root);
   const deadline = Date.now() + (options.waitMs ?? 0);
   while (!tryLock(root)) {
@@ -43,7 +43,7 @@ export async function openDataDir(
   const dir = { root, dynamodb: join(root, "dynamodb"), sqs: join(root, "sqs") };
   if (options.fresh)
     for (const store of [dir.dynamodb, dir.sqs]) rmSync(store, { recursive: true, force: true });
-  mkdirSync(dir.sqs, { recursive: true });
+  privateDir(dir.sqs);
   return {
     ...dir,
     release: () => {
@@ -51,6 +51,17 @@ export async function openDataDir(
       if (readIfPresent(lock) === String(process.pid)) rmSync(lock, { force: true });
     },
   };
+}
+
+/**
+ * The stores hold every job's payload and result: the directory is its owner's alone (0700), made
+ * so, and an existing one (from an older version, or a folder SKYFORGE_DATA_DIR names) made so too,
+ * whatever the umask, so no other local user can read it.
+ */
+const PRIVATE_DIR_MODE = 0o700;
+function privateDir(path: string): void {
+  mkdirSync(path, { recursive: true, mode: PRIVATE_DIR_MODE });
+  chmodSync(path, PRIVATE_DIR_MODE);
 }
 
 /** Data directories this process holds: a lock naming our pid that we did not take is a dead namesake's. */
