@@ -1,7 +1,3 @@
-import type { AddressInfo, ListenOptions } from "node:net";
-import { Server } from "node:net";
-import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -18,115 +14,22 @@ import {
   SetQueueAttributesCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
-import dynalite from "dynalite";
-import { startFauxqs } from "fauxqs";
 import { type QueueDeclaration, visibilityTimeoutSeconds } from "../lib/app/queue-declaration.ts";
 import { claimLifecycleRules } from "../lib/claims/claim-keys.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../lib/limits.ts";
 import { createTableInput } from "../lib/store/table.ts";
 import type { DataDir } from "./data-dir.ts";
+import {
+  LOCAL_AWS,
+  LOOPBACK,
+  type RunningEmulator,
+  startDynalite,
+  startSqsEmulator,
+} from "./emulator-servers.ts";
 
-/** Credentials and region for loopback emulators; nothing here ever reaches AWS. */
-export const LOCAL_AWS = {
-  region: "us-east-1",
-  credentials: { accessKeyId: "local", secretAccessKey: "local" },
-};
-
-/** Every local server binds here, never to all interfaces: the emulators have no authentication. */
-export const LOOPBACK = "127.0.0.1";
-
-export interface RunningEmulator {
-  endpoint: string;
-  stop(): Promise<void>;
-}
-
-/** dynalite in this process, on loopback and a free port; `path` keeps its LevelDB store on disk. */
-export async function startDynalite(options: { path?: string } = {}): Promise<RunningEmulator> {
-  const server = dynalite({
-    createTableMs: 0,
-    deleteTableMs: 0,
-    updateTableMs: 0,
-    ...(options.path ? { path: options.path } : {}),
-  });
-  await new Promise<void>((resolve) => server.listen(0, LOOPBACK, resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://${LOOPBACK}:${port}`,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** fauxqs in this process, on loopback and a free port; `dataDir` keeps its SQLite store on disk. */
-export async function startSqsEmulator(options: { dataDir?: string } = {}): Promise<RunningEmulator> {
-  const server = await listeningOnLoopback(() =>
-    startFauxqs({
-      port: 0,
-      host: LOOPBACK,
-      logger: false,
-      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
-    }),
-  );
-  try {
-    if (options.dataDir) keepReceiveCountsWhenVisibleAgain(options.dataDir);
-  } catch (err) {
-    await server.stop();
-    throw err;
-  }
-  return { endpoint: `http://${LOOPBACK}:${server.port}`, stop: () => server.stop() };
-}
-
-/**
- * fauxqs 2.4.1 (still so upstream in 2.9.2) stores "visible again" (ChangeMessageVisibility to 0) by
- * writing NULL into `sqs_messages.approximate_receive_count`, a NOT NULL column. The call then fails
- * with a 500 after the message has left the in-flight set, so the message is gone until the next
- * start, and comes back only after its old visibility timeout: every pause hand-back, released job
- * and pool shutdown would lose messages. This trigger turns that write into the intended one: clear
- * the receipt and the deadline, keep the count (as SQS does). It lives in fauxqs's own database,
- * created once fauxqs has made its tables, before anything is sent.
- */
-function keepReceiveCountsWhenVisibleAgain(dataDir: string): void {
-  const db = new DatabaseSync(join(dataDir, "fauxqs.db"));
-  try {
-    db.exec(`CREATE TRIGGER IF NOT EXISTS skyforge_visible_again_keeps_receive_count
-      BEFORE UPDATE OF approximate_receive_count ON sqs_messages
-      WHEN NEW.approximate_receive_count IS NULL
-      BEGIN
-        UPDATE sqs_messages SET receipt_handle = NULL, visibility_deadline = NULL
-          WHERE message_id = NEW.message_id;
-        SELECT RAISE(IGNORE);
-      END`);
-  } finally {
-    db.close();
-  }
-}
-
-let loopbackStarts = 0;
-const wildcardListen = Server.prototype.listen;
-
-/**
- * fauxqs 2.4 listens on 0.0.0.0 whatever it is told (its `host` option only names queue URLs), and
- * has no option to bind elsewhere. While it starts, a listen on all interfaces is pointed at
- * loopback instead. Nothing else in the local stack listens meanwhile, and a wildcard listen that
- * did would only be narrowed to loopback, where everything local belongs anyway.
- */
-async function listeningOnLoopback<T>(start: () => Promise<T>): Promise<T> {
-  if (loopbackStarts++ === 0) {
-    Server.prototype.listen = function (this: Server, ...args: unknown[]) {
-      const [first] = args;
-      if (typeof first === "object" && first !== null && isWildcard((first as ListenOptions).host))
-        args[0] = { ...(first as ListenOptions), host: LOOPBACK };
-      return (wildcardListen as (...a: unknown[]) => Server).apply(this, args);
-    } as typeof Server.prototype.listen;
-  }
-  try {
-    return await start();
-  } finally {
-    if (--loopbackStarts === 0) Server.prototype.listen = wildcardListen;
-  }
-}
-
-const isWildcard = (host: string | undefined) => host === undefined || host === "0.0.0.0" || host === "::";
+// Where they have always been imported from; the servers themselves live in emulator-servers.ts.
+export { LOCAL_AWS, LOOPBACK, type RunningEmulator, startDynalite, startSqsEmulator };
 
 export interface Emulators {
   dynamodb: RunningEmulator;
@@ -135,8 +38,9 @@ export interface Emulators {
 }
 
 /**
- * Both emulators; if the second fails to start, the first is stopped again. With a data directory
- * (`openDataDir`), both keep their state there and find it again on the next start.
+ * Both emulators, each on loopback behind the request guard (local/emulator-guard.ts): they answer
+ * only the SDK signing as LOCAL_AWS. If the second fails to start, the first is stopped again. With
+ * a data directory (`openDataDir`), both keep their state there and find it again on the next start.
  */
 export async function startEmulators(dataDir?: DataDir): Promise<Emulators> {
   const dynamodb = await startDynalite(dataDir ? { path: dataDir.dynamodb } : {});

@@ -43,9 +43,9 @@ export interface AwsCallRecorder {
 /**
  * A recording proxy on loopback, one port per service: it notes each request's operation (the
  * `X-Amz-Target` of the JSON protocols, `Action=` of SQS's query protocol, the REST path of
- * Lambda's, the method and path-style object of S3's) and the resource it names, then forwards the bytes unchanged (signature and host
- * header included) to the emulator and its answer back. A process whose endpoints point here can
- * make no AWS call that goes unrecorded.
+ * Lambda's, the method and path-style object of S3's) and the resource it names, then forwards the
+ * bytes unchanged (signature included; the Host becomes the emulator's) to the emulator and its
+ * answer back. A process whose endpoints point here can make no AWS call that goes unrecorded.
  */
 export async function startAwsCallRecorder(targets: {
   dynamodb: string;
@@ -132,7 +132,14 @@ function forward(target: string, req: IncomingMessage, body: Buffer): Promise<An
   const url = new URL(target);
   return new Promise((resolve, reject) => {
     const out = request(
-      { host: url.hostname, port: url.port, method: req.method, path: req.url, headers: req.headers },
+      // The emulator answers its own Host only (local/emulator-guard.ts); it checks no signature.
+      {
+        host: url.hostname,
+        port: url.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: url.host },
+      },
       (res) => {
         readBody(res).then(
           (answer) => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: answer }),

@@ -67,7 +67,8 @@ export function lambdaEnvironment(o: LambdaProcessOptions): Record<string, strin
     AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${o.functionName}`,
     AWS_LAMBDA_LOG_STREAM_NAME: "2025/01/01/[$LATEST]00000000000000000000000000000000",
     AWS_LAMBDA_LOG_FORMAT: "JSON",
-    AWS_ACCESS_KEY_ID: "ASIALOCALLAMBDATEST0",
+    // The emulators answer this access key id only (LOCAL_AWS); a role's session has a token too.
+    AWS_ACCESS_KEY_ID: "local",
     AWS_SECRET_ACCESS_KEY: "local",
     AWS_SESSION_TOKEN: "local",
     TZ: ":UTC",
