@@ -25,16 +25,25 @@ export interface Streams {
 export function createOutput(json: boolean, streams: Streams = process): Output {
   const out = (text: string) => streams.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
   const err = (text: string) => streams.stderr.write(text.endsWith("\n") ? text : `${text}\n`);
-  // JSON is written exactly (JSON.stringify escapes control characters); text for a person is
+  // JSON is written exactly, with every control character escaped (jsonText); text for a person is
   // written with none that a terminal would obey.
   return {
     json,
-    result: (value, human) => out(json ? JSON.stringify(value) : terminalText(human())),
-    line: (value, human) => out(json ? JSON.stringify(value) : terminalText(human())),
+    result: (value, human) => out(json ? jsonText(value) : terminalText(human())),
+    line: (value, human) => out(json ? jsonText(value) : terminalText(human())),
     note: (text) => err(terminalText(text)),
-    error: (report) => err(json ? JSON.stringify({ error: report }) : terminalText(humanError(report))),
+    error: (report) => err(json ? jsonText({ error: report }) : terminalText(humanError(report))),
   };
 }
+
+/**
+ * JSON with the controls JSON.stringify leaves raw (C1, the bidi controls) written as `\uXXXX`
+ * escapes too: the same value for a parser, and nothing a terminal obeys when a person runs --json.
+ * Outside strings JSON text is ASCII, so every one of them is inside a string, where an escape is valid.
+ */
+const RAW_IN_JSON = /[\u0080-\u009F\u202A-\u202E\u2066-\u2069]/g;
+export const jsonText = (value: unknown): string =>
+  JSON.stringify(value).replace(RAW_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 function humanError(report: ErrorReport): string {
   const status = report.status ? ` (HTTP ${report.status})` : "";
@@ -43,18 +52,24 @@ function humanError(report: ErrorReport): string {
 }
 
 /**
- * C0 and C1 control characters but the line feed. A job's error, payload or unique key, or an API
+ * C0 and C1 control characters but the line feed, and the bidirectional embedding, override and
+ * isolate controls (U+202A–U+202E, U+2066–U+2069). A job's error, payload or unique key, or an API
  * message, is anyone's text: ESC (or the one-byte CSI U+009B) starts an ANSI or OSC sequence that
- * recolours, retitles or rewrites the screen, a CR overwrites the line.
+ * recolours, retitles or rewrites the screen, a CR overwrites the line, and a bidi control reorders
+ * what follows it on the line, so an id, a kind or a status can read as another ("Trojan Source").
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
-const CONTROL = /[\u0000-\u0009\u000B-\u001F\u007F-\u009F]/g;
+const CONTROL = /[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g;
 
-/** A control character as a visible stand-in: ␛ for ESC (U+2400's control pictures), a space for a tab, � for C1. */
+/**
+ * A control character as a visible stand-in: ␛ for ESC (U+2400's control pictures), a space for a
+ * tab, � for C1, and its code point for a bidi control (`<U+202E>`), which has no picture.
+ */
 const standIn = (c: string): string => {
   const code = c.charCodeAt(0);
   if (c === "\t") return " ";
   if (code < 0x20) return String.fromCharCode(0x2400 + code);
+  if (code >= 0x2000) return `<U+${code.toString(16).toUpperCase()}>`;
   return code === 0x7f ? "\u2421" : "\ufffd";
 };
 

@@ -9,7 +9,7 @@ import { schedulesCommand } from "./commands/schedules.ts";
 import { tailCommand } from "./commands/tail.ts";
 import { errorReport, exitCodeFor } from "./exit-codes.ts";
 import { endpointUrl } from "./options.ts";
-import { createOutput } from "./output.ts";
+import { createOutput, jsonText, terminalText } from "./output.ts";
 import { DEFAULT_ENDPOINT } from "./target.ts";
 
 /**
@@ -70,8 +70,8 @@ function configure(command: Command, json: boolean): void {
     outputError: (text, write) =>
       write(
         json
-          ? `${JSON.stringify({ error: { code: "usage", message: text.trim().replace(/^error: /, "") } })}\n`
-          : text,
+          ? `${jsonText({ error: { code: "usage", message: text.trim().replace(/^error: /, "") } })}\n`
+          : terminalText(text),
       ),
   });
   for (const sub of command.commands) configure(sub, json);

@@ -18,6 +18,45 @@ function captured(json: boolean) {
   return { output: createOutput(json, { stdout, stderr }), stdout: read(stdout), stderr: read(stderr) };
 }
 
+describe("bidi controls, which reorder what a terminal shows (Trojan Source)", () => {
+  const bidi = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"];
+
+  it("are shown as their code points, in text and on one line", () => {
+    expect(terminalText(bidi.join(""))).toBe(
+      "<U+202A><U+202B><U+202C><U+202D><U+202E><U+2066><U+2067><U+2068><U+2069>",
+    );
+    // "done" that a terminal would show reversed, as "enod", after the override.
+    expect(oneLine("status \u202eenod\u202c ok")).toBe("status <U+202E>enod<U+202C> ok");
+    // Neighbours that are not controls stay as they are: LRM, ZWJ, Arabic and Hebrew letters.
+    expect(terminalText("\u200e\u200d\u0627\u05d0\u2029x")).toBe("\u200e\u200d\u0627\u05d0\u2029x");
+  });
+
+  it("reach neither stdout nor stderr raw, as a person's text or as --json", () => {
+    const error = { code: "validation_error", message: "bad \u2067kind\u2069" };
+    for (const json of [false, true]) {
+      const c = captured(json);
+      c.output.result({ id: "a\u202eb", text: "\u009b31m" }, () => "a\u202eb");
+      c.output.line({ kind: "k\u2066" }, () => "k\u2066");
+      c.output.note("note \u202d");
+      c.output.error(error);
+      const [stdout, stderr] = [c.stdout(), c.stderr()];
+      expect(stdout + stderr, json ? "--json" : "text").not.toMatch(
+        /[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/,
+      );
+      if (json) {
+        const [result, line] = stdout
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l));
+        expect(result).toEqual({ id: "a\u202eb", text: "\u009b31m" }); // the same values, escaped
+        expect(line).toEqual({ kind: "k\u2066" });
+        expect(stdout).toContain("a\\u202eb");
+        expect(JSON.parse(stderr.trim().split("\n").at(-1) ?? "")).toEqual({ error });
+      }
+    }
+  });
+});
+
 describe("human output shows control characters instead of letting a terminal obey them", () => {
   it("oneLine folds line breaks into ↵; terminalText keeps them", () => {
     expect(oneLine(hostile)).toBe(shownOnOneLine);
