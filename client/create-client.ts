@@ -1,8 +1,9 @@
 import type { AppNames } from "../lib/app/define-app.ts";
 import type { GroupChildrenPage, GroupView } from "../lib/job/group-schemas.ts";
 import type { JobSummary, JobView } from "../lib/job/schemas.ts";
+import { type AnswerShape, answerShapes, checkAnswer } from "./answer-shapes.ts";
 import { enqueueInBatches } from "./enqueue-many.ts";
-import { errorForAnswer, SkyforgeApiError, SkyforgeTransportError } from "./errors.ts";
+import { errorForAnswer, SkyforgeApiError } from "./errors.ts";
 import type {
   CancelOutcome,
   Enqueued,
@@ -12,7 +13,7 @@ import type {
   ScheduleView,
   SkyforgeClient,
 } from "./skyforge-client.ts";
-import type { ApiRequest, Transport } from "./transport.ts";
+import type { ApiRequest, ApiResponse, Transport } from "./transport.ts";
 import { type EnqueueCheck, enqueueCheck } from "./validate.ts";
 
 export interface ClientOptions<A extends AppNames> {
@@ -36,21 +37,18 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
   const { transport } = options;
   const check: EnqueueCheck | undefined = options.app ? enqueueCheck(options.app) : undefined;
 
-  async function call<T>(request: ApiRequest): Promise<T> {
+  async function call(request: ApiRequest): Promise<ApiResponse> {
     const answer = await transport.send(request);
-    if (answer.status >= 200 && answer.status < 300) return answer.body as T;
+    if (answer.status >= 200 && answer.status < 300) return answer;
     throw errorForAnswer(answer.status, answer.body);
   }
-  /** A call whose answer is a JSON object (every route but DELETE's 204). */
-  async function object<T>(request: ApiRequest): Promise<T> {
-    const body = await call<unknown>(request);
-    if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      throw new SkyforgeTransportError(
-        `${request.method} ${request.path} answered ${JSON.stringify(body) ?? "nothing"}, not a JSON object`,
-        { status: 200, body },
-      );
-    }
-    return body as T;
+  /**
+   * A call whose answer is a JSON object of the route's shape (every route but DELETE's 204);
+   * anything else did not come from the API (client/answer-shapes.ts).
+   */
+  async function object<T>(request: ApiRequest, shape: AnswerShape): Promise<T> {
+    const { status, body } = await call(request);
+    return checkAnswer(request, status, body, shape) as T;
   }
   const refuseIfInvalid = (request: unknown) => {
     const refused = check?.(request);
@@ -61,42 +59,60 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
     async enqueue(kind, payload, enqueueOptions) {
       const request = { ...enqueueOptions, kind, payload };
       refuseIfInvalid(request);
-      const { duplicate, ...job } = await object<JobView & { duplicate: boolean }>({
-        method: "POST",
-        path: "/jobs",
-        body: request,
-      });
+      const { duplicate, ...job } = await object<JobView & { duplicate: boolean }>(
+        { method: "POST", path: "/jobs", body: request },
+        answerShapes.enqueued,
+      );
       return { job, duplicate } satisfies Enqueued;
     },
     enqueueMany: (jobs) =>
       enqueueInBatches(
         jobs,
-        (batch) => object({ method: "POST", path: "/jobs/batch", body: { jobs: batch } }),
+        (batch) => object({ method: "POST", path: "/jobs/batch", body: { jobs: batch } }, answerShapes.batch),
         check,
       ),
-    get: async (id) => object<JobView>({ method: "GET", path: `/jobs/${segment(id)}` }),
+    get: async (id) => object<JobView>({ method: "GET", path: `/jobs/${segment(id)}` }, answerShapes.job),
     // One implementation for list's overloads: which of them fits is the API's `view`, not this code's.
     list: (async (listOptions: ListOptions<A> = {}) => {
       const { limit, ...rest } = listOptions;
-      return object<JobPage<JobView | JobSummary>>({
-        method: "GET",
-        path: "/jobs",
-        query: { ...rest, ...(limit !== undefined ? { limit: String(limit) } : {}) },
-      });
+      return object<JobPage<JobView | JobSummary>>(
+        {
+          method: "GET",
+          path: "/jobs",
+          query: { ...rest, ...(limit !== undefined ? { limit: String(limit) } : {}) },
+        },
+        answerShapes.jobPage,
+      );
     }) as SkyforgeClient<A>["list"],
     cancel: async (id) =>
-      object<JobView & { cancel: CancelOutcome }>({ method: "POST", path: `/jobs/${segment(id)}/cancel` }),
-    retry: async (id) => object<JobView>({ method: "POST", path: `/jobs/${segment(id)}/retry` }),
+      object<JobView & { cancel: CancelOutcome }>(
+        { method: "POST", path: `/jobs/${segment(id)}/cancel` },
+        answerShapes.cancelled,
+      ),
+    retry: async (id) =>
+      object<JobView>({ method: "POST", path: `/jobs/${segment(id)}/retry` }, answerShapes.job),
     queues: {
-      list: async () => (await object<{ items: QueueView[] }>({ method: "GET", path: "/queues" })).items,
-      pause: async (name) => object<QueueView>({ method: "POST", path: `/queues/${segment(name)}/pause` }),
-      resume: async (name) => object<QueueView>({ method: "POST", path: `/queues/${segment(name)}/resume` }),
+      list: async () =>
+        (await object<{ items: QueueView[] }>({ method: "GET", path: "/queues" }, answerShapes.queueList))
+          .items,
+      pause: async (name) =>
+        object<QueueView>({ method: "POST", path: `/queues/${segment(name)}/pause` }, answerShapes.queue),
+      resume: async (name) =>
+        object<QueueView>({ method: "POST", path: `/queues/${segment(name)}/resume` }, answerShapes.queue),
       update: async (name, patch) =>
-        object<QueueView>({ method: "PATCH", path: `/queues/${segment(name)}`, body: patch }),
+        object<QueueView>(
+          { method: "PATCH", path: `/queues/${segment(name)}`, body: patch },
+          answerShapes.queue,
+        ),
     },
     schedules: {
       list: async () =>
-        (await object<{ items: ScheduleView[] }>({ method: "GET", path: "/schedules" })).items,
+        (
+          await object<{ items: ScheduleView[] }>(
+            { method: "GET", path: "/schedules" },
+            answerShapes.scheduleList,
+          )
+        ).items,
       async put(name, schedule) {
         // The API checks a schedule's kind, payload and queue exactly as an enqueue of its job.
         refuseIfInvalid({
@@ -104,7 +120,10 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
           payload: schedule.payload ?? null,
           ...(schedule.queue !== undefined ? { queue: schedule.queue } : {}),
         });
-        return object<ScheduleView>({ method: "PUT", path: `/schedules/${segment(name)}`, body: schedule });
+        return object<ScheduleView>(
+          { method: "PUT", path: `/schedules/${segment(name)}`, body: schedule },
+          answerShapes.schedule,
+        );
       },
       async remove(name) {
         await call({ method: "DELETE", path: `/schedules/${segment(name)}` });
@@ -115,27 +134,32 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
         // Each child and the completion job pass the checks an enqueue of them would.
         for (const child of request.children) refuseIfInvalid(child);
         refuseIfInvalid(request.onComplete);
-        return object({ method: "POST", path: "/groups", body: request });
+        return object({ method: "POST", path: "/groups", body: request }, answerShapes.createdGroup);
       },
-      get: async (id) => object<GroupView>({ method: "GET", path: `/groups/${segment(id)}` }),
+      get: async (id) =>
+        object<GroupView>({ method: "GET", path: `/groups/${segment(id)}` }, answerShapes.group),
       children: async (id, query = {}) => {
         const { limit, ...rest } = query;
-        return object<GroupChildrenPage>({
-          method: "GET",
-          path: `/groups/${segment(id)}/children`,
-          query: { ...rest, ...(limit !== undefined ? { limit: String(limit) } : {}) },
-        });
+        return object<GroupChildrenPage>(
+          {
+            method: "GET",
+            path: `/groups/${segment(id)}/children`,
+            query: { ...rest, ...(limit !== undefined ? { limit: String(limit) } : {}) },
+          },
+          answerShapes.childrenPage,
+        );
       },
       async add(id, children, addOptions = {}) {
         for (const child of children) refuseIfInvalid(child);
-        return object<GroupView>({
-          method: "POST",
-          path: `/groups/${segment(id)}/children`,
-          body: { children, ...addOptions },
-        });
+        return object<GroupView>(
+          { method: "POST", path: `/groups/${segment(id)}/children`, body: { children, ...addOptions } },
+          answerShapes.group,
+        );
       },
-      seal: async (id) => object<GroupView>({ method: "POST", path: `/groups/${segment(id)}/seal` }),
-      cancel: async (id) => object<GroupView>({ method: "POST", path: `/groups/${segment(id)}/cancel` }),
+      seal: async (id) =>
+        object<GroupView>({ method: "POST", path: `/groups/${segment(id)}/seal` }, answerShapes.group),
+      cancel: async (id) =>
+        object<GroupView>({ method: "POST", path: `/groups/${segment(id)}/cancel` }, answerShapes.group),
     },
   };
 }

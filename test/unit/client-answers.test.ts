@@ -137,7 +137,19 @@ describe("answers", () => {
       transport: {
         send: async (r) => {
           sent.push(r);
-          return { status: 200, headers: {}, body: {} };
+          const job = {
+            id: ID,
+            kind: "echo",
+            queue: "default",
+            status: "queued",
+            attempts: 0,
+            maxAttempts: 3,
+          };
+          return {
+            status: 200,
+            headers: {},
+            body: { ...job, createdAt: "2026-01-01T00:00:00.000Z", runAt: "2026-01-01T00:00:00.000Z" },
+          };
         },
       },
     });

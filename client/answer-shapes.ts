@@ -1,0 +1,92 @@
+import * as z from "zod";
+import { clip, SkyforgeTransportError } from "./errors.ts";
+
+/**
+ * The shape of each success the client hands on: the fields its types promise, checked before a
+ * caller reads them. A 2xx in another shape (a proxy's or a captive portal's JSON, a stub on the
+ * wrong port, a different service) is not the API's answer: a SkyforgeTransportError naming what
+ * is wrong, never a TypeError deep in a caller (the CLI's tables) or a job of `undefined` fields.
+ * Loose: the API may add fields; only what is promised is checked, and payloads are not walked.
+ */
+
+const job = z.looseObject({
+  id: z.string(),
+  kind: z.string(),
+  queue: z.string(),
+  status: z.string(),
+  attempts: z.number(),
+  maxAttempts: z.number(),
+  createdAt: z.string(),
+  runAt: z.string(),
+  lastError: z.string().optional(),
+  uniqueKey: z.string().optional(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+});
+
+const queue = z.looseObject({ name: z.string(), paused: z.boolean() });
+
+const schedule = z.looseObject({
+  name: z.string(),
+  cron: z.string().optional(),
+  timezone: z.string().optional(),
+  kind: z.string().optional(),
+  queue: z.string().optional(),
+  enabled: z.boolean().optional(),
+  nextRunAt: z.string().optional(),
+  source: z.string().optional(),
+  lastError: z.string().optional(),
+});
+
+const count = z.number();
+const group = z.looseObject({
+  id: z.string(),
+  status: z.string(),
+  failure: z.string(),
+  counts: z.looseObject({ total: count, pending: count, done: count, dead: count, cancelled: count }),
+  completionJobId: z.string().optional(),
+});
+
+const page = <T extends z.ZodType>(item: T) =>
+  z.looseObject({ items: z.array(item), cursor: z.string().optional() });
+
+export const answerShapes = {
+  job,
+  enqueued: job.extend({ duplicate: z.boolean() }),
+  cancelled: job.extend({ cancel: z.string() }),
+  jobPage: page(job),
+  batch: z.looseObject({
+    results: z.array(
+      z.looseObject({ index: z.number(), id: z.string().optional(), duplicate: z.boolean().optional() }),
+    ),
+  }),
+  queue,
+  queueList: z.looseObject({ items: z.array(queue) }),
+  schedule,
+  scheduleList: z.looseObject({ items: z.array(schedule) }),
+  group,
+  createdGroup: group.extend({ duplicate: z.boolean() }),
+  childrenPage: page(z.looseObject({ id: z.string(), status: z.string(), lastError: z.string().optional() })),
+} as const;
+
+export type AnswerShape = (typeof answerShapes)[keyof typeof answerShapes];
+
+/**
+ * `body` when it has the answer's shape; else a transport error naming the request, the first field
+ * that is wrong, and (clipped) what came back.
+ */
+export function checkAnswer(
+  request: { method: string; path: string },
+  status: number,
+  body: unknown,
+  shape: AnswerShape,
+): unknown {
+  const checked = shape.safeParse(body);
+  if (checked.success) return body;
+  const issue = checked.error.issues[0];
+  const where = issue?.path.length ? issue.path.join(".") : "the answer";
+  throw new SkyforgeTransportError(
+    `${request.method} ${request.path} answered something that is not the skyforge API's answer (${where}: ${issue?.message ?? "unexpected"}): ${clip(JSON.stringify(body) ?? "nothing")}`,
+    { status, body },
+  );
+}
