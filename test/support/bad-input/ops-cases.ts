@@ -125,19 +125,22 @@ const saved: BadExpect = { status: [200, 201] };
 const fieldAnswers: Record<string, (n: OddString) => BadExpect> = {
   cron: () => invalid,
   timezone: () => invalid,
-  kind: (n) => (n === "empty" || n === "huge" ? invalid : unknownKind),
+  kind: (n) => (n === "empty" ? invalid : unknownKind),
   queue: () => invalid,
   misfire: () => invalid,
-  // Schedules allow 8 KB of payload.
-  payload: (n) => (n === "huge" ? invalid : saved),
+  // Schedules allow 8 KB of payload (a huge one is over the body cap, above).
+  payload: () => saved,
 };
+
+/** A 100 000-character field makes a body over PUT /schedules's 64 KiB cap: refused before it is parsed. */
+const tooLarge: BadExpect = { status: 413, code: "payload_too_large" };
 
 const scheduleCases: BadCase[] = [
   ...Object.entries(fieldAnswers).flatMap(([field, answer]) =>
     oddNames.map((n, i) => ({
       name: `PUT /schedules/{name} ${field}: ${n}`,
       request: put(`odd-${field}-${i}`, { ...base, [field]: oddStrings[n] }),
-      expect: answer(n),
+      expect: n === "huge" ? tooLarge : answer(n),
     })),
   ),
   ...oddNames
