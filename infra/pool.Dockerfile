@@ -34,13 +34,16 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-# Owned by root and not writable by the task's user: the pool and its children cannot rewrite
-# their own code. Child argv paths (children/…) resolve against the working directory, /app.
+# Owned by root: the children, each a user of its own, cannot rewrite their code or the pool's.
+# Child argv paths (children/…) resolve against the working directory, /app.
 COPY --from=build /app/dist/pool.mjs ./dist/pool.mjs
 COPY children ./children
 ENV NODE_ENV=production
-# The unprivileged user the node image ships (uid 1000); neither the pool nor its children need root.
-USER node
+# The pool runs as root so that it can start each child as a user of its own (a numeric uid with
+# no capabilities and no new privileges: lib/pool/child-users.ts). A child then can't read the
+# pool's environment (the task role's credentials endpoint) or another child's memory. The task
+# definition drops every capability but the five that takes (lib/infra/pool-capabilities.ts).
+USER root
 # ECS sends SIGTERM on stop, then SIGKILL after the task's stopTimeout (30 s by default, 120 s at
 # most). The pool drains its running jobs for SKYFORGE_POOL_DRAIN_SECONDS (25 by default) after
 # SIGTERM: keep that under stopTimeout, or the drain is cut short by the SIGKILL.

@@ -1,4 +1,5 @@
 import { tierOf } from "../lib/app/queue-declaration";
+import { withPoolPrivileges } from "../lib/infra/pool-capabilities";
 import { poolScaling, stepAdjustments } from "../lib/infra/pool-scaling";
 import { pascalCase } from "../lib/infra/resource-names";
 import { permissionsFor } from "./permissions";
@@ -32,6 +33,10 @@ export const pool = new sst.aws.Service("Pool", {
     SKYFORGE_QUEUE_URLS: queueUrls,
     // Under the task's 30 s stop timeout: running jobs get 25 s after SIGTERM, the rest are handed back.
     SKYFORGE_POOL_DRAIN_SECONDS: "25",
+    // Each child runs as a user of its own, without capabilities; a task that can't do that doesn't
+    // start (exit 78) rather than run children that could read its credentials (lib/pool/child-users.ts).
+    // Under `sst dev` the pool runs on your machine, as npm start does: there it prefers it.
+    ...($dev ? {} : { SKYFORGE_POOL_CHILD_USERS: "required" }),
     ...poolConfigEnv,
   },
   logging: { retention: "1 month" },
@@ -46,6 +51,11 @@ export const pool = new sst.aws.Service("Pool", {
     },
     executionRole: (args) => {
       args.inlinePolicies = [];
+    },
+    // The pool runs as root with only the capabilities that switching its children's users takes;
+    // every other one Docker grants is dropped (lib/infra/pool-capabilities.ts says why root).
+    taskDefinition: (args) => {
+      args.containerDefinitions = $output(args.containerDefinitions).apply(withPoolPrivileges);
     },
     // SST turns ECS Exec on for every service: off, so no one opens a shell in a running task.
     service: (args) => {

@@ -61,6 +61,11 @@ export function unlaunchableKinds(
   return refused;
 }
 
+/** util-linux's setpriv on `path`, on Linux; undefined where it is missing. */
+export function findSetpriv(platform: NodeJS.Platform, path: string | undefined): string | undefined {
+  return platform === "linux" ? findProgram("setpriv", { cwd: "/", path }) : undefined;
+}
+
 /**
  * The argv prefix that has the kernel kill a child the moment the process that started it dies,
  * even by SIGKILL: util-linux's `setpriv --pdeathsig KILL` (Linux; Debian and node:24-slim have
@@ -69,7 +74,28 @@ export function unlaunchableKinds(
  * finds its parent gone (stdin closed, parent pid changed), which only a well-behaved child heeds.
  */
 export function dieWithParentPrefix(platform: NodeJS.Platform, path: string | undefined): string[] {
-  if (platform !== "linux") return [];
-  const setpriv = findProgram("setpriv", { cwd: "/", path });
+  const setpriv = findSetpriv(platform, path);
   return setpriv ? [setpriv, "--pdeathsig", "KILL", "--"] : [];
+}
+
+/**
+ * The argv prefix that runs a child as `uid` (and gid `uid`, no supplementary groups), with no
+ * capability left in any set, no way to gain one back (no new privileges: setuid binaries and file
+ * capabilities give nothing), and the parent-death signal, which setpriv sets after switching, so
+ * the switch doesn't clear it. Another uid than the pool's and its siblings': the kernel then
+ * refuses the child /proc/<pid>/environ and /proc/<pid>/mem of those processes.
+ */
+export function asChildUserPrefix(setpriv: string, uid: number): string[] {
+  return [
+    setpriv,
+    `--reuid=${uid}`,
+    `--regid=${uid}`,
+    "--clear-groups",
+    "--no-new-privs",
+    "--inh-caps=-all",
+    "--bounding-set=-all",
+    "--pdeathsig",
+    "KILL",
+    "--",
+  ];
 }

@@ -4,6 +4,7 @@ import { childEnvironment } from "./child-environment.ts";
 import { ChildGroup } from "./child-group.ts";
 import { dieWithParentPrefix } from "./child-program.ts";
 import type { ChildSlot } from "./child-slot.ts";
+import type { ChildUsers } from "./child-users.ts";
 import type { PoolObserver } from "./pool-observer.ts";
 import { WarmChild } from "./warm-child.ts";
 
@@ -13,6 +14,8 @@ export interface PoolChildrenOptions {
   baseEnv: Readonly<Record<string, string | undefined>>;
   cwd: string;
   childLauncher?: readonly string[];
+  /** Children as users of their own (child-users.ts); without them, they run as the pool's user. */
+  users?: ChildUsers;
   log: Log;
   observer: PoolObserver;
 }
@@ -26,22 +29,29 @@ export class PoolChildren {
   private readonly groups = new Map<string, ChildGroup>();
   private readonly waiters = new Map<string, ((child: WarmChild | undefined) => void)[]>();
 
+  /** Where children run as users of their own; undefined where they run as the pool's. */
+  private readonly users: ChildUsers | undefined;
+
   constructor(private readonly options: PoolChildrenOptions) {
     // Looked up once: every child of this pool is spawned the same way.
     const via = options.childLauncher ?? dieWithParentPrefix(process.platform, options.baseEnv.PATH);
-    const inherited = childEnvironment(options.baseEnv);
+    const users = options.users;
+    this.users = users;
     for (const spec of options.kinds) {
-      const launch = {
-        kind: spec.name,
-        argv: spec.argv,
-        env: { ...inherited, ...spec.env },
-        cwd: spec.cwd ?? options.cwd,
-        via,
+      const launch = { kind: spec.name, argv: spec.argv, cwd: spec.cwd ?? options.cwd };
+      const spawnChild = (onExit: (child: WarmChild) => void) => {
+        if (!users) {
+          const env = childEnvironment(options.baseEnv, spec.env);
+          return new WarmChild({ ...launch, env, via }, options.log, onExit);
+        }
+        const user = users.acquire();
+        const env = childEnvironment(options.baseEnv, spec.env, user);
+        return new WarmChild({ ...launch, env, via: user.via }, options.log, (child) => {
+          users.release(user);
+          onExit(child);
+        });
       };
-      this.groups.set(
-        spec.name,
-        new ChildGroup(spec.name, spec, (onExit) => new WarmChild(launch, options.log, onExit)),
-      );
+      this.groups.set(spec.name, new ChildGroup(spec.name, spec, spawnChild));
     }
   }
 
@@ -100,5 +110,6 @@ export class PoolChildren {
 
   async stopAll(graceMs: number): Promise<void> {
     await Promise.all([...this.groups.values()].map((g) => g.stopAll(graceMs)));
+    this.users?.dispose();
   }
 }

@@ -1,12 +1,13 @@
 import type { PoolKindSpec } from "../app/pool-kind.ts";
 import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import type { Timers } from "../batching/key-batches.ts";
+import type { ChildUserSettings } from "./child-users.ts";
 
 export interface PoolRunnerOptions {
   kinds: readonly PoolKindSpec[];
   /** The pool-tier queues this process long-polls. */
   queues: readonly QueueDeclaration[];
-  /** The pool's own environment; children get it without credentials or skyforge settings. */
+  /** The pool's own environment; children get only PATH, HOME, LANG, TZ and TMPDIR of it (child-environment.ts). */
   baseEnv: Readonly<Record<string, string | undefined>>;
   /** Where children run unless their kind names a `cwd`. */
   cwd: string;
@@ -23,6 +24,12 @@ export interface PoolRunnerOptions {
    * Linux has it, so every child dies with the pool even when the pool is SIGKILLed (child-program.ts).
    */
   childLauncher?: readonly string[];
+  /**
+   * Children as users of their own, with no capabilities (child-users.ts): the Fargate task requires
+   * it, `npm start` prefers it. Without it (tests that share files with their children), children
+   * run as the pool's own user.
+   */
+  childUsers?: ChildUserSettings;
   /** The batch kinds' wait timers (maxWaitSeconds); real ones by default, a manual clock in tests. */
   timers?: Timers;
 }

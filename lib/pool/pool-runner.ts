@@ -16,6 +16,7 @@ import { getQueueState } from "../store/queue-state.ts";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
 import { unlaunchableKinds } from "./child-program.ts";
 import { type ChildSlot, slots } from "./child-slot.ts";
+import { childUsersFor } from "./child-users.ts";
 import { type InFlight, InFlightWork } from "./in-flight.ts";
 import { Intake, type Waiting } from "./intake.ts";
 import { runKeyCall } from "./key-call.ts";
@@ -61,7 +62,10 @@ export class PoolRunner {
     private readonly options: PoolRunnerOptions,
   ) {
     this.processor = new RecordProcessor(deps);
-    this.refused = unlaunchableKinds(options.kinds, options.baseEnv, options.cwd);
+    // Programs are looked up on the PATH the children get (as users of their own, a narrower one).
+    const users = options.childUsers && childUsersFor(options.childUsers, options.baseEnv.PATH, deps.log);
+    const childPath = users ? { ...options.baseEnv, PATH: users.path } : options.baseEnv;
+    this.refused = unlaunchableKinds(options.kinds, childPath, options.cwd);
     for (const reason of this.refused.values()) {
       deps.log.error(`${reason}; the pool refuses the kind, and its jobs wait in the queue`, {});
     }
@@ -92,6 +96,7 @@ export class PoolRunner {
       baseEnv: options.baseEnv,
       cwd: options.cwd,
       ...(options.childLauncher ? { childLauncher: options.childLauncher } : {}),
+      ...(users ? { users } : {}),
       log: deps.log,
       observer: this.observer,
     });

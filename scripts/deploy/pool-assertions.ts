@@ -1,15 +1,21 @@
 import { app } from "../../app/index.ts";
 import { poolKinds } from "../../infra/pool-config.ts";
 import { tierOf } from "../../lib/app/queue-declaration.ts";
+import {
+  POOL_CAPABILITIES,
+  POOL_DROPPED_CAPABILITIES,
+  type PoolContainerPrivileges,
+} from "../../lib/infra/pool-capabilities.ts";
 import { poolScaling, stepAdjustments } from "../../lib/infra/pool-scaling.ts";
 import { pascalCase } from "../../lib/infra/resource-names.ts";
 import type { RecordedResource } from "./pulumi-mocks.ts";
-import { arnOf, type StageResources, taskContainers } from "./stage-resources.ts";
+import { arnOf, type StageResources, type TaskContainer, taskContainers } from "./stage-resources.ts";
 
 /**
  * The Fargate pool as SST registered it: an arm64 task from infra/pool.Dockerfile with separate
  * roles, no task at rest, step scaling on the backlog of the queues it serves, and a drain that fits
- * in the stop timeout. Under `sst dev` none of it is deployed: the pool runs locally, as SST's
+ * in the stop timeout, a container that runs as root with only the capabilities that starting each
+ * child as a user of its own takes, and requires it. Under `sst dev` none of it is deployed: the pool runs locally, as SST's
  * DevCommand (its command is checked in test/e2e/infra-real.test.ts, which can see component outputs).
  */
 
@@ -64,6 +70,38 @@ function taskFailures(stage: StageResources, task: RecordedResource): string[] {
         `the pool drains ${drain} s, which must leave ${HAND_BACK_SECONDS} s of the ${stop} s stop timeout`,
       );
     }
+  }
+  failures.push(...privilegeFailures(task));
+  return failures;
+}
+
+/**
+ * The pool's privileges: root with every default capability but the five it needs dropped, none
+ * added, and the setting that makes the pool refuse to run a child as itself.
+ */
+function privilegeFailures(task: RecordedResource): string[] {
+  const failures: string[] = [];
+  const containers = taskContainers(task) as (TaskContainer & PoolContainerPrivileges)[];
+  for (const c of containers) {
+    const users = c.environment?.find((e) => e.name === "SKYFORGE_POOL_CHILD_USERS")?.value;
+    if (users !== "required") {
+      failures.push(
+        `the pool task sets SKYFORGE_POOL_CHILD_USERS=${users}; its children must run as users of their own`,
+      );
+    }
+    if (c.user !== "0")
+      failures.push(
+        `the pool container runs as user ${c.user}; it must be root to switch its children's users`,
+      );
+    const caps = c.linuxParameters?.capabilities;
+    const kept = POOL_DROPPED_CAPABILITIES.filter((cap) => !caps?.drop?.includes(cap));
+    if (kept.length > 0)
+      failures.push(`the pool container keeps capabilities it doesn't need: ${kept.join(", ")}`);
+    const lost = POOL_CAPABILITIES.filter((cap) => caps?.drop?.includes(cap) || caps?.drop?.includes("ALL"));
+    if (lost.length > 0)
+      failures.push(`the pool container drops ${lost.join(", ")}, which it needs to switch users`);
+    if ((caps?.add ?? []).length > 0)
+      failures.push(`the pool container adds capabilities: ${caps?.add?.join(", ")}`);
   }
   return failures;
 }

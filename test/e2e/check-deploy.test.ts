@@ -135,6 +135,20 @@ describe("check:deploy on SST's own components", () => {
     );
   }, 60_000);
 
+  test("a pool task left with Docker's default capabilities and user fails", async () => {
+    const failures = await failuresAfter(
+      "infra/pool.ts",
+      "args.containerDefinitions = $output(args.containerDefinitions).apply(withPoolPrivileges);",
+      "void withPoolPrivileges;",
+    );
+    expect(failures).toContainEqual(
+      expect.stringMatching(
+        /the pool container keeps capabilities it doesn't need: AUDIT_WRITE, DAC_OVERRIDE/,
+      ),
+    );
+    expect(failures).toContainEqual(expect.stringMatching(/the pool container runs as user undefined/));
+  }, 60_000);
+
   test("a visibility that covers the worker's timeout but not its batching window and init fails", async () => {
     const failures = await failuresAfter(
       "infra/queues.ts",

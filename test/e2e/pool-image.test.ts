@@ -17,6 +17,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
+import { POOL_CAPABILITIES } from "../../lib/infra/pool-capabilities.ts";
+import { DEFAULT_CHILD_UIDS } from "../../lib/pool/child-users.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import {
@@ -36,23 +38,18 @@ import { appEngine } from "../support/app-engine.ts";
 import { copyProblems, type ReplayedStage, replayStage } from "../support/docker-context.ts";
 import { type Instruction, parseCommand, parseDockerfile, type Stage } from "../support/dockerfile.ts";
 import { CapturingLog } from "../support/pool-harness.ts";
-import {
-  AS_UNPRIVILEGED,
-  asUnprivileged,
-  pythonForUnprivileged,
-  UNPRIVILEGED,
-  uidOf,
-} from "../support/unprivileged.ts";
+import { asUnprivileged, pythonForUnprivileged, UNPRIVILEGED, uidOf } from "../support/unprivileged.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
  * infra/pool.Dockerfile, checked without a Docker engine. The Dockerfile itself is the input: its
  * COPY sources are checked against the build context, its stages are replayed into a temp dir (the
  * build stage's esbuild RUN line run as written, with the project's esbuild; the runtime stage's
- * /app laid out by its COPY lines, owned by root and unwritable), and its CMD is run there as an
- * unprivileged user (uid 65534) against the emulators: it serves every demo child and drains on
- * SIGTERM. What stays unproven here: the base images, the apt-get step (the host's python3 stands
- * in for it) and the arm64 build.
+ * /app laid out by its COPY lines, owned by root and unwritable), and its CMD is run there as the
+ * task runs it: root with only the capabilities the task definition leaves (lib/infra/
+ * pool-capabilities.ts) and the task's SKYFORGE_POOL_CHILD_USERS=required, against the emulators:
+ * it serves every demo child, each as a user of its own, and drains on SIGTERM. What stays unproven
+ * here: the base images, the apt-get step (the host's python3 stands in for it) and the arm64 build.
  */
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DOCKERFILE = join(ROOT, "infra/pool.Dockerfile");
@@ -68,6 +65,24 @@ const operatorPoolConfig = JSON.stringify({
 });
 
 const stages = parseDockerfile(readFileSync(DOCKERFILE, "utf8"));
+
+/**
+ * Runs the rest of an argv as root with only the pool task's capabilities, as ECS starts the
+ * container once the task definition has dropped the others; it dies if the test process does.
+ */
+const AS_POOL_TASK = [
+  "setpriv",
+  "--inh-caps=-all",
+  `--bounding-set=-all,${POOL_CAPABILITIES.map((c) => `+${c.toLowerCase()}`).join(",")}`,
+  "--pdeathsig",
+  "KILL",
+  "--",
+];
+/** CapEff of a process holding exactly the pool task's capabilities (CHOWN 0, KILL 5, SETGID 6, SETUID 7, SETPCAP 8). */
+const POOL_TASK_CAP_EFF = "00000000000001e1";
+const capEff = (pid: number) => /^CapEff:\s+(\S+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+const inChildRange = (uid: number) =>
+  uid >= DEFAULT_CHILD_UIDS.firstUid && uid < DEFAULT_CHILD_UIDS.firstUid + DEFAULT_CHILD_UIDS.uidCount;
 
 describe("infra/pool.Dockerfile's COPY steps", () => {
   it("find every source: in the build context (not .dockerignored), or written by the stage they name", () => {
@@ -125,7 +140,7 @@ const sha256Rounds = (text: string, rounds: number) => {
   return digest.toString("hex");
 };
 
-describe("the pool image, replayed: its CMD as an unprivileged user in a read-only /app", () => {
+describe("the pool image, replayed: its CMD as the task runs it, in a read-only /app", () => {
   let dir: string | undefined;
   let emu: Emulators | undefined;
   let pool: PoolProcess | undefined;
@@ -206,14 +221,16 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
     const argv = "argv" in cmd ? cmd.argv : ["/bin/sh", "-c", cmd.shell];
     pool = startPoolProcess({
       // env -C: the container's WORKDIR, where the pool resolves its children's paths.
-      command: [...AS_UNPRIVILEGED, "env", "-C", appDir, ...argv],
+      command: [...AS_POOL_TASK, "env", "-C", appDir, ...argv],
       // The container's environment, not the test's: the project's Node 24 and a python3 first on
-      // PATH, then the system's (setpriv for the children), no HOME, the stage's ENV.
+      // PATH, then the system's (setpriv for the children), no HOME, the stage's ENV, and what the
+      // task definition sets (infra/pool.ts) that matters here.
       baseEnv: {
         PATH: `${nodeDir}:${python.dir}:/usr/bin:/bin`,
         HOME: "/nonexistent",
         ...runtime.env,
         SKYFORGE_POOL_CONFIG: OPERATOR_POOL_FILE,
+        SKYFORGE_POOL_CHILD_USERS: "required",
       },
       endpoints: { dynamodb: emu.dynamodb.endpoint, sqs: emu.sqs.endpoint },
       table,
@@ -243,11 +260,11 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
     }
   });
 
-  it("starts from the bundle as uid 65534 in an unwritable /app, serving every kind (none refused)", async ({
+  it("starts from the bundle as root with only the task's capabilities, in an unwritable /app, serving every kind (none refused)", async ({
     annotate,
   }) => {
-    expect(runtime.user).toBeDefined();
-    expect(["root", "0"]).not.toContain(runtime.user);
+    // Root, so that it may start each child as a user of its own; the task definition drops the rest.
+    expect(runtime.user).toBe("root");
     const started = poolLog().find((l) => l.message === "pool started");
     expect(started, poolOutput()).toBeDefined();
     expect(started?.refused).toEqual([]);
@@ -255,7 +272,8 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
     expect(started?.kinds).toHaveLength(app.poolKinds.length + 1);
 
     const pid = pool?.pid as number;
-    expect(uidOf(pid)).toBe(UNPRIVILEGED);
+    expect(uidOf(pid)).toBe(0);
+    expect(capEff(pid)).toBe(POOL_TASK_CAP_EFF);
     expect(readlinkSync(`/proc/${pid}/cwd`)).toBe(appDir);
     for (const path of walk(appDir)) {
       expect(statSync(path).uid, path).toBe(0);
@@ -267,11 +285,12 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
     );
   });
 
-  it("serves one job per demo child, each child run as uid 65534 in /app", async () => {
+  it("serves one job per demo child, each child run as a user of its own, without capabilities, in /app", async () => {
     const runtimes: Record<string, string> = {
       node: `node ${nodeVersion}`,
       python3: `python ${python.version}`,
     };
+    const uids = new Set<number>();
     const jobs = await Promise.all(
       app.poolKinds.map(async (kind) => {
         const text = `image ${kind.name}`;
@@ -297,9 +316,14 @@ describe("the pool image, replayed: its CMD as an unprivileged user in a read-on
       expect(result.sha256).toBe(sha256Rounds(text, 1000));
       expect(result.runtime).toBe(runtimes[kind.argv[0] as string]);
       // The child stays warm after its job: it is still there to look at.
-      expect(uidOf(result.pid)).toBe(UNPRIVILEGED);
+      const uid = uidOf(result.pid);
+      expect(inChildRange(uid), `uid ${uid}`).toBe(true);
+      uids.add(uid);
+      expect(capEff(result.pid)).toBe("0000000000000000");
       expect(readlinkSync(`/proc/${result.pid}/cwd`)).toBe(appDir);
     }
+    // A user per child: no two children share one.
+    expect(uids.size).toBe(jobs.length);
   }, 45_000);
 
   it("drains on SIGTERM: the job that fits the deadline finishes, the other is handed back, exit 0", async ({

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -56,6 +56,9 @@ beforeAll(async () => {
     },
   });
   dir = mkdtempSync(join(tmpdir(), "skyforge-pool-"));
+  // The pool runs its children as users of their own (root here): they write their marker and
+  // journal here, so anyone may.
+  chmodSync(dir, 0o777);
   const config = join(dir, "pool.json");
   writeFileSync(config, configText);
   poolEnv = { ...process.env, SKYFORGE_POOL_CONFIG: config };
@@ -132,15 +135,20 @@ describe("the pool process", () => {
     const pool: PoolProcess = startPool(log);
     const journal = join(dir, "journal");
     const marker = join(dir, "hung");
+    // The children after the restart are other users than the first: all of them append to it.
+    writeFileSync(journal, "");
+    chmodSync(journal, 0o666);
     const { job } = await engine.producer.enqueue({
       kind: "scripted",
       payload: { act: "hang-once", marker, journal },
     });
     const runs = () =>
-      (existsSync(journal) ? readFileSync(journal, "utf8").trim().split("\n") : []).map((line) => {
-        const [event, id, attempt, pid, at] = line.split(" ");
-        return { event, id, attempt: Number(attempt), pid: Number(pid), at: Number(at) };
-      });
+      (existsSync(journal) ? readFileSync(journal, "utf8").trim().split("\n").filter(Boolean) : []).map(
+        (line) => {
+          const [event, id, attempt, pid, at] = line.split(" ");
+          return { event, id, attempt: Number(attempt), pid: Number(pid), at: Number(at) };
+        },
+      );
     const first = await waitFor(async () => runs()[0], "the job to start on a child", 30_000);
     expect((await getJob(engine.store, job.id))?.status).toBe("running");
 

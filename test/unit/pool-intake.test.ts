@@ -92,16 +92,27 @@ describe("Intake: the pool takes only what its children can start", () => {
 });
 
 describe("what children inherit", () => {
-  test("no AWS credentials, no ECS metadata, no skyforge settings; the rest passes through", () => {
-    const env = childEnvironment({
-      PATH: "/usr/bin",
-      LANG: "C.UTF-8",
-      AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: "/v2/credentials/x",
-      AWS_ACCESS_KEY_ID: "AKIA",
-      ECS_CONTAINER_METADATA_URI_V4: "http://169.254.170.2/v4/x",
-      SKYFORGE_TABLE: "jobs",
-    });
-    expect(env).toEqual({ PATH: "/usr/bin", LANG: "C.UTF-8" });
+  test("only PATH, HOME, LANG, TZ and TMPDIR of the pool's environment, then the kind's env", () => {
+    const env = childEnvironment(
+      {
+        PATH: "/usr/bin",
+        LANG: "C.UTF-8",
+        AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: "/v2/credentials/x",
+        AWS_ACCESS_KEY_ID: "AKIA",
+        AWS_PROFILE: "admin",
+        ECS_CONTAINER_METADATA_URI_V4: "http://169.254.170.2/v4/x",
+        SKYFORGE_TABLE: "jobs",
+        GITHUB_TOKEN: "ghp_x",
+        NODE_OPTIONS: "--require /tmp/x.js",
+      },
+      { BOOT_DELAY_MS: "0" },
+    );
+    expect(env).toEqual({ PATH: "/usr/bin", LANG: "C.UTF-8", BOOT_DELAY_MS: "0" });
+  });
+
+  test("a child with a home of its own gets it as HOME and TMPDIR", () => {
+    const env = childEnvironment({ PATH: "/bin", HOME: "/root", TMPDIR: "/tmp" }, {}, { home: "/tmp/c/7" });
+    expect(env).toEqual({ PATH: "/bin", HOME: "/tmp/c/7", TMPDIR: "/tmp/c/7" });
   });
 });
 
