@@ -8,9 +8,11 @@ export const LEASE_MS = LEASE_SECONDS * 1000;
 /**
  * The batch queue's lease in the copy. After a kill a gathering batch comes back within its
  * 2 s window plus one hold (lease + 1 s), then gathers for another window and waits for the kind's
- * 1 s: 2 × lease must cover 2 + (lease + 1) + 2 + 1, so the lease is at least 6 s.
+ * 1 s: 2 × lease must cover 2 + (lease + 1) + 2 + 1, so the lease is at least 6 s. A call killed
+ * mid-run holds its items and its key's slot for a lease, and a delivery that finds the key's slots
+ * taken tries again 2 s later (and gathers again): 12 s leaves those their room.
  */
-export const BATCH_LEASE_SECONDS = 8;
+export const BATCH_LEASE_SECONDS = 12;
 export const BATCH_LEASE_MS = BATCH_LEASE_SECONDS * 1000;
 /** The observer's Lambda-tier kind (queue "default"), its batch kind (queue "batch") and its pool kind (queue "heavy"). */
 export const LAMBDA_KIND = "observe";
@@ -79,7 +81,7 @@ export const observeBatch = defineBatchKind({
   maxAttempts: 5,
   timeoutSeconds: 120,
   key: (payload) => payload.key,
-  batch: { maxSize: 50, maxWaitSeconds: 1, policy: "duration" },
+  batch: { maxSize: 50, maxWaitSeconds: 1, policy: "duration", maxKeyConcurrency: 4 },
   handler: async (items, ctx) => {
     for (const item of items) note("start", item.id, item.attempt);
     const ms = Math.max(...items.map((item) => item.payload.ms));

@@ -59,6 +59,8 @@ export class FaultStack {
         SKYFORGE_POOL_CONFIG: copy.poolConfig,
         FAULT_OBSERVER_LOG: logPath,
         SKYFORGE_TICK_SECONDS: "5",
+        // FAULT_LOG_LEVEL=INFO (or DEBUG) keeps the stack's log lines in a failed scenario's evidence.
+        LOG_LEVEL: process.env.FAULT_LOG_LEVEL ?? "WARN",
         // Each scenario's own, empty at first: a restart finds the state the killed stack left.
         SKYFORGE_DATA_DIR: dataDir,
       },
