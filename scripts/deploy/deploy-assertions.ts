@@ -1,7 +1,7 @@
 import { app } from "../../app/index.ts";
 import { lambdaArchitecture, lambdaRuntime, nodejsBuild } from "../../infra/function-defaults.ts";
 import { API_ROUTE_KEYS } from "../../lib/api/route-keys.ts";
-import { tierOf, visibilityTimeoutSeconds } from "../../lib/app/queue-declaration.ts";
+import { LAMBDA_INIT_SECONDS, tierOf, visibilityTimeoutSeconds } from "../../lib/app/queue-declaration.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { statusIndex, ttlAttribute } from "../../lib/store/table.ts";
 import { claimsBucketFailures } from "./claims-assertions.ts";
@@ -135,10 +135,12 @@ function eventSourceAndQueueFailures(stage: StageResources): string[] {
         `queue ${q.name}: the worker times out after ${timeout} s, declared ${q.workerTimeoutSeconds} s`,
       );
     }
+    // Lambda refuses a mapping whose function outlives the visibility; the window and the init come first.
     const visibility = Number(queue.inputs.visibilityTimeoutSeconds);
-    if (!(visibility >= 6 * timeout)) {
+    const needed = timeout + Math.ceil(q.batchWindowSeconds) + LAMBDA_INIT_SECONDS;
+    if (!(visibility >= needed)) {
       failures.push(
-        `queue ${q.name}: visibility ${visibility} s is under 6 × the worker's ${timeout} s timeout`,
+        `queue ${q.name}: visibility ${visibility} s is under the worker's ${timeout} s timeout + its ${q.batchWindowSeconds} s batching window + ${LAMBDA_INIT_SECONDS} s of init`,
       );
     }
   }
