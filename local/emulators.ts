@@ -142,8 +142,8 @@ export interface ProvisionedQueue {
 }
 
 /**
- * Creates each declared queue and its DLQ with the same settings infra gives them (visibility 6x
- * the worker timeout, redrive at maxReceiveCount, 14 days' retention). `prefix` keeps parallel tests
+ * Creates each declared queue and its DLQ with the same settings infra gives them (visibility covering
+ * the worker timeout, its batching window and an init; redrive at maxReceiveCount, 14 days' retention). `prefix` keeps parallel tests
  * apart. A queue that already exists (a kept data directory) gets the declared settings applied, so
  * a changed declaration takes effect on the next start and its messages stay.
  */

@@ -50,7 +50,7 @@ export interface LocalStackOptions {
   port?: number;
   clock?: Clock;
   log?: Log;
-  /** Shorter than the declared 6x-timeout visibility, so a crashed run is retried quickly in tests. */
+  /** Shorter than the declared visibility (timeout + window + 10 s), so a crashed run is retried quickly in tests. */
   visibilityTimeoutSeconds?: number;
   /** Lets a caller add SDK middleware (the bench counts requests) before anything is sent. */
   instrument?: (clients: { dynamodb: DynamoDBClient; sqs: SQSClient; s3: S3Client }) => void;
