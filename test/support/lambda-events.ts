@@ -68,7 +68,8 @@ export interface HttpRequest {
   path: string;
   /**
    * The declared route it matched ("/jobs/{id}"); by default the one API Gateway would match. It
-   * invokes nothing for a path no route names (there is no `$default` route), so neither does this.
+   * invokes nothing for a path no route names (there is no `$default` route), so neither does this,
+   * unless asked for "$default" (a hand-made event: the function must run no route for it).
    */
   route?: string;
   query?: string;
@@ -87,7 +88,12 @@ export function httpApiEvent(req: HttpRequest, now = new Date()): APIGatewayProx
   const found = req.route ? undefined : apiRouteMatcher.find(method, req.path);
   if (!req.route && !found)
     throw new Error(`no route takes ${method} ${req.path}: API Gateway would invoke nothing`);
-  const routeKey = req.route ? `${method} ${req.route}` : (found?.routeKey as string);
+  const routeKey =
+    req.route === "$default"
+      ? "$default"
+      : req.route
+        ? `${method} ${req.route}`
+        : (found?.routeKey as string);
   const apiId = "a1b2c3d4e5";
   const domainName = `${apiId}.execute-api.${TEST_REGION}.amazonaws.com`;
   const body = req.json === undefined ? undefined : Buffer.from(JSON.stringify(req.json)).toString("base64");
@@ -113,7 +119,7 @@ export function httpApiEvent(req: HttpRequest, now = new Date()): APIGatewayProx
     joined.set(name, before === undefined ? value : `${before},${value}`);
   }
   const route = routeKey.slice(routeKey.indexOf(" ") + 1);
-  const pathParameters = pathParametersOf(route, req.path);
+  const pathParameters = req.route === "$default" ? undefined : pathParametersOf(route, req.path);
   return {
     version: "2.0",
     routeKey,
