@@ -229,13 +229,16 @@ export function childUsersFor(
   const refusal =
     process.platform !== "linux"
       ? `${process.platform} has no setpriv`
-      : switchRefusal({
+      : (switchRefusal({
           setpriv,
           status: read("/proc/self/status"),
           uidMap: read("/proc/self/uid_map"),
           firstUid: settings.firstUid,
           uidCount: settings.uidCount,
-        });
+        }) ??
+        (othersCanSearch(settings.homeParent)
+          ? undefined
+          : `the children's homes would be under ${settings.homeParent}, which other users can't search`));
   if (refusal === undefined && setpriv) return new ChildUsers(settings, setpriv, path, log);
   if (settings.separate === "required") {
     throw new ConfigError(`the pool must run its children as users of their own and can't: ${refusal}`);

@@ -283,35 +283,3 @@ describe("a pool that can't switch users (run as uid 65534)", () => {
     expect(lines.join("\n")).toContain("the pool must run its children as users of their own and can't");
   }, 60_000);
 });
-
-describe("ChildUsers: a child's user and home", () => {
-  it("hands out distinct free uids with a 0700 home each, and empties and removes a home once its child is gone", async () => {
-    const users = new ChildUsers(
-      { separate: "required", ...DEFAULT_CHILD_UIDS, homeParent: dir },
-      "/usr/bin/setpriv",
-      "/usr/bin:/bin",
-      silentLog,
-    );
-    try {
-      const a = users.acquire();
-      const b = users.acquire();
-      expect(a.uid).not.toBe(b.uid);
-      expect((statSync(users.homes).mode & 0o777).toString(8)).toBe("711");
-      for (const u of [a, b]) {
-        const st = statSync(u.home);
-        expect([st.uid, st.gid, (st.mode & 0o777).toString(8)]).toEqual([u.uid, u.uid, "700"]);
-      }
-      // What a child leaves behind: files and folders of its own, which only its user may delete
-      // where the pool lacks DAC_OVERRIDE (the task).
-      mkdirSync(join(a.home, "cache"), { mode: 0o700 });
-      writeFileSync(join(a.home, "cache/f"), "x");
-      for (const p of [join(a.home, "cache"), join(a.home, "cache/f")]) chownSync(p, a.uid, a.uid);
-      users.release(a);
-      await waitFor(async () => !existsSync(a.home), "the released home to be removed", 10_000);
-      expect(existsSync(b.home)).toBe(true);
-    } finally {
-      users.dispose();
-    }
-    expect(existsSync(users.homes)).toBe(false);
-  });
-});
