@@ -1,14 +1,5 @@
 import { randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -17,9 +8,8 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import type { Log } from "../../lib/observability/log.ts";
-import { silentLog } from "../../lib/observability/log.ts";
 import { INHERITED_NAMES } from "../../lib/pool/child-environment.ts";
-import { ChildUsers, DEFAULT_CHILD_UIDS } from "../../lib/pool/child-users.ts";
+import { DEFAULT_CHILD_UIDS } from "../../lib/pool/child-users.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import {
