@@ -97,10 +97,7 @@ export const observeBatch = defineBatchKind({
 });
 `;
 
-export interface FaultProjectCopy extends ProjectCopy {
-  /** The SKYFORGE_POOL_CONFIG file that declares the observer pool kind. */
-  poolConfig: string;
-}
+export type FaultProjectCopy = ProjectCopy;
 
 function replaceExactly(text: string, from: string, to: string, times: number, what: string): string {
   const count = text.split(from).length - 1;
@@ -112,20 +109,22 @@ function replaceExactly(text: string, from: string, to: string, times: number, w
 /**
  * A temporary copy of the project (test/support/project-copy.ts) with the observer kind added the
  * README's way (one file and one line in app/index.ts), the queues' lease shortened to
- * LEASE_SECONDS, and a pool config that declares the observer child.
+ * LEASE_SECONDS (BATCH_LEASE_SECONDS on the batch queue). Each scenario writes its own pool config
+ * (writePoolConfig).
  */
 export function makeProjectCopy(): FaultProjectCopy {
   const copy = copyProject("skyforge-fault-");
   try {
-    return { ...copy, poolConfig: fillCopy(copy) };
+    fillCopy(copy);
+    return copy;
   } catch (err) {
     copy.remove();
     throw err;
   }
 }
 
-/** Makes the suite's edits in the copy; the pool config's path. */
-function fillCopy(copy: ProjectCopy): string {
+/** Makes the suite's edits in the copy. */
+function fillCopy(copy: ProjectCopy): void {
   const { dir } = copy;
   addKind(copy, "observe.ts", "observe", observerKind);
   addKind(copy, "observe-batch.ts", "observeBatch", batchObserverKind);
@@ -151,11 +150,16 @@ function fillCopy(copy: ProjectCopy): string {
     ),
   ];
   writeFileSync(queuesPath, `${shortened[0]}name: "batch",${shortened[1]}${shortened[2]}`);
+}
 
-  const poolConfig = join(dir, "fault-pool.json");
+/**
+ * A scenario's pool config, beside its observer log: the observer child kind, with the log's path in
+ * the kind's own `env` (a child's environment is an allowlist, the pool's own variables withheld).
+ */
+export function writePoolConfig(path: string, logPath: string): void {
   const child = join(projectRoot, "test/fixtures/children/observer.mjs");
   writeFileSync(
-    poolConfig,
+    path,
     JSON.stringify({
       kinds: {
         [POOL_KIND]: {
@@ -164,9 +168,9 @@ function fillCopy(copy: ProjectCopy): string {
           hard: POOL_CHILDREN,
           timeoutSeconds: 120,
           maxAttempts: 5,
+          env: { FAULT_OBSERVER_LOG: logPath },
         },
       },
     }),
   );
-  return poolConfig;
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { isRunning } from "../../local/process-running.ts";
@@ -6,7 +6,7 @@ import { type StackProcess, startStackProcess } from "../support/local-stack-pro
 import { waitFor } from "../support/wait.ts";
 import { type ObserverLine, readObserverLog } from "./observer-log.ts";
 import { DeathWatch, type ProcessInfo, signalEach, stackProcesses } from "./processes.ts";
-import type { FaultProjectCopy } from "./project-copy.ts";
+import { type FaultProjectCopy, writePoolConfig } from "./project-copy.ts";
 
 export { assertHealthy, type HealthFigures, type HealthOptions } from "./health.ts";
 export {
@@ -50,13 +50,19 @@ export class FaultStack {
     const scratch = mkdtempSync(join(tmpdir(), `skyforge-fault-${name}-`));
     const logPath = join(scratch, "observer.log");
     const dataDir = join(scratch, "data");
+    // Pool children run as users of their own: they may pass through the scratch directory (not list
+    // it) and append to the observer log, nothing else there.
+    chmodSync(scratch, 0o711);
+    writeFileSync(logPath, "");
+    chmodSync(logPath, 0o666);
+    writePoolConfig(join(scratch, "pool.json"), logPath);
     return new FaultStack(copy, logPath, dataDir, await FaultStack.launch(copy, logPath, dataDir));
   }
 
   private static launch(copy: FaultProjectCopy, logPath: string, dataDir: string) {
     return startStackProcess(
       {
-        SKYFORGE_POOL_CONFIG: copy.poolConfig,
+        SKYFORGE_POOL_CONFIG: join(dirname(logPath), "pool.json"),
         FAULT_OBSERVER_LOG: logPath,
         SKYFORGE_TICK_SECONDS: "5",
         // FAULT_LOG_LEVEL=INFO (or DEBUG) keeps the stack's log lines in a failed scenario's evidence.

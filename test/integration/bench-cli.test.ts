@@ -127,6 +127,7 @@ describe("bench from its flags", () => {
       BENCH_GROUPS: "1",
       BENCH_GROUP_CHILDREN: "10",
       BENCH_BATCH_JOBS: "200",
+      BENCH_REDELIVERY_JOBS: "100",
     });
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trim().split("\n");
@@ -142,12 +143,20 @@ describe("bench from its flags", () => {
       "coldStart",
       "group",
       "batch",
+      "redelivery",
     ]);
     expect(json.group).toMatchObject({ groups: 1, childrenPerGroup: 10 });
     // 200 jobs of one key in calls of up to 100: at least two calls, fewer than one a job.
     expect(json.batch).toMatchObject({ jobs: 200, maxSize: 100 });
     expect(json.batch.handlerCallsPerJob).toBeGreaterThanOrEqual(0.01);
     expect(json.batch.handlerCallsPerJob).toBeLessThan(1);
+    // A lapsed receive costs a receive more; a second run of every job costs writes and requests more.
+    const { redelivery } = json;
+    expect(redelivery.jobs).toBe(100);
+    expect(redelivery.sqsPerJob.lapsed).toBeGreaterThan(redelivery.sqsPerJob.once);
+    expect(redelivery.wcuPerJob.lapsed).toBe(redelivery.wcuPerJob.once);
+    expect(redelivery.wcuPerJob.twice).toBeGreaterThan(redelivery.wcuPerJob.once);
+    expect(redelivery.usdPerMillionJobs.twice).toBeGreaterThan(redelivery.usdPerMillionJobs.lapsed);
   }, 120_000);
 
   test("the script: an unknown flag is exit 2 with the usage, before any stack starts", async () => {
