@@ -6,7 +6,7 @@ const layers = [
   // 0 base
   ["^lib/(clock|errors|limits|retention)\\.ts$", "^lib/job/status\\.ts$", "^lib/observability/(log|metric-names)\\.ts$"],
   // 1 model: jobs, kinds, the app's declarations
-  ["^lib/job/", "^lib/app/", "^lib/batching/"],
+  ["^lib/job/", "^lib/declarations/", "^lib/batching/"],
   // 2 store
   ["^lib/store/", "^lib/claims/"],
   // 3 transport
@@ -18,7 +18,7 @@ const layers = [
   // 6 operations
   ["^lib/producer/", "^lib/groups/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
   // 7 edges
-  ["^lib/api/", "^lib/infra/"],
+  ["^lib/api/", "^lib/deploy-plan/"],
   // 8 the builder
   ["^lib/engine\\.ts$"],
 ];
@@ -89,10 +89,10 @@ module.exports = {
     {
       name: "client-is-light",
       comment:
-        "the producer client (client/) ships to other services: it may use lib/'s model (lib/job/, lib/app/: types, schemas, the request check), the error-code table (lib/errors.ts) and the API's route keys (lib/api/route-keys.ts: data and a matcher), nothing that runs the engine",
+        "the producer client (client/) ships to other services: it may use lib/'s model (lib/job/, lib/declarations/: types, schemas, the request check), the error-code table (lib/errors.ts) and the API's route keys (lib/api/route-keys.ts: data and a matcher), nothing that runs the engine",
       severity: "error",
       from: { path: "^client/" },
-      to: { path: "^(lib/(?!job/|app/|errors\\.ts$|api/route-keys\\.ts$)|app/|functions/|local/|bench/|scripts/|infra/|cli/|console/)" },
+      to: { path: "^(lib/(?!job/|declarations/|errors\\.ts$|api/route-keys\\.ts$)|app/|functions/|local/|bench/|scripts/|infra/|cli/|console/)" },
     },
     {
       name: "cli-over-the-client",

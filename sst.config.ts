@@ -16,7 +16,7 @@ export default $config({
     // Refuse a declaration that can't work (visibility, timeouts, concurrency, DLQ, pool capacities)
     // before a single resource is planned.
     const { app: definition } = await import("./app/index");
-    const { assertValidDeclarations } = await import("./lib/app/validate-app");
+    const { assertValidDeclarations } = await import("./lib/declarations/validate-app");
     const { poolKinds } = await import("./infra/pool-config");
     assertValidDeclarations({ ...definition, poolKinds });
     const { lambdaArchitecture, lambdaRuntime, nodejsBuild } = await import("./infra/function-defaults");

@@ -7,7 +7,7 @@ import {
   poolKindBuilder,
   type ScheduleBuilder,
   scheduleBuilder,
-} from "../lib/app/define-app.ts";
+} from "../lib/declarations/define-app.ts";
 import type { kinds } from "./index.ts";
 import type { poolKinds } from "./pool-kinds.ts";
 import type { queues } from "./queues.ts";

@@ -1,4 +1,4 @@
-import { defineApp } from "../lib/app/define-app.ts";
+import { defineApp } from "../lib/declarations/define-app.ts";
 import { poolKinds } from "./pool-kinds.ts";
 import { queues } from "./queues.ts";
 import { rateLimits } from "./rate-limits.ts";

@@ -1,4 +1,4 @@
-import type { JsonValue } from "../lib/app/pool-kind.ts";
+import type { JsonValue } from "../lib/declarations/pool-kind.ts";
 import { definePoolKind } from "./define.ts";
 
 /** The key of a py-digest-batch job: its payload's `key` (a throw here is a 400 at enqueue). */

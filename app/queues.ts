@@ -1,4 +1,4 @@
-import { defineQueues } from "../lib/app/define-app.ts";
+import { defineQueues } from "../lib/declarations/define-app.ts";
 
 /**
  * The app's queues: one SQS queue + DLQ + consumer each. Adding a queue is one entry here; infra

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { app } from "../app/index.ts";
-import { type App, defineApp } from "../lib/app/define-app.ts";
-import type { QueueDeclaration } from "../lib/app/queue-declaration.ts";
+import { type App, defineApp } from "../lib/declarations/define-app.ts";
+import type { QueueDeclaration } from "../lib/declarations/queue-declaration.ts";
 import { batchKindDefinition } from "../lib/job/batch.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { app } from "../app/index.ts";
-import { defineApp } from "../lib/app/define-app.ts";
+import { defineApp } from "../lib/declarations/define-app.ts";
 import { type CompletionStart, recordingCompletionKind } from "./completion-kind.ts";
 import { FAIL_ONCE_KIND, failOnceKind } from "./fail-once-kind.ts";
 import { type Lane, withLane } from "./lanes.ts";

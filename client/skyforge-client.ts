@@ -1,5 +1,11 @@
-import type { AppJobRequest, AppNames, KindName, PayloadOf, QueueName } from "../lib/app/define-app.ts";
-import type { MisfirePolicy } from "../lib/app/schedule-declaration.ts";
+import type {
+  AppJobRequest,
+  AppNames,
+  KindName,
+  PayloadOf,
+  QueueName,
+} from "../lib/declarations/define-app.ts";
+import type { MisfirePolicy } from "../lib/declarations/schedule-declaration.ts";
 import type { ErrorBody } from "../lib/errors.ts";
 import type {
   ChildrenQuery,

@@ -3,8 +3,8 @@
  * import them from here, never from lib/, so they reach skyforge only through the client
  * (docs/architecture.md §14). Each is defined once, in lib/'s model.
  */
-export type { AppNames } from "../lib/app/define-app.ts";
-export { type MisfirePolicy, misfirePolicies } from "../lib/app/schedule-declaration.ts";
+export type { AppNames } from "../lib/declarations/define-app.ts";
+export { type MisfirePolicy, misfirePolicies } from "../lib/declarations/schedule-declaration.ts";
 export { ClientError, type ErrorBody, type ErrorCode, errorCodes, internalErrorBody } from "../lib/errors.ts";
 export {
   type GroupChildrenPage,

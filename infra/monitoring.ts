@@ -1,14 +1,14 @@
-import { tierOf } from "../lib/app/queue-declaration";
-import { buildAlarms } from "../lib/infra/alarms";
-import { buildDashboardBody } from "../lib/infra/dashboard";
-import type { QueueResources } from "../lib/infra/queue-resources";
+import { tierOf } from "../lib/declarations/queue-declaration";
+import { buildAlarms } from "../lib/deploy-plan/alarms";
+import { buildDashboardBody } from "../lib/deploy-plan/dashboard";
+import type { QueueResources } from "../lib/deploy-plan/queue-resources";
 import { cluster, pool } from "./pool";
 import { poolKinds } from "./pool-config";
 import { queues } from "./queues";
 import { workers } from "./workers";
 
 /**
- * The dashboard and alarms, both built by pure functions in lib/infra from the same declarations.
+ * The dashboard and alarms, both built by pure functions in lib/deploy-plan from the same declarations.
  * Notifications are optional, chosen at deploy time: SKYFORGE_ALARM_TOPIC_ARN names an existing SNS
  * topic; otherwise SKYFORGE_ALARM_EMAIL creates a topic with that e-mail subscribed (AWS mails a
  * confirmation link first). With neither, alarms only change state on the dashboard.

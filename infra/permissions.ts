@@ -1,6 +1,6 @@
 import { app } from "../app/index";
 import { CLAIMS_PREFIX } from "../lib/claims/claim-keys";
-import { grantsFor, type ResourceRef, type Role } from "../lib/infra/grants";
+import { grantsFor, type ResourceRef, type Role } from "../lib/deploy-plan/grants";
 import { queueOf } from "./queues";
 import { claims, table } from "./storage";
 
@@ -27,7 +27,7 @@ function arnOf(ref: ResourceRef, mappings: MappingArns): $util.Input<string> {
   }
 }
 
-/** lib/infra/grants.ts's plan for one role, as SST function/service permissions. */
+/** lib/deploy-plan/grants.ts's plan for one role, as SST function/service permissions. */
 export function permissionsFor(role: Role, own: readonly string[] = [], mappings: MappingArns = new Map()) {
   return grantsFor(role, app.queues, own)
     .filter((g) => g.resources.length > 0)

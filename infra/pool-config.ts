@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { app } from "../app/index.ts";
-import { loadPoolKinds } from "../lib/app/pool-config.ts";
+import { loadPoolKinds } from "../lib/declarations/pool-config.ts";
 
 /**
  * The operator's pool kinds file, read at deploy time from SKYFORGE_POOL_CONFIG (a path relative to

@@ -42,7 +42,7 @@ ENV NODE_ENV=production
 # The pool runs as root so that it can start each child as a user of its own (a numeric uid with
 # no capabilities and no new privileges: lib/pool/child-users.ts). A child then can't read the
 # pool's environment (the task role's credentials endpoint) or another child's memory. The task
-# definition drops every capability but the five that takes (lib/infra/pool-capabilities.ts).
+# definition drops every capability but the five that takes (lib/deploy-plan/pool-capabilities.ts).
 USER root
 # ECS sends SIGTERM on stop, then SIGKILL after the task's stopTimeout (30 s by default, 120 s at
 # most). The pool drains its running jobs for SKYFORGE_POOL_DRAIN_SECONDS (25 by default) after

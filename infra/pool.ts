@@ -1,7 +1,7 @@
-import { tierOf } from "../lib/app/queue-declaration";
-import { withPoolPrivileges } from "../lib/infra/pool-capabilities";
-import { poolScaling, stepAdjustments } from "../lib/infra/pool-scaling";
-import { pascalCase } from "../lib/infra/resource-names";
+import { tierOf } from "../lib/declarations/queue-declaration";
+import { withPoolPrivileges } from "../lib/deploy-plan/pool-capabilities";
+import { poolScaling, stepAdjustments } from "../lib/deploy-plan/pool-scaling";
+import { pascalCase } from "../lib/deploy-plan/resource-names";
 import { permissionsFor } from "./permissions";
 import { poolConfigEnv, poolKinds } from "./pool-config";
 import { queues, queueUrls } from "./queues";
@@ -53,7 +53,7 @@ export const pool = new sst.aws.Service("Pool", {
       args.inlinePolicies = [];
     },
     // The pool runs as root with only the capabilities that switching its children's users takes;
-    // every other one Docker grants is dropped (lib/infra/pool-capabilities.ts says why root).
+    // every other one Docker grants is dropped (lib/deploy-plan/pool-capabilities.ts says why root).
     taskDefinition: (args) => {
       args.containerDefinitions = $output(args.containerDefinitions).apply(withPoolPrivileges);
     },

@@ -1,6 +1,6 @@
 import { app } from "../app/index";
-import { visibilityTimeoutSeconds } from "../lib/app/queue-declaration";
-import { pascalCase } from "../lib/infra/resource-names";
+import { visibilityTimeoutSeconds } from "../lib/declarations/queue-declaration";
+import { pascalCase } from "../lib/deploy-plan/resource-names";
 import { MAX_VISIBILITY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../lib/limits";
 
 /**

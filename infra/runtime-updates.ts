@@ -1,4 +1,4 @@
-import { pascalCase } from "../lib/infra/resource-names";
+import { pascalCase } from "../lib/deploy-plan/resource-names";
 import { apiFunction, enqueue } from "./api";
 import { cleanup, cron, reaper } from "./schedules";
 import { workers } from "./workers";

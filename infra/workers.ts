@@ -1,4 +1,4 @@
-import { tierOf } from "../lib/app/queue-declaration";
+import { tierOf } from "../lib/declarations/queue-declaration";
 import { permissionsFor } from "./permissions";
 import { queues, queueUrls } from "./queues";
 import { storage } from "./storage-env";

@@ -1,9 +1,9 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import type { App } from "./app/define-app.ts";
-import type { PoolKindSpec } from "./app/pool-kind.ts";
 import type { Clock } from "./clock.ts";
+import type { App } from "./declarations/define-app.ts";
+import type { PoolKindSpec } from "./declarations/pool-kind.ts";
 import { Groups } from "./groups/group-service.ts";
 import { buildRegistry, type KindRegistry } from "./job/registry.ts";
 import type { Log } from "./observability/log.ts";
@@ -31,7 +31,7 @@ export interface EngineConfig {
   dlqUrls?: ReadonlyMap<string, string>;
   /** Turns a queue's event source on/off and sets its concurrency (Lambda's mapping or the local poller). */
   eventSources?: EventSourceControl;
-  /** The pool kinds in force, when an operator's file overrides the app's (lib/app/pool-config.ts). */
+  /** The pool kinds in force, when an operator's file overrides the app's (lib/declarations/pool-config.ts). */
   poolKinds?: readonly PoolKindSpec[];
   clock: Clock;
   metrics: JobMetrics;

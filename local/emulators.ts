@@ -14,8 +14,8 @@ import {
   SetQueueAttributesCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
-import { type QueueDeclaration, visibilityTimeoutSeconds } from "../lib/app/queue-declaration.ts";
 import { claimLifecycleRules } from "../lib/claims/claim-keys.ts";
+import { type QueueDeclaration, visibilityTimeoutSeconds } from "../lib/declarations/queue-declaration.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../lib/limits.ts";
 import { createTableInput } from "../lib/store/table.ts";

@@ -5,7 +5,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { app } from "../app/index.ts";
-import { tierOf } from "../lib/app/queue-declaration.ts";
+import { tierOf } from "../lib/declarations/queue-declaration.ts";
 import {
   BUNDLE_BUDGET_BYTES,
   buildBundles,

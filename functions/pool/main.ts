@@ -1,5 +1,5 @@
 import { tmpdir } from "node:os";
-import { tierOf } from "../../lib/app/queue-declaration.ts";
+import { tierOf } from "../../lib/declarations/queue-declaration.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { type ChildUserSettings, DEFAULT_CHILD_UIDS } from "../../lib/pool/child-users.ts";
 import { POOL_BAD_CONFIG_EXIT_CODE } from "../../lib/pool/pool-options.ts";

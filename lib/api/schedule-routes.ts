@@ -1,4 +1,3 @@
-import type { ScheduleDeclaration } from "../app/schedule-declaration.ts";
 import {
   describeIssues,
   MAX_SCHEDULES,
@@ -7,6 +6,7 @@ import {
   scheduleWrite,
   toScheduleView,
 } from "../cron/schedule.ts";
+import type { ScheduleDeclaration } from "../declarations/schedule-declaration.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_SCHEDULE_BODY_BYTES } from "../limits.ts";
 import { validateEnqueue } from "../producer/validate.ts";

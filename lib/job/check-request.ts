@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import { type QueueDeclaration, tierOf } from "../app/queue-declaration.ts";
+import { type QueueDeclaration, tierOf } from "../declarations/queue-declaration.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_BATCH_KEY_CHARS } from "./batch.ts";
 import { tooDeepAt } from "./json-depth.ts";

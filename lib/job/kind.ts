@@ -77,7 +77,7 @@ export interface JobContextBase<Scope extends string = string> {
   completion?: CompletionContext;
 }
 
-/** The engine's view of the handler context; an app's kinds see the typed one (lib/app/define-app.ts). */
+/** The engine's view of the handler context; an app's kinds see the typed one (lib/declarations/define-app.ts). */
 export interface JobContext extends JobContextBase {
   /** Enqueues a follow-up job, at most once per (parent job, step) however often this run is retried. */
   enqueue(kind: string, payload: unknown, options?: FollowUpOptions): Promise<EnqueueResult>;
@@ -121,7 +121,7 @@ export type KindInput<S extends z.ZodType, R, N extends string, Q extends string
 
 /**
  * An untyped-names constructor, for tests and tools: the payload type still flows from the schema
- * into the handler. An app declares its kinds with the builder bound to it (lib/app/define-app.ts).
+ * into the handler. An app declares its kinds with the builder bound to it (lib/declarations/define-app.ts).
  */
 export function defineKind<S extends z.ZodType, R, const N extends string, const Q extends string>(
   def: KindInput<S, R, N, Q, JobContext>,

@@ -1,4 +1,4 @@
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { effectiveSettings } from "../queue-control/settings.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { deleteExpired, purgeJob, scanPage } from "../store/cleanup-ops.ts";

@@ -1,4 +1,8 @@
-import { type QueueDeclaration, tierOf, visibilityTimeoutSeconds } from "../app/queue-declaration.ts";
+import {
+  type QueueDeclaration,
+  tierOf,
+  visibilityTimeoutSeconds,
+} from "../declarations/queue-declaration.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { type EventSourceState, needsRepair } from "../queue-control/event-source-control.ts";
 import {

@@ -1,5 +1,5 @@
 import pLimit from "p-limit";
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
 import { effectiveSettings } from "../queue-control/settings.ts";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { ScheduleDeclaration } from "../app/schedule-declaration.ts";
 import { describeIssues, ScheduleInput, ScheduleName, scheduleWrite } from "../cron/schedule.ts";
+import type { ScheduleDeclaration } from "../declarations/schedule-declaration.ts";
 import { issuesOf } from "../errors.ts";
 import type { Log } from "../observability/log.ts";
 import type { StoreContext } from "../store/context.ts";

@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import type { PoolKindSpec } from "../app/pool-kind.ts";
+import type { PoolKindSpec } from "../declarations/pool-kind.ts";
 
 /**
  * Where a child's program is found, the way spawning it would find it: a name with a slash is a

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import * as z from "zod";
-import type { PoolKindSpec } from "../app/pool-kind.ts";
+import type { PoolKindSpec } from "../declarations/pool-kind.ts";
 import { ThrottledError } from "../errors.ts";
 import { type BatchContext, type BatchItem, type BatchOutcome, batchKindDefinition } from "../job/batch.ts";
 import type { AnyKind, JobContext } from "../job/kind.ts";

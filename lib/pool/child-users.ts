@@ -49,7 +49,7 @@ export const DEFAULT_CHILD_UIDS = { firstUid: 0x7000_0000, uidCount: 1 << 24 } a
  * What the pool needs to start children as other users, by capability number: SETUID and SETGID
  * to switch, SETPCAP to empty the child's bounding set, KILL to signal a child that is no longer
  * its uid (timeouts, cancels, shutdown), CHOWN to give each child its home. Nothing else: the
- * task definition drops every other capability Docker grants (lib/infra/pool-capabilities.ts).
+ * task definition drops every other capability Docker grants (lib/deploy-plan/pool-capabilities.ts).
  */
 export const CHILD_SWITCH_CAPABILITIES = { CHOWN: 0, KILL: 5, SETGID: 6, SETUID: 7, SETPCAP: 8 } as const;
 

@@ -1,4 +1,4 @@
-import type { PoolKindSpec } from "../app/pool-kind.ts";
+import type { PoolKindSpec } from "../declarations/pool-kind.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 
 /** A received message waiting for a child; it is not claimed yet. */

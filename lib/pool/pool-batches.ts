@@ -1,5 +1,5 @@
-import type { PoolKindSpec } from "../app/pool-kind.ts";
 import { KeyBatches, type Timers } from "../batching/key-batches.ts";
+import type { PoolKindSpec } from "../declarations/pool-kind.ts";
 import type { Waiting } from "./intake.ts";
 
 /** A received item of a batch kind, with its key: it waits in its key's line, unclaimed. */

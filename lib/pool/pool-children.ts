@@ -1,4 +1,4 @@
-import type { PoolKindSpec } from "../app/pool-kind.ts";
+import type { PoolKindSpec } from "../declarations/pool-kind.ts";
 import type { Log } from "../observability/log.ts";
 import { childEnvironment } from "./child-environment.ts";
 import { ChildGroup } from "./child-group.ts";

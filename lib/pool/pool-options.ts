@@ -1,6 +1,6 @@
-import type { PoolKindSpec } from "../app/pool-kind.ts";
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import type { Timers } from "../batching/key-batches.ts";
+import type { PoolKindSpec } from "../declarations/pool-kind.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import type { ChildUserSettings } from "./child-users.ts";
 
 export interface PoolRunnerOptions {

@@ -1,6 +1,6 @@
 import type { Message } from "@aws-sdk/client-sqs";
-import type { PoolKindSpec } from "../app/pool-kind.ts";
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import type { PoolKindSpec } from "../declarations/pool-kind.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import type { BatchKindDefinition } from "../job/batch.ts";
 import { jobFields } from "../observability/log.ts";
 import { RecordProcessor } from "../runtime/process-record.ts";

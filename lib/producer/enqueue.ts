@@ -1,8 +1,8 @@
 import { setTimeout } from "node:timers/promises";
 import pLimit from "p-limit";
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import { putClaim } from "../claims/claim-store.ts";
 import { loadJobView } from "../claims/job-bodies.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { ClientError, internalErrorBody } from "../errors.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";

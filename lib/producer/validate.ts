@@ -1,4 +1,4 @@
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { ClientError } from "../errors.ts";
 import { type CheckedRequest, checkEnqueueRequest } from "../job/check-request.ts";
 import type { AnyKind } from "../job/kind.ts";

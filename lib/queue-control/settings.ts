@@ -1,6 +1,6 @@
 import * as z from "zod";
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
-import { MAX_CONCURRENCY, MIN_CONCURRENCY } from "../app/queue-declaration.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
+import { MAX_CONCURRENCY, MIN_CONCURRENCY } from "../declarations/queue-declaration.ts";
 import type { BackoffPolicy } from "../job/kind.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import type { QueueState } from "../store/queue-state.ts";

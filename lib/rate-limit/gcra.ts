@@ -1,4 +1,4 @@
-import type { RateLimitScope } from "../app/rate-limit-scope.ts";
+import type { RateLimitScope } from "../declarations/rate-limit-scope.ts";
 
 /**
  * GCRA (generic cell rate algorithm): a token bucket kept as one number, the "theoretical arrival

@@ -1,4 +1,4 @@
-import { type RateLimitScope, validateRateLimitScopes } from "../app/rate-limit-scope.ts";
+import { type RateLimitScope, validateRateLimitScopes } from "../declarations/rate-limit-scope.ts";
 import type { RateLimitAnswer } from "../job/kind.ts";
 import type { StoreContext } from "../store/context.ts";
 import { takeTokens } from "../store/rate-limit-ops.ts";

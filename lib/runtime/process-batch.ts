@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { type BatchItem, type BatchKindDefinition, checkedOutcomes } from "../job/batch.ts";
 import type { AbortCause } from "../job/kind.ts";
 import { withFields } from "../observability/log.ts";

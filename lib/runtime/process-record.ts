@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import type { AnyKind } from "../job/kind.ts";
 import { isTerminal } from "../job/status.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";

@@ -1,4 +1,4 @@
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import type { DeliveryLane } from "../job/lanes.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";

@@ -1,4 +1,4 @@
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { Finalization } from "../store/finalize-ops.ts";
 import type { Decision } from "./outcome.ts";

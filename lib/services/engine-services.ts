@@ -1,8 +1,8 @@
-import type { App } from "../app/define-app.ts";
-import type { PoolKindSpec } from "../app/pool-kind.ts";
-import type { QueueDeclaration } from "../app/queue-declaration.ts";
 import type { ClaimStore } from "../claims/claim-store.ts";
 import type { Clock } from "../clock.ts";
+import type { App } from "../declarations/define-app.ts";
+import type { PoolKindSpec } from "../declarations/pool-kind.ts";
+import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import type { CheckedRequest } from "../job/check-request.ts";
 import type { ChildrenQuery, GroupChildrenPage, GroupView } from "../job/group-schemas.ts";
 import type { AnyKind, CompletionContext, GroupSpec } from "../job/kind.ts";

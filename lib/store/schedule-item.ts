@@ -1,7 +1,7 @@
-import type { MisfirePolicy } from "../app/schedule-declaration.ts";
+import type { MisfirePolicy } from "../declarations/schedule-declaration.ts";
 
-// Declared in the model (lib/app/schedule-declaration.ts); named here too for lib/cron, which reads it with the item.
-export { type MisfirePolicy, misfirePolicies } from "../app/schedule-declaration.ts";
+// Declared in the model (lib/declarations/schedule-declaration.ts); named here too for lib/cron, which reads it with the item.
+export { type MisfirePolicy, misfirePolicies } from "../declarations/schedule-declaration.ts";
 
 /** A schedule's settings once parsed (lib/cron/schedule.ts validates them; the store only keeps them). */
 export interface ScheduleFields {

@@ -1,7 +1,11 @@
 import { app } from "../../app/index.ts";
 import { lambdaArchitecture, lambdaRuntime, nodejsBuild } from "../../infra/function-defaults.ts";
 import { API_ROUTE_KEYS } from "../../lib/api/route-keys.ts";
-import { LAMBDA_INIT_SECONDS, tierOf, visibilityTimeoutSeconds } from "../../lib/app/queue-declaration.ts";
+import {
+  LAMBDA_INIT_SECONDS,
+  tierOf,
+  visibilityTimeoutSeconds,
+} from "../../lib/declarations/queue-declaration.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { statusIndex, ttlAttribute } from "../../lib/store/table.ts";
 import { claimsBucketFailures } from "./claims-assertions.ts";
@@ -91,7 +95,7 @@ function eventSourceAndQueueFailures(stage: StageResources): string[] {
     if (redrive.deadLetterTargetArn !== arnOf(dlq) || redrive.maxReceiveCount !== q.maxReceiveCount) {
       failures.push(`queue ${q.name} redrives ${JSON.stringify(redrive)}`);
     }
-    // The pool reads its messages with this visibility too, and lib/app/ sizes it from the declaration.
+    // The pool reads its messages with this visibility too, and lib/declarations/ sizes it from the declaration.
     if (queue.inputs.visibilityTimeoutSeconds !== visibilityTimeoutSeconds(q)) {
       failures.push(
         `queue ${q.name}: visibility ${queue.inputs.visibilityTimeoutSeconds} s, declared ${visibilityTimeoutSeconds(q)} s`,

@@ -1,15 +1,15 @@
 import { app } from "../../app/index.ts";
 import { poolKinds } from "../../infra/pool-config.ts";
-import { tierOf } from "../../lib/app/queue-declaration.ts";
 import { CLAIMS_PREFIX } from "../../lib/claims/claim-keys.ts";
-import { grantsFor, type ResourceRef, type Role } from "../../lib/infra/grants.ts";
+import { tierOf } from "../../lib/declarations/queue-declaration.ts";
+import { grantsFor, type ResourceRef, type Role } from "../../lib/deploy-plan/grants.ts";
 import { functionName } from "./lambda-build.ts";
 import { BOOTSTRAP } from "./rpc-stand-in.ts";
 import { arnOf, inlineStatements, type PolicyStatement, type StageResources } from "./stage-resources.ts";
 import { trustFailures } from "./trust-assertions.ts";
 
 /**
- * IAM as SST rendered it, checked against lib/infra/grants.ts: each role's inline policy holds
+ * IAM as SST rendered it, checked against lib/deploy-plan/grants.ts: each role's inline policy holds
  * exactly its plan (plus the statements SST adds for the event source and the schedules, named
  * below), and no resource is a wildcard but the table's own indexes.
  */

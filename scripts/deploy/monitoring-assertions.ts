@@ -1,12 +1,12 @@
 import { app } from "../../app/index.ts";
-import { tierOf } from "../../lib/app/queue-declaration.ts";
-import { buildAlarms } from "../../lib/infra/alarms.ts";
+import { tierOf } from "../../lib/declarations/queue-declaration.ts";
+import { buildAlarms } from "../../lib/deploy-plan/alarms.ts";
 import { gaugeMetrics } from "../../lib/observability/metric-names.ts";
 import type { RecordedResource } from "./pulumi-mocks.ts";
 import { arnOf, type StageResources } from "./stage-resources.ts";
 
 /**
- * The alarms and dashboard as SST registered them: exactly the alarms lib/infra/alarms.ts calls for,
+ * The alarms and dashboard as SST registered them: exactly the alarms lib/deploy-plan/alarms.ts calls for,
  * on this stage's physical queues and workers, all notifying the same place (or nowhere); and a
  * dashboard body CloudWatch accepts, with a band per queue.
  */
@@ -36,7 +36,7 @@ const sorted = (dimensions: unknown) =>
     Object.entries((dimensions ?? {}) as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)),
   );
 
-/** lib/infra/alarms.ts's specs with this stage's names, against the alarms SST registered. */
+/** lib/deploy-plan/alarms.ts's specs with this stage's names, against the alarms SST registered. */
 function alarmFailures(stage: StageResources): string[] {
   const failures: string[] = [];
   const spec = buildAlarms(
@@ -55,7 +55,7 @@ function alarmFailures(stage: StageResources): string[] {
   const alarms = stage.ofType(ALARM).filter((a) => !a.name.startsWith("Pool"));
   for (const a of alarms) {
     if (!spec.some((s) => s.id === a.name))
-      failures.push(`alarm ${a.name} is not one lib/infra/alarms.ts plans`);
+      failures.push(`alarm ${a.name} is not one lib/deploy-plan/alarms.ts plans`);
   }
   for (const s of spec) {
     const a = alarms.find((x) => x.name === s.id);

@@ -1,13 +1,13 @@
 import { app } from "../../app/index.ts";
 import { poolKinds } from "../../infra/pool-config.ts";
-import { tierOf } from "../../lib/app/queue-declaration.ts";
+import { tierOf } from "../../lib/declarations/queue-declaration.ts";
 import {
   POOL_CAPABILITIES,
   POOL_DROPPED_CAPABILITIES,
   type PoolContainerPrivileges,
-} from "../../lib/infra/pool-capabilities.ts";
-import { poolScaling, stepAdjustments } from "../../lib/infra/pool-scaling.ts";
-import { pascalCase } from "../../lib/infra/resource-names.ts";
+} from "../../lib/deploy-plan/pool-capabilities.ts";
+import { poolScaling, stepAdjustments } from "../../lib/deploy-plan/pool-scaling.ts";
+import { pascalCase } from "../../lib/deploy-plan/resource-names.ts";
 import type { RecordedResource } from "./pulumi-mocks.ts";
 import { arnOf, type StageResources, type TaskContainer, taskContainers } from "./stage-resources.ts";
 

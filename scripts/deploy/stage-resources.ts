@@ -1,4 +1,4 @@
-import { pascalCase } from "../../lib/infra/resource-names.ts";
+import { pascalCase } from "../../lib/deploy-plan/resource-names.ts";
 import type { RecordedResource } from "./pulumi-mocks.ts";
 import type { StageRun } from "./sst-program.ts";
 

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
-import { tierOf } from "../../lib/app/queue-declaration.ts";
+import { tierOf } from "../../lib/declarations/queue-declaration.ts";
 import { checkDeploy } from "../../scripts/deploy/check-deploy.ts";
 import { ensurePlatform } from "../../scripts/deploy/sst-program.ts";
 import { copyProject, type ProjectCopy, projectRoot } from "../support/project-copy.ts";

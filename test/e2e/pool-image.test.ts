@@ -17,7 +17,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
-import { POOL_CAPABILITIES } from "../../lib/infra/pool-capabilities.ts";
+import { POOL_CAPABILITIES } from "../../lib/deploy-plan/pool-capabilities.ts";
 import { DEFAULT_CHILD_UIDS } from "../../lib/pool/child-users.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
@@ -46,7 +46,7 @@ import { waitFor } from "../support/wait.ts";
  * COPY sources are checked against the build context, its stages are replayed into a temp dir (the
  * build stage's esbuild RUN line run as written, with the project's esbuild; the runtime stage's
  * /app laid out by its COPY lines, owned by root and unwritable), and its CMD is run there as the
- * task runs it: root with only the capabilities the task definition leaves (lib/infra/
+ * task runs it: root with only the capabilities the task definition leaves (lib/deploy-plan/
  * pool-capabilities.ts) and the task's SKYFORGE_POOL_CHILD_USERS=required, against the emulators:
  * it serves every demo child, each as a user of its own, and drains on SIGTERM. What stays unproven
  * here: the base images, the apt-get step (the host's python3 stands in for it) and the arm64 build.

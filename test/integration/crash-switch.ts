@@ -1,8 +1,8 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import type { PoolKindSpec } from "../../lib/app/pool-kind.ts";
 import { systemClock } from "../../lib/clock.ts";
+import type { PoolKindSpec } from "../../lib/declarations/pool-kind.ts";
 import { buildEngine } from "../../lib/engine.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";

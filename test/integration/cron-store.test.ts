@@ -3,8 +3,8 @@
  * on both DynamoDB emulators. Time is a ManualClock: leases expire by moving it, never by sleeping.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ScheduleDeclaration } from "../../lib/app/schedule-declaration.ts";
 import { ScheduleInput, type ScheduleInputIn, scheduleWrite } from "../../lib/cron/schedule.ts";
+import type { ScheduleDeclaration } from "../../lib/declarations/schedule-declaration.ts";
 import { syncDeclaredSchedules } from "../../lib/ops/sync-schedules.ts";
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
 import * as ops from "../../lib/store/schedule-ops.ts";

@@ -10,13 +10,13 @@ import httpRouterHandler from "@middy/http-router";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { errorResponder, type HttpEvent, type HttpResult } from "../../lib/api/http.ts";
 import { scheduleRoutes } from "../../lib/api/schedule-routes.ts";
-import type { ScheduleDeclaration } from "../../lib/app/schedule-declaration.ts";
 import {
   ScheduleInput,
   type ScheduleInputIn,
   scheduleWrite,
   toScheduleView,
 } from "../../lib/cron/schedule.ts";
+import type { ScheduleDeclaration } from "../../lib/declarations/schedule-declaration.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { runCronTick } from "../../lib/ops/cron-tick.ts";
 import { syncDeclaredSchedules } from "../../lib/ops/sync-schedules.ts";

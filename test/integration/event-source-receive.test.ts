@@ -1,7 +1,7 @@
 import { ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
+import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import {
   type ProvisionedQueue,

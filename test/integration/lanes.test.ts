@@ -201,7 +201,7 @@ describe("delivery lanes on the emulators", () => {
         onComplete: { kind: "echo" },
       }),
     ).rejects.toThrow(/some children are invalid/);
-    const { validateDeclarations } = await import("../../lib/app/validate-app.ts");
+    const { validateDeclarations } = await import("../../lib/declarations/validate-app.ts");
     const problems = validateDeclarations({
       queues: h.engine.app.queues,
       kinds: [{ ...kinds[0], name: "odd", lane: "sometimes" as DeliveryLane } as never],

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { afterEach, describe, expect, test } from "vitest";
-import type { JsonValue, PoolBatch } from "../../lib/app/pool-kind.ts";
+import type { JsonValue, PoolBatch } from "../../lib/declarations/pool-kind.ts";
 import { cancelJob } from "../../lib/ops/cancel-job.ts";
 import { sqsClient } from "../../local/emulators.ts";
 import { ManualTimers } from "../support/manual-timers.ts";

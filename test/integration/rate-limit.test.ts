@@ -6,7 +6,7 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
-import type { RateLimitScope } from "../../lib/app/rate-limit-scope.ts";
+import type { RateLimitScope } from "../../lib/declarations/rate-limit-scope.ts";
 import type { RateLimitAnswer } from "../../lib/job/kind.ts";
 import { RateLimiter } from "../../lib/rate-limit/rate-limiter.ts";
 import { createStoreContext } from "../../lib/store/context.ts";

@@ -1,6 +1,6 @@
 import { SendMessageCommand } from "@aws-sdk/client-sqs";
 import { describe, expect, it } from "vitest";
-import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
+import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import { PROMOTION_HOLD_MS, promotionHoldUntil } from "../../lib/ops/promote.ts";
 import { DEAD_LETTER_REASON, PROMOTION_HORIZON_MS, runReaper } from "../../lib/ops/reaper.ts";
 import { retentionExpiry } from "../../lib/retention.ts";

@@ -1,6 +1,6 @@
 import { ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
+import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import {
   type ProvisionedQueue,

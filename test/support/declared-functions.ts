@@ -1,5 +1,5 @@
 import { app } from "../../app/index.ts";
-import { pascalCase } from "../../lib/infra/resource-names.ts";
+import { pascalCase } from "../../lib/deploy-plan/resource-names.ts";
 import { ensurePlatform, runStage } from "../../scripts/deploy/sst-program.ts";
 import { arnOf, inlineStatements, StageResources } from "../../scripts/deploy/stage-resources.ts";
 import type { Permission } from "./iam-coverage.ts";

@@ -8,7 +8,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { app } from "../../app/index.ts";
-import { tierOf } from "../../lib/app/queue-declaration.ts";
+import { tierOf } from "../../lib/declarations/queue-declaration.ts";
 import {
   dynamoClient,
   type Emulators,

@@ -1,5 +1,5 @@
-import type { QueueResources } from "../../lib/infra/queue-resources.ts";
-import { pascalCase } from "../../lib/infra/resource-names.ts";
+import type { QueueResources } from "../../lib/deploy-plan/queue-resources.ts";
+import { pascalCase } from "../../lib/deploy-plan/resource-names.ts";
 
 /** Deployed-looking names for the dashboard and alarm builders: Lambda-tier queues plus the pool's. */
 export function queueResources(...lambdaQueues: string[]): QueueResources[] {

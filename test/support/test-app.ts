@@ -1,5 +1,5 @@
 import { app } from "../../app/index.ts";
-import type { App } from "../../lib/app/define-app.ts";
+import type { App } from "../../lib/declarations/define-app.ts";
 import { appRegistry } from "../../lib/engine.ts";
 import type { AnyKind } from "../../lib/job/kind.ts";
 import type { KindRegistry } from "../../lib/job/registry.ts";

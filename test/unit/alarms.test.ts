@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
-import { type AlarmSpec, buildAlarms, defaultAlarmThresholds } from "../../lib/infra/alarms.ts";
-import type { QueueResources } from "../../lib/infra/queue-resources.ts";
-import { pascalCase } from "../../lib/infra/resource-names.ts";
+import { type AlarmSpec, buildAlarms, defaultAlarmThresholds } from "../../lib/deploy-plan/alarms.ts";
+import type { QueueResources } from "../../lib/deploy-plan/queue-resources.ts";
+import { pascalCase } from "../../lib/deploy-plan/resource-names.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { countMetrics, METRICS_NAMESPACE, METRICS_SERVICE } from "../../lib/observability/metric-names.ts";
 import { EmfMetrics } from "../../lib/observability/metrics.ts";

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createClient } from "../../client/create-client.ts";
 import { SkyforgeTransportError } from "../../client/errors.ts";
 import { invokeTransport } from "../../client/invoke-transport.ts";
-import type { AppNames } from "../../lib/app/define-app.ts";
+import type { AppNames } from "../../lib/declarations/define-app.ts";
 
 /**
  * The Invoke transport gives up as the HTTP one does: an Invoke the Lambda endpoint never answers

@@ -5,8 +5,8 @@ import {
   type MetricOptions,
   type MetricRow,
   type MetricWidget,
-} from "../../lib/infra/dashboard.ts";
-import type { PoolResources, QueueResources } from "../../lib/infra/queue-resources.ts";
+} from "../../lib/deploy-plan/dashboard.ts";
+import type { PoolResources, QueueResources } from "../../lib/deploy-plan/queue-resources.ts";
 import {
   countMetrics,
   gaugeMetrics,

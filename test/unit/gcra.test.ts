@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type RateLimitScope, validateRateLimitScopes } from "../../lib/app/rate-limit-scope.ts";
+import { type RateLimitScope, validateRateLimitScopes } from "../../lib/declarations/rate-limit-scope.ts";
 import { emissionInterval, gcraDecision, gcraLimit, TAT_SLACK_MS } from "../../lib/rate-limit/gcra.ts";
 
 const NOW = Date.parse("2026-01-01T00:00:00Z");

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
-import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
-import { type Grant, grantsFor, type ResourceRef, type Role } from "../../lib/infra/grants.ts";
+import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
+import { type Grant, grantsFor, type ResourceRef, type Role } from "../../lib/deploy-plan/grants.ts";
 
 const { queues } = app;
 

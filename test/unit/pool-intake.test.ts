@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import type { PoolKindSpec } from "../../lib/app/pool-kind.ts";
+import type { PoolKindSpec } from "../../lib/declarations/pool-kind.ts";
 import { childEnvironment } from "../../lib/pool/child-environment.ts";
 import { Intake, type Waiting } from "../../lib/pool/intake.ts";
 import { RunningJobs } from "../../lib/services/running-jobs.ts";

@@ -5,7 +5,7 @@ import {
   PoolConfigError,
   parsePoolConfig,
   resolvePoolKinds,
-} from "../../lib/app/pool-config.ts";
+} from "../../lib/declarations/pool-config.ts";
 import { ClientError } from "../../lib/errors.ts";
 import { validateEnqueue } from "../../lib/producer/validate.ts";
 import { testRegistry } from "../support/test-app.ts";

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { PoolKindSpec } from "../../lib/app/pool-kind.ts";
+import type { PoolKindSpec } from "../../lib/declarations/pool-kind.ts";
 import { dieWithParentPrefix, findProgram, unlaunchableKinds } from "../../lib/pool/child-program.ts";
 import { DEFAULT_RESTART, restartDelayMs } from "../../local/pool-process.ts";
 

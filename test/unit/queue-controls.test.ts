@@ -12,7 +12,7 @@ import { app } from "../../app/index.ts";
 import type { HttpEvent } from "../../lib/api/http.ts";
 import { apiRouteMatcher } from "../../lib/api/route-keys.ts";
 import { createApiHandler } from "../../lib/api/routes.ts";
-import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
+import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import { buildEngine } from "../../lib/engine.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";

@@ -1,15 +1,15 @@
 import { describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
-import { defineApp } from "../../lib/app/define-app.ts";
-import { resolvePoolKinds } from "../../lib/app/pool-config.ts";
-import type { PoolKindSpec } from "../../lib/app/pool-kind.ts";
-import type { QueueDeclaration } from "../../lib/app/queue-declaration.ts";
+import { defineApp } from "../../lib/declarations/define-app.ts";
+import { resolvePoolKinds } from "../../lib/declarations/pool-config.ts";
+import type { PoolKindSpec } from "../../lib/declarations/pool-kind.ts";
+import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import {
   assertValidDeclarations,
   DeclarationError,
   type Declarations,
   validateDeclarations,
-} from "../../lib/app/validate-app.ts";
+} from "../../lib/declarations/validate-app.ts";
 
 const real: Declarations = app;
 type Kind = Declarations["kinds"][number];

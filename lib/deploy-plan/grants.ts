@@ -1,4 +1,4 @@
-import { type QueueDeclaration, tierOf } from "../app/queue-declaration.ts";
+import { type QueueDeclaration, tierOf } from "../declarations/queue-declaration.ts";
 
 /**
  * Least privilege, as data: what each deployed role may do, on which resources. Infra turns each
