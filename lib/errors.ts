@@ -7,7 +7,11 @@ import type * as z from "zod";
  * - ConfigError: an app or an operator's file that cannot run (at start or deploy, never per request);
  * - StoreError: what a store operation reports (a lost race, a missing item, an item in the wrong
  *   state); the API maps the last two to codes, never the store itself.
- * Anything else that reaches a caller is answered `internal` (500) without details.
+ * - UsageError: the app's code used skyforge in a way that can never work (a bug in the app, met
+ *   at run time); TransientError: a dependency left part of the work undone, try again;
+ *   InvariantError: skyforge's own code reached a state it should never reach (a bug in skyforge).
+ * Anything else that reaches a caller is answered `internal` (500) without details: the last three
+ * have no code of their own in the table below, on purpose (the caller can't act on them).
  */
 export abstract class SkyforgeError extends Error {}
 
@@ -54,6 +58,28 @@ export const internalErrorBody = (message = "internal error"): ErrorBody => ({
 /** Declarations or configuration that cannot run: raised at start or deploy, naming every problem. */
 export class ConfigError extends SkyforgeError {
   override readonly name: string = "ConfigError";
+}
+
+/**
+ * The app's code called skyforge wrongly (an undeclared rate-limit scope, a batch handler answering
+ * for the wrong number of items). Not a HandlerError: the job's outcome is the plain "retry with
+ * backoff" of any failure, and the fix is in the app.
+ */
+export class UsageError extends SkyforgeError {
+  override readonly name = "UsageError";
+}
+
+/**
+ * A dependency left part of the work undone (DynamoDB kept keys unprocessed, SQS refused messages):
+ * nothing was lost and the same call may succeed if retried.
+ */
+export class TransientError extends SkyforgeError {
+  override readonly name = "TransientError";
+}
+
+/** A state skyforge's own code should never reach: a bug here, never the app's or a caller's. */
+export class InvariantError extends SkyforgeError {
+  override readonly name = "InvariantError";
 }
 
 /** Picks a job's outcome from inside its handler. */

@@ -5,6 +5,8 @@
  * gives the timers and the call to run, so the pool tier and the tests drive it the same way.
  */
 
+import { InvariantError } from "../errors.ts";
+
 export const batchPolicies = ["immediate", "size", "duration", "balanced"] as const;
 export type BatchPolicy = (typeof batchPolicies)[number];
 
@@ -56,7 +58,7 @@ export class KeyBatches<T> {
   constructor(private readonly options: KeyBatchesOptions<T>) {}
 
   add(key: string, item: T): void {
-    if (this.draining) throw new Error("key batches are draining; hand the item back instead");
+    if (this.draining) throw new InvariantError("key batches are draining; hand the item back instead");
     const q = this.queueOf(key);
     q.waiting.push(item);
     if (this.waits() && q.waiting.length === 1) this.startTimer(key, q);

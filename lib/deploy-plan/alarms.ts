@@ -1,3 +1,4 @@
+import { ConfigError } from "../errors.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { METRICS_NAMESPACE, METRICS_SERVICE } from "../observability/metric-names.ts";
 import type { QueueResources } from "./queue-resources.ts";
@@ -59,7 +60,8 @@ export function buildAlarms<S>(
   const seen = new Set<string>();
   for (const a of alarms) {
     // Two queue names can fold to one id ("a-b" and "a_b"); two resources with one name fail the deploy.
-    if (seen.has(a.id)) throw new Error(`alarms: two alarms are named ${a.id}; rename one of the queues`);
+    if (seen.has(a.id))
+      throw new ConfigError(`alarms: two alarms are named ${a.id}; rename one of the queues`);
     seen.add(a.id);
   }
   return alarms;

@@ -1,3 +1,4 @@
+import { ConfigError, InvariantError } from "../errors.ts";
 import {
   type CountMetric,
   countMetrics,
@@ -83,7 +84,7 @@ export function buildDashboardBody<S>(input: DashboardInput<S>): DashboardBody<S
   const widgets = place(lines);
   // CloudWatch refuses a body over 500 widgets; failing here names the cause before a deploy does.
   if (widgets.length > MAX_WIDGETS)
-    throw new Error(`dashboard: ${widgets.length} widgets, CloudWatch allows ${MAX_WIDGETS}`);
+    throw new ConfigError(`dashboard: ${widgets.length} widgets, CloudWatch allows ${MAX_WIDGETS}`);
   return { periodOverride: "inherit", widgets };
 }
 
@@ -312,7 +313,8 @@ function place<S>(lines: Draft<S>[][]): DashboardWidget<S>[] {
     let tallest = 0;
     for (const d of line) {
       const height = d.height ?? HEIGHT;
-      if (x + d.width > GRID_WIDTH) throw new Error("dashboard: a line is wider than the 24-column grid");
+      if (x + d.width > GRID_WIDTH)
+        throw new InvariantError("dashboard: a line is wider than the 24-column grid");
       out.push({ ...d.widget, x, y, width: d.width, height } as DashboardWidget<S>);
       x += d.width;
       tallest = Math.max(tallest, height);

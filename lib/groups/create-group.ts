@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import pLimit from "p-limit";
 import { ulid } from "ulid";
 import type * as z from "zod";
-import { ClientError, type ClientIssue, issuesOf } from "../errors.ts";
+import { ClientError, type ClientIssue, issuesOf, TransientError } from "../errors.ts";
 import {
   AddChildrenRequest,
   CreateGroupRequest,
@@ -245,5 +245,5 @@ async function writeChildren(
     pending = pending.filter((_, i) => results[i]?.error !== undefined);
   }
   if (pending.length > 0)
-    throw new Error(`${pending.length} children of group ${group.id} could not be queued; retry`);
+    throw new TransientError(`${pending.length} children of group ${group.id} could not be queued; retry`);
 }

@@ -1,5 +1,6 @@
 import type * as z from "zod";
 import type { BatchPolicy } from "../batching/key-batches.ts";
+import { UsageError } from "../errors.ts";
 import type { Log } from "../observability/log.ts";
 import type { JobContext, KindDefinition, RateLimitAnswer } from "./kind.ts";
 
@@ -134,9 +135,9 @@ export function batchKindDefinition<S extends z.ZodType, R, const N extends stri
  */
 export function checkedOutcomes<R>(items: number, outcomes: unknown): readonly BatchOutcome<R>[] {
   if (!Array.isArray(outcomes))
-    throw new Error(`the batch handler returned ${typeof outcomes}, not one outcome per item`);
+    throw new UsageError(`the batch handler returned ${typeof outcomes}, not one outcome per item`);
   if (outcomes.length !== items)
-    throw new Error(`the batch handler returned ${outcomes.length} outcomes for ${items} items`);
+    throw new UsageError(`the batch handler returned ${outcomes.length} outcomes for ${items} items`);
   return outcomes as BatchOutcome<R>[];
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describeIssues, ScheduleInput, ScheduleName, scheduleWrite } from "../cron/schedule.ts";
 import type { ScheduleDeclaration } from "../declarations/schedule-declaration.ts";
-import { issuesOf } from "../errors.ts";
+import { ConfigError, issuesOf } from "../errors.ts";
 import type { Log } from "../observability/log.ts";
 import type { StoreContext } from "../store/context.ts";
 import { deleteSchedule, listSchedules, putSchedule } from "../store/schedule-ops.ts";
@@ -32,7 +32,7 @@ export function parseDeclaration(declaration: ScheduleDeclaration): {
       ...(validName.success ? [] : validName.error.issues.map((i) => i.message)),
       ...(parsed.success ? [] : [describeIssues(issuesOf(parsed.error))]),
     ];
-    throw new Error(`declared schedule "${name}" is invalid: ${problems.join("; ")}`);
+    throw new ConfigError(`declared schedule "${name}" is invalid: ${problems.join("; ")}`);
   }
   const input = parsed.data;
   const hash = createHash("sha256")
@@ -65,7 +65,7 @@ export async function syncDeclaredSchedules(
 ): Promise<SyncReport> {
   const parsed = declared.map(parseDeclaration);
   const names = new Set(parsed.map((p) => p.name));
-  if (names.size !== parsed.length) throw new Error("a schedule name is declared twice");
+  if (names.size !== parsed.length) throw new ConfigError("a schedule name is declared twice");
   const stored = new Map((await listSchedules(ctx)).map((s) => [s.name, s]));
   const report: SyncReport = { created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0 };
 

@@ -1,4 +1,5 @@
 import type { RateLimitScope } from "../declarations/rate-limit-scope.ts";
+import { UsageError } from "../errors.ts";
 
 /**
  * GCRA (generic cell rate algorithm): a token bucket kept as one number, the "theoretical arrival
@@ -23,10 +24,10 @@ export const emissionInterval = (scope: RateLimitScope): number => 1000 / scope.
 /** Throws for a request no bucket state could ever grant: a programming error, not a throttle. */
 export function assertTokenCount(n: number, scope: RateLimitScope): void {
   if (!Number.isInteger(n) || n < 1) {
-    throw new Error(`rate limit "${scope.scope}": token count must be a positive integer, got ${n}`);
+    throw new UsageError(`rate limit "${scope.scope}": token count must be a positive integer, got ${n}`);
   }
   if (n > scope.capacity) {
-    throw new Error(
+    throw new UsageError(
       `rate limit "${scope.scope}": asked for ${n} tokens but capacity is ${scope.capacity}; it could never be granted`,
     );
   }

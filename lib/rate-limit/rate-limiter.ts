@@ -1,4 +1,5 @@
 import { type RateLimitScope, validateRateLimitScopes } from "../declarations/rate-limit-scope.ts";
+import { UsageError } from "../errors.ts";
 import type { RateLimitAnswer } from "../job/kind.ts";
 import type { StoreContext } from "../store/context.ts";
 import { takeTokens } from "../store/rate-limit-ops.ts";
@@ -61,7 +62,7 @@ export class RateLimiter {
     const found = this.scopes.get(scope);
     if (found) return found;
     const names = [...this.scopes.keys()].join(", ") || "(none)";
-    throw new Error(`unknown rate-limit scope "${scope}"; declared scopes: ${names}`);
+    throw new UsageError(`unknown rate-limit scope "${scope}"; declared scopes: ${names}`);
   }
 
   /**

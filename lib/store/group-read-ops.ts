@@ -1,4 +1,5 @@
 import { BatchGetCommand, type BatchGetCommandOutput, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { TransientError } from "../errors.ts";
 import type { StoreContext } from "./context.ts";
 import { Expr } from "./expression.ts";
 import type { GroupItem, SliceItem } from "./group-item.ts";
@@ -82,7 +83,7 @@ export async function getJobs(
       for (const item of (out.Responses?.[ctx.table] ?? []) as JobItem[]) found.set(item.id, item);
       keys = out.UnprocessedKeys?.[ctx.table]?.Keys;
     }
-    if (keys && keys.length > 0) throw new Error("DynamoDB left keys unprocessed after 8 rounds");
+    if (keys && keys.length > 0) throw new TransientError("DynamoDB left keys unprocessed after 8 rounds");
   }
   return found;
 }

@@ -10,6 +10,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
+import { ConfigError } from "../errors.ts";
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { encodeMessageBody, type JobMessage } from "./job-message.ts";
 
@@ -55,7 +56,7 @@ export class SqsTransport {
 
   urlOf(queue: string, side: QueueSide = "main"): string {
     const url = (side === "main" ? this.urls : this.dlqUrls).get(queue);
-    if (!url) throw new Error(`no SQS ${side} url configured for queue ${queue}`);
+    if (!url) throw new ConfigError(`no SQS ${side} url configured for queue ${queue}`);
     return url;
   }
 
