@@ -97,8 +97,9 @@ function takeOverStale(lock: string): void {
   if (moved !== undefined && moved !== stale) {
     try {
       writeFileSync(lock, moved, { flag: "wx" });
-    } catch {
-      // Someone holds it again already: theirs stands.
+    } catch (err) {
+      // Someone holds it again already: theirs stands. Anything else is a real failure.
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
   }
 }
@@ -119,7 +120,9 @@ const lockFile = (root: string) => join(root, "stack.pid");
 function readIfPresent(path: string): string | undefined {
   try {
     return readFileSync(path, "utf8").trim();
-  } catch {
-    return undefined;
+  } catch (err) {
+    // Only a missing file is "absent"; an unreadable one must not pass for a free data directory.
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
   }
 }

@@ -6,7 +6,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import type { Log } from "../lib/observability/log.ts";
+import { errorFields, type Log } from "../lib/observability/log.ts";
 import { holdSeconds } from "../lib/runtime/unstarted-messages.ts";
 
 export interface PollerOptions {
@@ -111,7 +111,7 @@ export class EventSourcePoller {
         if (!this.running) return;
         this.options.log.error("event source poll failed; backing off", {
           queue: this.options.queueName,
-          error: String(err),
+          ...errorFields(err),
         });
         await new Promise((r) => setTimeout(r, 500));
       }
@@ -208,7 +208,7 @@ export class EventSourcePoller {
       // A thrown handler fails the whole batch, exactly as Lambda treats it.
       this.options.log.error("worker invocation failed", {
         queue: this.options.queueName,
-        error: String(err),
+        ...errorFields(err),
       });
       return;
     }

@@ -2,7 +2,7 @@ import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ClientError } from "../lib/errors.ts";
-import type { Log } from "../lib/observability/log.ts";
+import { errorFields, type Log } from "../lib/observability/log.ts";
 import { readBody } from "./request-body.ts";
 
 /**
@@ -141,7 +141,7 @@ async function invoke(
     result = await fn(event);
   } catch (err) {
     failed = true;
-    log.error("local function failed", { function: name, invocationType, error: String(err) });
+    log.error("local function failed", { function: name, invocationType, ...errorFields(err) });
   }
   if (invocationType === "Event") return { status: 202 };
 

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import type { Log } from "../lib/observability/log.ts";
+import { errorFields, type Log } from "../lib/observability/log.ts";
 import { dieWithParentPrefix } from "../lib/pool/child-program.ts";
 import { POOL_BAD_CONFIG_EXIT_CODE } from "../lib/pool/pool-options.ts";
 import { CLAIMS_BUCKET, LOCAL_AWS } from "./emulators.ts";
@@ -104,7 +104,7 @@ export function startPoolProcess(o: PoolProcessOptions): PoolProcess {
       });
     }
     // The program itself is missing: no exit follows, and a restart would fail the same way.
-    child.once("error", (err) => o.log.error("could not start the pool process", { error: err.message }));
+    child.once("error", (err) => o.log.error("could not start the pool process", errorFields(err)));
     child.once("exit", (code, signal) => {
       if (stopping) {
         if (code !== 0) o.log.warn("pool process exited", { code, signal });

@@ -1,4 +1,4 @@
-import type { Log } from "../lib/observability/log.ts";
+import { errorFields, type Log } from "../lib/observability/log.ts";
 
 export interface ScheduledTask {
   name: string;
@@ -46,9 +46,7 @@ export class Ticker {
         if (Object.values(report).some((v) => typeof v === "number" && v > 0))
           this.log.info(`${task.name} ran`, { report });
       })
-      .catch((err) =>
-        this.log.error(`${task.name} failed; the next tick tries again`, { error: String(err) }),
-      )
+      .catch((err) => this.log.error(`${task.name} failed; the next tick tries again`, errorFields(err)))
       .finally(() => this.inFlight.delete(task.name));
     this.inFlight.set(task.name, run);
     return run;

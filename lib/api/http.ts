@@ -2,7 +2,7 @@ import type { MiddlewareObj } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { ClientError, internalErrorBody } from "../errors.ts";
 import { MAX_API_BODY_BYTES } from "../limits.ts";
-import type { Log } from "../observability/log.ts";
+import { errorFields, type Log } from "../observability/log.ts";
 import { asClientError } from "./client-errors.ts";
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -158,8 +158,7 @@ export function errorResponder(log: Log): MiddlewareObj<HttpEvent, HttpResult> {
       }
       log.error("unhandled API error", {
         path: request.event.rawPath,
-        error: err instanceof Error ? err.message : String(err),
-        stack: err instanceof Error ? err.stack : undefined,
+        ...errorFields(err),
       });
       request.response = json(500, internalErrorBody());
     },

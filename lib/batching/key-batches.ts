@@ -30,6 +30,11 @@ export interface KeyBatchesOptions<T> {
   timers: Timers;
   /** Runs one call of `key` with its items; the key's slot is free again once it settles. */
   run(key: string, items: T[]): Promise<void>;
+  /**
+   * A call that rejected: `run` settles its own items, so a rejection is a bug in it, reported here
+   * (the key goes on either way). Give it whenever `run` can reject at all.
+   */
+  failed?(key: string, err: unknown): void;
 }
 
 interface KeyQueue<T> {
@@ -153,7 +158,7 @@ export class KeyBatches<T> {
     q.inFlight += 1;
     const call = this.options
       .run(key, items)
-      .catch(() => undefined)
+      .catch((err: unknown) => this.options.failed?.(key, err))
       .finally(() => {
         this.settled.delete(call);
         q.inFlight -= 1;

@@ -1,4 +1,5 @@
 import { isTerminal } from "../job/status.ts";
+import { errorFields } from "../observability/log.ts";
 import { retentionExpiry } from "../retention.ts";
 import { deferGroupCheck, expireGroup } from "../store/group-end-ops.ts";
 import { type GroupItem, isSliceComplete, recordedStatus } from "../store/group-item.ts";
@@ -43,7 +44,7 @@ export async function checkGroups(deps: GroupDeps, maxPerShard = 100): Promise<G
       } catch (err) {
         deps.log.error("group check failed; the next reaper run tries again", {
           groupId: group.id,
-          error: String(err),
+          ...errorFields(err),
         });
       }
     }

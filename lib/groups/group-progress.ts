@@ -1,5 +1,6 @@
 import { ClientError } from "../errors.ts";
 import type { TerminalStatus } from "../job/status.ts";
+import { errorFields } from "../observability/log.ts";
 import { longestRetentionExpiry } from "../retention.ts";
 import { type GroupItem, isSliceComplete, type Member, type SliceItem } from "../store/group-item.ts";
 import { beginCompletion, finishGroup, markSliceDone } from "../store/group-ops.ts";
@@ -81,7 +82,7 @@ export async function enqueueCompletion(deps: GroupDeps, group: GroupItem): Prom
     // The app changed under the group (its completion kind is gone): it can never complete.
     deps.log.error("a group's completion job was refused; the group fails", {
       groupId: group.id,
-      error: err.message,
+      ...errorFields(err),
     });
     await endGroup(deps, group, "failed");
   }

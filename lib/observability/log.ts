@@ -22,3 +22,11 @@ export function withFields(log: Log, fields: Record<string, unknown>): Log {
     error: (message, attributes) => log.error(message, { ...fields, ...attributes }),
   };
 }
+
+/**
+ * A caught value as log attributes that keep its stack: an Error goes in whole (the Powertools
+ * Logger writes its name, message, stack and cause), anything else as its string.
+ */
+export function errorFields(err: unknown): { error: Error | string } {
+  return { error: err instanceof Error ? err : String(err) };
+}

@@ -3,6 +3,7 @@ import { planFires } from "../cron/fire-plan.ts";
 import { fireTimesOf } from "../cron/schedule.ts";
 import { ClientError } from "../errors.ts";
 import type { EnqueueRequest } from "../job/schemas.ts";
+import { errorFields } from "../observability/log.ts";
 import type { Engine } from "../services/engine-services.ts";
 import type { ScheduleItem } from "../store/schedule-item.ts";
 import {
@@ -103,7 +104,7 @@ export async function runCronTick(deps: CronTickDeps): Promise<CronTickReport> {
     await Promise.all(due.map((s) => limit(() => fireSchedule(deps, s, now, report))));
   } finally {
     await releaseLease(ctx, CRON_LEASE, owner).catch((err: unknown) =>
-      log.warn("cron: lease release failed; it expires on its own", { error: String(err) }),
+      log.warn("cron: lease release failed; it expires on its own", errorFields(err)),
     );
   }
   if (report.fired || report.missed || report.failed.length || report.deferred) {
@@ -122,10 +123,17 @@ async function fireFailed(
 ): Promise<void> {
   const error = err instanceof Error ? err.message : String(err);
   report.failed.push({ name: schedule.name, fireTime: iso(fire), error });
-  engine.log.error("cron: fire failed", { schedule: schedule.name, fireTime: iso(fire), error });
+  engine.log.error("cron: fire failed", {
+    schedule: schedule.name,
+    fireTime: iso(fire),
+    ...errorFields(err),
+  });
   engine.metrics.count("cronFailed", scheduleQueue(engine, schedule), schedule.kind);
   await recordFireError(engine.store, schedule.name, error, engine.clock.now()).catch((e: unknown) =>
-    engine.log.warn("cron: could not record the fire's error", { schedule: schedule.name, error: String(e) }),
+    engine.log.warn("cron: could not record the fire's error", {
+      schedule: schedule.name,
+      ...errorFields(e),
+    }),
   );
 }
 

@@ -1,7 +1,7 @@
 import pLimit from "p-limit";
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { MAX_DELAY_SECONDS } from "../limits.ts";
-import { jobFields } from "../observability/log.ts";
+import { errorFields, jobFields } from "../observability/log.ts";
 import { effectiveSettings } from "../queue-control/settings.ts";
 import { retentionExpiry } from "../retention.ts";
 import { BacklogTally } from "../runtime/backlog-tally.ts";
@@ -91,7 +91,7 @@ export async function runReaper(deps: ReaperDeps, options: ReaperOptions = {}): 
   try {
     report.eventSourcesRepaired = await new QueueAdmin(deps).repairEventSources();
   } catch (err) {
-    deps.log.error("event source repair failed; the next tick tries again", { error: String(err) });
+    deps.log.error("event source repair failed; the next tick tries again", errorFields(err));
   }
   if ((options.staleSweepPassMs ?? STALE_SWEEP_PASS_MS) > 0) {
     try {
@@ -101,14 +101,14 @@ export async function runReaper(deps: ReaperDeps, options: ReaperOptions = {}): 
     } catch (err) {
       // Its slice comes round again next pass, days before any message it protects could go.
       deps.log.error("stale-message sweep failed; its slice is swept again next pass", {
-        error: String(err),
+        ...errorFields(err),
       });
     }
   }
   try {
     Object.assign(report, await deps.groups.check());
   } catch (err) {
-    deps.log.error("group checks failed; the next tick tries again", { error: String(err) });
+    deps.log.error("group checks failed; the next tick tries again", errorFields(err));
   }
   deps.metrics.flush();
   return report;

@@ -7,6 +7,7 @@ import { ClientError, internalErrorBody } from "../errors.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
+import { errorFields } from "../observability/log.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { CheckedEnqueue, Engine, EnqueueOptions } from "../services/engine-services.ts";
 import { admitToBacklog, leaveBacklog } from "../store/batch-key-ops.ts";
@@ -126,7 +127,7 @@ export class Producer {
             }
             // The message is out: the worker will build the job from it, so the id is still good.
             this.deps.log.warn("job item write failed after send; the message carries the job", {
-              error: String(err),
+              ...errorFields(err),
             });
           }
           this.deps.metrics.count("enqueued", e.queue.name, item.kind);
@@ -163,7 +164,7 @@ export class Producer {
       if (p.scheduled) throw err;
       // The message is out: the worker will build the job from it, so the job is accepted (as in a batch).
       this.deps.log.warn("job item write failed after send; the message carries the job", {
-        error: String(err),
+        ...errorFields(err),
       });
       written = p.item;
     }

@@ -182,3 +182,26 @@ describe("the README's policy timelines (maxSize 3, maxWaitSeconds 2, each call 
     expect((await play("balanced", 2)).slice(0, 2)).toEqual(["0.0 [a1]", "1.0 [a2 a3]"]);
   });
 });
+
+describe("KeyBatches: a call that rejects", () => {
+  it("is reported to `failed` with its key, and the key goes on", async () => {
+    const timers = new ManualTimers();
+    const reported: [string, unknown][] = [];
+    const ran: number[][] = [];
+    const batches = new KeyBatches<number>({
+      policy: "immediate",
+      limits: { maxSize: 3, maxWaitSeconds: 2, maxKeyConcurrency: 1 },
+      timers,
+      run: async (_key, items) => {
+        ran.push(items);
+        if (items.includes(1)) throw new Error("run broke");
+      },
+      failed: (key, err) => reported.push([key, err]),
+    });
+    batches.add("a", 1);
+    batches.add("a", 2);
+    await new Promise((r) => setImmediate(r));
+    expect(reported).toEqual([["a", new Error("run broke")]]);
+    expect(ran).toEqual([[1], [2]]);
+  });
+});
