@@ -8,7 +8,7 @@ import { Groups } from "./groups/group-service.ts";
 import { buildRegistry, type KindRegistry } from "./job/registry.ts";
 import type { Log } from "./observability/log.ts";
 import type { JobMetrics } from "./observability/metrics.ts";
-import { poolKindDefinition } from "./pool/child-slot.ts";
+import { poolKindDefinition } from "./pool/reserved-child.ts";
 import { Producer } from "./producer/enqueue.ts";
 import type { EventSourceControl } from "./queue-control/event-source-control.ts";
 import { RateLimiter } from "./rate-limit/rate-limiter.ts";

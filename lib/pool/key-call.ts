@@ -4,8 +4,8 @@ import type { RecordProcessor } from "../runtime/process-record.ts";
 import type { WorkerDeps } from "../runtime/record-types.ts";
 import type { UnstartedMessages } from "../runtime/unstarted-messages.ts";
 import { VisibilityBatch } from "../runtime/visibility-changes.ts";
-import { type ChildSlot, slots } from "./child-slot.ts";
 import type { KeyedWaiting } from "./pool-batches.ts";
+import { currentChild, type ReservedChild } from "./reserved-child.ts";
 
 /** One call of a batch kind's key, on the child reserved for it. */
 export interface KeyCall {
@@ -25,14 +25,14 @@ export async function runKeyCall(
   deps: WorkerDeps,
   processor: RecordProcessor,
   unstarted: UnstartedMessages,
-  slot: ChildSlot,
+  reserved: ReservedChild,
   call: KeyCall,
 ): Promise<void> {
   const { kind, queue, key, items } = call;
   await Promise.all(items.map((w) => unstarted.release(w.record.receiptHandle)));
   const records = items.flatMap((w) => (w.message ? [{ record: w.record, msg: w.message }] : []));
   const visibility = new VisibilityBatch(deps.transport, deps.log);
-  const acks = await slots.run(slot, () =>
+  const acks = await currentChild.run(reserved, () =>
     processKeyedBatch(deps, processor, { kind, key, records }, visibility),
   );
   const done = items.filter((w) => acks.get(w.record.messageId)).map((w) => w.record.receiptHandle);

@@ -7,10 +7,11 @@ export interface Capacity {
 
 /**
  * The warm children of one kind. Children start on demand up to `soft`, and up to `hard` only for
- * critical work. A child that dies (or is killed) leaves the group at once; its place is refilled
- * lazily, on the next take. A release above `soft` culls the child unless critical work is waiting.
+ * critical work. A child that dies (or is killed) leaves at once; its place is refilled lazily, on
+ * the next take. A release above `soft` culls the child unless critical work is waiting.
+ * (Named for what it holds, a kind's children: "group" means a job group in this project, §15.)
  */
-export class ChildGroup {
+export class KindChildren {
   private readonly idle: WarmChild[] = [];
   private readonly busy = new Set<WarmChild>();
   /** Children that died without being asked to, not refilled yet; the spawns that refill them count as respawns. */

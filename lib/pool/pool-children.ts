@@ -1,11 +1,11 @@
 import type { PoolKindSpec } from "../declarations/pool-kind.ts";
 import type { Log } from "../observability/log.ts";
 import { childEnvironment } from "./child-environment.ts";
-import { ChildGroup } from "./child-group.ts";
 import { dieWithParentPrefix } from "./child-program.ts";
-import type { ChildSlot } from "./child-slot.ts";
 import type { ChildUsers } from "./child-users.ts";
+import { KindChildren } from "./kind-children.ts";
 import type { PoolObserver } from "./pool-observer.ts";
+import type { ReservedChild } from "./reserved-child.ts";
 import { WarmChild } from "./warm-child.ts";
 
 export interface PoolChildrenOptions {
@@ -18,15 +18,17 @@ export interface PoolChildrenOptions {
   users?: ChildUsers;
   log: Log;
   observer: PoolObserver;
+  /** How long a child gets to exit at EOF before it is killed, at shutdown. */
+  graceMs: number;
 }
 
 /**
- * The pool's warm children, one ChildGroup per kind, and the batch calls waiting for one of them.
+ * The pool's warm children, one KindChildren per kind, and the batch calls waiting for one of them.
  * A delivery takes a child when its turn comes in the intake; a batch call waits here, first come
  * first served, and is served before the kind's intake line whenever a child frees up.
  */
 export class PoolChildren {
-  private readonly groups = new Map<string, ChildGroup>();
+  private readonly byKind = new Map<string, KindChildren>();
   private readonly waiters = new Map<string, ((child: WarmChild | undefined) => void)[]>();
 
   /** Where children run as users of their own; undefined where they run as the pool's. */
@@ -51,23 +53,28 @@ export class PoolChildren {
           onExit(child);
         });
       };
-      this.groups.set(spec.name, new ChildGroup(spec.name, spec, spawnChild));
+      this.byKind.set(spec.name, new KindChildren(spec.name, spec, spawnChild));
     }
   }
 
-  /** Each served kind's group. */
-  all(): IterableIterator<[string, ChildGroup]> {
-    return this.groups.entries();
+  /** Each served kind's children. */
+  all(): IterableIterator<[string, KindChildren]> {
+    return this.byKind.entries();
   }
 
   stats(kind: string): { busy: number; idle: number } {
-    return this.groups.get(kind)?.stats() ?? { busy: 0, idle: 0 };
+    return this.byKind.get(kind)?.stats() ?? { busy: 0, idle: 0 };
+  }
+
+  /** Reports every kind's busy and idle children, and their respawns, to the observer. */
+  report(): void {
+    for (const of of this.byKind.values()) this.options.observer.children(of);
   }
 
   /** `receivedAt`: when the job (a batch call's oldest item) was received, for the dispatch latency. */
-  slotOf(group: ChildGroup, child: WarmChild, receivedAt: number): ChildSlot {
+  reservation(children: KindChildren, child: WarmChild, receivedAt: number): ReservedChild {
     return {
-      group,
+      children,
       child,
       observe: (event, job, detail) => this.options.observer.event(event, job, receivedAt, detail),
     };
@@ -77,23 +84,23 @@ export class PoolChildren {
    * Waits for one of `kind`'s children (the caller pumps: serveWaiters hands it out); undefined when
    * the pool stops first or doesn't serve the kind.
    */
-  async reserve(kind: string, receivedAt: number): Promise<ChildSlot | undefined> {
-    const group = this.groups.get(kind);
-    if (!group) return undefined;
+  async reserve(kind: string, receivedAt: number): Promise<ReservedChild | undefined> {
+    const children = this.byKind.get(kind);
+    if (!children) return undefined;
     const { promise, resolve } = Promise.withResolvers<WarmChild | undefined>();
     const waiting = this.waiters.get(kind) ?? [];
     waiting.push(resolve);
     this.waiters.set(kind, waiting);
     const child = await promise;
-    return child && this.slotOf(group, child, receivedAt);
+    return child && this.reservation(children, child, receivedAt);
   }
 
   /** Hands free children of `kind` to the batch calls waiting for them (within soft). */
   serveWaiters(kind: string): void {
-    const group = this.groups.get(kind);
+    const children = this.byKind.get(kind);
     const waiting = this.waiters.get(kind) ?? [];
-    while (group && waiting.length > 0) {
-      const child = group.take(false);
+    while (children && waiting.length > 0) {
+      const child = children.take(false);
       if (!child) return;
       waiting.shift()?.(child);
     }
@@ -105,11 +112,12 @@ export class PoolChildren {
   }
 
   killAll(): void {
-    for (const group of this.groups.values()) group.killAll();
+    for (const children of this.byKind.values()) children.killAll();
   }
 
-  async stopAll(graceMs: number): Promise<void> {
-    await Promise.all([...this.groups.values()].map((g) => g.stopAll(graceMs)));
+  /** Stops every child (EOF, then a kill after the grace) and removes the children's homes. */
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.byKind.values()].map((c) => c.stopAll(this.options.graceMs)));
     this.users?.dispose();
   }
 }

@@ -1,8 +1,8 @@
 import type { Clock } from "../clock.ts";
 import { jobFields, type Log } from "../observability/log.ts";
 import type { JobMetrics } from "../observability/metrics.ts";
-import type { ChildGroup } from "./child-group.ts";
-import type { ChildEvent } from "./child-slot.ts";
+import type { KindChildren } from "./kind-children.ts";
+import type { ChildEvent } from "./reserved-child.ts";
 
 /** The pool's metrics and logs: what happened on children, and how many are busy and idle. */
 export class PoolObserver {
@@ -43,13 +43,13 @@ export class PoolObserver {
   }
 
   /** Busy and idle children as gauges, and the respawns since the last report as a count. */
-  children(group: ChildGroup): void {
-    const queue = this.queueOf(group.kind);
-    const { busy, idle } = group.stats();
-    this.deps.metrics.gauge("childrenBusy", queue, group.kind, busy);
-    this.deps.metrics.gauge("childrenIdle", queue, group.kind, idle);
-    const delta = group.respawns - (this.reportedRespawns.get(group.kind) ?? 0);
-    if (delta > 0) this.deps.metrics.count("childRespawns", queue, group.kind, delta);
-    this.reportedRespawns.set(group.kind, group.respawns);
+  children(of: KindChildren): void {
+    const queue = this.queueOf(of.kind);
+    const { busy, idle } = of.stats();
+    this.deps.metrics.gauge("childrenBusy", queue, of.kind, busy);
+    this.deps.metrics.gauge("childrenIdle", queue, of.kind, idle);
+    const delta = of.respawns - (this.reportedRespawns.get(of.kind) ?? 0);
+    if (delta > 0) this.deps.metrics.count("childRespawns", queue, of.kind, delta);
+    this.reportedRespawns.set(of.kind, of.respawns);
   }
 }

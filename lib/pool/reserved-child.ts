@@ -1,11 +1,11 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import * as z from "zod";
 import type { PoolKindSpec } from "../declarations/pool-kind.ts";
-import { ThrottledError } from "../errors.ts";
+import { ConfigError, ThrottledError } from "../errors.ts";
 import { type BatchContext, type BatchItem, type BatchOutcome, batchKindDefinition } from "../job/batch.ts";
 import type { AnyKind, JobContext } from "../job/kind.ts";
-import type { ChildGroup } from "./child-group.ts";
 import { batchExchange, type ChildReply, type Exchange, singleExchange } from "./child-protocol.ts";
+import type { KindChildren } from "./kind-children.ts";
 import type { WarmChild } from "./warm-child.ts";
 
 /** What happened on a child, for the pool's metrics and logs. */
@@ -18,18 +18,22 @@ export interface ChildWork {
   queue: string;
 }
 
-/** The child the pool reserved for one delivery (or one batch call) before claiming it. */
-export interface ChildSlot {
-  group: ChildGroup;
+/**
+ * The child the pool reserved for one delivery (or one batch call) before claiming it, with the
+ * kind's children it came from (a child that dies mid-job is replaced from them). Called a
+ * reservation, not a "slot", so that the word keeps one meaning in the project.
+ */
+export interface ReservedChild {
+  children: KindChildren;
   child: WarmChild;
   observe(event: ChildEvent, work: ChildWork, detail?: string): void;
 }
 
 /**
- * The pool runs each delivery inside `slots.run(slot, …)`; the kind's handler, called deep inside
- * the shared record processor, finds its reserved child here.
+ * The pool runs each delivery inside `currentChild.run(reserved, …)`; the kind's handler, called
+ * deep inside the shared record processor, finds its reserved child here.
  */
-export const slots = new AsyncLocalStorage<ChildSlot>();
+export const currentChild = new AsyncLocalStorage<ReservedChild>();
 
 /** A child that dies mid-job gets the job again on a fresh child once; a second death fails the attempt. */
 const RERUNS_AFTER_RIP = 1;
@@ -45,25 +49,27 @@ async function askReservedChild<R>(
   exchange: Exchange<R>,
   signal: AbortSignal,
 ): Promise<R> {
-  const slot = slots.getStore();
-  if (!slot) throw new Error(`kind "${spec.name}" runs on the pool tier only; no child is reserved here`);
-  slot.observe("dispatched", work);
-  let end = await slot.child.send(exchange, signal);
+  const reserved = currentChild.getStore();
+  // A pool kind wired into a Lambda worker: a deployment mistake, not the job's.
+  if (!reserved)
+    throw new ConfigError(`kind "${spec.name}" runs on the pool tier only; no child is reserved here`);
+  reserved.observe("dispatched", work);
+  let end = await reserved.child.send(exchange, signal);
   for (let rerun = 0; rerun < RERUNS_AFTER_RIP && "failure" in end && end.failure === "exited"; rerun++) {
-    slot.observe("rip", work, end.detail);
-    slot.child = slot.group.replace(slot.child);
-    end = await slot.child.send(exchange, signal);
+    reserved.observe("rip", work, end.detail);
+    reserved.child = reserved.children.replace(reserved.child);
+    end = await reserved.child.send(exchange, signal);
   }
   if ("reply" in end) return end.reply;
   switch (end.failure) {
     case "desync":
-      slot.observe("desync", work, end.detail);
+      reserved.observe("desync", work, end.detail);
       throw new Error(`child out of sync: ${end.detail}`);
     case "exited":
       throw new Error(`child died mid-job twice: ${end.detail}`);
     case "aborted":
       // The run is already decided by its abort cause (timeout, cancel, lost lease, shutdown).
-      if (end.cause === "timeout") slot.observe("timeout", work);
+      if (end.cause === "timeout") reserved.observe("timeout", work);
       throw new Error(`child killed: ${String(end.cause)}`);
   }
 }

@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Log, silentLog } from "../../lib/observability/log.ts";
-import { ChildGroup } from "../../lib/pool/child-group.ts";
 import { encodeRequest, parseBatchReply, parseReply } from "../../lib/pool/child-protocol.ts";
+import { KindChildren } from "../../lib/pool/kind-children.ts";
 import { type ExchangeEnd, WarmChild } from "../../lib/pool/warm-child.ts";
 
 const SCRIPTED = fileURLToPath(new URL("../fixtures/children/scripted.mjs", import.meta.url));
@@ -59,8 +59,8 @@ function spawnChild(
 
 const exitOf = (c: WarmChild) => within(tracked.get(c) as Promise<void>, `exit of child ${c.pid}`);
 
-const groupOf = (soft: number, hard: number) =>
-  new ChildGroup(KIND, { soft, hard }, (onExit) => spawnChild(onExit));
+const childrenOf = (soft: number, hard: number) =>
+  new KindChildren(KIND, { soft, hard }, (onExit) => spawnChild(onExit));
 
 let seq = 0;
 function send(
@@ -341,82 +341,82 @@ describe("WarmChild on a real process", () => {
   });
 });
 
-describe("ChildGroup on real processes", () => {
+describe("KindChildren on real processes", () => {
   it("grows to soft for normal work, to hard for critical work, and culls above soft on release", async () => {
-    const group = groupOf(1, 3);
-    const a = group.take(false) as WarmChild;
+    const children = childrenOf(1, 3);
+    const a = children.take(false) as WarmChild;
     expect(a).toBeInstanceOf(WarmChild);
-    expect(group.take(false)).toBeUndefined();
-    const b = group.take(true) as WarmChild;
-    const c = group.take(true) as WarmChild;
+    expect(children.take(false)).toBeUndefined();
+    const b = children.take(true) as WarmChild;
+    const c = children.take(true) as WarmChild;
     expect([b, c]).toEqual([expect.any(WarmChild), expect.any(WarmChild)]);
-    expect(group.take(true)).toBeUndefined();
-    expect(group.stats()).toEqual({ busy: 3, idle: 0 });
-    group.release(a, false);
-    group.release(b, false);
-    group.release(c, false);
+    expect(children.take(true)).toBeUndefined();
+    expect(children.stats()).toEqual({ busy: 3, idle: 0 });
+    children.release(a, false);
+    children.release(b, false);
+    children.release(c, false);
     await exitOf(a);
     await exitOf(b);
     expect(await exitDetail(a)).toBe("child exited with code 0");
-    expect(group.size).toBe(1);
-    expect(group.stats()).toEqual({ busy: 0, idle: 1 });
+    expect(children.size).toBe(1);
+    expect(children.stats()).toEqual({ busy: 0, idle: 1 });
     expect(c.alive).toBe(true);
-    expect(group.respawns).toBe(0);
+    expect(children.respawns).toBe(0);
 
     // While critical work waits, released children above soft stay warm.
-    expect(group.take(false)).toBe(c);
-    const d = group.take(true) as WarmChild;
-    const e = group.take(true) as WarmChild;
-    for (const x of [c, d, e]) group.release(x, true);
-    expect(group.stats()).toEqual({ busy: 0, idle: 3 });
+    expect(children.take(false)).toBe(c);
+    const d = children.take(true) as WarmChild;
+    const e = children.take(true) as WarmChild;
+    for (const x of [c, d, e]) children.release(x, true);
+    expect(children.stats()).toEqual({ busy: 0, idle: 3 });
     expect([c, d, e].map((x) => x.alive)).toEqual([true, true, true]);
-    const again = [group.take(false), group.take(false), group.take(false)];
+    const again = [children.take(false), children.take(false), children.take(false)];
     expect(new Set(again)).toEqual(new Set([c, d, e]));
-    expect(group.take(true)).toBeUndefined();
+    expect(children.take(true)).toBeUndefined();
     // Culled children were planned exits: growing again is not a respawn.
-    expect(group.respawns).toBe(0);
+    expect(children.respawns).toBe(0);
   });
 
   it("drops dead children at once and refills them lazily, counting respawns", async () => {
-    const group = groupOf(3, 3);
-    const first = [group.take(false), group.take(false), group.take(false)] as WarmChild[];
+    const children = childrenOf(3, 3);
+    const first = [children.take(false), children.take(false), children.take(false)] as WarmChild[];
     const oldPids = await Promise.all(first.map(pidOf));
-    for (const c of first) group.release(c, false);
-    expect(group.stats()).toEqual({ busy: 0, idle: 3 });
+    for (const c of first) children.release(c, false);
+    expect(children.stats()).toEqual({ busy: 0, idle: 3 });
 
     for (const pid of oldPids) process.kill(pid, "SIGKILL");
     await Promise.all(first.map(exitOf));
-    expect(group.size).toBe(0);
-    expect(group.stats()).toEqual({ busy: 0, idle: 0 });
-    expect(group.respawns).toBe(0);
+    expect(children.size).toBe(0);
+    expect(children.stats()).toEqual({ busy: 0, idle: 0 });
+    expect(children.respawns).toBe(0);
 
-    const fresh = [group.take(false), group.take(false), group.take(false)] as WarmChild[];
+    const fresh = [children.take(false), children.take(false), children.take(false)] as WarmChild[];
     expect(fresh.every((c) => c instanceof WarmChild && c.alive)).toBe(true);
     const newPids = await Promise.all(fresh.map(pidOf));
     expect(new Set(newPids).size).toBe(3);
     expect(newPids.filter((p) => oldPids.includes(p))).toEqual([]);
-    expect(group.respawns).toBe(3);
-    expect(group.take(false)).toBeUndefined();
+    expect(children.respawns).toBe(3);
+    expect(children.take(false)).toBeUndefined();
 
     const dying = fresh[0] as WarmChild;
     expect(await send(dying, { act: "exit", code: 9 })).toMatchObject({ failure: "exited" });
-    const replacement = group.replace(dying);
+    const replacement = children.replace(dying);
     expect(replacement).not.toBe(dying);
     expect(replacement.alive).toBe(true);
     expect(await pidOf(replacement)).not.toBe(dying.pid);
-    expect(group.respawns).toBe(4);
-    expect(group.stats()).toEqual({ busy: 3, idle: 0 });
+    expect(children.respawns).toBe(4);
+    expect(children.stats()).toEqual({ busy: 3, idle: 0 });
   });
 
   it("stopAll stops every child, busy or idle, at EOF", async () => {
-    const group = groupOf(3, 3);
-    const kids = [group.take(false), group.take(false), group.take(false)] as WarmChild[];
+    const children = childrenOf(3, 3);
+    const kids = [children.take(false), children.take(false), children.take(false)] as WarmChild[];
     await Promise.all(kids.map(pidOf));
-    group.release(kids[0] as WarmChild, false);
-    await within(group.stopAll(BOUND_MS / 2), "stopAll");
+    children.release(kids[0] as WarmChild, false);
+    await within(children.stopAll(BOUND_MS / 2), "stopAll");
     expect(kids.map((c) => c.alive)).toEqual([false, false, false]);
     for (const c of kids) expect(await exitDetail(c)).toBe("child exited with code 0");
-    expect(group.size).toBe(0);
-    expect(group.respawns).toBe(0);
+    expect(children.size).toBe(0);
+    expect(children.respawns).toBe(0);
   });
 });
