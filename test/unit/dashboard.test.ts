@@ -1,11 +1,11 @@
 import { describe, expect, test } from "vitest";
-import {
-  buildDashboardBody,
-  type DashboardBody,
-  type MetricOptions,
-  type MetricRow,
-  type MetricWidget,
-} from "../../lib/deploy-plan/dashboard.ts";
+import { buildDashboardBody } from "../../lib/deploy-plan/dashboard.ts";
+import type {
+  DashboardBody,
+  MetricOptions,
+  MetricRow,
+  MetricWidget,
+} from "../../lib/deploy-plan/dashboard-grid.ts";
 import type { PoolResources, QueueResources } from "../../lib/deploy-plan/queue-resources.ts";
 import {
   countMetrics,
