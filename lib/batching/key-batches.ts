@@ -28,7 +28,7 @@ export interface KeyBatchesOptions<T> {
   policy: BatchPolicy;
   limits: KeyBatchLimits;
   timers: Timers;
-  /** Runs one call of `key` with its items; the key's slot is free again once it settles. */
+  /** Runs one call of `key` with its items; once it settles, the key may start another. */
   run(key: string, items: T[]): Promise<void>;
   /**
    * A call that rejected: `run` settles its own items, so a rejection is a bug in it, reported here
@@ -162,7 +162,7 @@ export class KeyBatches<T> {
       .finally(() => {
         this.settled.delete(call);
         q.inFlight -= 1;
-        // A call's end frees a slot: balanced sends everything that gathered meanwhile, the others
+        // A call's end makes room: balanced sends everything that gathered meanwhile, the others
         // what is ready.
         this.pump(key, q);
       });

@@ -29,7 +29,7 @@ import { countChildren, toGroupView } from "./group-view.ts";
 export interface GroupOrigin {
   groupId: string;
   parentJobId: string;
-  /** The parent's own slot, when the parent handed it to this group. */
+  /** The parent's own membership, when the parent handed it to this group. */
   member?: Member;
 }
 
@@ -123,8 +123,8 @@ const requestHash = (request: ParsedGroupRequest) =>
 
 /**
  * Creates a group and enqueues its children (docs/architecture.md §15): the group item (its slices
- * allocated), then each slice, then the children, each with its slot. A retry of the same request
- * (same id, same content) resumes instead of failing: ids are derived from the group and the slot,
+ * allocated), then each slice, then the children, each with its membership. A retry of the same request
+ * (same id, same content) resumes instead of failing: ids are derived from the group and the membership,
  * and every write is conditional on its item's absence, so nothing is written or run twice.
  */
 export async function createGroup(

@@ -20,7 +20,7 @@ export async function recordEnd(deps: GroupDeps, job: JobItem): Promise<void> {
   if (!isTerminal(job.status)) return;
   const status = job.status as TerminalStatus;
   if (job.completes) await completionEnded(deps, job.completes, status);
-  // A job that handed its slot to a group it created is recorded by that group's end instead.
+  // A job that handed its membership to a group it created is recorded by that group's end instead.
   if (!job.member || (status === "done" && job.handoff)) return;
   await recordMember(deps, job.member, status, job);
   if (status === "dead") await terminateOnDeath(deps, job);
@@ -97,11 +97,11 @@ export async function finishCancel(deps: GroupDeps, group: GroupItem): Promise<v
   await cancelMembers(deps, group);
   const completion = group.completionJobId ? await getJob(deps.store, group.completionJobId) : undefined;
   if (completion) {
-    // Its end records the slot this group took over, if any.
+    // Its end records the membership this group took over, if any.
     await cascade(deps, completion);
     await cancelChild(deps, completion, ttl);
   } else if (group.member) {
-    // A slot this group took over from the job that created it ends with the group, as cancelled.
+    // A membership this group took over from the job that created it ends with the group, as cancelled.
     const { kind } = group.onComplete;
     await recordMember(deps, group.member, "cancelled", {
       queue: group.onComplete.queue ?? deps.registry.get(kind)?.queue ?? "unknown",

@@ -6,7 +6,7 @@ import { GroupId } from "../job/group-schemas.ts";
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 /**
- * A ULID whose random half is a hash: the same group, slot and time always give the same id. A
+ * A ULID whose random half is a hash: the same group, membership and time always give the same id. A
  * retried create (or a repair) writes the same jobs again instead of new ones, and every write of
  * a job is conditional on its item, so nothing runs twice (docs/architecture.md §15).
  */

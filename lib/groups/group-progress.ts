@@ -88,7 +88,7 @@ export async function enqueueCompletion(deps: GroupDeps, group: GroupItem): Prom
   }
 }
 
-/** The completion job ended: the group takes its final status, and a handed-over slot is recorded. */
+/** The completion job ended: the group takes its final status, and a handed-over membership is recorded. */
 export async function endGroup(
   deps: GroupDeps,
   group: GroupItem,

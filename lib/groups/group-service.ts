@@ -21,7 +21,7 @@ export class Groups implements GroupService {
     return createGroup(this.deps, raw);
   }
 
-  /** `ctx.group`: one group per (job, step), which takes over the job's slot in its own group. */
+  /** `ctx.group`: one group per (job, step), which takes over the job's membership in its own group. */
   async createFromJob(job: JobItem, fence: string, spec: GroupSpec): Promise<GroupView> {
     if (!fence) {
       throw new ClientError(

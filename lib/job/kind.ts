@@ -83,8 +83,9 @@ export interface JobContext extends JobContextBase {
   enqueue(kind: string, payload: unknown, options?: FollowUpOptions): Promise<EnqueueResult>;
   /**
    * Fans out: a group of children and the job that runs once they all ended, at most once per
-   * (job, step) however often this run is retried. When this job is itself a group's child, its slot
-   * there passes to the new group (the first one it creates): the outer group waits for the inner one.
+   * (job, step) however often this run is retried. When this job is itself a group's child, its
+   * membership there passes to the new group (the first one it creates): the outer group waits for
+   * the inner one.
    */
   group(spec: GroupSpec): Promise<GroupView>;
 }

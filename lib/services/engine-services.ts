@@ -25,7 +25,10 @@ export interface EnqueueOptions {
    * fires and handlers' follow-ups use it, so a retried tick or run never enqueues twice.
    */
   uniqueKeyScope?: "live" | "retained";
-  /** Group plumbing (docs/architecture.md §15): a fixed job id, the child's slot, the group it completes. */
+  /**
+   * Group plumbing (docs/architecture.md §15): a fixed job id, the child's membership, the group it
+   * completes.
+   */
   job?: JobExtras;
 }
 

@@ -3,7 +3,7 @@ import type { GroupStatus } from "../job/group-status.ts";
 import type { TerminalStatus } from "../job/status.ts";
 
 /**
- * A child's place in its group: the group, the slice that records it, its position there. A job
+ * A child's membership in its group: the group, the slice that records it, its position there. A job
  * carries it from its message to its item, so whoever ends the job can record it
  * (docs/architecture.md §15).
  */
@@ -44,7 +44,7 @@ export interface GroupItem {
   /** The outcome the completion job was told, and the counts it was given. */
   outcome?: "succeeded" | "failed";
   counts?: { done: number; dead: number; cancelled: number };
-  /** The job whose handler created the group (`ctx.group`), and the slot it handed over, if any. */
+  /** The job whose handler created the group (`ctx.group`), and the membership it handed over, if any. */
   parentJobId?: string;
   member?: Member;
   finishedAt?: number;

@@ -6,10 +6,10 @@ import { jobKey } from "./keys.ts";
 
 /**
  * noteChildGroup — a running job's handler creates a group: the job remembers it (a cancel of the
- * job's own group reaches it), and the first such group takes over the job's slot in its group.
+ * job's own group reaches it), and the first such group takes over the job's membership in its group.
  * input: job id, the run's fence token, the group id.
  * condition: still running under this token (a run that lost its lease creates nothing).
- * result: the job after the write (its `handoff` names the group holding its slot), or undefined
+ * result: the job after the write (its `handoff` names the group holding its membership), or undefined
  *   when the fence was lost. Declares no status edge.
  */
 export async function noteChildGroup(

@@ -43,13 +43,13 @@ export interface JobItem {
   promotingUntil?: number;
   /** When a fresh message last went out for it after its enqueue (promotion, the stale-message sweep). */
   resentAt?: number;
-  /** A group's child: its slot, recorded when the job ends (docs/architecture.md §15). */
+  /** A group's child: its membership, recorded when the job ends (docs/architecture.md §15). */
   member?: Member;
   /** A group's completion job: the group it completes. */
   completes?: string;
   /** Groups this job's handler created (`ctx.group`): a cancel of this job's group reaches them. */
   childGroups?: Set<string>;
-  /** The group that took over this job's slot in its own group: that group's end records the slot. */
+  /** The group that took over this job's membership in its own group: that group's end records it. */
   handoff?: string;
   /** A batch kind's job: its key (docs/architecture.md §18). */
   batchKey?: string;
