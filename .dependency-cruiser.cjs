@@ -42,7 +42,7 @@ module.exports = {
     {
       name: "no-cycles",
       severity: "error",
-      from: { path: "^(lib|app|functions|local|bench|infra|client|cli|console)/" },
+      from: { path: "^(lib|app|functions|local|bench|infra|client|cli|console|http)/" },
       to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
     },
     {
@@ -97,10 +97,18 @@ module.exports = {
     {
       name: "cli-over-the-client",
       comment:
-        "the CLI and the console reach skyforge through the client's transports, never the engine (the console's server may read request bodies as the local stack's does)",
+        "the CLI and the console reach skyforge through the client's transports, never the engine",
       severity: "error",
       from: { path: "^(cli|console)/" },
-      to: { path: "^(lib|functions|local|bench|infra|scripts|test)/", pathNot: "^local/request-body\\.ts$" },
+      to: { path: "^(lib|functions|local|bench|infra|scripts|test)/" },
+    },
+    {
+      name: "http-is-shared",
+      comment:
+        "http/ holds what the repo's loopback servers share (the body reader, the Host/Origin guard): the local stack and the console's proxy both import it, so it imports neither, nor the engine",
+      severity: "error",
+      from: { path: "^http/" },
+      to: { path: "^(lib|app|functions|local|bench|scripts|infra|test|cli|console)/" },
     },
     ...upward,
   ],

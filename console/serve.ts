@@ -2,10 +2,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { ApiRequest, Transport } from "../client/transport.ts";
 import { internalErrorBody } from "../client/vocabulary.ts";
-import { readBody } from "../local/request-body.ts";
+import { readBody } from "../http/request-body.ts";
+import { foreignRequest } from "../http/request-guard.ts";
 import { type AssetAnswer, consoleAsset, errorAnswer, isConsolePath, writeAnswer } from "./assets.ts";
 import { apiCallRefusal, newConsoleToken, type Refusal } from "./console-token.ts";
-import { foreignRequest } from "./request-guard.ts";
 
 /**
  * The web console for a deployed stage (`npx skyforge console --stage NAME`): a loopback server that
@@ -14,7 +14,7 @@ import { foreignRequest } from "./request-guard.ts";
  *
  * The server holds the operator's credentials, so it answers only its own page: a request whose
  * Host is not this server (DNS rebinding) or whose Origin is another site (a cross-site POST) is
- * refused before anything is signed (console/request-guard.ts), and so is an API call that another
+ * refused before anything is signed (http/request-guard.ts), and so is an API call that another
  * page made (Sec-Fetch-Site, 403) or that lacks this run's token (401): another local user's curl, or
  * an `<img>` on a web page, which sends no Origin (console/console-token.ts).
  *

@@ -1,7 +1,7 @@
 import { type IncomingMessage, type Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { foreignRequest } from "../console/request-guard.ts";
+import { foreignRequest } from "../http/request-guard.ts";
 
 /**
  * The emulators (dynalite; fauxqs for SQS and S3) check no signature and, left alone, answer any web

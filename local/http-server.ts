@@ -8,7 +8,8 @@ import {
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Context } from "aws-lambda";
-import { foreignRequest } from "../console/request-guard.ts";
+import { readBody } from "../http/request-body.ts";
+import { foreignRequest } from "../http/request-guard.ts";
 import { clip, type HttpEvent, type HttpResult, methodNotAllowed } from "../lib/api/http.ts";
 import { apiRouteMatcher } from "../lib/api/route-keys.ts";
 import { ClientError, type ClientErrorCode, internalErrorBody } from "../lib/errors.ts";
@@ -17,7 +18,6 @@ import type { Log } from "../lib/observability/log.ts";
 import { splitTarget, toApiEvent } from "./api-event.ts";
 import { serveConsole } from "./console-assets.ts";
 import { INVOKE_PATH, type LocalFunctions, serveInvoke } from "./lambda-invoke.ts";
-import { readBody } from "./request-body.ts";
 
 export interface LocalHttpOptions {
   host: string;
@@ -44,7 +44,7 @@ export interface LocalHttp {
  * (or AWS's, on Invoke), including the requests Node's HTTP parser refuses before any handler runs.
  *
  * Nothing here checks who is calling, so a request another web page makes (a cross-site form POST,
- * DNS rebinding) is refused on every route before it is read: see console/request-guard.ts.
+ * DNS rebinding) is refused on every route before it is read: see http/request-guard.ts.
  */
 export async function startLocalHttp(options: LocalHttpOptions): Promise<LocalHttp> {
   const headersTimeout = options.timeouts?.headersMs ?? 10_000;

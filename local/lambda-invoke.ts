@@ -1,9 +1,9 @@
 import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { readBody } from "../http/request-body.ts";
 import { ClientError } from "../lib/errors.ts";
 import { errorFields, type Log } from "../lib/observability/log.ts";
-import { readBody } from "./request-body.ts";
 
 /**
  * Lambda's Invoke API (`POST /2015-03-31/functions/{FunctionName}/invocations`) as AWS answers it,

@@ -13,6 +13,7 @@ const copied = [
   "functions",
   "local",
   "console",
+  "http",
   "client",
   "cli",
   "bin",
