@@ -52,9 +52,9 @@ export class Intake {
       const line = this.lines.get(k.name) as Line;
       waiting += line.critical.length + line.normal.length;
     }
-    const normalSlotsFree = soft - (this.heldBy(queue) - aboveSoft);
+    const normalFree = soft - (this.heldBy(queue) - aboveSoft);
     const probe = headroom > aboveSoft && waiting === 0 ? 1 : 0;
-    return Math.max(0, normalSlotsFree) + probe;
+    return Math.max(0, normalFree) + probe;
   }
 
   /** Counts a received message as held until `release`; lines it up if its kind is a pool kind here. */

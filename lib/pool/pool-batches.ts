@@ -18,7 +18,7 @@ export const realTimers: Timers = {
  * The pool's batch kinds (docs/architecture.md §18): one KeyBatches per kind, gathering received items
  * per key across receives, each kind's policy deciding when a key's call starts. A call is `run`
  * with its items; the key's next call waits for it by the per-process maxKeyConcurrency (the
- * cluster-wide slot is taken inside the call).
+ * cluster-wide bound is checked inside the call).
  */
 export class PoolBatches {
   private readonly byKind = new Map<string, KeyBatches<KeyedWaiting>>();

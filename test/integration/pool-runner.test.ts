@@ -44,7 +44,7 @@ describe("PoolRunner: outcomes of a child's reply", () => {
     const result = h.resultOf(done);
     expect(result).toEqual({ pid: expect.any(Number), attempt: 1, echo: "hi" });
     expect(result.pid).not.toBe(process.pid);
-    // Back in the group, idle and alive, for the next job.
+    // Back among its kind's children, idle and alive, for the next job.
     await waitFor(async () => h.children().idle === 1, "the child to be idle again");
     expect(alive(result.pid)).toBe(true);
     expect(h.metrics.total("poolDispatched")).toBe(1);

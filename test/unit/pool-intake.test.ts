@@ -24,7 +24,7 @@ const msg = (k: string, critical = false, queue = "heavy"): Waiting => ({
 });
 
 describe("Intake: the pool takes only what its children can start", () => {
-  test("idle: every soft slot plus one probe while the kind can grow", () => {
+  test("idle: every soft child plus one probe while the kind can grow", () => {
     const intake = new Intake([kind("a", 2, 4)]);
     expect(intake.room("heavy", () => 0)).toBe(3);
   });
