@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { defineKind } from "../lib/job/kind.ts";
+import { defineUnboundKind } from "../lib/job/kind.ts";
 
 /** The bench's group completion kind: it notes when its handler began, and what it was told. */
 export const COMPLETION_KIND = "bench-group-done";
@@ -15,7 +15,7 @@ export interface CompletionStart {
 
 /** A completion kind that hands each start to `onStart` (the bench keeps them in memory). */
 export function recordingCompletionKind(onStart: (start: CompletionStart) => void) {
-  return defineKind({
+  return defineUnboundKind({
     name: COMPLETION_KIND,
     payload: z.json(),
     queue: "default",

@@ -1,12 +1,12 @@
 import * as z from "zod";
-import { defineKind } from "../lib/job/kind.ts";
+import { defineUnboundKind } from "../lib/job/kind.ts";
 
 /**
  * A handler that does nothing and returns nothing: what `--matrix` runs by default, so each cell
  * prices skyforge's own requests for the payload, not a result as large as it (an echo stores one).
  */
 export const NOOP_KIND = "bench-noop";
-export const noopKind = defineKind({
+export const noopKind = defineUnboundKind({
   name: NOOP_KIND,
   payload: z.json(),
   queue: "default",

@@ -121,10 +121,11 @@ export type KindInput<S extends z.ZodType, R, N extends string, Q extends string
 > & { handler: (payload: z.output<S>, ctx: Ctx) => Promise<R> };
 
 /**
- * An untyped-names constructor, for tests and tools: the payload type still flows from the schema
- * into the handler. An app declares its kinds with the builder bound to it (lib/declarations/define-app.ts).
+ * A kind bound to no app (its queue and the kinds it enqueues are any strings), for tests and tools:
+ * the payload type still flows from the schema into the handler. An app declares its kinds with the
+ * `defineKind` bound to its own names (app/define.ts, built by lib/declarations/define-app.ts).
  */
-export function defineKind<S extends z.ZodType, R, const N extends string, const Q extends string>(
+export function defineUnboundKind<S extends z.ZodType, R, const N extends string, const Q extends string>(
   def: KindInput<S, R, N, Q, JobContext>,
 ): KindDefinition<S, R, N, Q> {
   return def as KindDefinition<S, R, N, Q>;

@@ -11,7 +11,7 @@ import { createApiHandler } from "../../lib/api/routes.ts";
 import { CLAIM_CHECK_BYTES, CLAIMS_PREFIX } from "../../lib/claims/claim-keys.ts";
 import { loadJobView } from "../../lib/claims/job-bodies.ts";
 import { systemClock } from "../../lib/clock.ts";
-import { defineKind } from "../../lib/job/kind.ts";
+import { defineUnboundKind } from "../../lib/job/kind.ts";
 import type { DeliveryLane } from "../../lib/job/lanes.ts";
 import { MAX_PAYLOAD_BYTES } from "../../lib/job/schemas.ts";
 import { Producer } from "../../lib/producer/enqueue.ts";
@@ -29,7 +29,7 @@ import { doomedEngine } from "./crash-switch.ts";
 
 /** Returns a blob of the asked size (or its payload's own blob): results as large as a test wants. */
 const blobKind = (lane: DeliveryLane, name: string) =>
-  defineKind({
+  defineUnboundKind({
     name,
     queue: "default",
     payload: z.object({ blob: z.string(), resultBytes: z.number().int().optional() }),

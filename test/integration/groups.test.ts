@@ -4,7 +4,7 @@ import { systemClock } from "../../lib/clock.ts";
 import { RetryAfterError } from "../../lib/errors.ts";
 import type { GroupChildView } from "../../lib/job/group-schemas.ts";
 import type { CompletionContext } from "../../lib/job/kind.ts";
-import { defineKind } from "../../lib/job/kind.ts";
+import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { createWorker } from "../../lib/runtime/worker.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
@@ -27,7 +27,7 @@ interface FoldRun {
 const foldRuns: FoldRun[] = [];
 
 /** A completion job: records what it was told and reads every child, page by page. */
-const fold = defineKind({
+const fold = defineUnboundKind({
   name: "test-fold",
   queue: "default",
   payload: z.object({ report: z.string() }),
@@ -48,7 +48,7 @@ const fold = defineKind({
 });
 
 /** Fans out `width` children of depth - 1 (sleepers at depth 0) and folds them into `report`. */
-const fanout = defineKind({
+const fanout = defineUnboundKind({
   name: "test-fanout",
   queue: "default",
   payload: z.object({
@@ -71,7 +71,7 @@ const fanout = defineKind({
 });
 
 /** Creates its group, then fails its first run: the retry must get the same group back. */
-const mapThenFail = defineKind({
+const mapThenFail = defineUnboundKind({
   name: "test-map-then-fail",
   queue: "default",
   payload: z.object({ n: z.number().int() }),

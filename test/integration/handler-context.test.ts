@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { defineKind } from "../../lib/job/kind.ts";
+import { defineUnboundKind } from "../../lib/job/kind.ts";
 import type { EnqueueResult } from "../../lib/job/schemas.ts";
 import { followUpKey } from "../../lib/runtime/handler-context.ts";
 import { OffsetClock } from "../support/clock.ts";
@@ -15,7 +15,7 @@ describe("ctx.enqueue: follow-up jobs", () => {
   it("a handler retried after it enqueued gets its first follow-ups back, even once they finished", async () => {
     const seen: { attempt: number; first: EnqueueResult; second: EnqueueResult }[] = [];
     let h: Harness | undefined;
-    const fanout = defineKind({
+    const fanout = defineUnboundKind({
       name: "fanout",
       payload: z.object({}),
       queue: "default",
@@ -56,7 +56,7 @@ describe("ctx.enqueue: follow-up jobs", () => {
   });
 
   it("a follow-up the producer refuses for its content ends the parent dead at once", async () => {
-    const bad = defineKind({
+    const bad = defineUnboundKind({
       name: "bad-follow-up",
       payload: z.object({}),
       queue: "default",
@@ -76,7 +76,7 @@ describe("ctx.enqueue: follow-up jobs", () => {
 describe("ctx.log", () => {
   it("stamps jobId, kind, queue and attempt on every line, and the caller's own attributes", async () => {
     const log = new CapturingLog();
-    const chatty = defineKind({
+    const chatty = defineUnboundKind({
       name: "chatty",
       payload: z.object({ secret: z.string() }),
       queue: "default",

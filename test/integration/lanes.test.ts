@@ -2,7 +2,7 @@ import { SendMessageCommand } from "@aws-sdk/client-sqs";
 import { describe, expect, test } from "vitest";
 import * as z from "zod";
 import { systemClock } from "../../lib/clock.ts";
-import { defineKind } from "../../lib/job/kind.ts";
+import { defineUnboundKind } from "../../lib/job/kind.ts";
 import type { DeliveryLane } from "../../lib/job/lanes.ts";
 import { cancelJob } from "../../lib/ops/cancel-job.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
@@ -16,7 +16,7 @@ const runs = new Map<string, number>();
 let gate = deferred();
 
 const laneKind = (lane: DeliveryLane, name: string, behaviour: "echo" | "gated" | "fail-once" | "fail") =>
-  defineKind({
+  defineUnboundKind({
     name,
     queue: "default",
     payload: z.object({ tag: z.string() }),

@@ -2,7 +2,7 @@ import type { SQSEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { systemClock } from "../../lib/clock.ts";
-import { defineKind } from "../../lib/job/kind.ts";
+import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { createWorker } from "../../lib/runtime/worker.ts";
 import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
 import {
@@ -24,7 +24,7 @@ const harness = harnessPerTest();
 /** The handler of every job here: it never finishes in the worker that will crash, and returns in any other. */
 let crash: CrashSwitch | undefined;
 let runs = 0;
-const stalls = defineKind({
+const stalls = defineUnboundKind({
   name: "stalls",
   payload: z.object({ n: z.number() }),
   queue: "default",

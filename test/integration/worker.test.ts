@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { defineKind } from "../../lib/job/kind.ts";
+import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { cancel } from "../../lib/store/finalize-ops.ts";
 import { getQueueState } from "../../lib/store/queue-state.ts";
 import { getJob, listJobs } from "../../lib/store/read-ops.ts";
@@ -83,7 +83,7 @@ describe("worker on fauxqs + dynalite", () => {
     let runs = 0;
     const gate = deferred();
     const started = deferred();
-    const slow = defineKind({
+    const slow = defineUnboundKind({
       name: "gated",
       payload: z.object({}),
       queue: "default",
@@ -122,7 +122,7 @@ describe("worker on fauxqs + dynalite", () => {
     const completions: string[] = [];
     const hang = deferred();
     let attempt = 0;
-    const crashy = defineKind({
+    const crashy = defineUnboundKind({
       name: "crashy",
       payload: z.object({}),
       queue: "default",
@@ -207,7 +207,7 @@ describe("worker on fauxqs + dynalite", () => {
   it("throttling cools the queue down without spending an attempt", async () => {
     const { ThrottledError } = await import("../../lib/errors.ts");
     let calls = 0;
-    const throttly = defineKind({
+    const throttly = defineUnboundKind({
       name: "throttly",
       payload: z.object({}),
       queue: "default",

@@ -16,7 +16,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import * as z from "zod";
 import { app } from "../../app/index.ts";
 import { Groups } from "../../lib/groups/group-service.ts";
-import { defineKind } from "../../lib/job/kind.ts";
+import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import { Producer } from "../../lib/producer/enqueue.ts";
@@ -38,7 +38,7 @@ const sqs = mockClient(SQSClient);
 
 /** A kind that counts its runs, to prove a handler did or did not run. */
 let countedRuns = 0;
-const counted = defineKind({
+const counted = defineUnboundKind({
   name: "counted",
   payload: z.object({}),
   queue: "default",
