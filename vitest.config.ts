@@ -1,10 +1,68 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Most of the suite waits (on emulators, child processes, leases), not on the CPU: on a 2-core
+ * machine vitest's default of one worker ran the files one at a time (15 minutes). The unit,
+ * store, integration and e2e files therefore share one pool of more workers than cores, and the
+ * fault suite runs after them, one file at a time and alone: its scenarios assert bounds of
+ * 2 × lease, which a busy machine would eat into.
+ */
+const SHARED_WORKERS = 4;
+
+const shared = {
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  pool: "forks",
+} as const;
+
+/** The files that run on both DynamoDB emulators (test/support/dynamo-backends.ts). */
+const STORE_FILES = [
+  "test/integration/store-*.test.ts",
+  "test/integration/batch-key-store.test.ts",
+  "test/integration/cron-store.test.ts",
+  "test/integration/group-transitions.test.ts",
+  "test/integration/rate-limit.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: "forks",
+    ...shared,
+    projects: [
+      // Group order 0 and one worker count: these projects' files run beside each other in one pool.
+      {
+        test: { ...shared, name: "e2e", include: ["test/e2e/**/*.test.ts"], maxWorkers: SHARED_WORKERS },
+      },
+      {
+        test: {
+          ...shared,
+          name: "integration",
+          include: ["test/integration/**/*.test.ts"],
+          exclude: STORE_FILES,
+          maxWorkers: SHARED_WORKERS,
+        },
+      },
+      {
+        // One DynamoDB Local for all of them (a JVM per file was seconds of CPU each).
+        test: {
+          ...shared,
+          name: "store",
+          include: STORE_FILES,
+          globalSetup: ["test/support/dynamodb-local-setup.ts"],
+          maxWorkers: SHARED_WORKERS,
+        },
+      },
+      {
+        test: { ...shared, name: "unit", include: ["test/unit/**/*.test.ts"], maxWorkers: SHARED_WORKERS },
+      },
+      {
+        test: {
+          ...shared,
+          name: "fault",
+          include: ["test/fault/**/*.test.ts"],
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
