@@ -3,6 +3,12 @@
  * proxy, which signs each request for a deployed stage. Errors carry the API's code and message.
  */
 export class ApiError extends Error {
+  /**
+   * @param {number} status the HTTP status; 0 when no answer came
+   * @param {string} code
+   * @param {string} message
+   * @param {import("./api-shapes").Issue[]} [issues]
+   */
   constructor(status, code, message, issues) {
     super(message);
     this.status = status;
@@ -22,6 +28,7 @@ const TOKEN_KEY = "skyforge-console-token";
 const TOKEN_IN_ADDRESS = /^#token=([A-Za-z0-9_-]+)$/;
 let token = storedToken();
 
+/** @returns {string | undefined} */
 function storedToken() {
   try {
     return sessionStorage.getItem(TOKEN_KEY) ?? undefined;
@@ -33,22 +40,31 @@ function storedToken() {
 /** Takes the token out of the address, if it is there: called once, before anything reads the hash. */
 export function adoptTokenFromAddress() {
   const m = TOKEN_IN_ADDRESS.exec(location.hash);
-  if (!m) return;
+  if (!m?.[1]) return;
   token = m[1];
   try {
-    sessionStorage.setItem(TOKEN_KEY, token);
+    sessionStorage.setItem(TOKEN_KEY, m[1]);
   } catch {
     // kept in memory only
   }
   history.replaceState(history.state, "", `${location.pathname}${location.search}`);
 }
 
+/**
+ * One call; answers the parsed JSON (undefined for an empty body), shaped as the route says: the
+ * caller names the shape where it keeps the answer.
+ * @param {string} method
+ * @param {string} path
+ * @param {{ query?: Record<string, string | number | undefined>, body?: unknown }} [options]
+ * @returns {Promise<any>}
+ */
 export async function api(method, path, { query, body } = {}) {
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(query ?? {})) {
     if (value !== undefined && value !== "") search.set(name, String(value));
   }
   const url = search.size ? `${path}?${search}` : path;
+  /** @type {RequestInit & { headers: Record<string, string> }} */
   const init = { method, headers: { accept: "application/json" } };
   if (token !== undefined) init.headers[TOKEN_HEADER] = token;
   if (body !== undefined) {
@@ -59,7 +75,7 @@ export async function api(method, path, { query, body } = {}) {
   try {
     res = await fetch(url, init);
   } catch (err) {
-    throw new ApiError(0, "unreachable", `the API is unreachable (${err.message})`);
+    throw new ApiError(0, "unreachable", `the API is unreachable (${/** @type {Error} */ (err).message})`);
   }
   const text = await res.text();
   let data;
@@ -75,13 +91,25 @@ export async function api(method, path, { query, body } = {}) {
   return data;
 }
 
-/** A job id as it goes into a path. */
+/**
+ * A job id as it goes into a path.
+ * @param {string} id
+ * @param {string} [action]
+ */
 export const jobPath = (id, action) => `/jobs/${encodeURIComponent(id)}${action ? `/${action}` : ""}`;
+/**
+ * @param {string} name
+ * @param {string} action
+ */
 export const queuePath = (name, action) => `/queues/${encodeURIComponent(name)}/${action}`;
 
-/** "code: message" plus any issues, for a line of text under a form or a button. */
+/**
+ * "code: message" plus any issues, for a line of text under a form or a button.
+ * @param {unknown} err
+ */
 export function describeError(err) {
-  if (!(err instanceof ApiError)) return String(err?.message ?? err);
+  if (!(err instanceof ApiError))
+    return String(/** @type {{ message?: unknown } | undefined} */ (err)?.message ?? err);
   const issues = (err.issues ?? []).map((i) => `${i.path}: ${i.message}`);
   return [`${err.code}: ${err.message}`, ...issues].join(" · ");
 }

@@ -14,10 +14,11 @@ import { SchedulesPanel } from "./schedules.js";
 /**
  * The job a `#/jobs/<id>` address names, so a job's detail has a link of its own: `{ id }`, or
  * `{ unreadable }` for an address no job can have (a stray `%`, as in `#/jobs/%`), or undefined.
+ * @returns {{ id: string, unreadable?: undefined } | { id?: undefined, unreadable: string } | undefined}
  */
 function jobFromHash() {
   const m = /^#\/jobs\/([^/?#]+)/.exec(location.hash);
-  if (!m) return undefined;
+  if (!m?.[1]) return undefined;
   try {
     return { id: decodeURIComponent(m[1]) };
   } catch {
@@ -25,6 +26,10 @@ function jobFromHash() {
   }
 }
 
+/**
+ * The job the address names, and a way to name another (undefined: none).
+ * @returns {[ReturnType<typeof jobFromHash>, (next: string | undefined) => void]}
+ */
 function useHashJob() {
   const [picked, setPicked] = useState(jobFromHash);
   useEffect(() => {
@@ -32,13 +37,17 @@ function useHashJob() {
     window.addEventListener("hashchange", onHash);
     return () => window.removeEventListener("hashchange", onHash);
   }, []);
+  /** @param {string | undefined} next */
   const select = (next) => {
     location.hash = next ? `#/jobs/${encodeURIComponent(next)}` : "#/";
   };
   return [picked, select];
 }
 
-/** In place of a job's detail when the address names no job at all. */
+/**
+ * In place of a job's detail when the address names no job at all.
+ * @param {{ text: string, onClose: () => void }} props
+ */
 function NoSuchJob({ text, onClose }) {
   return html`
     <section class="panel detail" data-testid="job-missing">
@@ -51,7 +60,10 @@ function NoSuchJob({ text, onClose }) {
   `;
 }
 
-/** A heartbeat line: when the API last answered, or why it didn't. */
+/**
+ * A heartbeat line: when the API last answered, or why it didn't.
+ * @param {{ poll: import("./poll.js").Poll<unknown> }} props
+ */
 function Connection({ poll }) {
   const [, tick] = useState(0);
   useEffect(() => {
@@ -65,7 +77,9 @@ function Connection({ poll }) {
 }
 
 function App() {
+  /** @type {import("./poll.js").Poll<import("./api-shapes").Page<import("./api-shapes").Queue>>} */
   const queuesPoll = usePoll(() => api("GET", "/queues"), 2_000);
+  /** @type {import("./poll.js").Poll<import("./api-shapes").Page<import("./api-shapes").Schedule>>} */
   const schedulesPoll = usePoll(() => api("GET", "/schedules"), 10_000);
   const [filter, setFilter] = useState({ queue: "", status: "" });
   const [picked, select] = useHashJob();
@@ -86,10 +100,10 @@ function App() {
       <${Connection} poll=${queuesPoll} />
     </header>
     <main class="layout">
-      <${QueuesPanel} poll=${queuesPoll} onPick=${(queue) => setFilter({ ...filter, queue })} />
+      <${QueuesPanel} poll=${queuesPoll} onPick=${(/** @type {string} */ queue) => setFilter({ ...filter, queue })} />
       <div class="pair">
         <${ThroughputChart} queue=${filter.queue} />
-        <${EnqueueForm} queues=${queues} kinds=${kinds} onEnqueued=${(job) => select(job.id)} />
+        <${EnqueueForm} queues=${queues} kinds=${kinds} onEnqueued=${(/** @type {import("./api-shapes").Enqueued} */ job) => select(job.id)} />
       </div>
       <div class=${`pair ${picked ? "with-detail" : ""}`}>
         <${JobsPanel}
@@ -109,6 +123,6 @@ function App() {
 
 // Before the first call, and before the job link (#/jobs/<id>) is read from the same fragment.
 adoptTokenFromAddress();
-const root = document.getElementById("app");
+const root = /** @type {HTMLElement} */ (document.getElementById("app")); // index.html has it
 root.textContent = ""; // the "Loading…" line: render() adds to what is there
 render(html`<${App} />`, root);

@@ -10,11 +10,18 @@ const BUCKET_S = 5;
 /** GET /jobs calls per refresh: on a big table the chart is a sample, not a census (see the note). */
 const MAX_CALLS = 3;
 
-/** Recent done jobs: what a few bounded list calls return. */
+/**
+ * Recent done jobs: what a few bounded list calls return.
+ * @param {string} queue
+ * @returns {Promise<{ jobs: import("./api-shapes").Job[], complete: boolean }>}
+ */
 async function loadDone(queue) {
+  /** @type {import("./api-shapes").Job[]} */
   const jobs = [];
+  /** @type {string | undefined} */
   let cursor;
   for (let i = 0; i < MAX_CALLS; i++) {
+    /** @type {import("./api-shapes").Page<import("./api-shapes").Job>} */
     const page = await api("GET", "/jobs", {
       query: { status: "done", queue, limit: 100, cursor, view: "summary" },
     });
@@ -25,6 +32,11 @@ async function loadDone(queue) {
   return { jobs, complete: false };
 }
 
+/**
+ * @param {number[]} sorted
+ * @param {number} q
+ * @returns {number | null} null for no value, which uPlot leaves as a gap
+ */
 const quantile = (sorted, q) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : null;
 
@@ -32,6 +44,9 @@ const quantile = (sorted, q) =>
  * Per 5 s bucket over the last 5 minutes: throughput (jobs finished per second, by finishedAt) and
  * queue latency p50/p95 (startedAt − runAt: how long a job waited once due, so a delay it asked for
  * is not counted as latency).
+ * @param {import("./api-shapes").Job[]} jobs
+ * @param {number} nowMs
+ * @returns {{ data: uPlot.AlignedData, total: number, p50: number | null }}
  */
 export function bucketize(jobs, nowMs) {
   const end = Math.ceil(nowMs / 1_000 / BUCKET_S) * BUCKET_S;
@@ -39,7 +54,7 @@ export function bucketize(jobs, nowMs) {
   const n = WINDOW_S / BUCKET_S;
   const x = Array.from({ length: n }, (_, i) => start + i * BUCKET_S);
   const counts = new Array(n).fill(0);
-  const waits = Array.from({ length: n }, () => []);
+  const waits = Array.from({ length: n }, () => /** @type {number[]} */ ([]));
   for (const job of jobs) {
     if (!job.finishedAt) continue;
     const t = Date.parse(job.finishedAt) / 1_000;
@@ -65,6 +80,10 @@ export function bucketize(jobs, nowMs) {
   };
 }
 
+/**
+ * @param {number} width
+ * @returns {uPlot.Options}
+ */
 function chartOptions(width) {
   return {
     width,
@@ -112,10 +131,11 @@ function chartOptions(width) {
 }
 
 /** Throughput and latency for the last 5 minutes, from recent done jobs, redrawn every 5 s. */
+/** @param {{ queue: string }} props */
 export function ThroughputChart({ queue }) {
   const poll = usePoll(() => loadDone(queue), 5_000, [queue]);
-  const box = useRef(null);
-  const plot = useRef(null);
+  const box = useRef(/** @type {HTMLDivElement | null} */ (null));
+  const plot = useRef(/** @type {uPlot | null} */ (null));
   const stats = poll.data ? bucketize(poll.data.jobs, Date.now()) : undefined;
 
   useEffect(() => {

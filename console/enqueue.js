@@ -2,22 +2,37 @@ import { useState } from "preact/hooks";
 import { api, describeError } from "./api.js";
 import { html } from "./html.js";
 
-/** Enqueue one job (POST /jobs): a kind, a JSON payload and, optionally, a queue, a delay and max attempts. */
+/**
+ * @typedef {{ busy?: boolean, error?: string, job?: import("./api-shapes").Enqueued }} SubmitState
+ * @typedef {{ kind: string, payload: unknown, queue?: string, delaySeconds?: number, maxAttempts?: number }} EnqueueBody
+ * @typedef {Event & { currentTarget: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement }} FieldEvent
+ */
+
+/**
+ * Enqueue one job (POST /jobs): a kind, a JSON payload and, optionally, a queue, a delay and max attempts.
+ * @param {{
+ *   queues: import("./api-shapes").Queue[],
+ *   kinds: string[],
+ *   onEnqueued: (job: import("./api-shapes").Enqueued) => void,
+ * }} props
+ */
 export function EnqueueForm({ queues, kinds, onEnqueued }) {
   const [kind, setKind] = useState("echo");
   const [payload, setPayload] = useState('{ "hello": "console" }');
   const [queue, setQueue] = useState("");
   const [delay, setDelay] = useState("");
   const [maxAttempts, setMaxAttempts] = useState("");
-  const [state, setState] = useState({ busy: false });
+  const [state, setState] = useState(/** @type {SubmitState} */ ({ busy: false }));
 
+  /** @param {SubmitEvent} event */
   async function submit(event) {
     event.preventDefault();
+    /** @type {EnqueueBody} */
     let body;
     try {
       body = { kind: kind.trim(), payload: payload.trim() === "" ? undefined : JSON.parse(payload) };
     } catch (err) {
-      setState({ error: `the payload is not JSON: ${err.message}` });
+      setState({ error: `the payload is not JSON: ${/** @type {SyntaxError} */ (err).message}` });
       return;
     }
     if (queue) body.queue = queue;
@@ -25,6 +40,7 @@ export function EnqueueForm({ queues, kinds, onEnqueued }) {
     if (maxAttempts !== "") body.maxAttempts = Number(maxAttempts);
     setState({ busy: true });
     try {
+      /** @type {import("./api-shapes").Enqueued} */
       const job = await api("POST", "/jobs", { body });
       setState({ job });
       onEnqueued(job);
@@ -42,7 +58,7 @@ export function EnqueueForm({ queues, kinds, onEnqueued }) {
           <input
             list="kinds"
             value=${kind}
-            onInput=${(e) => setKind(e.currentTarget.value)}
+            onInput=${(/** @type {FieldEvent} */ e) => setKind(e.currentTarget.value)}
             required
             data-testid="enqueue-kind"
           />
@@ -54,14 +70,14 @@ export function EnqueueForm({ queues, kinds, onEnqueued }) {
             rows="4"
             spellcheck="false"
             value=${payload}
-            onInput=${(e) => setPayload(e.currentTarget.value)}
+            onInput=${(/** @type {FieldEvent} */ e) => setPayload(e.currentTarget.value)}
             data-testid="enqueue-payload"
           ></textarea>
         </label>
         <div class="row">
           <label>
             queue
-            <select value=${queue} onChange=${(e) => setQueue(e.currentTarget.value)} data-testid="enqueue-queue">
+            <select value=${queue} onChange=${(/** @type {FieldEvent} */ e) => setQueue(e.currentTarget.value)} data-testid="enqueue-queue">
               <option value="">the kind's</option>
               ${queues.map((q) => html`<option value=${q.name}>${q.name}</option>`)}
             </select>
@@ -73,7 +89,7 @@ export function EnqueueForm({ queues, kinds, onEnqueued }) {
               min="0"
               step="1"
               value=${delay}
-              onInput=${(e) => setDelay(e.currentTarget.value)}
+              onInput=${(/** @type {FieldEvent} */ e) => setDelay(e.currentTarget.value)}
               data-testid="enqueue-delay"
             />
           </label>
@@ -85,7 +101,7 @@ export function EnqueueForm({ queues, kinds, onEnqueued }) {
               step="1"
               placeholder="kind's"
               value=${maxAttempts}
-              onInput=${(e) => setMaxAttempts(e.currentTarget.value)}
+              onInput=${(/** @type {FieldEvent} */ e) => setMaxAttempts(e.currentTarget.value)}
               data-testid="enqueue-max-attempts"
             />
           </label>

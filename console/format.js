@@ -1,19 +1,23 @@
 /** Display helpers: times, durations, JSON. */
 
+/** @param {unknown} value */
 export const pretty = (value) => (value === undefined ? "—" : JSON.stringify(value, null, 2));
 
+/** @param {string | undefined} iso */
 export function clock(iso) {
   if (!iso) return "—";
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleTimeString([], { hour12: false });
 }
 
+/** @param {string | undefined} iso */
 export function dateTime(iso) {
   if (!iso) return "—";
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : `${d.toLocaleDateString()} ${clock(iso)}`;
 }
 
+/** @param {number | undefined} ms */
 export function duration(ms) {
   if (ms === undefined || Number.isNaN(ms)) return "—";
   if (ms < 1_000) return `${Math.round(ms)} ms`;
@@ -22,23 +26,32 @@ export function duration(ms) {
   return `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
-/** Milliseconds from one ISO time to another, when both are there. */
+/**
+ * Milliseconds from one ISO time to another, when both are there.
+ * @param {string | undefined} fromIso
+ * @param {string | undefined} toIso
+ */
 export function between(fromIso, toIso) {
   if (!fromIso || !toIso) return undefined;
   return Date.parse(toIso) - Date.parse(fromIso);
 }
 
+/** @param {Date | undefined} date */
 export function ago(date) {
   if (!date) return "never";
   const s = Math.max(0, Math.round((Date.now() - date.getTime()) / 1_000));
   return s < 2 ? "just now" : `${s} s ago`;
 }
 
+/** @param {string} id */
 export function shortId(id) {
   return id.length > 12 ? `…${id.slice(-8)}` : id;
 }
 
-/** Queue latency: from when the job was due (runAt: enqueue, delay or backoff) to its last start. */
+/**
+ * Queue latency: from when the job was due (runAt: enqueue, delay or backoff) to its last start.
+ * @param {Pick<import("./api-shapes").Job, "runAt" | "startedAt">} job
+ */
 export function queueLatency(job) {
   const ms = between(job.runAt, job.startedAt);
   return ms === undefined ? undefined : Math.max(0, ms);

@@ -7,12 +7,23 @@ import { usePoll } from "./poll.js";
 const retryable = new Set(["dead", "cancelled"]);
 const cancellable = new Set(["queued", "scheduled", "running"]);
 
-/** One job, refreshed every second: payload, result, last error, attempts and timings; retry and cancel. */
+/**
+ * One job, refreshed every second: payload, result, last error, attempts and timings; retry and cancel.
+ * @param {{ id: string, onClose: () => void }} props
+ */
 export function JobDetail({ id, onClose }) {
+  /** @type {import("./poll.js").Poll<import("./api-shapes").Job>} */
   const poll = usePoll(() => api("GET", jobPath(id)), 1_000, [id]);
-  const [action, setAction] = useState({ busy: false, message: undefined, error: undefined });
+  const [action, setAction] = useState(
+    /** @type {{ busy: boolean, message?: string, error?: string }} */ ({
+      busy: false,
+      message: undefined,
+      error: undefined,
+    }),
+  );
   const job = poll.data;
 
+  /** @param {"retry" | "cancel"} verb */
   async function run(verb) {
     setAction({ busy: true });
     try {

@@ -4,6 +4,8 @@ import { between, clock, duration, queueLatency, shortId } from "./format.js";
 import { html } from "./html.js";
 import { usePoll } from "./poll.js";
 
+/** @typedef {{ queue: string, status: string }} JobFilter the jobs list's filter: "" is any */
+
 export const statuses = ["queued", "scheduled", "running", "done", "dead", "cancelled"];
 const PAGE = 50;
 
@@ -11,17 +13,27 @@ const PAGE = 50;
  * Jobs filtered by queue and status, refreshed every 2 s. A page is what one GET /jobs answers: with
  * a queue and status scheduled|dead it reads the status index, otherwise a bounded scan, which may
  * answer fewer items and a cursor to go on. Items are shown newest first within the page.
+ * @param {{
+ *   queues: import("./api-shapes").Queue[],
+ *   filter: JobFilter,
+ *   setFilter: (filter: JobFilter) => void,
+ *   selectedId: string | undefined,
+ *   onSelect: (id: string) => void,
+ * }} props
  */
 export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
-  const [cursors, setCursors] = useState([]); // cursors of the pages before this one, and this one's
+  const [cursors, setCursors] = useState(/** @type {string[]} */ ([])); // cursors of the pages before this one, and this one's
   const cursor = cursors.at(-1);
+  /** @type {import("./poll.js").Poll<import("./api-shapes").Page<import("./api-shapes").Job>>} */
   const poll = usePoll(
     () => api("GET", "/jobs", { query: { queue: filter.queue, status: filter.status, limit: PAGE, cursor } }),
     2_000,
     [filter.queue, filter.status, cursor],
   );
+  const next = poll.data?.cursor;
   const items = [...(poll.data?.items ?? [])].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-  const change = (key) => (e) => {
+  /** @param {keyof JobFilter} key */
+  const change = (key) => (/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => {
     setCursors([]);
     setFilter({ ...filter, [key]: e.currentTarget.value });
   };
@@ -92,8 +104,8 @@ export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
         <button type="button" disabled=${cursors.length === 0} onClick=${() => setCursors([])}>First page</button>
         <button
           type="button"
-          disabled=${!poll.data?.cursor}
-          onClick=${() => setCursors([...cursors, poll.data.cursor])}
+          disabled=${!next}
+          onClick=${() => next && setCursors([...cursors, next])}
           data-testid="jobs-next"
         >
           Next page

@@ -1,18 +1,41 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 
 /**
+ * What usePoll answers: the last good data, the last error, when the last call ended, and a way to call now.
+ * @template T
+ * @typedef {PollState<T> & { refresh: () => Promise<void> }} Poll
+ */
+/**
+ * @template T
+ * @typedef {{ data: T | undefined, error: unknown, at: Date | undefined }} PollState
+ */
+
+/**
  * Calls `load` now and every `everyMs` while the page is visible (a hidden tab costs the API
  * nothing), and again whenever `deps` change. Answers { data, error, at, refresh }: the last good
  * data stays on screen while a later call fails. A slow call is never overlapped by the next one.
  *
  * Only the latest call counts: a call that `deps` changed under, or that a refresh started over, is
  * left to finish unseen, and no longer holds the timer back (the call that replaced it does).
+ * @template T
+ * @param {() => Promise<T>} load
+ * @param {number} everyMs
+ * @param {unknown[]} [deps]
+ * @returns {Poll<T>}
  */
 export function usePoll(load, everyMs, deps = []) {
-  const [state, setState] = useState({ data: undefined, error: undefined, at: undefined });
-  /** The call in flight whose answer will be shown; undefined when none is. */
+  const [state, setState] = useState(
+    /** @type {PollState<T>} */ ({ data: undefined, error: undefined, at: undefined }),
+  );
+  /**
+   * The call in flight whose answer will be shown; undefined when none is.
+   * @type {import("preact").RefObject<object | undefined>}
+   */
   const latest = useRef(undefined);
-  /** The `run` of the current deps: a refresh kept from before they changed starts nothing. */
+  /**
+   * The `run` of the current deps: a refresh kept from before they changed starts nothing.
+   * @type {import("preact").RefObject<(() => Promise<void>) | undefined>}
+   */
   const live = useRef(undefined);
 
   const run = useCallback(async function poll() {

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { api, describeError, queuePath } from "./api.js";
 import { html } from "./html.js";
 
+/** @type {[import("./api-shapes").CountName, string, string][]} the counts' keys, column heads and tooltips */
 const countNames = [
   ["visible", "visible", "waiting in SQS, ready to be received"],
   ["inFlight", "in flight", "received and not yet deleted (running, or held)"],
@@ -9,7 +10,13 @@ const countNames = [
   ["dlq", "DLQ", "in the dead-letter queue: the reaper marks their jobs dead"],
 ];
 
-/** The queues with their live counts and pause state; a button pauses or resumes each. */
+/**
+ * The queues with their live counts and pause state; a button pauses or resumes each.
+ * @param {{
+ *   poll: import("./poll.js").Poll<import("./api-shapes").Page<import("./api-shapes").Queue>>,
+ *   onPick: (queue: string) => void,
+ * }} props
+ */
 export function QueuesPanel({ poll, onPick }) {
   const queues = poll.data?.items ?? [];
   return html`
@@ -38,12 +45,20 @@ export function QueuesPanel({ poll, onPick }) {
   `;
 }
 
+/**
+ * @param {{
+ *   queue: import("./api-shapes").Queue,
+ *   onChanged: () => Promise<void>,
+ *   onPick: (queue: string) => void,
+ * }} props
+ */
 function QueueRow({ queue, onChanged, onPick }) {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState();
+  const [error, setError] = useState(/** @type {string | undefined} */ (undefined));
   const cooling = queue.cooldownUntil && Date.parse(queue.cooldownUntil) > Date.now();
   const state = queue.paused ? "paused" : cooling ? "cooling down" : "running";
 
+  /** @param {MouseEvent} event */
   const pick = (event) => {
     event.preventDefault();
     onPick(queue.name);
@@ -77,7 +92,7 @@ function QueueRow({ queue, onChanged, onPick }) {
       ${countNames.map(
         ([
           key,
-        ]) => html`<td class=${`num ${key === "dlq" && queue.counts?.[key] > 0 ? "alert" : ""}`} data-testid=${`queue-${key}-${queue.name}`}>
+        ]) => html`<td class=${`num ${key === "dlq" && (queue.counts?.[key] ?? 0) > 0 ? "alert" : ""}`} data-testid=${`queue-${key}-${queue.name}`}>
           ${queue.counts?.[key] ?? "—"}
         </td>`,
       )}

@@ -2,7 +2,10 @@ import { describeError } from "./api.js";
 import { dateTime } from "./format.js";
 import { html } from "./html.js";
 
-/** The schedules (GET /schedules): cron, time zone, what each fires, its next run and its last error. */
+/**
+ * The schedules (GET /schedules): cron, time zone, what each fires, its next run and its last error.
+ * @param {{ poll: import("./poll.js").Poll<import("./api-shapes").Page<import("./api-shapes").Schedule>> }} props
+ */
 export function SchedulesPanel({ poll }) {
   const items = poll.data?.items ?? [];
   return html`

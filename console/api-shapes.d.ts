@@ -1,0 +1,68 @@
+/**
+ * The parts of the API's answers that the console reads, for the type check of its browser files
+ * (console/tsconfig.json). The page has no build step, so it cannot import the client's schemas;
+ * these name only the fields it shows. Types only: nothing here is served.
+ */
+
+export interface Job {
+  id: string;
+  kind: string;
+  queue: string;
+  status: string;
+  attempts: number;
+  maxAttempts: number;
+  createdAt: string;
+  runAt?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  priority?: string;
+  cancelRequested?: boolean;
+  uniqueKey?: string;
+  lastError?: string;
+  payload?: unknown;
+  result?: unknown;
+}
+
+/** POST /jobs: the job, and whether its unique key had already enqueued it. */
+export interface Enqueued extends Job {
+  duplicate?: boolean;
+}
+
+/** A page of GET /jobs, /queues or /schedules: `cursor` when there is more. */
+export interface Page<T> {
+  items: T[];
+  cursor?: string;
+}
+
+export type CountName = "visible" | "inFlight" | "delayed" | "dlq";
+
+export interface Queue {
+  name: string;
+  paused: boolean;
+  cooldownUntil?: string;
+  declared?: { tier?: string };
+  eventSource?: unknown;
+  counts?: Partial<Record<CountName, number>>;
+  maxConcurrency?: number;
+}
+
+export interface Schedule {
+  name: string;
+  source: string;
+  cron: string;
+  timezone: string;
+  kind: string;
+  queue?: string;
+  nextRunAt?: string;
+  lastRunAt?: string;
+  enabled: boolean;
+  misfire?: string;
+  lastError?: string;
+  lastErrorAt?: string;
+}
+
+/** One field's complaint in a validation error. */
+export interface Issue {
+  path: string;
+  message: string;
+}
