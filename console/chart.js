@@ -35,10 +35,9 @@ async function loadDone(queue) {
 /**
  * @param {number[]} sorted
  * @param {number} q
- * @returns {number | null} null for no value, which uPlot leaves as a gap
+ * @returns {number | null} null for an empty bucket (no element at -1), which uPlot leaves as a gap
  */
-const quantile = (sorted, q) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : null;
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? null;
 
 /**
  * Per 5 s bucket over the last 5 minutes: throughput (jobs finished per second, by finishedAt) and
@@ -53,16 +52,16 @@ export function bucketize(jobs, nowMs) {
   const start = end - WINDOW_S;
   const n = WINDOW_S / BUCKET_S;
   const x = Array.from({ length: n }, (_, i) => start + i * BUCKET_S);
-  const counts = new Array(n).fill(0);
+  const counts = Array.from({ length: n }, () => 0);
   const waits = Array.from({ length: n }, () => /** @type {number[]} */ ([]));
   for (const job of jobs) {
     if (!job.finishedAt) continue;
     const t = Date.parse(job.finishedAt) / 1_000;
     const i = Math.floor((t - start) / BUCKET_S);
     if (i < 0 || i >= n) continue;
-    counts[i] += 1;
+    counts[i] = (counts[i] ?? 0) + 1; // i is in range: the ?? is for the type check only
     const latency = queueLatency(job);
-    if (latency !== undefined) waits[i].push(latency);
+    if (latency !== undefined) waits[i]?.push(latency);
   }
   const sorted = waits.map((w) => w.sort((a, b) => a - b));
   return {
