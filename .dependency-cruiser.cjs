@@ -19,8 +19,8 @@ const layers = [
   ["^lib/producer/", "^lib/groups/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
   // 7 edges
   ["^lib/api/", "^lib/deploy-plan/"],
-  // 8 the builder
-  ["^lib/engine\\.ts$"],
+  // 8 the builders: the engine, and a deployment's handlers assembled on it
+  ["^lib/engine\\.ts$", "^lib/handlers/"],
 ];
 
 const upward = layers.flatMap((paths, rank) => {

@@ -1,21 +1,15 @@
 import type { Context } from "aws-lambda";
-import { runCronTick } from "../lib/ops/cron-tick.ts";
-import { syncDeclaredSchedules } from "../lib/ops/sync-schedules.ts";
-import { engineFromEnv } from "./runtime-config.ts";
+import { CronHandler } from "../lib/handlers/cron.ts";
+import { engineFromEnv, handlerSettingsFromEnv } from "./runtime-config.ts";
 
+const settings = handlerSettingsFromEnv();
 const { engine, logger } = engineFromEnv("skyforge-cron");
-const tickMs = Number(process.env.SKYFORGE_TICK_SECONDS ?? 60) * 1000;
-/** Code-declared schedules are synced once per container: a deploy brings new code, hence new containers. */
-let synced: Promise<unknown> | undefined;
+/** Syncs the declared schedules on the container's first tick: a deploy brings new code, hence new containers. */
+const cron = new CronHandler(engine, settings);
 
 /** EventBridge Scheduler, every minute: the leader enqueues every due fire. */
 export const handler = async (_event: unknown, context: Context) => {
-  synced ??= syncDeclaredSchedules(engine.store, engine.app.schedules, engine.clock.now());
-  await synced.catch((err) => {
-    synced = undefined;
-    throw err;
-  });
-  const report = await runCronTick({ engine, owner: context.awsRequestId, tickMs });
+  const report = await cron.run(context.awsRequestId);
   engine.metrics.flush();
   logger.info("cron ran", { report });
   return report;

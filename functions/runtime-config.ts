@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
@@ -8,12 +9,17 @@ import { systemClock } from "../lib/clock.ts";
 import { loadPoolKinds } from "../lib/declarations/pool-config.ts";
 import type { PoolKindSpec } from "../lib/declarations/pool-kind.ts";
 import { buildEngine } from "../lib/engine.ts";
+import { ConfigError } from "../lib/errors.ts";
+import type { HandlerSettings } from "../lib/handlers/handler-settings.ts";
+import type { PoolSettings } from "../lib/handlers/pool.ts";
 import { EmfMetrics } from "../lib/observability/metrics.ts";
+import { type ChildUserSettings, DEFAULT_CHILD_UIDS } from "../lib/pool/child-users.ts";
 import type { EventSourceControl } from "../lib/queue-control/event-source-control.ts";
 import type { Engine } from "../lib/services/engine-services.ts";
 
 /**
- * The adapter layer: the only place that reads the environment. Infra sets (none is a secret):
+ * The adapter layer: the only place that reads the environment, each value checked when read (a bad
+ * one is a ConfigError naming its variable). Infra sets (none is a secret):
  * - SKYFORGE_TABLE;
  * - SKYFORGE_CLAIMS_BUCKET, the bucket of payloads and results over 8 KiB (lib/claims/);
  * - SKYFORGE_QUEUE_URLS, a JSON map of queue name → url;
@@ -21,23 +27,154 @@ import type { Engine } from "../lib/services/engine-services.ts";
  * - SKYFORGE_EVENT_SOURCE_MAPPINGS, queue name → the worker's event source mapping UUID (only for
  *   the functions that pause queues or change their concurrency: API and reaper, which pass
  *   `eventSources`; the others ignore it);
- * - SKYFORGE_POOL_CONFIG, optionally, the path of a JSON file that adds or overrides pool kinds.
+ * - SKYFORGE_POOL_CONFIG, optionally, the path of a JSON file that adds or overrides pool kinds;
+ * - SKYFORGE_WORKER_QUEUE, the queue a worker function serves.
+ * Optional settings with their defaults: see handlerSettingsFromEnv and poolProcessFromEnv.
  */
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A value that must be set; an empty one counts as unset. */
+export function requiredSetting(env: Env, name: string): string {
+  const value = env[name];
+  if (!value) throw new ConfigError(`${name} is not set`);
   return value;
 }
 
-function jsonMap(name: string, optional = false): Map<string, string> | undefined {
-  const raw = optional ? process.env[name] : required(name);
+function jsonMapSetting(env: Env, name: string): Map<string, string> | undefined {
+  const raw = env[name];
   if (!raw) return undefined;
-  return new Map(Object.entries(JSON.parse(raw) as Record<string, string>));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  const entries =
+    parsed && typeof parsed === "object" && !Array.isArray(parsed) ? Object.entries(parsed) : [];
+  if (!parsed || entries.some(([, v]) => typeof v !== "string")) {
+    throw new ConfigError(`${name} must be a JSON object of names to strings, got ${JSON.stringify(raw)}`);
+  }
+  return new Map(entries as [string, string][]);
+}
+
+export interface NumberRange {
+  /** Used when the variable is unset or empty. */
+  fallback: number;
+  min: number;
+  max?: number;
+  /** Whole numbers only. */
+  whole?: boolean;
+  /** The smallest value is excluded (a positive number: min 0, above true). */
+  above?: boolean;
+}
+
+/** A number within its range, or the fallback when unset; anything else is a ConfigError naming the variable. */
+export function numberSetting(env: Env, name: string, range: NumberRange): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return range.fallback;
+  const value = Number(raw);
+  const inRange =
+    Number.isFinite(value) &&
+    (range.above ? value > range.min : value >= range.min) &&
+    (range.max === undefined || value <= range.max) &&
+    (!range.whole || Number.isInteger(value));
+  if (inRange) return value;
+  const what = range.whole ? "a whole number" : "a number";
+  const lower = range.above ? `above ${range.min}` : `from ${range.min}`;
+  const upper = range.max === undefined ? (range.above ? "" : " up") : ` to ${range.max}`;
+  throw new ConfigError(`${name} must be ${what} ${lower}${upper}, got "${raw}"`);
+}
+
+/**
+ * The scheduled handlers' settings: SKYFORGE_TICK_SECONDS (60, EventBridge Scheduler's rate; the
+ * fault suite shortens it) and SKYFORGE_CLEANUP_SWEEP_ITEMS (0: DynamoDB's TTL removes ended jobs,
+ * so the sweep, which reads the table, is opt-in).
+ */
+export function handlerSettingsFromEnv(env: Env = process.env): HandlerSettings {
+  const tickSeconds = numberSetting(env, "SKYFORGE_TICK_SECONDS", { fallback: 60, min: 0, above: true });
+  return {
+    tickMs: tickSeconds * 1000,
+    cleanupSweepItemsPerRun: numberSetting(env, "SKYFORGE_CLEANUP_SWEEP_ITEMS", {
+      fallback: 0,
+      min: 0,
+      whole: true,
+    }),
+  };
+}
+
+/** The queue a worker function serves (infra/workers.ts sets it per function). */
+export function workerQueueFromEnv(env: Env = process.env): string {
+  const name = requiredSetting(env, "SKYFORGE_WORKER_QUEUE");
+  if (!app.queues.some((q) => q.name === name)) {
+    throw new ConfigError(`SKYFORGE_WORKER_QUEUE names an undeclared queue: ${name}`);
+  }
+  return name;
+}
+
+/**
+ * How children run as users of their own (lib/pool/child-users.ts): SKYFORGE_POOL_CHILD_USERS,
+ * "required" (the Fargate task, infra/pool.ts) or "preferred" (the default: npm start);
+ * SKYFORGE_POOL_CHILD_FIRST_UID moves their uid range (2^24 uids) where a host needs it elsewhere.
+ */
+export function childUsersFromEnv(env: Env = process.env): ChildUserSettings {
+  const separate = env.SKYFORGE_POOL_CHILD_USERS ?? "preferred";
+  if (separate !== "required" && separate !== "preferred") {
+    throw new ConfigError(`SKYFORGE_POOL_CHILD_USERS must be "required" or "preferred", got "${separate}"`);
+  }
+  const first = env.SKYFORGE_POOL_CHILD_FIRST_UID;
+  const firstUid = first === undefined ? DEFAULT_CHILD_UIDS.firstUid : Number(first);
+  if (
+    !Number.isSafeInteger(firstUid) ||
+    firstUid < 1 ||
+    firstUid + DEFAULT_CHILD_UIDS.uidCount > 2 ** 32 - 1
+  ) {
+    throw new ConfigError(
+      `SKYFORGE_POOL_CHILD_FIRST_UID must be a uid from 1 to 2^32 - 2^24 - 1, got "${first}"`,
+    );
+  }
+  return { separate, firstUid, uidCount: DEFAULT_CHILD_UIDS.uidCount, homeParent: tmpdir() };
+}
+
+export interface PoolProcessSettings {
+  /** How long running jobs get after SIGTERM. */
+  drainSeconds: number;
+  /** How often the pool's metrics are flushed. */
+  metricsEverySeconds: number;
+  runner: PoolSettings;
+}
+
+/**
+ * The Fargate pool task's settings. SKYFORGE_POOL_DRAIN_SECONDS (25): how long running jobs get
+ * after SIGTERM; keep it under the ECS task's stopTimeout (30 s by default, 120 s at most). The long
+ * poll in progress (SKYFORGE_POOL_WAIT_SECONDS, 20 s by default, at most SQS's 20) is waited out in
+ * the same window, not aborted. SKYFORGE_POOL_METRICS_SECONDS (60): how often metrics are flushed.
+ */
+export function poolProcessFromEnv(env: Env = process.env): PoolProcessSettings {
+  return {
+    drainSeconds: numberSetting(env, "SKYFORGE_POOL_DRAIN_SECONDS", { fallback: 25, min: 0 }),
+    metricsEverySeconds: numberSetting(env, "SKYFORGE_POOL_METRICS_SECONDS", {
+      fallback: 60,
+      min: 0,
+      above: true,
+    }),
+    runner: {
+      // The pool's own environment: children get an allowlisted part of it (lib/pool/child-environment.ts).
+      baseEnv: env,
+      cwd: process.cwd(),
+      waitSeconds: numberSetting(env, "SKYFORGE_POOL_WAIT_SECONDS", {
+        fallback: 20,
+        min: 0,
+        max: 20,
+        whole: true,
+      }),
+      childUsers: childUsersFromEnv(env),
+    },
+  };
 }
 
 /** The pool kinds: the app's, with the operator's SKYFORGE_POOL_CONFIG file laid over them. */
-export function poolKindsFromEnv(): PoolKindSpec[] {
-  return loadPoolKinds(app.queues, app.poolKinds, process.env.SKYFORGE_POOL_CONFIG, (path) =>
+export function poolKindsFromEnv(env: Env = process.env): PoolKindSpec[] {
+  return loadPoolKinds(app.queues, app.poolKinds, env.SKYFORGE_POOL_CONFIG, (path) =>
     readFileSync(path, "utf8"),
   );
 }
@@ -55,22 +192,25 @@ export interface EngineFromEnvOptions {
 export function engineFromEnv(
   serviceName: string,
   options: EngineFromEnvOptions = {},
+  env: Env = process.env,
 ): { engine: Engine; logger: Logger } {
   const logger = new Logger({ serviceName });
-  const dlqUrls = jsonMap("SKYFORGE_DLQ_URLS", true);
-  const mappings = jsonMap("SKYFORGE_EVENT_SOURCE_MAPPINGS", true);
+  const dlqUrls = jsonMapSetting(env, "SKYFORGE_DLQ_URLS");
+  const mappings = jsonMapSetting(env, "SKYFORGE_EVENT_SOURCE_MAPPINGS");
   const eventSources = mappings && options.eventSources?.(mappings);
-  const poolKinds = poolKindsFromEnv();
+  const poolKinds = poolKindsFromEnv(env);
+  const queueUrls = jsonMapSetting(env, "SKYFORGE_QUEUE_URLS");
+  if (!queueUrls) throw new ConfigError("SKYFORGE_QUEUE_URLS is not set");
   const engine = buildEngine({
     app,
     poolKinds,
     dynamodb: new DynamoDBClient({}),
     sqs: new SQSClient({}),
     // AWS_ENDPOINT_URL_S3 points it elsewhere (the local stack's pool); path-style there, as AWS allows.
-    s3: new S3Client({ forcePathStyle: process.env.AWS_ENDPOINT_URL_S3 !== undefined }),
-    claimsBucket: required("SKYFORGE_CLAIMS_BUCKET"),
-    table: required("SKYFORGE_TABLE"),
-    queueUrls: jsonMap("SKYFORGE_QUEUE_URLS") as Map<string, string>,
+    s3: new S3Client({ forcePathStyle: env.AWS_ENDPOINT_URL_S3 !== undefined }),
+    claimsBucket: requiredSetting(env, "SKYFORGE_CLAIMS_BUCKET"),
+    table: requiredSetting(env, "SKYFORGE_TABLE"),
+    queueUrls,
     ...(dlqUrls ? { dlqUrls } : {}),
     ...(eventSources ? { eventSources } : {}),
     clock: systemClock,

@@ -1,8 +1,12 @@
+import type { QueueDeclaration } from "../lib/declarations/queue-declaration.ts";
 import type {
   EventSourceControl,
   EventSourceIntent,
   EventSourceState,
 } from "../lib/queue-control/event-source-control.ts";
+import { effectiveSettings } from "../lib/queue-control/settings.ts";
+import type { StoreContext } from "../lib/store/context.ts";
+import { getQueueState } from "../lib/store/queue-state.ts";
 import type { EventSourcePoller } from "./event-source-poller.ts";
 
 /** The local stack's event sources: its pollers, controlled like Lambda's mappings. */
@@ -11,6 +15,18 @@ export class LocalEventSources implements EventSourceControl {
 
   add(queue: string, poller: EventSourcePoller): void {
     this.pollers.set(queue, poller);
+  }
+
+  /**
+   * Adds a queue's poller and starts it with the recorded pause and concurrency, as an event source
+   * mapping keeps them: a kept data directory may hold a paused queue, whose messages must not be
+   * received at all.
+   */
+  async start(store: StoreContext, queue: QueueDeclaration, poller: EventSourcePoller): Promise<void> {
+    this.add(queue.name, poller);
+    const settings = effectiveSettings(queue, await getQueueState(store, queue.name));
+    poller.configure({ enabled: !settings.paused, maxConcurrency: settings.maxConcurrency });
+    poller.start();
   }
 
   async apply(queue: string, intent: EventSourceIntent): Promise<void> {

@@ -2,25 +2,11 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
-import type { Context } from "aws-lambda";
-import type { HttpEvent } from "../lib/api/http.ts";
-import { handleEnqueueInvoke } from "../lib/api/invoke.ts";
-import { createApiHandler } from "../lib/api/routes.ts";
-import { type Clock, systemClock } from "../lib/clock.ts";
-import type { App } from "../lib/declarations/define-app.ts";
-import type { PoolKindSpec } from "../lib/declarations/pool-kind.ts";
-import { tierOf } from "../lib/declarations/queue-declaration.ts";
-import { buildEngine } from "../lib/engine.ts";
-import { type Log, silentLog } from "../lib/observability/log.ts";
+import { systemClock } from "../lib/clock.ts";
+import type { EngineConfig } from "../lib/engine.ts";
+import { assembleDeployment, type Deployment } from "../lib/handlers/deployment.ts";
+import { silentLog } from "../lib/observability/log.ts";
 import { MemoryMetrics } from "../lib/observability/metrics.ts";
-import { Cleanup } from "../lib/ops/cleanup.ts";
-import { runCronTick } from "../lib/ops/cron-tick.ts";
-import { runReaper } from "../lib/ops/reaper.ts";
-import { syncDeclaredSchedules } from "../lib/ops/sync-schedules.ts";
-import { effectiveSettings } from "../lib/queue-control/settings.ts";
-import { createWorker } from "../lib/runtime/worker.ts";
-import type { Engine } from "../lib/services/engine-services.ts";
-import { getQueueState } from "../lib/store/queue-state.ts";
 import { type DataDir, openDataDir } from "./data-dir.ts";
 import {
   CLAIMS_BUCKET,
@@ -42,14 +28,14 @@ import { Ticker } from "./ticker.ts";
 
 export interface LocalStackOptions {
   /** What to run: the app's queues become emulated queues, its kinds run in the workers. */
-  app: App;
+  app: EngineConfig["app"];
   /** The pool kinds in force when an operator's file overrides the app's. */
-  poolKinds?: readonly PoolKindSpec[];
+  poolKinds?: EngineConfig["poolKinds"];
   host?: string;
   /** 0 picks a free port. */
   port?: number;
-  clock?: Clock;
-  log?: Log;
+  clock?: EngineConfig["clock"];
+  log?: EngineConfig["log"];
   /** Shorter than the declared visibility (timeout + window + 10 s), so a crashed run is retried quickly in tests. */
   visibilityTimeoutSeconds?: number;
   /** Lets a caller add SDK middleware (the bench counts requests) before anything is sent. */
@@ -75,7 +61,7 @@ const LOCAL_SWEEP_ITEMS_PER_TICK = 5_000;
 
 export interface LocalStack {
   url: string;
-  engine: Engine;
+  engine: Deployment["engine"];
   metrics: MemoryMetrics;
   clients: { dynamodb: DynamoDBClient; sqs: SQSClient; s3: S3Client };
   queues: ReadonlyMap<string, ProvisionedQueue>;
@@ -133,47 +119,29 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const dlqUrls = new Map([...provisioned].map(([name, q]) => [name, q.dlqUrl]));
     const metrics = new MemoryMetrics();
     const eventSources = new LocalEventSources();
-    const engine = buildEngine({
-      app: options.app,
-      ...(options.poolKinds ? { poolKinds: options.poolKinds } : {}),
-      dynamodb: clients.dynamodb,
-      sqs: clients.sqs,
-      s3: clients.s3,
-      claimsBucket: CLAIMS_BUCKET,
-      table,
-      queueUrls,
-      dlqUrls,
-      eventSources,
-      clock: options.clock ?? systemClock,
-      metrics,
-      log,
-      ...(options.random ? { random: options.random } : {}),
-    });
-
-    for (const q of queues.filter((d) => tierOf(d) === "lambda")) {
-      const urls = provisioned.get(q.name) as ProvisionedQueue;
-      const attrs = await clients.sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: urls.url, AttributeNames: ["QueueArn"] }),
-      );
-      const poller = new EventSourcePoller(clients.sqs, {
-        queueName: q.name,
-        queueUrl: urls.url,
-        queueArn: attrs.Attributes?.QueueArn ?? q.name,
-        batchSize: q.batchSize,
-        batchWindowSeconds: q.batchWindowSeconds,
-        leaseSeconds: q.leaseSeconds,
-        maxConcurrency: q.maxConcurrency,
-        handler: createWorker(engine, { recordConcurrency: q.recordConcurrency }),
+    const tickMs = (options.tickSeconds ?? 60) * 1000;
+    const deployment = assembleDeployment(
+      {
+        app: options.app,
+        ...(options.poolKinds ? { poolKinds: options.poolKinds } : {}),
+        dynamodb: clients.dynamodb,
+        sqs: clients.sqs,
+        s3: clients.s3,
+        claimsBucket: CLAIMS_BUCKET,
+        table,
+        queueUrls,
+        dlqUrls,
+        eventSources,
+        clock: options.clock ?? systemClock,
+        metrics,
         log,
-      });
-      eventSources.add(q.name, poller);
-      // The recorded pause and concurrency, as an ESM keeps them: a kept data directory may hold a
-      // paused queue, whose messages must not be received at all.
-      const settings = effectiveSettings(q, await getQueueState(engine.store, q.name));
-      poller.configure({ enabled: !settings.paused, maxConcurrency: settings.maxConcurrency });
-      poller.start();
-      stoppers.push(() => poller.stop());
-    }
+        ...(options.random ? { random: options.random } : {}),
+      },
+      { tickMs, cleanupSweepItemsPerRun: LOCAL_SWEEP_ITEMS_PER_TICK },
+    );
+    const { engine } = deployment;
+
+    await startPollers(deployment, clients.sqs, provisioned, eventSources, log, stoppers);
 
     if (options.pool) {
       const pool = startPoolProcess({
@@ -190,31 +158,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       });
     }
 
-    await syncDeclaredSchedules(engine.store, options.app.schedules, engine.clock.now(), log);
-    const tickMs = (options.tickSeconds ?? 60) * 1000;
-    const cleanup = new Cleanup(engine, { sweepItemsPerRun: LOCAL_SWEEP_ITEMS_PER_TICK });
-    const ticker = new Ticker(
-      [
-        { name: "reaper", run: () => runReaper(engine, { tickMs }) },
-        { name: "cleanup", run: () => cleanup.run() },
-        { name: "cron", run: () => runCronTick({ engine, owner: `local-${process.pid}`, tickMs }) },
-      ],
-      tickMs,
-      log,
-    );
+    // The declared schedules are synced once per process, by whichever asks first (lib/handlers/cron.ts):
+    // here, at start, so the API lists them before the first tick.
+    await deployment.cron.syncDeclared();
+    const ticker = scheduledTicker(deployment, tickMs, log);
     if (options.autoTick !== false) ticker.start();
     stoppers.unshift(() => ticker.stop());
 
-    const api = createApiHandler(engine);
     const http = await startLocalHttp({
       host: options.host ?? LOOPBACK,
       port: options.port ?? 3000,
-      api,
+      api: deployment.api,
       // "api" takes what API Gateway would send functions/api.ts: the client's Invoke transport.
-      functions: {
-        enqueue: (event) => handleEnqueueInvoke(engine, event),
-        api: (event) => api(event as HttpEvent, {} as Context),
-      },
+      functions: deployment.functions,
       log,
     });
     stoppers.unshift(() => http.close());
@@ -244,4 +200,54 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     dataDir?.release();
     throw err;
   }
+}
+
+/**
+ * One event-source poller per Lambda-tier queue, feeding the deployment's worker as Lambda's
+ * mapping would, each started with the queue's recorded settings; each one's stopper is added to
+ * `stoppers` as soon as it runs, so a failed start stops those already started.
+ */
+async function startPollers(
+  deployment: Deployment,
+  sqs: SQSClient,
+  provisioned: ReadonlyMap<string, ProvisionedQueue>,
+  eventSources: LocalEventSources,
+  log: EngineConfig["log"],
+  stoppers: (() => Promise<void>)[],
+): Promise<void> {
+  for (const q of deployment.engine.queues) {
+    const worker = deployment.workers.get(q.name);
+    if (!worker) continue; // a pool-tier queue: the pool process receives from it
+    const urls = provisioned.get(q.name) as ProvisionedQueue;
+    const attrs = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: urls.url, AttributeNames: ["QueueArn"] }),
+    );
+    const poller = new EventSourcePoller(sqs, {
+      queueName: q.name,
+      queueUrl: urls.url,
+      queueArn: attrs.Attributes?.QueueArn ?? q.name,
+      batchSize: q.batchSize,
+      batchWindowSeconds: q.batchWindowSeconds,
+      leaseSeconds: q.leaseSeconds,
+      maxConcurrency: q.maxConcurrency,
+      handler: worker,
+      log,
+    });
+    await eventSources.start(deployment.engine.store, q, poller);
+    stoppers.push(() => poller.stop());
+  }
+}
+
+/** EventBridge Scheduler's part: the reaper, cleanup and cron every tick. */
+function scheduledTicker(deployment: Deployment, tickMs: number, log: EngineConfig["log"]): Ticker {
+  const cronOwner = `local-${process.pid}`;
+  return new Ticker(
+    [
+      { name: "reaper", run: deployment.reaper },
+      { name: "cleanup", run: deployment.cleanup },
+      { name: "cron", run: () => deployment.cron.run(cronOwner) },
+    ],
+    tickMs,
+    log,
+  );
 }

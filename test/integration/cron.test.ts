@@ -17,6 +17,8 @@ import {
   toScheduleView,
 } from "../../lib/cron/schedule.ts";
 import type { ScheduleDeclaration } from "../../lib/declarations/schedule-declaration.ts";
+import { ConfigError } from "../../lib/errors.ts";
+import { CronHandler } from "../../lib/handlers/cron.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { runCronTick } from "../../lib/ops/cron-tick.ts";
 import { syncDeclaredSchedules } from "../../lib/ops/sync-schedules.ts";
@@ -204,6 +206,40 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
       "UpdateItemCommand", // advance
       "DeleteItemCommand", // release
     ]);
+  });
+
+  it("the cron handler syncs the declared schedules once per process, before its first tick; a failed sync is tried again", async () => {
+    const { engine } = await setup();
+    const declared: ScheduleDeclaration[] = [
+      { name: "from-code", cron: "0 * * * *", kind: "echo" },
+      { name: "from-code", cron: "0 0 * * *", kind: "echo" },
+    ];
+    const cron = new CronHandler(
+      { ...engine, app: { ...engine.app, schedules: declared } },
+      {
+        tickMs: TICK,
+        cleanupSweepItemsPerRun: 0,
+      },
+    );
+    await expect(cron.run("runner-1")).rejects.toThrow(ConfigError);
+    declared.pop(); // the duplicate fixed: the next tick syncs again
+    const calls: string[] = [];
+    engine.store.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        calls.push(context.commandName ?? "?");
+        return next(args);
+      },
+      { step: "initialize", name: "countCalls" },
+    );
+    expect(await cron.run("runner-1")).toMatchObject({ leader: true, schedules: 1 });
+    expect(calls.filter((c) => c === "PutItemCommand")).toHaveLength(1); // the synced schedule
+    expect((await ops.listSchedules(engine.store)).map((x) => [x.name, x.source])).toEqual([
+      ["from-code", "code"],
+    ]);
+    calls.length = 0;
+    await cron.syncDeclared();
+    expect(await cron.run("runner-1")).toMatchObject({ leader: true, schedules: 1 });
+    expect(calls).toEqual(["UpdateItemCommand", "QueryCommand", "DeleteItemCommand"]); // the tick alone
   });
 
   it("serves PUT, GET and DELETE /schedules with 4xx for client mistakes", async () => {

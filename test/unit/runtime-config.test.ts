@@ -1,0 +1,92 @@
+import { describe, expect, test } from "vitest";
+import { app } from "../../app/index.ts";
+import {
+  engineFromEnv,
+  handlerSettingsFromEnv,
+  poolProcessFromEnv,
+  requiredSetting,
+  workerQueueFromEnv,
+} from "../../functions/runtime-config.ts";
+import { ConfigError } from "../../lib/errors.ts";
+
+/** The functions' one checked reading of the environment: a bad value is a ConfigError naming its variable. */
+function configError(read: () => unknown): ConfigError {
+  try {
+    read();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error("no ConfigError");
+}
+
+const engineEnv = {
+  SKYFORGE_TABLE: "skyforge-jobs",
+  SKYFORGE_CLAIMS_BUCKET: "skyforge-claims",
+  SKYFORGE_QUEUE_URLS: JSON.stringify({ default: "https://sqs.example/default" }),
+};
+
+describe("functions' configuration", () => {
+  test("unset settings take their defaults", () => {
+    expect(handlerSettingsFromEnv({})).toEqual({ tickMs: 60_000, cleanupSweepItemsPerRun: 0 });
+    const pool = poolProcessFromEnv({});
+    expect(pool).toMatchObject({ drainSeconds: 25, metricsEverySeconds: 60 });
+    expect(pool.runner).toMatchObject({ waitSeconds: 20, childUsers: { separate: "preferred" } });
+  });
+
+  test("set settings are read as numbers", () => {
+    const env = { SKYFORGE_TICK_SECONDS: "5", SKYFORGE_CLEANUP_SWEEP_ITEMS: "5000" };
+    expect(handlerSettingsFromEnv(env)).toEqual({ tickMs: 5_000, cleanupSweepItemsPerRun: 5_000 });
+    expect(
+      poolProcessFromEnv({ SKYFORGE_POOL_DRAIN_SECONDS: "0", SKYFORGE_POOL_WAIT_SECONDS: "1" }),
+    ).toMatchObject({
+      drainSeconds: 0,
+      runner: { waitSeconds: 1 },
+    });
+  });
+
+  test("a missing required value names its variable", () => {
+    expect(configError(() => workerQueueFromEnv({})).message).toBe("SKYFORGE_WORKER_QUEUE is not set");
+    expect(configError(() => requiredSetting({ SKYFORGE_TABLE: "" }, "SKYFORGE_TABLE")).message).toBe(
+      "SKYFORGE_TABLE is not set",
+    );
+    const { SKYFORGE_TABLE: _, ...noTable } = engineEnv;
+    expect(configError(() => engineFromEnv("test", {}, noTable)).message).toBe("SKYFORGE_TABLE is not set");
+  });
+
+  test("a non-numeric value names its variable and the value", () => {
+    expect(configError(() => handlerSettingsFromEnv({ SKYFORGE_TICK_SECONDS: "soon" })).message).toBe(
+      'SKYFORGE_TICK_SECONDS must be a number above 0, got "soon"',
+    );
+    expect(configError(() => poolProcessFromEnv({ SKYFORGE_POOL_DRAIN_SECONDS: "25s" })).message).toBe(
+      'SKYFORGE_POOL_DRAIN_SECONDS must be a number from 0 up, got "25s"',
+    );
+  });
+
+  test("an out-of-range value names its variable and the range", () => {
+    expect(configError(() => poolProcessFromEnv({ SKYFORGE_POOL_WAIT_SECONDS: "30" })).message).toBe(
+      'SKYFORGE_POOL_WAIT_SECONDS must be a whole number from 0 to 20, got "30"',
+    );
+    expect(configError(() => handlerSettingsFromEnv({ SKYFORGE_CLEANUP_SWEEP_ITEMS: "-1" })).message).toBe(
+      'SKYFORGE_CLEANUP_SWEEP_ITEMS must be a whole number from 0 up, got "-1"',
+    );
+    expect(configError(() => handlerSettingsFromEnv({ SKYFORGE_TICK_SECONDS: "0" })).message).toBe(
+      'SKYFORGE_TICK_SECONDS must be a number above 0, got "0"',
+    );
+    expect(configError(() => poolProcessFromEnv({ SKYFORGE_POOL_METRICS_SECONDS: "-5" })).message).toBe(
+      'SKYFORGE_POOL_METRICS_SECONDS must be a number above 0, got "-5"',
+    );
+  });
+
+  test("a worker queue the app doesn't declare, and a queue map that isn't one, are refused by name", () => {
+    expect(configError(() => workerQueueFromEnv({ SKYFORGE_WORKER_QUEUE: "nowhere" })).message).toBe(
+      "SKYFORGE_WORKER_QUEUE names an undeclared queue: nowhere",
+    );
+    const declared = app.queues[0]?.name as string;
+    expect(workerQueueFromEnv({ SKYFORGE_WORKER_QUEUE: declared })).toBe(declared);
+    const badMap = { ...engineEnv, SKYFORGE_QUEUE_URLS: "default=https://sqs.example/default" };
+    expect(configError(() => engineFromEnv("test", {}, badMap)).message).toMatch(
+      /^SKYFORGE_QUEUE_URLS must be a JSON object of names to strings/,
+    );
+  });
+});
