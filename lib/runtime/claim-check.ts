@@ -1,5 +1,6 @@
 import { claimKey, isClaimKeyOf, needsClaimCheck } from "../claims/claim-keys.ts";
 import { type ClaimStore, getClaim, putClaim } from "../claims/claim-store.ts";
+import { InvariantError } from "../errors.ts";
 import type { StoredResult } from "../store/job-item.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 
@@ -12,7 +13,9 @@ import type { JobMessage } from "../transport/job-message.ts";
 export async function deliveredPayload(claims: ClaimStore, msg: JobMessage): Promise<string | undefined> {
   if (!msg.payloadObject) return msg.payload;
   if (!isClaimKeyOf(msg.payloadObject, msg.id, "payload")) {
-    throw new Error(`job ${msg.id}: payloadObject ${msg.payloadObject} is not its own payload object`);
+    throw new InvariantError(
+      `job ${msg.id}: payloadObject ${msg.payloadObject} is not its own payload object`,
+    );
   }
   return getClaim(claims, msg.payloadObject);
 }

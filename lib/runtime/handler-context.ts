@@ -1,4 +1,4 @@
-import { ClientError, type ClientErrorCode, UnrecoverableError } from "../errors.ts";
+import { ClientError, type ClientErrorCode, ConfigError, UnrecoverableError } from "../errors.ts";
 import type { CompletionContext, FollowUpOptions, JobContext } from "../job/kind.ts";
 import { jobFields, type Log, withFields } from "../observability/log.ts";
 import type { Engine } from "../services/engine-services.ts";
@@ -34,11 +34,22 @@ async function refusalIsFinal<T>(what: string, send: () => Promise<T>): Promise<
   }
 }
 
-/** The context one run's handler sees; the signal is added by runHandler. */
+/** A handler's `rateLimit`: the engine's limiter; a worker built without one can't serve it. */
+export function rateLimitOf(deps: Partial<Pick<Engine, "rateLimiter">>): JobContext["rateLimit"] {
+  return (scope, n) => {
+    if (!deps.rateLimiter) throw new ConfigError("no rate limiter is configured for this worker");
+    return deps.rateLimiter.acquire(scope, n);
+  };
+}
+
+/**
+ * The context one run's handler sees; the signal is added by the run supervisor. `fence`: the
+ * claim's lease token, absent for a lane without a claim (the handler then sees "").
+ */
 export function handlerContext(
   deps: HandlerContextDeps,
   item: JobItem,
-  fence: string,
+  fence: string | undefined,
   heartbeat: () => Promise<void>,
   completion?: CompletionContext,
 ): Omit<JobContext, "signal"> {
@@ -52,15 +63,12 @@ export function handlerContext(
       createdAt: new Date(item.createdAt).toISOString(),
     },
     attempt: item.attempts,
-    fence,
+    fence: fence ?? "",
     log,
     heartbeat,
-    rateLimit: (scope, n) => {
-      if (!deps.rateLimiter) throw new Error("no rate limiter is configured for this worker");
-      return deps.rateLimiter.acquire(scope, n);
-    },
+    rateLimit: rateLimitOf(deps),
     ...(completion ? { completion } : {}),
-    group: (spec) => refusalIsFinal("group", () => deps.groups.createFromJob(item, fence, spec)),
+    group: (spec) => refusalIsFinal("group", () => deps.groups.createFromJob(item, fence ?? "", spec)),
     enqueue: async (kind, payload, options: FollowUpOptions = {}) => {
       const { step = kind, uniqueKey, ...rest } = options;
       // A caller's own key keeps the API's rule (dedupes while live); the derived one dedupes for good.

@@ -1,5 +1,5 @@
 import type { AbortCause } from "../job/kind.ts";
-import type { Log } from "../observability/log.ts";
+import { errorFields, type Log } from "../observability/log.ts";
 import type { StoreContext } from "../store/context.ts";
 import { heartbeat } from "../store/lease-ops.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
@@ -7,7 +7,8 @@ import type { SqsTransport } from "../transport/sqs-transport.ts";
 export interface HeartbeatTarget {
   id: string;
   queue: string;
-  token: string;
+  /** The claim's lease token: a renewal under another one finds the lease lost. */
+  fence: string;
   receiptHandle: string;
   leaseMs: number;
   /** When the claim's lease ends; each renewal moves it. */
@@ -96,14 +97,14 @@ export class Heartbeat {
   }
 
   private async renew(): Promise<void> {
-    const { id, queue, token, receiptHandle, leaseMs } = this.target;
+    const { id, queue, fence, receiptHandle, leaseMs } = this.target;
     // A process that was frozen: its timers fire late, this check first.
     if (this.store.clock.now() >= this.leaseUntil - this.margin()) {
       this.leaseRunningOut();
       return;
     }
     try {
-      const r = await heartbeat(this.store, id, token, leaseMs);
+      const r = await heartbeat(this.store, id, fence, leaseMs);
       if (!r.held) {
         void this.stop();
         this.abort("lease_lost");
@@ -117,8 +118,8 @@ export class Heartbeat {
         return;
       }
       await this.transport.changeVisibility(queue, receiptHandle, leaseMs / 1000);
-    } catch (err) {
-      this.log.warn("heartbeat failed; will retry on the next tick", { jobId: id, error: String(err) });
+    } catch (error) {
+      this.log.warn("heartbeat failed; will retry on the next tick", { jobId: id, ...errorFields(error) });
     }
   }
 }

@@ -1,8 +1,9 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import pLimit from "p-limit";
 import { isBatchKind } from "../job/batch.ts";
+import { errorFields } from "../observability/log.ts";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
-import { type KeyedRecords, processKeyedBatch } from "./process-batch.ts";
+import type { KeyedRecords } from "./process-batch.ts";
 import { RecordProcessor } from "./process-record.ts";
 import type { InboundRecord, WorkerDeps } from "./record-types.ts";
 import { UnstartedMessages } from "./unstarted-messages.ts";
@@ -18,7 +19,7 @@ export interface WorkerOptions {
  * the queue (partial batch response). An unexpected error fails only its own record.
  *
  * Before any record runs, the whole batch is hidden for about one lease in one batched request,
- * and records waiting for a slot are kept hidden while they wait, so a worker that crashes, runs
+ * and records waiting for their turn are kept hidden while they wait, so a worker that crashes, runs
  * out of memory or times out gives its jobs back within a lease instead of the queue's visibility
  * timeout (docs/architecture.md §6).
  */
@@ -35,11 +36,11 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
         messages.hold(records.map((r) => ({ messageId: r.messageId, receiptHandle: r.receiptHandle }))),
       ),
     );
-    const { singles, keys } = groupByBatchKey(deps, parsed);
+    const { singles, keys } = callsByBatchKey(deps, parsed);
     const failed = (messageId: string, err: unknown) => {
       deps.log.error("record failed unexpectedly; SQS will redeliver it", {
         messageId,
-        error: err instanceof Error ? err.message : String(err),
+        ...errorFields(err),
       });
       failures.push({ itemIdentifier: messageId });
     };
@@ -56,15 +57,15 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
             }
           }),
         ),
-        // A key's calls run one after another in one slot of the record bound: the key's own
-        // concurrency bound is the cluster's (its slots), not a reason to defer this delivery's rest.
+        // A key's calls run one after another in one place of the record bound: the key's own
+        // concurrency bound is the cluster's (its call permits), not a reason to defer this delivery's rest.
         ...keys.map((calls) =>
           limit(async () => {
             for (const call of calls) {
               try {
                 for (const { record } of call.records)
                   await holdOf.get(record.receiptHandle)?.messages.release(record.receiptHandle);
-                const acks = await processKeyedBatch(deps, processor, call, visibility);
+                const acks = await processor.processKeyedBatch(call, visibility);
                 for (const { record } of call.records)
                   if (acks.get(record.messageId) !== true)
                     failures.push({ itemIdentifier: record.messageId });
@@ -78,11 +79,14 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
     } finally {
       await Promise.all(holds.map(({ messages }) => messages.stop()));
       // After the holds stopped, so that no hold overrides a retry's backoff.
-      await visibility.flush().catch((err) =>
-        deps.log.warn("visibility changes failed; those messages return after their hold", {
-          error: String(err),
-        }),
-      );
+      await visibility
+        .flush()
+        .catch((error: unknown) =>
+          deps.log.warn(
+            "visibility changes failed; those messages return after their hold",
+            errorFields(error),
+          ),
+        );
     }
     deps.metrics.flush();
     return { batchItemFailures: failures };
@@ -97,10 +101,10 @@ const inbound = (record: SQSRecord): InboundRecord => ({
 });
 
 /**
- * The batch's records of batch kinds, grouped by kind and key into calls of at most maxSize, in
+ * The batch's records of batch kinds, sorted by kind and key into calls of at most maxSize, in
  * arrival order, one list of calls per key (docs/architecture.md §18); every other record runs alone.
  */
-function groupByBatchKey(
+function callsByBatchKey(
   deps: WorkerDeps,
   parsed: readonly { record: SQSRecord; message: JobMessage | undefined }[],
 ): {
@@ -117,15 +121,15 @@ function groupByBatchKey(
       continue;
     }
     const id = `${kind.name}\u0000${message.batchKey}`;
-    const group = byKey.get(id) ?? { kind, key: message.batchKey, records: [] };
-    group.records.push({ record: inbound(entry.record), msg: message });
-    byKey.set(id, group);
+    const keyed = byKey.get(id) ?? { kind, key: message.batchKey, records: [] };
+    keyed.records.push({ record: inbound(entry.record), msg: message });
+    byKey.set(id, keyed);
   }
-  const keys = [...byKey.values()].map((g) => {
-    const size = g.kind.batch.settings.maxSize;
+  const keys = [...byKey.values()].map((keyed) => {
+    const size = keyed.kind.batch.settings.maxSize;
     const chunks: KeyedRecords[] = [];
-    for (let i = 0; i < g.records.length; i += size)
-      chunks.push({ ...g, records: g.records.slice(i, i + size) });
+    for (let i = 0; i < keyed.records.length; i += size)
+      chunks.push({ ...keyed, records: keyed.records.slice(i, i + size) });
     return chunks;
   });
   return { singles, keys };
@@ -137,8 +141,8 @@ interface QueueHold {
 }
 
 /**
- * The batch's records grouped by their job's queue (one queue per event on Lambda), and each
- * record's group by receipt handle. A record that is not a job for a declared queue is ended by the
+ * The batch's records held per job's queue (one queue per event on Lambda), and each
+ * record's hold by receipt handle. A record that is not a job for a declared queue is ended by the
  * processor at once and needs no hold.
  */
 function unstartedByQueue(

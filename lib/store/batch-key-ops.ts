@@ -7,12 +7,13 @@ import {
 } from "./conditions.ts";
 import { conditionalDelete, conditionalUpdate, orOnConflict, type StoreContext, wonRace } from "./context.ts";
 import { or, Update } from "./expression.ts";
-import { batchBacklogKey, batchSlotKey } from "./keys.ts";
+import { batchBacklogKey, batchCallPermitKey } from "./keys.ts";
 
 /*
  * A batch kind's per-key items (docs/architecture.md §18), beside the jobs in the same table:
  * - the backlog: how many of the key's jobs are admitted and not yet ended (maxPendingPerKey);
- * - the slots: one item per call of the key running anywhere in the cluster (maxKeyConcurrency).
+ * - the call permits: one item per call of the key running anywhere in the cluster (maxKeyConcurrency);
+ *   stored under `slot#<n>` sort keys (their name before the rename, kept for the data's sake).
  */
 
 /**
@@ -71,21 +72,22 @@ export async function leaveBacklog(ctx: StoreContext, kind: string, key: string,
   );
 }
 
-/** A slot's hold: until when (epoch ms), and a TTL a day later, so a dead call's slot item goes. */
+/** A permit's hold: until when (epoch ms), and a TTL a day later, so a dead call's permit item goes. */
 const heldUntil = (u: Update, until: number) =>
   u.set("until", until).set("expiresAt", Math.ceil(until / 1000) + 86_400);
 
 /**
- * takeKeySlot — one call's place among the key's `slots` concurrent calls.
- * input: kind, key, the slot to try, the call's token, until when it holds it (epoch ms).
- * condition: the slot is free: never taken, OR its holder's hold has run out.
+ * takeCallPermit — one call's place among the key's maxKeyConcurrency concurrent calls.
+ * input: kind, key, the permit to try (0 to maxKeyConcurrency-1), the call's token, until when it
+ *   holds it (epoch ms).
+ * condition: the permit is free: never taken, OR its holder's hold has run out.
  * result: true when taken; false when another call holds it.
  */
-export function takeKeySlot(
+export function takeCallPermit(
   ctx: StoreContext,
   kind: string,
   key: string,
-  slot: number,
+  permit: number,
   token: string,
   until: number,
 ): Promise<boolean> {
@@ -93,8 +95,8 @@ export function takeKeySlot(
   return wonRace(
     conditionalUpdate(
       ctx,
-      "takeKeySlot",
-      batchSlotKey(kind, key, slot),
+      "takeCallPermit",
+      batchCallPermitKey(kind, key, permit),
       (e) => ({
         update: heldUntil(new Update(e).set("token", token), until),
         condition: or(itemMissing, attributeBefore("until", now)),
@@ -105,23 +107,23 @@ export function takeKeySlot(
 }
 
 /**
- * holdKeySlot — a running call extends its hold.
- * input: kind, key, slot, token, the new until. condition: the slot is still this call's.
+ * holdCallPermit — a running call extends its hold.
+ * input: kind, key, permit, token, the new until. condition: the permit is still this call's.
  * result: true when extended; false when it was lost (the hold ran out and another call took it).
  */
-export function holdKeySlot(
+export function holdCallPermit(
   ctx: StoreContext,
   kind: string,
   key: string,
-  slot: number,
+  permit: number,
   token: string,
   until: number,
 ): Promise<boolean> {
   return wonRace(
     conditionalUpdate(
       ctx,
-      "holdKeySlot",
-      batchSlotKey(kind, key, slot),
+      "holdCallPermit",
+      batchCallPermitKey(kind, key, permit),
       (e) => ({
         update: heldUntil(new Update(e), until),
         condition: attributeEquals("token", token),
@@ -132,20 +134,26 @@ export function holdKeySlot(
 }
 
 /**
- * freeKeySlot — a finished call gives its slot back.
- * input: kind, key, slot, token. condition: the slot is still this call's.
- * result: the slot item is deleted; a slot another call took over is left to it.
+ * freeCallPermit — a finished call gives its permit back.
+ * input: kind, key, permit, token. condition: the permit is still this call's.
+ * result: the permit item is deleted; a permit another call took over is left to it.
  */
-export async function freeKeySlot(
+export async function freeCallPermit(
   ctx: StoreContext,
   kind: string,
   key: string,
-  slot: number,
+  permit: number,
   token: string,
 ): Promise<void> {
   await wonRace(
-    conditionalDelete(ctx, "freeKeySlot", batchSlotKey(kind, key, slot), attributeEquals("token", token), {
-      readCurrent: false,
-    }),
+    conditionalDelete(
+      ctx,
+      "freeCallPermit",
+      batchCallPermitKey(kind, key, permit),
+      attributeEquals("token", token),
+      {
+        readCurrent: false,
+      },
+    ),
   );
 }

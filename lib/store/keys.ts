@@ -52,9 +52,12 @@ export function groupIndexKeys(id: string, checkAt: number) {
   return { gsi1pk: groupIndexPartition(shardOf(id)), gsi1sk: indexSort(checkAt, id) };
 }
 
-/** A batch kind's key (docs/architecture.md §18): its count of waiting jobs, and its call slots. */
+/**
+ * A batch kind's key (docs/architecture.md §18): its count of waiting jobs, and its call permits
+ * (the sort key keeps its stored `slot#` prefix: items already written stay readable).
+ */
 export const batchBacklogKey = (kind: string, key: string) => ({ pk: `bkey#${kind}#${key}`, sk: "backlog" });
-export const batchSlotKey = (kind: string, key: string, slot: number) => ({
+export const batchCallPermitKey = (kind: string, key: string, permit: number) => ({
   pk: `bkey#${kind}#${key}`,
-  sk: `slot#${slot}`,
+  sk: `slot#${permit}`,
 });

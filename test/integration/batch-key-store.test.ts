@@ -2,13 +2,13 @@ import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   admitToBacklog,
-  freeKeySlot,
-  holdKeySlot,
+  freeCallPermit,
+  holdCallPermit,
   leaveBacklog,
-  takeKeySlot,
+  takeCallPermit,
 } from "../../lib/store/batch-key-ops.ts";
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
-import { batchBacklogKey, batchSlotKey } from "../../lib/store/keys.ts";
+import { batchBacklogKey, batchCallPermitKey } from "../../lib/store/keys.ts";
 import { ManualClock } from "../support/clock.ts";
 import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
 
@@ -49,22 +49,22 @@ describe.each(dynamoBackends)("batch key items on $name", (factory) => {
     expect((await read(store, batchBacklogKey("k", "never")))?.pending ?? 0).toBe(0);
   });
 
-  test("a slot is one call's until its hold runs out; only its holder extends or frees it", async () => {
+  test("a call permit is one call's until its hold runs out; only its holder extends or frees it", async () => {
     const { store, clock } = await setUp();
     const until = clock.now() + 30_000;
-    expect(await takeKeySlot(store, "k", "a", 0, "one", until)).toBe(true);
-    expect(await takeKeySlot(store, "k", "a", 0, "two", until)).toBe(false);
-    expect(await holdKeySlot(store, "k", "a", 0, "two", until + 1)).toBe(false);
-    expect(await holdKeySlot(store, "k", "a", 0, "one", until + 30_000)).toBe(true);
+    expect(await takeCallPermit(store, "k", "a", 0, "one", until)).toBe(true);
+    expect(await takeCallPermit(store, "k", "a", 0, "two", until)).toBe(false);
+    expect(await holdCallPermit(store, "k", "a", 0, "two", until + 1)).toBe(false);
+    expect(await holdCallPermit(store, "k", "a", 0, "one", until + 30_000)).toBe(true);
     clock.advance(45_000);
     // Still held: the holder extended it.
-    expect(await takeKeySlot(store, "k", "a", 0, "two", clock.now() + 30_000)).toBe(false);
+    expect(await takeCallPermit(store, "k", "a", 0, "two", clock.now() + 30_000)).toBe(false);
     clock.advance(20_000);
-    // Run out: a dead holder's slot is taken over, and the old holder can no longer free it.
-    expect(await takeKeySlot(store, "k", "a", 0, "two", clock.now() + 30_000)).toBe(true);
-    await freeKeySlot(store, "k", "a", 0, "one");
-    expect(await read(store, batchSlotKey("k", "a", 0))).toMatchObject({ token: "two" });
-    await freeKeySlot(store, "k", "a", 0, "two");
-    expect(await read(store, batchSlotKey("k", "a", 0))).toBeUndefined();
+    // Run out: a dead holder's permit is taken over, and the old holder can no longer free it.
+    expect(await takeCallPermit(store, "k", "a", 0, "two", clock.now() + 30_000)).toBe(true);
+    await freeCallPermit(store, "k", "a", 0, "one");
+    expect(await read(store, batchCallPermitKey("k", "a", 0))).toMatchObject({ token: "two" });
+    await freeCallPermit(store, "k", "a", 0, "two");
+    expect(await read(store, batchCallPermitKey("k", "a", 0))).toBeUndefined();
   });
 });

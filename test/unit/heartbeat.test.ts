@@ -31,7 +31,7 @@ beforeEach(() => {
     {
       id: "J",
       queue: "default",
-      token: "tok",
+      fence: "tok",
       receiptHandle: "rh-J",
       leaseMs: 60_000,
       leaseUntil: clock.now() + 60_000,
@@ -124,7 +124,7 @@ describe("Heartbeat.beat", () => {
       {
         id: "J",
         queue: "default",
-        token: "tok",
+        fence: "tok",
         receiptHandle: "rh-J",
         leaseMs: 1500,
         leaseUntil: clock.now() + 1500,

@@ -1,0 +1,66 @@
+import { errorFields, jobFields } from "../observability/log.ts";
+import { finalize } from "../store/finalize-ops.ts";
+import { BacklogTally } from "./backlog-tally.ts";
+import { stowResult } from "./claim-check.ts";
+import type { Claimed } from "./delivery.ts";
+import { recordEndInGroups } from "./group-end.ts";
+import type { Decision } from "./outcome.ts";
+import { reportOutcome, toFinalization } from "./outcome-table.ts";
+import type { Ack, WorkerDeps } from "./record-types.ts";
+
+/**
+ * Writes a claimed run's decision under its fence, then settles the message to match (the outcome
+ * table). A batch key's job that ended leaves its key's backlog: counted in `tally` when the caller
+ * writes a call's at once. `throttle`: the queue's cool-down (Admission.throttle).
+ */
+export async function settleClaimed(
+  deps: WorkerDeps,
+  { item, delivery }: Claimed,
+  decision: Decision,
+  throttle: (now: number, delaySeconds: number) => Promise<void>,
+  tally?: BacklogTally,
+): Promise<Ack> {
+  const { queue, fence, record } = delivery;
+  const { store, clock, metrics, log } = deps;
+  const fields = jobFields(item, item.attempts);
+  if (decision.outcome === "abandon") {
+    metrics.count("leaseLost", item.queue, item.kind);
+    log.warn("lease lost mid-run; the new owner finishes the job", fields);
+    return false;
+  }
+  const now = clock.now();
+  let ending = toFinalization(decision, queue, now);
+  if (ending.outcome === "done") {
+    const job = { id: item.id, attempt: item.attempts };
+    ending = { ...ending, result: await stowResult(deps.claims, job, ending.result, now, ending.expiresAt) };
+  }
+  let result = await finalize(store, item, fence, ending);
+  if (!result.finalized && result.reason === "cancel_requested") {
+    decision = { outcome: "cancelled", error: "cancelled on request" };
+    result = await finalize(store, item, fence, toFinalization(decision, queue, now));
+  }
+  if (!result.finalized) {
+    metrics.count("leaseLost", item.queue, item.kind);
+    log.warn("lease lost before finalize; leaving the job to its new owner", fields);
+    return false;
+  }
+  if (!(await recordEndInGroups(deps, result.item))) return false;
+  if (result.item.inBacklog) {
+    const own = tally ?? new BacklogTally();
+    own.note(result.item);
+    if (!tally)
+      await own
+        .flush(store)
+        .catch((error: unknown) =>
+          log.warn("could not count a job out of its key's backlog", { ...fields, ...errorFields(error) }),
+        );
+  }
+  return reportOutcome(deps, decision, {
+    queue: item.queue,
+    kind: item.kind,
+    receiptHandle: record.receiptHandle,
+    fields,
+    visibility: delivery.visibility,
+    throttle: (delaySeconds) => throttle(now, delaySeconds),
+  });
+}
