@@ -1,4 +1,5 @@
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
+import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import type { Log } from "../observability/log.ts";
 import type { CountMetric } from "../observability/metric-names.ts";
 import { retentionExpiry } from "../retention.ts";
@@ -21,6 +22,8 @@ interface OutcomeRow<D extends Settled> {
   visibility?: (d: D) => number;
   /** The whole queue cools down and the message is sent afresh with the delay. */
   throttles?: true;
+  /** The decision a lane without a claim keeps instead, when it has no such state (§16). */
+  withoutClaim?: (d: D) => Settled;
 }
 
 /**
@@ -55,6 +58,8 @@ const OUTCOMES: { [O in Outcome]: OutcomeRow<Of<O>> } = {
     }),
     metric: "cancelled",
     log: { level: "info", message: "job cancelled" },
+    // No cancelled status without a claim: a cancel ends the job dead.
+    withoutClaim: (d) => ({ outcome: "dead", error: d.error ?? "cancelled" }),
   },
   retry: {
     write: (d, _queue, now) => ({ outcome: "retry", runAt: now + d.delaySeconds * 1000, error: d.error }),
@@ -65,6 +70,7 @@ const OUTCOMES: { [O in Outcome]: OutcomeRow<Of<O>> } = {
       fields: (d) => ({ delaySeconds: d.delaySeconds, error: d.error }),
     },
     visibility: (d) => d.delaySeconds,
+    withoutClaim: (d) => ({ ...d, delaySeconds: Math.min(d.delaySeconds, MAX_VISIBILITY_SECONDS) }),
   },
   reschedule: {
     write: (d, _queue, now) => ({
@@ -78,6 +84,12 @@ const OUTCOMES: { [O in Outcome]: OutcomeRow<Of<O>> } = {
       message: "job rescheduled beyond SQS's reach",
       fields: (d) => ({ delaySeconds: d.delaySeconds }),
     },
+    // No scheduled index without a claim: the retry waits as long as SQS can hide its message.
+    withoutClaim: (d) => ({
+      ...d,
+      outcome: "retry",
+      delaySeconds: Math.min(d.delaySeconds, MAX_VISIBILITY_SECONDS),
+    }),
   },
   released: {
     write: (_d, _queue, now) => ({ outcome: "released", runAt: now }),
@@ -102,6 +114,15 @@ const rowOf = <D extends Settled>(d: D) => OUTCOMES[d.outcome] as unknown as Out
 /** The store write of a decision (the table's first column). */
 export function toFinalization(d: Settled, queue: QueueDeclaration, now: number): Finalization {
   return rowOf(d).write(d, queue, now);
+}
+
+/**
+ * A decision as a lane without a claim keeps it (docs/architecture.md §16): no cancelled status,
+ * no scheduled index, no lease to lose (an abandoned run is handed back).
+ */
+export function withoutClaim(d: Decision): Settled {
+  if (d.outcome === "abandon") return { outcome: "released" };
+  return rowOf(d).withoutClaim?.(d) ?? d;
 }
 
 /** Where a settled run's message is: what the table's last columns act on. */

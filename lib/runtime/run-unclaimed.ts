@@ -1,7 +1,6 @@
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import type { AnyKind } from "../job/kind.ts";
 import type { DeliveryLane } from "../job/lanes.ts";
-import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
 import type { JobItem, JobSeed } from "../store/job-item.ts";
 import { type RecordedOutcome, recordOutcome } from "../store/outcome-ops.ts";
@@ -9,7 +8,7 @@ import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
 import { deliveredPayload, stowResult } from "./claim-check.ts";
 import { handlerContext } from "./handler-context.ts";
 import type { Decision } from "./outcome.ts";
-import { reportOutcome, type Settled, toFinalization } from "./outcome-table.ts";
+import { reportOutcome, type Settled, toFinalization, withoutClaim } from "./outcome-table.ts";
 import { precheckRun } from "./precheck.ts";
 import type { Ack, InboundRecord, WorkerDeps } from "./record-types.ts";
 import { decideRun, JobWatch, superviseJob } from "./run-supervisor.ts";
@@ -71,28 +70,6 @@ export async function runUnclaimed(deps: WorkerDeps, d: UnclaimedDelivery): Prom
 }
 
 /**
- * A decision as a lane without a claim keeps it: no cancelled status (a cancel ends it dead), no
- * scheduled index (a retry waits at most as long as SQS can hide the message), no lease to lose.
- */
-function withoutClaim(decision: Decision): Exclude<Settled, { outcome: "cancelled" | "reschedule" }> {
-  switch (decision.outcome) {
-    case "cancelled":
-      return { outcome: "dead", error: decision.error ?? "cancelled" };
-    case "retry":
-    case "reschedule":
-      return {
-        ...decision,
-        outcome: "retry",
-        delaySeconds: Math.min(decision.delaySeconds, MAX_VISIBILITY_SECONDS),
-      };
-    case "abandon":
-      return { outcome: "released" };
-    default:
-      return decision;
-  }
-}
-
-/**
  * The lane's one write, from the outcome table's: fire-and-forget writes nothing on success unless
  * a failure of it was recorded before, and records a retry's failure; a throttle or a hand-back
  * writes nothing. result: false when the end could not reach its group (the message stays).
@@ -102,7 +79,7 @@ async function recordEnd(
   d: UnclaimedDelivery,
   seed: JobSeed,
   attempt: number,
-  decision: ReturnType<typeof withoutClaim>,
+  decision: Settled,
   now: number,
 ): Promise<Ack> {
   const fireAndForget = d.msg.lane === "fire-and-forget";

@@ -3,6 +3,7 @@ import { RetryAfterError, ThrottledError, UnrecoverableError } from "../../lib/e
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../../lib/limits.ts";
 import { backoffSeconds } from "../../lib/runtime/backoff.ts";
 import { decideOutcome, MAX_RESULT_BYTES, type OutcomeInput } from "../../lib/runtime/outcome.ts";
+import { withoutClaim } from "../../lib/runtime/outcome-table.ts";
 
 const backoff = { baseSeconds: 2, maxSeconds: 3600 };
 const input = (over: Partial<OutcomeInput> = {}): OutcomeInput => ({
@@ -181,5 +182,27 @@ describe("decideOutcome", () => {
     const d = decideOutcome({ ok: false, error: new Error("e".repeat(2000)) }, input());
     expect(d).toMatchObject({ outcome: "retry" });
     expect((d as { error: string }).error).toHaveLength(500);
+  });
+});
+
+describe("withoutClaim: a lane without a claim keeps only what it can record (§16)", () => {
+  test("a cancel ends it dead, a retry past SQS's reach waits as long as SQS can hide it, a lost lease hands it back", () => {
+    expect(withoutClaim({ outcome: "cancelled", error: "cancelled on request" })).toEqual({
+      outcome: "dead",
+      error: "cancelled on request",
+    });
+    expect(withoutClaim({ outcome: "cancelled" })).toEqual({ outcome: "dead", error: "cancelled" });
+    expect(withoutClaim({ outcome: "reschedule", delaySeconds: 86_400, error: "e" })).toEqual({
+      outcome: "retry",
+      delaySeconds: MAX_VISIBILITY_SECONDS,
+      error: "e",
+    });
+    expect(withoutClaim({ outcome: "retry", delaySeconds: 5, error: "e" })).toEqual({
+      outcome: "retry",
+      delaySeconds: 5,
+      error: "e",
+    });
+    expect(withoutClaim({ outcome: "abandon" })).toEqual({ outcome: "released" });
+    expect(withoutClaim({ outcome: "done", result: "1" })).toEqual({ outcome: "done", result: "1" });
   });
 });
