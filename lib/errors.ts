@@ -82,6 +82,14 @@ export class InvariantError extends SkyforgeError {
   override readonly name = "InvariantError";
 }
 
+/**
+ * A pool child could not answer for its job (out of step with the protocol, dead twice, killed on a
+ * timeout or cancel): the attempt fails as any failure does, and the child is never reused.
+ */
+export class ChildFailure extends SkyforgeError {
+  override readonly name = "ChildFailure";
+}
+
 /** Picks a job's outcome from inside its handler. */
 export abstract class HandlerError extends SkyforgeError {}
 

@@ -14,7 +14,7 @@ import { clip, type HttpEvent, type HttpResult, methodNotAllowed } from "../lib/
 import { apiRouteMatcher } from "../lib/api/route-keys.ts";
 import { ClientError, type ClientErrorCode, internalErrorBody } from "../lib/errors.ts";
 import { MAX_API_BODY_BYTES } from "../lib/limits.ts";
-import type { Log } from "../lib/observability/log.ts";
+import { errorFields, type Log } from "../lib/observability/log.ts";
 import { splitTarget, toApiEvent } from "./api-event.ts";
 import { serveConsole } from "./console-assets.ts";
 import { INVOKE_PATH, type LocalFunctions, serveInvoke } from "./lambda-invoke.ts";
@@ -59,7 +59,7 @@ export async function startLocalHttp(options: LocalHttpOptions): Promise<LocalHt
     },
     (req, res) => {
       serve(options, port, req, res).catch((err) => {
-        options.log.error("local http request failed", { error: String(err) });
+        options.log.error("local http request failed", errorFields(err));
         if (res.headersSent || res.destroyed) return;
         res.writeHead(500, { "content-type": "application/json" });
         res.end(JSON.stringify(internalErrorBody()));

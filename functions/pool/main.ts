@@ -1,5 +1,6 @@
 import { ConfigError } from "../../lib/errors.ts";
 import { poolRunner } from "../../lib/handlers/pool.ts";
+import { errorFields } from "../../lib/observability/log.ts";
 import { POOL_BAD_CONFIG_EXIT_CODE } from "../../lib/pool/pool-options.ts";
 import { engineFromEnv, poolProcessFromEnv } from "../runtime-config.ts";
 
@@ -51,7 +52,7 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
         process.exit(0);
       },
       (err) => {
-        logger.error("drain failed", { error: String(err) });
+        logger.error("drain failed", errorFields(err));
         process.exit(1);
       },
     );

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { UsageError } from "../errors.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 
 /**
@@ -70,7 +71,7 @@ function encodeLine(request: ChildRequest | ChildBatchRequest): string {
   );
   const bytes = Buffer.byteLength(json);
   if (bytes > MAX_LINE_BYTES)
-    throw new Error(
+    throw new UsageError(
       `request ${request.id} is ${bytes} bytes as a line, over the ${MAX_LINE_BYTES} a child reads`,
     );
   return `${json}\n`;

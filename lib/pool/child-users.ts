@@ -15,7 +15,7 @@ import {
 } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { ConfigError } from "../errors.ts";
-import type { Log } from "../observability/log.ts";
+import { errorFields, type Log } from "../observability/log.ts";
 import { asChildUserPrefix, findSetpriv } from "./child-program.ts";
 
 /**
@@ -179,7 +179,9 @@ export class ChildUsers {
       }
       return { uid, home, path: this.path, via: asChildUserPrefix(this.setpriv, uid) };
     }
-    throw new Error(`no free uid for a pool child in ${this.settings.firstUid}+${this.settings.uidCount}`);
+    throw new ConfigError(
+      `no free uid for a pool child in ${this.settings.firstUid}+${this.settings.uidCount}`,
+    );
   }
 
   /**
@@ -195,12 +197,12 @@ export class ChildUsers {
       env: { PATH: "/usr/bin:/bin" },
       stdio: "ignore",
     });
-    cleaner.on("error", (err) => this.log.debug("could not clean a child's home", { error: err.message }));
+    cleaner.on("error", (err) => this.log.debug("could not clean a child's home", errorFields(err)));
     cleaner.on("exit", () => {
       try {
         rmdirSync(user.home);
       } catch (err) {
-        this.log.debug("could not remove a child's home", { home: user.home, error: String(err) });
+        this.log.debug("could not remove a child's home", { home: user.home, ...errorFields(err) });
       }
     });
   }

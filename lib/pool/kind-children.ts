@@ -1,3 +1,4 @@
+import { TransientError } from "../errors.ts";
 import type { WarmChild } from "./warm-child.ts";
 
 export interface Capacity {
@@ -58,7 +59,7 @@ export class KindChildren {
   replace(dead: WarmChild): WarmChild {
     this.busy.delete(dead);
     dead.kill();
-    if (this.closed) throw new Error(`the pool is going away; no new child for kind ${this.kind}`);
+    if (this.closed) throw new TransientError(`the pool is going away; no new child for kind ${this.kind}`);
     // The job can find its child dead before the exit is reported (it was killed between the take
     // and the request): the death is counted once, by whichever comes first.
     if (this.unrefilled.delete(dead)) this.respawns++;
@@ -101,7 +102,7 @@ export class KindChildren {
   }
 
   private spawn(): WarmChild {
-    if (this.closed) throw new Error(`the pool is going away; no new child for kind ${this.kind}`);
+    if (this.closed) throw new TransientError(`the pool is going away; no new child for kind ${this.kind}`);
     const refills = this.unrefilled.values().next();
     if (!refills.done) {
       this.unrefilled.delete(refills.value);

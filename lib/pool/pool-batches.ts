@@ -27,6 +27,8 @@ export class PoolBatches {
     kinds: readonly PoolKindSpec[],
     timers: Timers,
     run: (kind: PoolKindSpec, key: string, items: KeyedWaiting[]) => Promise<void>,
+    /** A call that rejected anyway (its own failures are settled inside it): logged, never dropped. */
+    failed: (kind: PoolKindSpec, key: string, err: unknown) => void,
   ) {
     for (const spec of kinds) {
       const batch = spec.batch;
@@ -42,6 +44,7 @@ export class PoolBatches {
           },
           timers,
           run: (key, items) => run(spec, key, items),
+          failed: (key, err) => failed(spec, key, err),
         }),
       );
     }

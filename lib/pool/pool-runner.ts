@@ -1,5 +1,6 @@
 import type { PoolKindSpec } from "../declarations/pool-kind.ts";
 import type { BatchKindDefinition } from "../job/batch.ts";
+import { errorFields } from "../observability/log.ts";
 import { RecordProcessor } from "../runtime/process-record.ts";
 import type { WorkerDeps } from "../runtime/record-types.ts";
 import { childUsersFor } from "./child-users.ts";
@@ -46,8 +47,11 @@ export class PoolRunner {
     this.refused = refuseUnlaunchable(options.kinds, childPath, options.cwd, deps.log);
     const served = options.kinds.filter((k) => !this.refused.has(k.name));
     this.intake = new Intake(served);
-    this.batches = new PoolBatches(served, options.timers ?? realTimers, (spec, key, items) =>
-      this.runKeyCall(spec, key, items),
+    this.batches = new PoolBatches(
+      served,
+      options.timers ?? realTimers,
+      (spec, key, items) => this.runKeyCall(spec, key, items),
+      (spec, _key, err) => deps.log.error("a batch call failed", { kind: spec.name, ...errorFields(err) }),
     );
     // The receiver takes the queues and the receive settings of the options.
     this.receiver = new PoolReceiver(deps, {

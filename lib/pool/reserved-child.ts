@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import * as z from "zod";
 import type { PoolKindSpec } from "../declarations/pool-kind.ts";
-import { ConfigError, ThrottledError } from "../errors.ts";
+import { ChildFailure, ConfigError, ThrottledError } from "../errors.ts";
 import { type BatchContext, type BatchItem, type BatchOutcome, batchKindDefinition } from "../job/batch.ts";
 import type { AnyKind, JobContext } from "../job/kind.ts";
 import { batchExchange, type ChildReply, type Exchange, singleExchange } from "./child-protocol.ts";
@@ -64,13 +64,13 @@ async function askReservedChild<R>(
   switch (end.failure) {
     case "desync":
       reserved.observe("desync", work, end.detail);
-      throw new Error(`child out of sync: ${end.detail}`);
+      throw new ChildFailure(`child out of sync: ${end.detail}`);
     case "exited":
-      throw new Error(`child died mid-job twice: ${end.detail}`);
+      throw new ChildFailure(`child died mid-job twice: ${end.detail}`);
     case "aborted":
       // The run is already decided by its abort cause (timeout, cancel, lost lease, shutdown).
       if (end.cause === "timeout") reserved.observe("timeout", work);
-      throw new Error(`child killed: ${String(end.cause)}`);
+      throw new ChildFailure(`child killed: ${String(end.cause)}`);
   }
 }
 

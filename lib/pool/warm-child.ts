@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { InvariantError } from "../errors.ts";
 import type { Log } from "../observability/log.ts";
 import {
   type ChildReply,
@@ -130,7 +131,7 @@ export class WarmChild {
     if (!this.alive) {
       return Promise.resolve({ failure: "exited", detail: this.exitDetail ?? "child was killed" });
     }
-    if (this.pending) throw new Error(`child ${this.pid} is already serving ${this.pending.id}`);
+    if (this.pending) throw new InvariantError(`child ${this.pid} is already serving ${this.pending.id}`);
     if (signal.aborted) return Promise.resolve({ failure: "aborted", cause: signal.reason });
     const { promise, resolve } = Promise.withResolvers<ExchangeEnd<R>>();
     const onAbort = () => {

@@ -8,12 +8,6 @@ import { describe, expect, it } from "vitest";
  * a bad declaration from a bug or a passing outage. A plain `throw new Error(` says none of that.
  */
 const ROOT = join(import.meta.dirname, "..", "..");
-/**
- * Not yet held to it: lib/pool, whose own failures (a child out of sync, killed, no free uid) still
- * throw plain Errors; classing them is the pool's part of issue 25. Remove the entry once they are.
- */
-const NOT_YET = ["lib/pool/"];
-
 function typeScriptFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
@@ -23,10 +17,8 @@ function typeScriptFiles(dir: string): string[] {
 }
 
 describe("error classes", () => {
-  it("lib/ throws no plain Error (lib/pool not yet)", () => {
-    const files = typeScriptFiles(join(ROOT, "lib")).filter(
-      (path) => !NOT_YET.some((dir) => relative(ROOT, path).startsWith(dir)),
-    );
+  it("lib/ throws no plain Error", () => {
+    const files = typeScriptFiles(join(ROOT, "lib"));
     const plain = files.flatMap((path) =>
       readFileSync(path, "utf8")
         .split("\n")
