@@ -1,5 +1,5 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
   admitToBacklog,
   freeCallPermit,
@@ -10,24 +10,15 @@ import {
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
 import { batchBacklogKey, batchCallPermitKey } from "../../lib/store/keys.ts";
 import { ManualClock } from "../support/clock.ts";
-import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
+import { clientOn, dynamoBackends, freshTable } from "../support/dynamo-backends.ts";
 
 /** The batch key items' conditional writes (docs/architecture.md §18), on both emulators. */
 describe.each(dynamoBackends)("batch key items on $name", (factory) => {
-  let backend: DynamoBackend | undefined;
-  let client: ReturnType<typeof dynamoClient>;
-  beforeAll(async () => {
-    backend = await factory.start();
-    client = dynamoClient(backend.endpoint);
-  }, 60_000);
-  afterAll(async () => {
-    client?.destroy();
-    await backend?.stop();
-  });
+  const client = clientOn(factory);
 
   const setUp = async (): Promise<{ store: StoreContext; clock: ManualClock }> => {
     const clock = new ManualClock();
-    return { store: createStoreContext(client, await freshTable(client, "bkey"), clock), clock };
+    return { store: createStoreContext(client(), await freshTable(client(), "bkey"), clock), clock };
   };
   const read = async (store: StoreContext, key: Record<string, string>) =>
     (await store.doc.send(new GetCommand({ TableName: store.table, Key: key, ConsistentRead: true }))).Item;

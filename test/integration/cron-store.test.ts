@@ -2,14 +2,14 @@
  * Cron's store operations (leader lease, schedules, declared-schedule sync) against real SDK clients
  * on both DynamoDB emulators. Time is a ManualClock: leases expire by moving it, never by sleeping.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ScheduleInput, type ScheduleInputIn, scheduleWrite } from "../../lib/cron/schedule.ts";
 import type { ScheduleDeclaration } from "../../lib/declarations/schedule-declaration.ts";
 import { syncDeclaredSchedules } from "../../lib/ops/sync-schedules.ts";
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
 import * as ops from "../../lib/store/schedule-ops.ts";
 import { ManualClock } from "../support/clock.ts";
-import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
+import { clientOn, dynamoBackends, freshTable } from "../support/dynamo-backends.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 /** Parsed settings with their first fire after the store's now, as the API and the sync write them. */
@@ -17,19 +17,10 @@ const input = (ctx: StoreContext, raw: ScheduleInputIn) =>
   scheduleWrite(ScheduleInput.parse(raw), ctx.clock.now());
 
 describe.each(dynamoBackends)("cron store operations on $name", (factory) => {
-  let backend: DynamoBackend;
-  let client: ReturnType<typeof dynamoClient>;
-  beforeAll(async () => {
-    backend = await factory.start();
-    client = dynamoClient(backend.endpoint);
-  });
-  afterAll(async () => {
-    client?.destroy();
-    await backend?.stop();
-  });
+  const client = clientOn(factory);
   const fresh = async (): Promise<{ ctx: StoreContext; clock: ManualClock }> => {
     const clock = new ManualClock(T0);
-    return { ctx: createStoreContext(client, await freshTable(client, "cron"), clock), clock };
+    return { ctx: createStoreContext(client(), await freshTable(client(), "cron"), clock), clock };
   };
 
   it("leader lease: one holder; renewal; takeover after expiry; release lets the next one in", async () => {

@@ -1,5 +1,5 @@
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   type GroupStatus,
   type GroupTransition,
@@ -31,7 +31,7 @@ import { getGroup } from "../../lib/store/group-read-ops.ts";
 import { groupKey, sliceKey } from "../../lib/store/keys.ts";
 import { putSlice, recordChild } from "../../lib/store/slice-ops.ts";
 import { ManualClock } from "../support/clock.ts";
-import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
+import { clientOn, dynamoBackends, freshTable } from "../support/dynamo-backends.ts";
 
 /**
  * The group lifecycle as the store enforces it (docs/architecture.md §15): each group write declares
@@ -95,18 +95,11 @@ describe("group transitions: declarations", () => {
 });
 
 describe.each(dynamoBackends)("group store operations on $name", (factory) => {
-  let backend: DynamoBackend;
-  let client: ReturnType<typeof dynamoClient>;
+  const client = clientOn(factory);
   let store: StoreContext;
   const clock = new ManualClock();
   beforeAll(async () => {
-    backend = await factory.start();
-    client = dynamoClient(backend.endpoint);
-    store = createStoreContext(client, await freshTable(client, "groups"), clock);
-  }, 60_000);
-  afterAll(async () => {
-    client?.destroy();
-    await backend?.stop();
+    store = createStoreContext(client(), await freshTable(client(), "groups"), clock);
   });
 
   it.each(Object.entries(operations))("%s takes only the edges it declares", async (name, op) => {

@@ -1,17 +1,11 @@
-/**
- * The cluster-wide rate limiter against real AWS SDK v3 clients on both DynamoDB emulators. Many
- * RateLimiter instances stand in for many workers, each with its own cache of the bucket. Time is a
- * ManualClock: buckets refill by advancing it, never by sleeping.
- */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import type { RateLimitScope } from "../../lib/declarations/rate-limit-scope.ts";
 import type { RateLimitAnswer } from "../../lib/job/kind.ts";
 import { RateLimiter } from "../../lib/rate-limit/rate-limiter.ts";
 import { createStoreContext } from "../../lib/store/context.ts";
 import { ManualClock } from "../support/clock.ts";
-import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
+import { clientOn, dynamoBackends, freshTable } from "../support/dynamo-backends.ts";
 
 const partner = app.rateLimits.find((s) => s.scope === "partner-api") as RateLimitScope;
 /** A fractional emission interval (333.33 ms), where float and decimal arithmetic meet. */
@@ -32,31 +26,21 @@ const STEPS: Record<string, number[]> = {
 };
 
 describe.each(dynamoBackends)("rate limiter on $name", (factory) => {
-  let backend: DynamoBackend | undefined;
-  let client: DynamoDBClient;
   /** Every command the client sent, by name, recorded by a client middleware. */
   const sent: string[] = [];
-
-  beforeAll(async () => {
-    backend = await factory.start();
-    client = dynamoClient(backend.endpoint);
-    client.middlewareStack.add(
+  const client = clientOn(factory, (c) =>
+    c.middlewareStack.add(
       (next, context) => async (args) => {
         sent.push(context.commandName ?? "?");
         return next(args);
       },
       { step: "initialize", name: "recordCommands" },
-    );
-  });
-
-  afterAll(async () => {
-    client?.destroy();
-    await backend?.stop();
-  });
+    ),
+  );
 
   async function setup() {
     const clock = new ManualClock();
-    const store = createStoreContext(client, await freshTable(client, "rate"), clock);
+    const store = createStoreContext(client(), await freshTable(client(), "rate"), clock);
     const limiter = () => new RateLimiter({ store, scopes: SCOPES });
     return { clock, limiter };
   }

@@ -1,5 +1,5 @@
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   isLegal,
   type JobStatus,
@@ -33,7 +33,7 @@ import {
 } from "../../lib/store/reaper-ops.ts";
 import { markResent, markResentTransitions } from "../../lib/store/stale-message-ops.ts";
 import { ManualClock } from "../support/clock.ts";
-import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "../support/dynamo-backends.ts";
+import { clientOn, dynamoBackends, freshTable } from "../support/dynamo-backends.ts";
 import { queuedItem, seedOf } from "../support/jobs.ts";
 
 /**
@@ -113,19 +113,12 @@ describe("store transitions: declarations", () => {
 });
 
 describe.each(dynamoBackends.slice(0, 1))("store transitions: operations on $name", (factory) => {
-  let backend: DynamoBackend;
-  let client: ReturnType<typeof dynamoClient>;
+  const client = clientOn(factory);
   let store: StoreContext;
   let clock: ManualClock;
   beforeAll(async () => {
-    backend = await factory.start();
-    client = dynamoClient(backend.endpoint);
     clock = new ManualClock();
-    store = createStoreContext(client, await freshTable(client, "transitions"), clock);
-  });
-  afterAll(async () => {
-    client?.destroy();
-    await backend?.stop();
+    store = createStoreContext(client(), await freshTable(client(), "transitions"), clock);
   });
 
   /** A job in `status` that every operation's caller would be entitled to act on: due, under an expired lease held by TOKEN. */

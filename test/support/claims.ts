@@ -1,15 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { S3Client } from "@aws-sdk/client-s3";
 import type { ClaimStore } from "../../lib/claims/claim-store.ts";
-import { provisionClaimsBucket, s3Client } from "../../local/emulators.ts";
-
-/** A fresh claims bucket (unique name) on the emulator's S3, and a client for it: EngineConfig's fields. */
-export async function freshClaimsBucket(endpoint: string): Promise<{ s3: S3Client; claimsBucket: string }> {
-  const s3 = s3Client(endpoint);
-  const claimsBucket = `claims-${randomBytes(4).toString("hex")}`;
-  await provisionClaimsBucket(s3, claimsBucket);
-  return { s3, claimsBucket };
-}
 
 /**
  * For engines whose test sends nothing over the claim check's threshold (mocked clients, route

@@ -1,4 +1,5 @@
-import { inject } from "vitest";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, inject } from "vitest";
 import { dynamoClient, provisionTable, startDynalite } from "../../local/emulators.ts";
 import { startDynamoDbLocal } from "./dynamodb-local.ts";
 
@@ -36,6 +37,33 @@ export const dynamoBackends: readonly BackendFactory[] = [
   { name: "dynalite", start: async () => ({ name: "dynalite", ...(await startDynalite()) }) },
   { name: "dynamodb-local", start: dynamoDbLocalBackend },
 ];
+
+/**
+ * A client on `factory`'s emulator for the whole describe block: the emulator starts (or the run's
+ * shared one is reached) before its first test; the client and the emulator stop after its last.
+ * `watch` sees the client first, for a middleware that records what the tests send.
+ */
+export function clientOn(
+  factory: BackendFactory,
+  watch?: (client: DynamoDBClient) => void,
+): () => DynamoDBClient {
+  let backend: DynamoBackend | undefined;
+  let client: DynamoDBClient | undefined;
+  beforeAll(async () => {
+    backend = await factory.start();
+    client = dynamoClient(backend.endpoint);
+    watch?.(client);
+  });
+  afterAll(async () => {
+    client?.destroy();
+    await backend?.stop();
+  });
+  return () => {
+    if (!client)
+      throw new Error(`${factory.name} is started in beforeAll: ask for its client inside a test or hook`);
+    return client;
+  };
+}
 
 let tableCounter = 0;
 

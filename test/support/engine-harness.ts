@@ -1,7 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { SQSEvent } from "aws-lambda";
-import { afterAll, afterEach, beforeAll } from "vitest";
+import { afterEach } from "vitest";
 import type { Clock } from "../../lib/clock.ts";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import { buildEngine } from "../../lib/engine.ts";
@@ -12,18 +11,10 @@ import { createWorker } from "../../lib/runtime/worker.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
-import {
-  dynamoClient,
-  type Emulators,
-  type ProvisionedQueue,
-  provisionQueues,
-  provisionTable,
-  sqsClient,
-  startEmulators,
-} from "../../local/emulators.ts";
+import type { Emulators, ProvisionedQueue } from "../../local/emulators.ts";
 import { EventSourcePoller, toSqsRecord } from "../../local/event-source-poller.ts";
-import { freshClaimsBucket } from "./claims.ts";
 import { defaultQueue, testApp } from "./test-app.ts";
+import { emulatorsForFile, freshResources } from "./test-emulators.ts";
 import { waitFor } from "./wait.ts";
 
 const TEST_QUEUE_ARN = "arn:aws:sqs:us-east-1:000000000000:test";
@@ -54,22 +45,17 @@ export interface Harness {
 
 /** A fresh table and queue pair (unique names) on the shared emulators, wired like production. */
 export async function createHarness(emu: Emulators, options: HarnessOptions): Promise<Harness> {
-  const suffix = randomBytes(4).toString("hex");
-  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
-  const sqs = sqsClient(emu.sqs.endpoint);
   const queue: QueueDeclaration = { ...defaultQueue, ...options.queue };
-  const table = `jobs-${suffix}`;
-  await provisionTable(dynamodb, table);
-  const provisioned = await provisionQueues(
-    sqs,
+  const fresh = await freshResources(
+    emu,
     [queue],
-    `t${suffix}`,
+    { table: "jobs", queues: "t", bucket: "claims" },
     options.visibilityTimeoutSeconds !== undefined
       ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
       : {},
   );
-  const urls = provisioned.get(queue.name) as ProvisionedQueue;
-  const claims = await freshClaimsBucket(emu.sqs.endpoint);
+  const { dynamodb, sqs, s3, table, claimsBucket } = fresh;
+  const urls = fresh.queues.get(queue.name) as ProvisionedQueue;
   const metrics = new MemoryMetrics();
   const app = testApp({ queues: [queue], kinds: [...testApp().kinds, ...(options.extraKinds ?? [])] });
   const engine = buildEngine({
@@ -77,7 +63,8 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
     poolKinds: [],
     dynamodb,
     sqs,
-    ...claims,
+    s3,
+    claimsBucket,
     table,
     queueUrls: new Map([[queue.name, urls.url]]),
     dlqUrls: new Map([[queue.name, urls.dlqUrl]]),
@@ -124,9 +111,7 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
     },
     async stop() {
       for (const p of pollers) await p.stop();
-      dynamodb.destroy();
-      sqs.destroy();
-      claims.s3.destroy();
+      fresh.destroy();
     },
   };
 }
@@ -146,23 +131,17 @@ export function harnessPerTest(): {
   create(options: HarnessOptions): Promise<Harness>;
   emulators(): Emulators;
 } {
-  let emu: Emulators;
+  const emulators = emulatorsForFile();
   let current: Harness | undefined;
-  beforeAll(async () => {
-    emu = await startEmulators();
-  });
   afterEach(async () => {
     await current?.stop();
     current = undefined;
   });
-  afterAll(async () => {
-    await emu.stop();
-  });
   return {
     create: async (options) => {
-      current = await createHarness(emu, options);
+      current = await createHarness(emulators(), options);
       return current;
     },
-    emulators: () => emu,
+    emulators,
   };
 }

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -9,16 +9,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import { app } from "../../app/index.ts";
 import { tierOf } from "../../lib/declarations/queue-declaration.ts";
-import {
-  dynamoClient,
-  type Emulators,
-  provisionClaimsBucket,
-  provisionQueues,
-  provisionTable,
-  s3Client,
-  sqsClient,
-  startEmulators,
-} from "../../local/emulators.ts";
+import { type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
 import {
   type BuiltFunction,
   buildFunction,
@@ -48,6 +39,7 @@ import {
   startLambdaProcess,
 } from "./lambda-bundle-process.ts";
 import { TEST_ACCOUNT, TEST_REGION } from "./lambda-events.ts";
+import { type FreshResources, freshResources } from "./test-emulators.ts";
 import { waitFor } from "./wait.ts";
 
 /** The queue whose worker the bundle tests run. */
@@ -122,7 +114,7 @@ export async function startBundleStack(root: string): Promise<BundleStack> {
     ] as const);
     const client = sqsClient(emu.sqs.endpoint);
     sqs = client;
-    const deployed = await deploy(emu, client, mappings);
+    const deployed = await deploy(emu, mappings);
     const arns = arnResolver(deployed);
 
     await allSettled(
@@ -226,27 +218,24 @@ async function allSettled<T extends readonly unknown[]>(
 }
 
 /** The table and each declared queue with its DLQ, as infra would create them; one mapping per Lambda-tier queue. */
-async function deploy(
-  emu: Emulators,
-  sqs: SQSClient,
+async function deploy(emu: Emulators, mappings: EventSourceMappings): Promise<DeployedResources> {
+  const fresh = await freshResources(emu, app.queues, {
+    table: "skyforge-bundles",
+    queues: "b",
+    bucket: "skyforge-bundles",
+  });
+  try {
+    return await describeDeployed(fresh, mappings);
+  } finally {
+    fresh.destroy();
+  }
+}
+
+async function describeDeployed(
+  fresh: FreshResources,
   mappings: EventSourceMappings,
 ): Promise<DeployedResources> {
-  const suffix = randomBytes(4).toString("hex");
-  const table = `skyforge-bundles-${suffix}`;
-  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
-  try {
-    await provisionTable(dynamodb, table);
-  } finally {
-    dynamodb.destroy();
-  }
-  const claims = `skyforge-bundles-${suffix}`;
-  const s3 = s3Client(emu.sqs.endpoint);
-  try {
-    await provisionClaimsBucket(s3, claims);
-  } finally {
-    s3.destroy();
-  }
-  const provisioned = await provisionQueues(sqs, app.queues, `b${suffix}`);
+  const { sqs, table, claimsBucket: claims, queues: provisioned } = fresh;
   const arnOf = async (url: string) =>
     (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] })))
       .Attributes?.QueueArn as string;

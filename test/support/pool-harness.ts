@@ -1,7 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { type Message, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
-import { afterAll, afterEach, beforeAll } from "vitest";
+import { afterEach } from "vitest";
 import type { Timers } from "../../lib/batching/key-batches.ts";
 import { systemClock } from "../../lib/clock.ts";
 import type { PoolKindSpec } from "../../lib/declarations/pool-kind.ts";
@@ -14,17 +13,9 @@ import { PoolRunner } from "../../lib/pool/pool-runner.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
-import {
-  dynamoClient,
-  type Emulators,
-  type ProvisionedQueue,
-  provisionQueues,
-  provisionTable,
-  sqsClient,
-  startEmulators,
-} from "../../local/emulators.ts";
-import { freshClaimsBucket } from "./claims.ts";
+import type { Emulators, ProvisionedQueue } from "../../local/emulators.ts";
 import { testApp } from "./test-app.ts";
+import { emulatorsForFile, freshResources } from "./test-emulators.ts";
 import { waitFor } from "./wait.ts";
 
 /** The test child (test/fixtures/children/scripted.mjs): each payload's `act` says how to (mis)behave. */
@@ -129,14 +120,10 @@ export async function createPoolHarness(
   emu: Emulators,
   options: PoolHarnessOptions = {},
 ): Promise<PoolHarness> {
-  const suffix = randomBytes(4).toString("hex");
-  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
-  const sqs = sqsClient(emu.sqs.endpoint);
   const queue = poolQueue(options.queue);
-  const table = `pool-${suffix}`;
-  await provisionTable(dynamodb, table);
-  const urls = (await provisionQueues(sqs, [queue], `p${suffix}`)).get(queue.name) as ProvisionedQueue;
-  const claims = await freshClaimsBucket(emu.sqs.endpoint);
+  const fresh = await freshResources(emu, [queue], { table: "pool", queues: "p", bucket: "claims" });
+  const { dynamodb, sqs, s3, table, claimsBucket } = fresh;
+  const urls = fresh.queues.get(queue.name) as ProvisionedQueue;
   const spec: PoolKindSpec = {
     name: KIND,
     argv: [process.execPath, SCRIPTED_CHILD],
@@ -155,7 +142,8 @@ export async function createPoolHarness(
       app: testApp({ queues: [queue], kinds: [], poolKinds: [spec], schedules: [] }),
       dynamodb,
       sqs,
-      ...claims,
+      s3,
+      claimsBucket,
       table,
       queueUrls: new Map([[queue.name, urls.url]]),
       dlqUrls: new Map([[queue.name, urls.dlqUrl]]),
@@ -226,8 +214,7 @@ export async function createPoolHarness(
       try {
         await Promise.all([stopped, ...others.map((o) => o.stop(200))]);
       } finally {
-        dynamodb.destroy();
-        sqs.destroy();
+        fresh.destroy();
       }
     },
     anotherPool() {
@@ -254,21 +241,15 @@ export function poolHarnessPerTest(): {
   create(options?: PoolHarnessOptions): Promise<PoolHarness>;
   emulators(): Emulators;
 } {
-  let emu: Emulators;
+  const emulators = emulatorsForFile();
   const current: PoolHarness[] = [];
-  beforeAll(async () => {
-    emu = await startEmulators();
-  });
   afterEach(async () => {
     await Promise.all(current.splice(0).map((h) => h.close()));
   });
-  afterAll(async () => {
-    await emu?.stop();
-  });
   return {
-    emulators: () => emu,
+    emulators,
     create: async (options) => {
-      const h = await createPoolHarness(emu, options);
+      const h = await createPoolHarness(emulators(), options);
       current.push(h);
       return h;
     },

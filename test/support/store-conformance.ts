@@ -1,6 +1,5 @@
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ulid } from "ulid";
-import { afterAll, beforeAll, describe, expect } from "vitest";
+import { describe, expect } from "vitest";
 import { StoreError } from "../../lib/errors.ts";
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
 import { putJob } from "../../lib/store/enqueue-ops.ts";
@@ -9,7 +8,7 @@ import { indexKeys } from "../../lib/store/keys.ts";
 import { type ClaimResult, claim } from "../../lib/store/lease-ops.ts";
 import { listJobs } from "../../lib/store/read-ops.ts";
 import { ManualClock } from "./clock.ts";
-import { type DynamoBackend, dynamoBackends, dynamoClient, freshTable } from "./dynamo-backends.ts";
+import { clientOn, dynamoBackends, freshTable } from "./dynamo-backends.ts";
 import { queuedItem, seedOf } from "./jobs.ts";
 
 /**
@@ -114,14 +113,9 @@ export interface ConformanceBackend {
 /** Declares `family`'s tests once per DynamoDB emulator, each emulator started for the file. */
 export function onEveryBackend(family: (backend: ConformanceBackend) => void): void {
   describe.each(dynamoBackends)("store conformance on $name", (factory) => {
-    let backend: DynamoBackend | undefined;
-    let client: DynamoDBClient;
     const capacity: CapacityRecord[] = [];
-
-    beforeAll(async () => {
-      backend = await factory.start();
-      client = dynamoClient(backend.endpoint);
-      client.middlewareStack.add(
+    const client = clientOn(factory, (c) =>
+      c.middlewareStack.add(
         (next, context) => async (args) => {
           const out = await next(args);
           const input = args.input as { TableName?: string };
@@ -134,20 +128,15 @@ export function onEveryBackend(family: (backend: ConformanceBackend) => void): v
           return out;
         },
         { step: "initialize", name: "recordConsumedCapacity" },
-      );
-    });
-
-    afterAll(async () => {
-      client?.destroy();
-      await backend?.stop();
-    });
+      ),
+    );
 
     family({
       capacity,
       async setup() {
-        const table = await freshTable(client);
+        const table = await freshTable(client());
         const clock = new ManualClock();
-        const store = createStoreContext(client, table, clock);
+        const store = createStoreContext(client(), table, clock);
         return { table, clock, store };
       },
       async runningJob(store, clock, token = "t1", overrides = {}) {

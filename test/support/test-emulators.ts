@@ -1,0 +1,90 @@
+import { randomBytes } from "node:crypto";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import { afterAll, beforeAll } from "vitest";
+import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
+import {
+  dynamoClient,
+  type Emulators,
+  type ProvisionedQueue,
+  provisionClaimsBucket,
+  provisionQueues,
+  provisionTable,
+  s3Client,
+  sqsClient,
+  startEmulators,
+} from "../../local/emulators.ts";
+
+/**
+ * The one place the test harnesses (engine, pool, Lambda bundles) start the emulators and carve
+ * out what a test writes to. Tests on the same emulators stay apart by unique names, never by
+ * emulators of their own.
+ */
+
+/** The emulators for the whole file: started before its first test, stopped after its last. */
+export function emulatorsForFile(): () => Emulators {
+  let emu: Emulators | undefined;
+  beforeAll(async () => {
+    emu = await startEmulators();
+  });
+  afterAll(async () => {
+    await emu?.stop();
+  });
+  return () => {
+    if (!emu) throw new Error("the emulators are started in beforeAll: ask for them inside a test or hook");
+    return emu;
+  };
+}
+
+/** The names a test's resources start with, so a leftover says which harness made it. */
+export interface ResourceNames {
+  /** The table is `${table}-${suffix}`. */
+  table: string;
+  /** Each queue is `${queues}${suffix}-${name}` (and its DLQ, `…-dlq`). */
+  queues: string;
+  /** The claims bucket is `${bucket}-${suffix}`. */
+  bucket: string;
+}
+
+/** A table, claims bucket and queues no other test uses, with the clients that reach them. */
+export interface FreshResources {
+  dynamodb: DynamoDBClient;
+  sqs: SQSClient;
+  s3: S3Client;
+  table: string;
+  claimsBucket: string;
+  queues: Map<string, ProvisionedQueue>;
+  /** Destroys the three clients (the resources stay: the emulators go with the file). */
+  destroy(): void;
+}
+
+/** Provisions `declarations` as infra would (and a table and bucket) under fresh, unique names. */
+export async function freshResources(
+  emu: Emulators,
+  declarations: readonly QueueDeclaration[],
+  names: ResourceNames,
+  overrides: { visibilityTimeoutSeconds?: number } = {},
+): Promise<FreshResources> {
+  const suffix = randomBytes(4).toString("hex");
+  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
+  const sqs = sqsClient(emu.sqs.endpoint);
+  // fauxqs serves S3 on its SQS port.
+  const s3 = s3Client(emu.sqs.endpoint);
+  const destroy = () => {
+    dynamodb.destroy();
+    sqs.destroy();
+    s3.destroy();
+  };
+  try {
+    const table = `${names.table}-${suffix}`;
+    await provisionTable(dynamodb, table);
+    const claimsBucket = `${names.bucket}-${suffix}`;
+    await provisionClaimsBucket(s3, claimsBucket);
+    const queues = await provisionQueues(sqs, declarations, `${names.queues}${suffix}`, overrides);
+    return { dynamodb, sqs, s3, table, claimsBucket, queues, destroy };
+  } catch (err) {
+    destroy();
+    throw err;
+  }
+}
