@@ -1,15 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
 import {
   assertHealthy,
   BATCH_KIND,
   BATCH_LEASE_MS,
-  type FaultProjectCopy,
-  FaultStack,
+  type FaultStack,
+  faultScenarios,
   type Json,
   LAMBDA_KIND,
   LEASE_MS,
-  makeProjectCopy,
+  report,
+  times,
 } from "./support.ts";
 
 /**
@@ -18,27 +19,7 @@ import {
  * restart every job ends once and none waits past 2 × lease: the receive hid each message for the
  * batching window plus one hold, not the queue's visibility timeout.
  */
-let copy: FaultProjectCopy;
-beforeAll(() => {
-  copy = makeProjectCopy();
-});
-afterAll(() => copy?.remove());
-
-async function onStack(name: string, scenario: (stack: FaultStack) => Promise<void>): Promise<void> {
-  const stack = await FaultStack.start(copy, name);
-  let failed = true;
-  try {
-    await scenario(stack);
-    failed = false;
-  } finally {
-    const kept = await stack.stop(failed);
-    if (failed) console.error(`[${name}] stack output and observer log kept in ${kept}`);
-  }
-}
-
-const report = (scenario: string, figures: Record<string, unknown>) =>
-  console.log(JSON.stringify({ scenario, ...figures }));
-const times = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
+const onStack = faultScenarios();
 const lambdaJob = (ms: number) => ({ kind: LAMBDA_KIND, payload: { ms } });
 const batchJob = (key: string, ms: number) => ({ kind: BATCH_KIND, payload: { key, ms } });
 

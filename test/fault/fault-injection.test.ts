@@ -1,16 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
 import {
   allAtOnce,
   assertHealthy,
-  type FaultProjectCopy,
-  FaultStack,
+  faultScenarios,
   type Json,
   LAMBDA_KIND,
   LEASE_MS,
-  makeProjectCopy,
   POOL_CHILDREN,
   POOL_KIND,
+  report,
+  times,
 } from "./support.ts";
 
 /**
@@ -19,28 +19,7 @@ import {
  * one fault and asserts, for every job: none lost, none idle past 2 × lease after the fault, no two
  * runs at once, exactly one completion. Each prints its figures as one JSON line.
  */
-let copy: FaultProjectCopy;
-beforeAll(() => {
-  copy = makeProjectCopy();
-});
-afterAll(() => copy?.remove());
-
-/** Runs one scenario on its own stack; on failure the stack's output and the observer log are kept. */
-async function onStack(name: string, scenario: (stack: FaultStack) => Promise<void>): Promise<void> {
-  const stack = await FaultStack.start(copy, name);
-  let failed = true;
-  try {
-    await scenario(stack);
-    failed = false;
-  } finally {
-    const kept = await stack.stop(failed);
-    if (failed) console.error(`[${name}] stack output and observer log kept in ${kept}`);
-  }
-}
-
-const report = (scenario: string, figures: Record<string, unknown>) =>
-  console.log(JSON.stringify({ scenario, ...figures }));
-const times = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
+const onStack = faultScenarios();
 const lambdaJob = (ms: number, extra: Json = {}) => ({ kind: LAMBDA_KIND, payload: { ms }, ...extra });
 const poolJob = (ms: number) => ({ kind: POOL_KIND, payload: { ms } });
 const pidsOf = (lines: readonly { pid: number }[]) => [...new Set(lines.map((l) => l.pid))];

@@ -1,12 +1,13 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { isRunning } from "../../local/process-running.ts";
 import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
 import { waitFor } from "../support/wait.ts";
 import { type ObserverLine, readObserverLog } from "./observer-log.ts";
 import { DeathWatch, type ProcessInfo, signalEach, stackProcesses } from "./processes.ts";
-import { type FaultProjectCopy, writePoolConfig } from "./project-copy.ts";
+import { type FaultProjectCopy, makeProjectCopy, writePoolConfig } from "./project-copy.ts";
 
 export { assertHealthy, type HealthFigures, type HealthOptions } from "./health.ts";
 export {
@@ -226,3 +227,37 @@ export class FaultStack {
 export function allAtOnce<T>(requests: readonly (() => Promise<T>)[]): Promise<T[]> {
   return Promise.all(requests.map((send) => send()));
 }
+
+/**
+ * A fault test file's scenarios: one project copy for the file (made before its first scenario,
+ * removed after its last), each scenario on a stack of its own. On failure the stack's output and the
+ * observer log are kept, and their folder named.
+ */
+export function faultScenarios(): (
+  name: string,
+  scenario: (stack: FaultStack) => Promise<void>,
+) => Promise<void> {
+  let copy: FaultProjectCopy | undefined;
+  beforeAll(() => {
+    copy = makeProjectCopy();
+  });
+  afterAll(() => copy?.remove());
+  return async (name, scenario) => {
+    if (!copy) throw new Error("the project copy is made in beforeAll: run scenarios inside tests");
+    const stack = await FaultStack.start(copy, name);
+    let failed = true;
+    try {
+      await scenario(stack);
+      failed = false;
+    } finally {
+      const kept = await stack.stop(failed);
+      if (failed) console.error(`[${name}] stack output and observer log kept in ${kept}`);
+    }
+  };
+}
+
+/** A scenario's figures, as one JSON line. */
+export const report = (scenario: string, figures: Record<string, unknown>) =>
+  console.log(JSON.stringify({ scenario, ...figures }));
+export const times = <T>(n: number, make: (i: number) => T): T[] =>
+  Array.from({ length: n }, (_, i) => make(i));
