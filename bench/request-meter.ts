@@ -134,6 +134,15 @@ export class RequestMeter {
     this.startedAt = this.now();
   }
 
+  /** Meters every client of a local stack (its `instrument` option), each under its service's name. */
+  attachAll(clients: {
+    dynamodb: { middlewareStack: object };
+    sqs: { middlewareStack: object };
+    s3: { middlewareStack: object };
+  }): void {
+    for (const [service, client] of Object.entries(clients)) this.attach(client, service);
+  }
+
   /** Joins a client's middleware stack under a service name ("dynamodb", "sqs", …). */
   attach(client: { middlewareStack: object }, service: string): void {
     (client as MeterableClient).middlewareStack.add(

@@ -69,11 +69,7 @@ export async function runBatchScenario() {
     port: 0,
     log: silentLog,
     autoTick: false,
-    instrument: ({ dynamodb, sqs, s3 }) => {
-      meter.attach(dynamodb, "dynamodb");
-      meter.attach(sqs, "sqs");
-      meter.attach(s3, "s3");
-    },
+    instrument: (clients) => meter.attachAll(clients),
   });
   try {
     await drainBacklog(stack, BENCH_BATCH_SIZE, 9_000_000, 0);

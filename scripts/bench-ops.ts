@@ -34,11 +34,7 @@ const stack = await startLocalStack({
   port: 0,
   clock,
   autoTick: false,
-  instrument: ({ dynamodb, sqs, s3 }) => {
-    meter.attach(dynamodb, "dynamodb");
-    meter.attach(sqs, "sqs");
-    meter.attach(s3, "s3");
-  },
+  instrument: (clients) => meter.attachAll(clients),
 });
 const { engine } = stack;
 await new QueueAdmin(engine).pause("default");

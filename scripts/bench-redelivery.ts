@@ -151,11 +151,7 @@ export async function runRedeliveryScenario() {
     port: 0,
     log: silentLog,
     autoTick: false,
-    instrument: ({ dynamodb, sqs, s3 }) => {
-      meter.attach(dynamodb, "dynamodb");
-      meter.attach(sqs, "sqs");
-      meter.attach(s3, "s3");
-    },
+    instrument: (clients) => meter.attachAll(clients),
   });
   const side = new SQSClient({ ...LOCAL_AWS, endpoint: stack.endpoints.sqs });
   try {

@@ -104,11 +104,9 @@ export async function startBenchStack(shape: RunShape): Promise<BenchStack> {
     app,
     port: 0,
     log,
-    instrument: ({ dynamodb, sqs, s3 }) => {
-      meter.attach(dynamodb, "dynamodb");
-      meter.attach(sqs, "sqs");
-      meter.attach(s3, "s3");
-      ledger.attach(dynamodb);
+    instrument: (clients) => {
+      meter.attachAll(clients);
+      ledger.attach(clients.dynamodb);
     },
   });
   const runTag = Date.now().toString(36);
