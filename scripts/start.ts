@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { app } from "../app/index.ts";
-import { poolKindsFromEnv } from "../functions/runtime-config.ts";
+import { handlerSettingsFromEnv, numberSetting, poolKindsFromEnv } from "../functions/runtime-config.ts";
 import { API_ROUTE_KEYS } from "../lib/api/route-keys.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { startLocalStack } from "../local/stack.ts";
@@ -23,7 +23,6 @@ try {
 const dataDir = process.env.SKYFORGE_DATA_DIR
   ? resolve(process.env.SKYFORGE_DATA_DIR)
   : fileURLToPath(new URL("../.skyforge", import.meta.url));
-const port = Number(process.env.PORT ?? 3000);
 const logger = new Logger({
   serviceName: "skyforge-local",
   logLevel: (process.env.LOG_LEVEL ?? "WARN") as "WARN",
@@ -35,13 +34,6 @@ const log = {
   error: (m: string, a?: Record<string, unknown>) => logger.error(m, a ?? {}),
 };
 
-const tickSeconds = Number(process.env.SKYFORGE_TICK_SECONDS ?? 60);
-if (!Number.isFinite(tickSeconds) || tickSeconds <= 0) {
-  console.error(
-    `SKYFORGE_TICK_SECONDS must be a positive number of seconds, got "${process.env.SKYFORGE_TICK_SECONDS}"`,
-  );
-  process.exit(2);
-}
 /** A configuration that can't run (a bad SKYFORGE_POOL_CONFIG, a data directory in use): its message, no trace. */
 function refuse(err: unknown): never {
   if (!(err instanceof ConfigError)) throw err;
@@ -49,10 +41,15 @@ function refuse(err: unknown): never {
   process.exit(2);
 }
 
+// One checked read of the environment: a bad value is one message naming the variable, exit 2.
 // The operator's SKYFORGE_POOL_CONFIG file adds kinds the local API must accept, as on AWS.
 let poolKinds: ReturnType<typeof poolKindsFromEnv>;
+let port: number;
+let tickSeconds: number;
 try {
   poolKinds = poolKindsFromEnv();
+  port = numberSetting(process.env, "PORT", { fallback: 3000, min: 0, max: 65535, whole: true });
+  tickSeconds = handlerSettingsFromEnv().tickMs / 1000;
 } catch (err) {
   refuse(err);
 }

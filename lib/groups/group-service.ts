@@ -22,8 +22,8 @@ export class Groups implements GroupService {
   }
 
   /** `ctx.group`: one group per (job, step), which takes over the job's membership in its own group. */
-  async createFromJob(job: JobItem, fence: string, spec: GroupSpec): Promise<GroupView> {
-    if (!fence) {
+  async createFromJob(job: JobItem, fence: string | undefined, spec: GroupSpec): Promise<GroupView> {
+    if (fence === undefined) {
       throw new ClientError(
         "validation_error",
         `ctx.group needs a claimed lane: kind "${job.kind}" runs at-least-once or fire-and-forget, without a fence`,

@@ -59,8 +59,11 @@ export interface JobContextBase<Scope extends string = string> {
   job: { id: string; kind: string; queue: string; maxAttempts: number; createdAt: string };
   /** 1 for the first run. With `fence` it guards the handler's own conditional writes. */
   attempt: number;
-  /** This run's lease token: a write conditional on (job id, attempt, fence) can't land after a takeover. */
-  fence: string;
+  /**
+   * This run's lease token: a write conditional on (job id, attempt, fence) can't land after a takeover.
+   * Absent on the lanes that run without a claim (at-least-once, fire-and-forget).
+   */
+  fence?: string;
   /** Aborts on cancel, lost lease, timeout or shutdown; `signal.reason` is an AbortCause. */
   signal: AbortSignal;
   /** Structured log lines stamped with jobId, kind, queue and attempt. Never pass the payload in. */

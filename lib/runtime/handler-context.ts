@@ -44,7 +44,7 @@ export function rateLimitOf(deps: Partial<Pick<Engine, "rateLimiter">>): JobCont
 
 /**
  * The context one run's handler sees; the signal is added by the run supervisor. `fence`: the
- * claim's lease token, absent for a lane without a claim (the handler then sees "").
+ * claim's lease token, absent for a lane without a claim (and then absent from the context too).
  */
 export function handlerContext(
   deps: HandlerContextDeps,
@@ -63,12 +63,12 @@ export function handlerContext(
       createdAt: new Date(item.createdAt).toISOString(),
     },
     attempt: item.attempts,
-    fence: fence ?? "",
+    ...(fence === undefined ? {} : { fence }),
     log,
     heartbeat,
     rateLimit: rateLimitOf(deps),
     ...(completion ? { completion } : {}),
-    group: (spec) => refusalIsFinal("group", () => deps.groups.createFromJob(item, fence ?? "", spec)),
+    group: (spec) => refusalIsFinal("group", () => deps.groups.createFromJob(item, fence, spec)),
     enqueue: async (kind, payload, options: FollowUpOptions = {}) => {
       const { step = kind, uniqueKey, ...rest } = options;
       // A caller's own key keeps the API's rule (dedupes while live); the derived one dedupes for good.

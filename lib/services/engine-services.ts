@@ -56,7 +56,7 @@ export interface JobProducer {
 /** Job groups (docs/architecture.md §15); lib/groups/group-service.ts. */
 export interface GroupService {
   create(raw: unknown): Promise<{ group: GroupView; created: boolean }>;
-  createFromJob(job: JobItem, fence: string, spec: GroupSpec): Promise<GroupView>;
+  createFromJob(job: JobItem, fence: string | undefined, spec: GroupSpec): Promise<GroupView>;
   addChildren(id: string, raw: unknown): Promise<GroupView>;
   seal(id: string): Promise<GroupView>;
   get(id: string): Promise<GroupView>;

@@ -7,14 +7,10 @@ import { afterAll, expect, it } from "vitest";
 const dir = mkdtempSync(join(tmpdir(), "skyforge-bad-pool-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-it("npm start refuses a bad SKYFORGE_POOL_CONFIG with one message naming the file and every problem, no trace", async () => {
-  const file = join(dir, "pool.json");
-  writeFileSync(
-    file,
-    JSON.stringify({ kinds: { "rb-size": { soft: "two" }, "py-digest": { queue: "default" } } }),
-  );
+/** Runs `npm start` with extra environment until it exits (bounded), returning its code and output. */
+async function startRefused(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const child = spawn("npm", ["start", "--silent"], {
-    env: { ...process.env, PORT: "0", SKYFORGE_POOL_CONFIG: file, SKYFORGE_DATA_DIR: join(dir, "data") },
+    env: { ...process.env, PORT: "0", SKYFORGE_DATA_DIR: join(dir, "data"), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -25,15 +21,38 @@ it("npm start refuses a bad SKYFORGE_POOL_CONFIG with one message naming the fil
     output += d;
   });
   const code = await new Promise<number | null>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not exit:\n${output}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`npm start did not exit:\n${output}`));
+    }, 30_000);
     child.once("exit", (c) => {
       clearTimeout(timer);
       resolve(c);
     });
   });
+  return { code, output };
+}
+
+it("npm start refuses a bad SKYFORGE_POOL_CONFIG with one message naming the file and every problem, no trace", async () => {
+  const file = join(dir, "pool.json");
+  writeFileSync(
+    file,
+    JSON.stringify({ kinds: { "rb-size": { soft: "two" }, "py-digest": { queue: "default" } } }),
+  );
+  const { code, output } = await startRefused({ SKYFORGE_POOL_CONFIG: file });
   expect(code).toBe(2);
   expect(output).toContain(`${file}: 2 problem(s): `);
   expect(output).toContain("kinds.rb-size.soft:");
   expect(output).toContain('py-digest: queue "default" is served by Lambda, not the pool');
   expect(output).not.toMatch(/^\s+at /m);
+});
+
+it("npm start refuses a bad SKYFORGE_TICK_SECONDS or PORT through the checked config: one line naming it, exit 2", async () => {
+  const tick = await startRefused({ SKYFORGE_TICK_SECONDS: "soon" });
+  expect(tick.code).toBe(2);
+  expect(tick.output).toContain('SKYFORGE_TICK_SECONDS must be a number above 0, got "soon"');
+  const port = await startRefused({ PORT: "http" });
+  expect(port.code).toBe(2);
+  expect(port.output).toContain('PORT must be a whole number from 0 to 65535, got "http"');
+  expect(port.output).not.toMatch(/^\s+at /m);
 });

@@ -13,6 +13,8 @@ import { doomedEngine } from "./crash-switch.ts";
 
 /** Runs per job id, and a gate that holds every run until a test opens it. */
 const runs = new Map<string, number>();
+/** The fence each job's last run saw, or "absent" (only a claim has one). */
+const sawFence = new Map<string, string | undefined>();
 let gate = deferred();
 
 const laneKind = (lane: DeliveryLane, name: string, behaviour: "echo" | "gated" | "fail-once" | "fail") =>
@@ -26,6 +28,7 @@ const laneKind = (lane: DeliveryLane, name: string, behaviour: "echo" | "gated" 
     lane,
     handler: async ({ tag }, ctx) => {
       runs.set(ctx.job.id, (runs.get(ctx.job.id) ?? 0) + 1);
+      sawFence.set(ctx.job.id, "fence" in ctx ? ctx.fence : "absent");
       if (behaviour === "gated") await gate.promise;
       if (behaviour === "fail") throw new Error(`${tag} always fails`);
       if (behaviour === "fail-once" && ctx.attempt === 1) throw new Error(`${tag} fails once`);
@@ -89,6 +92,7 @@ describe("delivery lanes on the emulators", () => {
     // No batch hold for lean: the only SQS request the worker made was none (the poller deletes).
     expect(c.crash.sent("ChangeMessageVisibilityBatchCommand")).toBe(0);
     expect(await getJob(h.engine.store, job.id)).toMatchObject({ status: "done", claimedFrom: "missing" });
+    expect(sawFence.get(job.id)).toMatch(/^\S+$/);
   });
 
   test("lean: a duplicate delivery while it runs never runs it twice", async () => {
@@ -154,6 +158,8 @@ describe("delivery lanes on the emulators", () => {
       status: "done",
       result: '{"tag":"a","attempt":1}',
     });
+    // No claim, no fence: the context has none rather than an empty string.
+    expect(sawFence.get(job.id)).toBe("absent");
 
     gate = deferred();
     const gated = await h.engine.producer.enqueue({ kind: "alo-gated", payload: { tag: "g" } });
