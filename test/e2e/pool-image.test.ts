@@ -21,23 +21,12 @@ import { POOL_CAPABILITIES } from "../../lib/deploy-plan/pool-capabilities.ts";
 import { DEFAULT_CHILD_UIDS } from "../../lib/pool/child-users.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
-import {
-  CLAIMS_BUCKET,
-  dynamoClient,
-  type Emulators,
-  type ProvisionedQueue,
-  provisionClaimsBucket,
-  provisionQueues,
-  provisionTable,
-  s3Client,
-  sqsClient,
-  startEmulators,
-} from "../../local/emulators.ts";
 import { type PoolProcess, startPoolProcess } from "../../local/pool-process.ts";
-import { appEngine } from "../support/app-engine.ts";
 import { copyProblems, type ReplayedStage, replayStage } from "../support/docker-context.ts";
 import { type Instruction, parseCommand, parseDockerfile, type Stage } from "../support/dockerfile.ts";
 import { CapturingLog } from "../support/pool-harness.ts";
+import { type PoolProcessStage, poolProcessStage } from "../support/pool-process-stage.ts";
+import { emulatorsForFile } from "../support/test-emulators.ts";
 import { asUnprivileged, pythonForUnprivileged, UNPRIVILEGED, uidOf } from "../support/unprivileged.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -141,19 +130,18 @@ const sha256Rounds = (text: string, rounds: number) => {
 };
 
 describe("the pool image, replayed: its CMD as the task runs it, in a read-only /app", () => {
+  // Stopped after the pool (the hooks unwind in reverse), so it can hand its jobs back.
+  const emulators = emulatorsForFile();
   let dir: string | undefined;
-  let emu: Emulators | undefined;
   let pool: PoolProcess | undefined;
+  let stage: PoolProcessStage | undefined;
   let engine: Engine;
-  let urls: Map<string, ProvisionedQueue>;
   let runtime: ReplayedStage;
   let appDir: string;
   let python: { dir: string; version: string };
   let nodeVersion: string;
   const log = new CapturingLog();
   const figures = { bundleBytes: 0, buildMs: 0 };
-  const table = "pool-image-jobs";
-  const clients: { destroy(): void }[] = [];
 
   /** The pool's own JSON log lines (Powertools), parsed. */
   const poolLog = () =>
@@ -207,15 +195,8 @@ describe("the pool image, replayed: its CMD as the task runs it, in a read-only 
     const chmod = spawnSync("chmod", ["-R", "a-w", runtime.root]);
     if (chmod.status !== 0) throw new Error(`chmod -R a-w failed: ${chmod.stderr}`);
 
-    emu = await startEmulators();
-    const dynamodb = dynamoClient(emu.dynamodb.endpoint);
-    const sqs = sqsClient(emu.sqs.endpoint);
-    const s3 = s3Client(emu.sqs.endpoint);
-    await provisionClaimsBucket(s3, CLAIMS_BUCKET);
-    clients.push(dynamodb, sqs);
-    await provisionTable(dynamodb, table);
-    urls = await provisionQueues(sqs, app.queues, "img");
-    engine = appEngine({ dynamodb, sqs, s3 }, table, urls, operatorPoolConfig);
+    stage = await poolProcessStage(emulators(), "pool-image", operatorPoolConfig);
+    engine = stage.engine;
 
     const cmd = parseCommand(runtime.cmd as Instruction);
     const argv = "argv" in cmd ? cmd.argv : ["/bin/sh", "-c", cmd.shell];
@@ -232,10 +213,7 @@ describe("the pool image, replayed: its CMD as the task runs it, in a read-only 
         SKYFORGE_POOL_CONFIG: OPERATOR_POOL_FILE,
         SKYFORGE_POOL_CHILD_USERS: "required",
       },
-      endpoints: { dynamodb: emu.dynamodb.endpoint, sqs: emu.sqs.endpoint },
-      table,
-      queueUrls: new Map([...urls].map(([n, q]) => [n, q.url])),
-      dlqUrls: new Map([...urls].map(([n, q]) => [n, q.dlqUrl])),
+      ...stage.target,
       drainSeconds: DRAIN_SECONDS,
       waitSeconds: 1,
       log,
@@ -253,8 +231,7 @@ describe("the pool image, replayed: its CMD as the task runs it, in a read-only 
   afterAll(async () => {
     try {
       await pool?.stop();
-      for (const c of clients) c.destroy();
-      await emu?.stop();
+      stage?.destroy();
     } finally {
       if (dir) rmSync(dir, { recursive: true, force: true });
     }

@@ -2,29 +2,15 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { S3Client } from "@aws-sdk/client-s3";
-import type { SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { app } from "../../app/index.ts";
 import type { Log } from "../../lib/observability/log.ts";
 import { INHERITED_NAMES } from "../../lib/pool/child-environment.ts";
 import { DEFAULT_CHILD_UIDS } from "../../lib/pool/child-users.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
-import {
-  CLAIMS_BUCKET,
-  dynamoClient,
-  type Emulators,
-  provisionClaimsBucket,
-  provisionQueues,
-  provisionTable,
-  s3Client,
-  sqsClient,
-  startEmulators,
-} from "../../local/emulators.ts";
 import { type PoolProcess, startPoolProcess } from "../../local/pool-process.ts";
-import { appEngine } from "../support/app-engine.ts";
+import { type PoolProcessStage, poolOutputLog, poolProcessStage } from "../support/pool-process-stage.ts";
+import { emulatorsForFile } from "../support/test-emulators.ts";
 import { AS_UNPRIVILEGED, UNPRIVILEGED, uidOf } from "../support/unprivileged.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -72,19 +58,12 @@ interface Probe {
   secretsFound: string[];
 }
 
-let emu: Emulators;
-let clients: { dynamodb: DynamoDBClient; sqs: SQSClient; s3: S3Client };
+const emulators = emulatorsForFile();
+const stages: PoolProcessStage[] = [];
 let dir: string;
 let config: string;
 
-beforeAll(async () => {
-  emu = await startEmulators();
-  clients = {
-    dynamodb: dynamoClient(emu.dynamodb.endpoint),
-    sqs: sqsClient(emu.sqs.endpoint),
-    s3: s3Client(emu.sqs.endpoint),
-  };
-  await provisionClaimsBucket(clients.s3, CLAIMS_BUCKET);
+beforeAll(() => {
   // Readable by the unprivileged pool below too.
   dir = mkdtempSync(join(tmpdir(), "skyforge-isolation-"));
   chmodSync(dir, 0o755);
@@ -93,36 +72,19 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
-  for (const c of Object.values(clients ?? {})) c.destroy();
-  await emu?.stop();
+  for (const stage of stages) stage.destroy();
 });
 
-/** The pool's output, line by line (its own JSON log lines, and its supervisor's messages). */
-function capturingLog() {
-  const lines: string[] = [];
-  const keep = (m: string, a?: Record<string, unknown>) =>
-    lines.push(m === "pool" ? String(a?.line) : `${m} ${JSON.stringify(a ?? {})}`);
-  const log: Log = { debug: () => {}, info: keep, warn: keep, error: keep };
-  return { lines, log };
-}
-
 /** A table and queues of its own for each test: a job one pool hands back never reaches the next. */
-interface Stage {
-  engine: Engine;
-  table: string;
-  urls: Map<string, { url: string; dlqUrl: string }>;
-}
-
-async function freshStage(): Promise<Stage> {
-  const name = `iso${randomBytes(4).toString("hex")}`;
-  await provisionTable(clients.dynamodb, name);
-  const urls = await provisionQueues(clients.sqs, app.queues, name);
-  return { engine: appEngine(clients, name, urls, configText), table: name, urls };
+async function freshStage(): Promise<PoolProcessStage> {
+  const stage = await poolProcessStage(emulators(), "iso", configText);
+  stages.push(stage);
+  return stage;
 }
 
 /** The pool process with the secrets in its environment; `prefix` runs it as another user. */
 function startPool(
-  { table, urls }: Stage,
+  { target }: PoolProcessStage,
   log: Log,
   env: Record<string, string> = {},
   prefix: string[] = [],
@@ -130,10 +92,7 @@ function startPool(
   return startPoolProcess({
     command: [...prefix, process.execPath, "--import", "tsx", "functions/pool/main.ts"],
     baseEnv: { ...process.env, ...SECRETS, SKYFORGE_POOL_CONFIG: config, ...env },
-    endpoints: { dynamodb: emu.dynamodb.endpoint, sqs: emu.sqs.endpoint },
-    table,
-    queueUrls: new Map([...urls].map(([n, q]) => [n, q.url])),
-    dlqUrls: new Map([...urls].map(([n, q]) => [n, q.dlqUrl])),
+    ...target,
     drainSeconds: 1,
     waitSeconds: 1,
     log,
@@ -152,7 +111,7 @@ const settled = (engine: Engine, id: string) =>
 
 /** A child holding `mark` (busy for a while), then a probe on a second child while it holds it. */
 async function holdAndProbe(
-  { engine }: Stage,
+  { engine }: PoolProcessStage,
   mark: string,
 ): Promise<{ holder: { pid: number; uid: number }; probe: Probe }> {
   const hold = await engine.producer.enqueue({ kind: "prober", payload: { act: "hold", mark, ms: 30_000 } });
@@ -176,7 +135,7 @@ describe("a pool child, under a pool that can switch users (root)", () => {
   it("runs as a uid of its own with no capabilities, and reads neither the pool's environment nor a sibling's memory", async ({
     annotate,
   }) => {
-    const { lines, log } = capturingLog();
+    const { lines, log } = poolOutputLog();
     const stage = await freshStage();
     const pool = startPool(stage, log);
     let probeHome = "";
@@ -236,7 +195,7 @@ describe("a pool child, under a pool that can switch users (root)", () => {
 
 describe("a pool that can't switch users (run as uid 65534)", () => {
   it("says once why, and runs its children as itself, with the allowlisted environment only", async () => {
-    const { lines, log } = capturingLog();
+    const { lines, log } = poolOutputLog();
     const stage = await freshStage();
     const pool = startPool(stage, log, {}, AS_UNPRIVILEGED);
     try {
@@ -256,7 +215,7 @@ describe("a pool that can't switch users (run as uid 65534)", () => {
   }, 90_000);
 
   it("refuses to start at all when its children must run as users of their own (the Fargate setting): exit 78", async () => {
-    const { lines, log } = capturingLog();
+    const { lines, log } = poolOutputLog();
     const pool = startPool(
       await freshStage(),
       log,

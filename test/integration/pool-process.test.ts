@@ -1,55 +1,28 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { S3Client } from "@aws-sdk/client-s3";
-import type { SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { app } from "../../app/index.ts";
 import type { Log } from "../../lib/observability/log.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
-import {
-  CLAIMS_BUCKET,
-  dynamoClient,
-  type Emulators,
-  provisionClaimsBucket,
-  provisionQueues,
-  provisionTable,
-  s3Client,
-  sqsClient,
-  startEmulators,
-} from "../../local/emulators.ts";
 import { type PoolProcess, type PoolProcessOptions, startPoolProcess } from "../../local/pool-process.ts";
 import { isRunning } from "../../local/process-running.ts";
-import { appEngine } from "../support/app-engine.ts";
+import { type PoolProcessStage, poolOutputLog, poolProcessStage } from "../support/pool-process-stage.ts";
+import { emulatorsForFile } from "../support/test-emulators.ts";
 import { waitFor } from "../support/wait.ts";
-
-const { queues } = app;
 
 /**
  * The pool's real entry point (functions/pool/main.ts) in its own process, stopped with SIGTERM the
  * way ECS stops a task: the job that can finish inside the drain deadline finishes, the one that
  * can't is handed back (attempt returned, message visible at once), and the process exits 0.
  */
-let emu: Emulators;
+const emulators = emulatorsForFile();
+let stage: PoolProcessStage;
 let engine: Engine;
-let dynamodb: DynamoDBClient;
-let sqs: SQSClient;
-let s3: S3Client;
 let poolEnv: Record<string, string | undefined>;
-let urls: Map<string, { url: string; dlqUrl: string }>;
 let dir: string;
-const table = "pool-process-jobs";
 
 beforeAll(async () => {
-  emu = await startEmulators();
-  dynamodb = dynamoClient(emu.dynamodb.endpoint);
-  sqs = sqsClient(emu.sqs.endpoint);
-  s3 = s3Client(emu.sqs.endpoint);
-  await provisionTable(dynamodb, table);
-  await provisionClaimsBucket(s3, CLAIMS_BUCKET);
-  urls = await provisionQueues(sqs, queues, "pp");
   const configText = JSON.stringify({
     kinds: {
       scripted: { argv: [process.execPath, "test/fixtures/children/scripted.mjs"], soft: 2, hard: 2 },
@@ -62,11 +35,12 @@ beforeAll(async () => {
   const config = join(dir, "pool.json");
   writeFileSync(config, configText);
   poolEnv = { ...process.env, SKYFORGE_POOL_CONFIG: config };
-  engine = appEngine({ dynamodb, sqs, s3 }, table, urls, configText);
+  stage = await poolProcessStage(emulators(), "pool-process", configText);
+  engine = stage.engine;
 }, 60_000);
-afterAll(async () => {
+afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
-  await emu?.stop();
+  stage?.destroy();
 });
 
 /** The pool process on this file's emulators; `env` is laid over the environment with the pool file. */
@@ -74,24 +48,12 @@ function startPool(log: Log, env: Record<string, string> = {}, over: Partial<Poo
   return startPoolProcess({
     command: [process.execPath, "--import", "tsx", "functions/pool/main.ts"],
     baseEnv: { ...poolEnv, ...env },
-    endpoints: { dynamodb: emu.dynamodb.endpoint, sqs: emu.sqs.endpoint },
-    table,
-    queueUrls: new Map([...urls].map(([n, q]) => [n, q.url])),
-    dlqUrls: new Map([...urls].map(([n, q]) => [n, q.dlqUrl])),
+    ...stage.target,
     drainSeconds: 3,
     waitSeconds: 1,
     log,
     ...over,
   });
-}
-
-/** Every line the pool process and its supervisor log, with the supervisor's own messages. */
-function capturingLog() {
-  const lines: string[] = [];
-  const keep = (m: string, a?: Record<string, unknown>) =>
-    lines.push(m === "pool" ? String(a?.line) : `${m} ${JSON.stringify(a ?? {})}`);
-  const log: Log = { debug: () => {}, info: keep, warn: keep, error: keep };
-  return { lines, log };
 }
 
 /**
@@ -102,7 +64,7 @@ function capturingLog() {
 
 describe("the pool process", () => {
   it("on SIGTERM finishes what it can before the deadline, hands the rest back, and exits 0", async () => {
-    const { lines, log } = capturingLog();
+    const { lines, log } = poolOutputLog();
     const pool = startPool(log);
     const quick = await engine.producer.enqueue({ kind: "scripted", payload: { act: "sleep", ms: 1500 } });
     const stuck = await engine.producer.enqueue({ kind: "scripted", payload: { act: "hang" } });
@@ -131,7 +93,7 @@ describe("the pool process", () => {
   it("SIGKILLed mid-job: its children die within a second, it is restarted, and the job is finished exactly once", async ({
     annotate,
   }) => {
-    const { lines, log } = capturingLog();
+    const { lines, log } = poolOutputLog();
     const pool: PoolProcess = startPool(log);
     const journal = join(dir, "journal");
     const marker = join(dir, "hung");
@@ -200,8 +162,8 @@ describe("the pool process", () => {
     });
     const config = join(dir, "missing-program.json");
     writeFileSync(config, text);
-    const withRuby = appEngine({ dynamodb, sqs, s3 }, table, urls, text);
-    const { lines, log } = capturingLog();
+    const withRuby = stage.engineFor(text);
+    const { lines, log } = poolOutputLog();
     const pool = startPool(log, { SKYFORGE_POOL_CONFIG: config });
     const ruby = await withRuby.producer.enqueue({ kind: "rb-size", payload: { text: "x" } });
     const other = await withRuby.producer.enqueue({ kind: "scripted", payload: { echo: "still served" } });
@@ -229,7 +191,7 @@ describe("the pool process", () => {
   it("exits 78 on a pool file it can't use, and the supervisor doesn't restart it", async () => {
     const config = join(dir, "bad.json");
     writeFileSync(config, JSON.stringify({ kinds: { broken: { soft: "two" } } }));
-    const { lines, log } = capturingLog();
+    const { lines, log } = poolOutputLog();
     const pool = startPool(log, { SKYFORGE_POOL_CONFIG: config });
     await waitFor(
       async () => lines.some((l) => l.includes("the pool refused its configuration")),

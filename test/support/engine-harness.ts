@@ -14,7 +14,7 @@ import { getJob } from "../../lib/store/read-ops.ts";
 import type { Emulators, ProvisionedQueue } from "../../local/emulators.ts";
 import { EventSourcePoller, toSqsRecord } from "../../local/event-source-poller.ts";
 import { defaultQueue, testApp } from "./test-app.ts";
-import { emulatorsForFile, freshResources } from "./test-emulators.ts";
+import { emulatorsForFile, engineWiring, freshResources } from "./test-emulators.ts";
 import { waitFor } from "./wait.ts";
 
 const TEST_QUEUE_ARN = "arn:aws:sqs:us-east-1:000000000000:test";
@@ -54,20 +54,15 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
       ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
       : {},
   );
-  const { dynamodb, sqs, s3, table, claimsBucket } = fresh;
+  const wiring = engineWiring(fresh);
+  const { sqs } = wiring;
   const urls = fresh.queues.get(queue.name) as ProvisionedQueue;
   const metrics = new MemoryMetrics();
   const app = testApp({ queues: [queue], kinds: [...testApp().kinds, ...(options.extraKinds ?? [])] });
   const engine = buildEngine({
     app,
     poolKinds: [],
-    dynamodb,
-    sqs,
-    s3,
-    claimsBucket,
-    table,
-    queueUrls: new Map([[queue.name, urls.url]]),
-    dlqUrls: new Map([[queue.name, urls.dlqUrl]]),
+    ...wiring,
     clock: options.clock,
     metrics,
     log: options.log ?? silentLog,

@@ -15,7 +15,7 @@ import type { JobItem } from "../../lib/store/job-item.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import type { Emulators, ProvisionedQueue } from "../../local/emulators.ts";
 import { testApp } from "./test-app.ts";
-import { emulatorsForFile, freshResources } from "./test-emulators.ts";
+import { emulatorsForFile, engineWiring, freshResources } from "./test-emulators.ts";
 import { waitFor } from "./wait.ts";
 
 /** The test child (test/fixtures/children/scripted.mjs): each payload's `act` says how to (mis)behave. */
@@ -122,7 +122,8 @@ export async function createPoolHarness(
 ): Promise<PoolHarness> {
   const queue = poolQueue(options.queue);
   const fresh = await freshResources(emu, [queue], { table: "pool", queues: "p", bucket: "claims" });
-  const { dynamodb, sqs, s3, table, claimsBucket } = fresh;
+  const wiring = engineWiring(fresh);
+  const { sqs } = wiring;
   const urls = fresh.queues.get(queue.name) as ProvisionedQueue;
   const spec: PoolKindSpec = {
     name: KIND,
@@ -140,13 +141,7 @@ export async function createPoolHarness(
   const engineOn = () =>
     buildEngine({
       app: testApp({ queues: [queue], kinds: [], poolKinds: [spec], schedules: [] }),
-      dynamodb,
-      sqs,
-      s3,
-      claimsBucket,
-      table,
-      queueUrls: new Map([[queue.name, urls.url]]),
-      dlqUrls: new Map([[queue.name, urls.dlqUrl]]),
+      ...wiring,
       clock: systemClock,
       metrics,
       log,

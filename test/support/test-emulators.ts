@@ -64,7 +64,11 @@ export async function freshResources(
   emu: Emulators,
   declarations: readonly QueueDeclaration[],
   names: ResourceNames,
-  overrides: { visibilityTimeoutSeconds?: number } = {},
+  overrides: {
+    visibilityTimeoutSeconds?: number;
+    /** This bucket instead of a fresh one: a pool process only knows the local stack's (CLAIMS_BUCKET). */
+    claimsBucket?: string;
+  } = {},
 ): Promise<FreshResources> {
   const suffix = randomBytes(4).toString("hex");
   const dynamodb = dynamoClient(emu.dynamodb.endpoint);
@@ -79,7 +83,7 @@ export async function freshResources(
   try {
     const table = `${names.table}-${suffix}`;
     await provisionTable(dynamodb, table);
-    const claimsBucket = `${names.bucket}-${suffix}`;
+    const claimsBucket = overrides.claimsBucket ?? `${names.bucket}-${suffix}`;
     await provisionClaimsBucket(s3, claimsBucket);
     const queues = await provisionQueues(sqs, declarations, `${names.queues}${suffix}`, overrides);
     return { dynamodb, sqs, s3, table, claimsBucket, queues, destroy };
@@ -87,4 +91,19 @@ export async function freshResources(
     destroy();
     throw err;
   }
+}
+
+/** What an engine needs of fresh resources: the clients, the table, the bucket and every queue's URLs. */
+export function engineWiring(fresh: FreshResources) {
+  const { dynamodb, sqs, s3, claimsBucket, table } = fresh;
+  const queues = [...fresh.queues];
+  return {
+    dynamodb,
+    sqs,
+    s3,
+    claimsBucket,
+    table,
+    queueUrls: new Map(queues.map(([name, q]) => [name, q.url])),
+    dlqUrls: new Map(queues.map(([name, q]) => [name, q.dlqUrl])),
+  };
 }
