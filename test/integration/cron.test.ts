@@ -7,7 +7,7 @@ import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import middy from "@middy/core";
 import httpRouterHandler from "@middy/http-router";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { errorResponder, type HttpEvent, type HttpResult } from "../../lib/api/http.ts";
 import { scheduleRoutes } from "../../lib/api/schedule-routes.ts";
 import {
@@ -26,9 +26,9 @@ import type { StoreContext } from "../../lib/store/context.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import type { ScheduleItem } from "../../lib/store/schedule-item.ts";
 import * as ops from "../../lib/store/schedule-ops.ts";
-import { type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
 import { ManualClock } from "../support/clock.ts";
 import { createHarness, type Harness } from "../support/engine-harness.ts";
+import { emulatorsForFile } from "../support/test-emulators.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const TICK = 60_000;
@@ -38,22 +38,16 @@ const input = (ctx: StoreContext, raw: ScheduleInputIn) =>
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe("cron ticks and routes on fauxqs + dynalite", () => {
-  let emu: Emulators;
+  const emulators = emulatorsForFile();
   let h: Harness | undefined;
-  beforeAll(async () => {
-    emu = await startEmulators();
-  });
   afterEach(async () => {
     await h?.stop();
     h = undefined;
   });
-  afterAll(async () => {
-    await emu?.stop();
-  });
 
   const setup = async () => {
     const clock = new ManualClock(T0);
-    h = await createHarness(emu, { clock });
+    h = await createHarness(emulators(), { clock });
     const { engine } = h;
     const tick = (owner = "runner-1") => runCronTick({ engine, owner, tickMs: TICK });
     const put = (name: string, raw: ScheduleInputIn) =>
@@ -70,16 +64,24 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
 
   /** Messages in the queue, visible or still delayed. */
   const messages = async (harness: Harness): Promise<number> => {
-    const sqs = sqsClient(emu.sqs.endpoint);
-    try {
-      const out = await sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: harness.urls.url, AttributeNames: ["All"] }),
-      );
-      const a = out.Attributes ?? {};
-      return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
-    } finally {
-      sqs.destroy();
-    }
+    const out = await harness.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: harness.urls.url, AttributeNames: ["All"] }),
+    );
+    const a = out.Attributes ?? {};
+    return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+  };
+
+  /** The name of every command `engine`'s document client sends from now on, in order. */
+  const commandsSent = (engine: Harness["engine"]): string[] => {
+    const calls: string[] = [];
+    engine.store.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        calls.push(context.commandName ?? "?");
+        return next(args);
+      },
+      { step: "initialize", name: "countCalls" },
+    );
+    return calls;
   };
 
   it("a schedule with a seconds field and a time zone fires at the right instants", async () => {
@@ -185,14 +187,7 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
   it("DynamoDB requests: lease, query and release at idle; lock, job and advance per fire", async () => {
     const { tick, put, engine, clock } = await setup();
     await put("hourly", { cron: "0 * * * *", kind: "echo" });
-    const calls: string[] = [];
-    engine.store.doc.middlewareStack.add(
-      (next, context) => async (args) => {
-        calls.push(context.commandName ?? "?");
-        return next(args);
-      },
-      { step: "initialize", name: "countCalls" },
-    );
+    const calls = commandsSent(engine);
     expect(await tick()).toMatchObject({ leader: true, schedules: 1, due: 0 });
     expect(calls).toEqual(["UpdateItemCommand", "QueryCommand", "DeleteItemCommand"]);
     calls.length = 0;
@@ -223,14 +218,7 @@ describe("cron ticks and routes on fauxqs + dynalite", () => {
     );
     await expect(cron.run("runner-1")).rejects.toThrow(ConfigError);
     declared.pop(); // the duplicate fixed: the next tick syncs again
-    const calls: string[] = [];
-    engine.store.doc.middlewareStack.add(
-      (next, context) => async (args) => {
-        calls.push(context.commandName ?? "?");
-        return next(args);
-      },
-      { step: "initialize", name: "countCalls" },
-    );
+    const calls = commandsSent(engine);
     expect(await cron.run("runner-1")).toMatchObject({ leader: true, schedules: 1 });
     expect(calls.filter((c) => c === "PutItemCommand")).toHaveLength(1); // the synced schedule
     expect((await ops.listSchedules(engine.store)).map((x) => [x.name, x.source])).toEqual([
