@@ -1,16 +1,10 @@
-import { ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { ReceiveMessageCommand, SendMessageBatchCommand } from "@aws-sdk/client-sqs";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import { silentLog } from "../../lib/observability/log.ts";
-import {
-  type ProvisionedQueue,
-  provisionQueues,
-  type RunningEmulator,
-  sqsClient,
-  startSqsEmulator,
-} from "../../local/emulators.ts";
 import { EventSourcePoller, receiveVisibilitySeconds } from "../../local/event-source-poller.ts";
+import { queueForFile } from "../support/sqs-queue.ts";
 import { defaultQueue } from "../support/test-app.ts";
 import { deferred } from "../support/wait.ts";
 
@@ -20,9 +14,6 @@ import { deferred } from "../support/wait.ts";
  * The handler below never gets to hold its records, as a stack killed before the worker's first
  * line: the test's own receive must get every message back within the bound.
  */
-let emu: RunningEmulator;
-let sqs: SQSClient;
-let queue: ProvisionedQueue;
 const declared: QueueDeclaration = {
   ...defaultQueue,
   name: "gather",
@@ -30,17 +21,10 @@ const declared: QueueDeclaration = {
   batchWindowSeconds: 1,
 };
 
-beforeAll(async () => {
-  emu = await startSqsEmulator();
-  sqs = sqsClient(emu.endpoint);
-  queue = (await provisionQueues(sqs, [declared], "esr")).get("gather") as ProvisionedQueue;
-});
-afterAll(async () => {
-  sqs?.destroy();
-  await emu?.stop();
-});
+const fileQueue = queueForFile(declared, "esr");
 
 it("messages received but never held come back within the window plus one hold", async () => {
+  const { sqs, queue } = fileQueue();
   const bound = receiveVisibilitySeconds(declared);
   expect(bound).toBe(1 + 2);
   const invoked = deferred<SQSEvent>();

@@ -1,28 +1,21 @@
 import { ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
-import {
-  type ProvisionedQueue,
-  provisionQueues,
-  type RunningEmulator,
-  sqsClient,
-  startSqsEmulator,
-} from "../../local/emulators.ts";
+import type { ProvisionedQueue } from "../../local/emulators.ts";
+import { queueForFile } from "../support/sqs-queue.ts";
 import { defaultQueue } from "../support/test-app.ts";
 
 // SqsTransport.changeVisibilityBatch on fauxqs: ten entries per request, SQS's per-entry refusals
 // reported by the caller's ids, and the visibility it sets is the one SQS keeps.
 
-let emu: RunningEmulator;
+const fileQueue = queueForFile({ ...defaultQueue, name: "vis" }, "vb");
 let sqs: SQSClient;
 let queue: ProvisionedQueue;
 let transport: SqsTransport;
 const sent = new Map<string, number>();
 
-beforeAll(async () => {
-  emu = await startSqsEmulator();
-  sqs = sqsClient(emu.endpoint);
+beforeAll(() => {
+  ({ sqs, queue } = fileQueue());
   sqs.middlewareStack.add(
     (next, context) => async (args) => {
       const name = String(context.commandName);
@@ -31,13 +24,7 @@ beforeAll(async () => {
     },
     { step: "initialize", name: "countRequests" },
   );
-  const declared: QueueDeclaration = { ...defaultQueue, name: "vis" };
-  queue = (await provisionQueues(sqs, [declared], "vb")).get("vis") as ProvisionedQueue;
   transport = new SqsTransport(sqs, new Map([["vis", queue.url]]));
-});
-afterAll(async () => {
-  sqs?.destroy();
-  await emu?.stop();
 });
 
 async function receiveUpTo(n: number, waitSeconds: number) {
