@@ -7,8 +7,8 @@ import {
 } from "@aws-sdk/client-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
-import { type LocalStack, startLocalStack } from "../../local/stack.ts";
 import { localLambdaClient } from "../support/local-stack-process.ts";
+import { aroundSqsRequests, localStackForFile } from "../support/stack-for-file.ts";
 
 /**
  * The local stack's Lambda Invoke API against AWS's contract (issue 12 §6), through the real
@@ -19,28 +19,19 @@ import { localLambdaClient } from "../support/local-stack-process.ts";
 /** A payload carrying this makes the SQS send fail: the only way to get an unhandled function error. */
 const SQS_OUTAGE = "inject-sqs-outage";
 
-let stack: LocalStack;
-let lambda: LambdaClient;
-beforeAll(async () => {
-  stack = await startLocalStack({
-    app,
-    port: 0,
-    autoTick: false,
-    instrument: ({ sqs }) => {
-      sqs.middlewareStack.add(
-        (next) => async (args) => {
-          if (JSON.stringify(args.input).includes(SQS_OUTAGE)) throw new Error("injected SQS outage");
-          return next(args);
-        },
-        { step: "initialize", name: "injectSqsOutage" },
-      );
-    },
-  });
-  lambda = localLambdaClient(stack.url, "eu-west-1");
+const stack = localStackForFile({
+  app,
+  instrument: aroundSqsRequests("injectSqsOutage", (request, send) => {
+    if (JSON.stringify(request.input).includes(SQS_OUTAGE)) throw new Error("injected SQS outage");
+    return send();
+  }),
 });
-afterAll(async () => {
+let lambda: LambdaClient;
+beforeAll(() => {
+  lambda = localLambdaClient(stack().url, "eu-west-1");
+});
+afterAll(() => {
   lambda?.destroy();
-  await stack?.stop();
 });
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
@@ -77,7 +68,7 @@ const held = (key: string, payload: unknown = null) => ({
 
 /** Whether a held job has `key` now: a probe enqueue answers duplicate if so (and holds the key if not). */
 async function jobWithKey(key: string): Promise<{ duplicate: boolean; id: string }> {
-  const res = await fetch(`${stack.url}/jobs`, {
+  const res = await fetch(`${stack().url}/jobs`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(held(key, "probe")),
@@ -218,7 +209,7 @@ describe("FunctionName and Qualifier", () => {
   });
 
   it("refuses a malformed percent-escape in the path as a ValidationException, not a 500", async () => {
-    const res = await fetch(`${stack.url}/2015-03-31/functions/%ZZ/invocations`, {
+    const res = await fetch(`${stack().url}/2015-03-31/functions/%ZZ/invocations`, {
       method: "POST",
       body: "{}",
     });
@@ -239,7 +230,7 @@ describe("response headers and the log tail", () => {
   });
 
   it("sends x-amzn-RequestId and X-Amz-Executed-Version on the wire", async () => {
-    const res = await fetch(`${stack.url}/2015-03-31/functions/enqueue/invocations`, {
+    const res = await fetch(`${stack().url}/2015-03-31/functions/enqueue/invocations`, {
       method: "POST",
       body: JSON.stringify({ kind: "echo", payload: "raw" }),
     });
@@ -259,7 +250,7 @@ describe("payload quotas and bad payloads", () => {
       status: 413,
       message: "Request must be smaller than 6291456 bytes for the InvokeFunction operation",
     });
-    const res = await fetch(`${stack.url}/2015-03-31/functions/enqueue/invocations`, {
+    const res = await fetch(`${stack().url}/2015-03-31/functions/enqueue/invocations`, {
       method: "POST",
       body: big,
     });
@@ -323,7 +314,7 @@ describe("function errors", () => {
 
 describe("the Invoke path itself", () => {
   it("answers another method with 405 and Allow: POST", async () => {
-    const res = await fetch(`${stack.url}/2015-03-31/functions/enqueue/invocations`);
+    const res = await fetch(`${stack().url}/2015-03-31/functions/enqueue/invocations`);
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("POST");
     expect(await res.json()).toMatchObject({ error: { code: "method_not_allowed" } });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
-import { type LocalStack, startLocalStack } from "../../local/stack.ts";
+import { aroundSqsRequests, localStackForFile } from "../support/stack-for-file.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
@@ -14,42 +14,28 @@ const receives = { inFlight: new Set<number>(), peak: 0, started: 0 };
 /** True once every receive that started before `mark` (a `receives.started` value) has returned. */
 const settledSince = (mark: number) => [...receives.inFlight].every((n) => n > mark);
 
-let stack: LocalStack;
-beforeAll(async () => {
-  stack = await startLocalStack({
-    app,
-    port: 0,
-    autoTick: false,
-    instrument: ({ sqs }) => {
-      sqs.middlewareStack.add(
-        (next, context) => async (args) => {
-          // The default queue's receives only: the other queues' pollers are not paused.
-          const url = (args.input as { QueueUrl?: string }).QueueUrl ?? "";
-          if (context.commandName !== "ReceiveMessageCommand" || !/skyforge-default$/.test(url))
-            return next(args);
-          receives.started += 1;
-          const n = receives.started;
-          receives.inFlight.add(n);
-          receives.peak = Math.max(receives.peak, receives.inFlight.size);
-          try {
-            return await next(args);
-          } finally {
-            receives.inFlight.delete(n);
-          }
-        },
-        { step: "initialize", name: "countReceives" },
-      );
-    },
-  });
-});
-afterAll(async () => {
-  await stack?.stop();
+const stack = localStackForFile({
+  app,
+  instrument: aroundSqsRequests("countReceives", async (request, send) => {
+    // The default queue's receives only: the other queues' pollers are not paused.
+    const url = (request.input as { QueueUrl?: string }).QueueUrl ?? "";
+    if (request.command !== "ReceiveMessageCommand" || !/skyforge-default$/.test(url)) return send();
+    receives.started += 1;
+    const n = receives.started;
+    receives.inFlight.add(n);
+    receives.peak = Math.max(receives.peak, receives.inFlight.size);
+    try {
+      return await send();
+    } finally {
+      receives.inFlight.delete(n);
+    }
+  }),
 });
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
 type Json = Record<string, any>;
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${stack.url}${path}`, {
+  const res = await fetch(`${stack().url}${path}`, {
     method,
     headers: { "content-type": "application/json" },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -122,7 +108,7 @@ describe("pause and resume on the local stack", () => {
     const jobs = await statuses(ids);
     expect(jobs.map((j) => j.status)).toEqual(ids.map(() => "queued"));
     expect(jobs.every((j) => j.attempts === 0)).toBe(true);
-    expect(stack.metrics.total("started")).toBe(0);
+    expect(stack().metrics.total("started")).toBe(0);
     const q = await defaultQueue();
     expect(q).toMatchObject({ paused: true, counts: { dlq: 0 } });
 
@@ -133,9 +119,9 @@ describe("pause and resume on the local stack", () => {
     const done = await allDone(ids);
     expect(done.map((j) => j.attempts)).toEqual(ids.map(() => 1));
     expect(done.map((j) => j.result)).toEqual(ids.map((_, i) => ({ tag: "paused", i })));
-    expect(stack.metrics.total("started")).toBe(20);
-    expect(stack.metrics.total("succeeded")).toBe(20);
-    expect(stack.metrics.total("duplicateDeliveries")).toBe(0);
+    expect(stack().metrics.total("started")).toBe(20);
+    expect(stack().metrics.total("succeeded")).toBe(20);
+    expect(stack().metrics.total("duplicateDeliveries")).toBe(0);
     await waitFor(
       async () => {
         const after = await defaultQueue();
@@ -149,7 +135,7 @@ describe("pause and resume on the local stack", () => {
   });
 
   it("changes the pollers' concurrency with PATCH and keeps running jobs", async () => {
-    const startedBefore = stack.metrics.total("started");
+    const startedBefore = stack().metrics.total("started");
     const beforePatch = receives.started;
     const patched = await call("PATCH", "/queues/default", { maxConcurrency: 3 });
     expect(patched.status).toBe(200);
@@ -170,7 +156,7 @@ describe("pause and resume on the local stack", () => {
     const ids = await enqueueEcho(15, "narrow");
     const done = await allDone(ids);
     expect(done.map((j) => j.attempts)).toEqual(ids.map(() => 1));
-    expect(stack.metrics.total("started") - startedBefore).toBe(15);
+    expect(stack().metrics.total("started") - startedBefore).toBe(15);
     expect(receives.peak).toBeLessThanOrEqual(3);
     expect((await defaultQueue()).counts.dlq).toBe(0);
   });

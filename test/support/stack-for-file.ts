@@ -1,0 +1,43 @@
+import { afterAll, beforeAll } from "vitest";
+import { type LocalStack, type LocalStackOptions, startLocalStack } from "../../local/stack.ts";
+
+/**
+ * The local stack for the whole file, on a free port with its tick timer off: a test that needs a
+ * tick drives `ticker.tick()` itself. Started before the file's first test, stopped after its last.
+ */
+export function localStackForFile(options: Omit<LocalStackOptions, "port" | "autoTick">): () => LocalStack {
+  let stack: LocalStack | undefined;
+  beforeAll(async () => {
+    stack = await startLocalStack({ ...options, port: 0, autoTick: false });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+  return () => {
+    if (!stack) throw new Error("the stack is started in beforeAll: ask for it inside a test or hook");
+    return stack;
+  };
+}
+
+/** One SQS request the stack is about to send. */
+export interface SqsRequest {
+  command: string;
+  input: object;
+}
+
+/**
+ * A stack's `instrument` that hands every SQS request to `around` before it is sent: `send` sends
+ * it. `name` names the middleware, so a stack trace says which test's hook it was.
+ */
+export function aroundSqsRequests(
+  name: string,
+  around: <T>(request: SqsRequest, send: () => Promise<T>) => Promise<T>,
+): NonNullable<LocalStackOptions["instrument"]> {
+  return ({ sqs }) => {
+    sqs.middlewareStack.add(
+      (next, context) => (args) =>
+        around({ command: context.commandName ?? "?", input: args.input as object }, () => next(args)),
+      { step: "initialize", name },
+    );
+  };
+}
