@@ -1,5 +1,4 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { afterAll, beforeAll } from "vitest";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import {
   type ProvisionedQueue,
@@ -8,6 +7,7 @@ import {
   sqsClient,
   startSqsEmulator,
 } from "../../local/emulators.ts";
+import { forFile } from "./for-file.ts";
 
 export interface FileQueue {
   sqs: SQSClient;
@@ -20,19 +20,17 @@ export interface FileQueue {
  */
 export function queueForFile(declared: QueueDeclaration, prefix: string): () => FileQueue {
   let emu: RunningEmulator | undefined;
-  let fileQueue: FileQueue | undefined;
-  beforeAll(async () => {
-    emu = await startSqsEmulator();
-    const sqs = sqsClient(emu.endpoint);
-    const queue = (await provisionQueues(sqs, [declared], prefix)).get(declared.name) as ProvisionedQueue;
-    fileQueue = { sqs, queue };
-  });
-  afterAll(async () => {
-    fileQueue?.sqs.destroy();
-    await emu?.stop();
-  });
-  return () => {
-    if (!fileQueue) throw new Error("the queue is made in beforeAll: ask for it inside a test or hook");
-    return fileQueue;
-  };
+  return forFile(
+    "the queue and its emulator",
+    async () => {
+      emu = await startSqsEmulator();
+      const sqs = sqsClient(emu.endpoint);
+      const queue = (await provisionQueues(sqs, [declared], prefix)).get(declared.name) as ProvisionedQueue;
+      return { sqs, queue };
+    },
+    async ({ sqs }) => {
+      sqs.destroy();
+      await emu?.stop();
+    },
+  );
 }

@@ -1,22 +1,16 @@
-import { afterAll, beforeAll } from "vitest";
 import { type LocalStack, type LocalStackOptions, startLocalStack } from "../../local/stack.ts";
+import { forFile } from "./for-file.ts";
 
 /**
  * The local stack for the whole file, on a free port with its tick timer off: a test that needs a
  * tick drives `ticker.tick()` itself. Started before the file's first test, stopped after its last.
  */
 export function localStackForFile(options: Omit<LocalStackOptions, "port" | "autoTick">): () => LocalStack {
-  let stack: LocalStack | undefined;
-  beforeAll(async () => {
-    stack = await startLocalStack({ ...options, port: 0, autoTick: false });
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
-  return () => {
-    if (!stack) throw new Error("the stack is started in beforeAll: ask for it inside a test or hook");
-    return stack;
-  };
+  return forFile(
+    "the stack",
+    () => startLocalStack({ ...options, port: 0, autoTick: false }),
+    (stack) => stack.stop(),
+  );
 }
 
 /** One SQS request the stack is about to send. */

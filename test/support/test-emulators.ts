@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { afterAll, beforeAll } from "vitest";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import {
   dynamoClient,
@@ -15,6 +14,7 @@ import {
   sqsClient,
   startEmulators,
 } from "../../local/emulators.ts";
+import { forFile } from "./for-file.ts";
 
 /**
  * The one place the test harnesses (engine, pool, Lambda bundles) start the emulators and carve
@@ -24,17 +24,7 @@ import {
 
 /** The emulators for the whole file: started before its first test, stopped after its last. */
 export function emulatorsForFile(): () => Emulators {
-  let emu: Emulators | undefined;
-  beforeAll(async () => {
-    emu = await startEmulators();
-  });
-  afterAll(async () => {
-    await emu?.stop();
-  });
-  return () => {
-    if (!emu) throw new Error("the emulators are started in beforeAll: ask for them inside a test or hook");
-    return emu;
-  };
+  return forFile("the emulators", startEmulators, (emu) => emu.stop());
 }
 
 /** The names a test's resources start with, so a leftover says which harness made it. */
