@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { defineUnboundKind } from "../../lib/job/kind.ts";
 import type { EnqueueResult } from "../../lib/job/schemas.ts";
 import { followUpKey } from "../../lib/runtime/handler-context.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
 import { CapturingLog } from "../support/pool-harness.ts";
+import { kindOnDefaultQueue } from "../support/test-kinds.ts";
 
 const harness = harnessPerTest();
 
@@ -15,13 +15,10 @@ describe("ctx.enqueue: follow-up jobs", () => {
   it("a handler retried after it enqueued gets its first follow-ups back, even once they finished", async () => {
     const seen: { attempt: number; first: EnqueueResult; second: EnqueueResult }[] = [];
     let h: Harness | undefined;
-    const fanout = defineUnboundKind({
-      name: "fanout",
-      payload: z.object({}),
-      queue: "default",
-      maxAttempts: 3,
-      timeoutSeconds: 30,
-      handler: async (_payload, ctx) => {
+    const fanout = kindOnDefaultQueue(
+      "fanout",
+      { maxAttempts: 3, timeoutSeconds: 30 },
+      async (_payload, ctx) => {
         const first = await ctx.enqueue("echo", { n: ctx.attempt });
         const second = await ctx.enqueue("echo", { n: ctx.attempt }, { step: "second" });
         seen.push({ attempt: ctx.attempt, first, second });
@@ -30,7 +27,7 @@ describe("ctx.enqueue: follow-up jobs", () => {
         if (ctx.attempt < 3) throw new Error("fail after enqueueing");
         return { first: first.job.id, second: second.job.id };
       },
-    });
+    );
     h = await harness.create({
       clock: new OffsetClock(),
       queue: quickRetries,
@@ -56,14 +53,11 @@ describe("ctx.enqueue: follow-up jobs", () => {
   });
 
   it("a follow-up the producer refuses for its content ends the parent dead at once", async () => {
-    const bad = defineUnboundKind({
-      name: "bad-follow-up",
-      payload: z.object({}),
-      queue: "default",
-      maxAttempts: 5,
-      timeoutSeconds: 30,
-      handler: async (_payload, ctx) => ctx.enqueue("flaky", { failTimes: "many" }),
-    });
+    const bad = kindOnDefaultQueue(
+      "bad-follow-up",
+      { maxAttempts: 5, timeoutSeconds: 30 },
+      async (_payload, ctx) => ctx.enqueue("flaky", { failTimes: "many" }),
+    );
     const h = await harness.create({ clock: new OffsetClock(), queue: quickRetries, extraKinds: [bad] });
     h.startPoller();
     const { job } = await h.engine.producer.enqueue({ kind: "bad-follow-up", payload: {} });
@@ -76,17 +70,14 @@ describe("ctx.enqueue: follow-up jobs", () => {
 describe("ctx.log", () => {
   it("stamps jobId, kind, queue and attempt on every line, and the caller's own attributes", async () => {
     const log = new CapturingLog();
-    const chatty = defineUnboundKind({
-      name: "chatty",
-      payload: z.object({ secret: z.string() }),
-      queue: "default",
-      maxAttempts: 1,
-      timeoutSeconds: 30,
-      handler: async (_payload, ctx) => {
+    const chatty = kindOnDefaultQueue(
+      "chatty",
+      { maxAttempts: 1, timeoutSeconds: 30, payload: z.object({ secret: z.string() }) },
+      async (_payload, ctx) => {
         ctx.log.info("working", { step: 1 });
         return null;
       },
-    });
+    );
     const h = await harness.create({ clock: new OffsetClock(), extraKinds: [chatty], log });
     h.startPoller();
     const { job } = await h.engine.producer.enqueue({ kind: "chatty", payload: { secret: "hunter2" } });

@@ -2,7 +2,6 @@ import type { SQSEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { systemClock } from "../../lib/clock.ts";
-import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { createWorker } from "../../lib/runtime/worker.ts";
 import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
 import {
@@ -11,6 +10,7 @@ import {
   TAKEOVER_BOUND_MS,
   takeoverMs,
 } from "../support/takeover.ts";
+import { kindOnDefaultQueue } from "../support/test-kinds.ts";
 import { waitFor } from "../support/wait.ts";
 import { type CrashSwitch, doomedEngine } from "./crash-switch.ts";
 
@@ -24,18 +24,15 @@ const harness = harnessPerTest();
 /** The handler of every job here: it never finishes in the worker that will crash, and returns in any other. */
 let crash: CrashSwitch | undefined;
 let runs = 0;
-const stalls = defineUnboundKind({
-  name: "stalls",
-  payload: z.object({ n: z.number() }),
-  queue: "default",
-  maxAttempts: 3,
-  timeoutSeconds: 600,
-  handler: async ({ n }) => {
+const stalls = kindOnDefaultQueue(
+  "stalls",
+  { maxAttempts: 3, timeoutSeconds: 600, payload: z.object({ n: z.number() }) },
+  async ({ n }) => {
     runs++;
     if (!crash?.tripped) await new Promise(() => {});
     return { n };
   },
-});
+);
 
 /** A worker on its own clients, wired to the harness's table and queue, that `crash.trip()` kills. */
 function doomedWorker(h: Harness, options: { afterAnswerTo?: string } = {}) {

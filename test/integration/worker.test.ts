@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
-import * as z from "zod";
-import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { cancel } from "../../lib/store/finalize-ops.ts";
 import { getQueueState } from "../../lib/store/queue-state.ts";
 import { getJob, listJobs } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { harnessPerTest, settled } from "../support/engine-harness.ts";
+import { kindOnDefaultQueue } from "../support/test-kinds.ts";
 import { deferred, waitFor } from "../support/wait.ts";
 
 const harness = harnessPerTest();
@@ -83,18 +82,11 @@ describe("worker on fauxqs + dynalite", () => {
     let runs = 0;
     const gate = deferred();
     const started = deferred();
-    const slow = defineUnboundKind({
-      name: "gated",
-      payload: z.object({}),
-      queue: "default",
-      maxAttempts: 3,
-      timeoutSeconds: 60,
-      handler: async () => {
-        runs++;
-        started.resolve();
-        await gate.promise;
-        return { runs };
-      },
+    const slow = kindOnDefaultQueue("gated", { maxAttempts: 3, timeoutSeconds: 60 }, async () => {
+      runs++;
+      started.resolve();
+      await gate.promise;
+      return { runs };
     });
     const h = await harness.create({ clock: new OffsetClock(), extraKinds: [slow] });
     const { job } = await h.engine.producer.enqueue({ kind: "gated", payload: {} });
@@ -122,18 +114,11 @@ describe("worker on fauxqs + dynalite", () => {
     const completions: string[] = [];
     const hang = deferred();
     let attempt = 0;
-    const crashy = defineUnboundKind({
-      name: "crashy",
-      payload: z.object({}),
-      queue: "default",
-      maxAttempts: 3,
-      timeoutSeconds: 600,
-      handler: async (_p, ctx) => {
-        attempt = ctx.attempt;
-        if (ctx.attempt === 1) await hang.promise; // the "crashed" worker never gets further
-        completions.push(`attempt ${ctx.attempt}`);
-        return { by: ctx.attempt };
-      },
+    const crashy = kindOnDefaultQueue("crashy", { maxAttempts: 3, timeoutSeconds: 600 }, async (_p, ctx) => {
+      attempt = ctx.attempt;
+      if (ctx.attempt === 1) await hang.promise; // the "crashed" worker never gets further
+      completions.push(`attempt ${ctx.attempt}`);
+      return { by: ctx.attempt };
     });
     // Long lease (no heartbeat fires during the test), expired by moving the clock.
     const h = await harness.create({ clock, extraKinds: [crashy], queue: { leaseSeconds: 120 } });
@@ -207,17 +192,10 @@ describe("worker on fauxqs + dynalite", () => {
   it("throttling cools the queue down without spending an attempt", async () => {
     const { ThrottledError } = await import("../../lib/errors.ts");
     let calls = 0;
-    const throttly = defineUnboundKind({
-      name: "throttly",
-      payload: z.object({}),
-      queue: "default",
-      maxAttempts: 1,
-      timeoutSeconds: 30,
-      handler: async () => {
-        calls++;
-        if (calls === 1) throw new ThrottledError(1);
-        return "ok";
-      },
+    const throttly = kindOnDefaultQueue("throttly", { maxAttempts: 1, timeoutSeconds: 30 }, async () => {
+      calls++;
+      if (calls === 1) throw new ThrottledError(1);
+      return "ok";
     });
     const h = await harness.create({ clock: new OffsetClock(), extraKinds: [throttly] });
     h.startPoller();

@@ -13,10 +13,8 @@ import {
 import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import * as z from "zod";
 import { app } from "../../app/index.ts";
 import { Groups } from "../../lib/groups/group-service.ts";
-import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import { Producer } from "../../lib/producer/enqueue.ts";
@@ -29,6 +27,7 @@ import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { unreachableClaimStore } from "../support/claims.ts";
 import { ManualClock } from "../support/clock.ts";
 import { testRegistry } from "../support/test-app.ts";
+import { kindOnDefaultQueue } from "../support/test-kinds.ts";
 import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
 
 const { queues } = app;
@@ -38,16 +37,9 @@ const sqs = mockClient(SQSClient);
 
 /** A kind that counts its runs, to prove a handler did or did not run. */
 let countedRuns = 0;
-const counted = defineUnboundKind({
-  name: "counted",
-  payload: z.object({}),
-  queue: "default",
-  maxAttempts: 3,
-  timeoutSeconds: 30,
-  handler: async () => {
-    countedRuns++;
-    return { ran: true };
-  },
+const counted = kindOnDefaultQueue("counted", { maxAttempts: 3, timeoutSeconds: 30 }, async () => {
+  countedRuns++;
+  return { ran: true };
 });
 
 let clock: ManualClock;
