@@ -1,3 +1,4 @@
+import { tableLayout } from "./declarations/scale.ts";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
@@ -52,7 +53,7 @@ export function buildEngine(config: EngineConfig): Engine {
   const { app, clock, metrics, log } = config;
   const poolKinds = config.poolKinds ?? app.poolKinds;
   const registry = appRegistry(app, poolKinds);
-  const store = createStoreContext(config.dynamodb, config.table, clock);
+  const store = createStoreContext(config.dynamodb, config.table, clock, tableLayout(app.scale));
   const transport = new SqsTransport(config.sqs, config.queueUrls, config.dlqUrls);
   const queues = app.queues;
   const claims = { s3: config.s3, bucket: config.claimsBucket };

@@ -31,6 +31,14 @@ export class Ticker {
     await Promise.all(this.tasks.map((task) => this.runOnce(task)));
   }
 
+  /** Runs one task by name now (the scale bench runs the reaper alone); an unknown name is a caller's mistake. */
+  async run(name: string): Promise<void> {
+    const task = this.tasks.find((t) => t.name === name);
+    if (!task)
+      throw new Error(`no scheduled task "${name}" (tasks: ${this.tasks.map((t) => t.name).join(", ")})`);
+    await this.runOnce(task);
+  }
+
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;

@@ -13,6 +13,7 @@ import type { EnqueueRequest, EnqueueResult } from "../job/schemas.ts";
 import { type PoolKindDeclaration, type PoolKindSpec, poolKindSpec } from "./pool-kind.ts";
 import type { QueueDeclaration } from "./queue-declaration.ts";
 import type { RateLimitScope } from "./rate-limit-scope.ts";
+import type { ScaleDeclaration } from "./scale.ts";
 import type { ScheduleDeclaration } from "./schedule-declaration.ts";
 import { assertValidDeclarations } from "./validate-app.ts";
 
@@ -32,6 +33,8 @@ export interface App<
   poolKinds: P;
   schedules: S;
   rateLimits: R;
+  /** The rate the table's layout is built for (docs/scale.md); 2 000 jobs a second when left out. */
+  scale?: ScaleDeclaration;
 }
 
 /** The parts of an app its names come from; the builders below read them lazily, so kinds can refer to each other. */

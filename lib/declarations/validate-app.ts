@@ -14,6 +14,7 @@ import {
   visibilityTimeoutSeconds,
 } from "./queue-declaration.ts";
 import { type RateLimitScope, validateRateLimitScopes } from "./rate-limit-scope.ts";
+import { type ScaleDeclaration, scaleProblems } from "./scale.ts";
 import { batchKindProblems } from "./validate-batch.ts";
 
 /** What the validator reads of an app (docs/architecture.md §2): the app value itself, or parts of one. */
@@ -26,6 +27,7 @@ export interface Declarations {
   poolKinds: readonly PoolKindSpec[];
   schedules?: readonly { name: string; kind: string; queue?: string }[];
   rateLimits?: readonly RateLimitScope[];
+  scale?: ScaleDeclaration;
 }
 
 /** Queue names become SQS queue, Lambda function and alarm names, so they stay short and plain. */
@@ -159,6 +161,7 @@ export function validateDeclarations(d: Declarations): string[] {
   } catch (err) {
     problems.push((err as Error).message);
   }
+  problems.push(...scaleProblems(d.scale));
   return problems;
 }
 

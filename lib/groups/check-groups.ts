@@ -6,7 +6,7 @@ import { type GroupItem, isSliceComplete, recordedStatus } from "../store/group-
 import { allSlices, getJobs, queryDueGroups } from "../store/group-read-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 import { recordChild, voidSlice } from "../store/slice-ops.ts";
-import { INDEX_SHARDS } from "../store/table.ts";
+import { GROUP_INDEX_SHARDS } from "../store/table.ts";
 import {
   GROUP_FOLLOW_UP_MS,
   GROUP_STALL_MAX_MS,
@@ -36,7 +36,7 @@ export interface GroupCheckReport {
 export async function checkGroups(deps: GroupDeps, maxPerShard = 100): Promise<GroupCheckReport> {
   const report: GroupCheckReport = { groupsChecked: 0, groupsExpired: 0, groupRepairs: 0 };
   const now = deps.clock.now();
-  for (let shard = 0; shard < INDEX_SHARDS; shard++) {
+  for (let shard = 0; shard < GROUP_INDEX_SHARDS; shard++) {
     for (const group of await queryDueGroups(deps.store, shard, now, maxPerShard)) {
       report.groupsChecked++;
       try {

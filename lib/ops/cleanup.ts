@@ -7,7 +7,6 @@ import { and, type Condition, or } from "../store/expression.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getQueueState } from "../store/queue-state.ts";
 import { queryIndexBefore } from "../store/reaper-ops.ts";
-import { INDEX_SHARDS } from "../store/table.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -72,7 +71,7 @@ export class Cleanup {
   private async purgeDead(q: QueueDeclaration, days: number, report: CleanupReport): Promise<void> {
     const cutoff = this.deps.clock.now() - days * DAY_MS;
     let budget = this.options.maxDeadPurgesPerQueue ?? 1000;
-    for (let shard = 0; shard < INDEX_SHARDS && budget > 0; shard++) {
+    for (let shard = 0; shard < this.deps.store.layout.indexShards && budget > 0; shard++) {
       let startKey: Record<string, unknown> | undefined;
       do {
         const page = await queryIndexBefore(

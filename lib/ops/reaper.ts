@@ -10,7 +10,6 @@ import { markQueued } from "../store/enqueue-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getQueueState } from "../store/queue-state.ts";
 import { beginPromotion, deadLetter, queryIndexBefore } from "../store/reaper-ops.ts";
-import { INDEX_SHARDS } from "../store/table.ts";
 import { parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
 import { outgoingJob, promotionHoldUntil } from "./promote.ts";
 import { QueueAdmin } from "./queue-admin.ts";
@@ -122,11 +121,11 @@ async function promoteDue(
 ): Promise<void> {
   const now = deps.clock.now();
   const horizon = now + PROMOTION_HORIZON_MS;
-  const shards = pLimit(4);
+  const inFlight = pLimit(4);
   let left = budget;
   await Promise.all(
-    Array.from({ length: INDEX_SHARDS }, (_, shard) =>
-      shards(async () => {
+    Array.from({ length: deps.store.layout.indexShards }, (_, shard) =>
+      inFlight(async () => {
         let startKey: Record<string, unknown> | undefined;
         do {
           // Reserve before reading, so shards running side by side can't overshoot the budget.

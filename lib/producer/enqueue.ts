@@ -47,7 +47,11 @@ export class Producer {
 
   async enqueue(raw: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
-    return this.enqueueValid(plan(valid, this.deps.clock.now(), options.job), valid.queue, options);
+    return this.enqueueValid(
+      plan(valid, this.deps.clock.now(), this.deps.store.layout.indexShards, options.job),
+      valid.queue,
+      options,
+    );
   }
 
   /** Up to 100 requests. Plain ones share SendMessageBatch calls; a bad item fails alone. */
@@ -79,7 +83,12 @@ export class Producer {
     const planned: { index: number; planned: Planned; queue: QueueDeclaration }[] = [];
     entries.forEach((entry, index) => {
       if ("error" in entry) results[index] = { index, error: entry.error };
-      else planned.push({ index, planned: plan(entry.valid, now, entry.job), queue: entry.valid.queue });
+      else
+        planned.push({
+          index,
+          planned: plan(entry.valid, now, this.deps.store.layout.indexShards, entry.job),
+          queue: entry.valid.queue,
+        });
     });
     const limit = pLimit(16);
     const ready: typeof planned = [];

@@ -28,7 +28,8 @@ export interface Planned {
   backlog?: { kind: string; key: string; max: number };
 }
 
-export function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Planned {
+/** `indexShards`: the table layout's (a job due past SQS's delay enters the status index). */
+export function plan(v: ValidRequest, now: number, indexShards: number, extras: JobExtras = {}): Planned {
   const { request, kind, queue, payloadJson, batchKey } = v;
   const maxPending =
     batchKey !== undefined && isBatchKind(kind) ? kind.batch.settings.maxPendingPerKey : undefined;
@@ -83,7 +84,7 @@ export function plan(v: ValidRequest, now: number, extras: JobExtras = {}): Plan
     ...(payloadObject ? { payloadObject } : large ? { payloadRef: true } : { payload: payloadJson }),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
-    ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt) : {}),
+    ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt, indexShards) : {}),
     ...group,
     ...batch,
   };

@@ -1,3 +1,4 @@
+import { type TableLayout, tableLayout } from "../declarations/scale.ts";
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   DeleteCommand,
@@ -15,13 +16,20 @@ export interface StoreContext {
   doc: DynamoDBDocumentClient;
   table: string;
   clock: Clock;
+  /** How items spread over partitions, from the app's declared rate (lib/declarations/scale.ts). */
+  layout: TableLayout;
 }
 
-export function createStoreContext(client: DynamoDBClient, table: string, clock: Clock): StoreContext {
+export function createStoreContext(
+  client: DynamoDBClient,
+  table: string,
+  clock: Clock,
+  layout: TableLayout = tableLayout(undefined),
+): StoreContext {
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
-  return { doc, table, clock };
+  return { doc, table, clock, layout };
 }
 
 export interface ConflictOptions {

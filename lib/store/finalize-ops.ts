@@ -29,6 +29,7 @@ function finalizeUpdate(
   f: Finalization,
   item: { id: string; queue: string },
   now: number,
+  shards: number,
 ): Update {
   switch (f.outcome) {
     case "done":
@@ -49,7 +50,7 @@ function finalizeUpdate(
         .set("status", "scheduled")
         .set("runAt", f.runAt)
         .set("lastError", f.error)
-        .setAll(indexKeys(item.queue, "scheduled", item.id, f.runAt))
+        .setAll(indexKeys(item.queue, "scheduled", item.id, f.runAt, shards))
         .remove(...LEASE_ATTRS);
     case "throttled":
     case "released":
@@ -65,7 +66,7 @@ function finalizeUpdate(
         .set("lastError", f.error)
         .set("finishedAt", now)
         .set("expiresAt", f.expiresAt)
-        .setAll(indexKeys(item.queue, "dead", item.id, now))
+        .setAll(indexKeys(item.queue, "dead", item.id, now, shards))
         .remove(...LEASE_ATTRS);
     case "cancelled":
       u.set("status", "cancelled")
@@ -95,7 +96,7 @@ export async function finalize(
   const guards: Condition[] = [statusIs("running"), leaseHeldBy(token)];
   if (f.outcome !== "done" && f.outcome !== "cancelled") guards.push(cancelNotRequested);
   const write = conditionalUpdate<JobItem>(ctx, `finalize:${f.outcome}`, jobKey(job.id), (e) => ({
-    update: finalizeUpdate(new Update(e), f, job, now),
+    update: finalizeUpdate(new Update(e), f, job, now, ctx.layout.indexShards),
     condition: and(...guards),
   }));
   return orOnConflict(
@@ -192,7 +193,7 @@ export async function redrive(
       .set("runAt", now)
       .set("attempts", 0)
       .set("promotingUntil", holdUntil)
-      .setAll(indexKeys(job.queue, "scheduled", job.id, now))
+      .setAll(indexKeys(job.queue, "scheduled", job.id, now, ctx.layout.indexShards))
       .remove(
         "result",
         "resultObject",

@@ -1,5 +1,5 @@
 import type { IndexedStatus } from "../job/status.ts";
-import { INDEX_SHARDS } from "./table.ts";
+import { GROUP_INDEX_SHARDS } from "./table.ts";
 
 export const jobKey = (id: string) => ({ pk: `job#${id}`, sk: "job" });
 export const payloadKey = (id: string) => ({ pk: `job#${id}`, sk: "payload" });
@@ -9,14 +9,14 @@ export const uniqueKeyLock = (queue: string, uniqueKey: string) => ({
 });
 export const queueStateKey = (queue: string) => ({ pk: `queue#${queue}`, sk: "state" });
 
-/** Stable shard for an id (FNV-1a), so a job always lands in the same index partition. */
-export function shardOf(id: string): number {
+/** Stable shard for an id (FNV-1a) among `shards`, so a job always lands in the same index partition. */
+export function shardOf(id: string, shards: number): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < id.length; i++) {
     h ^= id.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
-  return (h >>> 0) % INDEX_SHARDS;
+  return (h >>> 0) % shards;
 }
 
 export const indexPartition = (queue: string, status: IndexedStatus, shard: number) =>
@@ -25,8 +25,9 @@ export const indexPartition = (queue: string, status: IndexedStatus, shard: numb
 /** Index sort key: time first so a shard reads in due/finish order. */
 export const indexSort = (at: number, id: string) => `${String(at).padStart(15, "0")}#${id}`;
 
-export function indexKeys(queue: string, status: IndexedStatus, id: string, at: number) {
-  return { gsi1pk: indexPartition(queue, status, shardOf(id)), gsi1sk: indexSort(at, id) };
+/** A job's status-index keys; `shards` is the table layout's indexShards. */
+export function indexKeys(queue: string, status: IndexedStatus, id: string, at: number, shards: number) {
+  return { gsi1pk: indexPartition(queue, status, shardOf(id, shards)), gsi1sk: indexSort(at, id) };
 }
 
 /** All schedules share one partition so a tick lists them with one Query. */
@@ -49,7 +50,7 @@ export const sliceKey = (groupId: string, slice: number) => ({
  */
 export const groupIndexPartition = (shard: number) => `~group#${shard}`;
 export function groupIndexKeys(id: string, checkAt: number) {
-  return { gsi1pk: groupIndexPartition(shardOf(id)), gsi1sk: indexSort(checkAt, id) };
+  return { gsi1pk: groupIndexPartition(shardOf(id, GROUP_INDEX_SHARDS)), gsi1sk: indexSort(checkAt, id) };
 }
 
 /**
@@ -61,3 +62,25 @@ export const batchCallPermitKey = (kind: string, key: string, permit: number) =>
   pk: `bkey#${kind}#${key}`,
   sk: `slot#${permit}`,
 });
+
+/**
+ * The access pattern a partition key belongs to, named for people (the scale model in
+ * bench/heat-meter.ts groups DynamoDB traffic by it, docs/scale.md gives each one's ceiling). Every
+ * key this file builds has one; an index partition is a status-index shard or a group-index shard.
+ */
+export function partitionPattern(partition: string, onIndex: boolean): string {
+  if (onIndex) return partition.startsWith("~group#") ? "group index shard" : "status index shard";
+  if (partition === SCHEDULES_PARTITION) return "schedules";
+  const prefix = partition.slice(0, partition.indexOf("#") + 1);
+  return TABLE_PATTERNS[prefix] ?? `unknown (${prefix || partition})`;
+}
+
+const TABLE_PATTERNS: Readonly<Record<string, string>> = {
+  "job#": "job item",
+  "uniq#": "unique-key lock",
+  "queue#": "queue state",
+  "lease#": "leader lease",
+  "rate#": "rate-limit bucket",
+  "group#": "group partition",
+  "bkey#": "batch key",
+};

@@ -48,7 +48,7 @@ export async function recordOutcome(
           lastError: outcome.error,
           finishedAt: now,
           expiresAt: outcome.expiresAt,
-          ...indexKeys(seed.queue, "dead", seed.id, now),
+          ...indexKeys(seed.queue, "dead", seed.id, now, ctx.layout.indexShards),
         }
       : {}),
     ...(outcome.status === "queued" ? { lastError: outcome.error, runAt: outcome.runAt } : {}),

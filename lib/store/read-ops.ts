@@ -13,7 +13,7 @@ import {
 import { and, type Condition, Expr } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { indexPartition, jobKey } from "./keys.ts";
-import { INDEX_SHARDS, statusIndex } from "./table.ts";
+import { statusIndex } from "./table.ts";
 
 /** getJob — strongly consistent read of the job item. result: the item or undefined. */
 export async function getJob(ctx: StoreContext, id: string): Promise<JobItem | undefined> {
@@ -62,11 +62,14 @@ async function listFromIndex(
   status: "scheduled" | "dead",
   filter: ListFilter,
 ): Promise<ListPage> {
-  let cursor: IndexCursor = filter.cursor ? decodeIndexCursor(filter.cursor, queue, status) : { shard: 0 };
+  const shards = ctx.layout.indexShards;
+  let cursor: IndexCursor = filter.cursor
+    ? decodeIndexCursor(filter.cursor, queue, status, shards)
+    : { shard: 0 };
   const items: JobItem[] = [];
   for (
     let queries = 0;
-    queries < INDEX_QUERIES_PER_CALL && cursor.shard < INDEX_SHARDS && items.length < filter.limit;
+    queries < shards + EXTRA_INDEX_QUERIES && cursor.shard < shards && items.length < filter.limit;
     queries++
   ) {
     const e = new Expr();
@@ -89,14 +92,14 @@ async function listFromIndex(
       ? { shard: cursor.shard, key: out.LastEvaluatedKey as IndexCursor["key"] }
       : { shard: cursor.shard + 1 };
   }
-  return { items, ...(cursor.shard < INDEX_SHARDS ? { cursor: encodeCursor(cursor) } : {}) };
+  return { items, ...(cursor.shard < shards ? { cursor: encodeCursor(cursor) } : {}) };
 }
 
 /**
  * Enough to walk every shard once and fill a page (a Query stops at its Limit, and items are small);
  * the bound holds even if DynamoDB answered with many short pages.
  */
-const INDEX_QUERIES_PER_CALL = INDEX_SHARDS + 4;
+const EXTRA_INDEX_QUERIES = 4;
 const SCAN_PAGES_PER_CALL = 4;
 
 async function listFromScan(ctx: StoreContext, filter: ListFilter): Promise<ListPage> {

@@ -111,7 +111,7 @@ export async function deadLetter(
         .set("lastError", reason)
         .set("finishedAt", now)
         .set("expiresAt", expiresAt)
-        .setAll(indexKeys(seed.queue, "dead", seed.id, now))
+        .setAll(indexKeys(seed.queue, "dead", seed.id, now, ctx.layout.indexShards))
         .setIfAbsent("attempts", 0)
         .remove("leaseToken", "leaseUntil", "promotingUntil"),
       seed,

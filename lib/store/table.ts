@@ -5,8 +5,12 @@
 export const tableKeys = { hashKey: "pk", rangeKey: "sk" } as const;
 export const statusIndex = { name: "byStatus", hashKey: "gsi1pk", rangeKey: "gsi1sk" } as const;
 export const ttlAttribute = "expiresAt";
-/** Index keys are spread over this many shards so one hot partition never caps throughput. */
-export const INDEX_SHARDS = 8;
+/**
+ * Unfinished groups spread over this many index partitions (a group enters, moves and leaves the
+ * index a few times in its life, not per child). A job's status-index shards follow the app's rate
+ * instead: StoreContext.layout.indexShards.
+ */
+export const GROUP_INDEX_SHARDS = 8;
 
 export function createTableInput(tableName: string) {
   return {

@@ -137,7 +137,7 @@ describe("reaper: the stale-message sweep", () => {
       id,
       status: "scheduled",
       runAt,
-      ...indexKeys("default", "scheduled", id, runAt),
+      ...indexKeys("default", "scheduled", id, runAt, h.engine.store.layout.indexShards),
     });
     await putJob(h.engine.store, later);
     clock.set(later.runAt - 60_000);

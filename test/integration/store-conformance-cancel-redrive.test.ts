@@ -14,6 +14,7 @@ import {
   LEASE_MS,
   onEveryBackend,
   QUEUE,
+  SHARDS,
   scheduledItem,
   storeErrorOf,
   TTL,
@@ -101,7 +102,7 @@ onEveryBackend(({ listAll, runningJob, setup }) => {
         attempts: 0,
         runAt: clock.now(),
         promotingUntil: HOLD,
-        ...indexKeys(QUEUE, "scheduled", item.id, clock.now()),
+        ...indexKeys(QUEUE, "scheduled", item.id, clock.now(), SHARDS),
       });
       for (const gone of [
         "lastError",

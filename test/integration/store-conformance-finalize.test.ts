@@ -13,6 +13,7 @@ import {
   onEveryBackend,
   payloadOfBytes,
   QUEUE,
+  SHARDS,
   TTL,
 } from "../support/store-conformance.ts";
 
@@ -106,9 +107,9 @@ onEveryBackend(({ capacity, listAll, runningJob, setup }) => {
         status: "scheduled",
         runAt,
         lastError: "later",
-        ...indexKeys(QUEUE, "scheduled", item.id, runAt),
+        ...indexKeys(QUEUE, "scheduled", item.id, runAt, SHARDS),
       });
-      expect(scheduled?.gsi1pk).toBe(indexPartition(QUEUE, "scheduled", shardOf(item.id)));
+      expect(scheduled?.gsi1pk).toBe(indexPartition(QUEUE, "scheduled", shardOf(item.id, SHARDS)));
       expect(scheduled?.leaseToken).toBeUndefined();
       const listed = (await listAll(store, { queue: QUEUE, status: "scheduled" }, 10)).flat();
       expect(listed.map((j) => j.id)).toEqual([item.id]);
@@ -139,7 +140,7 @@ onEveryBackend(({ capacity, listAll, runningJob, setup }) => {
         lastError: "fatal",
         finishedAt: clock.now(),
         expiresAt: TTL,
-        ...indexKeys(QUEUE, "dead", item.id, clock.now()),
+        ...indexKeys(QUEUE, "dead", item.id, clock.now(), SHARDS),
       });
       expect(dead?.leaseToken).toBeUndefined();
       const listed = (await listAll(store, { queue: QUEUE, status: "dead" }, 10)).flat();

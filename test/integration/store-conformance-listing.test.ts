@@ -1,12 +1,19 @@
 import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { ulid } from "ulid";
 import { describe, expect, it } from "vitest";
+import { tableLayout } from "../../lib/declarations/scale.ts";
 import { InvalidStoreInput } from "../../lib/errors.ts";
 import { putJob } from "../../lib/store/enqueue-ops.ts";
-import { indexPartition, jobKey, shardOf } from "../../lib/store/keys.ts";
+import { indexKeys, indexPartition, jobKey, shardOf } from "../../lib/store/keys.ts";
 import { listJobs } from "../../lib/store/read-ops.ts";
-import { INDEX_SHARDS } from "../../lib/store/table.ts";
-import { jobItem, onEveryBackend, QUEUE, scheduledItem, storeErrorOf } from "../support/store-conformance.ts";
+import {
+  jobItem,
+  onEveryBackend,
+  QUEUE,
+  SHARDS,
+  scheduledItem,
+  storeErrorOf,
+} from "../support/store-conformance.ts";
 
 /**
  * Store conformance, listJobs: paging every index by cursor, and what a page costs.
@@ -24,7 +31,7 @@ onEveryBackend(({ capacity, listAll, setup }) => {
       ];
       for (const item of [...wanted, ...noise]) await putJob(store, item);
       // The fixture really spreads over several shards.
-      expect(new Set(wanted.map((j) => shardOf(j.id))).size).toBeGreaterThanOrEqual(3);
+      expect(new Set(wanted.map((j) => shardOf(j.id, SHARDS))).size).toBeGreaterThanOrEqual(3);
 
       const pages = await listAll(store, { queue: QUEUE, status: "scheduled" }, 5);
       const ids = pages.flat().map((j) => j.id);
@@ -32,13 +39,35 @@ onEveryBackend(({ capacity, listAll, setup }) => {
       expect([...ids].sort()).toEqual(wanted.map((j) => j.id).sort());
       expect(pages.length).toBeGreaterThanOrEqual(Math.ceil(wanted.length / 5));
       // Within a shard, items come in runAt order.
-      for (const shard of new Set(wanted.map((j) => shardOf(j.id)))) {
+      for (const shard of new Set(wanted.map((j) => shardOf(j.id, SHARDS)))) {
         const runAts = pages
           .flat()
-          .filter((j) => shardOf(j.id) === shard)
+          .filter((j) => shardOf(j.id, SHARDS) === shard)
           .map((j) => j.runAt);
         expect(runAts).toEqual([...runAts].sort((a, b) => a - b));
       }
+    });
+
+    it("a layout built for a higher rate spreads the index over more shards, and lists every one of them", async () => {
+      const { store: base, clock } = await setup();
+      const store = { ...base, layout: tableLayout({ jobsPerSecond: 10_000 }) };
+      const shards = store.layout.indexShards;
+      expect(shards).toBeGreaterThan(SHARDS);
+      const at = clock.now() + 3_600_000;
+      const wanted = Array.from({ length: 60 }, (_, i) =>
+        jobItem(clock, { status: "scheduled", runAt: at + i }),
+      ).map((j) => ({ ...j, ...indexKeys(QUEUE, "scheduled", j.id, j.runAt, shards) }));
+      for (const item of wanted) await putJob(store, item);
+      // Some land in shards the default layout doesn't have: a reader of 8 shards would miss them.
+      expect(wanted.some((j) => shardOf(j.id, shards) >= SHARDS)).toBe(true);
+      const ids = (await listAll(store, { queue: QUEUE, status: "scheduled" }, 7)).flat().map((j) => j.id);
+      expect([...ids].sort()).toEqual(wanted.map((j) => j.id).sort());
+      // A cursor past this layout's last shard is not one the API returned.
+      const past = Buffer.from(JSON.stringify({ shard: shards })).toString("base64url");
+      const err = await storeErrorOf(
+        listJobs(store, { queue: QUEUE, status: "scheduled", limit: 5, cursor: past }),
+      );
+      expect(err.message).toMatch(/cursor is not one this API returned/);
     });
 
     it("pages a status scan by cursor with no duplicates or gaps, across scan pages", async () => {
@@ -84,7 +113,7 @@ onEveryBackend(({ capacity, listAll, setup }) => {
         encoded({ shard: -1 }),
         encoded({ shard: -1e308 }),
         encoded({ shard: 1e308 }),
-        encoded({ shard: INDEX_SHARDS }),
+        encoded({ shard: SHARDS }),
         encoded({ shard: 0.5 }),
         encoded({ shard: "0" }),
         encoded({ shard: 0, extra: true }),
@@ -151,8 +180,8 @@ onEveryBackend(({ capacity, listAll, setup }) => {
       const queries = capacity.length - requestsBefore;
       expect(queries).toBeGreaterThan(0);
       // At most one Query per shard left, plus a few: whatever the cursor says.
-      expect(queries).toBeLessThanOrEqual(INDEX_SHARDS + 4);
-      expect(fromIndex.items.every((j) => shardOf(j.id) >= shard)).toBe(true);
+      expect(queries).toBeLessThanOrEqual(SHARDS + 4);
+      expect(fromIndex.items.every((j) => shardOf(j.id, SHARDS) >= shard)).toBe(true);
       for (const key of [
         { pk: "queue#default", sk: "state" },
         jobKey(id),

@@ -1,3 +1,4 @@
+import { tableLayout } from "../../lib/declarations/scale.ts";
 import { ulid } from "ulid";
 import { describe, expect } from "vitest";
 import { StoreError } from "../../lib/errors.ts";
@@ -17,6 +18,9 @@ import { queuedItem, seedOf } from "./jobs.ts";
  * (in-process) and Amazon's DynamoDB Local (Java child process). Each test gets its own table. Time
  * is a ManualClock: leases expire by advancing it, never by sleeping.
  */
+
+/** The default layout's status-index shards (an app that declares no rate). */
+export const SHARDS = tableLayout(undefined).indexShards;
 
 export const LEASE_MS = 30_000;
 export const QUEUE = "default";
@@ -43,7 +47,7 @@ export function scheduledItem(clock: ManualClock, runAt: number, overrides: Part
     queue,
     status: "scheduled",
     runAt,
-    ...indexKeys(queue, "scheduled", id, runAt),
+    ...indexKeys(queue, "scheduled", id, runAt, SHARDS),
     ...overrides,
   });
 }
