@@ -1,10 +1,10 @@
-import { tableLayout } from "./declarations/scale.ts";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { Clock } from "./clock.ts";
 import type { App } from "./declarations/define-app.ts";
 import type { PoolKindSpec } from "./declarations/pool-kind.ts";
+import { tableLayout } from "./declarations/scale.ts";
 import { Groups } from "./groups/group-service.ts";
 import { buildRegistry, type KindRegistry } from "./job/registry.ts";
 import type { Log } from "./observability/log.ts";

@@ -1,4 +1,3 @@
-import { type TableLayout, tableLayout } from "../declarations/scale.ts";
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   DeleteCommand,
@@ -9,6 +8,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { Clock } from "../clock.ts";
+import { type TableLayout, tableLayout } from "../declarations/scale.ts";
 import { StoreConflict } from "../errors.ts";
 import { type Condition, Expr, type Update } from "./expression.ts";
 

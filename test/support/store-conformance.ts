@@ -1,6 +1,6 @@
-import { tableLayout } from "../../lib/declarations/scale.ts";
 import { ulid } from "ulid";
 import { describe, expect } from "vitest";
+import { tableLayout } from "../../lib/declarations/scale.ts";
 import { StoreError } from "../../lib/errors.ts";
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
 import { putJob } from "../../lib/store/enqueue-ops.ts";
