@@ -1,20 +1,13 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ROOT, typeScriptFiles } from "../support/source-files.ts";
 
 /**
  * One error hierarchy (lib/errors.ts): what lib/ throws says which kind of failure it is (ConfigError,
  * UsageError, TransientError, InvariantError, a store or client error), so callers and logs can tell
  * a bad declaration from a bug or a passing outage. A plain `throw new Error(` says none of that.
  */
-const ROOT = join(import.meta.dirname, "..", "..");
-function typeScriptFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return typeScriptFiles(path);
-    return entry.name.endsWith(".ts") ? [path] : [];
-  });
-}
 
 describe("error classes", () => {
   it("lib/ throws no plain Error", () => {

@@ -1,21 +1,13 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ROOT, typeScriptFiles } from "../support/source-files.ts";
 
 /**
  * The house's size rule, kept by CI: every lib/ file stays at most 300 lines, so each one holds one
  * concept a reader can take in at once. A file that grows past it is split by concept, not trimmed.
  */
 const MAX_LINES = 300;
-const ROOT = join(import.meta.dirname, "..", "..");
-
-function typeScriptFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return typeScriptFiles(path);
-    return entry.name.endsWith(".ts") ? [path] : [];
-  });
-}
 
 /** Lines as an editor numbers them: a final newline does not start another line. */
 const lineCount = (text: string) => text.split("\n").length - (text.endsWith("\n") ? 1 : 0);

@@ -59,6 +59,17 @@ const jobPuts = () => puts().filter((p) => String(p.Item?.pk).startsWith("job#")
 const sqsError = () =>
   new QueueDoesNotExist({ message: "The specified queue does not exist.", $metadata: {} });
 
+/** SQS takes every entry of each batch send. */
+const sendBatchAccepts = () =>
+  sqs.on(SendMessageBatchCommand).callsFake(async (input) => ({
+    Successful: (input.Entries as { Id: string }[]).map((e) => ({
+      Id: e.Id,
+      MessageId: "m",
+      MD5OfMessageBody: "x",
+    })),
+    Failed: [],
+  }));
+
 describe("enqueue: SQS send fails", () => {
   test("the unique-key lock is released, the error propagates and no job item is written", async () => {
     ddb.on(PutCommand).resolves({});
@@ -230,14 +241,7 @@ describe("enqueueBatch", () => {
     ],
     ["ThrottlingException", () => new ThrottlingException({ message: "Rate exceeded", $metadata: {} })],
   ])("%s on the item put after the send: the result still carries the id", async (_name, makeError) => {
-    sqs.on(SendMessageBatchCommand).callsFake(async (input) => ({
-      Successful: (input.Entries as { Id: string }[]).map((e) => ({
-        Id: e.Id,
-        MessageId: "m",
-        MD5OfMessageBody: "x",
-      })),
-      Failed: [],
-    }));
+    sendBatchAccepts();
     ddb.on(PutCommand).rejects(makeError());
 
     const results = await producer.enqueueBatch([
@@ -264,14 +268,7 @@ describe("enqueueBatch", () => {
   });
 
   test("one invalid item fails alone", async () => {
-    sqs.on(SendMessageBatchCommand).callsFake(async (input) => ({
-      Successful: (input.Entries as { Id: string }[]).map((e) => ({
-        Id: e.Id,
-        MessageId: "m",
-        MD5OfMessageBody: "x",
-      })),
-      Failed: [],
-    }));
+    sendBatchAccepts();
     ddb.on(PutCommand).resolves({});
     const results = await producer.enqueueBatch([
       { kind: "nope" },
