@@ -1,8 +1,7 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { SkyforgeTransportError } from "../../client/errors.ts";
 import { invokeTransport } from "../../client/invoke-transport.ts";
+import { recordingServerForFile } from "../support/recording-server.ts";
 
 /**
  * The Invoke transport hands the API function the event API Gateway would: under the route key the
@@ -10,30 +9,13 @@ import { invokeTransport } from "../../client/invoke-transport.ts";
  * A request no route names is not invoked at all, as API Gateway invokes nothing for it.
  */
 
-let server: Server;
-let url: string;
-const events: Record<string, unknown>[] = [];
-beforeAll(async () => {
-  // The Lambda Invoke API, answering as the API function does.
-  server = createServer((req, res) => {
-    let body = "";
-    req.setEncoding("utf8");
-    req.on("data", (chunk) => {
-      body += chunk;
-    });
-    req.on("end", () => {
-      events.push(JSON.parse(body));
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ statusCode: 200, headers: {}, body: "{}" }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+// The Lambda Invoke API, answering as the API function does.
+const server = recordingServerForFile(() => JSON.stringify({ statusCode: 200, headers: {}, body: "{}" }));
+/** The events the API function was invoked with, oldest first. */
+const events = () => server().received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
 
 it("sends the route key the request matches, and its path parameters", async () => {
-  const transport = invokeTransport({ functionName: "api", endpoint: url });
+  const transport = invokeTransport({ functionName: "api", endpoint: server().url });
   try {
     const cases = [
       [
@@ -47,7 +29,7 @@ it("sends the route key the request matches, and its path parameters", async () 
     ] as const;
     for (const [request, routeKey, pathParameters] of cases) {
       await transport.send(request);
-      const event = events.at(-1) as { routeKey: string; requestContext: { routeKey: string } };
+      const event = events().at(-1) as { routeKey: string; requestContext: { routeKey: string } };
       expect(event.routeKey).toBe(routeKey);
       expect(event.requestContext.routeKey).toBe(routeKey);
       expect((event as { pathParameters?: unknown }).pathParameters).toEqual(pathParameters);
@@ -58,8 +40,8 @@ it("sends the route key the request matches, and its path parameters", async () 
 });
 
 it("invokes nothing for a request no route names (a path variant included)", async () => {
-  const transport = invokeTransport({ functionName: "api", endpoint: url });
-  const before = events.length;
+  const transport = invokeTransport({ functionName: "api", endpoint: server().url });
+  const before = events().length;
   try {
     for (const [method, path] of [
       ["GET", "/jobs/"],
@@ -76,7 +58,7 @@ it("invokes nothing for a request no route names (a path variant included)", asy
       );
       expect((err as SkyforgeTransportError).answer).toEqual({ status: 404, body: undefined });
     }
-    expect(events.length).toBe(before);
+    expect(events().length).toBe(before);
   } finally {
     transport.close();
   }

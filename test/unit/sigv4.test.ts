@@ -1,10 +1,9 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import aws4 from "aws4";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { httpTransport } from "../../client/http-transport.ts";
 import type { ApiRequest } from "../../client/transport.ts";
 import { isLoopbackUrl, regionOfApiUrl } from "../../client/wire.ts";
+import { type ReceivedRequest, recordingServerForFile } from "../support/recording-server.ts";
 
 /**
  * The HTTP transport's SigV4 signature, checked against `aws4`, a signer written independently of
@@ -13,33 +12,8 @@ import { isLoopbackUrl, regionOfApiUrl } from "../../client/wire.ts";
  * headers the transport says it signed, body).
  */
 
-interface Received {
-  method: string;
-  target: string;
-  headers: IncomingMessage["headers"];
-  body: string;
-}
-
-let server: Server;
-let url: string;
-let last: Received | undefined;
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = "";
-    req.setEncoding("utf8");
-    req.on("data", (chunk) => {
-      body += chunk;
-    });
-    req.on("end", () => {
-      last = { method: req.method ?? "", target: req.url ?? "", headers: req.headers, body };
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end('{"ok":true}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const server = recordingServerForFile(() => '{"ok":true}');
+const lastRequest = () => server().received.at(-1);
 
 const SIGNED_AT = new Date("2026-01-02T03:04:05.678Z");
 const region = "eu-west-1";
@@ -79,11 +53,11 @@ const cases: [string, ApiRequest, typeof keys | typeof session][] = [
 
 describe("the HTTP transport signs as aws4 does", () => {
   it.each(cases)("%s", async (name, request, credentials) => {
-    const base = name.includes("base path") ? `${url}/stage-a/` : url;
+    const base = name.includes("base path") ? `${server().url}/stage-a/` : server().url;
     const transport = httpTransport({ url: base, region, credentials, now: () => SIGNED_AT });
     const answer = await transport.send(request);
     expect(answer).toMatchObject({ status: 200, body: { ok: true } });
-    const got = last as Received;
+    const got = lastRequest() as ReceivedRequest;
 
     const signedNames = ["host", "x-amz-date"];
     if (got.body) signedNames.push("content-type", "content-length");
@@ -124,18 +98,18 @@ describe("the HTTP transport signs as aws4 does", () => {
   });
 
   it("needs no credentials for a loopback URL: it signs with fixed local ones", async () => {
-    const transport = httpTransport({ url, now: () => SIGNED_AT });
+    const transport = httpTransport({ url: server().url, now: () => SIGNED_AT });
     await transport.send({ method: "GET", path: "/health" });
-    expect(last?.headers.authorization).toMatch(
+    expect(lastRequest()?.headers.authorization).toMatch(
       /^AWS4-HMAC-SHA256 Credential=local\/20260102\/[a-z0-9-]+\/execute-api\//,
     );
   });
 
   it("counts 127.0.0.1 mapped into IPv6 as loopback, as it does 127.0.0.1 itself", async () => {
-    const port = new URL(url).port;
+    const port = new URL(server().url).port;
     const transport = httpTransport({ url: `http://[::ffff:127.0.0.1]:${port}`, now: () => SIGNED_AT });
     await transport.send({ method: "GET", path: "/health" });
-    expect(last?.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=local\//);
+    expect(lastRequest()?.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=local\//);
 
     const loopback = ["http://[::ffff:127.0.0.1]/", "http://[0:0:0:0:0:ffff:127.1.2.3]:8/", "http://[::1]/"];
     for (const u of loopback) expect(isLoopbackUrl(new URL(u)), u).toBe(true);

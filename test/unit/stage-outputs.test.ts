@@ -1,21 +1,20 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { StageOutputsError, stageOutputs, transportForStage } from "../../client/stage-outputs.ts";
+import { recordingServerForFile } from "../support/recording-server.ts";
 
 /** Where the client finds a deployed stage: the outputs SST wrote, checked to be that stage's. */
 
 const root = mkdtempSync(join(tmpdir(), "skyforge-outputs-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-let loopback: Awaited<ReturnType<typeof recordingServer>>;
-beforeAll(async () => {
-  loopback = await recordingServer();
+/** Answers `{"ok":true}`, as the API or, wrapped in a function's response, as its function. */
+const server = recordingServerForFile(({ target }) => {
+  const ok = JSON.stringify({ ok: true });
+  return target.includes("/invocations") ? JSON.stringify({ statusCode: 200, body: ok }) : ok;
 });
-afterAll(() => new Promise<void>((resolve) => loopback.server.close(() => resolve())));
 
 const outputs = {
   stage: "prod",
@@ -75,7 +74,7 @@ describe("stageOutputs", () => {
 
   it("builds a transport for the stage, either way: to its URL or function, signed for its region", async () => {
     // The stage's API URL points at a loopback server, so the request the transport sends can be read.
-    const dir = project({ ...outputs, api: `${loopback.url}/prod-base` });
+    const dir = project({ ...outputs, api: `${server().url}/prod-base` });
     const http = await transportForStage("prod", {
       root: dir,
       credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret" },
@@ -84,16 +83,16 @@ describe("stageOutputs", () => {
       ok: true,
     });
     http.close();
-    const viaHttp = loopback.received.at(-1);
+    const viaHttp = server().received.at(-1);
     expect(viaHttp).toMatchObject({ method: "GET", target: "/prod-base/jobs?status=dead" });
-    expect(viaHttp?.headers.host).toBe(new URL(loopback.url).host);
+    expect(viaHttp?.headers.host).toBe(new URL(server().url).host);
     expect(viaHttp?.headers.authorization).toMatch(
       /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-central-1\/execute-api\/aws4_request,/,
     );
 
     // Invoke goes to Lambda's endpoint for the region: the SDK's per-service endpoint setting points
     // it at the same server, which answers as the API function would.
-    vi.stubEnv("AWS_ENDPOINT_URL_LAMBDA", loopback.url);
+    vi.stubEnv("AWS_ENDPOINT_URL_LAMBDA", server().url);
     vi.stubEnv("AWS_ACCESS_KEY_ID", "AKIDINVOKE");
     vi.stubEnv("AWS_SECRET_ACCESS_KEY", "secret");
     vi.stubEnv("AWS_SESSION_TOKEN", undefined);
@@ -105,7 +104,7 @@ describe("stageOutputs", () => {
       invoke.close();
       vi.unstubAllEnvs();
     }
-    const viaInvoke = loopback.received.at(-1);
+    const viaInvoke = server().received.at(-1);
     expect(viaInvoke).toMatchObject({
       method: "POST",
       target: `/2015-03-31/functions/${outputs.apiFunction}/invocations`,
@@ -116,31 +115,3 @@ describe("stageOutputs", () => {
     expect(JSON.parse(viaInvoke?.body ?? "")).toMatchObject({ rawPath: "/queues", version: "2.0" });
   });
 });
-
-interface Received {
-  method: string;
-  target: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A loopback server that records each request and answers `{"ok":true}`, as the API or as its function. */
-async function recordingServer(): Promise<{ url: string; received: Received[]; server: Server }> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    let body = "";
-    req.setEncoding("utf8");
-    req.on("data", (chunk) => {
-      body += chunk;
-    });
-    req.on("end", () => {
-      const target = req.url ?? "";
-      received.push({ method: req.method ?? "", target, headers: req.headers, body });
-      const ok = JSON.stringify({ ok: true });
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(target.includes("/invocations") ? JSON.stringify({ statusCode: 200, body: ok }) : ok);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, server };
-}
