@@ -11,6 +11,7 @@ import { type DataDir, openDataDir } from "./data-dir.ts";
 import {
   CLAIMS_BUCKET,
   dynamoClient,
+  type Emulators,
   LOOPBACK,
   type ProvisionedQueue,
   provisionClaimsBucket,
@@ -75,6 +76,15 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
+/** The three clients on running emulators (fauxqs serves S3 on its SQS port); the test harnesses use it too. */
+export function emulatorClients(emulators: Pick<Emulators, "dynamodb" | "sqs">) {
+  return {
+    dynamodb: dynamoClient(emulators.dynamodb.endpoint),
+    sqs: sqsClient(emulators.sqs.endpoint),
+    s3: s3Client(emulators.sqs.endpoint),
+  };
+}
+
 /**
  * The whole service in one process: dynalite + fauxqs on loopback (kept in `dataDir` when given),
  * the table and queues created, or found again, from the same app value infra deploys, one
@@ -95,11 +105,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     throw err;
   }
   try {
-    const clients = {
-      dynamodb: dynamoClient(emulators.dynamodb.endpoint),
-      sqs: sqsClient(emulators.sqs.endpoint),
-      s3: s3Client(emulators.sqs.endpoint),
-    };
+    const clients = emulatorClients(emulators);
     options.instrument?.(clients);
 
     const queues = options.app.queues;

@@ -4,16 +4,14 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import {
-  dynamoClient,
   type Emulators,
   type ProvisionedQueue,
   provisionClaimsBucket,
   provisionQueues,
   provisionTable,
-  s3Client,
-  sqsClient,
   startEmulators,
 } from "../../local/emulators.ts";
+import { emulatorClients } from "../../local/stack.ts";
 import { forFile } from "./for-file.ts";
 
 /**
@@ -61,10 +59,7 @@ export async function freshResources(
   } = {},
 ): Promise<FreshResources> {
   const suffix = randomBytes(4).toString("hex");
-  const dynamodb = dynamoClient(emu.dynamodb.endpoint);
-  const sqs = sqsClient(emu.sqs.endpoint);
-  // fauxqs serves S3 on its SQS port.
-  const s3 = s3Client(emu.sqs.endpoint);
+  const { dynamodb, sqs, s3 } = emulatorClients(emu);
   const destroy = () => {
     dynamodb.destroy();
     sqs.destroy();
