@@ -35,6 +35,11 @@ export interface FunctionBundle {
   /** The bundle's bundled inputs (project paths), and the packages it imports at run time. */
   inputs: string[];
   externals: string[];
+  /**
+   * The externals it imports statically, so loads at init: a dynamic `import()` of a package
+   * (loaded on first use) stays out. What the cold-start baseline imports (scripts/cold-start.ts).
+   */
+  initExternals: string[];
 }
 
 export const defaultRoot = fileURLToPath(new URL("..", import.meta.url));
@@ -60,12 +65,14 @@ export async function buildBundles(
       write,
     });
     const output = mainOutput(result.metafile);
+    const external = output.imports.filter((i) => i.external);
     bundles.push({
       name: functionName(handler),
       file: resolve(root, outfile),
       bytes: output.bytes,
       inputs: Object.keys(output.inputs),
-      externals: [...new Set(output.imports.filter((i) => i.external).map((i) => i.path))],
+      externals: [...new Set(external.map((i) => i.path))],
+      initExternals: [...new Set(external.filter((i) => i.kind === "import-statement").map((i) => i.path))],
     });
   }
   return bundles;

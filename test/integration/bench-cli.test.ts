@@ -141,10 +141,19 @@ describe("bench from its flags", () => {
       ...todaysFields,
       "bundleBytes",
       "coldStart",
+      "coldStartBudget",
       "group",
       "batch",
       "redelivery",
     ]);
+    // Issue 31's contract: one entry per function, its import beside the SDK alone, ratio = importMs / sdkOnlyMs.
+    expect(json.coldStart.map((c: { function: string }) => c.function)).toEqual(
+      Object.keys(json.bundleBytes),
+    );
+    for (const c of json.coldStart) {
+      expect(Object.keys(c)).toEqual(["function", "importMs", "sdkOnlyMs", "ratio"]);
+      expect(c.ratio).toBeCloseTo(c.importMs / c.sdkOnlyMs, 1);
+    }
     expect(json.group).toMatchObject({ groups: 1, childrenPerGroup: 10 });
     // 200 jobs of one key in calls of up to 100: at least two calls, fewer than one a job.
     expect(json.batch).toMatchObject({ jobs: 200, maxSize: 100 });
