@@ -1,5 +1,13 @@
 import type { ErrorCode } from "../../../lib/errors.ts";
-import { type BadCase, type BadExpect, nestedArrays, oddNames, oddStrings, oddUrlParts } from "./case.ts";
+import {
+  type BadCase,
+  type BadExpect,
+  badCase,
+  nestedArrays,
+  oddNames,
+  oddStrings,
+  oddUrlParts,
+} from "./case.ts";
 
 /** POST /jobs/batch, duplicate uniqueKeys, and GET /jobs/{id}, cancel and retry. */
 
@@ -12,30 +20,22 @@ const missingOrInvalid: BadExpect = { status: [400, 404] };
 
 type Item = ErrorCode | "ok";
 const batchCases: BadCase[] = [
-  { name: "POST /jobs/batch jobs []", request: batch({ jobs: [] }), expect: invalid },
-  {
-    name: "POST /jobs/batch 101 jobs",
-    request: batch({ jobs: Array.from({ length: 101 }, () => ({ kind: "echo" })) }),
-    expect: invalid,
-  },
-  { name: "POST /jobs/batch jobs a string", request: batch({ jobs: "echo" }), expect: invalid },
-  { name: "POST /jobs/batch jobs null", request: batch({ jobs: null }), expect: invalid },
-  { name: "POST /jobs/batch {}", request: batch({}), expect: invalid },
-  {
-    name: "POST /jobs/batch an extra field",
-    request: batch({ jobs: [{ kind: "echo" }], extra: 1 }),
-    expect: invalid,
-  },
-  {
-    name: "POST /jobs/batch body []",
-    request: { method: "POST", path: "/jobs/batch", raw: "[]" },
-    expect: invalid,
-  },
-  {
-    name: "POST /jobs/batch odd payload strings, each item alone",
-    request: batch({ jobs: oddNames.map((n) => ({ kind: "echo", payload: oddStrings[n] })) }),
-    expect: { status: 200, items: oddNames.map((): Item => "ok") },
-  },
+  badCase("POST /jobs/batch jobs []", batch({ jobs: [] }), invalid),
+  badCase(
+    "POST /jobs/batch 101 jobs",
+    batch({ jobs: Array.from({ length: 101 }, () => ({ kind: "echo" })) }),
+    invalid,
+  ),
+  badCase("POST /jobs/batch jobs a string", batch({ jobs: "echo" }), invalid),
+  badCase("POST /jobs/batch jobs null", batch({ jobs: null }), invalid),
+  badCase("POST /jobs/batch {}", batch({}), invalid),
+  badCase("POST /jobs/batch an extra field", batch({ jobs: [{ kind: "echo" }], extra: 1 }), invalid),
+  badCase("POST /jobs/batch body []", { method: "POST", path: "/jobs/batch", raw: "[]" }, invalid),
+  badCase(
+    "POST /jobs/batch odd payload strings, each item alone",
+    batch({ jobs: oddNames.map((n) => ({ kind: "echo", payload: oddStrings[n] })) }),
+    { status: 200, items: oddNames.map((): Item => "ok") },
+  ),
   {
     name: "POST /jobs/batch odd uniqueKeys, each item alone",
     request: batch({
@@ -87,16 +87,16 @@ const batchCases: BadCase[] = [
 ];
 
 const duplicateCases: BadCase[] = [
-  {
-    name: "POST /jobs a live uniqueKey answers 200 duplicate",
-    request: (f) => post({ kind: "echo", uniqueKey: f.liveUniqueKey }),
-    expect: { status: 200 },
-  },
-  {
-    name: "POST /jobs a live emoji uniqueKey answers 200 duplicate",
-    request: (f) => post({ kind: "echo", uniqueKey: f.liveEmojiKey }),
-    expect: { status: 200 },
-  },
+  badCase(
+    "POST /jobs a live uniqueKey answers 200 duplicate",
+    (f) => post({ kind: "echo", uniqueKey: f.liveUniqueKey }),
+    { status: 200 },
+  ),
+  badCase(
+    "POST /jobs a live emoji uniqueKey answers 200 duplicate",
+    (f) => post({ kind: "echo", uniqueKey: f.liveEmojiKey }),
+    { status: 200 },
+  ),
 ];
 
 /** GET /jobs/{id}, cancel and retry, with odd ids and ids of jobs in states that refuse. */
@@ -110,41 +110,34 @@ const idCases: BadCase[] = [
         expect: n.startsWith("lone") ? missingOrInvalid : notFound,
       })),
     ),
-  {
-    name: "GET /jobs/{id} an unknown ULID",
-    request: { method: "GET", path: "/jobs/01ARZ3NDEKTSV4RRFFQ69G5FAV" },
-    expect: notFound,
-  },
-  {
-    name: "GET /jobs/{id} id with an encoded slash",
-    request: { method: "GET", path: "/jobs/a%2Fb" },
-    expect: notFound,
-  },
-  {
-    name: "GET /jobs/{id} id with spaces and quotes",
-    request: { method: "GET", path: "/jobs/%22%20or%201%3D1" },
-    expect: notFound,
-  },
-  {
-    name: "POST /jobs/{id}/cancel a done job",
-    request: (f) => ({ method: "POST", path: `/jobs/${f.doneId}/cancel` }),
-    expect: { status: 409, code: "conflict" },
-  },
-  {
-    name: "POST /jobs/{id}/retry a done job",
-    request: (f) => ({ method: "POST", path: `/jobs/${f.doneId}/retry` }),
-    expect: { status: 409, code: "conflict" },
-  },
-  {
-    name: "POST /jobs/{id}/retry a scheduled job",
-    request: (f) => ({ method: "POST", path: `/jobs/${f.liveId}/retry` }),
-    expect: { status: 409, code: "conflict" },
-  },
-  {
-    name: "GET /jobs/{id} a done job",
-    request: (f) => ({ method: "GET", path: `/jobs/${f.doneId}` }),
-    expect: { status: 200 },
-  },
+  badCase(
+    "GET /jobs/{id} an unknown ULID",
+    { method: "GET", path: "/jobs/01ARZ3NDEKTSV4RRFFQ69G5FAV" },
+    notFound,
+  ),
+  badCase("GET /jobs/{id} id with an encoded slash", { method: "GET", path: "/jobs/a%2Fb" }, notFound),
+  badCase(
+    "GET /jobs/{id} id with spaces and quotes",
+    { method: "GET", path: "/jobs/%22%20or%201%3D1" },
+    notFound,
+  ),
+  badCase(
+    "POST /jobs/{id}/cancel a done job",
+    (f) => ({ method: "POST", path: `/jobs/${f.doneId}/cancel` }),
+    { status: 409, code: "conflict" },
+  ),
+  badCase("POST /jobs/{id}/retry a done job", (f) => ({ method: "POST", path: `/jobs/${f.doneId}/retry` }), {
+    status: 409,
+    code: "conflict",
+  }),
+  badCase(
+    "POST /jobs/{id}/retry a scheduled job",
+    (f) => ({ method: "POST", path: `/jobs/${f.liveId}/retry` }),
+    { status: 409, code: "conflict" },
+  ),
+  badCase("GET /jobs/{id} a done job", (f) => ({ method: "GET", path: `/jobs/${f.doneId}` }), {
+    status: 200,
+  }),
 ];
 
 export const batchAndIdCases: BadCase[] = [...batchCases, ...duplicateCases, ...idCases];

@@ -42,6 +42,13 @@ export interface BadCase {
   expect: BadExpect;
 }
 
+/** A row in one line: its name, the request, and what the service must answer. */
+export const badCase = (name: string, request: BadCase["request"], expect: BadExpect): BadCase => ({
+  name,
+  request,
+  expect,
+});
+
 /** Strings that have broken text handling somewhere: every string field gets each of them. */
 export const oddStrings = {
   emoji: "🚀 job ✨",

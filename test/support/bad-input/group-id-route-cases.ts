@@ -1,5 +1,5 @@
 import type { BadCase, BadExpect, BadRequest, OddString } from "./case.ts";
-import { oddNames, oddUrlParts } from "./case.ts";
+import { badCase, oddNames, oddUrlParts } from "./case.ts";
 import { badChild, echo, GROUPS, marked, onComplete } from "./group-fixtures.ts";
 
 /** GET /groups/{id}, its children (list and add), seal and cancel: ids, queries, bodies and states. */
@@ -37,30 +37,30 @@ const pathIdCases: BadCase[] = pathRoutes.flatMap(([method, suffix, json]) => [
     request: { method, path: `/groups/${oddUrlParts[n]}${suffix}`, ...(json ? { json } : {}) },
     expect: oddIdExpect(n),
   })),
-  {
-    name: `${method} /groups/{id}${suffix} an unknown group`,
-    request: { method, path: `/groups/${GROUPS.missing}${suffix}`, ...(json ? { json } : {}) },
-    expect: notFound,
-  },
-  {
-    name: `${method} /groups/{id}${suffix} id with a space`,
-    request: { method, path: `/groups/a%20b${suffix}`, ...(json ? { json } : {}) },
-    expect: notFound,
-  },
-  {
-    name: `${method} /groups/{id}${suffix} id with a '#'`,
-    request: { method, path: `/groups/${GROUPS.open}%23slice${suffix}`, ...(json ? { json } : {}) },
-    expect: notFound,
-  },
-  {
-    name: `${method} /groups/{id}${suffix} a malformed escape`,
-    request: { method, path: `/groups/%ZZ${suffix}`, ...(json ? { json } : {}) },
-    expect: invalid,
-  },
+  badCase(
+    `${method} /groups/{id}${suffix} an unknown group`,
+    { method, path: `/groups/${GROUPS.missing}${suffix}`, ...(json ? { json } : {}) },
+    notFound,
+  ),
+  badCase(
+    `${method} /groups/{id}${suffix} id with a space`,
+    { method, path: `/groups/a%20b${suffix}`, ...(json ? { json } : {}) },
+    notFound,
+  ),
+  badCase(
+    `${method} /groups/{id}${suffix} id with a '#'`,
+    { method, path: `/groups/${GROUPS.open}%23slice${suffix}`, ...(json ? { json } : {}) },
+    notFound,
+  ),
+  badCase(
+    `${method} /groups/{id}${suffix} a malformed escape`,
+    { method, path: `/groups/%ZZ${suffix}`, ...(json ? { json } : {}) },
+    invalid,
+  ),
 ]);
 
 const listCases: BadCase[] = [
-  { name: "GET /groups/{id}", request: { method: "GET", path: `/groups/${GROUPS.sealed}` }, expect: ok },
+  badCase("GET /groups/{id}", { method: "GET", path: `/groups/${GROUPS.sealed}` }, ok),
   ...[
     "status=bogus",
     "status=",
@@ -86,11 +86,11 @@ const listCases: BadCase[] = [
     request: children(GROUPS.sealed, q),
     expect: invalid,
   })),
-  {
-    name: "GET /groups/{id}/children a bad query on an unknown group",
-    request: children(GROUPS.missing, "status=bogus"),
-    expect: invalid,
-  },
+  badCase(
+    "GET /groups/{id}/children a bad query on an unknown group",
+    children(GROUPS.missing, "status=bogus"),
+    invalid,
+  ),
   ...["status=pending", "status=done&limit=1", "limit=100", "cursor=0", "cursor=9999999", "limit=1e2"].map(
     (q) => ({
       name: `GET /groups/{id}/children ${q}`,
@@ -98,70 +98,62 @@ const listCases: BadCase[] = [
       expect: ok,
     }),
   ),
-  {
-    name: "GET /groups/{id}/children of a finished group",
-    request: children(GROUPS.succeeded, "status=done"),
-    expect: ok,
-  },
+  badCase("GET /groups/{id}/children of a finished group", children(GROUPS.succeeded, "status=done"), ok),
 ];
 
 const addCases: BadCase[] = [
-  {
-    name: "POST /groups/{id}/children without a body",
-    request: { method: "POST", path: `/groups/${GROUPS.open}/children` },
-    expect: invalid,
-  },
-  {
-    name: "POST /groups/{id}/children truncated JSON",
-    request: { method: "POST", path: `/groups/${GROUPS.open}/children`, raw: '{"children":[' },
-    expect: invalid,
-  },
-  { name: "POST /groups/{id}/children {}", request: addTo(GROUPS.open, {}), expect: invalid },
-  {
-    name: "POST /groups/{id}/children children []",
-    request: addTo(GROUPS.open, { children: [] }),
-    expect: invalid,
-  },
-  {
-    name: "POST /groups/{id}/children 1001 children",
-    request: addTo(GROUPS.untouched, { children: Array.from({ length: 1001 }, (_, i) => marked(i)) }),
-    expect: invalid,
-  },
-  {
-    name: "POST /groups/{id}/children one invalid child among valid ones",
-    request: addTo(GROUPS.untouched, { children: [marked(0), badChild] }),
-    expect: invalid,
-  },
-  {
-    name: "POST /groups/{id}/children a child with a uniqueKey",
-    request: addTo(GROUPS.untouched, { children: [{ ...marked(0), uniqueKey: "k" }] }),
-    expect: invalid,
-  },
-  {
-    name: "POST /groups/{id}/children seal a string",
-    request: addTo(GROUPS.untouched, { children: [marked(0)], seal: "yes" }),
-    expect: invalid,
-  },
-  {
-    name: "POST /groups/{id}/children an extra field",
-    request: addTo(GROUPS.untouched, { children: [marked(0)], onComplete }),
-    expect: invalid,
-  },
-  {
-    name: "POST /groups/{id}/children to a sealed group",
-    request: addTo(GROUPS.sealed, { children: [marked(0)] }),
-    expect: conflict,
-  },
-  {
-    name: "POST /groups/{id}/children to a finished group",
-    request: addTo(GROUPS.succeeded, { children: [marked(0)] }),
-    expect: conflict,
-  },
-  {
-    name: "POST /groups/{id}/children to an open group",
-    request: addTo(GROUPS.open, { children: [echo(), echo({ s: "🚀\uFFFF\uD800" })] }),
-    expect: ok,
-  },
+  badCase(
+    "POST /groups/{id}/children without a body",
+    { method: "POST", path: `/groups/${GROUPS.open}/children` },
+    invalid,
+  ),
+  badCase(
+    "POST /groups/{id}/children truncated JSON",
+    { method: "POST", path: `/groups/${GROUPS.open}/children`, raw: '{"children":[' },
+    invalid,
+  ),
+  badCase("POST /groups/{id}/children {}", addTo(GROUPS.open, {}), invalid),
+  badCase("POST /groups/{id}/children children []", addTo(GROUPS.open, { children: [] }), invalid),
+  badCase(
+    "POST /groups/{id}/children 1001 children",
+    addTo(GROUPS.untouched, { children: Array.from({ length: 1001 }, (_, i) => marked(i)) }),
+    invalid,
+  ),
+  badCase(
+    "POST /groups/{id}/children one invalid child among valid ones",
+    addTo(GROUPS.untouched, { children: [marked(0), badChild] }),
+    invalid,
+  ),
+  badCase(
+    "POST /groups/{id}/children a child with a uniqueKey",
+    addTo(GROUPS.untouched, { children: [{ ...marked(0), uniqueKey: "k" }] }),
+    invalid,
+  ),
+  badCase(
+    "POST /groups/{id}/children seal a string",
+    addTo(GROUPS.untouched, { children: [marked(0)], seal: "yes" }),
+    invalid,
+  ),
+  badCase(
+    "POST /groups/{id}/children an extra field",
+    addTo(GROUPS.untouched, { children: [marked(0)], onComplete }),
+    invalid,
+  ),
+  badCase(
+    "POST /groups/{id}/children to a sealed group",
+    addTo(GROUPS.sealed, { children: [marked(0)] }),
+    conflict,
+  ),
+  badCase(
+    "POST /groups/{id}/children to a finished group",
+    addTo(GROUPS.succeeded, { children: [marked(0)] }),
+    conflict,
+  ),
+  badCase(
+    "POST /groups/{id}/children to an open group",
+    addTo(GROUPS.open, { children: [echo(), echo({ s: "🚀\uFFFF\uD800" })] }),
+    ok,
+  ),
 ];
 
 const transitionCases: BadCase[] = [
@@ -170,46 +162,42 @@ const transitionCases: BadCase[] = [
     request: { method: "POST", path: `/groups/${GROUPS.sealTwice}/seal` },
     expect: ok,
   })),
-  {
-    name: "POST /groups/{id}/seal a finished group",
-    request: { method: "POST", path: `/groups/${GROUPS.succeeded}/seal` },
-    expect: ok,
-  },
-  {
-    name: "POST /groups/{id}/seal with a body it ignores",
-    request: { method: "POST", path: `/groups/${GROUPS.sealed}/seal`, raw: "not json" },
-    expect: ok,
-  },
+  badCase(
+    "POST /groups/{id}/seal a finished group",
+    { method: "POST", path: `/groups/${GROUPS.succeeded}/seal` },
+    ok,
+  ),
+  badCase(
+    "POST /groups/{id}/seal with a body it ignores",
+    { method: "POST", path: `/groups/${GROUPS.sealed}/seal`, raw: "not json" },
+    ok,
+  ),
   ...[1, 2].map((n) => ({
     name: `POST /groups/{id}/cancel an open group, call ${n}`,
     request: { method: "POST", path: `/groups/${GROUPS.cancelTwice}/cancel` },
     expect: ok,
   })),
-  {
-    name: "POST /groups/{id}/cancel a succeeded group",
-    request: { method: "POST", path: `/groups/${GROUPS.succeeded}/cancel` },
-    expect: conflict,
-  },
-  {
-    name: "POST /groups/{id}/children to a cancelled group",
-    request: addTo(GROUPS.cancelTwice, { children: [marked(0)] }),
-    expect: conflict,
-  },
-  {
-    name: "DELETE /groups/{id}",
-    request: { method: "DELETE", path: `/groups/${GROUPS.open}` },
-    expect: { status: 405, code: "method_not_allowed" },
-  },
-  {
-    name: "GET /groups",
-    request: { method: "GET", path: "/groups" },
-    expect: { status: 405, code: "method_not_allowed" },
-  },
-  {
-    name: "GET /groups/{id}/seal",
-    request: { method: "GET", path: `/groups/${GROUPS.open}/seal` },
-    expect: { status: 405, code: "method_not_allowed" },
-  },
+  badCase(
+    "POST /groups/{id}/cancel a succeeded group",
+    { method: "POST", path: `/groups/${GROUPS.succeeded}/cancel` },
+    conflict,
+  ),
+  badCase(
+    "POST /groups/{id}/children to a cancelled group",
+    addTo(GROUPS.cancelTwice, { children: [marked(0)] }),
+    conflict,
+  ),
+  badCase(
+    "DELETE /groups/{id}",
+    { method: "DELETE", path: `/groups/${GROUPS.open}` },
+    { status: 405, code: "method_not_allowed" },
+  ),
+  badCase("GET /groups", { method: "GET", path: "/groups" }, { status: 405, code: "method_not_allowed" }),
+  badCase(
+    "GET /groups/{id}/seal",
+    { method: "GET", path: `/groups/${GROUPS.open}/seal` },
+    { status: 405, code: "method_not_allowed" },
+  ),
 ];
 
 export const groupIdRouteCases: BadCase[] = [...pathIdCases, ...listCases, ...addCases, ...transitionCases];

@@ -1,5 +1,5 @@
 import type { BadCase, BadExpect } from "./case.ts";
-import { cursorOf, cursorOfText, nestedArrays, oddNames, oddUrlParts } from "./case.ts";
+import { badCase, cursorOf, cursorOfText, nestedArrays, oddNames, oddUrlParts } from "./case.ts";
 
 /** GET /jobs: every query parameter, and cursors of every wrong shape on both read paths. */
 
@@ -22,18 +22,18 @@ const paramCases: BadCase[] = [
       request: list(`cursor=${oddUrlParts[n]}`),
       expect: invalid,
     })),
-  { name: "GET /jobs an empty cursor is no cursor", request: list("cursor="), expect: ok },
+  badCase("GET /jobs an empty cursor is no cursor", list("cursor="), ok),
   ...["0", "101", "-1", "1.5", "abc", "Infinity", "NaN", "1e400", "0x10"].map((v) => ({
     name: `GET /jobs limit=${v}`,
     request: list(`limit=${encodeURIComponent(v)}`),
     expect: v === "0x10" ? ok : invalid,
   })),
-  { name: "GET /jobs limit=1e2", request: list("limit=1e2"), expect: ok },
-  { name: "GET /jobs an unknown parameter", request: list("foo=1"), expect: invalid },
-  { name: "GET /jobs status=scheduled without a queue", request: list("status=scheduled"), expect: ok },
-  { name: "GET /jobs queue and status=dead", request: list("queue=heavy&status=dead"), expect: ok },
-  { name: "GET /jobs an undeclared queue", request: list("queue=nope&status=dead"), expect: ok },
-  { name: "GET /jobs queue of 41 chars", request: list(`queue=${"q".repeat(41)}`), expect: invalid },
+  badCase("GET /jobs limit=1e2", list("limit=1e2"), ok),
+  badCase("GET /jobs an unknown parameter", list("foo=1"), invalid),
+  badCase("GET /jobs status=scheduled without a queue", list("status=scheduled"), ok),
+  badCase("GET /jobs queue and status=dead", list("queue=heavy&status=dead"), ok),
+  badCase("GET /jobs an undeclared queue", list("queue=nope&status=dead"), ok),
+  badCase("GET /jobs queue of 41 chars", list(`queue=${"q".repeat(41)}`), invalid),
 ];
 
 const id = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
@@ -113,31 +113,27 @@ const cursorCases: BadCase[] = [
     request: list(`status=queued&limit=5&cursor=${cursor}`),
     expect: expect ?? invalid,
   })),
-  {
-    name: "GET /jobs a real index cursor",
-    request: (f) => list(`queue=default&status=scheduled&limit=1&cursor=${f.indexCursor}`),
-    expect: ok,
-  },
-  {
-    name: "GET /jobs a real scan cursor",
-    request: (f) => list(`limit=1&cursor=${f.scanCursor}`),
-    expect: ok,
-  },
-  {
-    name: "GET /jobs an index cursor on the scan path",
-    request: (f) => list(`limit=1&cursor=${f.indexCursor}`),
-    expect: invalid,
-  },
-  {
-    name: "GET /jobs a scan cursor on the index path",
-    request: (f) => list(`queue=default&status=scheduled&cursor=${f.scanCursor}`),
-    expect: invalid,
-  },
-  {
-    name: "GET /jobs an index cursor for another status",
-    request: (f) => list(`queue=default&status=dead&cursor=${f.indexCursor}`),
-    expect: invalid,
-  },
+  badCase(
+    "GET /jobs a real index cursor",
+    (f) => list(`queue=default&status=scheduled&limit=1&cursor=${f.indexCursor}`),
+    ok,
+  ),
+  badCase("GET /jobs a real scan cursor", (f) => list(`limit=1&cursor=${f.scanCursor}`), ok),
+  badCase(
+    "GET /jobs an index cursor on the scan path",
+    (f) => list(`limit=1&cursor=${f.indexCursor}`),
+    invalid,
+  ),
+  badCase(
+    "GET /jobs a scan cursor on the index path",
+    (f) => list(`queue=default&status=scheduled&cursor=${f.scanCursor}`),
+    invalid,
+  ),
+  badCase(
+    "GET /jobs an index cursor for another status",
+    (f) => list(`queue=default&status=dead&cursor=${f.indexCursor}`),
+    invalid,
+  ),
 ];
 
 export const listCases: BadCase[] = [...paramCases, ...cursorCases];

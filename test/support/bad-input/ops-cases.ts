@@ -1,6 +1,7 @@
 import {
   type BadCase,
   type BadExpect,
+  badCase,
   nestedArrays,
   nestedObjects,
   type OddString,
@@ -18,14 +19,10 @@ const notFound: BadExpect = { status: 404, code: "not_found" };
 const missingOrInvalid: BadExpect = { status: [400, 404] };
 
 const healthCases: BadCase[] = [
-  { name: "GET /health", request: { method: "GET", path: "/health" }, expect: ok },
-  {
-    name: "GET /health with a query",
-    request: { method: "GET", path: "/health?x=%F0%9F%9A%80&y" },
-    expect: ok,
-  },
-  { name: "GET /queues", request: { method: "GET", path: "/queues" }, expect: ok },
-  { name: "GET /schedules", request: { method: "GET", path: "/schedules" }, expect: ok },
+  badCase("GET /health", { method: "GET", path: "/health" }, ok),
+  badCase("GET /health with a query", { method: "GET", path: "/health?x=%F0%9F%9A%80&y" }, ok),
+  badCase("GET /queues", { method: "GET", path: "/queues" }, ok),
+  badCase("GET /schedules", { method: "GET", path: "/schedules" }, ok),
 ];
 
 const patch = (name: string, json: unknown) => ({ method: "PATCH", path: `/queues/${name}`, json });
@@ -45,74 +42,50 @@ const queueCases: BadCase[] = [
       request: patch(oddUrlParts[n], {}),
       expect: n.startsWith("lone") ? missingOrInvalid : notFound,
     })),
-  { name: "POST /queues/heavy/pause", request: { method: "POST", path: "/queues/heavy/pause" }, expect: ok },
-  {
-    name: "POST /queues/heavy/resume",
-    request: { method: "POST", path: "/queues/heavy/resume" },
-    expect: ok,
-  },
-  {
-    name: "PATCH /queues/heavy backoff",
-    request: patch("heavy", { backoff: { maxSeconds: 600 } }),
-    expect: ok,
-  },
-  {
-    name: "PATCH /queues/heavy maxConcurrency on a pool queue",
-    request: patch("heavy", { maxConcurrency: 50 }),
-    expect: invalid,
-  },
+  badCase("POST /queues/heavy/pause", { method: "POST", path: "/queues/heavy/pause" }, ok),
+  badCase("POST /queues/heavy/resume", { method: "POST", path: "/queues/heavy/resume" }, ok),
+  badCase("PATCH /queues/heavy backoff", patch("heavy", { backoff: { maxSeconds: 600 } }), ok),
+  badCase(
+    "PATCH /queues/heavy maxConcurrency on a pool queue",
+    patch("heavy", { maxConcurrency: 50 }),
+    invalid,
+  ),
   ...([1, 1001, "50", 1e308, null, 2.5, [10]] as const).map((v) => ({
     name: `PATCH /queues/default maxConcurrency ${JSON.stringify(v)}`,
     request: patch("default", { maxConcurrency: v }),
     expect: invalid,
   })),
-  {
-    name: "PATCH /queues/default maxConcurrency 1e400",
-    request: patchRaw("default", '{"maxConcurrency":1e400}'),
-    expect: invalid,
-  },
-  {
-    name: "PATCH /queues/default base over max",
-    request: patch("default", { backoff: { baseSeconds: 100, maxSeconds: 10 } }),
-    expect: invalid,
-  },
-  {
-    name: "PATCH /queues/default backoff 0",
-    request: patch("default", { backoff: { baseSeconds: 0 } }),
-    expect: invalid,
-  },
-  {
-    name: "PATCH /queues/default backoff a string",
-    request: patch("default", { backoff: "fast" }),
-    expect: invalid,
-  },
-  {
-    name: "PATCH /queues/default retention 0 days",
-    request: patch("default", { retentionDays: { done: 0 } }),
-    expect: invalid,
-  },
-  {
-    name: "PATCH /queues/default retention 1e9 days",
-    request: patch("default", { retentionDays: { dead: 1e9 } }),
-    expect: invalid,
-  },
-  {
-    name: "PATCH /queues/default an extra field",
-    request: patch("default", { paused: true }),
-    expect: invalid,
-  },
-  {
-    name: "PATCH /queues/default backoff 10 000 levels",
-    request: patchRaw("default", `{"backoff":${nestedObjects(10_000)}}`),
-    expect: invalid,
-  },
-  { name: "PATCH /queues/default body null", request: patchRaw("default", "null"), expect: invalid },
-  { name: "PATCH /queues/default body []", request: patchRaw("default", "[]"), expect: invalid },
-  {
-    name: "PATCH /queues/default without a body",
-    request: { method: "PATCH", path: "/queues/default" },
-    expect: invalid,
-  },
+  badCase(
+    "PATCH /queues/default maxConcurrency 1e400",
+    patchRaw("default", '{"maxConcurrency":1e400}'),
+    invalid,
+  ),
+  badCase(
+    "PATCH /queues/default base over max",
+    patch("default", { backoff: { baseSeconds: 100, maxSeconds: 10 } }),
+    invalid,
+  ),
+  badCase("PATCH /queues/default backoff 0", patch("default", { backoff: { baseSeconds: 0 } }), invalid),
+  badCase("PATCH /queues/default backoff a string", patch("default", { backoff: "fast" }), invalid),
+  badCase(
+    "PATCH /queues/default retention 0 days",
+    patch("default", { retentionDays: { done: 0 } }),
+    invalid,
+  ),
+  badCase(
+    "PATCH /queues/default retention 1e9 days",
+    patch("default", { retentionDays: { dead: 1e9 } }),
+    invalid,
+  ),
+  badCase("PATCH /queues/default an extra field", patch("default", { paused: true }), invalid),
+  badCase(
+    "PATCH /queues/default backoff 10 000 levels",
+    patchRaw("default", `{"backoff":${nestedObjects(10_000)}}`),
+    invalid,
+  ),
+  badCase("PATCH /queues/default body null", patchRaw("default", "null"), invalid),
+  badCase("PATCH /queues/default body []", patchRaw("default", "[]"), invalid),
+  badCase("PATCH /queues/default without a body", { method: "PATCH", path: "/queues/default" }, invalid),
 ];
 
 const base = { cron: "0 0 * * *", kind: "echo", enabled: false };
@@ -146,71 +119,51 @@ const scheduleCases: BadCase[] = [
   ...oddNames
     .filter((n) => n !== "empty")
     .flatMap((n) => [
-      {
-        name: `PUT /schedules/{name} name: ${n}`,
-        request: put(oddUrlParts[n], base),
-        expect: n.startsWith("lone") ? missingOrInvalid : invalid,
-      },
-      {
-        name: `DELETE /schedules/{name} name: ${n}`,
-        request: { method: "DELETE", path: `/schedules/${oddUrlParts[n]}` },
-        expect: n.startsWith("lone") ? missingOrInvalid : invalid,
-      },
+      badCase(
+        `PUT /schedules/{name} name: ${n}`,
+        put(oddUrlParts[n], base),
+        n.startsWith("lone") ? missingOrInvalid : invalid,
+      ),
+      badCase(
+        `DELETE /schedules/{name} name: ${n}`,
+        { method: "DELETE", path: `/schedules/${oddUrlParts[n]}` },
+        n.startsWith("lone") ? missingOrInvalid : invalid,
+      ),
     ]),
-  { name: "PUT /schedules/{name} name of 65 chars", request: put("n".repeat(65), base), expect: invalid },
-  { name: "PUT /schedules/{name} {}", request: put("empty-body", {}), expect: invalid },
-  { name: "PUT /schedules/{name} without cron", request: put("no-cron", { kind: "echo" }), expect: invalid },
-  {
-    name: "PUT /schedules/{name} without kind",
-    request: put("no-kind", { cron: "* * * * *" }),
-    expect: invalid,
-  },
-  {
-    name: "PUT /schedules/{name} an extra field",
-    request: put("extra", { ...base, extra: 1 }),
-    expect: invalid,
-  },
-  { name: "PUT /schedules/{name} body null", request: putRaw("null-body", "null"), expect: invalid },
-  {
-    name: "PUT /schedules/{name} without a body",
-    request: { method: "PUT", path: "/schedules/no-body" },
-    expect: invalid,
-  },
-  {
-    name: "PUT /schedules/{name} cron of 7 fields",
-    request: put("seven", { ...base, cron: "0 0 0 * * * *" }),
-    expect: invalid,
-  },
-  {
-    name: "PUT /schedules/{name} minute 61",
-    request: put("m61", { ...base, cron: "61 * * * *" }),
-    expect: invalid,
-  },
-  {
-    name: "PUT /schedules/{name} 30 February never fires",
-    request: put("feb30", { ...base, cron: "0 0 30 2 *" }),
-    expect: invalid,
-  },
-  {
-    name: "PUT /schedules/{name} an unknown time zone",
-    request: put("mars", { ...base, timezone: "Mars/Olympus" }),
-    expect: invalid,
-  },
-  {
-    name: "PUT /schedules/{name} enabled a string",
-    request: put("yes", { ...base, enabled: "yes" }),
-    expect: invalid,
-  },
-  {
-    name: "PUT /schedules/{name} an undeclared queue",
-    request: put("nope-queue", { ...base, queue: "nope" }),
-    expect: invalid,
-  },
-  {
-    name: "PUT /schedules/{name} payload over 8 KB",
-    request: put("big", { ...base, payload: "x".repeat(9000) }),
-    expect: invalid,
-  },
+  badCase("PUT /schedules/{name} name of 65 chars", put("n".repeat(65), base), invalid),
+  badCase("PUT /schedules/{name} {}", put("empty-body", {}), invalid),
+  badCase("PUT /schedules/{name} without cron", put("no-cron", { kind: "echo" }), invalid),
+  badCase("PUT /schedules/{name} without kind", put("no-kind", { cron: "* * * * *" }), invalid),
+  badCase("PUT /schedules/{name} an extra field", put("extra", { ...base, extra: 1 }), invalid),
+  badCase("PUT /schedules/{name} body null", putRaw("null-body", "null"), invalid),
+  badCase("PUT /schedules/{name} without a body", { method: "PUT", path: "/schedules/no-body" }, invalid),
+  badCase(
+    "PUT /schedules/{name} cron of 7 fields",
+    put("seven", { ...base, cron: "0 0 0 * * * *" }),
+    invalid,
+  ),
+  badCase("PUT /schedules/{name} minute 61", put("m61", { ...base, cron: "61 * * * *" }), invalid),
+  badCase(
+    "PUT /schedules/{name} 30 February never fires",
+    put("feb30", { ...base, cron: "0 0 30 2 *" }),
+    invalid,
+  ),
+  badCase(
+    "PUT /schedules/{name} an unknown time zone",
+    put("mars", { ...base, timezone: "Mars/Olympus" }),
+    invalid,
+  ),
+  badCase("PUT /schedules/{name} enabled a string", put("yes", { ...base, enabled: "yes" }), invalid),
+  badCase(
+    "PUT /schedules/{name} an undeclared queue",
+    put("nope-queue", { ...base, queue: "nope" }),
+    invalid,
+  ),
+  badCase(
+    "PUT /schedules/{name} payload over 8 KB",
+    put("big", { ...base, payload: "x".repeat(9000) }),
+    invalid,
+  ),
   {
     name: "PUT /schedules/{name} payload 10 000 levels",
     request: putRaw(
@@ -235,41 +188,41 @@ const scheduleCases: BadCase[] = [
     ),
     expect: saved,
   },
-  {
-    name: "PUT /schedules/{name} payload 1e400",
-    request: putRaw("inf", '{"cron":"0 0 * * *","kind":"echo","payload":1e400}'),
-    expect: invalid,
-  },
-  {
-    name: "PUT /schedules/{name} cron 10 000 levels",
-    request: putRaw("deep-cron", `{"cron":${nestedArrays(10_000, '"0 0 * * *"')},"kind":"echo"}`),
-    expect: invalid,
-  },
-  {
-    name: "PUT /schedules/{name} emoji payload",
-    request: put("emoji", { ...base, payload: { s: "🚀\uFFFE\uD800" } }),
-    expect: saved,
-  },
-  {
-    name: "PUT /schedules/{name} the same again",
-    request: put("emoji", { ...base, payload: { s: "🚀\uFFFE\uD800" } }),
-    expect: ok,
-  },
-  {
-    name: "DELETE /schedules/{name} a missing one",
-    request: { method: "DELETE", path: "/schedules/missing" },
-    expect: notFound,
-  },
-  {
-    name: "DELETE /schedules/{name} one declared in code",
-    request: { method: "DELETE", path: "/schedules/heartbeat-echo" },
-    expect: { status: 409, code: "conflict" },
-  },
-  {
-    name: "DELETE /schedules/{name} one made by the API",
-    request: { method: "DELETE", path: "/schedules/emoji" },
-    expect: { status: [200, 204] },
-  },
+  badCase(
+    "PUT /schedules/{name} payload 1e400",
+    putRaw("inf", '{"cron":"0 0 * * *","kind":"echo","payload":1e400}'),
+    invalid,
+  ),
+  badCase(
+    "PUT /schedules/{name} cron 10 000 levels",
+    putRaw("deep-cron", `{"cron":${nestedArrays(10_000, '"0 0 * * *"')},"kind":"echo"}`),
+    invalid,
+  ),
+  badCase(
+    "PUT /schedules/{name} emoji payload",
+    put("emoji", { ...base, payload: { s: "🚀\uFFFE\uD800" } }),
+    saved,
+  ),
+  badCase(
+    "PUT /schedules/{name} the same again",
+    put("emoji", { ...base, payload: { s: "🚀\uFFFE\uD800" } }),
+    ok,
+  ),
+  badCase(
+    "DELETE /schedules/{name} a missing one",
+    { method: "DELETE", path: "/schedules/missing" },
+    notFound,
+  ),
+  badCase(
+    "DELETE /schedules/{name} one declared in code",
+    { method: "DELETE", path: "/schedules/heartbeat-echo" },
+    { status: 409, code: "conflict" },
+  ),
+  badCase(
+    "DELETE /schedules/{name} one made by the API",
+    { method: "DELETE", path: "/schedules/emoji" },
+    { status: [200, 204] },
+  ),
 ];
 
 export const opsCases: BadCase[] = [...healthCases, ...queueCases, ...scheduleCases];
