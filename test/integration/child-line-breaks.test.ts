@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Log } from "../../lib/observability/log.ts";
 import {
   batchExchange,
@@ -10,6 +10,8 @@ import {
 } from "../../lib/pool/child-protocol.ts";
 import { type ExchangeEnd, STDERR_LINE_BYTES, WarmChild } from "../../lib/pool/warm-child.ts";
 import { CapturingLog } from "../support/pool-harness.ts";
+import { childrenReapedAfterEach } from "../support/reaped-children.ts";
+import { withinMs } from "../support/wait.ts";
 
 // U+2028 and U+2029 (issue 23): JSON.stringify leaves them raw, and a reader that ends lines at
 // them (node:readline does) tore requests and replies in two. Real children, Node and Python, get
@@ -25,21 +27,9 @@ const PY_ECHO = ["python3", path("../fixtures/children/echo.py")];
 const BOUND_MS = 10_000;
 const TEXT = "line\u2028separator\u2029paragraph";
 
-function within<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no ${what} within ${BOUND_MS} ms`)), BOUND_MS);
-  });
-  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
-}
+const within = <T>(promise: Promise<T>, what: string) => withinMs(promise, what, BOUND_MS);
 
-const exits = new Map<WarmChild, Promise<void>>();
-afterEach(async () => {
-  const all = [...exits];
-  exits.clear();
-  for (const [child] of all) child.kill();
-  await within(Promise.all(all.map(([, exited]) => exited)), "exit of every child");
-});
+const exits = childrenReapedAfterEach(BOUND_MS);
 
 function spawnChild(argv: readonly string[], log: Log = new CapturingLog()): WarmChild {
   const { promise, resolve } = Promise.withResolvers<void>();

@@ -1,9 +1,11 @@
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Log, silentLog } from "../../lib/observability/log.ts";
 import { encodeRequest, parseBatchReply, parseReply } from "../../lib/pool/child-protocol.ts";
 import { KindChildren } from "../../lib/pool/kind-children.ts";
 import { type ExchangeEnd, WarmChild } from "../../lib/pool/warm-child.ts";
+import { childrenReapedAfterEach } from "../support/reaped-children.ts";
+import { withinMs } from "../support/wait.ts";
 
 const SCRIPTED = fileURLToPath(new URL("../fixtures/children/scripted.mjs", import.meta.url));
 const KIND = "scripted";
@@ -31,16 +33,10 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
 /** Holds the event loop, so what the children do meanwhile is all pending in one poll. */
 const holdLoop = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-function within<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no ${what} within ${BOUND_MS} ms`)), BOUND_MS);
-  });
-  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
-}
+const within = <T>(promise: Promise<T>, what: string) => withinMs(promise, what, BOUND_MS);
 
-/** Every child a test starts, with a promise of its exit, so afterEach can kill and reap all of them. */
-const tracked = new Map<WarmChild, Promise<void>>();
+/** Every child a test starts, with a promise of its exit: killed and reaped after each test. */
+const tracked = childrenReapedAfterEach(BOUND_MS);
 
 function spawnChild(
   onExit: (c: WarmChild) => void = () => {},
@@ -118,13 +114,6 @@ function capturingLog() {
   };
   return { log, entries, waitFor };
 }
-
-afterEach(async () => {
-  const all = [...tracked];
-  tracked.clear();
-  for (const [child] of all) child.kill();
-  await within(Promise.all(all.map(([, exited]) => exited)), "exit of every child");
-});
 
 describe("parseReply", () => {
   it("reads ok with and without a result", () => {

@@ -23,3 +23,12 @@ export function deferred<T = void>() {
   });
   return { promise, resolve, reject };
 }
+
+/** `promise`, or a failure naming `what` once `boundMs` pass first: a bound on a hang, never a wait for state. */
+export function withinMs<T>(promise: Promise<T>, what: string, boundMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${what} within ${boundMs} ms`)), boundMs);
+  });
+  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
+}
