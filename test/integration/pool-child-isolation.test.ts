@@ -9,7 +9,12 @@ import { DEFAULT_CHILD_UIDS } from "../../lib/pool/child-users.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { type PoolProcess, startPoolProcess } from "../../local/pool-process.ts";
-import { type PoolProcessStage, poolOutputLog, poolProcessStage } from "../support/pool-process-stage.ts";
+import {
+  type PoolProcessStage,
+  poolOutputLog,
+  poolProcessStage,
+  refusal,
+} from "../support/pool-process-stage.ts";
 import { emulatorsForFile } from "../support/test-emulators.ts";
 import { AS_UNPRIVILEGED, UNPRIVILEGED, uidOf } from "../support/unprivileged.ts";
 import { waitFor } from "../support/wait.ts";
@@ -222,11 +227,7 @@ describe("a pool that can't switch users (run as uid 65534)", () => {
       { SKYFORGE_POOL_CHILD_USERS: "required" },
       AS_UNPRIVILEGED,
     );
-    await waitFor(
-      async () => lines.some((l) => l.includes("the pool refused its configuration")),
-      "the pool to refuse to start",
-      30_000,
-    );
+    await refusal(lines, "the pool to refuse to start");
     expect(await pool.stop()).toBe(78);
     expect(pool.restarts).toBe(0);
     expect(lines.join("\n")).toContain("the pool must run its children as users of their own and can't");

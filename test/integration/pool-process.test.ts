@@ -7,7 +7,12 @@ import type { Engine } from "../../lib/services/engine-services.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { type PoolProcess, type PoolProcessOptions, startPoolProcess } from "../../local/pool-process.ts";
 import { isRunning } from "../../local/process-running.ts";
-import { type PoolProcessStage, poolOutputLog, poolProcessStage } from "../support/pool-process-stage.ts";
+import {
+  type PoolProcessStage,
+  poolOutputLog,
+  poolProcessStage,
+  refusal,
+} from "../support/pool-process-stage.ts";
 import { emulatorsForFile } from "../support/test-emulators.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -193,13 +198,9 @@ describe("the pool process", () => {
     writeFileSync(config, JSON.stringify({ kinds: { broken: { soft: "two" } } }));
     const { lines, log } = poolOutputLog();
     const pool = startPool(log, { SKYFORGE_POOL_CONFIG: config });
-    await waitFor(
-      async () => lines.some((l) => l.includes("the pool refused its configuration")),
-      "the pool to refuse its file",
-      30_000,
-    );
+    const refused = await refusal(lines, "the pool to refuse its file");
     expect(await pool.stop()).toBe(78);
     expect(pool.restarts).toBe(0);
-    expect(lines.find((l) => l.includes("the pool refused its configuration"))).toContain(config);
+    expect(refused).toContain(config);
   }, 60_000);
 });

@@ -57,18 +57,19 @@ async function setUp(queue: { recordConcurrency?: number } = {}) {
   });
 }
 
-async function enqueue(h: Harness, count: number): Promise<string[]> {
+/** A fresh harness with `count` jobs enqueued and all their messages received, as a worker's batch. */
+async function batchInHand(
+  count: number,
+  queue: { recordConcurrency?: number } = {},
+): Promise<{ h: Harness; ids: string[]; event: SQSEvent }> {
+  const h = await setUp(queue);
   const ids: string[] = [];
   for (let n = 0; n < count; n++) {
     ids.push((await h.engine.producer.enqueue({ kind: "stalls", payload: { n } })).job.id);
   }
-  return ids;
-}
-
-async function receiveAll(h: Harness, count: number): Promise<SQSEvent> {
   const event = await h.receive(count, 2);
   expect(event.Records).toHaveLength(count);
-  return event;
+  return { h, ids, event };
 }
 
 /** How long after the crash the surviving worker claimed the job. */
@@ -77,16 +78,15 @@ describe("a Lambda worker that dies with a batch in hand", () => {
   it("dies after its batch hold, before any claim: another worker runs the job within 2 × the lease", async ({
     annotate,
   }) => {
-    const h = await setUp();
-    const [id] = await enqueue(h, 1);
-    const event = await receiveAll(h, 1);
+    const { h, ids, event } = await batchInHand(1);
+    const id = ids[0] as string;
     void doomedWorker(h, { afterAnswerTo: "ChangeMessageVisibilityBatchCommand" })(event);
     const crashed = await waitFor(
       async () => (crash?.tripped ? crash : undefined),
       "the worker to crash after its hold",
     );
     h.startPoller();
-    const done = await settled(h, id as string, "done");
+    const done = await settled(h, id, "done");
     const after = takeoverMs(done, crashed.crashedAt);
     await annotate(`taken over ${after} ms after the crash (lease ${CRASH_LEASE_SECONDS} s)`);
     expect(done).toMatchObject({ attempts: 1, claimedFrom: "queued" });
@@ -99,18 +99,17 @@ describe("a Lambda worker that dies with a batch in hand", () => {
   it("dies after its claim, before the first heartbeat: the job is taken over within 2 × the lease", async ({
     annotate,
   }) => {
-    const h = await setUp();
-    const [id] = await enqueue(h, 1);
-    const event = await receiveAll(h, 1);
+    const { h, ids, event } = await batchInHand(1);
+    const id = ids[0] as string;
     void doomedWorker(h)(event);
-    await settled(h, id as string, "running");
+    await settled(h, id, "running");
     await waitFor(async () => runs === 1, "the handler to start");
     crash?.trip();
     // What the name says: the only visibility change before the crash was the batch hold, no heartbeat.
     expect(crash?.sent("ChangeMessageVisibilityCommand")).toBe(0);
     const crashedAt = crash?.crashedAt ?? 0;
     h.startPoller();
-    const done = await settled(h, id as string, "done");
+    const done = await settled(h, id, "done");
     await expectTakenOverOnce(done, crashedAt, h.metrics, annotate);
   });
 
@@ -118,9 +117,7 @@ describe("a Lambda worker that dies with a batch in hand", () => {
     annotate,
   }) => {
     // One record at a time: the other two wait behind a handler that never finishes.
-    const h = await setUp({ recordConcurrency: 1 });
-    const ids = await enqueue(h, 3);
-    const event = await receiveAll(h, 3);
+    const { h, ids, event } = await batchInHand(3, { recordConcurrency: 1 });
     void doomedWorker(h)(event);
     // The hold, then a hold of the waiting two every third of the lease: past the first hold's
     // lease + 1 s, a second consumer still finds nothing to receive.

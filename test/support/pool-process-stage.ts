@@ -5,6 +5,7 @@ import { CLAIMS_BUCKET, type Emulators } from "../../local/emulators.ts";
 import type { PoolProcessOptions } from "../../local/pool-process.ts";
 import { appEngine } from "./app-engine.ts";
 import { engineWiring, freshResources } from "./test-emulators.ts";
+import { waitFor } from "./wait.ts";
 
 /** What startPoolProcess needs to reach a stage's table and queues. */
 export type PoolProcessTarget = Pick<PoolProcessOptions, "endpoints" | "table" | "queueUrls" | "dlqUrls">;
@@ -59,4 +60,12 @@ export function poolOutputLog(): { lines: string[]; log: Log } {
     lines.push(m === "pool" ? String(a?.line) : `${m} ${JSON.stringify(a ?? {})}`);
   const log: Log = { debug: () => {}, info: keep, warn: keep, error: keep };
   return { lines, log };
+}
+
+/** What the pool logs when it refuses its configuration, and then exits 78. */
+export const REFUSED_CONFIGURATION = "the pool refused its configuration";
+
+/** Waits until the pool's output says it refused its configuration; the line that says so. */
+export function refusal(lines: readonly string[], what: string): Promise<string> {
+  return waitFor(async () => lines.find((l) => l.includes(REFUSED_CONFIGURATION)), what, 30_000);
 }
