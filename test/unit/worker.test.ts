@@ -116,6 +116,14 @@ const event = (...records: SQSRecord[]): SQSEvent => ({ Records: records });
 const recordOf = (msg: JobMessage) => record(`m-${msg.id}`, JSON.stringify(msg));
 
 /** The job item as DynamoDB returns it after a successful claim (ReturnValues ALL_NEW). */
+/** The job's claim succeeds; every later update (its finalize) answers the item in `status`. */
+function claimThenEnd(msg: JobMessage, status: JobItem["status"]) {
+  ddb
+    .on(UpdateCommand, { Key: jobKey(msg.id) })
+    .resolvesOnce({ Attributes: claimed(msg) })
+    .resolves({ Attributes: { ...claimed(msg), status } });
+}
+
 function claimed(msg: JobMessage, over: Partial<JobItem> = {}): JobItem {
   return {
     ...jobKey(msg.id),
@@ -200,10 +208,7 @@ describe("worker: the batch is hidden for one lease before any record runs", () 
       })
       .rejects(new Error("SQS is down"));
     for (const m of [a, b]) {
-      ddb
-        .on(UpdateCommand, { Key: jobKey(m.id) })
-        .resolvesOnce({ Attributes: claimed(m) })
-        .resolves({ Attributes: { ...claimed(m), status: "done" } });
+      claimThenEnd(m, "done");
     }
     expect((await worker(event(recordOf(a), recordOf(b)))).batchItemFailures).toEqual([]);
     expect(countedRuns).toBe(2);
@@ -221,14 +226,8 @@ describe("worker: DynamoDB throttling on claim", () => {
     ddb
       .on(UpdateCommand, { Key: jobKey("A") })
       .rejects(new ProvisionedThroughputExceededException({ message: "throughput exceeded", $metadata: {} }));
-    ddb
-      .on(UpdateCommand, { Key: jobKey("B") })
-      .resolvesOnce({ Attributes: claimed(b) })
-      .resolves({ Attributes: { ...claimed(b), status: "done" } });
-    ddb
-      .on(UpdateCommand, { Key: jobKey("C") })
-      .resolvesOnce({ Attributes: claimed(c) })
-      .resolves({ Attributes: { ...claimed(c), status: "done" } });
+    claimThenEnd(b, "done");
+    claimThenEnd(c, "done");
 
     const out = await worker(event(recordOf(a), recordOf(b), recordOf(c)));
 
@@ -260,10 +259,7 @@ describe("worker: DynamoDB throttling on claim", () => {
       .on(UpdateCommand, { Key: jobKey("A") })
       .resolvesOnce({ Attributes: claimed(a) })
       .rejects(new ThrottlingException({ message: "Rate exceeded", $metadata: {} }));
-    ddb
-      .on(UpdateCommand, { Key: jobKey("B") })
-      .resolvesOnce({ Attributes: claimed(b) })
-      .resolves({ Attributes: { ...claimed(b), status: "done" } });
+    claimThenEnd(b, "done");
 
     const out = await worker(event(recordOf(a), recordOf(b)));
     expect(out.batchItemFailures).toEqual([{ itemIdentifier: "m-A" }]);
@@ -275,14 +271,8 @@ describe("worker: ChangeMessageVisibility fails on a retry", () => {
   test("the record is still reported as a failure, and the batch's other records are unaffected", async () => {
     const f = message("F", "fail", { message: "nope" });
     const e = message("E", "echo", "ok");
-    ddb
-      .on(UpdateCommand, { Key: jobKey("F") })
-      .resolvesOnce({ Attributes: claimed(f) })
-      .resolves({ Attributes: { ...claimed(f), status: "queued" } });
-    ddb
-      .on(UpdateCommand, { Key: jobKey("E") })
-      .resolvesOnce({ Attributes: claimed(e) })
-      .resolves({ Attributes: { ...claimed(e), status: "done" } });
+    claimThenEnd(f, "queued");
+    claimThenEnd(e, "done");
     // SQS refuses every visibility change: the batch hold's and the retry's.
     sqs.on(ChangeMessageVisibilityBatchCommand).resolves({
       Successful: [],
@@ -335,10 +325,7 @@ describe("worker: messages that are not jobs", () => {
 
   test("an unparseable record doesn't disturb a good one in the same batch", async () => {
     const a = message("A", "counted", {});
-    ddb
-      .on(UpdateCommand, { Key: jobKey("A") })
-      .resolvesOnce({ Attributes: claimed(a) })
-      .resolves({ Attributes: { ...claimed(a), status: "done" } });
+    claimThenEnd(a, "done");
     const out = await worker(event(record("junk", "{"), recordOf(a)));
     expect(out.batchItemFailures).toEqual([]);
     expect(countedRuns).toBe(1);
