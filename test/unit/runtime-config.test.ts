@@ -20,6 +20,15 @@ function configError(read: () => unknown): ConfigError {
   throw new Error("no ConfigError");
 }
 
+/** Each row: a reader given `variable` = `value` alone is refused with "`variable` must be `rule`, got "`value`"". */
+function expectRefused(rows: [(env: Record<string, string>) => unknown, string, string, string][]): void {
+  for (const [read, variable, value, rule] of rows) {
+    expect(configError(() => read({ [variable]: value })).message).toBe(
+      `${variable} must be ${rule}, got "${value}"`,
+    );
+  }
+}
+
 const engineEnv = {
   SKYFORGE_TABLE: "skyforge-jobs",
   SKYFORGE_CLAIMS_BUCKET: "skyforge-claims",
@@ -55,27 +64,19 @@ describe("functions' configuration", () => {
   });
 
   test("a non-numeric value names its variable and the value", () => {
-    expect(configError(() => handlerSettingsFromEnv({ SKYFORGE_TICK_SECONDS: "soon" })).message).toBe(
-      'SKYFORGE_TICK_SECONDS must be a number above 0, got "soon"',
-    );
-    expect(configError(() => poolProcessFromEnv({ SKYFORGE_POOL_DRAIN_SECONDS: "25s" })).message).toBe(
-      'SKYFORGE_POOL_DRAIN_SECONDS must be a number from 0 up, got "25s"',
-    );
+    expectRefused([
+      [handlerSettingsFromEnv, "SKYFORGE_TICK_SECONDS", "soon", "a number above 0"],
+      [poolProcessFromEnv, "SKYFORGE_POOL_DRAIN_SECONDS", "25s", "a number from 0 up"],
+    ]);
   });
 
   test("an out-of-range value names its variable and the range", () => {
-    expect(configError(() => poolProcessFromEnv({ SKYFORGE_POOL_WAIT_SECONDS: "30" })).message).toBe(
-      'SKYFORGE_POOL_WAIT_SECONDS must be a whole number from 0 to 20, got "30"',
-    );
-    expect(configError(() => handlerSettingsFromEnv({ SKYFORGE_CLEANUP_SWEEP_ITEMS: "-1" })).message).toBe(
-      'SKYFORGE_CLEANUP_SWEEP_ITEMS must be a whole number from 0 up, got "-1"',
-    );
-    expect(configError(() => handlerSettingsFromEnv({ SKYFORGE_TICK_SECONDS: "0" })).message).toBe(
-      'SKYFORGE_TICK_SECONDS must be a number above 0, got "0"',
-    );
-    expect(configError(() => poolProcessFromEnv({ SKYFORGE_POOL_METRICS_SECONDS: "-5" })).message).toBe(
-      'SKYFORGE_POOL_METRICS_SECONDS must be a number above 0, got "-5"',
-    );
+    expectRefused([
+      [poolProcessFromEnv, "SKYFORGE_POOL_WAIT_SECONDS", "30", "a whole number from 0 to 20"],
+      [handlerSettingsFromEnv, "SKYFORGE_CLEANUP_SWEEP_ITEMS", "-1", "a whole number from 0 up"],
+      [handlerSettingsFromEnv, "SKYFORGE_TICK_SECONDS", "0", "a number above 0"],
+      [poolProcessFromEnv, "SKYFORGE_POOL_METRICS_SECONDS", "-5", "a number above 0"],
+    ]);
   });
 
   test("a worker queue the app doesn't declare, and a queue map that isn't one, are refused by name", () => {
