@@ -20,6 +20,17 @@ function single(argv: string[]) {
   return { jobs, shape };
 }
 
+/** One window measured on a bench stack started from `argv`, the stack stopped again whatever happens. */
+async function measuredWindow(argv: string[]) {
+  const { jobs, shape } = single(argv);
+  const bench = await startBenchStack(shape);
+  try {
+    return { window: await measureWindow(bench, jobs), shape };
+  } finally {
+    await bench.stack.stop();
+  }
+}
+
 /** Runs scripts/bench.ts with tsx as the npm script does; resolves with its exit code and output. */
 function runBenchScript(args: string[], env: Record<string, string>) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
@@ -52,73 +63,55 @@ const todaysFields = [
 
 describe("bench from its flags", () => {
   test("--jobs 20 --payload-bytes 1024: one window, its JSON fields", async () => {
-    const { jobs, shape } = single(["--jobs", "20", "--payload-bytes", "1024", "--json"]);
-    const bench = await startBenchStack(shape);
-    try {
-      const window = await measureWindow(bench, jobs);
-      expect(window.items).toHaveLength(20);
-      for (const item of window.items) {
-        expect(item.kind).toBe("echo");
-        expect(item.status).toBe("done");
-        // Over 400 bytes: the payload lives in its own item, exactly as big as asked.
-        expect(item.payloadRef).toBe(true);
-        expect(item.result).toHaveLength(1024);
-      }
-      const json = windowJson(analyseWindow(window), shape);
-      expect(json).toMatchObject({ kind: "echo", lane: "fenced", payloadBytes: 1024 });
-      expect(Object.keys(json)).toEqual(["kind", "lane", "payloadBytes", ...todaysFields]);
-      expect(json.usdPerMillionJobs).toBeGreaterThan(0);
-      expect(json.requestsPerJob.dynamodbWrite).toBeGreaterThan(0);
-    } finally {
-      await bench.stack.stop();
+    const { window, shape } = await measuredWindow(["--jobs", "20", "--payload-bytes", "1024", "--json"]);
+    expect(window.items).toHaveLength(20);
+    for (const item of window.items) {
+      expect(item.kind).toBe("echo");
+      expect(item.status).toBe("done");
+      // Over 400 bytes: the payload lives in its own item, exactly as big as asked.
+      expect(item.payloadRef).toBe(true);
+      expect(item.result).toHaveLength(1024);
     }
+    const json = windowJson(analyseWindow(window), shape);
+    expect(json).toMatchObject({ kind: "echo", lane: "fenced", payloadBytes: 1024 });
+    expect(Object.keys(json)).toEqual(["kind", "lane", "payloadBytes", ...todaysFields]);
+    expect(json.usdPerMillionJobs).toBeGreaterThan(0);
+    expect(json.requestsPerJob.dynamodbWrite).toBeGreaterThan(0);
   });
 
   test("--payload-bytes 32768: payload and echoed result each one S3 PUT, the payload one GET; storage apart", async () => {
-    const { jobs, shape } = single(["--jobs", "20", "--payload-bytes", "32768"]);
-    const bench = await startBenchStack(shape);
-    try {
-      const window = await measureWindow(bench, jobs);
-      for (const item of window.items) {
-        expect(item.payloadObject).toMatch(/^claims\/\d+d\//);
-        expect(item.resultObject).toMatch(/^claims\/\d+d\/.+\/result-1$/);
-      }
-      const a = analyseWindow(window);
-      expect([a.s3Puts, a.s3Gets]).toEqual([40, 20]);
-      expect(a.cost.breakdown.s3Requests).toBeCloseTo(2 * 5 + 0.4, 9);
-      const json = windowJson(a, shape);
-      expect(json.requestsPerJob.s3).toBe(3);
-      // 32 KB (plus the PUT's framing) kept for its class's days, at $0.023 per GB-month.
-      expect(json.claimStorageUsdPerMillion).toBeGreaterThan(0);
-    } finally {
-      await bench.stack.stop();
+    const { window, shape } = await measuredWindow(["--jobs", "20", "--payload-bytes", "32768"]);
+    for (const item of window.items) {
+      expect(item.payloadObject).toMatch(/^claims\/\d+d\//);
+      expect(item.resultObject).toMatch(/^claims\/\d+d\/.+\/result-1$/);
     }
+    const a = analyseWindow(window);
+    expect([a.s3Puts, a.s3Gets]).toEqual([40, 20]);
+    expect(a.cost.breakdown.s3Requests).toBeCloseTo(2 * 5 + 0.4, 9);
+    const json = windowJson(a, shape);
+    expect(json.requestsPerJob.s3).toBe(3);
+    // 32 KB (plus the PUT's framing) kept for its class's days, at $0.023 per GB-month.
+    expect(json.claimStorageUsdPerMillion).toBeGreaterThan(0);
   });
 
   test("--fail-once --unique: every job runs twice, each with its own uniqueKey", async () => {
-    const { jobs, shape } = single(["--jobs", "10", "--fail-once", "--unique"]);
-    const bench = await startBenchStack(shape);
-    try {
-      const window = await measureWindow(bench, jobs);
-      expect(window.items).toHaveLength(10);
-      for (const item of window.items) {
-        expect(item.kind).toBe(FAIL_ONCE_KIND);
-        expect(item.attempts).toBe(2);
-        expect(item.uniqueKey).toMatch(/^bench-/);
-        expect(JSON.parse(item.result ?? "null")).toMatchObject({ seq: expect.any(Number) });
-      }
-      expect(new Set(window.items.map((i) => i.uniqueKey)).size).toBe(10);
-      const json = windowJson(analyseWindow(window), shape);
-      expect(json).toMatchObject({
-        kind: "echo",
-        lane: "fenced",
-        payloadBytes: 256,
-        unique: true,
-        failOnce: true,
-      });
-    } finally {
-      await bench.stack.stop();
+    const { window, shape } = await measuredWindow(["--jobs", "10", "--fail-once", "--unique"]);
+    expect(window.items).toHaveLength(10);
+    for (const item of window.items) {
+      expect(item.kind).toBe(FAIL_ONCE_KIND);
+      expect(item.attempts).toBe(2);
+      expect(item.uniqueKey).toMatch(/^bench-/);
+      expect(JSON.parse(item.result ?? "null")).toMatchObject({ seq: expect.any(Number) });
     }
+    expect(new Set(window.items.map((i) => i.uniqueKey)).size).toBe(10);
+    const json = windowJson(analyseWindow(window), shape);
+    expect(json).toMatchObject({
+      kind: "echo",
+      lane: "fenced",
+      payloadBytes: 256,
+      unique: true,
+      failOnce: true,
+    });
   }, 60_000);
 
   test("the script: --jobs 20 --payload-bytes 1024 --json prints one JSON line with every field", async () => {
@@ -174,5 +167,17 @@ describe("bench from its flags", () => {
     expect(run.stdout).toBe("");
     expect(run.stderr).toContain("bench: Unknown option '--payload'");
     expect(run.stderr).toContain("usage: npm run bench --");
+  });
+
+  test("the script: a target rate of zero, below zero or not a number is exit 2 with the usage", async () => {
+    for (const rate of ["0", "-10", "fast"]) {
+      const run = await runBenchScript(["--scenario", "heat", `--target-rate=${rate}`], {});
+      expect(run.code, rate).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toContain(
+        `bench: --target-rate must be a number of jobs a second above 0, got "${rate}"`,
+      );
+      expect(run.stderr).toContain("--scenario heat [--target-rate R]");
+    }
   });
 });
