@@ -10,6 +10,15 @@ import { claim } from "../../lib/store/lease-ops.ts";
 import { seedFromMessage } from "../../lib/transport/job-message.ts";
 import { messageFromItem } from "../../lib/transport/message-from-item.ts";
 
+/** A new echo job's fields as the store and the API both show them: queued, not tried yet. */
+export const NEW_ECHO_JOB = {
+  kind: "echo",
+  queue: "default",
+  status: "queued",
+  attempts: 0,
+  maxAttempts: 3,
+} as const;
+
 /** A queued echo job due now, as the producer would write it (no message sent). */
 export function queuedItem(clock: Clock, overrides: Partial<JobItem> = {}): JobItem {
   const now = clock.now();
@@ -17,11 +26,7 @@ export function queuedItem(clock: Clock, overrides: Partial<JobItem> = {}): JobI
   return {
     ...jobKey(id),
     id,
-    kind: "echo",
-    queue: "default",
-    status: "queued",
-    attempts: 0,
-    maxAttempts: 3,
+    ...NEW_ECHO_JOB,
     priority: "normal",
     createdAt: now,
     runAt: now,

@@ -1,20 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { ChangeTracker, renderChange } from "../../cli/tail-changes.ts";
+import { ChangeTracker, type JobChange, renderChange } from "../../cli/tail-changes.ts";
 import type { JobView } from "../../client/vocabulary.ts";
+import { NEW_ECHO_JOB } from "../support/jobs.ts";
 
 const created = "2026-01-01T10:00:00.000Z";
 const job = (id: string, patch: Partial<JobView> = {}): JobView => ({
   id,
-  kind: "echo",
-  queue: "default",
-  status: "queued",
-  attempts: 0,
-  maxAttempts: 3,
+  ...NEW_ECHO_JOB,
   payload: null,
   createdAt: created,
   runAt: created,
   ...patch,
 });
+/** What the tracker reports for a new job(): new → queued at `time`. */
+const newJobChange = (id: string, time: string): JobChange => {
+  const { kind, queue, attempts, maxAttempts } = NEW_ECHO_JOB;
+  return { time, id, kind, queue, from: null, to: "queued", attempts, maxAttempts };
+};
 const at = (s: number) => new Date(Date.parse(created) + s * 1000);
 
 describe("ChangeTracker: what tail prints between two looks at the jobs", () => {
@@ -27,18 +29,7 @@ describe("ChangeTracker: what tail prints between two looks at the jobs", () => 
   it("prints a new job, then each change of status, with the job's own time for it", () => {
     const tracker = new ChangeTracker();
     tracker.observe([], at(0));
-    expect(tracker.observe([job("A")], at(1))).toEqual([
-      {
-        time: created,
-        id: "A",
-        kind: "echo",
-        queue: "default",
-        from: null,
-        to: "queued",
-        attempts: 0,
-        maxAttempts: 3,
-      },
-    ]);
+    expect(tracker.observe([job("A")], at(1))).toEqual([newJobChange("A", created)]);
     expect(tracker.observe([job("A")], at(2))).toEqual([]);
     const started = "2026-01-01T10:00:02.500Z";
     expect(
@@ -126,17 +117,8 @@ describe("ChangeTracker: what tail prints between two looks at the jobs", () => 
         lastError: "failed on purpose",
       }),
     ).toBe("10:00:03Z  01K  fail  default  running → queued  (attempt 1/3)  failed on purpose");
-    expect(
-      renderChange({
-        time: "2026-01-01T10:00:04.000Z",
-        id: "01K",
-        kind: "echo",
-        queue: "default",
-        from: null,
-        to: "queued",
-        attempts: 0,
-        maxAttempts: 3,
-      }),
-    ).toBe("10:00:04Z  01K  echo  default  new → queued  (attempt 0/3)");
+    expect(renderChange(newJobChange("01K", "2026-01-01T10:00:04.000Z"))).toBe(
+      "10:00:04Z  01K  echo  default  new → queued  (attempt 0/3)",
+    );
   });
 });
