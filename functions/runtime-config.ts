@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { app } from "../app/index.ts";
+import { s3OnFirstUse } from "../lib/claims/claim-store.ts";
 import { systemClock } from "../lib/clock.ts";
 import { loadPoolKinds } from "../lib/declarations/pool-config.ts";
 import type { PoolKindSpec } from "../lib/declarations/pool-kind.ts";
@@ -207,7 +207,10 @@ export function engineFromEnv(
     dynamodb: new DynamoDBClient({}),
     sqs: new SQSClient({}),
     // AWS_ENDPOINT_URL_S3 points it elsewhere (the local stack's pool); path-style there, as AWS allows.
-    s3: new S3Client({ forcePathStyle: env.AWS_ENDPOINT_URL_S3 !== undefined }),
+    // Made on first use: only claims over 8 KiB need S3, and its package is slow to load.
+    s3: s3OnFirstUse(
+      ({ S3Client }) => new S3Client({ forcePathStyle: env.AWS_ENDPOINT_URL_S3 !== undefined }),
+    ),
     claimsBucket: requiredSetting(env, "SKYFORGE_CLAIMS_BUCKET"),
     table: requiredSetting(env, "SKYFORGE_TABLE"),
     queueUrls,

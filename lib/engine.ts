@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { ClaimsS3 } from "./claims/claim-store.ts";
 import type { Clock } from "./clock.ts";
 import type { App } from "./declarations/define-app.ts";
 import type { PoolKindSpec } from "./declarations/pool-kind.ts";
@@ -24,7 +24,7 @@ export interface EngineConfig {
   sqs: SQSClient;
   table: string;
   /** The claims bucket: payloads and results over CLAIM_CHECK_BYTES live there (lib/claims/). */
-  s3: S3Client;
+  s3: ClaimsS3;
   claimsBucket: string;
   /** queue name → SQS url */
   queueUrls: ReadonlyMap<string, string>;

@@ -1,9 +1,30 @@
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import type { S3Client } from "@aws-sdk/client-s3";
+
+/** What the claim check asks of its S3 client: send. An S3Client, or s3OnFirstUse's stand-in. */
+export type ClaimsS3 = Pick<S3Client, "send">;
 
 /** Where claim objects live: the claims bucket, written and read with an injected S3 client. */
 export interface ClaimStore {
-  s3: S3Client;
+  s3: ClaimsS3;
   bucket: string;
+}
+
+/**
+ * The S3 package is loaded on first use: only payloads and results over 8 KiB need it, and
+ * loading it took about a fifth of a Lambda function's cold import (scripts/cold-start.ts).
+ */
+const s3Package = () => import("@aws-sdk/client-s3");
+
+/**
+ * A client that makes the real one (make: the S3 package's S3Client, built as the caller wants)
+ * on its first send, once; each send, in any of its forms, is passed on to it unchanged.
+ */
+export function s3OnFirstUse(make: (s3: typeof import("@aws-sdk/client-s3")) => S3Client): ClaimsS3 {
+  let client: Promise<S3Client> | undefined;
+  const send = (...args: Parameters<S3Client["send"]>) =>
+    (client ??= s3Package().then(make)).then((c) => (c.send as (...a: typeof args) => unknown)(...args));
+  // The cast: TypeScript can't check an arrow against send's overloads; the forwarding keeps each form.
+  return { send: send as S3Client["send"] };
 }
 
 /**
@@ -11,6 +32,7 @@ export interface ClaimStore {
  * written: a key names one job's payload or one attempt's result, so a repeat writes the same bytes.
  */
 export async function putClaim(claims: ClaimStore, key: string, json: string): Promise<void> {
+  const { PutObjectCommand } = await s3Package();
   await claims.s3.send(
     new PutObjectCommand({
       Bucket: claims.bucket,
@@ -23,6 +45,7 @@ export async function putClaim(claims: ClaimStore, key: string, json: string): P
 
 /** getClaim — the JSON under a key, or undefined once its lifecycle rule has expired it. */
 export async function getClaim(claims: ClaimStore, key: string): Promise<string | undefined> {
+  const { GetObjectCommand, NoSuchKey } = await s3Package();
   try {
     const out = await claims.s3.send(new GetObjectCommand({ Bucket: claims.bucket, Key: key }));
     return await out.Body?.transformToString("utf8");
