@@ -21,8 +21,10 @@ const s3Package = () => import("@aws-sdk/client-s3");
  */
 export function s3OnFirstUse(make: (s3: typeof import("@aws-sdk/client-s3")) => S3Client): ClaimsS3 {
   let client: Promise<S3Client> | undefined;
-  const send = (...args: Parameters<S3Client["send"]>) =>
-    (client ??= s3Package().then(make)).then((c) => (c.send as (...a: typeof args) => unknown)(...args));
+  const send = (...args: Parameters<S3Client["send"]>) => {
+    client ??= s3Package().then(make);
+    return client.then((c) => (c.send as (...a: typeof args) => unknown)(...args));
+  };
   // The cast: TypeScript can't check an arrow against send's overloads; the forwarding keeps each form.
   return { send: send as S3Client["send"] };
 }
