@@ -1,21 +1,14 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { SQSClient } from "@aws-sdk/client-sqs";
 import type { Context } from "aws-lambda";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { app } from "../../app/index.ts";
 import { type HttpEvent, readJsonBody } from "../../lib/api/http.ts";
 import { createApiHandler } from "../../lib/api/routes.ts";
-import { buildEngine } from "../../lib/engine.ts";
 import { ClientError } from "../../lib/errors.ts";
 import { checkEnqueueRequest } from "../../lib/job/check-request.ts";
 import { tooDeepAt } from "../../lib/job/json-depth.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "../../lib/job/schemas.ts";
 import { MAX_API_BODY_BYTES, MAX_ENQUEUE_BODY_BYTES, MAX_SCHEDULE_BODY_BYTES } from "../../lib/limits.ts";
-import { silentLog } from "../../lib/observability/log.ts";
-import { MemoryMetrics } from "../../lib/observability/metrics.ts";
-import { unreachableClaims } from "../support/claims.ts";
-import { ManualClock } from "../support/clock.ts";
 import { httpApiEvent } from "../support/lambda-events.ts";
+import { unreachableEngine } from "../support/unreachable-engine.ts";
 
 /**
  * What an oversized body costs the API: nothing past counting its bytes. The bounds are shown by
@@ -79,17 +72,7 @@ describe("readJsonBody", () => {
 });
 
 describe("the API's routes", () => {
-  const engine = buildEngine({
-    app,
-    dynamodb: new DynamoDBClient({ region: "us-east-1", endpoint: "http://127.0.0.1:9", maxAttempts: 1 }),
-    sqs: new SQSClient({ region: "us-east-1", endpoint: "http://127.0.0.1:9", maxAttempts: 1 }),
-    ...unreachableClaims(),
-    table: "t",
-    queueUrls: new Map(),
-    clock: new ManualClock(),
-    metrics: new MemoryMetrics(),
-    log: silentLog,
-  });
+  const engine = unreachableEngine();
   const handler = createApiHandler(engine);
   const send = (method: string, path: string, route: string, body: string) => {
     const event = httpApiEvent({ method, path, route });

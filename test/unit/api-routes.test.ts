@@ -1,30 +1,12 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { SQSClient } from "@aws-sdk/client-sqs";
 import type { Context } from "aws-lambda";
 import { describe, expect, it, test } from "vitest";
-import { app } from "../../app/index.ts";
 import type { HttpEvent } from "../../lib/api/http.ts";
 import { API_ROUTE_KEYS, apiRouteMatcher } from "../../lib/api/route-keys.ts";
 import { apiRoutes, createApiHandler } from "../../lib/api/routes.ts";
-import { buildEngine } from "../../lib/engine.ts";
-import { silentLog } from "../../lib/observability/log.ts";
-import { MemoryMetrics } from "../../lib/observability/metrics.ts";
-import { unreachableClaims } from "../support/claims.ts";
-import { ManualClock } from "../support/clock.ts";
+import { unreachableEngine } from "../support/unreachable-engine.ts";
 
-/** An engine whose clients reach nothing: building the routes only wires handlers. */
-const engine = () =>
-  buildEngine({
-    app,
-    dynamodb: new DynamoDBClient({ region: "us-east-1" }),
-    sqs: new SQSClient({ region: "us-east-1" }),
-    ...unreachableClaims(),
-    table: "t",
-    queueUrls: new Map(),
-    clock: new ManualClock(),
-    metrics: new MemoryMetrics(),
-    log: silentLog,
-  });
+/** Building the routes only wires handlers: nothing is sent. */
+const engine = unreachableEngine;
 
 test("infra declares exactly the routes the API serves", () => {
   const served = apiRoutes(engine()).map((r) => `${r.method} ${r.path}`);
