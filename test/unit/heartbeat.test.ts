@@ -27,21 +27,26 @@ beforeEach(() => {
   aborts = [];
   warnings = [];
   const log: Log = { debug() {}, info() {}, error() {}, warn: (m) => void warnings.push(m) };
-  hb = new Heartbeat(
+  hb = heartbeatFor(60_000, log);
+});
+
+/** The heartbeat of job J under fence "tok", with a lease of `leaseMs` from now, on the mocked clients. */
+function heartbeatFor(leaseMs: number, log: Log): Heartbeat {
+  return new Heartbeat(
     {
       id: "J",
       queue: "default",
       fence: "tok",
       receiptHandle: "rh-J",
-      leaseMs: 60_000,
-      leaseUntil: clock.now() + 60_000,
+      leaseMs,
+      leaseUntil: clock.now() + leaseMs,
     },
     createStoreContext(newDynamoClient(), "jobs", clock),
     new SqsTransport(newSqsClient(), queueUrls),
     (cause) => aborts.push(cause),
     log,
   );
-});
+}
 
 afterEach(() => {
   hb.stop();
@@ -120,20 +125,7 @@ describe("Heartbeat.beat", () => {
 
   test("a renewal that hangs doesn't hold the run past its lease: it is stopped a margin before the lease ends", async () => {
     // A 1.5 s lease whose renewal never answers: the run stops a quarter of the lease before it ends.
-    const short = new Heartbeat(
-      {
-        id: "J",
-        queue: "default",
-        fence: "tok",
-        receiptHandle: "rh-J",
-        leaseMs: 1500,
-        leaseUntil: clock.now() + 1500,
-      },
-      createStoreContext(newDynamoClient(), "jobs", clock),
-      new SqsTransport(newSqsClient(), queueUrls),
-      (cause) => aborts.push(cause),
-      { debug() {}, info() {}, warn() {}, error() {} },
-    );
+    const short = heartbeatFor(1500, { debug() {}, info() {}, warn() {}, error() {} });
     ddb.on(UpdateCommand).callsFake(() => new Promise(() => {}));
     short.start();
     void short.beat();
