@@ -66,6 +66,12 @@ const held = (key: string, payload: unknown = null) => ({
   delaySeconds: 600,
 });
 
+/** Invokes enqueue for a held job under a fresh uniqueKey, as `type`. */
+async function invokeHeld(type: InvocationType, payload: unknown) {
+  const key = uniqueKey();
+  return { key, out: await invoke({ InvocationType: type, Payload: json(held(key, payload)) }) };
+}
+
 /** Whether a held job has `key` now: a probe enqueue answers duplicate if so (and holds the key if not). */
 async function jobWithKey(key: string): Promise<{ duplicate: boolean; id: string }> {
   const res = await fetch(`${stack().url}/jobs`, {
@@ -89,11 +95,7 @@ describe("InvocationType", () => {
   });
 
   it("Event answers 202 with an empty body, and the job is enqueued", async () => {
-    const key = uniqueKey();
-    const out = await invoke({
-      InvocationType: "Event",
-      Payload: json(held(key, "event")),
-    });
+    const { key, out } = await invokeHeld("Event", "event");
     expect(out.StatusCode).toBe(202);
     expect(text(out.Payload)).toBe("");
     expect(out.ExecutedVersion).toBeUndefined();
@@ -102,11 +104,7 @@ describe("InvocationType", () => {
   });
 
   it("DryRun answers 204 and runs nothing", async () => {
-    const key = uniqueKey();
-    const out = await invoke({
-      InvocationType: "DryRun",
-      Payload: json(held(key, "dry")),
-    });
+    const { key, out } = await invokeHeld("DryRun", "dry");
     expect(out.StatusCode).toBe(204);
     expect(text(out.Payload)).toBe("");
     expect(await jobWithKey(key)).toMatchObject({ duplicate: false });

@@ -30,6 +30,13 @@ beforeEach(() => {
   hb = heartbeatFor(60_000, log);
 });
 
+/** A beat that ends the run with `cause`, and so extends no message. */
+async function beatAbortsWith(cause: AbortCause): Promise<void> {
+  await hb.beat();
+  expect(aborts).toEqual([cause]);
+  expect(sqs.calls()).toHaveLength(0);
+}
+
 /** The heartbeat of job J under fence "tok", with a lease of `leaseMs` from now, on the mocked clients. */
 function heartbeatFor(leaseMs: number, log: Log): Heartbeat {
   return new Heartbeat(
@@ -74,18 +81,14 @@ describe("Heartbeat.beat", () => {
     ddb
       .on(UpdateCommand)
       .rejects(conditionalFailure({ pk: "job#J", sk: "job", status: "running", leaseToken: "other" }));
-    await hb.beat();
-    expect(aborts).toEqual(["lease_lost"]);
-    expect(sqs.calls()).toHaveLength(0);
+    await beatAbortsWith("lease_lost");
   });
 
   test("a cancel request read by the renewal aborts with cancelled", async () => {
     ddb
       .on(UpdateCommand)
       .resolves({ Attributes: { status: "running", leaseToken: "tok", cancelRequested: true } });
-    await hb.beat();
-    expect(aborts).toEqual(["cancelled"]);
-    expect(sqs.calls()).toHaveLength(0);
+    await beatAbortsWith("cancelled");
   });
 
   test("SDK errors (DynamoDB throttling, SQS visibility) are logged, never thrown, and don't abort", async () => {
