@@ -58,18 +58,16 @@ const noReports = {
   groupRepairs: 0,
 };
 
+/** The default queue's depth with nothing in it, nor in its DLQ. */
+const EMPTY_QUEUE = { visible: 0, inFlight: 0, delayed: 0, dlq: 0 };
+
 describe("reaper: promotion of scheduled jobs", () => {
   it("promotes a far-off job only once it falls within SQS's 15-minute delay horizon", async () => {
     const clock = new ManualClock();
     const h = await create(clock);
     const job = await enqueueScheduled(h, 1200);
     expect(job.gsi1pk).toBeDefined();
-    expect(await h.engine.transport.depth("default")).toEqual({
-      visible: 0,
-      inFlight: 0,
-      delayed: 0,
-      dlq: 0,
-    });
+    expect(await h.engine.transport.depth("default")).toEqual(EMPTY_QUEUE);
 
     expect(await runReaper(h.engine)).toEqual(noReports);
     clock.advance(1200_000 - PROMOTION_HORIZON_MS - 1000); // due in 901 s: still beyond the horizon
@@ -84,12 +82,7 @@ describe("reaper: promotion of scheduled jobs", () => {
     expect(queued?.gsi1pk).toBeUndefined();
     expect(queued?.promotingUntil).toBeUndefined();
     // One message, held back by SQS for the ~15 minutes left until its runAt.
-    expect(await h.engine.transport.depth("default")).toEqual({
-      visible: 0,
-      inFlight: 0,
-      delayed: 1,
-      dlq: 0,
-    });
+    expect(await h.engine.transport.depth("default")).toEqual({ ...EMPTY_QUEUE, delayed: 1 });
     expect(await runReaper(h.engine)).toEqual(noReports);
     expect(h.metrics.total("promoted")).toBe(1);
   });
@@ -257,12 +250,7 @@ describe("reaper: dead-letter queue drain", () => {
     });
 
     // Deleted: (a), (b), (c), (f). Left for a later run or an operator: (d), (e).
-    expect(await h.engine.transport.depth("default")).toEqual({
-      visible: 0,
-      inFlight: 0,
-      delayed: 0,
-      dlq: 2,
-    });
+    expect(await h.engine.transport.depth("default")).toEqual({ ...EMPTY_QUEUE, dlq: 2 });
     expect(h.metrics.total("deadLettered")).toBe(2);
     expect(h.metrics.total("dead")).toBe(2);
     expect(h.metrics.total("promoted")).toBe(0);
@@ -295,12 +283,7 @@ describe("reaper: dead-letter queue drain", () => {
     }
     // The third receive exceeds maxReceiveCount: SQS moves the message to the DLQ instead.
     expect((await h.receive(1, 0)).Records).toHaveLength(0);
-    expect(await h.engine.transport.depth("default")).toEqual({
-      visible: 0,
-      inFlight: 0,
-      delayed: 0,
-      dlq: 1,
-    });
+    expect(await h.engine.transport.depth("default")).toEqual({ ...EMPTY_QUEUE, dlq: 1 });
 
     clock.advance(DAY_MS);
     expect(await runReaper(h.engine)).toEqual({ ...noReports, deadLettered: 1 });
