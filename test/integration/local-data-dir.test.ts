@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
-import { CreateTableCommand, ListTablesCommand } from "@aws-sdk/client-dynamodb";
+import { CreateTableCommand, type DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import {
   ChangeMessageVisibilityCommand,
   GetQueueAttributesCommand,
@@ -20,7 +20,6 @@ import { createStoreContext } from "../../lib/store/context.ts";
 import { openDataDir } from "../../local/data-dir.ts";
 import {
   dynamoClient,
-  type Emulators,
   provisionQueues,
   provisionTable,
   sqsClient,
@@ -105,36 +104,45 @@ describe("the local stack listens on loopback only", () => {
 });
 
 describe("a data directory keeps the table and the queues across a restart", () => {
-  const clients = (e: Emulators) => ({
-    dynamodb: dynamoClient(e.dynamodb.endpoint),
-    sqs: sqsClient(e.sqs.endpoint),
-  });
+  /**
+   * One run of the emulators on the data directory at `root`: `use` gets clients on them; then the
+   * clients go, the emulators stop and the directory is released, however `use` ends.
+   */
+  async function onDataDir<T>(
+    root: string,
+    use: (c: { dynamodb: DynamoDBClient; sqs: SQSClient }) => Promise<T>,
+    options: { fresh?: boolean } = {},
+  ): Promise<T> {
+    const dir = await openDataDir(root, options);
+    const emulators = await startEmulators(dir);
+    const c = { dynamodb: dynamoClient(emulators.dynamodb.endpoint), sqs: sqsClient(emulators.sqs.endpoint) };
+    try {
+      return await use(c);
+    } finally {
+      c.dynamodb.destroy();
+      c.sqs.destroy();
+      await emulators.stop();
+      dir.release();
+    }
+  }
 
   it("finds items, messages and queue settings again, and provisioning on it is idempotent", async () => {
     const root = scratch();
-    const first = await openDataDir(root);
-    let emulators = await startEmulators(first);
-    let c = clients(emulators);
-    await provisionTable(c.dynamodb, "jobs");
-    let queues = await provisionQueues(c.sqs, [defaultQueue], "keep");
-    const store = createStoreContext(c.dynamodb, "jobs", new ManualClock());
-    await store.doc.send(
-      new PutCommand({ TableName: "jobs", Item: { pk: "job#1", sk: "job", status: "queued" } }),
-    );
-    await c.sqs.send(new SendMessageCommand({ QueueUrl: queues.get("default")?.url, MessageBody: "kept" }));
-    c.dynamodb.destroy();
-    c.sqs.destroy();
-    await emulators.stop();
-    first.release();
+    await onDataDir(root, async (c) => {
+      await provisionTable(c.dynamodb, "jobs");
+      const queues = await provisionQueues(c.sqs, [defaultQueue], "keep");
+      const store = createStoreContext(c.dynamodb, "jobs", new ManualClock());
+      await store.doc.send(
+        new PutCommand({ TableName: "jobs", Item: { pk: "job#1", sk: "job", status: "queued" } }),
+      );
+      await c.sqs.send(new SendMessageCommand({ QueueUrl: queues.get("default")?.url, MessageBody: "kept" }));
+    });
 
-    const second = await openDataDir(root);
-    emulators = await startEmulators(second);
-    c = clients(emulators);
-    try {
+    await onDataDir(root, async (c) => {
       // Same declarations: nothing to change. Then a changed one (a shorter visibility): applied.
       await provisionTable(c.dynamodb, "jobs");
-      queues = await provisionQueues(c.sqs, [defaultQueue], "keep");
-      queues = await provisionQueues(c.sqs, [defaultQueue], "keep", { visibilityTimeoutSeconds: 7 });
+      await provisionQueues(c.sqs, [defaultQueue], "keep");
+      const queues = await provisionQueues(c.sqs, [defaultQueue], "keep", { visibilityTimeoutSeconds: 7 });
       const restored = createStoreContext(c.dynamodb, "jobs", new ManualClock());
       const item = await restored.doc.send(
         new GetCommand({ TableName: "jobs", Key: { pk: "job#1", sk: "job" } }),
@@ -160,12 +168,7 @@ describe("a data directory keeps the table and the queues across a restart", () 
       expect(dlqAttrs.Attributes?.MessageRetentionPeriod).toBe(String(QUEUE_MESSAGE_RETENTION_SECONDS));
       const received = await c.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 1 }));
       expect(received.Messages?.map((m) => m.Body)).toEqual(["kept"]);
-    } finally {
-      c.dynamodb.destroy();
-      c.sqs.destroy();
-      await emulators.stop();
-      second.release();
-    }
+    });
   });
 
   it("a message made visible again (a pause's hand-back, a released job) stays visible, and keeps its receive count", async () => {
@@ -181,62 +184,41 @@ describe("a data directory keeps the table and the queues across a restart", () 
       expect(out.Messages).toHaveLength(1);
       return out.Messages?.[0] as Message;
     };
-    let held = await openDataDir(root);
-    let emulators = await startEmulators(held);
-    let c = clients(emulators);
-    const url = (await provisionQueues(c.sqs, [defaultQueue], "again")).get("default")?.url as string;
-    await c.sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: "again" }));
-    for (const count of ["1", "2"]) {
-      const m = await receiveOne(c.sqs, url);
-      expect(m.Attributes?.ApproximateReceiveCount).toBe(count);
-      await c.sqs.send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: url,
-          ReceiptHandle: m.ReceiptHandle,
-          VisibilityTimeout: 0,
-        }),
-      );
-    }
-    c.dynamodb.destroy();
-    c.sqs.destroy();
-    await emulators.stop();
-    held.release();
+    const url = await onDataDir(root, async (c) => {
+      const url = (await provisionQueues(c.sqs, [defaultQueue], "again")).get("default")?.url as string;
+      await c.sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: "again" }));
+      for (const count of ["1", "2"]) {
+        const m = await receiveOne(c.sqs, url);
+        expect(m.Attributes?.ApproximateReceiveCount).toBe(count);
+        await c.sqs.send(
+          new ChangeMessageVisibilityCommand({
+            QueueUrl: url,
+            ReceiptHandle: m.ReceiptHandle,
+            VisibilityTimeout: 0,
+          }),
+        );
+      }
+      return url;
+    });
 
-    held = await openDataDir(root);
-    emulators = await startEmulators(held);
-    c = clients(emulators);
-    try {
+    await onDataDir(root, async (c) => {
       expect((await receiveOne(c.sqs, url)).Attributes?.ApproximateReceiveCount).toBe("3");
-    } finally {
-      c.dynamodb.destroy();
-      c.sqs.destroy();
-      await emulators.stop();
-      held.release();
-    }
+    });
   });
 
   it("--fresh empties the emulators' stores and nothing else in the directory", async () => {
     const root = scratch();
-    const kept = await openDataDir(root);
-    let emulators = await startEmulators(kept);
-    let c = dynamoClient(emulators.dynamodb.endpoint);
-    await provisionTable(c, "jobs");
-    c.destroy();
-    await emulators.stop();
-    kept.release();
+    await onDataDir(root, (c) => provisionTable(c.dynamodb, "jobs"));
     writeFileSync(join(root, "notes.txt"), "mine");
 
-    const fresh = await openDataDir(root, { fresh: true });
-    emulators = await startEmulators(fresh);
-    c = dynamoClient(emulators.dynamodb.endpoint);
-    try {
-      expect((await c.send(new ListTablesCommand({}))).TableNames).toEqual([]);
-      expect(existsSync(join(root, "notes.txt"))).toBe(true);
-    } finally {
-      c.destroy();
-      await emulators.stop();
-      fresh.release();
-    }
+    await onDataDir(
+      root,
+      async (c) => {
+        expect((await c.dynamodb.send(new ListTablesCommand({}))).TableNames).toEqual([]);
+        expect(existsSync(join(root, "notes.txt"))).toBe(true);
+      },
+      { fresh: true },
+    );
   });
 
   it("refuses a directory a live stack holds, and takes over one a killed stack left", async () => {
