@@ -137,6 +137,19 @@ async function crashAfterFinalize(h: Harness) {
 
 const runsOf = (jobId: string) => foldRuns.filter((r) => r.jobId === jobId);
 
+/**
+ * A harness and a tree three levels deep: one fan-out child whose own children fan out again, with
+ * leaves of `leafMs`; tagged `tag` below, the root folded into `report`.
+ */
+async function tree(leafMs: number, tag: string, report: string) {
+  const h = await harness.create({ clock: systemClock, extraKinds: kinds });
+  const { group } = await h.engine.groups.create({
+    children: [{ kind: "test-fanout", payload: { depth: 2, width: 2, leafMs, tag } }],
+    onComplete: { kind: "test-fold", payload: { report } },
+  });
+  return { h, group };
+}
+
 describe("job groups on the emulators", () => {
   test("1 000 children ending at once on four consumers: the completion job runs exactly once, and reads every child", async () => {
     const h = await harness.create({ clock: systemClock, extraKinds: kinds });
@@ -255,11 +268,7 @@ describe("job groups on the emulators", () => {
   });
 
   test("a tree three levels deep: each level's completion runs after the level below, and the root's last", async () => {
-    const h = await harness.create({ clock: systemClock, extraKinds: kinds });
-    const { group } = await h.engine.groups.create({
-      children: [{ kind: "test-fanout", payload: { depth: 2, width: 2, leafMs: 0, tag: "root.0" } }],
-      onComplete: { kind: "test-fold", payload: { report: "root" } },
-    });
+    const { h, group } = await tree(0, "root.0", "root");
     const poller = startConsumer(h);
     const done = await groupIn(h, group.id, "succeeded");
     await poller.stop();
@@ -274,11 +283,7 @@ describe("job groups on the emulators", () => {
   });
 
   test("cancelling the root of a tree cancels every group below it and their running children", async () => {
-    const h = await harness.create({ clock: systemClock, extraKinds: kinds });
-    const { group } = await h.engine.groups.create({
-      children: [{ kind: "test-fanout", payload: { depth: 2, width: 2, leafMs: 600_000, tag: "cx" } }],
-      onComplete: { kind: "test-fold", payload: { report: "cx-root" } },
-    });
+    const { h, group } = await tree(600_000, "cx", "cx-root");
     const poller = startConsumer(h);
     // Wait until the four leaves run.
     const leaves = await waitFor(async () => {
