@@ -120,30 +120,36 @@ describe("alarms", () => {
   });
 
   test("AWS alarms use the real metric and dimension names and the given physical names", () => {
-    const find = (q: string, metricName: string) => ofQueue(q).find((a) => a.metricName === metricName);
+    /** Queue `q`'s alarm on `metricName` matches `expected`, and has only the dimensions it names. */
+    const expectAlarm = (
+      q: string,
+      metricName: string,
+      expected: Omit<Partial<AlarmSpec>, "dimensions"> & { dimensions: Record<string, string | undefined> },
+    ) => {
+      const alarm = ofQueue(q).find((a) => a.metricName === metricName);
+      expect(alarm).toMatchObject(expected);
+      expect(Object.keys(alarm?.dimensions ?? {})).toEqual(Object.keys(expected.dimensions));
+    };
     for (const q of queues) {
-      const dlq = find(q.name, "ApproximateNumberOfMessagesVisible");
-      expect(dlq).toMatchObject({
+      expectAlarm(q.name, "ApproximateNumberOfMessagesVisible", {
         namespace: "AWS/SQS",
         dimensions: { QueueName: q.dlqSqsName },
         statistic: "Maximum",
         threshold: 0,
         comparisonOperator: "GreaterThanThreshold",
       });
-      expect(Object.keys(dlq?.dimensions ?? {})).toEqual(["QueueName"]);
-      const age = find(q.name, "ApproximateAgeOfOldestMessage");
-      expect(age).toMatchObject({ namespace: "AWS/SQS", dimensions: { QueueName: q.sqsName } });
-      expect(Object.keys(age?.dimensions ?? {})).toEqual(["QueueName"]);
+      expectAlarm(q.name, "ApproximateAgeOfOldestMessage", {
+        namespace: "AWS/SQS",
+        dimensions: { QueueName: q.sqsName },
+      });
     }
     for (const q of queues.filter((x) => x.tier === "lambda")) {
-      const errors = find(q.name, "Errors");
-      expect(errors).toMatchObject({
+      expectAlarm(q.name, "Errors", {
         namespace: "AWS/Lambda",
         dimensions: { FunctionName: q.workerFunctionName },
         statistic: "Sum",
         threshold: 0,
       });
-      expect(Object.keys(errors?.dimensions ?? {})).toEqual(["FunctionName"]);
     }
   });
 
