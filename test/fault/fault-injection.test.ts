@@ -3,6 +3,7 @@ import { waitFor } from "../support/wait.ts";
 import {
   allAtOnce,
   assertHealthy,
+  type FaultStack,
   faultScenarios,
   type Json,
   LAMBDA_KIND,
@@ -23,6 +24,13 @@ const onStack = faultScenarios();
 const lambdaJob = (ms: number, extra: Json = {}) => ({ kind: LAMBDA_KIND, payload: { ms }, ...extra });
 const poolJob = (ms: number) => ({ kind: POOL_KIND, payload: { ms } });
 const pidsOf = (lines: readonly { pid: number }[]) => [...new Set(lines.map((l) => l.pid))];
+
+/** Every pool child busy with a 4 s job: the jobs' ids, and the pids of the children running them. */
+async function busyPool(stack: FaultStack) {
+  const ids = await stack.enqueueMany(times(POOL_CHILDREN, () => poolJob(4000)));
+  const children = pidsOf(await stack.waitForStarts(ids, "every pool job to start", 30_000));
+  return { ids, children };
+}
 
 describe("fault injection on npm start", () => {
   it("200 concurrent duplicate enqueues per uniqueKey make one job and one run per key", async () => {
@@ -102,8 +110,7 @@ describe("fault injection on npm start", () => {
 
   it("SIGKILLed pool children mid-job: each job runs again and completes once", async () => {
     await onStack("kill-children", async (stack) => {
-      const ids = await stack.enqueueMany(times(POOL_CHILDREN, () => poolJob(4000)));
-      const children = pidsOf(await stack.waitForStarts(ids, "every pool job to start", 30_000));
+      const { ids, children } = await busyPool(stack);
       await stack.killPids(children, "the observer children");
       const faultEndedAt = Date.now();
 
@@ -119,8 +126,7 @@ describe("fault injection on npm start", () => {
 
   it("a SIGKILLed pool is restarted; its jobs are taken over within 2 × lease and complete once", async () => {
     await onStack("kill-pool", async (stack) => {
-      const ids = await stack.enqueueMany(times(POOL_CHILDREN, () => poolJob(4000)));
-      const children = pidsOf(await stack.waitForStarts(ids, "every pool job to start", 30_000));
+      const { ids, children } = await busyPool(stack);
       const pool = stack.poolPid() as number;
       expect(pool).toBeGreaterThan(0);
       stack.deathWatch.watch(children);
