@@ -6,16 +6,16 @@ import { sqsBilledRequests } from "./cost-estimate.ts";
  * The slice of the SDK v3 (smithy) middleware types the meter uses, spelled out so it depends on no
  * transitive package. Every AWS SDK v3 client's middlewareStack accepts this shape.
  */
-interface DeserializeArgs {
+export interface DeserializeArgs {
   input: object;
   request: unknown;
 }
-interface DeserializeOutput {
+export interface DeserializeOutput {
   output: object;
   response: unknown;
 }
-type Handler = (args: DeserializeArgs) => Promise<DeserializeOutput>;
-interface MeterableClient {
+export type Handler = (args: DeserializeArgs) => Promise<DeserializeOutput>;
+export interface MeterableClient {
   middlewareStack: {
     add(
       middleware: (next: Handler, context: { commandName?: string }) => Handler,

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { DEFAULT_TARGET_JOBS_PER_SECOND } from "../bench/heat-projection.ts";
 import { isLane, LANES, type Lane } from "../bench/lanes.ts";
 import { MAX_PAYLOAD_BYTES } from "../lib/job/schemas.ts";
 
@@ -39,9 +40,24 @@ export interface MatrixRun extends Omit<RunShape, "lane" | "payloadBytes"> {
   json: boolean;
 }
 
+/** `--scenario heat`: the scale model (scripts/bench-heat.ts, docs/scale.md). */
+export interface HeatRun {
+  mode: "heat";
+  /** Jobs of each job scenario. */
+  jobs: number;
+  /** Children of the group scenario's one group. */
+  groupChildren: number;
+  targetJobsPerSecond: number;
+  json: boolean;
+}
+
+export const DEFAULT_HEAT_JOBS = 1000;
+export const HEAT_GROUP_CHILDREN = 10_000;
+
 export type BenchArgs =
   | SingleRun
   | MatrixRun
+  | HeatRun
   | { mode: "help" }
   /** A usage error: exit 2 with the message and the usage text. */
   | { mode: "error"; message: string };
@@ -55,6 +71,7 @@ export interface ArgsContext {
 
 export const usage = `usage: npm run bench -- [--jobs N] [--payload-bytes B] [--kind K] [--lane L] [--unique] [--fail-once] [--json]
        npm run bench -- --matrix [--lanes L,L,…] [--jobs N] [--kind K] [--unique] [--fail-once] [--json]
+       npm run bench -- --scenario heat [--target-rate R] [--jobs N] [--json]
                       (the matrix's default kind is ${DEFAULT_MATRIX_KIND}, a handler that returns nothing)
 
   --jobs N            jobs in the measured window (default: BENCH_JOBS, else ${DEFAULT_JOBS}; with --matrix
@@ -69,6 +86,13 @@ export const usage = `usage: npm run bench -- [--jobs N] [--payload-bytes B] [--
   --matrix            payload sizes 256 B, 1 KB, 4 KB, 32 KB, 200 KB × lanes, one measured run each,
                       without the group scenario and the cold-start budget; a markdown table and a JSON line
   --lanes L,L,…       the matrix's lanes (default all: ${LANES.join(",")})
+  --scenario heat     the scale model: DynamoDB units per partition key over plain jobs, a uniqueKey
+                      mix, jobs due past SQS's delay, a rate-limited kind, a batch kind with one hot key
+                      and a group of ${HEAT_GROUP_CHILDREN} children (--jobs N jobs each, default ${DEFAULT_HEAT_JOBS}); each
+                      pattern's hottest key projected to --target-rate and checked against AWS's
+                      per-partition limits (docs/scale.md)
+  --target-rate R     jobs a second to project to, above 0 (default ${DEFAULT_TARGET_JOBS_PER_SECOND}); the apps
+                      are built for that rate (their table layout follows it)
   -h, --help          this text
 
   Still read from the environment (a flag wins): BENCH_JOBS, BENCH_WARMUP, BENCH_TIMEOUT_MS,
@@ -85,6 +109,8 @@ const options = {
   json: { type: "boolean" },
   matrix: { type: "boolean" },
   lanes: { type: "string" },
+  scenario: { type: "string" },
+  "target-rate": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -128,6 +154,8 @@ function flags(argv: readonly string[]) {
 function parse(argv: readonly string[], context: ArgsContext): BenchArgs {
   const values = flags(argv);
   if (values.help) return { mode: "help" };
+  if (values.scenario !== undefined) return heatRun(values);
+  if (values["target-rate"] !== undefined) throw new UsageError("--target-rate is for --scenario heat");
   const shared = {
     // The matrix prices skyforge's requests per payload size: its default handler stores no result.
     kind: kind(values.kind, context, values.matrix ? DEFAULT_MATRIX_KIND : DEFAULT_KIND),
@@ -164,6 +192,25 @@ function parse(argv: readonly string[], context: ArgsContext): BenchArgs {
     payloadBytes,
     lane: values.lane === undefined ? "fenced" : lane("--lane", values.lane),
     ...shared,
+  };
+}
+
+function heatRun(values: ReturnType<typeof flags>): HeatRun {
+  if (values.scenario !== "heat") throw new UsageError(`--scenario must be heat, got "${values.scenario}"`);
+  for (const flag of ["matrix", "lanes", "lane", "kind", "payload-bytes", "unique", "fail-once"] as const)
+    if (values[flag] !== undefined)
+      throw new UsageError(`--scenario heat runs its own mix; leave out --${flag}`);
+  const raw = values["target-rate"];
+  const rate =
+    raw === undefined ? DEFAULT_TARGET_JOBS_PER_SECOND : Number(raw.trim() === "" ? Number.NaN : raw);
+  if (!Number.isFinite(rate) || rate <= 0)
+    throw new UsageError(`--target-rate must be a number of jobs a second above 0, got "${raw}"`);
+  return {
+    mode: "heat",
+    jobs: values.jobs === undefined ? DEFAULT_HEAT_JOBS : integer("--jobs", values.jobs, 10),
+    groupChildren: HEAT_GROUP_CHILDREN,
+    targetJobsPerSecond: rate,
+    json: values.json ?? false,
   };
 }
 

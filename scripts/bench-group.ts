@@ -168,7 +168,7 @@ async function readSample(
   if (group?.status !== "succeeded")
     throw new Error(`group ${id} is ${group?.status ?? "missing"}, not succeeded`);
   const childIds: string[] = [];
-  for await (const slice of allSlices(store, id)) childIds.push(...slice.ids);
+  for await (const slice of allSlices(store, group)) childIds.push(...slice.ids);
   const items = await getJobs(store, childIds);
   const notDone = childIds.filter((c) => items.get(c)?.status !== "done");
   if (notDone.length > 0) throw new Error(`${notDone.length} children of group ${id} are not done`);

@@ -6,6 +6,7 @@ import { batchJson, printBatchTable, runBatchScenario } from "./bench-batch.ts";
 import { GROUP_CHILDREN, GROUP_CONCURRENCY, GROUPS, round, TIMEOUT_MS, WARMUP } from "./bench-config.ts";
 import { analyseGroups, type GroupRun, runGroupScenario } from "./bench-group.ts";
 import { groupJson, printGroupTable } from "./bench-group-report.ts";
+import { heatJson, printHeatTable, runHeatScenarios } from "./bench-heat.ts";
 import { runMatrix } from "./bench-matrix.ts";
 import { printRedeliveryTable, redeliveryJson, runRedeliveryScenario } from "./bench-redelivery.ts";
 import { printTable } from "./bench-report.ts";
@@ -147,6 +148,10 @@ if (args.mode === "help") {
   process.exitCode = 2;
 } else if (args.mode === "matrix") {
   if (!(await runMatrix(args))) process.exitCode = 1;
+} else if (args.mode === "heat") {
+  const results = await runHeatScenarios({ ...args, timeoutMs: TIMEOUT_MS });
+  if (!args.json) printHeatTable(results, args.targetJobsPerSecond);
+  console.log(JSON.stringify(heatJson(results, args.targetJobsPerSecond)));
 } else {
   try {
     await runSingle(args);

@@ -100,7 +100,7 @@ async function repairSealed(deps: GroupDeps, group: GroupItem): Promise<number> 
   let repairs = 0;
   if (group.failure === "terminate" && group.failedChild) await cancelMembers(deps, group);
   const seen = new Set<number>();
-  for await (const slice of allSlices(deps.store, group.id)) {
+  for await (const slice of allSlices(deps.store, group)) {
     seen.add(slice.slice);
     if (group.doneSlices?.has(slice.slice)) continue;
     if (isSliceComplete(slice)) {
@@ -127,7 +127,7 @@ async function repairSealed(deps: GroupDeps, group: GroupItem): Promise<number> 
   if ((group.stalls ?? 0) >= 2) {
     for (let s = 0; s < group.slices; s++) {
       if (seen.has(s)) continue;
-      if (await voidSlice(deps.store, group.id, s, retentionExpiry(now, SLICE_RETENTION_DAYS))) {
+      if (await voidSlice(deps.store, group, s, retentionExpiry(now, SLICE_RETENTION_DAYS))) {
         await sliceFinished(deps, group.id, s);
         repairs++;
       }

@@ -37,7 +37,7 @@ export async function childrenPage(
   const picked: { id: string; status: GroupChildStatus }[] = [];
   let next: { slice: number; position: number } | undefined;
   if (start.slice < group.slices) {
-    const { slices } = await listSlices(store, group.id, start.slice, MAX_SLICES_PER_PAGE);
+    const { slices } = await listSlices(store, group, start.slice, MAX_SLICES_PER_PAGE);
     next = { slice: Math.min(start.slice + MAX_SLICES_PER_PAGE, group.slices), position: 0 };
     scan: for (const slice of slices) {
       const from = slice.slice === start.slice ? start.position : 0;

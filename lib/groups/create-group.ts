@@ -149,6 +149,7 @@ export async function createGroup(
       ...(request.onComplete.queue ? { queue: request.onComplete.queue } : {}),
     },
     slices: sliceCount(children.length),
+    slicePartitions: deps.store.layout.slicePartitions,
     size: children.length,
     createdAt: now,
     sealBy,
@@ -222,14 +223,17 @@ async function writeChildren(
     const p = i % SLICE_SIZE;
     return {
       ...child,
-      job: { id: childJobId(group.id, group.createdAt, s, p), member: { g: group.id, s, p } },
+      job: {
+        id: childJobId(group.id, group.createdAt, s, p),
+        member: { g: group.id, s, p, ...(group.slicePartitions ? { n: group.slicePartitions } : {}) },
+      },
     };
   });
   await Promise.all(
     Array.from({ length: sliceCount(entries.length) }, (_, k) =>
       writes(() =>
         putSlice(deps.store, {
-          ...sliceKey(group.id, firstSlice + k),
+          ...sliceKey(group.id, firstSlice + k, group.slicePartitions),
           groupId: group.id,
           slice: firstSlice + k,
           ids: entries.slice(k * SLICE_SIZE, (k + 1) * SLICE_SIZE).map((e) => e.job?.id ?? ""),

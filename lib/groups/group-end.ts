@@ -44,7 +44,7 @@ const limit = pLimit(16);
  */
 export async function cancelMembers(deps: GroupDeps, group: GroupItem): Promise<void> {
   const ttl = longestRetentionExpiry(deps.clock.now(), deps.queues);
-  for await (const slice of allSlices(deps.store, group.id)) {
+  for await (const slice of allSlices(deps.store, group)) {
     const jobs = await getJobs(deps.store, slice.ids);
     await Promise.all(
       slice.ids.map((id, p) =>

@@ -1,15 +1,15 @@
 import type { GroupCounts, GroupView } from "../job/group-schemas.ts";
 import type { StoreContext } from "../store/context.ts";
 import type { GroupItem } from "../store/group-item.ts";
-import { allSlices } from "../store/group-read-ops.ts";
+import { allSlices, type SliceLayout } from "../store/group-read-ops.ts";
 
 /**
- * Children per status, from the slices (one Query of the group's partition, page by page). The total
- * is what the slices hold: a slice the reaper voided held nobody.
+ * Children per status, from the slices (page by page: lib/store/group-read-ops.ts listSlices). The
+ * total is what the slices hold: a slice the reaper voided held nobody.
  */
-export async function countChildren(store: StoreContext, group: Pick<GroupItem, "id">): Promise<GroupCounts> {
+export async function countChildren(store: StoreContext, group: SliceLayout): Promise<GroupCounts> {
   const counts: GroupCounts = { total: 0, pending: 0, done: 0, dead: 0, cancelled: 0 };
-  for await (const slice of allSlices(store, group.id)) {
+  for await (const slice of allSlices(store, group)) {
     counts.total += slice.ids.length;
     counts.done += slice.done?.size ?? 0;
     counts.dead += slice.dead?.size ?? 0;

@@ -11,6 +11,8 @@ export interface Member {
   g: string;
   s: number;
   p: number;
+  /** The group's slicePartitions (absent for a group created before slices spread), so a child's end finds its slice without reading the group. */
+  n?: number;
 }
 
 /** Children per slice: a slice item of 25 ULIDs and its three sets stays under 1 KB (1 WCU a write). */
@@ -29,6 +31,8 @@ export interface GroupItem {
   onComplete: { kind: string; payload: string; queue?: string };
   /** Slices allocated so far, and the children in them. */
   slices: number;
+  /** The partitions its slices spread over (lib/store/keys.ts sliceKey); absent: all in the group's own. */
+  slicePartitions?: number;
   size: number;
   /** The numbers of the slices whose every child is recorded: ADD to a set is idempotent. */
   doneSlices?: Set<number>;

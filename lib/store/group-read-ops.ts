@@ -20,18 +20,33 @@ export async function getGroup(ctx: StoreContext, id: string): Promise<GroupItem
   return out.Item as GroupItem | undefined;
 }
 
+/** What reading a group's slices needs of the group. */
+export type SliceLayout = Pick<GroupItem, "id" | "slices" | "slicePartitions">;
+
 /**
- * listSlices — slices `from` onwards, in order, at most `limit` (one Query of the group's partition).
+ * listSlices — slices `from` onwards, in order, at most `limit`: one Query of the group's own
+ * partition for a group from before slices spread, else one BatchGetItem of the slice keys up to
+ * the group's allocated count (a slice not written yet is absent, as it is from the Query).
  * result: the slices read and the number of the next one, when there may be more.
  */
 export async function listSlices(
   ctx: StoreContext,
-  groupId: string,
+  group: SliceLayout,
   from: number,
   limit: number,
 ): Promise<{ slices: SliceItem[]; next?: number }> {
+  if (group.slicePartitions === undefined) return queryOwnPartition(ctx, group.id, from, limit);
+  const end = Math.min(from + limit, group.slices);
+  const numbers = Array.from({ length: Math.max(0, end - from) }, (_, i) => from + i);
+  const keys = numbers.map((n) => sliceKey(group.id, n, group.slicePartitions));
+  const slices = (await batchGetAll(ctx, keys, true)) as unknown as SliceItem[];
+  slices.sort((a, b) => a.slice - b.slice);
+  return { slices, ...(end < group.slices ? { next: end } : {}) };
+}
+
+async function queryOwnPartition(ctx: StoreContext, groupId: string, from: number, limit: number) {
   const e = new Expr();
-  const first = sliceKey(groupId, from);
+  const first = sliceKey(groupId, from, undefined);
   const out = await ctx.doc.send(
     new QueryCommand({
       TableName: ctx.table,
@@ -50,12 +65,12 @@ export async function listSlices(
 /** Every slice of a group, page by page. */
 export async function* allSlices(
   ctx: StoreContext,
-  groupId: string,
+  group: SliceLayout,
   pageSize = 100,
 ): AsyncGenerator<SliceItem> {
   let from: number | undefined = 0;
   while (from !== undefined) {
-    const page: { slices: SliceItem[]; next?: number } = await listSlices(ctx, groupId, from, pageSize);
+    const page: { slices: SliceItem[]; next?: number } = await listSlices(ctx, group, from, pageSize);
     yield* page.slices;
     from = page.next;
   }
@@ -70,9 +85,19 @@ export async function getJobs(
   ids: readonly string[],
   { consistent = true }: { consistent?: boolean } = {},
 ): Promise<Map<string, JobItem>> {
-  const found = new Map<string, JobItem>();
-  for (let i = 0; i < ids.length; i += 100) {
-    let keys: Record<string, unknown>[] | undefined = ids.slice(i, i + 100).map(jobKey);
+  const items = (await batchGetAll(ctx, ids.map(jobKey), consistent)) as unknown as JobItem[];
+  return new Map(items.map((item) => [item.id, item]));
+}
+
+/** The items of these keys that exist, 100 keys a BatchGetItem, unprocessed keys retried. */
+async function batchGetAll(
+  ctx: StoreContext,
+  allKeys: readonly Record<string, unknown>[],
+  consistent: boolean,
+): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
+  for (let i = 0; i < allKeys.length; i += 100) {
+    let keys: Record<string, unknown>[] | undefined = allKeys.slice(i, i + 100);
     for (let round = 0; keys && keys.length > 0 && round < 8; round++) {
       const out: BatchGetCommandOutput = await ctx.doc.send(
         new BatchGetCommand({
@@ -80,7 +105,7 @@ export async function getJobs(
           ReturnConsumedCapacity: "TOTAL",
         }),
       );
-      for (const item of (out.Responses?.[ctx.table] ?? []) as JobItem[]) found.set(item.id, item);
+      found.push(...(out.Responses?.[ctx.table] ?? []));
       keys = out.UnprocessedKeys?.[ctx.table]?.Keys;
     }
     if (keys && keys.length > 0) throw new TransientError("DynamoDB left keys unprocessed after 8 rounds");

@@ -38,10 +38,16 @@ export const leaseKey = (name: string) => ({ pk: `lease#${name}`, sk: "lease" })
 /** One token bucket per rate-limit scope. */
 export const rateLimitKey = (scope: string) => ({ pk: `rate#${scope}`, sk: "bucket" });
 
-/** A job group and its slices share one partition, so a group reads with one Query. */
+/** A job group's own item: its settings and progress, written once per finished slice. */
 export const groupKey = (id: string) => ({ pk: `group#${id}`, sk: "group" });
-export const sliceKey = (groupId: string, slice: number) => ({
-  pk: `group#${groupId}`,
+/**
+ * A group's slice. Each child's end writes its slice, so a group whose children end at the app's
+ * whole rate spreads its slices over `partitions` partition keys (the group item's slicePartitions,
+ * from the table layout: docs/scale.md). A group created before that keeps them in its own partition
+ * (partitions undefined), where one Query reads them.
+ */
+export const sliceKey = (groupId: string, slice: number, partitions: number | undefined) => ({
+  pk: partitions === undefined ? `group#${groupId}` : `gslice#${groupId}#${slice % partitions}`,
   sk: `slice#${String(slice).padStart(7, "0")}`,
 });
 /**
@@ -81,6 +87,7 @@ const TABLE_PATTERNS: Readonly<Record<string, string>> = {
   "queue#": "queue state",
   "lease#": "leader lease",
   "rate#": "rate-limit bucket",
-  "group#": "group partition",
+  "group#": "group item",
+  "gslice#": "group slices",
   "bkey#": "batch key",
 };

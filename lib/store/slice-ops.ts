@@ -2,7 +2,7 @@ import type { TerminalStatus } from "../job/status.ts";
 import { itemExists, itemMissing, not, setContains } from "./conditions.ts";
 import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext, wonRace } from "./context.ts";
 import { and, Update } from "./expression.ts";
-import { type Member, recordedStatuses, type SliceItem } from "./group-item.ts";
+import { type GroupItem, type Member, recordedStatuses, type SliceItem } from "./group-item.ts";
 import { sliceKey } from "./keys.ts";
 
 /** Writes of a group's slices (docs/architecture.md §15): the record of which child ended how. */
@@ -27,12 +27,13 @@ export function putSlice(ctx: StoreContext, slice: SliceItem): Promise<boolean> 
  */
 export function voidSlice(
   ctx: StoreContext,
-  groupId: string,
+  group: Pick<GroupItem, "id" | "slicePartitions">,
   slice: number,
   expiresAt: number,
 ): Promise<boolean> {
+  const groupId = group.id;
   const item: SliceItem = {
-    ...sliceKey(groupId, slice),
+    ...sliceKey(groupId, slice, group.slicePartitions),
     groupId,
     slice,
     ids: [],
@@ -58,10 +59,15 @@ export async function recordChild(
   member: Member,
   status: TerminalStatus,
 ): Promise<RecordResult> {
-  const write = conditionalUpdate<SliceItem>(ctx, "recordChild", sliceKey(member.g, member.s), (e) => ({
-    update: new Update(e).addToSet(status, new Set([member.p])),
-    condition: and(itemExists, ...recordedStatuses.map((s) => not(setContains(s, member.p)))),
-  }));
+  const write = conditionalUpdate<SliceItem>(
+    ctx,
+    "recordChild",
+    sliceKey(member.g, member.s, member.n),
+    (e) => ({
+      update: new Update(e).addToSet(status, new Set([member.p])),
+      condition: and(itemExists, ...recordedStatuses.map((s) => not(setContains(s, member.p)))),
+    }),
+  );
   return orOnConflict(
     write.then((slice): RecordResult => ({ recorded: true, slice })),
     (current: SliceItem | undefined): RecordResult => ({ recorded: false, slice: current }),

@@ -26,7 +26,12 @@ export const JobMessage = z
     payloadObject: z.string().min(1).optional(),
     /** A group's child: where its end is recorded (docs/architecture.md §15). */
     member: z
-      .object({ g: z.string().min(1), s: z.number().int().min(0), p: z.number().int().min(0) })
+      .object({
+        g: z.string().min(1),
+        s: z.number().int().min(0),
+        p: z.number().int().min(0),
+        n: z.number().int().min(1).optional(),
+      })
       .optional(),
     /** A group's completion job: the group it completes. */
     completes: z.string().min(1).optional(),

@@ -61,7 +61,9 @@ describe("bench group scenario", () => {
     const store = stack.engine.store;
     for (const s of run.samples) {
       const ids: string[] = [];
-      for await (const slice of allSlices(store, s.id)) ids.push(...slice.ids);
+      const group = await getGroup(store, s.id);
+      if (!group) throw new Error(`group ${s.id} is gone`);
+      for await (const slice of allSlices(store, group)) ids.push(...slice.ids);
       const children = [...(await getJobs(store, ids)).values()];
       expect(Math.max(...children.map((c) => c.finishedAt ?? 0))).toBe(s.lastChildFinishedAt);
       const completion = await getJob(store, (await getGroup(store, s.id))?.completionJobId ?? "");

@@ -27,7 +27,7 @@ import {
   sealGroup,
   sealGroupTransitions,
 } from "../../lib/store/group-ops.ts";
-import { getGroup } from "../../lib/store/group-read-ops.ts";
+import { getGroup, listSlices } from "../../lib/store/group-read-ops.ts";
 import { groupKey, sliceKey } from "../../lib/store/keys.ts";
 import { putSlice, recordChild } from "../../lib/store/slice-ops.ts";
 import { ManualClock } from "../support/clock.ts";
@@ -121,33 +121,47 @@ describe.each(dynamoBackends)("group store operations on $name", (factory) => {
     expect([...taken].sort()).toEqual(expected.sort());
   });
 
-  it("a child is recorded once, whatever repeats: a second record of any status changes nothing", async () => {
-    const slice: SliceItem = {
-      ...sliceKey("r", 0),
-      groupId: "r",
-      slice: 0,
-      ids: ["a", "b"],
-      createdAt: 0,
-      expiresAt: 1,
-    };
-    expect(await putSlice(store, slice)).toBe(true);
-    expect(await putSlice(store, { ...slice, ids: ["other"] })).toBe(false);
-    const first = await recordChild(store, { g: "r", s: 0, p: 1 }, "done");
-    expect(first.recorded).toBe(true);
-    for (const status of ["done", "dead", "cancelled"] as const) {
-      const again = await recordChild(store, { g: "r", s: 0, p: 1 }, status);
-      expect(again).toMatchObject({ recorded: false, slice: { done: new Set([1]) } });
-      expect(again.slice?.dead).toBeUndefined();
-    }
-    expect((await recordChild(store, { g: "r", s: 0, p: 0 }, "dead")).slice).toMatchObject({
-      done: new Set([1]),
-      dead: new Set([0]),
-    });
-    expect(await recordChild(store, { g: "r", s: 9, p: 0 }, "done")).toEqual({
-      recorded: false,
-      slice: undefined,
-    });
-  });
+  // A group from before slices spread keeps them in its own partition; a newer one spreads them.
+  it.each([
+    { layout: "in the group's own partition", n: undefined },
+    { layout: "spread over 3 partitions", n: 3 },
+  ])(
+    "a child is recorded once, whatever repeats ($layout): a second record of any status changes nothing",
+    async ({ n }) => {
+      const g = `r-${n ?? "own"}`;
+      const member = (s: number, p: number) => ({ g, s, p, ...(n === undefined ? {} : { n }) });
+      const slice: SliceItem = {
+        ...sliceKey(g, 5, n),
+        groupId: g,
+        slice: 5,
+        ids: ["a", "b"],
+        createdAt: 0,
+        expiresAt: 1,
+      };
+      expect(slice.pk).toBe(n === undefined ? `group#${g}` : `gslice#${g}#2`);
+      expect(await putSlice(store, slice)).toBe(true);
+      expect(await putSlice(store, { ...slice, ids: ["other"] })).toBe(false);
+      const first = await recordChild(store, member(5, 1), "done");
+      expect(first.recorded).toBe(true);
+      for (const status of ["done", "dead", "cancelled"] as const) {
+        const again = await recordChild(store, member(5, 1), status);
+        expect(again).toMatchObject({ recorded: false, slice: { done: new Set([1]) } });
+        expect(again.slice?.dead).toBeUndefined();
+      }
+      expect((await recordChild(store, member(5, 0), "dead")).slice).toMatchObject({
+        done: new Set([1]),
+        dead: new Set([0]),
+      });
+      expect(await recordChild(store, member(9, 0), "done")).toEqual({
+        recorded: false,
+        slice: undefined,
+      });
+      // Read back through the group's layout: the one slice, wherever its partition is.
+      const group = { id: g, slices: 10, ...(n === undefined ? {} : { slicePartitions: n }) };
+      const read = await listSlices(store, group, 0, 100);
+      expect(read.slices.map((x) => x.slice)).toEqual([5]);
+    },
+  );
 
   it("completion begins once: only when sealed and every slice is done, and only for one caller", async () => {
     const group: GroupItem = { ...groupIn(clock, "sealed"), slices: 2, doneSlices: undefined };

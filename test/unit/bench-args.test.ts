@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import { MAX_PAYLOAD_BYTES } from "../../lib/job/schemas.ts";
 import {
   type ArgsContext,
+  DEFAULT_HEAT_JOBS,
   DEFAULT_JOBS,
   DEFAULT_MATRIX_JOBS,
   DEFAULT_PAYLOAD_BYTES,
+  HEAT_GROUP_CHILDREN,
   MIN_PAYLOAD_BYTES,
   parseBenchArgs,
   usage,
@@ -154,5 +156,36 @@ describe("bench args: the matrix", () => {
     expect(errorOf(["--matrix", "--payload-bytes", "256"])).toMatch(/leave out --payload-bytes/);
     expect(errorOf(["--matrix", "--lane", "lean"])).toMatch(/leave out --lane/);
     expect(errorOf(["--matrix", "--kind", "py-digest"])).toMatch(/is a pool kind/);
+  });
+});
+
+describe("bench args: the scale model", () => {
+  it("--scenario heat: 1 000 jobs a scenario, a 10 000-child group, projected to 10 000 jobs/s unless told", () => {
+    expect(parse(["--scenario", "heat"])).toEqual({
+      mode: "heat",
+      jobs: DEFAULT_HEAT_JOBS,
+      groupChildren: HEAT_GROUP_CHILDREN,
+      targetJobsPerSecond: 10_000,
+      json: false,
+    });
+    expect(parse(["--scenario=heat", "--target-rate", "2500.5", "--jobs", "200", "--json"])).toMatchObject({
+      jobs: 200,
+      targetJobsPerSecond: 2500.5,
+      json: true,
+    });
+  });
+
+  it("refuses a target rate of zero or below or not a number, another scenario, and flags of other runs", () => {
+    // The = form: parseArgs would take "-1" after a space for a flag of its own.
+    for (const bad of ["0", "-1", "ten", "", "Infinity"])
+      expect(errorOf(["--scenario", "heat", `--target-rate=${bad}`]), bad).toBe(
+        `--target-rate must be a number of jobs a second above 0, got "${bad}"`,
+      );
+    expect(errorOf(["--scenario", "cold"])).toBe('--scenario must be heat, got "cold"');
+    expect(errorOf(["--target-rate", "100"])).toBe("--target-rate is for --scenario heat");
+    expect(errorOf(["--scenario", "heat", "--kind", "echo"])).toBe(
+      "--scenario heat runs its own mix; leave out --kind",
+    );
+    expect(errorOf(["--scenario", "heat", "--matrix"])).toMatch(/leave out --matrix/);
   });
 });

@@ -6,17 +6,17 @@ import { DeclarationError, validateDeclarations } from "../../lib/declarations/v
 
 describe("the table layout follows the app's declared rate", () => {
   it("keeps today's 8 index shards for an app that declares nothing, and grows both spreads with the rate", () => {
-    expect(tableLayout(undefined)).toEqual({ indexShards: 8, slicePartitions: 3 });
-    // 3 index writes a job and 1 slice write a child, over 800 units a partition (a fifth of headroom).
-    expect(tableLayout({ jobsPerSecond: 10_000 })).toEqual({ indexShards: 38, slicePartitions: 13 });
+    expect(tableLayout(undefined)).toEqual({ indexShards: 8, slicePartitions: 2 });
+    // 3 index writes a job and 1 slice write a child, over 500 units a partition (half the limit).
+    expect(tableLayout({ jobsPerSecond: 10_000 })).toEqual({ indexShards: 60, slicePartitions: 20 });
     expect(tableLayout({ jobsPerSecond: 1 })).toEqual({ indexShards: 8, slicePartitions: 1 });
     const per = (rate: number) => {
       const l = tableLayout({ jobsPerSecond: rate });
       return { index: (rate * 3) / l.indexShards, slice: rate / l.slicePartitions };
     };
     for (const rate of [500, 2000, 10_000, 100_000]) {
-      expect(per(rate).index).toBeLessThanOrEqual(800);
-      expect(per(rate).slice).toBeLessThanOrEqual(800);
+      expect(per(rate).index).toBeLessThanOrEqual(500);
+      expect(per(rate).slice).toBeLessThanOrEqual(500);
     }
   });
 

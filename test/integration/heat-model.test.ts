@@ -1,0 +1,93 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { HeatEntry } from "../../bench/heat-projection.ts";
+import { type HeatScenario, runHeatScenarios } from "../../scripts/bench-heat.ts";
+
+/**
+ * The scale model on a small metered run (docs/scale.md): every access pattern's hottest DynamoDB
+ * key, per job, must stay at or under the committed baseline. A change that adds a write to a shared
+ * item, or a new shared item, fails here; one that makes a pattern cooler passes (regenerate the
+ * baseline to lock the gain in: `HEAT_BASELINE=write npx vitest run test/integration/heat-model.test.ts`).
+ *
+ * Per job, the figures of a hashed pattern (index shards, slice partitions) and of a time-based one
+ * (the cached queue-state read, a contended bucket's re-reads) move from run to run: the margin is
+ * half the baseline again plus 0.01 of a unit a job, far below one more request per job.
+ */
+const BASELINE = new URL("../fixtures/heat-baseline.json", import.meta.url);
+const MARGIN = 1.5;
+const SLACK = 0.01;
+
+type Baseline = Record<string, Record<string, { writesPerJob: number; readsPerJob: number }>>;
+
+let results: HeatScenario[];
+
+beforeAll(async () => {
+  // The default layout (1 000 jobs/s: 8 index shards, 2 slice partitions), so a sample of 100 jobs
+  // spreads evenly enough to compare.
+  results = await runHeatScenarios({
+    jobs: 100,
+    groupChildren: 300,
+    targetJobsPerSecond: 1000,
+    timeoutMs: 60_000,
+  });
+  if (process.env.HEAT_BASELINE === "write") {
+    const table: Baseline = {};
+    for (const r of results)
+      table[r.scenario] = Object.fromEntries(
+        r.heat.map((h) => [h.pattern, { writesPerJob: h.writesPerJob, readsPerJob: h.readsPerJob }]),
+      );
+    writeFileSync(BASELINE, `${JSON.stringify(table, null, 2)}\n`);
+  }
+}, 180_000);
+
+const ceiling = (base: number) => base * MARGIN + SLACK;
+
+describe("the scale model: no access pattern's hottest key gets hotter per job", () => {
+  it("runs every scenario and meters each one's shared keys", () => {
+    const names = results.map((r) => r.scenario);
+    expect(names).toEqual([
+      "plain",
+      "uniqueKey mix",
+      "scheduled",
+      "rate-limited kind",
+      "batch kind, one hot key",
+      "group of 300 children",
+      "tenant flood",
+    ]);
+    const patterns = (name: string) =>
+      results.find((r) => r.scenario === name)?.heat.map((h) => h.pattern) ?? [];
+    expect(patterns("scheduled")).toContain("status index shard");
+    expect(patterns("rate-limited kind")).toContain("rate-limit bucket");
+    expect(patterns("batch kind, one hot key")).toContain("batch key");
+    expect(patterns("group of 300 children")).toEqual(expect.arrayContaining(["group slices", "group item"]));
+  });
+
+  it("stays within the committed baseline, pattern by pattern", () => {
+    const baseline = JSON.parse(readFileSync(BASELINE, "utf8")) as Baseline;
+    const hotter: string[] = [];
+    for (const r of results) {
+      for (const h of r.heat as HeatEntry[]) {
+        const base = baseline[r.scenario]?.[h.pattern] ?? { writesPerJob: 0, readsPerJob: 0 };
+        if (h.writesPerJob > ceiling(base.writesPerJob))
+          hotter.push(
+            `${r.scenario} / ${h.pattern}: ${h.writesPerJob} write units a job (baseline ${base.writesPerJob})`,
+          );
+        if (h.readsPerJob > ceiling(base.readsPerJob))
+          hotter.push(
+            `${r.scenario} / ${h.pattern}: ${h.readsPerJob} read units a job (baseline ${base.readsPerJob})`,
+          );
+      }
+    }
+    expect(hotter).toEqual([]);
+  });
+
+  it("projects to the target and marks a key over AWS's per-partition limits", () => {
+    const bucket = results.find((r) => r.scenario === "rate-limited kind")?.heat[0];
+    // One bucket item takes every acquire: at 1 000 jobs/s it is at or past the 1 000-unit limit.
+    expect(bucket?.pattern).toBe("rate-limit bucket");
+    expect(bucket?.projectedWritesPerSecond).toBe(Math.round((bucket?.writesPerJob ?? 0) * 1000));
+    expect(bucket?.overLimit).toBe((bucket?.projectedWritesPerSecond ?? 0) > 1000);
+    const plain = results.find((r) => r.scenario === "plain");
+    expect(plain?.heat.every((h) => !h.overLimit)).toBe(true);
+  });
+});
