@@ -58,6 +58,13 @@ const noReports = {
   groupRepairs: 0,
 };
 
+/** Receives the one message waiting and has the worker run it, without a failure. */
+async function workOneMessage(h: Harness): Promise<void> {
+  const event = await h.receive(10, 0);
+  expect(event.Records).toHaveLength(1);
+  expect(await h.worker(event)).toEqual({ batchItemFailures: [] });
+}
+
 /** The default queue's depth with nothing in it, nor in its DLQ. */
 const EMPTY_QUEUE = { visible: 0, inFlight: 0, delayed: 0, dlq: 0 };
 
@@ -145,9 +152,7 @@ describe("reaper: promotion of scheduled jobs", () => {
     const job = await enqueueScheduled(h, 1200);
     clock.advance(1200_000);
     expect((await runReaper(h.engine)).promoted).toBe(1);
-    const event = await h.receive(10, 0);
-    expect(event.Records).toHaveLength(1);
-    expect(await h.worker(event)).toEqual({ batchItemFailures: [] });
+    await workOneMessage(h);
     expect(await getJob(h.engine.store, job.id)).toMatchObject({
       status: "done",
       attempts: 1,
@@ -179,9 +184,7 @@ describe("reaper: promotion of scheduled jobs", () => {
     expect(await runReaper(h.engine)).toEqual({ ...noReports, promoted: 1 });
     expect(await runReaper(h.engine)).toEqual(noReports);
 
-    const event = await h.receive(10, 0);
-    expect(event.Records).toHaveLength(1);
-    expect(await h.worker(event)).toEqual({ batchItemFailures: [] });
+    await workOneMessage(h);
     expect(await getJob(h.engine.store, dead.id)).toMatchObject({
       status: "done",
       attempts: 1,

@@ -34,6 +34,16 @@ async function create(clock: ManualClock): Promise<Harness> {
   return harness.create({ clock });
 }
 
+/** A queued job whose message never went out, written just over the stale age ago. */
+async function staleQueuedJob() {
+  const clock = new ManualClock();
+  const h = await create(clock);
+  const item = queuedItem(clock);
+  await putJob(h.engine.store, item);
+  clock.advance(STALE_MESSAGE_AFTER_MS + 1);
+  return { h, item };
+}
+
 /** Runs the reaper once per tick over one whole pass; returns the summed counts. */
 async function onePass(h: Harness, clock: ManualClock, options = FOUR_SLICES) {
   const total = { staleScanned: 0, staleResent: 0 };
@@ -174,11 +184,7 @@ describe("reaper: the stale-message sweep", () => {
   });
 
   it("two reapers on one slice at once: at most one extra message, and the job still runs once", async () => {
-    const clock = new ManualClock();
-    const h = await create(clock);
-    const item = queuedItem(clock);
-    await putJob(h.engine.store, item);
-    clock.advance(STALE_MESSAGE_AFTER_MS + 1);
+    const { h, item } = await staleQueuedJob();
     const all = { tickMs: TICK_MS, staleSweepPassMs: TICK_MS };
     const [a, b] = await Promise.all([runReaper(h.engine, all), runReaper(h.engine, all)]);
     expect(a.staleResent + b.staleResent).toBeGreaterThanOrEqual(1);
@@ -205,11 +211,7 @@ describe("reaper: the stale-message sweep", () => {
   });
 
   it("is off with a pass of 0", async () => {
-    const clock = new ManualClock();
-    const h = await create(clock);
-    const item = queuedItem(clock);
-    await putJob(h.engine.store, item);
-    clock.advance(STALE_MESSAGE_AFTER_MS + 1);
+    const { h } = await staleQueuedJob();
     expect(await runReaper(h.engine, { staleSweepPassMs: 0 })).toMatchObject({
       staleScanned: 0,
       staleResent: 0,
