@@ -72,56 +72,63 @@ export const amzJson = (target: string) => ({
  * each use, so the list can name a test's cases before the stack has started.
  */
 export function emulatorProbes(clients: () => EmulatorClients): Probe[] {
-  const signed = (
-    endpoint: string,
+  /** A probe of `service` on the emulator behind `port` (fauxqs serves S3 on its SQS port), signed as the SDK signs. */
+  const probe = (
+    name: string,
+    port: keyof EmulatorClients["endpoints"],
     service: string,
-    r: Omit<RawRequest, "headers"> & { headers: object },
-  ) => ({
-    ...r,
-    headers: { ...r.headers, host: new URL(endpoint).host, ...sigV4("local", service) },
+    unsigned: (id: string) => Omit<RawRequest, "headers"> & { headers: object },
+    happened: (id: string) => Promise<boolean>,
+  ): Probe => ({
+    name,
+    endpoint: () => clients().endpoints[port],
+    service,
+    request: (id) => {
+      const r = unsigned(id);
+      const host = new URL(clients().endpoints[port]).host;
+      return { ...r, headers: { ...r.headers, host, ...sigV4("local", service) } };
+    },
+    happened,
   });
   return [
-    {
-      name: "dynalite PutItem",
-      endpoint: () => clients().endpoints.dynamodb,
-      service: "dynamodb",
-      request: (id) =>
-        signed(clients().endpoints.dynamodb, "dynamodb", {
-          method: "POST",
-          path: "/",
-          headers: amzJson("DynamoDB_20120810.PutItem"),
-          body: JSON.stringify({ TableName: PROBE_TABLE, Item: { pk: { S: id } } }),
-        }),
-      happened: (id) => itemExists(clients().dynamodb, id),
-    },
-    {
-      name: "fauxqs SQS CreateQueue",
-      endpoint: () => clients().endpoints.sqs,
-      service: "sqs",
-      request: (id) =>
-        signed(clients().endpoints.sqs, "sqs", {
-          method: "POST",
-          path: "/",
-          headers: amzJson("AmazonSQS.CreateQueue"),
-          body: JSON.stringify({ QueueName: id }),
-        }),
-      happened: async (id) =>
+    probe(
+      "dynalite PutItem",
+      "dynamodb",
+      "dynamodb",
+      (id) => ({
+        method: "POST",
+        path: "/",
+        headers: amzJson("DynamoDB_20120810.PutItem"),
+        body: JSON.stringify({ TableName: PROBE_TABLE, Item: { pk: { S: id } } }),
+      }),
+      (id) => itemExists(clients().dynamodb, id),
+    ),
+    probe(
+      "fauxqs SQS CreateQueue",
+      "sqs",
+      "sqs",
+      (id) => ({
+        method: "POST",
+        path: "/",
+        headers: amzJson("AmazonSQS.CreateQueue"),
+        body: JSON.stringify({ QueueName: id }),
+      }),
+      async (id) =>
         ((await clients().sqs.send(new ListQueuesCommand({ QueueNamePrefix: id }))).QueueUrls ?? []).length >
         0,
-    },
-    {
-      name: "fauxqs S3 PutObject",
-      endpoint: () => clients().endpoints.sqs,
-      service: "s3",
-      request: (id) =>
-        signed(clients().endpoints.sqs, "s3", {
-          method: "PUT",
-          path: `/${CLAIMS_BUCKET}/${claimKey(id)}`,
-          headers: { "content-type": "application/octet-stream" },
-          body: "planted",
-        }),
-      happened: (id) => objectExists(clients().s3, claimKey(id)),
-    },
+    ),
+    probe(
+      "fauxqs S3 PutObject",
+      "sqs",
+      "s3",
+      (id) => ({
+        method: "PUT",
+        path: `/${CLAIMS_BUCKET}/${claimKey(id)}`,
+        headers: { "content-type": "application/octet-stream" },
+        body: "planted",
+      }),
+      (id) => objectExists(clients().s3, claimKey(id)),
+    ),
   ];
 }
 
