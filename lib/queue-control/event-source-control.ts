@@ -1,8 +1,11 @@
-import {
-  GetEventSourceMappingCommand,
-  type LambdaClient,
-  UpdateEventSourceMappingCommand,
-} from "@aws-sdk/client-lambda";
+import type { LambdaClient } from "@aws-sdk/client-lambda";
+
+/**
+ * The Lambda package is loaded on first use, so a function whose control is made on first use
+ * (functions/lambda-event-sources.ts) doesn't load it at init: a static import here would be
+ * hoisted into the function's bundle.
+ */
+const lambdaPackage = () => import("@aws-sdk/client-lambda");
 
 /** What should feed a queue's worker: on or off, and how many invocations at once. */
 export interface EventSourceIntent {
@@ -36,6 +39,7 @@ export class LambdaEventSourceControl implements EventSourceControl {
   async apply(queue: string, intent: EventSourceIntent): Promise<void> {
     const UUID = this.mappings.get(queue);
     if (!UUID) return;
+    const { UpdateEventSourceMappingCommand } = await lambdaPackage();
     await this.lambda.send(
       new UpdateEventSourceMappingCommand({
         UUID,
@@ -48,6 +52,7 @@ export class LambdaEventSourceControl implements EventSourceControl {
   async describe(queue: string): Promise<EventSourceState | undefined> {
     const UUID = this.mappings.get(queue);
     if (!UUID) return undefined;
+    const { GetEventSourceMappingCommand } = await lambdaPackage();
     const out = await this.lambda.send(new GetEventSourceMappingCommand({ UUID }));
     const state = out.State ?? "Unknown";
     return {
