@@ -1,22 +1,11 @@
 import type { ErrorCode } from "../../../lib/errors.ts";
-import {
-  type BadCase,
-  type BadExpect,
-  badCase,
-  nestedArrays,
-  oddNames,
-  oddStrings,
-  oddUrlParts,
-} from "./case.ts";
+import { invalid, missingOrInvalid, notFound } from "./answers.ts";
+import { type BadCase, badCase, nestedArrays, oddNames, oddStrings, oddUrlParts } from "./case.ts";
 
 /** POST /jobs/batch, duplicate uniqueKeys, and GET /jobs/{id}, cancel and retry. */
 
 const post = (json: unknown) => ({ method: "POST", path: "/jobs", json });
 const batch = (json: unknown) => ({ method: "POST", path: "/jobs/batch", json });
-const invalid: BadExpect = { status: 400, code: "validation_error" };
-const notFound: BadExpect = { status: 404, code: "not_found" };
-/** A lone surrogate in a path can't be decoded as UTF-8: a 400 or a 404, never a 500. */
-const missingOrInvalid: BadExpect = { status: [400, 404] };
 
 type Item = ErrorCode | "ok";
 const batchCases: BadCase[] = [

@@ -1,4 +1,5 @@
 import type { ErrorCode } from "../../../lib/errors.ts";
+import { invalid } from "./answers.ts";
 
 /**
  * One row of the bad-input suite (test/e2e/bad-input.test.ts): a request a client could send, and
@@ -48,6 +49,21 @@ export const badCase = (name: string, request: BadCase["request"], expect: BadEx
   request,
   expect,
 });
+
+/**
+ * Bodies no JSON route takes, each refused as a validation error: none at all, and JSON that is not
+ * an object (null, an array, a string) or an empty one.
+ */
+export const unusableBodies = (path: string): BadCase[] => {
+  const raw = (body: string) => ({ method: "POST", path, raw: body });
+  return [
+    badCase(`POST ${path} without a body`, { method: "POST", path }, invalid),
+    badCase(`POST ${path} body null`, raw("null"), invalid),
+    badCase(`POST ${path} body []`, raw("[]"), invalid),
+    badCase(`POST ${path} body a string`, raw('"echo"'), invalid),
+    badCase(`POST ${path} body {}`, { method: "POST", path, json: {} }, invalid),
+  ];
+};
 
 /** Strings that have broken text handling somewhere: every string field gets each of them. */
 export const oddStrings = {

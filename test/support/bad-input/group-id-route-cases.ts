@@ -1,13 +1,9 @@
+import { conflict, invalid, notFound, ok } from "./answers.ts";
 import type { BadCase, BadExpect, BadRequest, OddString } from "./case.ts";
 import { badCase, oddNames, oddUrlParts } from "./case.ts";
 import { badChild, echo, GROUPS, marked, onComplete } from "./group-fixtures.ts";
 
 /** GET /groups/{id}, its children (list and add), seal and cancel: ids, queries, bodies and states. */
-
-const ok: BadExpect = { status: 200 };
-const invalid: BadExpect = { status: 400, code: "validation_error" };
-const notFound: BadExpect = { status: 404, code: "not_found" };
-const conflict: BadExpect = { status: 409, code: "conflict" };
 
 const addTo = (id: string, json: unknown): BadRequest => ({
   method: "POST",

@@ -1,10 +1,9 @@
+import { invalid, ok } from "./answers.ts";
 import type { BadCase, BadExpect } from "./case.ts";
 import { badCase, cursorOf, cursorOfText, nestedArrays, oddNames, oddUrlParts } from "./case.ts";
 
 /** GET /jobs: every query parameter, and cursors of every wrong shape on both read paths. */
 
-const ok: BadExpect = { status: 200 };
-const invalid: BadExpect = { status: 400, code: "validation_error" };
 const list = (query: string) => ({ method: "GET", path: `/jobs?${query}` });
 
 const paramCases: BadCase[] = [

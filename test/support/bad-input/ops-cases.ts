@@ -1,3 +1,4 @@
+import { invalid, missingOrInvalid, notFound, ok, unknownKind } from "./answers.ts";
 import {
   type BadCase,
   type BadExpect,
@@ -11,12 +12,6 @@ import {
 } from "./case.ts";
 
 /** GET /health, GET/PATCH /queues, pause/resume, GET/PUT/DELETE /schedules. */
-
-const ok: BadExpect = { status: 200 };
-const invalid: BadExpect = { status: 400, code: "validation_error" };
-const notFound: BadExpect = { status: 404, code: "not_found" };
-/** A lone surrogate in a path can't be decoded as UTF-8: a 400 or a 404, never a 500. */
-const missingOrInvalid: BadExpect = { status: [400, 404] };
 
 const healthCases: BadCase[] = [
   badCase("GET /health", { method: "GET", path: "/health" }, ok),
@@ -91,7 +86,6 @@ const queueCases: BadCase[] = [
 const base = { cron: "0 0 * * *", kind: "echo", enabled: false };
 const put = (name: string, json: unknown) => ({ method: "PUT", path: `/schedules/${name}`, json });
 const putRaw = (name: string, raw: string) => ({ method: "PUT", path: `/schedules/${name}`, raw });
-const unknownKind: BadExpect = { status: 400, code: "unknown_kind" };
 const saved: BadExpect = { status: [200, 201] };
 
 /** What each schedule field answers to each odd string. */
