@@ -137,10 +137,7 @@ async function crashAfterFinalize(h: Harness) {
 
 const runsOf = (jobId: string) => foldRuns.filter((r) => r.jobId === jobId);
 
-/**
- * A harness and a tree three levels deep: one fan-out child whose own children fan out again, with
- * leaves of `leafMs`; tagged `tag` below, the root folded into `report`.
- */
+/** A harness and a three-level tree of fan-outs (leaves of `leafMs`, tagged `tag`), its root folded into `report`. */
 async function tree(leafMs: number, tag: string, report: string) {
   const h = await harness.create({ clock: systemClock, extraKinds: kinds });
   const { group } = await h.engine.groups.create({
