@@ -1,9 +1,8 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Emulators, startEmulators } from "../../local/emulators.ts";
-import { createPoolHarness, type PoolHarness, type PoolHarnessOptions } from "../support/pool-harness.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { type PoolHarnessOptions, poolHarnessPerTest } from "../support/pool-harness.ts";
 import {
   CRASH_LEASE_SECONDS,
   expectTakenOverOnce,
@@ -17,29 +16,21 @@ import { doomedPool } from "./doomed-pool.ts";
 // waits in its intake line for a child. The pool queue keeps a 930 s visibility timeout
 // (900 s + its 20 s window + 10 s); the lease is 3 s. Another pool must finish every job within 2 × the lease of the crash.
 
-let emu: Emulators;
 let dir: string;
-const harnesses: PoolHarness[] = [];
-beforeAll(async () => {
-  emu = await startEmulators();
-});
-afterEach(async () => {
-  await Promise.all(harnesses.splice(0).map((h) => h.close()));
+// Registered first, so it runs last (after-hooks unwind in reverse): once the pools have stopped.
+afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-afterAll(async () => {
-  await emu?.stop();
-});
+const pools = poolHarnessPerTest();
 
 /** The surviving pool (not started) and a marker path for scripted.mjs's "hang-once". */
 async function setUp(spec: PoolHarnessOptions["spec"] = {}) {
   dir = mkdtempSync(join(tmpdir(), "pool-crash-"));
-  const h = await createPoolHarness(emu, {
+  const h = await pools.create({
     start: false,
     spec,
     queue: { leaseSeconds: CRASH_LEASE_SECONDS, workerTimeoutSeconds: 900 },
   });
-  harnesses.push(h);
   return { h, marker: join(dir, "hung") };
 }
 
@@ -49,7 +40,7 @@ describe("a pool that dies with work in hand", () => {
   }) => {
     const { h, marker } = await setUp();
     const id = await h.enqueue({ act: "hang-once", marker });
-    const doomed = doomedPool(emu, h);
+    const doomed = doomedPool(pools.emulators(), h);
     await h.settled(id, "running");
     await waitFor(async () => existsSync(marker), "the child to get the job");
     const crashedAt = doomed.die();
@@ -65,7 +56,7 @@ describe("a pool that dies with work in hand", () => {
     const { h, marker } = await setUp({ soft: 1, hard: 2 });
     const running = await h.enqueue({ act: "hang-once", marker });
     const waiting = await h.enqueue({ act: "ok" });
-    const doomed = doomedPool(emu, h);
+    const doomed = doomedPool(pools.emulators(), h);
     await h.settled(running, "running");
     // Held at receive, then again every third of the lease: well past the first hold's lease + 1 s,
     // a second consumer still finds nothing, and the waiting job was never claimed.
