@@ -5,7 +5,8 @@ import { RequestMeter } from "../bench/request-meter.ts";
 import { silentLog } from "../lib/observability/log.ts";
 import { getJob } from "../lib/store/read-ops.ts";
 import { type LocalStack, startLocalStack } from "../local/stack.ts";
-import { ASSUMED_ENQUEUE_CALL_MS, BATCH, intEnv, payload, round, sleep, TIMEOUT_MS } from "./bench-config.ts";
+import { ASSUMED_ENQUEUE_CALL_MS, intEnv, payload, round, sleep, TIMEOUT_MS } from "./bench-config.ts";
+import { enqueueTimed, holdEventSource } from "./bench-enqueue.ts";
 import { costPerUnit, meteredUsage } from "./bench-usage.ts";
 
 /**
@@ -16,40 +17,22 @@ import { costPerUnit, meteredUsage } from "./bench-usage.ts";
 export const BATCH_JOBS = intEnv("BENCH_BATCH_JOBS", 2000, 100);
 const KEYS = 1;
 
-async function enqueueBacklog(stack: LocalStack, jobs: number, seqBase: number) {
-  const ids: string[] = [];
-  const callMs: number[] = [];
-  for (let start = 0; start < jobs; start += BATCH) {
-    const requests = Array.from({ length: Math.min(BATCH, jobs - start) }, (_, i) => {
-      const seq = seqBase + start + i;
-      return { kind: BENCH_BATCH_KIND, payload: { ...payload(seq, 256), key: `key-${seq % KEYS}` } };
-    });
-    const t = performance.now();
-    const results = await stack.engine.producer.enqueueBatch(requests);
-    callMs.push(performance.now() - t);
-    for (const r of results) {
-      if (!r.id) throw new Error(`batch scenario: enqueue refused: ${JSON.stringify(r.error)}`);
-      ids.push(r.id);
-    }
-  }
-  return { ids, callMs };
-}
+const backlog = (jobs: number, seqBase: number) =>
+  Array.from({ length: jobs }, (_, i) => {
+    const seq = seqBase + i;
+    return { kind: BENCH_BATCH_KIND, payload: { ...payload(seq, 256), key: `key-${seq % KEYS}` } };
+  });
 
-/**
- * The event source off, the backlog goes in; on again, it hands the worker 100 records at a time.
- * The event source alone is turned off (not a queue pause, whose worker would put off with a delay
- * what the source received before it stopped).
- */
+/** The event source held, the backlog goes in; on again, it hands the worker 100 records at a time. */
 async function drainBacklog(stack: LocalStack, jobs: number, seqBase: number, succeededBefore: number) {
-  const source = (enabled: boolean) =>
-    stack.eventSources.apply(BENCH_BATCH_QUEUE, { enabled, maxConcurrency: 2 });
-  await source(false);
-  // Let the source's receives in flight (each waits at most a second) come back empty first, so no
-  // message of the backlog is received and handed back while the source is off.
-  await sleep(1500);
-  const enqueued = await enqueueBacklog(stack, jobs, seqBase);
+  const source = await holdEventSource(stack, BENCH_BATCH_QUEUE, 2);
+  const enqueued = await enqueueTimed(
+    stack,
+    backlog(jobs, seqBase),
+    (error) => new Error(`batch scenario: enqueue refused: ${JSON.stringify(error)}`),
+  );
   const resumedAt = Date.now();
-  await source(true);
+  await source.resume();
   const deadline = performance.now() + TIMEOUT_MS;
   while (stack.metrics.total("succeeded") < succeededBefore + jobs) {
     if (performance.now() > deadline)

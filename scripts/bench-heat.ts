@@ -15,7 +15,8 @@ import { defineApp } from "../lib/declarations/define-app.ts";
 import type { EnqueueRequest } from "../lib/job/schemas.ts";
 import { silentLog } from "../lib/observability/log.ts";
 import { type LocalStack, startLocalStack } from "../local/stack.ts";
-import { BATCH, payload, sleep } from "./bench-config.ts";
+import { payload, sleep } from "./bench-config.ts";
+import { enqueueTimed } from "./bench-enqueue.ts";
 
 /**
  * The scale model (`npm run bench -- --scenario heat`, docs/scale.md): each scenario runs on a local
@@ -65,17 +66,9 @@ async function waitForSucceeded(stack: LocalStack, count: number, what: string, 
   }
 }
 
-async function enqueueAll(stack: LocalStack, requests: EnqueueRequest[]): Promise<number> {
-  let created = 0;
-  for (let start = 0; start < requests.length; start += BATCH) {
-    const results = await stack.engine.producer.enqueueBatch(requests.slice(start, start + BATCH));
-    for (const r of results) {
-      if (!r.id) throw new Error(`heat: enqueue refused: ${JSON.stringify(r.error)}`);
-      if (!r.duplicate) created += 1;
-    }
-  }
-  return created;
-}
+/** The jobs created (a uniqueKey repeat of a live job creates none). */
+const enqueueAll = async (stack: LocalStack, requests: EnqueueRequest[]) =>
+  (await enqueueTimed(stack, requests)).created;
 
 interface Run {
   app: App;

@@ -12,7 +12,8 @@ import { RequestMeter } from "../bench/request-meter.ts";
 import { silentLog } from "../lib/observability/log.ts";
 import { LOCAL_AWS } from "../local/emulators.ts";
 import { type LocalStack, startLocalStack } from "../local/stack.ts";
-import { ASSUMED_ENQUEUE_CALL_MS, BATCH, intEnv, payload, round, sleep, TIMEOUT_MS } from "./bench-config.ts";
+import { ASSUMED_ENQUEUE_CALL_MS, intEnv, payload, round, sleep, TIMEOUT_MS } from "./bench-config.ts";
+import { enqueueTimed, holdEventSource } from "./bench-enqueue.ts";
 import { costPerUnit, meteredUsage } from "./bench-usage.ts";
 
 /**
@@ -71,23 +72,18 @@ async function queueEmpty(sqs: SQSClient, url: string): Promise<boolean> {
 
 async function drain(stack: LocalStack, meter: RequestMeter, side: SQSClient, mode: Mode, seqBase: number) {
   const url = stack.queues.get(QUEUE)?.url as string;
-  const source = (enabled: boolean) => stack.eventSources.apply(QUEUE, { enabled, maxConcurrency: 10 });
-  await source(false);
-  // The source's receives in flight (a second each) come back empty first.
-  await sleep(1500);
+  const source = await holdEventSource(stack, QUEUE, 10);
   const succeededBefore = stack.metrics.total("succeeded");
   meter.reset();
-  const callMs: number[] = [];
-  for (let start = 0; start < REDELIVERY_JOBS; start += BATCH) {
-    const requests = Array.from({ length: Math.min(BATCH, REDELIVERY_JOBS - start) }, (_, i) => ({
-      kind: KIND,
-      payload: payload(seqBase + start + i, 256),
-    }));
-    const t = performance.now();
-    const results = await stack.engine.producer.enqueueBatch(requests);
-    callMs.push(performance.now() - t);
-    if (results.some((r) => !r.id)) throw new Error("redelivery scenario: an enqueue was refused");
-  }
+  const requests = Array.from({ length: REDELIVERY_JOBS }, (_, i) => ({
+    kind: KIND,
+    payload: payload(seqBase + i, 256),
+  }));
+  const { callMs } = await enqueueTimed(
+    stack,
+    requests,
+    () => new Error("redelivery scenario: an enqueue was refused"),
+  );
   if (mode === "lapsed") {
     // Metered: the mapping's receives of batches whose invocations never ran.
     await receiveAll(stack.clients.sqs, url, REDELIVERY_JOBS, LAPSE_SECONDS);
@@ -116,7 +112,7 @@ async function drain(stack: LocalStack, meter: RequestMeter, side: SQSClient, mo
     }
   }
   const invocationsBefore = stack.eventSources.invocations(QUEUE);
-  await source(true);
+  await source.resume();
   // Until every job is done and every copy settled: a copy that met its job running is put off until
   // that run's lease ends, then deleted.
   const deadline = performance.now() + TIMEOUT_MS;

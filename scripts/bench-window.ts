@@ -18,7 +18,6 @@ import { type LocalStack, startLocalStack } from "../local/stack.ts";
 import type { RunShape } from "./bench-args.ts";
 import {
   ASSUMED_ENQUEUE_CALL_MS,
-  BATCH,
   payload,
   percentile,
   round,
@@ -26,6 +25,7 @@ import {
   TIMEOUT_MS,
   WARMUP,
 } from "./bench-config.ts";
+import { enqueueTimed } from "./bench-enqueue.ts";
 import { costPerUnit, meteredUsage } from "./bench-usage.ts";
 
 /**
@@ -113,24 +113,12 @@ export async function startBenchStack(shape: RunShape): Promise<BenchStack> {
   return { shape, stack, meter, ledger, completionStarts, logCounts, runTag };
 }
 
-async function enqueueAll(bench: BenchStack, count: number, seqBase: number) {
-  const ids: string[] = [];
-  const callMs: number[] = [];
-  for (let start = 0; start < count; start += BATCH) {
-    const size = Math.min(BATCH, count - start);
-    const requests = Array.from({ length: size }, (_, i) =>
-      jobRequest(bench.shape, seqBase + start + i, bench.runTag),
-    );
-    const t = performance.now();
-    const results = await bench.stack.engine.producer.enqueueBatch(requests);
-    callMs.push(performance.now() - t);
-    for (const r of results) {
-      if (!r.id) throw new EngineRefusal(`enqueue refused: ${JSON.stringify(r.error)}`);
-      ids.push(r.id);
-    }
-  }
-  return { ids, callMs };
-}
+const enqueueAll = (bench: BenchStack, count: number, seqBase: number) =>
+  enqueueTimed(
+    bench.stack,
+    Array.from({ length: count }, (_, i) => jobRequest(bench.shape, seqBase + i, bench.runTag)),
+    (error) => new EngineRefusal(`enqueue refused: ${JSON.stringify(error)}`),
+  );
 
 const deleted = (s: MeterSnapshot) =>
   (s.operations["sqs:DeleteMessageBatch"]?.messages ?? 0) +
