@@ -2,7 +2,7 @@ import type * as z from "zod";
 import type { BatchPolicy } from "../batching/key-batches.ts";
 import { UsageError } from "../errors.ts";
 import type { Log } from "../observability/log.ts";
-import type { JobContext, KindDefinition, RateLimitAnswer } from "./kind.ts";
+import type { JobContext, KindDefinition, RateLimitAnswer, RateLimitTake } from "./kind.ts";
 
 /**
  * Batch kinds (docs/architecture.md §18): jobs of one key handled in one call, each still its own
@@ -57,7 +57,8 @@ export interface BatchContext<Scope extends string = string> {
   /** Aborts on timeout, shutdown, or once every item is cancelled. */
   signal: AbortSignal;
   log: Log;
-  rateLimit(scope: Scope, n?: number): Promise<RateLimitAnswer>;
+  /** As a job's `ctx.rateLimit`: `n` tokens, or `{ tokens, key }` from the key's own bucket. */
+  rateLimit(scope: Scope, take?: number | RateLimitTake): Promise<RateLimitAnswer>;
 }
 
 /**
@@ -119,7 +120,7 @@ export function batchKindDefinition<S extends z.ZodType, R, const N extends stri
           batchId: ctx.job.id,
           signal: ctx.signal,
           log: ctx.log,
-          rateLimit: (scope, n) => ctx.rateLimit(scope, n),
+          rateLimit: (scope, take) => ctx.rateLimit(scope, take),
         },
       );
       const outcome = checkedOutcomes(1, outcomes)[0];

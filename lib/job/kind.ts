@@ -55,6 +55,14 @@ export interface CompletionContext {
  * What a handler sees (docs/architecture.md §12), but for `enqueue` and `group`. `Scope` comes from the app, so
  * a misspelled rate-limit scope is a compile error.
  */
+/** What `ctx.rateLimit` takes besides the scope. */
+export interface RateLimitTake {
+  /** Tokens to take; 1 when left out. */
+  tokens?: number;
+  /** The bucket of this key within the scope (e.g. the tenant); the scope's own bucket when left out. */
+  key?: string;
+}
+
 export interface JobContextBase<Scope extends string = string> {
   job: { id: string; kind: string; queue: string; maxAttempts: number; createdAt: string };
   /** 1 for the first run. With `fence` it guards the handler's own conditional writes. */
@@ -71,11 +79,13 @@ export interface JobContextBase<Scope extends string = string> {
   /** Renew the lease now (the runtime also does this on a timer). */
   heartbeat(): Promise<void>;
   /**
-   * Take `n` tokens (default 1) from a cluster-wide bucket declared in the app's rateLimits. A denial
-   * says how long to wait; throw ThrottledError(waitMs / 1000) to cool the whole queue down without
-   * spending the attempt.
+   * Take tokens (default 1) from a cluster-wide bucket declared in the app's rateLimits: `n`, or
+   * `{ tokens, key }`. With a `key` (a tenant's id: a non-empty string of at most 256 characters)
+   * the take is from that key's own bucket, with the scope's capacity and refill, so one tenant's
+   * calls never spend another's. A denial says how long to wait; throw ThrottledError(waitMs / 1000)
+   * to cool the whole queue down without spending the attempt.
    */
-  rateLimit(scope: Scope, n?: number): Promise<RateLimitAnswer>;
+  rateLimit(scope: Scope, take?: number | RateLimitTake): Promise<RateLimitAnswer>;
   /** Set when this job is a group's completion job: the group's outcome, counts and children. */
   completion?: CompletionContext;
 }

@@ -1,6 +1,6 @@
 import { type RateLimitScope, validateRateLimitScopes } from "../declarations/rate-limit-scope.ts";
 import { UsageError } from "../errors.ts";
-import type { RateLimitAnswer } from "../job/kind.ts";
+import type { RateLimitAnswer, RateLimitTake } from "../job/kind.ts";
 import type { StoreContext } from "../store/context.ts";
 import { takeTokens } from "../store/rate-limit-ops.ts";
 import { assertTokenCount, emissionInterval, gcraDecision, gcraLimit } from "./gcra.ts";
@@ -18,10 +18,18 @@ export interface RateLimiterDeps {
  */
 const MAX_ATTEMPTS = 5;
 const CONTENTION_WAIT_MS = 25;
+/** A key names a DynamoDB item: as long as a flow key may be. */
+const MAX_KEY_CHARS = 256;
+/**
+ * Buckets whose last tat an instance remembers: a worker serving many tenants' keys forgets the
+ * least recently used beyond this (forgetting only costs one request that a known denial would save).
+ */
+const REMEMBERED_BUCKETS = 10_000;
 
 /**
- * Cluster-wide token buckets (GCRA, one DynamoDB item per scope). A grant is one conditional write.
- * Each instance remembers the last tat it saw per scope; tat only grows, so that is a lower bound on
+ * Cluster-wide token buckets (GCRA, one DynamoDB item per scope, and one per (scope, key) for a
+ * keyed take, each with the scope's capacity and refill). A grant is one conditional write.
+ * Each instance remembers the last tat it saw per bucket; tat only grows, so that is a lower bound on
  * the real one, and a request it already denies is answered without a request (a throttled hot loop
  * costs nothing). One instance per worker process.
  */
@@ -36,23 +44,30 @@ export class RateLimiter {
     this.scopes = new Map(scopes.map((s) => [s.scope, s]));
   }
 
-  /** Takes `n` tokens from `scope`, or says how long until they would be there. */
-  async acquire(scope: string, n = 1): Promise<RateLimitAnswer> {
+  /**
+   * Takes tokens from `scope` (its own bucket, or `take.key`'s), or says how long until they would
+   * be there. `take` is the token count, or `{ tokens, key }`.
+   */
+  async acquire(scope: string, take: number | RateLimitTake = 1): Promise<RateLimitAnswer> {
     const declared = this.declared(scope);
+    const { tokens: n = 1, key } = typeof take === "number" ? { tokens: take } : take;
     assertTokenCount(n, declared);
+    if (key !== undefined) assertKey(scope, key);
+    const bucket = key === undefined ? { scope } : { scope, key };
+    const remembered = key === undefined ? scope : `${scope}#${key}`;
     const cost = n * emissionInterval(declared);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = this.store.clock.now();
-      const known = this.lastTat.get(scope);
+      const known = this.lastTat.get(remembered);
       const decision = gcraDecision(known, now, n, declared);
       if (!decision.allowed) return { granted: false, waitMs: decision.waitMs };
-      const result = await takeTokens(this.store, scope, {
+      const result = await takeTokens(this.store, bucket, {
         form: known === undefined || known < now ? "idle" : "busy",
         now,
         cost,
         limit: gcraLimit(now, n, declared),
       });
-      this.remember(scope, result.tat);
+      this.remember(remembered, result.tat);
       if (result.taken) return { granted: true };
     }
     return { granted: false, waitMs: CONTENTION_WAIT_MS };
@@ -69,8 +84,24 @@ export class RateLimiter {
    * Concurrent answers arrive out of order, so keep the highest tat seen. A missing item (a wiped
    * table) voids what we knew, or the idle form would never be tried again.
    */
-  private remember(scope: string, tat: number | undefined): void {
-    if (tat === undefined) this.lastTat.delete(scope);
-    else this.lastTat.set(scope, Math.max(tat, this.lastTat.get(scope) ?? tat));
+  private remember(bucket: string, tat: number | undefined): void {
+    const before = this.lastTat.get(bucket);
+    // Deleted first, so the Map's insertion order keeps the least recently used bucket first.
+    this.lastTat.delete(bucket);
+    if (tat === undefined) return;
+    this.lastTat.set(bucket, Math.max(tat, before ?? tat));
+    if (this.lastTat.size > REMEMBERED_BUCKETS) {
+      const oldest = this.lastTat.keys().next().value;
+      if (oldest !== undefined) this.lastTat.delete(oldest);
+    }
   }
+}
+
+/** A key becomes part of a DynamoDB key: a non-empty string, at most MAX_KEY_CHARS characters. */
+function assertKey(scope: string, key: unknown): void {
+  if (typeof key === "string" && key.length > 0 && key.length <= MAX_KEY_CHARS) return;
+  const shown = typeof key === "string" ? `${key.length} characters` : typeof key;
+  throw new UsageError(
+    `rate-limit scope "${scope}": key must be a non-empty string of at most ${MAX_KEY_CHARS} characters, got ${shown}`,
+  );
 }

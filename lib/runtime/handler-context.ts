@@ -36,9 +36,9 @@ async function refusalIsFinal<T>(what: string, send: () => Promise<T>): Promise<
 
 /** A handler's `rateLimit`: the engine's limiter; a worker built without one can't serve it. */
 export function rateLimitOf(deps: Partial<Pick<Engine, "rateLimiter">>): JobContext["rateLimit"] {
-  return (scope, n) => {
+  return (scope, take) => {
     if (!deps.rateLimiter) throw new ConfigError("no rate limiter is configured for this worker");
-    return deps.rateLimiter.acquire(scope, n);
+    return deps.rateLimiter.acquire(scope, take);
   };
 }
 

@@ -35,8 +35,14 @@ export const SCHEDULES_PARTITION = "schedules";
 export const scheduleKey = (name: string) => ({ pk: SCHEDULES_PARTITION, sk: `schedule#${name}` });
 /** A leader lease (cron runner) — one small item per lease name. */
 export const leaseKey = (name: string) => ({ pk: `lease#${name}`, sk: "lease" });
-/** One token bucket per rate-limit scope. */
-export const rateLimitKey = (scope: string) => ({ pk: `rate#${scope}`, sk: "bucket" });
+/**
+ * One token bucket per rate-limit scope, and one per (scope, key) when a handler names a key (a
+ * scope name has no `#`, so the first one after `rate#` ends it).
+ */
+export const rateLimitKey = (scope: string, key?: string) => ({
+  pk: key === undefined ? `rate#${scope}` : `rate#${scope}#${key}`,
+  sk: "bucket",
+});
 
 /** A job group's own item: its settings and progress, written once per finished slice. */
 export const groupKey = (id: string) => ({ pk: `group#${id}`, sk: "group" });

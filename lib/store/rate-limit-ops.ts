@@ -25,14 +25,20 @@ export interface TakeTokens {
 export type TakeResult = { taken: true; tat: number } | { taken: false; tat: number | undefined };
 
 /**
- * takeTokens — spend tokens from a scope's bucket (GCRA: the item holds only `tat`, epoch ms).
- * input: scope name, the form, now, cost and limit from lib/rate-limit/gcra.ts.
+ * takeTokens — spend tokens from a bucket (GCRA: the item holds only `tat`, epoch ms).
+ * input: the bucket (scope, and the key of a keyed bucket), the form, now, cost and limit from
+ *   lib/rate-limit/gcra.ts.
  * condition: idle: tat is missing OR tat < now. busy: now <= tat <= limit.
  * result: idle: tat = now + cost. busy: tat = tat + cost. The stored tat is returned. On a lost
  *   condition, the current tat (wrong form, or no room): the caller decides from it without a read.
  */
-export async function takeTokens(ctx: StoreContext, scope: string, take: TakeTokens): Promise<TakeResult> {
-  const write = conditionalUpdate<{ tat: number }>(ctx, "takeTokens", rateLimitKey(scope), (e) =>
+export async function takeTokens(
+  ctx: StoreContext,
+  bucket: { scope: string; key?: string },
+  take: TakeTokens,
+): Promise<TakeResult> {
+  const item = rateLimitKey(bucket.scope, bucket.key);
+  const write = conditionalUpdate<{ tat: number }>(ctx, "takeTokens", item, (e) =>
     take.form === "idle"
       ? {
           update: new Update(e).set("tat", take.now + take.cost),

@@ -142,6 +142,43 @@ describe.each(dynamoBackends)("rate limiter on $name", (factory) => {
     expect(await worker.acquire("thirds", thirds.capacity)).toEqual({ granted: true });
   });
 
+  it("a key has a bucket of its own within its scope: many workers at once grant each key exactly its capacity", async () => {
+    const { clock, limiter } = await setup();
+    const workers = Array.from({ length: WORKERS }, limiter);
+    const keys = ["tenant-a", "tenant-b", "gold-#/ünicode"];
+    const burst = () =>
+      Promise.all(
+        keys.map(async (key) =>
+          grants(await Promise.all(workers.map((w) => w.acquire("partner-api", { key })))),
+        ),
+      );
+    expect(await burst()).toEqual(keys.map(() => partner.capacity));
+    // The scope's own bucket is untouched by the keys' takes.
+    expect(await workers[0]?.acquire("partner-api", partner.capacity)).toEqual({ granted: true });
+    // Each key refills on its own: 1 s brings refillPerSecond tokens to every key.
+    clock.advance(1000);
+    expect(await burst()).toEqual(keys.map(() => partner.refillPerSecond));
+    // Tokens and a key together.
+    clock.advance(60_000);
+    expect(await workers[1]?.acquire("partner-api", { key: "tenant-a", tokens: partner.capacity })).toEqual({
+      granted: true,
+    });
+    expect((await workers[1]?.acquire("partner-api", { key: "tenant-a" }))?.granted).toBe(false);
+  });
+
+  it("a key that is empty, not a string or over 256 characters throws, naming the scope, without a request", async () => {
+    const { limiter } = await setup();
+    const worker = limiter();
+    const commands = await commandsDuring(async () => {
+      for (const key of ["", "k".repeat(257), 42 as unknown as string])
+        await expect(worker.acquire("partner-api", { key })).rejects.toThrow(
+          /^rate-limit scope "partner-api": key must be a non-empty string of at most 256 characters, got /,
+        );
+    });
+    expect(commands).toEqual([]);
+    expect(await worker.acquire("partner-api", { key: "k".repeat(256) })).toEqual({ granted: true });
+  });
+
   it("an unknown scope or more tokens than capacity throws, without a request", async () => {
     const { limiter } = await setup();
     const worker = limiter();

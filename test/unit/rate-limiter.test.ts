@@ -86,6 +86,22 @@ describe("RateLimiter (mocked DynamoDB)", () => {
     expect(updates()).toHaveLength(5);
   });
 
+  it("remembers the last 10 000 buckets: a key used long ago costs one request again, a recent one none", async () => {
+    // Every grant leaves its bucket busy far into the future, so a remembered one is denied locally.
+    ddb.on(UpdateCommand).resolves({ Attributes: { tat: clock.now() + 3_600_000 } });
+    expect(await limiter.acquire("partner-api", { key: "first" })).toEqual({ granted: true });
+    expect((await limiter.acquire("partner-api", { key: "first" })).granted).toBe(false);
+    expect(updates()).toHaveLength(1);
+    for (let i = 0; i < 10_000; i++) await limiter.acquire("partner-api", { key: `tenant-${i}` });
+    expect(updates()).toHaveLength(10_001);
+    // The newest is still known (no request); the first was forgotten (one request to learn it).
+    expect((await limiter.acquire("partner-api", { key: "tenant-9999" })).granted).toBe(false);
+    expect(updates()).toHaveLength(10_001);
+    await limiter.acquire("partner-api", { key: "first" });
+    expect(updates()).toHaveLength(10_002);
+    expect(updates().at(-1)?.Key).toEqual(rateLimitKey("partner-api", "first"));
+  });
+
   it("rejects a bad scope declaration at construction", () => {
     const store = createStoreContext(newDynamoClient(), "jobs", clock);
     const scopes = [{ scope: "Bad Name", capacity: 1, refillPerSecond: 1 }];
