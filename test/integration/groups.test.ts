@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import * as z from "zod";
 import { systemClock } from "../../lib/clock.ts";
 import { RetryAfterError } from "../../lib/errors.ts";
+import { Groups } from "../../lib/groups/group-service.ts";
 import type { GroupChildView } from "../../lib/job/group-schemas.ts";
 import type { CompletionContext } from "../../lib/job/kind.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
@@ -177,6 +178,30 @@ describe("job groups on the emulators", () => {
       status: "succeeded",
       counts: { total: 1000, pending: 0, done: 1000 },
     });
+  });
+
+  test("a group created before slices spread (all in its own partition) still records every child and completes once", async () => {
+    const h = await harness.create({ clock: systemClock, extraKinds: kinds });
+    // What a deployment from before the spread wrote: no slicePartitions on the group, no `n` in
+    // its children's memberships, the slices under group#<id>.
+    const before = { ...h.engine.store, layout: { ...h.engine.store.layout, slicePartitions: undefined } };
+    const groups = new Groups({ ...h.engine, store: before as unknown as typeof h.engine.store });
+    const { group } = await groups.create({
+      children: Array.from({ length: 60 }, (_, i) => ({ kind: "echo", payload: { i } })),
+      onComplete: { kind: "test-fold", payload: { report: "from before" } },
+    });
+    const stored = await getGroup(h.engine.store, group.id);
+    expect(stored?.slicePartitions).toBeUndefined();
+    const poller = startConsumer(h);
+    const done = await groupIn(h, group.id, "succeeded");
+    await poller.stop();
+    const runs = runsOf(done.completionJobId ?? "");
+    expect(runs).toHaveLength(1);
+    expect(runs[0]?.completion?.counts).toMatchObject({ done: 60, dead: 0, cancelled: 0 });
+    expect((runs[0]?.children ?? []).map((c) => (c.result as { i: number }).i)).toEqual(
+      Array.from({ length: 60 }, (_, i) => i),
+    );
+    expect(await h.engine.groups.get(group.id)).toMatchObject({ counts: { total: 60, done: 60 } });
   });
 
   test("a worker that dies after a child's finalize, before its group heard: the next delivery records it, once", async () => {
