@@ -2,7 +2,7 @@ import { ConfigError } from "../errors.ts";
 import type { BatchSettings } from "../job/batch.ts";
 import type { KindDefinition } from "../job/kind.ts";
 import { deliveryLanes } from "../job/lanes.ts";
-import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
+import { MAX_VISIBILITY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { MAX_CHILDREN_PER_KIND, type PoolKindSpec } from "./pool-kind.ts";
 import {
   LAMBDA_INIT_SECONDS,
@@ -21,7 +21,10 @@ import { batchKindProblems } from "./validate-batch.ts";
 export interface Declarations {
   queues: readonly QueueDeclaration[];
   /** Lambda-tier kinds; the pool's own kinds are `poolKinds`. */
-  kinds: readonly (Pick<KindDefinition, "name" | "queue" | "maxAttempts" | "timeoutSeconds" | "lane"> & {
+  kinds: readonly (Pick<
+    KindDefinition,
+    "name" | "queue" | "maxAttempts" | "timeoutSeconds" | "lane" | "startWithinSeconds"
+  > & {
     batch?: { settings: BatchSettings };
   })[];
   poolKinds: readonly PoolKindSpec[];
@@ -123,6 +126,11 @@ export function validateDeclarations(d: Declarations): string[] {
     if (batch) problems.push(...batchKindProblems(k.label, batch, lane, q, k.tier));
     if (lane !== undefined && !(deliveryLanes as readonly string[]).includes(lane))
       problems.push(`${k.label}: lane "${lane}" is not one of ${deliveryLanes.join(", ")}`);
+    const startWithin = "startWithinSeconds" in k ? k.startWithinSeconds : undefined;
+    if (startWithin !== undefined && !within(startWithin, 1, QUEUE_MESSAGE_RETENTION_SECONDS))
+      problems.push(
+        `${k.label}: startWithinSeconds must be a whole number from 1 to ${QUEUE_MESSAGE_RETENTION_SECONDS} (SQS's retention), got ${startWithin}`,
+      );
     if (k.tier === "lambda" && k.timeoutSeconds > LAMBDA_MAX_TIMEOUT_SECONDS)
       problems.push(
         `${k.label}: timeoutSeconds ${k.timeoutSeconds} is over Lambda's ${LAMBDA_MAX_TIMEOUT_SECONDS}s limit`,

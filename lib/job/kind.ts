@@ -119,6 +119,8 @@ export interface KindDefinition<
   queue: Queue;
   maxAttempts: number;
   timeoutSeconds: number;
+  /** A start deadline for the kind's jobs (an enqueue's own wins): see EnqueueRequest.startWithinSeconds. */
+  startWithinSeconds?: number;
   /** Overrides the queue's backoff for this kind. */
   backoff?: BackoffPolicy;
   /** Which guarantees the kind pays for (docs/architecture.md §16); fenced when absent. */

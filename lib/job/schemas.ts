@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { ErrorBody } from "../errors.ts";
-import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
+import { MAX_VISIBILITY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { BoundedJson } from "./json-depth.ts";
 import { jobStatuses } from "./status.ts";
 
@@ -33,6 +33,11 @@ const StorableString = z.string().refine((s) => s.isWellFormed(), {
 
 /** A job's run time limit, from an enqueue or a pool kind: up to SQS's 12 h visibility ceiling. */
 export const TimeoutSeconds = z.number().int().min(1).max(MAX_VISIBILITY_SECONDS);
+/**
+ * A start deadline, from an enqueue or a kind declaration: a job that hasn't started this long after
+ * it was due never runs. At most as long as SQS keeps a message, which no job can outwait anyway.
+ */
+export const StartWithinSeconds = z.number().int().min(1).max(QUEUE_MESSAGE_RETENTION_SECONDS);
 /** Attempts a job may take, from an enqueue or a kind declaration. */
 export const MaxAttempts = z.number().int().min(1).max(100);
 
@@ -52,6 +57,7 @@ export const EnqueueRequest = z
     maxAttempts: MaxAttempts.optional(),
     priority: z.enum(["normal", "critical"]).optional(),
     timeoutSeconds: TimeoutSeconds.optional(),
+    startWithinSeconds: StartWithinSeconds.optional(),
   })
   .strict()
   .refine((r) => r.delaySeconds === undefined || r.runAt === undefined, {
@@ -75,6 +81,8 @@ export const JobView = z.object({
   payload: jsonValue,
   createdAt: z.iso.datetime(),
   runAt: z.iso.datetime(),
+  /** The start deadline: not started by then, the job ends dead unrun ("start deadline passed"). */
+  startBy: z.iso.datetime().optional(),
   priority: z.enum(["normal", "critical"]).optional(),
   result: jsonValue.optional(),
   lastError: z.string().optional(),

@@ -53,6 +53,9 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
   const payloadObject = needsClaimCheck(payloadJson) ? claimKey(id, "payload", now, keepUntil) : undefined;
   const large = !payloadObject && bytes > INLINE_PAYLOAD_BYTES;
   const timeoutSeconds = request.timeoutSeconds;
+  // Counted from when the job is due, so a delayed job's deadline starts with its delay's end.
+  const startWithinSeconds = request.startWithinSeconds ?? kind.startWithinSeconds;
+  const startBy = startWithinSeconds === undefined ? undefined : runAt + startWithinSeconds * 1000;
   const message: JobMessage = {
     v: 1,
     id,
@@ -64,6 +67,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     runAt,
     ...(payloadObject ? { payloadObject } : { payload: payloadJson }),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    ...(startBy !== undefined ? { startBy } : {}),
     ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
     ...(large ? { payloadRef: true } : {}),
     ...group,
@@ -83,6 +87,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     runAt,
     ...(payloadObject ? { payloadObject } : large ? { payloadRef: true } : { payload: payloadJson }),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    ...(startBy !== undefined ? { startBy } : {}),
     ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
     ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt, indexShards) : {}),
     ...group,

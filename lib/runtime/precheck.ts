@@ -4,17 +4,30 @@ import type { KindRegistry } from "../job/registry.ts";
 import type { JobItem } from "../store/job-item.ts";
 import type { Decision } from "./outcome.ts";
 
+/** The start of a dead job's lastError when its start deadline passed (docs/architecture.md §4). */
+export const START_DEADLINE_PASSED = "start deadline passed";
+
 /**
  * The kind and validated payload to run with, or the reason to end the job without running it: a
- * cancel already requested, an unknown kind, no attempts left, a payload gone from the claims bucket,
- * one that is not JSON or fails the kind's schema. None of these is retried.
+ * cancel already requested, its start deadline passed, an unknown kind, no attempts left, a payload
+ * gone from the claims bucket, one that is not JSON or fails the kind's schema. None of these is
+ * retried.
  */
 export function precheckRun(
   registry: KindRegistry,
-  item: Pick<JobItem, "kind" | "attempts" | "maxAttempts" | "cancelRequested">,
+  item: Pick<JobItem, "kind" | "attempts" | "maxAttempts" | "cancelRequested" | "startBy" | "runAt">,
   payloadJson: string | undefined,
+  now: number,
 ): Decision | { kind: AnyKind; payload: unknown } {
   if (item.cancelRequested) return { outcome: "cancelled", error: "cancelled on request" };
+  // A retry is a start too: the deadline holds for every attempt, and a retry doesn't move it.
+  if (item.startBy !== undefined && now > item.startBy) {
+    const within = Math.round((item.startBy - item.runAt) / 1000);
+    return {
+      outcome: "dead",
+      error: `${START_DEADLINE_PASSED}: not started within ${within} s of being due`,
+    };
+  }
   const kind = registry.get(item.kind);
   if (!kind) return { outcome: "dead", error: `unknown kind "${item.kind}"` };
   if (item.attempts > item.maxAttempts) {

@@ -38,6 +38,7 @@ export class RecordProcessor {
           deps.registry,
           item,
           item.cancelRequested ? undefined : await deliveredPayload(deps.claims, delivery.msg),
+          deps.clock.now(),
         ),
       settle: (claimed, decision, tally) =>
         settleClaimed(

@@ -177,7 +177,7 @@ export const cancelTransitions = [
  * redrive — an operator's retry of a dead or cancelled job.
  * input: the job as last read (its queue names the index partition).
  * condition: dead or cancelled.
- * result: scheduled and due now, attempts reset, in the scheduled index, held against promotion until
+ * result: scheduled and due now, attempts reset, its start deadline gone, in the scheduled index, held against promotion until
  *   `holdUntil` (the caller is about to send its message and mark it queued). If the caller dies in
  *   between, the reaper promotes it once the hold lapses (no loss, no second message before then).
  */
@@ -202,6 +202,8 @@ export async function redrive(
         "expiresAt",
         "cancelRequested",
         "startedAt",
+        // An operator asked for this run: a start deadline that ended the job must not end it again.
+        "startBy",
       ),
     condition: statusIn("dead", "cancelled"),
   }));

@@ -19,6 +19,8 @@ export interface JobItem {
   maxAttempts: number;
   priority: "normal" | "critical";
   timeoutSeconds?: number;
+  /** The start deadline (ms): runAt + startWithinSeconds. A claim after it ends the job dead, unrun. */
+  startBy?: number;
   createdAt: number;
   runAt: number;
   payload?: string;
@@ -87,6 +89,7 @@ export function toJobView(
     payload: payloadJson === undefined ? null : JSON.parse(payloadJson),
     createdAt: iso(item.createdAt),
     runAt: iso(item.runAt),
+    ...(item.startBy !== undefined ? { startBy: iso(item.startBy) } : {}),
     priority: item.priority,
     ...(resultJson !== undefined ? { result: JSON.parse(resultJson) } : {}),
     ...(item.lastError !== undefined ? { lastError: item.lastError } : {}),
@@ -108,6 +111,7 @@ export type JobSeed = Pick<
   | "createdAt"
   | "runAt"
   | "timeoutSeconds"
+  | "startBy"
   | "uniqueKey"
   | "member"
   | "completes"

@@ -17,6 +17,8 @@ export const JobMessage = z
     createdAt: z.number(),
     runAt: z.number(),
     timeoutSeconds: z.number().int().optional(),
+    /** The start deadline (ms): a claim after it ends the job dead without running it. */
+    startBy: z.number().optional(),
     uniqueKey: z.string().optional(),
     /** Payload JSON, the source of truth for the handler; absent when it is in the claims bucket. */
     payload: z.string().optional(),
@@ -104,6 +106,7 @@ export function seedFromMessage(msg: JobMessage): JobSeed {
     createdAt: msg.createdAt,
     runAt: msg.runAt,
     ...(msg.timeoutSeconds !== undefined ? { timeoutSeconds: msg.timeoutSeconds } : {}),
+    ...(msg.startBy !== undefined ? { startBy: msg.startBy } : {}),
     ...(msg.uniqueKey !== undefined ? { uniqueKey: msg.uniqueKey } : {}),
     ...(msg.payloadObject
       ? { payloadObject: msg.payloadObject }

@@ -17,6 +17,7 @@ export function messageFromItem(item: JobItem, payloadJson: string | undefined):
     runAt: item.runAt,
     ...(item.payloadObject ? { payloadObject: item.payloadObject } : { payload: payloadJson ?? "null" }),
     ...(item.timeoutSeconds !== undefined ? { timeoutSeconds: item.timeoutSeconds } : {}),
+    ...(item.startBy !== undefined ? { startBy: item.startBy } : {}),
     ...(item.uniqueKey !== undefined ? { uniqueKey: item.uniqueKey } : {}),
     ...(item.payloadRef ? { payloadRef: true } : {}),
     ...(item.batchKey !== undefined ? { batchKey: item.batchKey } : {}),

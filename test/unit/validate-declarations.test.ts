@@ -102,6 +102,16 @@ describe("rule 2: Lambda's 15-minute limit and the queue's worker timeout", () =
   });
 });
 
+describe("a kind's start deadline is a whole number of seconds from 1 to SQS's retention", () => {
+  test("0, a fraction or more than 14 days is refused, naming the kind; 14 days is taken", () => {
+    for (const startWithinSeconds of [0, 2.5, 14 * 86_400 + 1])
+      expect(problems(withKind("sleep", { startWithinSeconds }))).toEqual([
+        `kind "sleep": startWithinSeconds must be a whole number from 1 to 1209600 (SQS's retention), got ${startWithinSeconds}`,
+      ]);
+    expect(problems(withKind("sleep", { startWithinSeconds: 14 * 86_400 }))).toEqual([]);
+  });
+});
+
 describe("rule 3: Lambda event source maximum concurrency is 2..1000", () => {
   test.each([1, 1001, 2.5])("maxConcurrency %s on a Lambda-tier queue is refused", (maxConcurrency) => {
     expect(problems(withQueue("default", { maxConcurrency }))).toEqual([
