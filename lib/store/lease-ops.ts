@@ -22,6 +22,7 @@ export function seedIfMissing(update: Update, seed: JobSeed): Update {
   else if (seed.payloadRef) update.set("payloadRef", true);
   else if (seed.payload !== undefined) update.setIfAbsent("payload", seed.payload);
   if (seed.timeoutSeconds !== undefined) update.setIfAbsent("timeoutSeconds", seed.timeoutSeconds);
+  if (seed.startBy !== undefined) update.setIfAbsent("startBy", seed.startBy);
   if (seed.uniqueKey !== undefined) update.setIfAbsent("uniqueKey", seed.uniqueKey);
   if (seed.member !== undefined) update.setIfAbsent("member", seed.member);
   if (seed.completes !== undefined) update.setIfAbsent("completes", seed.completes);

@@ -26,6 +26,15 @@ const kinds = [
       return { attempt: ctx.attempt };
     },
   ),
+  // No item until a claim builds it from the message: the deadline travels in the message.
+  kindOnDefaultQueue(
+    "deadline-lean",
+    { maxAttempts: 3, timeoutSeconds: 30, lane: "lean" },
+    async (_p, ctx) => {
+      runs.push(ctx.job.id);
+      return { attempt: ctx.attempt };
+    },
+  ),
   kindOnDefaultQueue(
     "deadline-flaky",
     { maxAttempts: 3, timeoutSeconds: 30, backoff: { baseSeconds: 1, maxSeconds: 1 } },
@@ -54,6 +63,11 @@ describe("start deadlines", () => {
       startWithinSeconds: 10,
     });
     const byKind = await h.engine.producer.enqueue({ kind: "deadline-default", payload: {} });
+    const lean = await h.engine.producer.enqueue({
+      kind: "deadline-lean",
+      payload: {},
+      startWithinSeconds: 2,
+    });
     const overridden = await h.engine.producer.enqueue({
       kind: "deadline-default",
       payload: {},
@@ -73,7 +87,11 @@ describe("start deadlines", () => {
     await settled(h, overridden.job.id, "done");
     expect(runs).not.toContain(late.job.id);
     expect(runs).not.toContain(byKind.job.id);
-    expect(h.metrics.total("dead")).toBe(2);
+    expect(await settled(h, lean.job.id, "dead")).toMatchObject({
+      lastError: "start deadline passed: not started within 2 s of being due",
+    });
+    expect(runs).not.toContain(lean.job.id);
+    expect(h.metrics.total("dead")).toBe(3);
     // An operator's retry runs it: its deadline goes with the redrive.
     await redriveJob(h.engine, late.job.id);
     expect(await settled(h, late.job.id, "done")).not.toHaveProperty("startBy");
