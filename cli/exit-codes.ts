@@ -8,7 +8,7 @@ import { describeError, SkyforgeApiError, SkyforgeTransportError } from "../clie
 export const exitCodes = {
   /** Everything asked was done. */
   ok: 0,
-  /** The command ran, but some of its items failed (bulk enqueue: a line was refused). */
+  /** The command ran, but some of its items failed (bulk enqueue: a line was refused; doctor: a finding). */
   itemsFailed: 1,
   /** The command line is wrong: an unknown option, a bad value, an unreadable file, an unknown stage. */
   usage: 2,

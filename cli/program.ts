@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from "commander";
 import pkg from "../package.json" with { type: "json" };
 import { consoleCommand } from "./commands/console.ts";
+import { doctorCommand } from "./commands/doctor.ts";
 import { enqueueCommand } from "./commands/enqueue.ts";
 import { groupsCommand } from "./commands/groups.ts";
 import { jobsCommand } from "./commands/jobs.ts";
@@ -45,7 +46,7 @@ export function buildProgram(): Command {
     .addHelpText(
       "after",
       `
-Exit codes: 0 ok, 1 some items failed (bulk enqueue), 2 usage error, 3 the API refused (4xx),
+Exit codes: 0 ok, 1 some items failed (bulk enqueue) or doctor found a problem, 2 usage error, 3 the API refused (4xx),
 4 no usable answer (unreachable, not the API's, or a 5xx), 70 the CLI failed (a bug), 130 interrupted (Ctrl-C).`,
     );
   for (const command of [
@@ -55,6 +56,7 @@ Exit codes: 0 ok, 1 some items failed (bulk enqueue), 2 usage error, 3 the API r
     schedulesCommand(),
     groupsCommand(),
     tailCommand(),
+    doctorCommand(),
     consoleCommand(),
   ]) {
     program.addCommand(command);

@@ -87,6 +87,8 @@ export const JobView = z.object({
   result: jsonValue.optional(),
   lastError: z.string().optional(),
   startedAt: z.iso.datetime().optional(),
+  /** A running job's lease end: past it with no heartbeat, its worker died or froze (`skyforge doctor`). */
+  leaseUntil: z.iso.datetime().optional(),
   finishedAt: z.iso.datetime().optional(),
   uniqueKey: z.string().optional(),
   cancelRequested: z.boolean().optional(),

@@ -1,0 +1,106 @@
+/**
+ * What `skyforge doctor` reads as wrong, from the HTTP API's own answers (GET /queues, GET /schedules,
+ * GET /jobs): pure, so a test hands it views and a clock. One finding a problem, each with what to do.
+ */
+
+export interface Finding {
+  /** Which check found it: a stable word scripts can branch on. */
+  check: "stuck-run" | "event-source-off" | "dead-letters" | "overdue-queue" | "failing-schedule";
+  /** The queue, schedule or job it is about. */
+  subject: string;
+  message: string;
+  fix: string;
+}
+
+/** The fields of the API's views the checks read (the client types them loosely). */
+export interface DoctorQueue {
+  name: string;
+  paused: boolean;
+  counts?: { dlq?: number };
+  eventSource?: { enabled?: boolean; state?: string };
+}
+export interface DoctorSchedule {
+  name: string;
+  enabled?: boolean;
+  lastRunAt?: string;
+  lastError?: string;
+  lastErrorAt?: string;
+}
+export interface DoctorJob {
+  id: string;
+  kind: string;
+  queue: string;
+  runAt: string;
+  leaseUntil?: string;
+}
+
+export interface DoctorInput {
+  queues: readonly DoctorQueue[];
+  schedules: readonly DoctorSchedule[];
+  /** Running jobs, each with its lease's end. */
+  running: readonly DoctorJob[];
+  /** Each queue's oldest queued job, where it has one. */
+  oldestQueued: readonly DoctorJob[];
+  now: number;
+  /** A run this long past its lease is stuck (the reaper or a redelivery takes over within 2 × lease). */
+  stuckAfterMs: number;
+  /** A queued job this long past its due time means nothing is taking the queue's jobs. */
+  overdueAfterMs: number;
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+
+export function findProblems(input: DoctorInput): Finding[] {
+  const findings: Finding[] = [];
+  for (const job of input.running) {
+    if (job.leaseUntil === undefined) continue;
+    const past = input.now - Date.parse(job.leaseUntil);
+    if (past < input.stuckAfterMs) continue;
+    findings.push({
+      check: "stuck-run",
+      subject: job.id,
+      message: `job ${job.id} (${job.kind} on ${job.queue}) is running ${seconds(past)} past its lease with no heartbeat: its worker died or froze`,
+      fix: "a redelivery or the reaper's takeover runs it again within 2 × its lease; if it stays, check that the queue's event source and the scheduled functions run (npx skyforge queues ls)",
+    });
+  }
+  for (const q of input.queues) {
+    const source = q.eventSource;
+    if (source && source.enabled === false && !q.paused)
+      findings.push({
+        check: "event-source-off",
+        subject: q.name,
+        message: `queue ${q.name} is not paused, but its event source is off (${source.state ?? "disabled"}): nothing takes its jobs`,
+        fix: `npx skyforge queues resume ${q.name} turns it back on (the reaper's repair pass also does, each tick)`,
+      });
+    const dlq = q.counts?.dlq ?? 0;
+    if (dlq > 0)
+      findings.push({
+        check: "dead-letters",
+        subject: q.name,
+        message: `queue ${q.name}'s dead-letter queue holds ${dlq} message(s)`,
+        fix: "the reaper turns them into dead jobs each tick: if they stay, the reaper isn't running; read them with npx skyforge jobs ls --status dead",
+      });
+  }
+  for (const job of input.oldestQueued) {
+    const late = input.now - Date.parse(job.runAt);
+    if (late < input.overdueAfterMs) continue;
+    findings.push({
+      check: "overdue-queue",
+      subject: job.queue,
+      message: `queue ${job.queue}'s oldest queued job ${job.id} (${job.kind}) has waited ${seconds(late)} past its due time`,
+      fix: `check that queue ${job.queue} is not paused and its event source is on (npx skyforge queues ls), and its workers' errors`,
+    });
+  }
+  for (const s of input.schedules) {
+    if (s.enabled === false || s.lastErrorAt === undefined) continue;
+    const failedLast = s.lastRunAt === undefined || Date.parse(s.lastErrorAt) >= Date.parse(s.lastRunAt);
+    if (!failedLast) continue;
+    findings.push({
+      check: "failing-schedule",
+      subject: s.name,
+      message: `schedule ${s.name} failed at ${s.lastErrorAt}: ${s.lastError ?? "no error recorded"}`,
+      fix: "fix what the error names (its kind, queue or payload), then npx skyforge schedules put it again",
+    });
+  }
+  return findings;
+}

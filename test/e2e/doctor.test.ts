@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SendMessageCommand } from "@aws-sdk/client-sqs";
+import { afterAll, describe, expect, it } from "vitest";
+import { app } from "../../app/index.ts";
+import { putJob } from "../../lib/store/enqueue-ops.ts";
+import { jobKey } from "../../lib/store/keys.ts";
+import { skyforgeCli } from "../support/skyforge-cli.ts";
+import { localStackForFile } from "../support/stack-for-file.ts";
+
+/**
+ * `npx skyforge doctor` against a local stack: exit 0 when nothing is wrong; a stuck run, a dead
+ * letter waiting and an event source off on a queue that isn't paused are each named, with what to
+ * do, and the exit is 1. The scheduled functions don't tick here, so nothing repairs them first.
+ */
+const stack = localStackForFile({ app });
+const work = mkdtempSync(join(tmpdir(), "skyforge-doctor-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+const cli = skyforgeCli(() => stack().url, work);
+
+interface Doctor {
+  findings: { check: string; subject: string; message: string; fix: string }[];
+  checked: { queues: number };
+}
+
+describe("skyforge doctor", () => {
+  it("a clean stack: no findings, exit 0, and it says what it can't check", async () => {
+    const report = (await cli.json(["doctor"], 0)) as unknown as Doctor & { notChecked: string[] };
+    expect(report.findings).toEqual([]);
+    expect(report.checked.queues).toBe(app.queues.length);
+    expect(report.notChecked.join()).toMatch(/visibility timeout/);
+    const text = await cli.run(["doctor"]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^no problems found/);
+  });
+
+  it("a stuck run, a dead letter and an event source off: all three named, exit 1", async () => {
+    const s = stack();
+    const now = Date.now();
+    const id = "01STUCKRUNSTUCKRUNSTUCKRUN";
+    // A run whose worker died two minutes into a lease that ended a minute ago.
+    await putJob(s.engine.store, {
+      ...jobKey(id),
+      id,
+      kind: "echo",
+      queue: "default",
+      status: "running",
+      attempts: 1,
+      maxAttempts: 3,
+      priority: "normal",
+      createdAt: now - 180_000,
+      runAt: now - 180_000,
+      startedAt: now - 120_000,
+      leaseToken: "gone",
+      leaseUntil: now - 60_000,
+      payload: "{}",
+    });
+    const batch = s.queues.get("batch");
+    await s.clients.sqs.send(new SendMessageCommand({ QueueUrl: batch?.dlqUrl, MessageBody: "{}" }));
+    await s.eventSources.apply("default", { enabled: false, maxConcurrency: 5 });
+
+    const report = (await cli.json(["doctor"], 1)) as unknown as Doctor;
+    expect(report.findings.map((f) => `${f.check} ${f.subject}`).sort()).toEqual(
+      ["stuck-run 01STUCKRUNSTUCKRUNSTUCKRUN", "dead-letters batch", "event-source-off default"].sort(),
+    );
+    for (const f of report.findings) expect(f.fix.length).toBeGreaterThan(10);
+    const text = await cli.run(["doctor", "--stuck-after", "30"]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain("3 problem(s) found:");
+    expect(text.stdout).toMatch(
+      /stuck-run: job 01STUCKRUNSTUCKRUNSTUCKRUN \(echo on default\) is running \d+ s past its lease/,
+    );
+    // A threshold above how late it is: the run isn't stuck yet.
+    const patient = (await cli.json(["doctor", "--stuck-after", "3600"], 1)) as unknown as Doctor;
+    expect(patient.findings.map((f) => f.check)).not.toContain("stuck-run");
+  });
+
+  it("a bad threshold is a usage error: exit 2", async () => {
+    const r = await cli.run(["doctor", "--stuck-after", "soon"]);
+    expect(r.code).toBe(2);
+  });
+});
