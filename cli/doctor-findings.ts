@@ -5,7 +5,14 @@
 
 export interface Finding {
   /** Which check found it: a stable word scripts can branch on. */
-  check: "stuck-run" | "event-source-off" | "dead-letters" | "overdue-queue" | "failing-schedule";
+  check:
+    | "stuck-run"
+    | "event-source-off"
+    | "partial-batch-off"
+    | "visibility-short"
+    | "dead-letters"
+    | "overdue-queue"
+    | "failing-schedule";
   /** The queue, schedule or job it is about. */
   subject: string;
   message: string;
@@ -17,7 +24,10 @@ export interface DoctorQueue {
   name: string;
   paused: boolean;
   counts?: { dlq?: number };
-  eventSource?: { enabled?: boolean; state?: string };
+  eventSource?: { enabled?: boolean; state?: string; reportsBatchItemFailures?: boolean };
+  /** What SQS has, and what a deploy sets (workerTimeout + batching window + an init). */
+  visibilityTimeoutSeconds?: number;
+  declared?: { visibilityTimeoutSeconds?: number };
 }
 export interface DoctorSchedule {
   name: string;
@@ -71,6 +81,22 @@ export function findProblems(input: DoctorInput): Finding[] {
         subject: q.name,
         message: `queue ${q.name} is not paused, but its event source is off (${source.state ?? "disabled"}): nothing takes its jobs`,
         fix: `npx skyforge queues resume ${q.name} turns it back on (the reaper's repair pass also does, each tick)`,
+      });
+    if (source && source.reportsBatchItemFailures === false)
+      findings.push({
+        check: "partial-batch-off",
+        subject: q.name,
+        message: `queue ${q.name}'s event source doesn't take partial batch responses: one failed job sends its whole batch back`,
+        fix: "deploy again (infra/workers.ts turns ReportBatchItemFailures on); someone changed the mapping by hand",
+      });
+    const actual = q.visibilityTimeoutSeconds;
+    const needed = q.declared?.visibilityTimeoutSeconds;
+    if (actual !== undefined && needed !== undefined && actual < needed)
+      findings.push({
+        check: "visibility-short",
+        subject: q.name,
+        message: `queue ${q.name}'s SQS visibility timeout is ${actual} s, below the ${needed} s its worker timeout, batching window and an init need: a message can come back while its job runs`,
+        fix: "deploy again (infra sets it from the declaration); someone changed the queue by hand",
       });
     const dlq = q.counts?.dlq ?? 0;
     if (dlq > 0)

@@ -40,6 +40,7 @@ export class LocalEventSources implements EventSourceControl {
 
   async describe(queue: string): Promise<EventSourceState | undefined> {
     const poller = this.pollers.get(queue);
-    return poller ? { ...poller.describe(), state: "local" } : undefined;
+    // The local poller hands back exactly the records a worker names, as the deployed mapping does.
+    return poller ? { ...poller.describe(), state: "local", reportsBatchItemFailures: true } : undefined;
   }
 }

@@ -15,16 +15,15 @@ const MAX_PAGES = 20;
 
 /** What the HTTP API doesn't show yet, so doctor can't check it (said in the output, not skipped silently). */
 const NOT_CHECKED = [
-  "each queue's SQS visibility timeout against its lease",
-  "partial batch responses on the event source mappings",
   "CloudWatch alarms in ALARM",
+  "keys waiting far longer than their peers (no flow keys yet)",
 ];
 
 /** `skyforge doctor`: finds what is stuck or off, one line a finding with what to do; exit 1 when any. */
 export function doctorCommand(): Command {
   return new Command("doctor")
     .description(
-      "find what is stuck or off: runs past their lease, event sources off on queues not paused, dead letters waiting, overdue queues, failing schedules",
+      "find what is stuck or off: runs past their lease, event sources off on queues not paused or without partial batch responses, visibility timeouts below what a run needs, dead letters waiting, overdue queues, failing schedules",
     )
     .option("--stuck-after <seconds>", "a run this long past its lease is stuck (default 60)", integer(0), 60)
     .option(

@@ -38,6 +38,11 @@ export interface QueueView extends QueueSettings {
     | "retentionDays"
   > & { visibilityTimeoutSeconds: number };
   counts: QueueDepth;
+  /**
+   * The visibility timeout SQS has for the queue now: below `declared.visibilityTimeoutSeconds`
+   * (what a deploy sets), a run can outlive it before its worker's first hold (`skyforge doctor`).
+   */
+  visibilityTimeoutSeconds: number;
   eventSource?: EventSourceState;
 }
 
@@ -130,9 +135,9 @@ export class QueueAdmin {
   }
 
   private async view(q: QueueDeclaration, known?: QueueState): Promise<QueueView> {
-    const [state, counts, eventSource] = await Promise.all([
+    const [state, sqs, eventSource] = await Promise.all([
       known ?? getQueueState(this.deps.store, q.name),
-      this.deps.transport.depth(q.name),
+      this.deps.transport.inspect(q.name),
       this.deps.eventSources?.describe(q.name),
     ]);
     const now = this.deps.clock.now();
@@ -154,7 +159,8 @@ export class QueueAdmin {
         retentionDays: q.retentionDays,
         visibilityTimeoutSeconds: visibilityTimeoutSeconds(q),
       },
-      counts,
+      counts: sqs.depth,
+      visibilityTimeoutSeconds: sqs.visibilityTimeoutSeconds,
       ...(eventSource ? { eventSource } : {}),
     };
   }

@@ -16,6 +16,11 @@ export interface EventSourceIntent {
 export interface EventSourceState extends EventSourceIntent {
   /** Lambda's own word for it (Enabled, Disabling, Updating, ...) or "local". */
   state: string;
+  /**
+   * Whether the worker's partial batch response is honoured (ReportBatchItemFailures): without it,
+   * one failed record sends its whole batch back (`skyforge doctor`).
+   */
+  reportsBatchItemFailures: boolean;
 }
 
 /** Whatever turns a queue's messages into worker invocations: Lambda's mapping, or the local poller. */
@@ -59,6 +64,7 @@ export class LambdaEventSourceControl implements EventSourceControl {
       enabled: state === "Enabled" || state === "Enabling",
       maxConcurrency: out.ScalingConfig?.MaximumConcurrency ?? 0,
       state,
+      reportsBatchItemFailures: (out.FunctionResponseTypes ?? []).includes("ReportBatchItemFailures"),
     };
   }
 }

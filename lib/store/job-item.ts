@@ -94,7 +94,9 @@ export function toJobView(
     ...(resultJson !== undefined ? { result: JSON.parse(resultJson) } : {}),
     ...(item.lastError !== undefined ? { lastError: item.lastError } : {}),
     ...(item.startedAt !== undefined ? { startedAt: iso(item.startedAt) } : {}),
-    ...(item.status === "running" && item.leaseUntil !== undefined ? { leaseUntil: iso(item.leaseUntil) } : {}),
+    ...(item.status === "running" && item.leaseUntil !== undefined
+      ? { leaseUntil: iso(item.leaseUntil) }
+      : {}),
     ...(item.finishedAt !== undefined ? { finishedAt: iso(item.finishedAt) } : {}),
     ...(item.uniqueKey !== undefined ? { uniqueKey: item.uniqueKey } : {}),
     ...(item.cancelRequested ? { cancelRequested: true } : {}),

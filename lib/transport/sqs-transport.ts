@@ -227,7 +227,15 @@ export class SqsTransport {
 
   /** Approximate counts: two GetQueueAttributes calls (main + DLQ), free of charge beyond the request. */
   async depth(queue: string): Promise<QueueDepth> {
-    const count = async (side: QueueSide) => {
+    return (await this.inspect(queue)).depth;
+  }
+
+  /**
+   * The counts, and the visibility timeout SQS has for the queue (what a takeover waits for when a
+   * worker dies before its hold), from the same two requests.
+   */
+  async inspect(queue: string): Promise<{ depth: QueueDepth; visibilityTimeoutSeconds: number }> {
+    const read = async (side: QueueSide) => {
       const out = await this.sqs.send(
         new GetQueueAttributesCommand({
           QueueUrl: this.urlOf(queue, side),
@@ -235,6 +243,7 @@ export class SqsTransport {
             "ApproximateNumberOfMessages",
             "ApproximateNumberOfMessagesNotVisible",
             "ApproximateNumberOfMessagesDelayed",
+            "VisibilityTimeout",
           ],
         }),
       );
@@ -243,13 +252,18 @@ export class SqsTransport {
         visible: Number(a.ApproximateNumberOfMessages ?? 0),
         inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
         delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+        visibilityTimeoutSeconds: Number(a.VisibilityTimeout ?? Number.NaN),
       };
     };
     const [main, dlq] = await Promise.all([
-      count("main"),
-      this.hasDlq(queue) ? count("dlq") : Promise.resolve(undefined),
+      read("main"),
+      this.hasDlq(queue) ? read("dlq") : Promise.resolve(undefined),
     ]);
-    return { ...main, dlq: dlq ? dlq.visible + dlq.inFlight + dlq.delayed : 0 };
+    const { visibilityTimeoutSeconds, ...counts } = main;
+    return {
+      depth: { ...counts, dlq: dlq ? dlq.visible + dlq.inFlight + dlq.delayed : 0 },
+      visibilityTimeoutSeconds,
+    };
   }
 }
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SendMessageCommand } from "@aws-sdk/client-sqs";
+import { SendMessageCommand, SetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { afterAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { putJob } from "../../lib/store/enqueue-ops.ts";
@@ -29,13 +29,13 @@ describe("skyforge doctor", () => {
     const report = (await cli.json(["doctor"], 0)) as unknown as Doctor & { notChecked: string[] };
     expect(report.findings).toEqual([]);
     expect(report.checked.queues).toBe(app.queues.length);
-    expect(report.notChecked.join()).toMatch(/visibility timeout/);
+    expect(report.notChecked.join()).toMatch(/CloudWatch alarms/);
     const text = await cli.run(["doctor"]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^no problems found/);
   });
 
-  it("a stuck run, a dead letter and an event source off: all three named, exit 1", async () => {
+  it("a stuck run, a dead letter, an event source off and a visibility cut by hand: each named, exit 1", async () => {
     const s = stack();
     const now = Date.now();
     const id = "01STUCKRUNSTUCKRUNSTUCKRUN";
@@ -59,15 +59,24 @@ describe("skyforge doctor", () => {
     const batch = s.queues.get("batch");
     await s.clients.sqs.send(new SendMessageCommand({ QueueUrl: batch?.dlqUrl, MessageBody: "{}" }));
     await s.eventSources.apply("default", { enabled: false, maxConcurrency: 5 });
+    // A visibility changed by hand, below what the batch queue's runs need.
+    await s.clients.sqs.send(
+      new SetQueueAttributesCommand({ QueueUrl: batch?.url, Attributes: { VisibilityTimeout: "5" } }),
+    );
 
     const report = (await cli.json(["doctor"], 1)) as unknown as Doctor;
     expect(report.findings.map((f) => `${f.check} ${f.subject}`).sort()).toEqual(
-      ["stuck-run 01STUCKRUNSTUCKRUNSTUCKRUN", "dead-letters batch", "event-source-off default"].sort(),
+      [
+        "stuck-run 01STUCKRUNSTUCKRUNSTUCKRUN",
+        "dead-letters batch",
+        "event-source-off default",
+        "visibility-short batch",
+      ].sort(),
     );
     for (const f of report.findings) expect(f.fix.length).toBeGreaterThan(10);
     const text = await cli.run(["doctor", "--stuck-after", "30"]);
     expect(text.code).toBe(1);
-    expect(text.stdout).toContain("3 problem(s) found:");
+    expect(text.stdout).toContain("4 problem(s) found:");
     expect(text.stdout).toMatch(
       /stuck-run: job 01STUCKRUNSTUCKRUNSTUCKRUN \(echo on default\) is running \d+ s past its lease/,
     );

@@ -6,7 +6,14 @@ const at = (secondsAgo: number) => new Date(NOW - secondsAgo * 1000).toISOString
 
 const clean: DoctorInput = {
   queues: [
-    { name: "default", paused: false, counts: { dlq: 0 }, eventSource: { enabled: true, state: "Enabled" } },
+    {
+      name: "default",
+      paused: false,
+      counts: { dlq: 0 },
+      eventSource: { enabled: true, state: "Enabled", reportsBatchItemFailures: true },
+      visibilityTimeoutSeconds: 911,
+      declared: { visibilityTimeoutSeconds: 911 },
+    },
     // Paused: its event source is off on purpose.
     { name: "batch", paused: true, counts: { dlq: 0 }, eventSource: { enabled: false, state: "Disabled" } },
     // A pool queue has no event source.
@@ -36,7 +43,9 @@ describe("doctor's findings", () => {
           name: "default",
           paused: false,
           counts: { dlq: 3 },
-          eventSource: { enabled: false, state: "Disabled" },
+          eventSource: { enabled: false, state: "Disabled", reportsBatchItemFailures: false },
+          visibilityTimeoutSeconds: 30,
+          declared: { visibilityTimeoutSeconds: 911 },
         },
       ],
       schedules: [
@@ -52,6 +61,8 @@ describe("doctor's findings", () => {
     expect(findings.map((f) => [f.check, f.subject])).toEqual([
       ["stuck-run", "stuck"],
       ["event-source-off", "default"],
+      ["partial-batch-off", "default"],
+      ["visibility-short", "default"],
       ["dead-letters", "default"],
       ["overdue-queue", "default"],
       ["failing-schedule", "nightly"],
@@ -59,8 +70,9 @@ describe("doctor's findings", () => {
     expect(findings[0]?.message).toBe(
       "job stuck (echo on default) is running 120 s past its lease with no heartbeat: its worker died or froze",
     );
-    expect(findings[3]?.message).toMatch(/has waited 1000 s past its due time$/);
-    expect(findings[4]?.message).toBe(`schedule nightly failed at ${at(60)}: kind gone`);
+    expect(findings[3]?.message).toMatch(/^queue default's SQS visibility timeout is 30 s, below the 911 s/);
+    expect(findings[5]?.message).toMatch(/has waited 1000 s past its due time$/);
+    expect(findings[6]?.message).toBe(`schedule nightly failed at ${at(60)}: kind gone`);
     for (const f of findings) expect(f.fix).not.toBe("");
   });
 });
