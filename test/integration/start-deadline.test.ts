@@ -52,27 +52,13 @@ describe("start deadlines", () => {
   it("a job not started within its deadline of being due never runs: it ends dead, saying why; one within it runs", async () => {
     const clock = new OffsetClock();
     const h = await harness.create({ clock, extraKinds: kinds });
-    const late = await h.engine.producer.enqueue({
-      kind: "deadline-echo",
-      payload: {},
-      startWithinSeconds: 2,
-    });
-    const inTime = await h.engine.producer.enqueue({
-      kind: "deadline-echo",
-      payload: {},
-      startWithinSeconds: 10,
-    });
-    const byKind = await h.engine.producer.enqueue({ kind: "deadline-default", payload: {} });
-    const lean = await h.engine.producer.enqueue({
-      kind: "deadline-lean",
-      payload: {},
-      startWithinSeconds: 2,
-    });
-    const overridden = await h.engine.producer.enqueue({
-      kind: "deadline-default",
-      payload: {},
-      startWithinSeconds: 60,
-    });
+    const enqueue = (kind: string, startWithinSeconds?: number) =>
+      h.engine.producer.enqueue({ kind, payload: {}, ...(startWithinSeconds ? { startWithinSeconds } : {}) });
+    const late = await enqueue("deadline-echo", 2);
+    const inTime = await enqueue("deadline-echo", 10);
+    const byKind = await enqueue("deadline-default");
+    const lean = await enqueue("deadline-lean", 2);
+    const overridden = await enqueue("deadline-default", 60);
     const item = await getJob(h.engine.store, late.job.id);
     expect(item?.startBy).toBe((item?.runAt ?? Number.NaN) + 2000);
     // As if the queue were paused for 6 s: nothing started, then the workers come.
@@ -96,11 +82,7 @@ describe("start deadlines", () => {
     await redriveJob(h.engine, late.job.id);
     expect(await settled(h, late.job.id, "done")).not.toHaveProperty("startBy");
     expect(runs).toContain(late.job.id);
-    const view = await h.engine.producer.enqueue({
-      kind: "deadline-echo",
-      payload: {},
-      startWithinSeconds: 1,
-    });
+    const view = await enqueue("deadline-echo", 1);
     expect(view.job.startBy).toBe(new Date(Date.parse(view.job.runAt) + 1000).toISOString());
   });
 
