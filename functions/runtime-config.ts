@@ -102,6 +102,31 @@ export function handlerSettingsFromEnv(env: Env = process.env): HandlerSettings 
   };
 }
 
+/** What `npm start` reads (scripts/start.ts): its port, the ticks' period, where it keeps data, and its log level. */
+export interface LocalStackSettings {
+  port: number;
+  tickSeconds: number;
+  /** SKYFORGE_DATA_DIR, when set; the caller's default otherwise. */
+  dataDir: string | undefined;
+  logLevel: (typeof LOG_LEVELS)[number];
+}
+
+/** Powertools' levels; LOG_LEVEL picks one for the local stack (WARN by default). */
+const LOG_LEVELS = ["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "SILENT"] as const;
+
+export function localStackSettingsFromEnv(env: Env = process.env): LocalStackSettings {
+  const level = (env.LOG_LEVEL ?? "WARN").toUpperCase();
+  const logLevel = LOG_LEVELS.find((l) => l === level);
+  if (!logLevel)
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.LOG_LEVEL}"`);
+  return {
+    port: numberSetting(env, "PORT", { fallback: 3000, min: 0, max: 65535, whole: true }),
+    tickSeconds: handlerSettingsFromEnv(env).tickMs / 1000,
+    dataDir: env.SKYFORGE_DATA_DIR || undefined,
+    logLevel,
+  };
+}
+
 /** The queue a worker function serves (infra/workers.ts sets it per function). */
 export function workerQueueFromEnv(env: Env = process.env): string {
   const name = requiredSetting(env, "SKYFORGE_WORKER_QUEUE");

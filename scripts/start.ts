@@ -3,7 +3,11 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { app } from "../app/index.ts";
-import { handlerSettingsFromEnv, numberSetting, poolKindsFromEnv } from "../functions/runtime-config.ts";
+import {
+  type LocalStackSettings,
+  localStackSettingsFromEnv,
+  poolKindsFromEnv,
+} from "../functions/runtime-config.ts";
 import { API_ROUTE_KEYS } from "../lib/api/route-keys.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { startLocalStack } from "../local/stack.ts";
@@ -20,19 +24,6 @@ try {
   console.error(`${(err as Error).message}\nusage: npm start [-- --fresh]`);
   process.exit(2);
 }
-const dataDir = process.env.SKYFORGE_DATA_DIR
-  ? resolve(process.env.SKYFORGE_DATA_DIR)
-  : fileURLToPath(new URL("../.skyforge", import.meta.url));
-const logger = new Logger({
-  serviceName: "skyforge-local",
-  logLevel: (process.env.LOG_LEVEL ?? "WARN") as "WARN",
-});
-const log = {
-  debug: (m: string, a?: Record<string, unknown>) => logger.debug(m, a ?? {}),
-  info: (m: string, a?: Record<string, unknown>) => logger.info(m, a ?? {}),
-  warn: (m: string, a?: Record<string, unknown>) => logger.warn(m, a ?? {}),
-  error: (m: string, a?: Record<string, unknown>) => logger.error(m, a ?? {}),
-};
 
 /** A configuration that can't run (a bad SKYFORGE_POOL_CONFIG, a data directory in use): its message, no trace. */
 function refuse(err: unknown): never {
@@ -43,16 +34,26 @@ function refuse(err: unknown): never {
 
 // One checked read of the environment: a bad value is one message naming the variable, exit 2.
 // The operator's SKYFORGE_POOL_CONFIG file adds kinds the local API must accept, as on AWS.
+let settings: LocalStackSettings;
 let poolKinds: ReturnType<typeof poolKindsFromEnv>;
-let port: number;
-let tickSeconds: number;
 try {
+  settings = localStackSettingsFromEnv();
   poolKinds = poolKindsFromEnv();
-  port = numberSetting(process.env, "PORT", { fallback: 3000, min: 0, max: 65535, whole: true });
-  tickSeconds = handlerSettingsFromEnv().tickMs / 1000;
 } catch (err) {
   refuse(err);
 }
+const { port, tickSeconds } = settings;
+const dataDir = settings.dataDir
+  ? resolve(settings.dataDir)
+  : fileURLToPath(new URL("../.skyforge", import.meta.url));
+const logger = new Logger({ serviceName: "skyforge-local", logLevel: settings.logLevel });
+const log = {
+  debug: (m: string, a?: Record<string, unknown>) => logger.debug(m, a ?? {}),
+  info: (m: string, a?: Record<string, unknown>) => logger.info(m, a ?? {}),
+  warn: (m: string, a?: Record<string, unknown>) => logger.warn(m, a ?? {}),
+  error: (m: string, a?: Record<string, unknown>) => logger.error(m, a ?? {}),
+};
+
 const stack = await startLocalStack({
   app,
   poolKinds,

@@ -47,12 +47,17 @@ it("npm start refuses a bad SKYFORGE_POOL_CONFIG with one message naming the fil
   expect(output).not.toMatch(/^\s+at /m);
 });
 
-it("npm start refuses a bad SKYFORGE_TICK_SECONDS or PORT through the checked config: one line naming it, exit 2", async () => {
+it("npm start refuses a bad SKYFORGE_TICK_SECONDS, PORT or LOG_LEVEL through the checked config: one line naming it, exit 2", async () => {
   const tick = await startRefused({ SKYFORGE_TICK_SECONDS: "soon" });
   expect(tick.code).toBe(2);
   expect(tick.output).toContain('SKYFORGE_TICK_SECONDS must be a number above 0, got "soon"');
   const port = await startRefused({ PORT: "http" });
   expect(port.code).toBe(2);
   expect(port.output).toContain('PORT must be a whole number from 0 to 65535, got "http"');
+  const level = await startRefused({ LOG_LEVEL: "loud" });
+  expect(level.code).toBe(2);
+  expect(level.output).toContain(
+    'LOG_LEVEL must be one of TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL, SILENT, got "loud"',
+  );
   expect(port.output).not.toMatch(/^\s+at /m);
 });

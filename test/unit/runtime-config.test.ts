@@ -3,6 +3,7 @@ import { app } from "../../app/index.ts";
 import {
   engineFromEnv,
   handlerSettingsFromEnv,
+  localStackSettingsFromEnv,
   poolProcessFromEnv,
   requiredSetting,
   workerQueueFromEnv,
@@ -89,5 +90,32 @@ describe("functions' configuration", () => {
     expect(configError(() => engineFromEnv("test", {}, badMap)).message).toMatch(
       /^SKYFORGE_QUEUE_URLS must be a JSON object of names to strings/,
     );
+  });
+
+  test("npm start's settings: defaults, its values read and checked, a bad one refused by name", () => {
+    expect(localStackSettingsFromEnv({})).toEqual({
+      port: 3000,
+      tickSeconds: 60,
+      dataDir: undefined,
+      logLevel: "WARN",
+    });
+    expect(
+      localStackSettingsFromEnv({
+        PORT: "0",
+        SKYFORGE_TICK_SECONDS: "1",
+        SKYFORGE_DATA_DIR: "/d",
+        LOG_LEVEL: "debug",
+      }),
+    ).toEqual({ port: 0, tickSeconds: 1, dataDir: "/d", logLevel: "DEBUG" });
+    expectRefused([
+      [localStackSettingsFromEnv, "PORT", "70000", "a whole number from 0 to 65535"],
+      [localStackSettingsFromEnv, "SKYFORGE_TICK_SECONDS", "-1", "a number above 0"],
+      [
+        localStackSettingsFromEnv,
+        "LOG_LEVEL",
+        "loud",
+        "one of TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL, SILENT",
+      ],
+    ]);
   });
 });
