@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { HeatEntry } from "../../bench/heat-projection.ts";
 import { type HeatScenario, runHeatScenarios } from "../../scripts/bench-heat.ts";
@@ -6,13 +6,18 @@ import { type HeatScenario, runHeatScenarios } from "../../scripts/bench-heat.ts
 /**
  * The scale model on a small metered run (docs/scale.md): every access pattern's hottest DynamoDB
  * key, per job, must stay at or under the committed baseline. A change that adds a write to a shared
- * item, or a new shared item, fails here; one that makes a pattern cooler passes (regenerate the
- * baseline to lock the gain in: `HEAT_BASELINE=write npx vitest run test/integration/heat-model.test.ts`).
+ * item, or a new shared item, fails here; one that makes a pattern cooler passes. To write the
+ * baseline, delete it and run `HEAT_BASELINE=write npx vitest run test/integration/heat-model.test.ts`
+ * a few times: each run keeps, per figure, the larger of the file's and its own (so the baseline is
+ * the worst of those runs, not a lucky one).
  *
- * Per job, the figures of a hashed pattern (index shards, slice partitions) and of a time-based one
- * (the cached queue-state read, a contended bucket's re-reads) move from run to run: the margin is
- * half the baseline again plus 0.01 of a unit a job, far below one more request per job.
+ * Per job, the figures of a hashed pattern (index shards, slice partitions) and a contended bucket's
+ * lost races move from run to run: the margin is half the baseline again plus 0.01 of a unit a job,
+ * far below one more request per job. Traffic that follows the clock, not the jobs (the queue-state
+ * read each worker caches for 5 s, the local cleanup's scan), grows with a slow machine's run time:
+ * docs/scale.md treats it apart, and this test leaves it out.
  */
+const TIME_BASED = new Set(["queue state", "table scan"]);
 const BASELINE = new URL("../fixtures/heat-baseline.json", import.meta.url);
 const MARGIN = 1.5;
 const SLACK = 0.01;
@@ -31,11 +36,17 @@ beforeAll(async () => {
     timeoutMs: 60_000,
   });
   if (process.env.HEAT_BASELINE === "write") {
-    const table: Baseline = {};
-    for (const r of results)
-      table[r.scenario] = Object.fromEntries(
-        r.heat.map((h) => [h.pattern, { writesPerJob: h.writesPerJob, readsPerJob: h.readsPerJob }]),
-      );
+    const table: Baseline = existsSync(BASELINE) ? JSON.parse(readFileSync(BASELINE, "utf8")) : {};
+    for (const r of results) {
+      const scenario = (table[r.scenario] ??= {});
+      for (const h of r.heat) {
+        const before = scenario[h.pattern] ?? { writesPerJob: 0, readsPerJob: 0 };
+        scenario[h.pattern] = {
+          writesPerJob: Math.max(before.writesPerJob, h.writesPerJob),
+          readsPerJob: Math.max(before.readsPerJob, h.readsPerJob),
+        };
+      }
+    }
     writeFileSync(BASELINE, `${JSON.stringify(table, null, 2)}\n`);
   }
 }, 180_000);
@@ -67,6 +78,7 @@ describe("the scale model: no access pattern's hottest key gets hotter per job",
     const hotter: string[] = [];
     for (const r of results) {
       for (const h of r.heat as HeatEntry[]) {
+        if (TIME_BASED.has(h.pattern)) continue;
         const base = baseline[r.scenario]?.[h.pattern] ?? { writesPerJob: 0, readsPerJob: 0 };
         if (h.writesPerJob > ceiling(base.writesPerJob))
           hotter.push(
