@@ -69,13 +69,8 @@ function indexChange(input: Input): { set: string } | "remove" | "keep" {
   const assigned = parts.get("SET")?.match(new RegExp(`${name}\\s*=\\s*(:\\w+)`));
   const value = assigned ? text(input.ExpressionAttributeValues?.[assigned[1] as string]) : undefined;
   if (value !== undefined) return { set: value };
-  if (
-    parts
-      .get("REMOVE")
-      ?.split(",")
-      .some((a) => a.trim() === name)
-  )
-    return "remove";
+  const removed = parts.get("REMOVE")?.split(",") ?? [];
+  if (removed.some((a) => a.trim() === name)) return "remove";
   return "keep";
 }
 
