@@ -38,7 +38,8 @@ beforeAll(async () => {
   if (process.env.HEAT_BASELINE === "write") {
     const table: Baseline = existsSync(BASELINE) ? JSON.parse(readFileSync(BASELINE, "utf8")) : {};
     for (const r of results) {
-      const scenario = (table[r.scenario] ??= {});
+      const scenario = table[r.scenario] ?? {};
+      table[r.scenario] = scenario;
       for (const h of r.heat) {
         const before = scenario[h.pattern] ?? { writesPerJob: 0, readsPerJob: 0 };
         scenario[h.pattern] = {

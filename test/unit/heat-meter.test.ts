@@ -14,7 +14,13 @@ type Middleware = (
 function metered() {
   const meter = new HeatMeter();
   let middleware: Middleware | undefined;
-  meter.attach({ middlewareStack: { add: (m: Middleware) => void (middleware = m) } });
+  meter.attach({
+    middlewareStack: {
+      add: (m: Middleware) => {
+        middleware = m;
+      },
+    },
+  });
   const send = async (command: string, input: object, capacity?: number, fail?: string) => {
     const next = async () => {
       if (fail) throw Object.assign(new Error(fail), { name: fail });
