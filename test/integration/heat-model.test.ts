@@ -9,7 +9,8 @@ import { type HeatScenario, runHeatScenarios } from "../../scripts/bench-heat.ts
  * item, or a new shared item, fails here; one that makes a pattern cooler passes. To write the
  * baseline, delete it and run `HEAT_BASELINE=write npx vitest run test/integration/heat-model.test.ts`
  * a few times: each run keeps, per figure, the larger of the file's and its own (so the baseline is
- * the worst of those runs, not a lucky one).
+ * the worst of those runs, not a lucky one). A quiet machine may see no lost race on the rate-limit
+ * bucket at all: its figures hold the 1.13 writes and 0.13 reads a job seen under the suite's load.
  *
  * Per job, the figures of a hashed pattern (index shards, slice partitions) and a contended bucket's
  * lost races move from run to run: the margin is half the baseline again plus 0.01 of a unit a job,
@@ -27,11 +28,11 @@ type Baseline = Record<string, Record<string, { writesPerJob: number; readsPerJo
 let results: HeatScenario[];
 
 beforeAll(async () => {
-  // The default layout (1 000 jobs/s: 8 index shards, 2 slice partitions), so a sample of 100 jobs
+  // The default layout (1 000 jobs/s: 8 index shards, 2 slice partitions), so a sample of 60 jobs
   // spreads evenly enough to compare.
   results = await runHeatScenarios({
-    jobs: 100,
-    groupChildren: 300,
+    jobs: 60,
+    groupChildren: 150,
     targetJobsPerSecond: 1000,
     timeoutMs: 60_000,
   });
@@ -63,7 +64,7 @@ describe("the scale model: no access pattern's hottest key gets hotter per job",
       "scheduled",
       "rate-limited kind",
       "batch kind, one hot key",
-      "group of 300 children",
+      "group of 150 children",
       "tenant flood",
     ]);
     const patterns = (name: string) =>
@@ -71,7 +72,7 @@ describe("the scale model: no access pattern's hottest key gets hotter per job",
     expect(patterns("scheduled")).toContain("status index shard");
     expect(patterns("rate-limited kind")).toContain("rate-limit bucket");
     expect(patterns("batch kind, one hot key")).toContain("batch key");
-    expect(patterns("group of 300 children")).toEqual(expect.arrayContaining(["group slices", "group item"]));
+    expect(patterns("group of 150 children")).toEqual(expect.arrayContaining(["group slices", "group item"]));
   });
 
   it("stays within the committed baseline, pattern by pattern", () => {
