@@ -34,7 +34,7 @@ async function killAndRestart(stack: FaultStack) {
   const { killedAt, processes } = await stack.killAll();
   await stack.restart();
   const faultEndedAt = Date.now();
-  return { faultEndedAt, processes, downMs: faultEndedAt - killedAt };
+  return { faultEndedAt, killedAt, processes, downMs: faultEndedAt - killedAt };
 }
 
 describe("a whole-stack kill between receive and hold", () => {
@@ -48,6 +48,7 @@ describe("a whole-stack kill between receive and hold", () => {
       const figures = await assertHealthy(stack, ids, {
         leaseMs: BATCH_LEASE_MS,
         faultEndedAt: kill.faultEndedAt,
+        killedAt: kill.killedAt,
       });
       report("gathering", { ...kill, ...figures });
     });
@@ -73,11 +74,13 @@ describe("a whole-stack kill between receive and hold", () => {
         assertHealthy(stack, defaultIds, {
           leaseMs: LEASE_MS,
           faultEndedAt: kill.faultEndedAt,
+          killedAt: kill.killedAt,
           timeoutMs: 60_000,
         }),
         assertHealthy(stack, batchIds, {
           leaseMs: BATCH_LEASE_MS,
           faultEndedAt: kill.faultEndedAt,
+          killedAt: kill.killedAt,
           timeoutMs: 60_000,
         }),
       ]);
@@ -111,6 +114,7 @@ describe("a whole-stack kill between receive and hold", () => {
       const figures = await assertHealthy(stack, childIds, {
         leaseMs: LEASE_MS,
         faultEndedAt: kill.faultEndedAt,
+        killedAt: kill.killedAt,
         timeoutMs: 60_000,
       });
       const group = await waitFor(
