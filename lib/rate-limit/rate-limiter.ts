@@ -2,6 +2,7 @@ import { type RateLimitScope, validateRateLimitScopes } from "../declarations/ra
 import { UsageError } from "../errors.ts";
 import type { RateLimitAnswer, RateLimitTake } from "../job/kind.ts";
 import type { StoreContext } from "../store/context.ts";
+import { rateLimitKey } from "../store/keys.ts";
 import { takeTokens } from "../store/rate-limit-ops.ts";
 import { assertTokenCount, emissionInterval, gcraDecision, gcraLimit } from "./gcra.ts";
 
@@ -54,7 +55,8 @@ export class RateLimiter {
     assertTokenCount(n, declared);
     if (key !== undefined) assertKey(scope, key);
     const bucket = key === undefined ? { scope } : { scope, key };
-    const remembered = key === undefined ? scope : `${scope}#${key}`;
+    // Remembered under the bucket's own partition key: one name for one bucket.
+    const remembered = rateLimitKey(scope, key).pk;
     const cost = n * emissionInterval(declared);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = this.store.clock.now();

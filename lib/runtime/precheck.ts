@@ -11,14 +11,15 @@ export const START_DEADLINE_PASSED = "start deadline passed";
  * The kind and validated payload to run with, or the reason to end the job without running it: a
  * cancel already requested, its start deadline passed, an unknown kind, no attempts left, a payload
  * gone from the claims bucket, one that is not JSON or fails the kind's schema. None of these is
- * retried.
+ * retried. `payload` is asked for only once nothing else ends the job, so a job that won't run
+ * costs no read of a claim-checked payload.
  */
-export function precheckRun(
+export async function precheckRun(
   registry: KindRegistry,
   item: Pick<JobItem, "kind" | "attempts" | "maxAttempts" | "cancelRequested" | "startBy" | "runAt">,
-  payloadJson: string | undefined,
+  payload: () => Promise<string | undefined>,
   now: number,
-): Decision | { kind: AnyKind; payload: unknown } {
+): Promise<Decision | { kind: AnyKind; payload: unknown }> {
   if (item.cancelRequested) return { outcome: "cancelled", error: "cancelled on request" };
   // A retry is a start too: the deadline holds for every attempt, and a retry doesn't move it.
   if (item.startBy !== undefined && now > item.startBy) {
@@ -36,6 +37,7 @@ export function precheckRun(
       error: `no attempts left (${item.maxAttempts}); the last runs lost their lease`,
     };
   }
+  const payloadJson = await payload();
   if (payloadJson === undefined)
     return { outcome: "dead", error: "payload expired: the job waited longer than its queue keeps it" };
   let json: unknown;

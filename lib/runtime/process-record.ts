@@ -33,13 +33,8 @@ export class RecordProcessor {
       admit: (record, msg, visibility) => admission.admit(record, msg, visibility),
       claim: (admitted, record, visibility) => claimDelivery(deps, admitted, record, visibility),
       // The payload is read after the claim, so a duplicate delivery that loses it costs no GET.
-      prepare: async ({ item, delivery }) =>
-        precheckRun(
-          deps.registry,
-          item,
-          item.cancelRequested ? undefined : await deliveredPayload(deps.claims, delivery.msg),
-          deps.clock.now(),
-        ),
+      prepare: ({ item, delivery }) =>
+        precheckRun(deps.registry, item, () => deliveredPayload(deps.claims, delivery.msg), deps.clock.now()),
       settle: (claimed, decision, tally) =>
         settleClaimed(
           deps,

@@ -51,7 +51,7 @@ export async function runUnclaimed(deps: WorkerDeps, d: UnclaimedDelivery): Prom
   const started = clock.now();
   metrics.count("started", msg.queue, msg.kind);
   metrics.time("queueLatency", msg.queue, msg.kind, Math.max(0, started - msg.runAt));
-  const ready = precheckRun(deps.registry, item, await deliveredPayload(deps.claims, msg), clock.now());
+  const ready = await precheckRun(deps.registry, item, () => deliveredPayload(deps.claims, msg), clock.now());
   const decision = withoutClaim(
     "outcome" in ready ? ready : await run(deps, d, item, ready.kind, ready.payload),
   );
