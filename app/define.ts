@@ -1,6 +1,8 @@
 import {
   type BatchKindBuilder,
   batchKindBuilder,
+  type CollectKindBuilder,
+  collectKindBuilder,
   type KindBuilder,
   kindBuilder,
   type PoolKindBuilder,
@@ -27,5 +29,6 @@ interface ThisApp {
  */
 export const defineKind: KindBuilder<ThisApp> = kindBuilder<ThisApp>();
 export const defineBatchKind: BatchKindBuilder<ThisApp> = batchKindBuilder<ThisApp>();
+export const defineCollectKind: CollectKindBuilder<ThisApp> = collectKindBuilder<ThisApp>();
 export const definePoolKind: PoolKindBuilder<ThisApp> = poolKindBuilder<ThisApp>();
 export const defineSchedule: ScheduleBuilder<ThisApp> = scheduleBuilder<ThisApp>();

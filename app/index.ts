@@ -15,6 +15,9 @@ export const kinds = [
   (await import("./kinds/write-report.ts")).writeReport,
   (await import("./kinds/score-all.ts")).scoreAll,
   (await import("./kinds/batch-echo.ts")).batchEcho,
+  (await import("./kinds/doc-index.ts")).docIndex,
+  (await import("./kinds/doc-digest.ts")).docDigest,
+  (await import("./kinds/doc-sync.ts")).docSync,
 ] as const;
 
 /** Everything skyforge runs, in one value: functions, infra, the local stack and the benches read it. */

@@ -57,8 +57,8 @@ export function buildEngine(config: EngineConfig): Engine {
   const transport = new SqsTransport(config.sqs, config.queueUrls, config.dlqUrls);
   const queues = app.queues;
   const claims = { s3: config.s3, bucket: config.claimsBucket };
-  const producer = new Producer({ store, claims, transport, registry, queues, clock, metrics, log });
   const running = new RunningJobs();
+  const producer = new Producer({ store, claims, transport, registry, queues, clock, metrics, log, running });
   const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
   return {
     app,

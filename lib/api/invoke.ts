@@ -8,7 +8,7 @@ import { asClientError } from "./client-errors.ts";
 import { namedGroup } from "./group-routes.ts";
 
 export type InvokeAnswer =
-  | (JobView & { duplicate: boolean })
+  | (JobView & { duplicate: boolean; debounced?: boolean })
   | { results: BatchResultItem[] }
   | (GroupView & { duplicate?: boolean })
   | ErrorBody;
@@ -67,8 +67,8 @@ export async function handleEnqueueInvoke(engine: Engine, event: unknown): Promi
       }
       return { results: await engine.producer.enqueueBatch(jobs) };
     }
-    const { job, duplicate } = await engine.producer.enqueue(event);
-    return { ...job, duplicate };
+    const { job, duplicate, debounced } = await engine.producer.enqueue(event);
+    return { ...job, duplicate, ...(debounced ? { debounced } : {}) };
   } catch (err) {
     const client = asClientError(err);
     if (client) return client.toBody();

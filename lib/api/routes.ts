@@ -58,8 +58,10 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
     route("GET", "/health", health),
     route("HEAD", "/health", withoutBody(health)),
     route("POST", "/jobs", async (event) => {
-      const { job, duplicate } = await producer.enqueue(readJsonBody(event, MAX_ENQUEUE_BODY_BYTES));
-      return json(duplicate ? 200 : 201, { ...job, duplicate });
+      const { job, duplicate, debounced } = await producer.enqueue(
+        readJsonBody(event, MAX_ENQUEUE_BODY_BYTES),
+      );
+      return json(duplicate ? 200 : 201, { ...job, duplicate, ...(debounced ? { debounced } : {}) });
     }),
     route("POST", "/jobs/batch", async (event) => {
       const parsed = EnqueueBatchRequest.safeParse(readJsonBody(event));

@@ -1,8 +1,10 @@
 import type * as z from "zod";
 import { type BatchKindInput, type BatchSpec, batchKindDefinition } from "../job/batch.ts";
+import { collectKindDefinition } from "../job/collect.ts";
 import type { GroupView } from "../job/group-schemas.ts";
 import type {
   AnyKind,
+  CollectKindInput,
   FollowUpOptions,
   GroupSpec,
   JobContextBase,
@@ -112,6 +114,16 @@ export type BatchKindBuilder<A extends AppNames> = <
   def: BatchKindInput<S, R, N, Q, ScopeName<A>>,
 ) => KindDefinition<S, R, N, Q> & { batch: BatchSpec<z.output<S>, R> };
 
+/** A collect kind of the app (docs/architecture.md §19): one run for a burst's payloads, typed from its schema. */
+export type CollectKindBuilder<A extends AppNames> = <
+  S extends z.ZodType,
+  R,
+  const N extends string,
+  const Q extends LambdaQueueName<A>,
+>(
+  def: CollectKindInput<S, R, N, Q, AppJobContext<A>>,
+) => KindDefinition<S, readonly R[], N, Q>;
+
 export type PoolKindBuilder<A extends AppNames> = <const N extends string>(
   declaration: PoolKindDeclaration<N, PoolQueueName<A>>,
 ) => PoolKindSpec<N, PoolQueueName<A>>;
@@ -135,6 +147,10 @@ export const batchKindBuilder =
   <A extends AppNames>(): BatchKindBuilder<A> =>
   (def) =>
     batchKindDefinition(def as never) as never;
+export const collectKindBuilder =
+  <A extends AppNames>(): CollectKindBuilder<A> =>
+  (def) =>
+    collectKindDefinition(def as never) as never;
 export const poolKindBuilder =
   <A extends AppNames>(): PoolKindBuilder<A> =>
   (declaration) =>

@@ -1,5 +1,6 @@
 import type * as z from "zod";
 import type { BatchSettings } from "../job/batch.ts";
+import type { DebounceSettings, SingletonSettings } from "../job/flow.ts";
 
 /** A pool kind's payload: any JSON (the child validates it). */
 export type JsonValue = z.core.util.JSONType;
@@ -30,6 +31,13 @@ export interface PoolKindSpec<Name extends string = string, Queue extends string
   maxAttempts: number;
   /** Makes it a batch kind: many jobs of one key in one request to one child. */
   batch?: PoolBatch;
+  /**
+   * One run per burst of a key (docs/architecture.md §19). A collect burst reaches the child as one
+   * request whose payload is the list of the burst's payloads; it answers a list of as many results.
+   */
+  debounce?: DebounceSettings<JsonValue>;
+  /** At most one running job per key (docs/architecture.md §19). */
+  singleton?: SingletonSettings<JsonValue>;
 }
 
 export const MAX_CHILDREN_PER_KIND = 64;

@@ -2,6 +2,7 @@ import type * as z from "zod";
 import { type QueueDeclaration, tierOf } from "../declarations/queue-declaration.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_BATCH_KEY_CHARS } from "./batch.ts";
+import { MAX_FLOW_PAYLOAD_BYTES } from "./flow.ts";
 import { tooDeepAt } from "./json-depth.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "./schemas.ts";
 
@@ -15,6 +16,9 @@ export interface RequestKind {
   payload?: z.ZodType;
   /** A batch kind's key, computed from the payload at enqueue (docs/architecture.md §18). */
   batch?: { key(payload: unknown): string };
+  /** A debounced or singleton kind's key, computed the same way (docs/architecture.md §19). */
+  debounce?: { key(payload: never): string };
+  singleton?: { key(payload: never): string };
 }
 
 export interface CheckedRequest<K extends RequestKind> {
@@ -24,6 +28,8 @@ export interface CheckedRequest<K extends RequestKind> {
   payloadJson: string;
   /** A batch kind's job: its key. */
   batchKey?: string;
+  /** A debounced or singleton kind's job: its key. */
+  flowKey?: string;
 }
 
 /**
@@ -77,11 +83,50 @@ export function checkEnqueueRequest<K extends RequestKind>(
       [{ path: "queue", message: `use a ${tierOf(home)}-tier queue such as "${home.name}"` }],
     );
   }
-  const batchKey = kind.batch
-    ? batchKeyOf(kind, payload?.success ? payload.data : request.payload)
-    : undefined;
+  const parsedPayload = payload?.success ? payload.data : request.payload;
+  const batchKey = kind.batch ? keyOf(kind, "batch", kind.batch.key, parsedPayload) : undefined;
   if (batchKey instanceof ClientError) return batchKey;
-  return { request, kind, queue, payloadJson, ...(batchKey !== undefined ? { batchKey } : {}) };
+  const flow = kind.debounce ? ("debounce" as const) : kind.singleton ? ("singleton" as const) : undefined;
+  const flowKey = flow ? checkFlowRequest(kind, flow, request, payloadJson, parsedPayload) : undefined;
+  if (flowKey instanceof ClientError) return flowKey;
+  return {
+    request,
+    kind,
+    queue,
+    payloadJson,
+    ...(batchKey !== undefined ? { batchKey } : {}),
+    ...(flowKey !== undefined ? { flowKey } : {}),
+  };
+}
+
+/**
+ * A debounced or singleton kind's request: its key, or the refusal. Such a job's time comes from
+ * its burst or its key's running job, and its key is the dedupe, so a delay, runAt or uniqueKey is
+ * refused; its payload lives in its item, so it stays under the claim check's threshold.
+ */
+function checkFlowRequest(
+  kind: RequestKind,
+  flow: "debounce" | "singleton",
+  request: EnqueueRequest,
+  payloadJson: string,
+  payload: unknown,
+): string | ClientError {
+  for (const field of ["delaySeconds", "runAt", "uniqueKey"] as const) {
+    if (request[field] !== undefined)
+      return new ClientError(
+        "validation_error",
+        `kind "${kind.name}" is a ${flow} kind: ${field} is not taken`,
+        [{ path: field, message: `a ${flow} kind's job runs when its key's rule says; leave ${field} out` }],
+      );
+  }
+  const bytes = Buffer.byteLength(payloadJson);
+  if (bytes > MAX_FLOW_PAYLOAD_BYTES)
+    return new ClientError(
+      "payload_too_large",
+      `kind "${kind.name}" is a ${flow} kind: its payload is kept in the job's item, at most ${MAX_FLOW_PAYLOAD_BYTES} bytes (got ${bytes})`,
+    );
+  const rule = kind[flow];
+  return rule ? keyOf(kind, flow, rule.key as (p: unknown) => string, payload) : "";
 }
 
 /**
@@ -106,24 +151,32 @@ function payloadOverLimit(raw: unknown): ClientError | undefined {
 const payloadTooLarge = () =>
   new ClientError("payload_too_large", `payload is over ${MAX_PAYLOAD_BYTES} bytes once serialized`);
 
-/** The key a batch kind's own function gives the payload: a non-empty string of at most 256 characters. */
-function batchKeyOf(kind: RequestKind, payload: unknown): string | ClientError {
+/**
+ * The key a kind's own function (batch, debounce or singleton) gives the payload: a non-empty
+ * string of at most 256 characters, or a 400 naming the kind and what went wrong.
+ */
+function keyOf(
+  kind: RequestKind,
+  what: "batch" | "debounce" | "singleton",
+  fn: (payload: unknown) => string,
+  payload: unknown,
+): string | ClientError {
+  const max = MAX_BATCH_KEY_CHARS;
   let key: unknown;
   try {
-    key = kind.batch?.key(payload);
+    key = fn(payload);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    return new ClientError("validation_error", `kind "${kind.name}" could not compute the job's batch key`, [
-      { path: "payload", message: `its key function threw: ${why.slice(0, 200)}` },
-    ]);
+    return new ClientError(
+      "validation_error",
+      `kind "${kind.name}" could not compute the job's ${what} key`,
+      [{ path: "payload", message: `its key function threw: ${why.slice(0, 200)}` }],
+    );
   }
-  if (typeof key !== "string" || key.length === 0 || key.length > MAX_BATCH_KEY_CHARS) {
+  if (typeof key !== "string" || key.length === 0 || key.length > max) {
     const got = typeof key === "string" ? `${key.length} characters` : typeof key;
-    return new ClientError("validation_error", `kind "${kind.name}" gave the job an unusable batch key`, [
-      {
-        path: "payload",
-        message: `the batch key must be a string of 1..${MAX_BATCH_KEY_CHARS} characters, got ${got}`,
-      },
+    return new ClientError("validation_error", `kind "${kind.name}" gave the job an unusable ${what} key`, [
+      { path: "payload", message: `the ${what} key must be a string of 1..${max} characters, got ${got}` },
     ]);
   }
   return key;

@@ -1,5 +1,6 @@
 import type * as z from "zod";
 import type { Log } from "../observability/log.ts";
+import type { DebounceSettings, SingletonSettings } from "./flow.ts";
 import type {
   ChildrenQuery,
   GroupChildrenPage,
@@ -125,15 +126,37 @@ export interface KindDefinition<
   backoff?: BackoffPolicy;
   /** Which guarantees the kind pays for (docs/architecture.md §16); fenced when absent. */
   lane?: DeliveryLane;
+  /** One run per burst of enqueues of a key (docs/architecture.md §19). Not with `singleton`. */
+  debounce?: DebounceSettings<z.output<S>>;
+  /** At most one running job per key (docs/architecture.md §19). Not with `debounce`. */
+  singleton?: SingletonSettings<z.output<S>>;
   // A method, so a handler typed with the app's narrower context still fits the engine's registry.
   handler(payload: z.output<S>, ctx: JobContext): Promise<R>;
 }
 
-/** A kind's declaration: its handler's context is narrowed to the names `Ctx` knows. */
+/**
+ * A kind's declaration: its handler's context is narrowed to the names `Ctx` knows. A debounce here
+ * is trailing or leading; a collect kind's handler takes many payloads (defineCollectKind).
+ */
 export type KindInput<S extends z.ZodType, R, N extends string, Q extends string, Ctx> = Omit<
   KindDefinition<S, R, N, Q>,
-  "handler"
-> & { handler: (payload: z.output<S>, ctx: Ctx) => Promise<R> };
+  "handler" | "debounce"
+> & {
+  debounce?: DebounceSettings<z.output<S>> & { mode: "trailing" | "leading" };
+  handler: (payload: z.output<S>, ctx: Ctx) => Promise<R>;
+};
+
+/**
+ * A collect kind's declaration (docs/architecture.md §19): a debounce whose one run gets every
+ * payload of the burst, in enqueue order, and returns one result per payload.
+ */
+export type CollectKindInput<S extends z.ZodType, R, N extends string, Q extends string, Ctx> = Omit<
+  KindDefinition<S, R, N, Q>,
+  "handler" | "debounce" | "singleton" | "lane"
+> & {
+  debounce: Omit<DebounceSettings<z.output<S>>, "mode">;
+  handler: (payloads: z.output<S>[], ctx: Ctx) => Promise<readonly R[]>;
+};
 
 /**
  * A kind bound to no app (its queue and the kinds it enqueues are any strings), for tests and tools:

@@ -92,6 +92,11 @@ export const JobView = z.object({
   finishedAt: z.iso.datetime().optional(),
   uniqueKey: z.string().optional(),
   cancelRequested: z.boolean().optional(),
+  /** A debounced or singleton kind's job: its key, and how many enqueues it answers (docs/architecture.md §19). */
+  flowKey: z.string().optional(),
+  enqueues: z.number().int().optional(),
+  /** A singleton job waits for these jobs of its key to end before it starts. */
+  after: z.array(z.string()).optional(),
   /**
    * In a list only: bodies kept in the claims bucket (over 8 KiB) are left out, so that a page stays
    * far under Lambda's 6 MB answer; GET /jobs/{id} shows them.
@@ -119,12 +124,18 @@ export type ListView = (typeof listViews)[number];
 export interface EnqueueResult {
   job: JobView;
   duplicate: boolean;
+  /**
+   * The enqueue joined a job of its debounce or singleton key instead of creating one (answered 200
+   * with that job's id); the job will run for it.
+   */
+  debounced?: boolean;
 }
 
 export interface BatchResultItem {
   index: number;
   id?: string;
   duplicate?: boolean;
+  debounced?: boolean;
   error?: ErrorBody["error"];
 }
 

@@ -38,6 +38,10 @@ export const countMetrics = [
   // Batch kinds (docs/architecture.md §18): handler calls, and calls put off because their key was busy.
   "batchCalls",
   "batchKeyBusy",
+  // Debounce and singleton (docs/architecture.md §19): enqueues answered by a job of their key, and
+  // deliveries put off because an earlier job of their singleton key hasn't ended.
+  "debounced",
+  "singletonWaits",
 ] as const;
 /** groupCompletionLag: from the group's last child recorded to its completion job's start. */
 export const timingMetrics = [

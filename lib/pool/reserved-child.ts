@@ -3,6 +3,7 @@ import * as z from "zod";
 import type { PoolKindSpec } from "../declarations/pool-kind.ts";
 import { ChildFailure, ConfigError, ThrottledError } from "../errors.ts";
 import { type BatchContext, type BatchItem, type BatchOutcome, batchKindDefinition } from "../job/batch.ts";
+import { type CollectHandler, collectHandler } from "../job/collect.ts";
 import type { AnyKind, JobContext } from "../job/kind.ts";
 import { batchExchange, type ChildReply, type Exchange, singleExchange } from "./child-protocol.ts";
 import type { KindChildren } from "./kind-children.ts";
@@ -133,5 +134,12 @@ export function poolKindDefinition(spec: PoolKindSpec): AnyKind {
       handler: (items, ctx) => runBatchOnReservedChild(spec, items, ctx),
     });
   }
-  return { ...kind, handler: (payload, ctx) => runOnReservedChild(spec, payload, ctx) };
+  const run: AnyKind["handler"] = (payload, ctx) => runOnReservedChild(spec, payload, ctx);
+  return {
+    ...kind,
+    ...(spec.debounce ? { debounce: spec.debounce } : {}),
+    ...(spec.singleton ? { singleton: spec.singleton } : {}),
+    handler:
+      spec.debounce?.mode === "collect" ? collectHandler(run as CollectHandler<unknown, unknown>) : run,
+  };
 }

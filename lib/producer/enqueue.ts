@@ -4,30 +4,27 @@ import { putClaim } from "../claims/claim-store.ts";
 import { loadJobView } from "../claims/job-bodies.ts";
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { ClientError, internalErrorBody } from "../errors.ts";
+import { flowRuleOf } from "../job/flow.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
-import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { errorFields } from "../observability/log.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { CheckedEnqueue, Engine, EnqueueOptions } from "../services/engine-services.ts";
-import { admitToBacklog, leaveBacklog } from "../store/batch-key-ops.ts";
-import {
-  acquireUniqueLock,
-  putJob,
-  putPayload,
-  releaseUniqueLock,
-  takeOverUniqueLock,
-} from "../store/enqueue-ops.ts";
+import { acquireUniqueLock, putJob, putPayload, takeOverUniqueLock } from "../store/enqueue-ops.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
 import type { OutgoingJob } from "../transport/sqs-transport.ts";
+import { admitToKeyBacklog, unwindUnsent } from "./backlog-admission.ts";
+import { errorBody } from "./error-body.ts";
+import { FlowEnqueue } from "./flow-enqueue.ts";
 import { type Planned, plan } from "./plan.ts";
 import { validateEnqueue } from "./validate.ts";
 
 export type ProducerDeps = Pick<
   Engine,
   "store" | "claims" | "transport" | "registry" | "queues" | "clock" | "metrics" | "log"
->;
+> &
+  Partial<Pick<Engine, "running">>;
 
 /** A unique key whose job never got written is presumed in flight for this long, then reclaimed. */
 const UNIQUE_LOCK_GRACE_MS = 60_000;
@@ -43,15 +40,19 @@ const HOLDER_WAITS_MS = [20, 50, 100, 200, 400];
  * write puts them in the scheduled index for the reaper.
  */
 export class Producer {
-  constructor(private readonly deps: ProducerDeps) {}
+  private readonly flow: FlowEnqueue;
+
+  constructor(private readonly deps: ProducerDeps) {
+    this.flow = new FlowEnqueue(deps);
+  }
 
   async enqueue(raw: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
-    return this.enqueueValid(
-      plan(valid, this.deps.clock.now(), this.deps.store.layout.indexShards, options.job),
-      valid.queue,
-      options,
-    );
+    const planned = plan(valid, this.deps.clock.now(), this.deps.store.layout.indexShards, options.job);
+    const rule = valid.flowKey === undefined ? undefined : flowRuleOf(valid.kind);
+    if (rule && valid.flowKey !== undefined)
+      return this.flow.enqueue(planned, valid.queue, rule, valid.flowKey);
+    return this.enqueueValid(planned, valid.queue, options);
   }
 
   /** Up to 100 requests. Plain ones share SendMessageBatch calls; a bad item fails alone. */
@@ -81,8 +82,10 @@ export class Producer {
     const now = this.deps.clock.now();
     const results: BatchResultItem[] = new Array(entries.length);
     const planned: { index: number; planned: Planned; queue: QueueDeclaration }[] = [];
+    const keyed: { index: number; entry: CheckedEnqueue }[] = [];
     entries.forEach((entry, index) => {
       if ("error" in entry) results[index] = { index, error: entry.error };
+      else if (entry.valid.flowKey !== undefined) keyed.push({ index, entry });
       else
         planned.push({
           index,
@@ -101,7 +104,7 @@ export class Producer {
               results[e.index] = { index: e.index, id: duplicate.job.id, duplicate: true };
               return;
             }
-            await this.admit(e.planned, e.queue);
+            await admitToKeyBacklog(this.deps.store, e.planned, e.queue);
             ready.push(e);
           } catch (err) {
             results[e.index] = { index: e.index, error: errorBody(err) };
@@ -115,13 +118,15 @@ export class Producer {
         .filter((e) => !e.planned.scheduled)
         .map((e): OutgoingJob => ({ message: e.planned.message, delaySeconds: e.planned.delaySeconds })),
     );
+    // Debounced and singleton jobs one at a time, in the request's order: a collect burst keeps it.
+    for (const { index, entry } of keyed) results[index] = await this.flow.enqueueEntry(index, entry);
     await Promise.all(
       ready.map((e) =>
         limit(async () => {
           const { item, scheduled } = e.planned;
           if (failedSends.has(item.id)) {
             // Nothing of the job exists: free its key so that the caller's retry isn't a conflict.
-            await this.unwind(e.planned, e.queue);
+            await unwindUnsent(this.deps.store, e.planned, e.queue);
             results[e.index] = { index: e.index, error: internalErrorBody("could not queue; retry").error };
             return;
           }
@@ -155,13 +160,13 @@ export class Producer {
     const { transport, metrics } = this.deps;
     const duplicate = await this.reserve(p, queue, options);
     if (duplicate) return duplicate;
-    await this.admit(p, queue);
+    await admitToKeyBacklog(this.deps.store, p, queue);
     if (!p.scheduled) {
       try {
         await transport.send({ message: p.message, delaySeconds: p.delaySeconds });
       } catch (err) {
         // Nothing of the job exists yet: free its unique key so the caller's retry isn't a conflict.
-        await this.unwind(p, queue);
+        await unwindUnsent(this.deps.store, p, queue);
         throw err;
       }
     }
@@ -255,40 +260,9 @@ export class Producer {
     return this.reserve(p, queue, options, tries + 1, waits);
   }
 
-  /**
-   * A batch kind's job takes a place in its key's backlog, after its unique key is settled (a
-   * duplicate takes none). A full key refuses it: its unique key is freed and nothing else was
-   * written (a large payload's object or item expires). The count expires once no job of the key
-   * could still be waiting, so a key idle that long starts again from zero.
-   */
-  private async admit(p: Planned, queue: QueueDeclaration): Promise<void> {
-    if (!p.backlog) return;
-    const { kind, key, max } = p.backlog;
-    const expiresAt = retentionExpiry(p.item.runAt, QUEUE_MESSAGE_RETENTION_SECONDS / 86_400);
-    if (await admitToBacklog(this.deps.store, kind, key, max, expiresAt)) return;
-    if (p.message.uniqueKey)
-      await releaseUniqueLock(this.deps.store, queue.name, p.message.uniqueKey, p.item.id);
-    throw new ClientError(
-      "key_backlog_full",
-      `batch key "${key}" of kind "${kind}" already has ${max} jobs waiting (maxPendingPerKey); retry later`,
-    );
-  }
-
-  /** A job whose message could not go out: nothing of it exists, so its unique key and backlog place are freed. */
-  private async unwind(p: Planned, queue: QueueDeclaration): Promise<void> {
-    if (p.message.uniqueKey)
-      await releaseUniqueLock(this.deps.store, queue.name, p.message.uniqueKey, p.item.id);
-    if (p.backlog) await leaveBacklog(this.deps.store, p.backlog.kind, p.backlog.key, 1);
-  }
-
   private async writeItem(p: Planned): Promise<JobItem> {
     const put = await putJob(this.deps.store, p.item);
     // The worker got there first and built the job from the message: report what it is now.
     return put.created ? p.item : (put.current ?? p.item);
   }
-}
-
-function errorBody(err: unknown): NonNullable<BatchResultItem["error"]> {
-  if (err instanceof ClientError) return err.toBody().error;
-  return internalErrorBody("could not enqueue; retry").error;
 }

@@ -1,6 +1,7 @@
 import { ulid } from "ulid";
 import { claimKey, needsClaimCheck } from "../claims/claim-keys.ts";
 import { isBatchKind } from "../job/batch.ts";
+import { flowRuleOf } from "../job/flow.ts";
 import { writesAtEnqueue } from "../job/lanes.ts";
 import { MAX_DELAY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { retentionExpiry } from "../retention.ts";
@@ -30,19 +31,31 @@ export interface Planned {
 
 /** `indexShards`: the table layout's (a job due past SQS's delay enters the status index). */
 export function plan(v: ValidRequest, now: number, indexShards: number, extras: JobExtras = {}): Planned {
-  const { request, kind, queue, payloadJson, batchKey } = v;
+  const { request, kind, queue, payloadJson, batchKey, flowKey } = v;
   const maxPending =
     batchKey !== undefined && isBatchKind(kind) ? kind.batch.settings.maxPendingPerKey : undefined;
   const batch = {
     ...(batchKey !== undefined ? { batchKey } : {}),
     ...(maxPending !== undefined ? { inBacklog: true } : {}),
   };
-  const requested = request.runAt ? Date.parse(request.runAt) : now + (request.delaySeconds ?? 0) * 1000;
+  const rule = flowKey === undefined ? undefined : flowRuleOf(kind);
+  // A trailing or collect burst runs a period after its first enqueue unless a later one joins it.
+  const burstWait =
+    rule?.type === "debounce" && rule.mode !== "leading" ? rule.settings.periodSeconds * 1000 : 0;
+  const requested = request.runAt
+    ? Date.parse(request.runAt)
+    : now + (request.delaySeconds ?? 0) * 1000 + burstWait;
   const runAt = Math.max(now, requested);
-  const delaySeconds = Math.ceil((runAt - now) / 1000);
+  // A debounced or singleton job is never in the scheduled index: its runAt moves with its burst,
+  // and a message that comes early is hidden again until then (lib/runtime/claim-delivery.ts).
+  const delaySeconds = Math.min(
+    Math.ceil((runAt - now) / 1000),
+    rule ? MAX_DELAY_SECONDS : Number.MAX_SAFE_INTEGER,
+  );
   const scheduled = delaySeconds > MAX_DELAY_SECONDS;
   const id = extras.id ?? ulid(now);
   const lane = kind.lane ?? "fenced";
+  const flow = rule ? { flowKey } : {};
   const group = {
     ...(extras.member ? { member: extras.member } : {}),
     ...(extras.completes ? { completes: extras.completes } : {}),
@@ -51,7 +64,8 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
   // Kept as long as a job's key: a far-off runAt must not find its payload already expired.
   const keepUntil = retentionExpiry(runAt, queue.retentionDays.dead) * 1000;
   const payloadObject = needsClaimCheck(payloadJson) ? claimKey(id, "payload", now, keepUntil) : undefined;
-  const large = !payloadObject && bytes > INLINE_PAYLOAD_BYTES;
+  // A debounced or singleton job's payload stays in its item, where a later enqueue revises it.
+  const large = !payloadObject && !rule && bytes > INLINE_PAYLOAD_BYTES;
   const timeoutSeconds = request.timeoutSeconds;
   // Counted from when the job is due, so a delayed job's deadline starts with its delay's end.
   const startWithinSeconds = request.startWithinSeconds ?? kind.startWithinSeconds;
@@ -72,6 +86,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     ...(large ? { payloadRef: true } : {}),
     ...group,
     ...batch,
+    ...flow,
     ...(lane !== "fenced" ? { lane } : {}),
   };
   const item: JobItem = {
@@ -92,6 +107,9 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt, indexShards) : {}),
     ...group,
     ...batch,
+    ...flow,
+    ...(rule ? { enqueues: 1 } : {}),
+    ...(rule?.mode === "collect" ? { burst: [payloadJson], burstBytes: bytes } : {}),
   };
   const writesItem = scheduled || writesAtEnqueue(lane);
   // A job with no item until it starts may wait in SQS as long as SQS keeps a message.

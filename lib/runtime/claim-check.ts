@@ -1,7 +1,7 @@
 import { claimKey, isClaimKeyOf, needsClaimCheck } from "../claims/claim-keys.ts";
 import { type ClaimStore, getClaim, putClaim } from "../claims/claim-store.ts";
 import { InvariantError } from "../errors.ts";
-import type { StoredResult } from "../store/job-item.ts";
+import type { JobItem, StoredResult } from "../store/job-item.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 
 /**
@@ -18,6 +18,21 @@ export async function deliveredPayload(claims: ClaimStore, msg: JobMessage): Pro
     );
   }
   return getClaim(claims, msg.payloadObject);
+}
+
+/**
+ * The payload a claimed job runs with. A debounced or singleton job's lives in its item, where a
+ * later enqueue of its key may have revised it (a collect burst's: all of them, in enqueue order);
+ * the item came back with the claim, so this costs no read. Any other job's is its message's.
+ */
+export async function runPayload(
+  claims: ClaimStore,
+  item: JobItem,
+  msg: JobMessage,
+): Promise<string | readonly string[] | undefined> {
+  if (item.flowKey === undefined) return deliveredPayload(claims, msg);
+  if (item.burst?.length) return item.burst;
+  return item.payload ?? deliveredPayload(claims, msg);
 }
 
 /**

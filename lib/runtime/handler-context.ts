@@ -1,10 +1,11 @@
 import { ClientError, type ClientErrorCode, ConfigError, UnrecoverableError } from "../errors.ts";
+import { flowRuleOf } from "../job/flow.ts";
 import type { CompletionContext, FollowUpOptions, JobContext } from "../job/kind.ts";
 import { jobFields, type Log, withFields } from "../observability/log.ts";
 import type { Engine } from "../services/engine-services.ts";
 import type { JobItem } from "../store/job-item.ts";
 
-export type HandlerContextDeps = Pick<Engine, "producer" | "groups" | "log"> &
+export type HandlerContextDeps = Pick<Engine, "producer" | "groups" | "log" | "registry"> &
   Partial<Pick<Engine, "rateLimiter">>;
 
 /**
@@ -72,7 +73,11 @@ export function handlerContext(
     enqueue: async (kind, payload, options: FollowUpOptions = {}) => {
       const { step = kind, uniqueKey, ...rest } = options;
       // A caller's own key keeps the API's rule (dedupes while live); the derived one dedupes for good.
-      const request = { ...rest, kind, payload, uniqueKey: uniqueKey ?? followUpKey(item.id, step) };
+      // A debounced or singleton kind takes none: its own key's rule decides (docs/architecture.md §19).
+      const target = deps.registry.get(kind);
+      const derived = target && flowRuleOf(target) ? undefined : followUpKey(item.id, step);
+      const key = uniqueKey ?? derived;
+      const request = { ...rest, kind, payload, ...(key !== undefined ? { uniqueKey: key } : {}) };
       return refusalIsFinal(`follow-up "${kind}"`, () =>
         deps.producer.enqueue(request, { uniqueKeyScope: uniqueKey ? "live" : "retained" }),
       );

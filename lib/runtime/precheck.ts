@@ -17,7 +17,7 @@ export const START_DEADLINE_PASSED = "start deadline passed";
 export async function precheckRun(
   registry: KindRegistry,
   item: Pick<JobItem, "kind" | "attempts" | "maxAttempts" | "cancelRequested" | "startBy" | "runAt">,
-  payload: () => Promise<string | undefined>,
+  payload: () => Promise<string | readonly string[] | undefined>,
   now: number,
 ): Promise<Decision | { kind: AnyKind; payload: unknown }> {
   if (item.cancelRequested) return { outcome: "cancelled", error: "cancelled on request" };
@@ -40,6 +40,24 @@ export async function precheckRun(
   const payloadJson = await payload();
   if (payloadJson === undefined)
     return { outcome: "dead", error: "payload expired: the job waited longer than its queue keeps it" };
+  // A collect kind's handler takes its burst's payloads; a burst of one is its message's payload.
+  if (kind.debounce?.mode === "collect") {
+    const payloads: unknown[] = [];
+    for (const one of typeof payloadJson === "string" ? [payloadJson] : payloadJson) {
+      const checked = checkedPayload(kind, one);
+      if ("outcome" in checked) return checked;
+      payloads.push(checked.payload);
+    }
+    return { kind, payload: payloads };
+  }
+  if (typeof payloadJson !== "string")
+    return { outcome: "dead", error: "invalid payload: a burst for a kind that doesn't collect" };
+  const checked = checkedPayload(kind, payloadJson);
+  return "outcome" in checked ? checked : { kind, payload: checked.payload };
+}
+
+/** One payload's JSON, parsed and checked against its kind's schema; a failure ends the job dead. */
+function checkedPayload(kind: AnyKind, payloadJson: string): Decision | { payload: unknown } {
   let json: unknown;
   try {
     json = JSON.parse(payloadJson);
@@ -53,5 +71,5 @@ export async function precheckRun(
       .join("; ");
     return { outcome: "dead", error: `invalid payload: ${detail}`.slice(0, 500) };
   }
-  return { kind, payload: parsed.data };
+  return { payload: parsed.data };
 }

@@ -1,7 +1,7 @@
 import type { AnyKind } from "../job/kind.ts";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
 import { Admission } from "./admission.ts";
-import { deliveredPayload } from "./claim-check.ts";
+import { runPayload } from "./claim-check.ts";
 import { claimDelivery } from "./claim-delivery.ts";
 import type { Claimed, DeliverySteps } from "./delivery.ts";
 import { handlerContext } from "./handler-context.ts";
@@ -34,7 +34,7 @@ export class RecordProcessor {
       claim: (admitted, record, visibility) => claimDelivery(deps, admitted, record, visibility),
       // The payload is read after the claim, so a duplicate delivery that loses it costs no GET.
       prepare: ({ item, delivery }) =>
-        precheckRun(deps.registry, item, () => deliveredPayload(deps.claims, delivery.msg), deps.clock.now()),
+        precheckRun(deps.registry, item, () => runPayload(deps.claims, item, delivery.msg), deps.clock.now()),
       settle: (claimed, decision, tally) =>
         settleClaimed(
           deps,

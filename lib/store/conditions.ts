@@ -80,6 +80,11 @@ export const attributeAtLeast =
   (e) =>
     `${e.name(attr)} >= ${e.value(floor)}`;
 
+export const attributeAfter =
+  (attr: string, bound: number): Condition =>
+  (e) =>
+    `${e.name(attr)} > ${e.value(bound)}`;
+
 export const attributeAtMost =
   (attr: string, ceiling: number): Condition =>
   (e) =>
@@ -134,3 +139,14 @@ export const groupStatusIn =
   (...statuses: GroupStatus[]): Condition =>
   (e) =>
     `${e.name("status")} IN (${statuses.map((s) => e.value(s)).join(", ")})`;
+
+/** A list attribute holds fewer than `n` elements (an absent one holds none). */
+export const listShorterThan = (attr: string, n: number): Condition =>
+  or(attributeMissing(attr), (e) => `size(${e.name(attr)}) < ${e.value(n)}`);
+
+/** The job has never been claimed: queued, no attempt yet, no cancel asked. */
+export const notStarted: Condition = and(
+  statusIs("queued"),
+  (e) => `${e.name("attempts")} = ${e.value(0)}`,
+  cancelNotRequested,
+);

@@ -80,6 +80,13 @@ export class Update {
     return this;
   }
 
+  /** Appends to a list attribute, starting it when absent: a collect burst's payloads, in order. */
+  append(attr: string, values: readonly unknown[]): this {
+    const n = this.e.name(attr);
+    this.sets.push(`${n} = list_append(if_not_exists(${n}, ${this.e.value([])}), ${this.e.value(values)})`);
+    return this;
+  }
+
   /** ADD to a set: adding a member twice leaves one, so a retried write changes nothing. */
   addToSet(attr: string, members: Set<number> | Set<string>): this {
     this.adds.push(`${this.e.name(attr)} ${this.e.value(members)}`);

@@ -57,6 +57,15 @@ export interface JobItem {
   batchKey?: string;
   /** Counted in its key's backlog (maxPendingPerKey) until it ends. */
   inBacklog?: boolean;
+  /** A debounced or singleton kind's job: its key (docs/architecture.md §19). */
+  flowKey?: string;
+  /** The enqueues this job answers: 1, and one more for each that joined its burst or replaced its payload. */
+  enqueues?: number;
+  /** A collect burst's payloads (JSON), in enqueue order; the first is also `payload`. */
+  burst?: string[];
+  burstBytes?: number;
+  /** Jobs of its singleton key that must end before it starts. */
+  after?: string[];
   gsi1pk?: string;
   gsi1sk?: string;
 }
@@ -100,6 +109,8 @@ export function toJobView(
     ...(item.finishedAt !== undefined ? { finishedAt: iso(item.finishedAt) } : {}),
     ...(item.uniqueKey !== undefined ? { uniqueKey: item.uniqueKey } : {}),
     ...(item.cancelRequested ? { cancelRequested: true } : {}),
+    ...(item.flowKey !== undefined ? { flowKey: item.flowKey, enqueues: item.enqueues ?? 1 } : {}),
+    ...(item.after?.length ? { after: item.after } : {}),
   };
 }
 
@@ -120,4 +131,6 @@ export type JobSeed = Pick<
   | "completes"
   | "batchKey"
   | "inBacklog"
+  | "flowKey"
+  | "after"
 > & { payload?: string; payloadRef?: boolean; payloadObject?: string };

@@ -76,6 +76,12 @@ export const batchCallPermitKey = (kind: string, key: string, permit: number) =>
 });
 
 /**
+ * A debounced or singleton kind's key (docs/architecture.md §19): its lock names the job that an
+ * enqueue of the key joins, or waits behind.
+ */
+export const flowLockKey = (kind: string, key: string) => ({ pk: `flow#${kind}#${key}`, sk: "flow" });
+
+/**
  * The access pattern a partition key belongs to, named for people (the scale model in
  * bench/heat-meter.ts groups DynamoDB traffic by it, docs/scale.md gives each one's ceiling). Every
  * key this file builds has one; an index partition is a status-index shard or a group-index shard.
@@ -96,4 +102,5 @@ const TABLE_PATTERNS: Readonly<Record<string, string>> = {
   "group#": "group item",
   "gslice#": "group slices",
   "bkey#": "batch key",
+  "flow#": "flow lock",
 };

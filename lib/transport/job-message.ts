@@ -37,6 +37,10 @@ export const JobMessage = z
       .optional(),
     /** A group's completion job: the group it completes. */
     completes: z.string().min(1).optional(),
+    /** A debounced or singleton kind's job: its key (§19); its item carries its payload. */
+    flowKey: z.string().min(1).optional(),
+    /** A singleton job: jobs of its key that must end before it starts (§19). */
+    after: z.array(z.string().min(1)).max(20).optional(),
     /** A batch kind's job: its key, and whether it is counted in the key's backlog (§18). */
     batchKey: z.string().min(1).max(256).optional(),
     inBacklog: z.boolean().optional(),
@@ -117,5 +121,7 @@ export function seedFromMessage(msg: JobMessage): JobSeed {
     ...(msg.completes ? { completes: msg.completes } : {}),
     ...(msg.batchKey !== undefined ? { batchKey: msg.batchKey } : {}),
     ...(msg.inBacklog ? { inBacklog: true } : {}),
+    ...(msg.flowKey !== undefined ? { flowKey: msg.flowKey } : {}),
+    ...(msg.after?.length ? { after: msg.after } : {}),
   };
 }

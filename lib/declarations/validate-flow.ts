@@ -1,0 +1,62 @@
+import {
+  type DebounceSettings,
+  debounceModes,
+  MAX_DEBOUNCE_SECONDS,
+  type SingletonSettings,
+  singletonModes,
+} from "../job/flow.ts";
+
+/** What the validator reads of a kind's flow settings (docs/architecture.md §19). */
+export interface FlowDeclaration {
+  debounce?: DebounceSettings<never>;
+  singleton?: SingletonSettings<never>;
+  lane?: string;
+  batch?: unknown;
+}
+
+const positiveUpTo = (v: unknown, max: number): v is number =>
+  typeof v === "number" && Number.isFinite(v) && v > 0 && v <= max;
+
+/**
+ * A debounce or singleton declaration's problems, each naming the kind and the field: one rule a
+ * kind, on the fenced lane (its job's item is where later enqueues join it), never on a batch kind
+ * (whose key already gathers its jobs), a known mode, a key function, and sound times.
+ */
+export function flowKindProblems(label: string, k: FlowDeclaration): string[] {
+  const problems: string[] = [];
+  const rule = k.debounce ? "debounce" : k.singleton ? "singleton" : undefined;
+  if (!rule) return problems;
+  if (k.debounce && k.singleton) problems.push(`${label}: declares both debounce and singleton; pick one`);
+  if (k.batch !== undefined)
+    problems.push(
+      `${label}: a batch kind can't also declare ${rule} (its batch key already gathers its jobs)`,
+    );
+  if (k.lane !== undefined && k.lane !== "fenced")
+    problems.push(
+      `${label}: ${rule} needs the fenced lane (later enqueues join the job's item), not "${k.lane}"`,
+    );
+  const settings = (k.debounce ?? k.singleton) as { key?: unknown; mode?: unknown };
+  if (typeof settings.key !== "function")
+    problems.push(`${label}: ${rule}.key must be a function of the payload that returns the key`);
+  const modes: readonly string[] = k.debounce ? debounceModes : singletonModes;
+  if (!modes.includes(settings.mode as string))
+    problems.push(`${label}: ${rule}.mode "${String(settings.mode)}" is not one of ${modes.join(", ")}`);
+  if (k.debounce) {
+    const { periodSeconds, maxDelaySeconds } = k.debounce;
+    if (!positiveUpTo(periodSeconds, MAX_DEBOUNCE_SECONDS))
+      problems.push(
+        `${label}: debounce.periodSeconds must be over 0 and at most ${MAX_DEBOUNCE_SECONDS} (12 h), got ${periodSeconds}`,
+      );
+    if (maxDelaySeconds !== undefined) {
+      if (!positiveUpTo(maxDelaySeconds, MAX_DEBOUNCE_SECONDS))
+        problems.push(
+          `${label}: debounce.maxDelaySeconds must be over 0 and at most ${MAX_DEBOUNCE_SECONDS} (12 h), got ${maxDelaySeconds}`,
+        );
+      else if (typeof periodSeconds === "number" && maxDelaySeconds < periodSeconds)
+        problems.push(
+          `${label}: debounce.maxDelaySeconds ${maxDelaySeconds} is below periodSeconds ${periodSeconds}; a burst would close before its first period`,
+        );
+    }
+  }
+  return problems;
+}
