@@ -52,12 +52,17 @@ const page = <T extends z.ZodType>(item: T) =>
 
 export const answerShapes = {
   job,
-  enqueued: job.extend({ duplicate: z.boolean() }),
+  enqueued: job.extend({ duplicate: z.boolean(), debounced: z.boolean().optional() }),
   cancelled: job.extend({ cancel: z.string() }),
   jobPage: page(job),
   batch: z.looseObject({
     results: z.array(
-      z.looseObject({ index: z.number(), id: z.string().optional(), duplicate: z.boolean().optional() }),
+      z.looseObject({
+        index: z.number(),
+        id: z.string().optional(),
+        duplicate: z.boolean().optional(),
+        debounced: z.boolean().optional(),
+      }),
     ),
   }),
   queue,

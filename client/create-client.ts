@@ -59,11 +59,10 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
     async enqueue(kind, payload, enqueueOptions) {
       const request = { ...enqueueOptions, kind, payload };
       refuseIfInvalid(request);
-      const { duplicate, ...job } = await object<JobView & { duplicate: boolean }>(
-        { method: "POST", path: "/jobs", body: request },
-        answerShapes.enqueued,
-      );
-      return { job, duplicate } satisfies Enqueued;
+      const { duplicate, debounced, ...job } = await object<
+        JobView & { duplicate: boolean; debounced?: boolean }
+      >({ method: "POST", path: "/jobs", body: request }, answerShapes.enqueued);
+      return { job, duplicate, ...(debounced ? { debounced } : {}) } satisfies Enqueued;
     },
     enqueueMany: (jobs) =>
       enqueueInBatches(

@@ -58,6 +58,8 @@ export interface EnqueueManyResult extends Omit<BatchResultItem, "error"> {
 export interface Enqueued {
   job: JobView;
   duplicate: boolean;
+  /** The enqueue joined a job of its debounce or singleton key (docs/flow-control.md): `job` runs for it. */
+  debounced?: boolean;
 }
 
 export type CancelOutcome = "cancelled" | "requested" | "already_cancelled" | "tombstoned";

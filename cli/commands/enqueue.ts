@@ -74,14 +74,16 @@ Blank lines are skipped. The summary lists every line that was not enqueued, wit
         }
         if (kind === undefined)
           throw new UsageError("name the job's kind (skyforge enqueue echo --payload '{}'), or give --file");
-        const { job, duplicate } = await ctx.client.enqueue(kind, o.payload as never, {
+        const { job, duplicate, debounced } = await ctx.client.enqueue(kind, o.payload as never, {
           ...defaults,
           ...(o.uniqueKey !== undefined ? { uniqueKey: o.uniqueKey } : {}),
         });
-        ctx.output.result({ ...job, duplicate }, () =>
-          duplicate
-            ? `duplicate: job ${job.id} (${job.kind} on ${job.queue}, ${job.status}) already has unique key ${job.uniqueKey}`
-            : `enqueued ${job.id} (${job.kind} on ${job.queue}): ${job.status}${job.status === "scheduled" ? ` until ${job.runAt}` : ""}`,
+        ctx.output.result({ ...job, duplicate, ...(debounced ? { debounced } : {}) }, () =>
+          debounced
+            ? `joined job ${job.id} (${job.kind} on ${job.queue}, key ${job.flowKey}): it runs for this enqueue at ${job.runAt}`
+            : duplicate
+              ? `duplicate: job ${job.id} (${job.kind} on ${job.queue}, ${job.status}) already has unique key ${job.uniqueKey}`
+              : `enqueued ${job.id} (${job.kind} on ${job.queue}): ${job.status}${job.status === "scheduled" ? ` until ${job.runAt}` : ""}`,
         );
         return undefined;
       }),

@@ -3,6 +3,7 @@ import pLimit from "p-limit";
 import { ulid } from "ulid";
 import type * as z from "zod";
 import { ClientError, type ClientIssue, issuesOf, TransientError } from "../errors.ts";
+import { flowRuleOf } from "../job/flow.ts";
 import {
   AddChildrenRequest,
   CreateGroupRequest,
@@ -83,8 +84,24 @@ function checkChildren(deps: GroupDeps, children: readonly unknown[]): CheckedEn
   return checked;
 }
 
-/** A group hears of a job's end from its record; fire-and-forget keeps none of a success. */
+/**
+ * A group hears of a job's end from its record; fire-and-forget keeps none of a success. A debounced
+ * or singleton kind's enqueue may join another job, which would answer for two places.
+ */
 function refuseUnrecordedLane(kind: AnyKind): void {
+  const rule = flowRuleOf(kind);
+  if (rule) {
+    throw new ClientError(
+      "validation_error",
+      `kind "${kind.name}" is a ${rule.type} kind: it can't be in a group`,
+      [
+        {
+          path: "kind",
+          message: `a ${rule.type} kind's enqueue may join another job; a group needs one job per place`,
+        },
+      ],
+    );
+  }
   const lane = kind.lane ?? "fenced";
   if (!laneGuarantees[lane].groupChild) {
     throw new ClientError(

@@ -174,6 +174,27 @@ describe("debounce", () => {
     expect(runsOf(id)).toHaveLength(1);
   });
 
+  it("a debounced or singleton kind can't be a group's child or completion job: 400, nothing written", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const create = (child: string, completion: string) =>
+      h.engine.groups
+        .create({
+          id: `flow-group-${child}-${completion}`,
+          children: [{ kind: child, payload: { doc: "g", rev: 1 } }],
+          onComplete: { kind: completion, payload: { doc: "g", rev: 1 } },
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e as ClientError,
+        );
+    const badChild = await create("t-trailing", "echo");
+    expect(badChild).toBeInstanceOf(ClientError);
+    expect(badChild?.issues).toContainEqual(expect.objectContaining({ path: "children.0.kind" }));
+    const badCompletion = await create("echo", "t-cancel");
+    expect(badCompletion?.message).toContain('kind "t-cancel" is a singleton kind');
+    expect(h.metrics.total("enqueued")).toBe(0);
+  });
+
   it("refuses a key that throws, isn't a string or is over 256 characters, and a delay: 400 naming the kind, nothing written", async () => {
     const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
     const cases: [string, unknown][] = [

@@ -21,6 +21,7 @@ import {
   tombstone,
   tombstoneTransitions,
 } from "../../lib/store/finalize-ops.ts";
+import { appendToBurst, flowTransitions, reviseWaitingJob } from "../../lib/store/flow-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { claim, claimTransitions, heartbeat, heartbeatTransitions } from "../../lib/store/lease-ops.ts";
 import { recordOutcome, recordOutcomeTransitions } from "../../lib/store/outcome-ops.ts";
@@ -82,6 +83,24 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
   deadLetter: {
     declared: deadLetterTransitions,
     run: [(s, i) => deadLetter(s, seedOf(i), "exceeded receive count", TTL)],
+  },
+  // A debounced or singleton job's burst: its payload and runAt change, its status never.
+  reviseWaitingJob: {
+    declared: flowTransitions,
+    run: [
+      (s, i) => reviseWaitingJob(s, i.id, '{"rev":2}', s.clock.now()),
+      (s, i) => reviseWaitingJob(s, i.id, '{"rev":2}', s.clock.now(), s.clock.now() + 2000),
+    ],
+  },
+  appendToBurst: {
+    declared: flowTransitions,
+    run: [
+      (s, i) =>
+        appendToBurst(s, i.id, '{"rev":2}', s.clock.now() - 10_000, s.clock.now() + 2000, {
+          maxItems: 100,
+          maxBytes: 262_144,
+        }),
+    ],
   },
   markResent: { declared: markResentTransitions, run: [(s, i) => markResent(s, i, s.clock.now())] },
   tombstone: { declared: tombstoneTransitions, run: [(s, i) => tombstone(s, i.id, TTL)] },

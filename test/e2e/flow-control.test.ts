@@ -1,0 +1,101 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { app } from "../../app/index.ts";
+import { localStackForFile } from "../support/stack-for-file.ts";
+import { waitFor } from "../support/wait.ts";
+
+/**
+ * The flow-control demo kinds over HTTP on the local stack (docs/flow-control.md): doc-index
+ * (trailing debounce), doc-digest (collect), doc-sync (singleton, cancel-running), and a start
+ * deadline that passes while the queue is paused.
+ */
+const stack = localStackForFile({ app });
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
+type Json = Record<string, any>;
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
+  const res = await fetch(`${stack().url}${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as Json };
+}
+const job = async (id: string) => (await call("GET", `/jobs/${id}`)).body;
+const ended = (id: string, status: string) =>
+  waitFor(async () => {
+    const j = await job(id);
+    return j.status === status ? j : undefined;
+  }, `job ${id} to be ${status}`);
+
+/** 20 revisions of one new doc, as fast as HTTP takes them; the answers and when the last went out. */
+async function burst(kind: string): Promise<{ answers: { status: number; body: Json }[]; lastAt: number }> {
+  const doc = `doc-${randomUUID()}`;
+  const answers = [];
+  for (let rev = 1; rev <= 20; rev++)
+    answers.push(await call("POST", "/jobs", { kind, payload: { doc, rev } }));
+  return { answers, lastAt: Date.now() };
+}
+
+describe("flow control on the local stack", () => {
+  it("doc-index: 20 enqueues of one doc run once, with rev 20, within period + 2 s of the last; all answer its id", async () => {
+    const { answers, lastAt } = await burst("doc-index");
+    const id = answers[0]?.body.id;
+    expect(answers[0]?.status).toBe(201);
+    expect(
+      answers.slice(1).every((a) => a.status === 200 && a.body.id === id && a.body.debounced === true),
+    ).toBe(true);
+    const done = await ended(id, "done");
+    expect(done.result).toMatchObject({ rev: 20 });
+    expect(done.attempts).toBe(1);
+    expect(done.enqueues).toBe(20);
+    expect(Date.parse(done.startedAt) - lastAt).toBeLessThanOrEqual(4000);
+  });
+
+  it("doc-digest: one call gets revs 1..20 in order, and answers each of them", async () => {
+    const { answers } = await burst("doc-digest");
+    const id = answers[0]?.body.id;
+    expect(answers.every((a) => a.body.id === id)).toBe(true);
+    const done = await ended(id, "done");
+    const revs = Array.from({ length: 20 }, (_, i) => i + 1);
+    expect(done.result).toHaveLength(20);
+    expect(done.result.every((r: Json) => JSON.stringify(r.revs) === JSON.stringify(revs))).toBe(true);
+  });
+
+  it("doc-sync: a second enqueue cancels the first, sleeping 10 s, and runs after it ended", async () => {
+    const doc = `doc-${randomUUID()}`;
+    const first = await call("POST", "/jobs", {
+      kind: "doc-sync",
+      payload: { doc, rev: 1, sleepMs: 10_000 },
+    });
+    await ended(first.body.id, "running");
+    const second = await call("POST", "/jobs", { kind: "doc-sync", payload: { doc, rev: 2 } });
+    expect(second.status).toBe(201);
+    expect(second.body.after).toEqual([first.body.id]);
+    const cancelled = await ended(first.body.id, "cancelled");
+    const done = await ended(second.body.id, "done");
+    expect(done.result).toEqual({ doc, rev: 2 });
+    expect(Date.parse(done.startedAt)).toBeGreaterThanOrEqual(Date.parse(cancelled.finishedAt));
+  });
+
+  it("a job with startWithinSeconds 2 on a paused queue, resumed after 4 s, never runs: dead, saying why", async () => {
+    expect((await call("POST", "/queues/default/pause")).status).toBe(200);
+    try {
+      const { body } = await call("POST", "/jobs", {
+        kind: "echo",
+        payload: { n: 1 },
+        startWithinSeconds: 2,
+      });
+      // The deadline is the scenario: the queue stays paused past it.
+      await delay(4000);
+      expect((await job(body.id)).status).toBe("queued");
+      expect((await call("POST", "/queues/default/resume")).status).toBe(200);
+      const dead = await ended(body.id, "dead");
+      expect(dead.lastError).toBe("start deadline passed: not started within 2 s of being due");
+      expect(dead.attempts).toBeLessThanOrEqual(1);
+    } finally {
+      await call("POST", "/queues/default/resume");
+    }
+  });
+});
