@@ -2,6 +2,7 @@ import {
   type DebounceSettings,
   debounceModes,
   MAX_DEBOUNCE_SECONDS,
+  maxDelayMs,
   type SingletonSettings,
   singletonModes,
 } from "../job/flow.ts";
@@ -22,7 +23,11 @@ const positiveUpTo = (v: unknown, max: number): v is number =>
  * kind, on the fenced lane (its job's item is where later enqueues join it), never on a batch kind
  * (whose key already gathers its jobs), a known mode, a key function, and sound times.
  */
-export function flowKindProblems(label: string, k: FlowDeclaration): string[] {
+export function flowKindProblems(
+  label: string,
+  k: FlowDeclaration,
+  queue: { name: string; maxReceiveCount: number } | undefined,
+): string[] {
   const problems: string[] = [];
   const rule = k.debounce ? "debounce" : k.singleton ? "singleton" : undefined;
   if (!rule) return problems;
@@ -57,6 +62,29 @@ export function flowKindProblems(label: string, k: FlowDeclaration): string[] {
           `${label}: debounce.maxDelaySeconds ${maxDelaySeconds} is below periodSeconds ${periodSeconds}; a burst would close before its first period`,
         );
     }
+    problems.push(...burstReceiveProblems(label, k.debounce, queue));
   }
   return problems;
+}
+
+/**
+ * A trailing or collect burst's message comes back about once a period until the burst closes,
+ * each time a receive that counts toward the queue's maxReceiveCount: the bursts may take half of
+ * it, so the job's own attempts keep the rest.
+ */
+function burstReceiveProblems(
+  label: string,
+  settings: DebounceSettings<never>,
+  queue: { name: string; maxReceiveCount: number } | undefined,
+): string[] {
+  // A leading burst's job runs at once: its message never comes back early.
+  if (settings.mode === "leading") return [];
+  const maxDelay = maxDelayMs(settings as DebounceSettings);
+  if (!queue || maxDelay === undefined || !(settings.periodSeconds > 0)) return [];
+  const looks = Math.ceil(maxDelay / (settings.periodSeconds * 1000));
+  const room = Math.floor(queue.maxReceiveCount / 2);
+  if (looks <= room) return [];
+  return [
+    `${label}: a burst's message may come back ${looks} times (maxDelay / period) before it runs, over half of queue "${queue.name}"'s maxReceiveCount ${queue.maxReceiveCount}; shorten debounce.maxDelaySeconds or raise maxReceiveCount`,
+  ];
 }

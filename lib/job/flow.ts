@@ -62,13 +62,27 @@ export function flowRuleOf(kind: FlowKind): FlowRule | undefined {
 }
 
 /**
+ * A trailing or collect burst declared without a maximum delay closes after this many periods: its
+ * message comes back (a receive, counted toward the queue's maxReceiveCount) about once a period
+ * while the burst goes on, so no burst may go on for ever.
+ */
+export const DEFAULT_MAX_DELAY_PERIODS = 30;
+
+/** The maximum delay in force (ms): the declared one, or the default above; none for leading. */
+export function maxDelayMs(settings: DebounceSettings): number | undefined {
+  if (settings.maxDelaySeconds !== undefined) return settings.maxDelaySeconds * 1000;
+  if (settings.mode === "leading") return undefined;
+  return Math.min(MAX_DEBOUNCE_SECONDS, settings.periodSeconds * DEFAULT_MAX_DELAY_PERIODS) * 1000;
+}
+
+/**
  * When a trailing or collect burst runs, given its first enqueue and the latest: a period after the
  * latest, but never past the maximum delay after the first.
  */
 export function burstRunAt(firstAt: number, latestAt: number, settings: DebounceSettings): number {
   const quiet = latestAt + settings.periodSeconds * 1000;
-  if (settings.maxDelaySeconds === undefined) return quiet;
-  return Math.min(quiet, firstAt + settings.maxDelaySeconds * 1000);
+  const maxDelay = maxDelayMs(settings);
+  return maxDelay === undefined ? quiet : Math.min(quiet, firstAt + maxDelay);
 }
 
 /**
@@ -82,5 +96,6 @@ export function leadingBurstOpen(
   settings: DebounceSettings,
 ): boolean {
   if (now >= lastAt + settings.periodSeconds * 1000) return false;
-  return settings.maxDelaySeconds === undefined || now < firstAt + settings.maxDelaySeconds * 1000;
+  const maxDelay = maxDelayMs(settings);
+  return maxDelay === undefined || now < firstAt + maxDelay;
 }

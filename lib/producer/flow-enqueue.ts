@@ -8,6 +8,7 @@ import {
   leadingBurstOpen,
   MAX_COLLECT_BYTES,
   MAX_COLLECT_ITEMS,
+  maxDelayMs,
 } from "../job/flow.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
@@ -108,15 +109,14 @@ export class FlowEnqueue {
     let joined: JobItem | undefined;
     if (rule.type === "debounce" && rule.mode === "leading") {
       if (!leadingBurstOpen(lock.firstAt, lock.lastAt, now, rule.settings)) return "closed";
-      const { periodSeconds, maxDelaySeconds } = rule.settings;
       const extended = await extendLeadingBurst(
         store,
         p.item.kind,
         key,
         id,
         now,
-        periodSeconds * 1000,
-        maxDelaySeconds === undefined ? undefined : maxDelaySeconds * 1000,
+        rule.settings.periodSeconds * 1000,
+        maxDelayMs(rule.settings),
       );
       if (!extended) return "closed";
       // The leading job already runs (or ran): its view as it is, or as enqueued if not yet written.

@@ -51,6 +51,18 @@ describe("debounce and singleton declarations", () => {
     expect(withKind("doc-index", { debounce })).toEqual([problem]);
   });
 
+  test("a burst whose message would come back more than half the queue's maxReceiveCount is refused", () => {
+    expect(withKind("doc-index", { debounce: { ...trailing, maxDelaySeconds: 3600 } })).toEqual([
+      'kind "doc-index": a burst\'s message may come back 1800 times (maxDelay / period) before it runs, over half of queue "default"\'s maxReceiveCount 120; shorten debounce.maxDelaySeconds or raise maxReceiveCount',
+    ]);
+    // Without a declared maximum delay a burst closes after 30 periods: within 60 looks.
+    expect(withKind("doc-index", { debounce: { ...trailing, maxDelaySeconds: undefined } })).toEqual([]);
+    // A leading burst's message never comes back: no bound needed.
+    expect(
+      withKind("doc-index", { debounce: { ...trailing, mode: "leading", maxDelaySeconds: 3600 } }),
+    ).toEqual([]);
+  });
+
   test("a singleton mode that doesn't exist is refused", () => {
     expect(withKind("doc-sync", { singleton: { key, mode: "cancel-waiting" } })).toEqual([
       'kind "doc-sync": singleton.mode "cancel-waiting" is not one of cancel-running, queue-one',
