@@ -123,13 +123,16 @@ export class FlowEnqueue {
       joined = (await getJob(store, id)) ?? { ...p.item, id, createdAt: lock.firstAt };
     } else if (rule.type === "debounce") {
       const runAt = burstRunAt(lock.firstAt, now, rule.settings);
+      // The enqueue's own start deadline (if any) counts from where the burst's run moves.
+      const within = p.item.startBy === undefined ? undefined : p.item.startBy - p.item.runAt;
+      const move = { runAt, ...(within !== undefined ? { startBy: runAt + within } : {}) };
       joined =
         rule.mode === "collect"
-          ? await appendToBurst(store, id, p.payloadJson, now, runAt, {
+          ? await appendToBurst(store, id, p.payloadJson, now, move, {
               maxItems: MAX_COLLECT_ITEMS,
               maxBytes: MAX_COLLECT_BYTES,
             })
-          : await reviseWaitingJob(store, id, p.payloadJson, now, runAt);
+          : await reviseWaitingJob(store, id, p.payloadJson, now, move);
     } else if (rule.mode === "queue-one") {
       joined = await reviseWaitingJob(store, id, p.payloadJson, now);
     }

@@ -110,7 +110,7 @@ export function extendLeadingBurst(
 /**
  * reviseWaitingJob — a later enqueue takes over a job that hasn't started: a trailing burst's (its
  * payload, and its run a period later) or a queue-one key's waiting job (its payload).
- * input: the job, the new payload, the burst's new runAt (trailing; absent: unchanged), now.
+ * input: the job, the new payload, now, and (trailing) where the burst's run moves.
  * condition: the job never started (queued, no attempt, no cancel) and, for a burst, is not yet due:
  *   a due job's burst is closed even if no worker has claimed it yet.
  * result: the job as revised; undefined when it started, was cancelled or its burst closed.
@@ -120,7 +120,7 @@ export function reviseWaitingJob(
   id: string,
   payloadJson: string,
   now: number,
-  runAt?: number,
+  move?: BurstMove,
 ): Promise<JobItem | undefined> {
   return orNothing(
     conditionalUpdate<JobItem>(
@@ -129,8 +129,8 @@ export function reviseWaitingJob(
       jobKey(id),
       (e) => {
         const update = new Update(e).set("payload", payloadJson).increment("enqueues", 1);
-        if (runAt !== undefined) update.set("runAt", runAt);
-        const condition = runAt === undefined ? notStarted : and(notStarted, notYetDue(now));
+        if (move) moveBurst(update, move);
+        const condition = move === undefined ? notStarted : and(notStarted, notYetDue(now));
         return { update, condition };
       },
       { readCurrent: false },
@@ -140,7 +140,7 @@ export function reviseWaitingJob(
 
 /**
  * appendToBurst — a later enqueue adds its payload to a collect burst.
- * input: the burst's job, the payload, the burst's new runAt, now, and the burst's bounds.
+ * input: the burst's job, the payload, now, where the burst's run moves, and the burst's bounds.
  * condition: the job never started and isn't due, and the burst has room (items and bytes).
  * result: the job with the payload as its burst's last; undefined when the burst is closed or full.
  */
@@ -149,7 +149,7 @@ export function appendToBurst(
   id: string,
   payloadJson: string,
   now: number,
-  runAt: number,
+  move: BurstMove,
   bounds: { maxItems: number; maxBytes: number },
 ): Promise<JobItem | undefined> {
   const bytes = Buffer.byteLength(payloadJson);
@@ -159,11 +159,13 @@ export function appendToBurst(
       "appendToBurst",
       jobKey(id),
       (e) => ({
-        update: new Update(e)
-          .append("burst", [payloadJson])
-          .increment("burstBytes", bytes)
-          .increment("enqueues", 1)
-          .set("runAt", runAt),
+        update: moveBurst(
+          new Update(e)
+            .append("burst", [payloadJson])
+            .increment("burstBytes", bytes)
+            .increment("enqueues", 1),
+          move,
+        ),
         condition: and(
           notStarted,
           notYetDue(now),
@@ -174,6 +176,21 @@ export function appendToBurst(
       { readCurrent: false },
     ),
   );
+}
+
+/**
+ * Where a trailing or collect burst's run moves with a later enqueue: its new runAt, and the start
+ * deadline of that enqueue counted from it (none: the job has none any more). The latest enqueue's
+ * deadline holds, as its payload does.
+ */
+export interface BurstMove {
+  runAt: number;
+  startBy?: number;
+}
+
+function moveBurst(update: Update, move: BurstMove): Update {
+  update.set("runAt", move.runAt);
+  return move.startBy === undefined ? update.remove("startBy") : update.set("startBy", move.startBy);
 }
 
 /** A write whose lost condition means "not this job": undefined. */

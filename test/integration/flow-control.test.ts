@@ -137,6 +137,26 @@ describe("debounce", () => {
     expect(JSON.parse((await settled(h, ids[0] ?? "", "done")).result ?? "")).toMatchObject({ rev: 7 });
   });
 
+  it("the latest enqueue's start deadline counts from where the burst's run moved", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    let last;
+    for (let rev = 1; rev <= 5; rev++) {
+      last = await h.engine.producer.enqueue({
+        kind: "t-trailing",
+        payload: { doc: "d7", rev },
+        startWithinSeconds: 2,
+      });
+      clock.advance(500);
+    }
+    const id = last?.job.id ?? "";
+    expect(Date.parse(last?.job.startBy ?? "")).toBe(Date.parse(last?.job.runAt ?? "") + 2000);
+    // The burst's message comes 2 s (real) after its first enqueue, at about 4.5 s on this clock:
+    // past the first enqueue's deadline (2 s + 2 s), inside the last one's (4 s + 2 s).
+    h.startPoller();
+    expect(JSON.parse((await settled(h, id, "done")).result ?? "")).toMatchObject({ rev: 5 });
+  });
+
   it("leading: the first enqueue runs at once; the rest of the burst runs nothing and answers its id", async () => {
     const clock = new OffsetClock();
     const h = await harness.create({ clock, extraKinds: kinds });

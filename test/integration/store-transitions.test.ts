@@ -89,17 +89,24 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
     declared: flowTransitions,
     run: [
       (s, i) => reviseWaitingJob(s, i.id, '{"rev":2}', s.clock.now()),
-      (s, i) => reviseWaitingJob(s, i.id, '{"rev":2}', s.clock.now(), s.clock.now() + 2000),
+      (s, i) => reviseWaitingJob(s, i.id, '{"rev":2}', s.clock.now(), { runAt: s.clock.now() + 2000 }),
     ],
   },
   appendToBurst: {
     declared: flowTransitions,
     run: [
       (s, i) =>
-        appendToBurst(s, i.id, '{"rev":2}', s.clock.now() - 10_000, s.clock.now() + 2000, {
-          maxItems: 100,
-          maxBytes: 262_144,
-        }),
+        appendToBurst(
+          s,
+          i.id,
+          '{"rev":2}',
+          s.clock.now() - 10_000,
+          { runAt: s.clock.now() + 2000 },
+          {
+            maxItems: 100,
+            maxBytes: 262_144,
+          },
+        ),
     ],
   },
   markResent: { declared: markResentTransitions, run: [(s, i) => markResent(s, i, s.clock.now())] },
