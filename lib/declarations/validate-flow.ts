@@ -80,7 +80,9 @@ function burstReceiveProblems(
   // A leading burst's job runs at once: its message never comes back early.
   if (settings.mode === "leading") return [];
   const maxDelay = maxDelayMs(settings as DebounceSettings);
-  if (!queue || maxDelay === undefined || !(settings.periodSeconds > 0)) return [];
+  // A queue without a sound maxReceiveCount is refused by its own rule.
+  if (!queue || !Number.isInteger(queue.maxReceiveCount) || queue.maxReceiveCount < 1) return [];
+  if (maxDelay === undefined || !(settings.periodSeconds > 0)) return [];
   const looks = Math.ceil(maxDelay / (settings.periodSeconds * 1000));
   const room = Math.floor(queue.maxReceiveCount / 2);
   if (looks <= room) return [];
