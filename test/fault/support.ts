@@ -230,16 +230,22 @@ export function allAtOnce<T>(requests: readonly (() => Promise<T>)[]): Promise<T
 
 /**
  * A fault test file's scenarios: one project copy for the file (made before its first scenario,
- * removed after its last), each scenario on a stack of its own. On failure the stack's output and the
- * observer log are kept, and their folder named.
+ * removed after its last; `prepare` makes the file's own edits in it), each scenario on a stack of
+ * its own. On failure the stack's output and the observer log are kept, and their folder named.
  */
-export function faultScenarios(): (
-  name: string,
-  scenario: (stack: FaultStack) => Promise<void>,
-) => Promise<void> {
+export function faultScenarios(
+  prepare?: (copy: FaultProjectCopy) => void,
+): (name: string, scenario: (stack: FaultStack) => Promise<void>) => Promise<void> {
   let copy: FaultProjectCopy | undefined;
   beforeAll(() => {
-    copy = makeProjectCopy();
+    const made = makeProjectCopy();
+    try {
+      prepare?.(made);
+    } catch (err) {
+      made.remove();
+      throw err;
+    }
+    copy = made;
   });
   afterAll(() => copy?.remove());
   return async (name, scenario) => {
