@@ -11,12 +11,7 @@ export const docSync = defineKind({
   payload: z.object({
     doc: z.string().min(1).max(256),
     rev: z.number().int(),
-    sleepMs: z
-      .number()
-      .int()
-      .min(0)
-      .max(110_000)
-      .optional(),
+    sleepMs: z.number().int().min(0).max(110_000).optional(),
   }),
   queue: "default",
   maxAttempts: 3,

@@ -4,6 +4,7 @@ import * as z from "zod";
 import { ClientError } from "../../lib/errors.ts";
 import { collectKindDefinition } from "../../lib/job/collect.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
+import type { EnqueueResult } from "../../lib/job/schemas.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { harnessPerTest, settled } from "../support/engine-harness.ts";
@@ -140,7 +141,7 @@ describe("debounce", () => {
   it("the latest enqueue's start deadline counts from where the burst's run moved", async () => {
     const clock = new OffsetClock();
     const h = await harness.create({ clock, extraKinds: kinds });
-    let last;
+    let last: EnqueueResult | undefined;
     for (let rev = 1; rev <= 5; rev++) {
       last = await h.engine.producer.enqueue({
         kind: "t-trailing",
