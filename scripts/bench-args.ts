@@ -51,6 +51,17 @@ export interface HeatRun {
   json: boolean;
 }
 
+/**
+ * `--scenario debounce`: the debounce scenario alone (scripts/bench-debounce.ts). Its shape is fixed
+ * (1 000 enqueues over 50 keys in bursts), so it takes no other flag but --json.
+ */
+export interface DebounceOnlyRun {
+  mode: "debounce";
+  json: boolean;
+}
+
+export const SCENARIOS = ["heat", "debounce"] as const;
+
 export const DEFAULT_HEAT_JOBS = 1000;
 export const HEAT_GROUP_CHILDREN = 10_000;
 
@@ -58,6 +69,7 @@ export type BenchArgs =
   | SingleRun
   | MatrixRun
   | HeatRun
+  | DebounceOnlyRun
   | { mode: "help" }
   /** A usage error: exit 2 with the message and the usage text. */
   | { mode: "error"; message: string };
@@ -72,6 +84,7 @@ export interface ArgsContext {
 export const usage = `usage: npm run bench -- [--jobs N] [--payload-bytes B] [--kind K] [--lane L] [--unique] [--fail-once] [--json]
        npm run bench -- --matrix [--lanes L,L,…] [--jobs N] [--kind K] [--unique] [--fail-once] [--json]
        npm run bench -- --scenario heat [--target-rate R] [--jobs N] [--json]
+       npm run bench -- --scenario debounce [--json]
                       (the matrix's default kind is ${DEFAULT_MATRIX_KIND}, a handler that returns nothing)
 
   --jobs N            jobs in the measured window (default: BENCH_JOBS, else ${DEFAULT_JOBS}; with --matrix
@@ -91,6 +104,9 @@ export const usage = `usage: npm run bench -- [--jobs N] [--payload-bytes B] [--
                       and a group of ${HEAT_GROUP_CHILDREN} children (--jobs N jobs each, default ${DEFAULT_HEAT_JOBS}); each
                       pattern's hottest key projected to --target-rate and checked against AWS's
                       per-partition limits (docs/scale.md)
+  --scenario debounce only the debounce scenario (a single run ends with it too): 1 000 enqueues of a
+                      trailing debounce kind over 50 keys in bursts, beside 1 000 plain jobs; runs,
+                      writes, reads and SQS requests per enqueue, and $/M enqueues
   --target-rate R     jobs a second to project to, above 0 (default ${DEFAULT_TARGET_JOBS_PER_SECOND}); the apps
                       are built for that rate (their table layout follows it)
   -h, --help          this text
@@ -154,6 +170,7 @@ function flags(argv: readonly string[]) {
 function parse(argv: readonly string[], context: ArgsContext): BenchArgs {
   const values = flags(argv);
   if (values.help) return { mode: "help" };
+  if (values.scenario === "debounce") return debounceRun(values);
   if (values.scenario !== undefined) return heatRun(values);
   if (values["target-rate"] !== undefined) throw new UsageError("--target-rate is for --scenario heat");
   const shared = {
@@ -195,8 +212,16 @@ function parse(argv: readonly string[], context: ArgsContext): BenchArgs {
   };
 }
 
+function debounceRun(values: ReturnType<typeof flags>): DebounceOnlyRun {
+  for (const flag of Object.keys(options) as (keyof typeof options)[])
+    if (flag !== "scenario" && flag !== "json" && values[flag] !== undefined)
+      throw new UsageError(`--scenario debounce runs its own fixed shape; leave out --${flag}`);
+  return { mode: "debounce", json: values.json ?? false };
+}
+
 function heatRun(values: ReturnType<typeof flags>): HeatRun {
-  if (values.scenario !== "heat") throw new UsageError(`--scenario must be heat, got "${values.scenario}"`);
+  if (values.scenario !== "heat")
+    throw new UsageError(`--scenario must be one of ${SCENARIOS.join(", ")}, got "${values.scenario}"`);
   for (const flag of ["matrix", "lanes", "lane", "kind", "payload-bytes", "unique", "fail-once"] as const)
     if (values[flag] !== undefined)
       throw new UsageError(`--scenario heat runs its own mix; leave out --${flag}`);

@@ -4,6 +4,8 @@ import { ClientError } from "../lib/errors.ts";
 import { parseBenchArgs, type RunShape, type SingleRun, usage } from "./bench-args.ts";
 import { batchJson, printBatchTable, runBatchScenario } from "./bench-batch.ts";
 import { GROUP_CHILDREN, GROUP_CONCURRENCY, GROUPS, round, TIMEOUT_MS, WARMUP } from "./bench-config.ts";
+import { runDebounceScenario } from "./bench-debounce.ts";
+import { analyseDebounce, debounceJson, printDebounceTable } from "./bench-debounce-report.ts";
 import { analyseGroups, type GroupRun, runGroupScenario } from "./bench-group.ts";
 import { groupJson, printGroupTable } from "./bench-group-report.ts";
 import { heatJson, printHeatTable, runHeatScenarios } from "./bench-heat.ts";
@@ -23,8 +25,9 @@ import { measureBudgets } from "./cold-start.ts";
  * Then the group scenario (scripts/bench-group.ts) on the same stack: groups of children of the same
  * kind and size through engine.groups.create, each completed by the bench's own completion kind
  * (bench/bench-app.ts); then the batch scenario on a stack of its own (scripts/bench-batch.ts); then
- * the redelivery scenario on another (scripts/bench-redelivery.ts); then the cold-start budget of the
- * Lambda bundles.
+ * the redelivery scenario on another (scripts/bench-redelivery.ts); then the debounce scenario on
+ * another (scripts/bench-debounce.ts; `--scenario debounce` runs it alone); then the cold-start
+ * budget of the Lambda bundles.
  *
  * `--matrix` runs payload sizes × lanes instead (scripts/bench-matrix.ts).
  *
@@ -90,6 +93,7 @@ async function runSingle(options: SingleRun): Promise<void> {
   // On its own stack: a batch kind's queue gathers 100 records a delivery.
   const batch = await runBatchScenario();
   const redelivery = await runRedeliveryScenario();
+  const debounce = analyseDebounce(await runDebounceScenario());
   // After the stack has stopped, so the emulators don't compete with the process starts for the CPU.
   const budgets = await measureBudgets();
   const groupAnalysis =
@@ -111,6 +115,7 @@ async function runSingle(options: SingleRun): Promise<void> {
       console.log(`\nskyforge bench: group scenario: n/a, the engine refuses it: ${group.refusal}`);
     printBatchTable(batch, analysis.cost.usdPerMillionJobs);
     printRedeliveryTable(redelivery);
+    printDebounceTable(debounce);
   }
   console.log(
     JSON.stringify({
@@ -132,6 +137,7 @@ async function runSingle(options: SingleRun): Promise<void> {
       group: groupAnalysis ? groupJson(groupAnalysis) : { refused: "refusal" in group ? group.refusal : "" },
       batch: batchJson(batch),
       redelivery: redeliveryJson(redelivery),
+      debounce: debounceJson(debounce),
     }),
   );
 }
@@ -148,6 +154,11 @@ if (args.mode === "help") {
   process.exitCode = 2;
 } else if (args.mode === "matrix") {
   if (!(await runMatrix(args))) process.exitCode = 1;
+} else if (args.mode === "debounce") {
+  const debounce = analyseDebounce(await runDebounceScenario());
+  if (!args.json) printDebounceTable(debounce);
+  // The same entry as a single run's JSON line carries.
+  console.log(JSON.stringify({ scenario: "debounce", debounce: debounceJson(debounce) }));
 } else if (args.mode === "heat") {
   const results = await runHeatScenarios({ ...args, timeoutMs: TIMEOUT_MS });
   if (!args.json) printHeatTable(results, args.targetJobsPerSecond);

@@ -181,11 +181,36 @@ describe("bench args: the scale model", () => {
       expect(errorOf(["--scenario", "heat", `--target-rate=${bad}`]), bad).toBe(
         `--target-rate must be a number of jobs a second above 0, got "${bad}"`,
       );
-    expect(errorOf(["--scenario", "cold"])).toBe('--scenario must be heat, got "cold"');
+    expect(errorOf(["--scenario", "cold"])).toBe('--scenario must be one of heat, debounce, got "cold"');
     expect(errorOf(["--target-rate", "100"])).toBe("--target-rate is for --scenario heat");
     expect(errorOf(["--scenario", "heat", "--kind", "echo"])).toBe(
       "--scenario heat runs its own mix; leave out --kind",
     );
     expect(errorOf(["--scenario", "heat", "--matrix"])).toMatch(/leave out --matrix/);
+  });
+});
+
+describe("bench args: the debounce scenario alone", () => {
+  it("--scenario debounce: its fixed shape, table and JSON unless --json", () => {
+    expect(parse(["--scenario", "debounce"])).toEqual({ mode: "debounce", json: false });
+    expect(parse(["--scenario=debounce", "--json"])).toEqual({ mode: "debounce", json: true });
+    expect(usage).toContain("--scenario debounce");
+  });
+
+  it("refuses every other flag, naming it", () => {
+    for (const flag of [
+      ["--jobs", "10"],
+      ["--kind", "echo"],
+      ["--lane", "lean"],
+      ["--payload-bytes", "64"],
+      ["--unique"],
+      ["--fail-once"],
+      ["--matrix"],
+      ["--lanes", "lean"],
+      ["--target-rate", "5"],
+    ])
+      expect(errorOf(["--scenario", "debounce", ...flag]), flag[0]).toBe(
+        `--scenario debounce runs its own fixed shape; leave out ${flag[0]}`,
+      );
   });
 });
