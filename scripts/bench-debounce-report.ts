@@ -34,7 +34,7 @@ export function analyseDebounce(r: DebounceRun) {
     d,
     plainPerJob: plain,
     runsPerEnqueue: r.runs / r.enqueues,
-    /** The enqueue's own writes beyond a plain enqueue's: the flow lock, the burst's job revised. */
+    /** The enqueue's own writes beyond a plain enqueue's: the coalesce lock, the burst's job revised. */
     extraWcuPerEnqueue: d.enqueueWcu - plain.enqueueWcu,
     /** Its reads beyond a plain enqueue's (none): the lock's strongly consistent read, each time. */
     extraReadsPerEnqueue: d.enqueueReads - plain.enqueueReads,

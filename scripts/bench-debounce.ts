@@ -17,7 +17,7 @@ import type { Engine } from "../lib/services/engine-services.ts";
 import { getJob } from "../lib/store/read-ops.ts";
 import { CLAIMS_BUCKET, dynamoClient, s3Client, sqsClient } from "../local/emulators.ts";
 import { type LocalStack, startLocalStack } from "../local/stack.ts";
-import { ASSUMED_ENQUEUE_CALL_MS, BATCH, payload, sleep, TIMEOUT_MS } from "./bench-config.ts";
+import { ASSUMED_ENQUEUE_CALL_MS, BATCH, intEnv, payload, sleep, TIMEOUT_MS } from "./bench-config.ts";
 import { meteredUsage } from "./bench-usage.ts";
 
 /**
@@ -31,11 +31,12 @@ import { meteredUsage } from "./bench-usage.ts";
  * are on AWS), metered apart from the stack's, which the worker uses: so the enqueue's own requests
  * are told from a run's. The wait reads the store on a third, unmetered client.
  */
-export const ENQUEUES = 1000;
-export const KEYS = 50;
-const PER_KEY = ENQUEUES / KEYS;
+/** BENCH_DEBOUNCE_ENQUEUES: whole calls of 100 (the bench's own test runs a small one), 20 a key. */
+export const ENQUEUES = Math.max(1, Math.round(intEnv("BENCH_DEBOUNCE_ENQUEUES", 1000, 100) / BATCH)) * BATCH;
+const PER_KEY = 20;
+export const KEYS = ENQUEUES / PER_KEY;
 const KEYS_PER_CALL = BATCH / PER_KEY;
-export const PLAIN_JOBS = 1000;
+export const PLAIN_JOBS = ENQUEUES;
 /**
  * Assumed wall time on AWS of one request a keyed enqueue sends: the producer enqueues a call's
  * debounced entries one at a time (a burst keeps its order), each one's requests one after another,

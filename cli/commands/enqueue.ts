@@ -80,7 +80,7 @@ Blank lines are skipped. The summary lists every line that was not enqueued, wit
         });
         ctx.output.result({ ...job, duplicate, ...(debounced ? { debounced } : {}) }, () =>
           debounced
-            ? `joined job ${job.id} (${job.kind} on ${job.queue}, key ${job.flowKey}): it runs for this enqueue at ${job.runAt}`
+            ? `joined job ${job.id} (${job.kind} on ${job.queue}, key ${job.coalesceKey}): it runs for this enqueue at ${job.runAt}`
             : duplicate
               ? `duplicate: job ${job.id} (${job.kind} on ${job.queue}, ${job.status}) already has unique key ${job.uniqueKey}`
               : `enqueued ${job.id} (${job.kind} on ${job.queue}): ${job.status}${job.status === "scheduled" ? ` until ${job.runAt}` : ""}`,

@@ -1,6 +1,6 @@
 import type * as z from "zod";
 import type { BatchSettings } from "../job/batch.ts";
-import type { DebounceSettings, SingletonSettings } from "../job/flow.ts";
+import type { DebounceSettings, SingletonSettings } from "../job/coalesce.ts";
 
 /** A pool kind's payload: any JSON (the child validates it). */
 export type JsonValue = z.core.util.JSONType;

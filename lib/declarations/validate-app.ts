@@ -16,7 +16,7 @@ import {
 import { type RateLimitScope, validateRateLimitScopes } from "./rate-limit-scope.ts";
 import { type ScaleDeclaration, scaleProblems } from "./scale.ts";
 import { batchKindProblems } from "./validate-batch.ts";
-import { flowKindProblems } from "./validate-flow.ts";
+import { coalesceKindProblems } from "./validate-coalesce.ts";
 
 /** What the validator reads of an app (docs/architecture.md §2): the app value itself, or parts of one. */
 export interface Declarations {
@@ -132,7 +132,7 @@ export function validateDeclarations(d: Declarations): string[] {
     const lane = "lane" in k ? k.lane : undefined;
     const batch = k.tier === "pool" ? k.batch : "batch" in k ? k.batch?.settings : undefined;
     if (batch) problems.push(...batchKindProblems(k.label, batch, lane, q, k.tier));
-    problems.push(...flowKindProblems(k.label, { ...k, lane, batch }, q));
+    problems.push(...coalesceKindProblems(k.label, { ...k, lane, batch }, q));
     if (lane !== undefined && !(deliveryLanes as readonly string[]).includes(lane))
       problems.push(`${k.label}: lane "${lane}" is not one of ${deliveryLanes.join(", ")}`);
     const startWithin = "startWithinSeconds" in k ? k.startWithinSeconds : undefined;

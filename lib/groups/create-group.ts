@@ -3,7 +3,7 @@ import pLimit from "p-limit";
 import { ulid } from "ulid";
 import type * as z from "zod";
 import { ClientError, type ClientIssue, issuesOf, TransientError } from "../errors.ts";
-import { flowRuleOf } from "../job/flow.ts";
+import { coalesceRuleOf } from "../job/coalesce.ts";
 import {
   AddChildrenRequest,
   CreateGroupRequest,
@@ -89,7 +89,7 @@ function checkChildren(deps: GroupDeps, children: readonly unknown[]): CheckedEn
  * or singleton kind's enqueue may join another job, which would answer for two places.
  */
 function refuseUnrecordedLane(kind: AnyKind): void {
-  const rule = flowRuleOf(kind);
+  const rule = coalesceRuleOf(kind);
   if (rule) {
     throw new ClientError(
       "validation_error",

@@ -2,7 +2,7 @@ import type * as z from "zod";
 import { type QueueDeclaration, tierOf } from "../declarations/queue-declaration.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_BATCH_KEY_CHARS } from "./batch.ts";
-import { MAX_FLOW_PAYLOAD_BYTES } from "./flow.ts";
+import { MAX_COALESCE_PAYLOAD_BYTES } from "./coalesce.ts";
 import { tooDeepAt } from "./json-depth.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "./schemas.ts";
 
@@ -29,7 +29,7 @@ export interface CheckedRequest<K extends RequestKind> {
   /** A batch kind's job: its key. */
   batchKey?: string;
   /** A debounced or singleton kind's job: its key. */
-  flowKey?: string;
+  coalesceKey?: string;
 }
 
 /**
@@ -86,16 +86,18 @@ export function checkEnqueueRequest<K extends RequestKind>(
   const parsedPayload = payload?.success ? payload.data : request.payload;
   const batchKey = kind.batch ? keyOf(kind, "batch", kind.batch.key, parsedPayload) : undefined;
   if (batchKey instanceof ClientError) return batchKey;
-  const flow = kind.debounce ? ("debounce" as const) : kind.singleton ? ("singleton" as const) : undefined;
-  const flowKey = flow ? checkFlowRequest(kind, flow, request, payloadJson, parsedPayload) : undefined;
-  if (flowKey instanceof ClientError) return flowKey;
+  const rule = kind.debounce ? ("debounce" as const) : kind.singleton ? ("singleton" as const) : undefined;
+  const coalesceKey = rule
+    ? checkCoalesceRequest(kind, rule, request, payloadJson, parsedPayload)
+    : undefined;
+  if (coalesceKey instanceof ClientError) return coalesceKey;
   return {
     request,
     kind,
     queue,
     payloadJson,
     ...(batchKey !== undefined ? { batchKey } : {}),
-    ...(flowKey !== undefined ? { flowKey } : {}),
+    ...(coalesceKey !== undefined ? { coalesceKey } : {}),
   };
 }
 
@@ -104,9 +106,9 @@ export function checkEnqueueRequest<K extends RequestKind>(
  * its burst or its key's running job, and its key is the dedupe, so a delay, runAt or uniqueKey is
  * refused; its payload lives in its item, so it stays under the claim check's threshold.
  */
-function checkFlowRequest(
+function checkCoalesceRequest(
   kind: RequestKind,
-  flow: "debounce" | "singleton",
+  rule: "debounce" | "singleton",
   request: EnqueueRequest,
   payloadJson: string,
   payload: unknown,
@@ -115,18 +117,18 @@ function checkFlowRequest(
     if (request[field] !== undefined)
       return new ClientError(
         "validation_error",
-        `kind "${kind.name}" is a ${flow} kind: ${field} is not taken`,
-        [{ path: field, message: `a ${flow} kind's job runs when its key's rule says; leave ${field} out` }],
+        `kind "${kind.name}" is a ${rule} kind: ${field} is not taken`,
+        [{ path: field, message: `a ${rule} kind's job runs when its key's rule says; leave ${field} out` }],
       );
   }
   const bytes = Buffer.byteLength(payloadJson);
-  if (bytes > MAX_FLOW_PAYLOAD_BYTES)
+  if (bytes > MAX_COALESCE_PAYLOAD_BYTES)
     return new ClientError(
       "payload_too_large",
-      `kind "${kind.name}" is a ${flow} kind: its payload is kept in the job's item, at most ${MAX_FLOW_PAYLOAD_BYTES} bytes (got ${bytes})`,
+      `kind "${kind.name}" is a ${rule} kind: its payload is kept in the job's item, at most ${MAX_COALESCE_PAYLOAD_BYTES} bytes (got ${bytes})`,
     );
-  const rule = kind[flow];
-  return rule ? keyOf(kind, flow, rule.key as (p: unknown) => string, payload) : "";
+  const settings = kind[rule];
+  return settings ? keyOf(kind, rule, settings.key as (p: unknown) => string, payload) : "";
 }
 
 /**

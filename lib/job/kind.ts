@@ -1,6 +1,6 @@
 import type * as z from "zod";
 import type { Log } from "../observability/log.ts";
-import type { DebounceSettings, SingletonSettings } from "./flow.ts";
+import type { DebounceSettings, SingletonSettings } from "./coalesce.ts";
 import type {
   ChildrenQuery,
   GroupChildrenPage,

@@ -93,7 +93,7 @@ export const JobView = z.object({
   uniqueKey: z.string().optional(),
   cancelRequested: z.boolean().optional(),
   /** A debounced or singleton kind's job: its key, and how many enqueues it answers (docs/architecture.md §19). */
-  flowKey: z.string().optional(),
+  coalesceKey: z.string().optional(),
   enqueues: z.number().int().optional(),
   /** A singleton job waits for these jobs of its key to end before it starts. */
   after: z.array(z.string()).optional(),

@@ -4,7 +4,7 @@ import { putClaim } from "../claims/claim-store.ts";
 import { loadJobView } from "../claims/job-bodies.ts";
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { ClientError, internalErrorBody } from "../errors.ts";
-import { flowRuleOf } from "../job/flow.ts";
+import { coalesceRuleOf } from "../job/coalesce.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
 import { errorFields } from "../observability/log.ts";
@@ -15,8 +15,8 @@ import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
 import type { OutgoingJob } from "../transport/sqs-transport.ts";
 import { admitToKeyBacklog, unwindUnsent } from "./backlog-admission.ts";
+import { CoalesceEnqueue } from "./coalesce-enqueue.ts";
 import { errorBody } from "./error-body.ts";
-import { FlowEnqueue } from "./flow-enqueue.ts";
 import { type Planned, plan } from "./plan.ts";
 import { validateEnqueue } from "./validate.ts";
 
@@ -40,18 +40,18 @@ const HOLDER_WAITS_MS = [20, 50, 100, 200, 400];
  * write puts them in the scheduled index for the reaper.
  */
 export class Producer {
-  private readonly flow: FlowEnqueue;
+  private readonly coalesce: CoalesceEnqueue;
 
   constructor(private readonly deps: ProducerDeps) {
-    this.flow = new FlowEnqueue(deps);
+    this.coalesce = new CoalesceEnqueue(deps);
   }
 
   async enqueue(raw: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
     const planned = plan(valid, this.deps.clock.now(), this.deps.store.layout.indexShards, options.job);
-    const rule = valid.flowKey === undefined ? undefined : flowRuleOf(valid.kind);
-    if (rule && valid.flowKey !== undefined)
-      return this.flow.enqueue(planned, valid.queue, rule, valid.flowKey);
+    const rule = valid.coalesceKey === undefined ? undefined : coalesceRuleOf(valid.kind);
+    if (rule && valid.coalesceKey !== undefined)
+      return this.coalesce.enqueue(planned, valid.queue, rule, valid.coalesceKey);
     return this.enqueueValid(planned, valid.queue, options);
   }
 
@@ -85,7 +85,7 @@ export class Producer {
     const keyed: { index: number; entry: CheckedEnqueue }[] = [];
     entries.forEach((entry, index) => {
       if ("error" in entry) results[index] = { index, error: entry.error };
-      else if (entry.valid.flowKey !== undefined) keyed.push({ index, entry });
+      else if (entry.valid.coalesceKey !== undefined) keyed.push({ index, entry });
       else
         planned.push({
           index,
@@ -118,8 +118,17 @@ export class Producer {
         .filter((e) => !e.planned.scheduled)
         .map((e): OutgoingJob => ({ message: e.planned.message, delaySeconds: e.planned.delaySeconds })),
     );
-    // Debounced and singleton jobs one at a time, in the request's order: a collect burst keeps it.
-    for (const { index, entry } of keyed) results[index] = await this.flow.enqueueEntry(index, entry);
+    // Debounced and singleton jobs of one key one at a time, in the request's order (a collect burst
+    // keeps it); different keys side by side.
+    const byKey = Map.groupBy(keyed, ({ entry }) => `${entry.valid.kind.name}#${entry.valid.coalesceKey}`);
+    await Promise.all(
+      [...byKey.values()].map((same) =>
+        limit(async () => {
+          for (const { index, entry } of same)
+            results[index] = await this.coalesce.enqueueEntry(index, entry);
+        }),
+      ),
+    );
     await Promise.all(
       ready.map((e) =>
         limit(async () => {

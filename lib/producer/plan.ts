@@ -1,7 +1,7 @@
 import { ulid } from "ulid";
 import { claimKey, needsClaimCheck } from "../claims/claim-keys.ts";
 import { isBatchKind } from "../job/batch.ts";
-import { flowRuleOf } from "../job/flow.ts";
+import { coalesceRuleOf } from "../job/coalesce.ts";
 import { writesAtEnqueue } from "../job/lanes.ts";
 import { MAX_DELAY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { retentionExpiry } from "../retention.ts";
@@ -31,14 +31,14 @@ export interface Planned {
 
 /** `indexShards`: the table layout's (a job due past SQS's delay enters the status index). */
 export function plan(v: ValidRequest, now: number, indexShards: number, extras: JobExtras = {}): Planned {
-  const { request, kind, queue, payloadJson, batchKey, flowKey } = v;
+  const { request, kind, queue, payloadJson, batchKey, coalesceKey } = v;
   const maxPending =
     batchKey !== undefined && isBatchKind(kind) ? kind.batch.settings.maxPendingPerKey : undefined;
   const batch = {
     ...(batchKey !== undefined ? { batchKey } : {}),
     ...(maxPending !== undefined ? { inBacklog: true } : {}),
   };
-  const rule = flowKey === undefined ? undefined : flowRuleOf(kind);
+  const rule = coalesceKey === undefined ? undefined : coalesceRuleOf(kind);
   // A trailing or collect burst runs a period after its first enqueue unless a later one joins it.
   const burstWait =
     rule?.type === "debounce" && rule.mode !== "leading" ? rule.settings.periodSeconds * 1000 : 0;
@@ -55,7 +55,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
   const scheduled = delaySeconds > MAX_DELAY_SECONDS;
   const id = extras.id ?? ulid(now);
   const lane = kind.lane ?? "fenced";
-  const flow = rule ? { flowKey } : {};
+  const coalesce = rule ? { coalesceKey } : {};
   const group = {
     ...(extras.member ? { member: extras.member } : {}),
     ...(extras.completes ? { completes: extras.completes } : {}),
@@ -86,7 +86,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     ...(large ? { payloadRef: true } : {}),
     ...group,
     ...batch,
-    ...flow,
+    ...coalesce,
     ...(lane !== "fenced" ? { lane } : {}),
   };
   const item: JobItem = {
@@ -107,7 +107,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt, indexShards) : {}),
     ...group,
     ...batch,
-    ...flow,
+    ...coalesce,
     ...(rule ? { enqueues: 1 } : {}),
     ...(rule?.mode === "collect" ? { burst: [payloadJson], burstBytes: bytes } : {}),
   };

@@ -30,7 +30,7 @@ export async function runPayload(
   item: JobItem,
   msg: JobMessage,
 ): Promise<string | readonly string[] | undefined> {
-  if (item.flowKey === undefined) return deliveredPayload(claims, msg);
+  if (item.coalesceKey === undefined) return deliveredPayload(claims, msg);
   if (item.burst?.length) return item.burst;
   return item.payload ?? deliveredPayload(claims, msg);
 }

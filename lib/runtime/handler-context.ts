@@ -1,5 +1,5 @@
 import { ClientError, type ClientErrorCode, ConfigError, UnrecoverableError } from "../errors.ts";
-import { flowRuleOf } from "../job/flow.ts";
+import { coalesceRuleOf } from "../job/coalesce.ts";
 import type { CompletionContext, FollowUpOptions, JobContext } from "../job/kind.ts";
 import { jobFields, type Log, withFields } from "../observability/log.ts";
 import type { Engine } from "../services/engine-services.ts";
@@ -75,7 +75,7 @@ export function handlerContext(
       // A caller's own key keeps the API's rule (dedupes while live); the derived one dedupes for good.
       // A debounced or singleton kind takes none: its own key's rule decides (docs/architecture.md §19).
       const target = deps.registry.get(kind);
-      const derived = target && flowRuleOf(target) ? undefined : followUpKey(item.id, step);
+      const derived = target && coalesceRuleOf(target) ? undefined : followUpKey(item.id, step);
       const key = uniqueKey ?? derived;
       const request = { ...rest, kind, payload, ...(key !== undefined ? { uniqueKey: key } : {}) };
       return refusalIsFinal(`follow-up "${kind}"`, () =>

@@ -58,7 +58,7 @@ export interface JobItem {
   /** Counted in its key's backlog (maxPendingPerKey) until it ends. */
   inBacklog?: boolean;
   /** A debounced or singleton kind's job: its key (docs/architecture.md §19). */
-  flowKey?: string;
+  coalesceKey?: string;
   /** The enqueues this job answers: 1, and one more for each that joined its burst or replaced its payload. */
   enqueues?: number;
   /** A collect burst's payloads (JSON), in enqueue order; the first is also `payload`. */
@@ -109,7 +109,9 @@ export function toJobView(
     ...(item.finishedAt !== undefined ? { finishedAt: iso(item.finishedAt) } : {}),
     ...(item.uniqueKey !== undefined ? { uniqueKey: item.uniqueKey } : {}),
     ...(item.cancelRequested ? { cancelRequested: true } : {}),
-    ...(item.flowKey !== undefined ? { flowKey: item.flowKey, enqueues: item.enqueues ?? 1 } : {}),
+    ...(item.coalesceKey !== undefined
+      ? { coalesceKey: item.coalesceKey, enqueues: item.enqueues ?? 1 }
+      : {}),
     ...(item.after?.length ? { after: item.after } : {}),
   };
 }
@@ -131,6 +133,6 @@ export type JobSeed = Pick<
   | "completes"
   | "batchKey"
   | "inBacklog"
-  | "flowKey"
+  | "coalesceKey"
   | "after"
 > & { payload?: string; payloadRef?: boolean; payloadObject?: string };

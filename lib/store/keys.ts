@@ -79,7 +79,7 @@ export const batchCallPermitKey = (kind: string, key: string, permit: number) =>
  * A debounced or singleton kind's key (docs/architecture.md §19): its lock names the job that an
  * enqueue of the key joins, or waits behind.
  */
-export const flowLockKey = (kind: string, key: string) => ({ pk: `flow#${kind}#${key}`, sk: "flow" });
+export const coalesceLockKey = (kind: string, key: string) => ({ pk: `coal#${kind}#${key}`, sk: "coalesce" });
 
 /**
  * The access pattern a partition key belongs to, named for people (the scale model in
@@ -102,5 +102,5 @@ const TABLE_PATTERNS: Readonly<Record<string, string>> = {
   "group#": "group item",
   "gslice#": "group slices",
   "bkey#": "batch key",
-  "flow#": "flow lock",
+  "coal#": "coalesce lock",
 };

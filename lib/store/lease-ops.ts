@@ -28,7 +28,7 @@ export function seedIfMissing(update: Update, seed: JobSeed): Update {
   if (seed.completes !== undefined) update.setIfAbsent("completes", seed.completes);
   if (seed.batchKey !== undefined) update.setIfAbsent("batchKey", seed.batchKey);
   if (seed.inBacklog) update.setIfAbsent("inBacklog", true);
-  if (seed.flowKey !== undefined) update.setIfAbsent("flowKey", seed.flowKey);
+  if (seed.coalesceKey !== undefined) update.setIfAbsent("coalesceKey", seed.coalesceKey);
   if (seed.after?.length) update.setIfAbsent("after", seed.after);
   return update;
 }

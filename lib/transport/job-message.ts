@@ -38,7 +38,7 @@ export const JobMessage = z
     /** A group's completion job: the group it completes. */
     completes: z.string().min(1).optional(),
     /** A debounced or singleton kind's job: its key (§19); its item carries its payload. */
-    flowKey: z.string().min(1).optional(),
+    coalesceKey: z.string().min(1).optional(),
     /** A singleton job: jobs of its key that must end before it starts (§19). */
     after: z.array(z.string().min(1)).max(20).optional(),
     /** A batch kind's job: its key, and whether it is counted in the key's backlog (§18). */
@@ -121,7 +121,7 @@ export function seedFromMessage(msg: JobMessage): JobSeed {
     ...(msg.completes ? { completes: msg.completes } : {}),
     ...(msg.batchKey !== undefined ? { batchKey: msg.batchKey } : {}),
     ...(msg.inBacklog ? { inBacklog: true } : {}),
-    ...(msg.flowKey !== undefined ? { flowKey: msg.flowKey } : {}),
+    ...(msg.coalesceKey !== undefined ? { coalesceKey: msg.coalesceKey } : {}),
     ...(msg.after?.length ? { after: msg.after } : {}),
   };
 }

@@ -22,7 +22,7 @@ export function messageFromItem(item: JobItem, payloadJson: string | undefined):
     ...(item.payloadRef ? { payloadRef: true } : {}),
     ...(item.batchKey !== undefined ? { batchKey: item.batchKey } : {}),
     ...(item.inBacklog ? { inBacklog: true } : {}),
-    ...(item.flowKey !== undefined ? { flowKey: item.flowKey } : {}),
+    ...(item.coalesceKey !== undefined ? { coalesceKey: item.coalesceKey } : {}),
     ...(item.after?.length ? { after: item.after } : {}),
   };
 }

@@ -223,7 +223,7 @@ describe("debounce and singleton under faults on npm start", () => {
         const evidence = `answered revs ${revs.join(",")} (${mine.map((s) => s.phase).join(",")}); view ${JSON.stringify(view)}`;
         if (view.status !== "done") problems.push(`job ${id} ended ${view.status}: ${evidence}`);
         if (mine.some((s) => s.doc !== doc)) problems.push(`job ${id} answered for two docs: ${evidence}`);
-        if (view.kind !== DOC_INDEX || view.flowKey !== doc)
+        if (view.kind !== DOC_INDEX || view.coalesceKey !== doc)
           problems.push(`job ${id} is not ${DOC_INDEX} of key ${doc}: ${evidence}`);
         // Ran once: each claim counts an attempt. Only a job that may have been running when the
         // stack died (due by then) may have run again: at least once, by design.
@@ -272,7 +272,7 @@ describe("debounce and singleton under faults on npm start", () => {
         (j) => j.kind === DOC_INDEX && !ids.includes(j.id),
       );
       for (const j of unanswered)
-        if (!lost.some((s) => s.doc === j.flowKey && s.rev === j.payload?.rev))
+        if (!lost.some((s) => s.doc === j.coalesceKey && s.rev === j.payload?.rev))
           problems.push(`job ${j.id} ran, but no enqueue that the kill cut was for it: ${JSON.stringify(j)}`);
       expect(problems).toEqual([]);
 
@@ -344,7 +344,7 @@ describe("debounce and singleton under faults on npm start", () => {
         [secondIds[0] as string, second],
       ] as const) {
         const view = (await stack.call("GET", `/jobs/${id}`)).body;
-        expect(view).toMatchObject({ status: "done", flowKey: doc, enqueues: payloads.length });
+        expect(view).toMatchObject({ status: "done", coalesceKey: doc, enqueues: payloads.length });
         expect(
           (view.result as Json[]).map(({ doc, rev, index, of }) => ({ doc, rev, index, of })),
           `job ${id}: one result per payload, in enqueue order`,

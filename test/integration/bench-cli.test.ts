@@ -121,6 +121,7 @@ describe("bench from its flags", () => {
       BENCH_GROUP_CHILDREN: "10",
       BENCH_BATCH_JOBS: "200",
       BENCH_REDELIVERY_JOBS: "100",
+      BENCH_DEBOUNCE_ENQUEUES: "100",
     });
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trim().split("\n");
@@ -138,6 +139,7 @@ describe("bench from its flags", () => {
       "group",
       "batch",
       "redelivery",
+      "debounce",
     ]);
     // Issue 31's contract: one entry per function, its import beside the SDK alone, ratio = importMs / sdkOnlyMs.
     expect(json.coldStart.map((c: { function: string }) => c.function)).toEqual(

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import type { DebounceMode } from "../../lib/job/coalesce.ts";
 import { collectKindDefinition } from "../../lib/job/collect.ts";
-import type { DebounceMode } from "../../lib/job/flow.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { ManualClock } from "../support/clock.ts";

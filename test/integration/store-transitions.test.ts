@@ -8,6 +8,7 @@ import {
   type Transition,
   type TransitionStart,
 } from "../../lib/job/status.ts";
+import { appendToBurst, coalesceTransitions, reviseWaitingJob } from "../../lib/store/coalesce-ops.ts";
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
 import { markQueued, markQueuedTransitions, putJob, putJobTransitions } from "../../lib/store/enqueue-ops.ts";
 import {
@@ -21,7 +22,6 @@ import {
   tombstone,
   tombstoneTransitions,
 } from "../../lib/store/finalize-ops.ts";
-import { appendToBurst, flowTransitions, reviseWaitingJob } from "../../lib/store/flow-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { claim, claimTransitions, heartbeat, heartbeatTransitions } from "../../lib/store/lease-ops.ts";
 import { recordOutcome, recordOutcomeTransitions } from "../../lib/store/outcome-ops.ts";
@@ -86,14 +86,14 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
   },
   // A debounced or singleton job's burst: its payload and runAt change, its status never.
   reviseWaitingJob: {
-    declared: flowTransitions,
+    declared: coalesceTransitions,
     run: [
       (s, i) => reviseWaitingJob(s, i.id, '{"rev":2}', s.clock.now()),
       (s, i) => reviseWaitingJob(s, i.id, '{"rev":2}', s.clock.now(), { runAt: s.clock.now() + 2000 }),
     ],
   },
   appendToBurst: {
-    declared: flowTransitions,
+    declared: coalesceTransitions,
     run: [
       (s, i) =>
         appendToBurst(

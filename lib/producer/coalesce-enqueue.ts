@@ -3,34 +3,34 @@ import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { ClientError } from "../errors.ts";
 import {
   burstRunAt,
-  type FlowRule,
-  flowRuleOf,
+  type CoalesceRule,
+  coalesceRuleOf,
   leadingBurstOpen,
   MAX_COLLECT_BYTES,
   MAX_COLLECT_ITEMS,
   maxDelayMs,
-} from "../job/flow.ts";
+} from "../job/coalesce.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
 import { errorFields } from "../observability/log.ts";
 import { longestRetentionExpiry, retentionExpiry } from "../retention.ts";
 import type { CheckedEnqueue, Engine } from "../services/engine-services.ts";
-import { putJob } from "../store/enqueue-ops.ts";
-import { cancel } from "../store/finalize-ops.ts";
 import {
   appendToBurst,
+  type CoalesceLock,
   extendLeadingBurst,
-  type FlowLock,
-  readFlowLock,
+  readCoalesceLock,
   reviseWaitingJob,
-  takeFlowLock,
-} from "../store/flow-ops.ts";
+  takeCoalesceLock,
+} from "../store/coalesce-ops.ts";
+import { putJob } from "../store/enqueue-ops.ts";
+import { cancel } from "../store/finalize-ops.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
 import { errorBody } from "./error-body.ts";
 import { type Planned, plan } from "./plan.ts";
 
-export type FlowDeps = Pick<Engine, "store" | "transport" | "queues" | "clock" | "metrics" | "log"> &
+export type CoalesceDeps = Pick<Engine, "store" | "transport" | "queues" | "clock" | "metrics" | "log"> &
   Partial<Pick<Engine, "running">>;
 
 /**
@@ -54,15 +54,20 @@ type Joined = EnqueueResult | "closed" | "in-flight";
  * the lock (naming the new id), the message, the item; a crash after the lock leaves a lock whose
  * job never comes, which a later enqueue takes over once IN_FLIGHT_GRACE_MS has passed.
  */
-export class FlowEnqueue {
-  constructor(private readonly deps: FlowDeps) {}
+export class CoalesceEnqueue {
+  constructor(private readonly deps: CoalesceDeps) {}
 
-  async enqueue(p: Planned, queue: QueueDeclaration, rule: FlowRule, key: string): Promise<EnqueueResult> {
+  async enqueue(
+    p: Planned,
+    queue: QueueDeclaration,
+    rule: CoalesceRule,
+    key: string,
+  ): Promise<EnqueueResult> {
     const { store, clock } = this.deps;
     let waits = 0;
     for (let look = 0; look < MAX_LOOKS + waits; look++) {
       const now = clock.now();
-      const lock = await readFlowLock(store, p.item.kind, key);
+      const lock = await readCoalesceLock(store, p.item.kind, key);
       const joined = lock ? await this.join(lock, p, rule, key, now) : "closed";
       if (joined === "in-flight") {
         if (waits >= IN_FLIGHT_WAITS_MS.length) break;
@@ -87,10 +92,11 @@ export class FlowEnqueue {
           "validation_error",
           `kind "${valid.kind.name}" debounces or is a singleton: it can't be a group's child or completion job`,
         );
-      const rule = flowRuleOf(valid.kind);
-      if (!rule || valid.flowKey === undefined) throw new ClientError("validation_error", "not a keyed kind");
+      const rule = coalesceRuleOf(valid.kind);
+      if (!rule || valid.coalesceKey === undefined)
+        throw new ClientError("validation_error", "not a keyed kind");
       const p = plan(valid, this.deps.clock.now(), this.deps.store.layout.indexShards, job);
-      const answer = await this.enqueue(p, valid.queue, rule, valid.flowKey);
+      const answer = await this.enqueue(p, valid.queue, rule, valid.coalesceKey);
       return {
         index,
         id: answer.job.id,
@@ -103,7 +109,13 @@ export class FlowEnqueue {
   }
 
   /** Joins the lock's job if its burst is open (or it waits, queue-one); says why not otherwise. */
-  private async join(lock: FlowLock, p: Planned, rule: FlowRule, key: string, now: number): Promise<Joined> {
+  private async join(
+    lock: CoalesceLock,
+    p: Planned,
+    rule: CoalesceRule,
+    key: string,
+    now: number,
+  ): Promise<Joined> {
     const { store } = this.deps;
     const id = lock.jobId;
     let joined: JobItem | undefined;
@@ -155,24 +167,26 @@ export class FlowEnqueue {
   private async start(
     p: Planned,
     queue: QueueDeclaration,
-    rule: FlowRule,
+    rule: CoalesceRule,
     key: string,
-    lock: FlowLock | undefined,
+    lock: CoalesceLock | undefined,
   ): Promise<EnqueueResult | undefined> {
     const { store, transport, metrics } = this.deps;
-    const previous = lock ? await getJob(store, lock.jobId) : undefined;
-    const after = rule.type === "singleton" ? await this.unended(previous) : [];
+    // Only a singleton waits for the job the lock named: a debounce's new burst owes it nothing.
+    const previous = lock && rule.type === "singleton" ? await getJob(store, lock.jobId) : undefined;
+    const after = await this.unended(previous);
     const expiresAt = retentionExpiry(p.item.runAt, queue.retentionDays.dead);
     // The burst starts when its job was made (its createdAt, from which its runAt was planned).
-    const mine: FlowLock = { jobId: p.item.id, firstAt: p.item.createdAt, lastAt: p.item.createdAt };
-    if (!(await takeFlowLock(store, p.item.kind, key, mine, lock?.jobId, expiresAt))) return undefined;
+    const mine: CoalesceLock = { jobId: p.item.id, firstAt: p.item.createdAt, lastAt: p.item.createdAt };
+    if (!(await takeCoalesceLock(store, p.item.kind, key, mine, lock?.jobId, expiresAt))) return undefined;
     const item: JobItem = { ...p.item, ...(after.length ? { after } : {}) };
     const message = { ...p.message, ...(after.length ? { after } : {}) };
     try {
       await transport.send({ message, delaySeconds: p.delaySeconds });
     } catch (err) {
       // Nothing of the job exists: the lock goes back to the job it named, so no one joins a ghost.
-      if (lock) await takeFlowLock(store, p.item.kind, key, lock, p.item.id, expiresAt).catch(() => false);
+      if (lock)
+        await takeCoalesceLock(store, p.item.kind, key, lock, p.item.id, expiresAt).catch(() => false);
       throw err;
     }
     let written = item;

@@ -5,10 +5,10 @@ import {
   maxDelayMs,
   type SingletonSettings,
   singletonModes,
-} from "../job/flow.ts";
+} from "../job/coalesce.ts";
 
-/** What the validator reads of a kind's flow settings (docs/architecture.md §19). */
-export interface FlowDeclaration {
+/** What the validator reads of a kind's debounce or singleton (docs/architecture.md §19). */
+export interface CoalesceDeclaration {
   debounce?: DebounceSettings<never>;
   singleton?: SingletonSettings<never>;
   lane?: string;
@@ -23,9 +23,9 @@ const positiveUpTo = (v: unknown, max: number): v is number =>
  * kind, on the fenced lane (its job's item is where later enqueues join it), never on a batch kind
  * (whose key already gathers its jobs), a known mode, a key function, and sound times.
  */
-export function flowKindProblems(
+export function coalesceKindProblems(
   label: string,
-  k: FlowDeclaration,
+  k: CoalesceDeclaration,
   queue: { name: string; maxReceiveCount: number } | undefined,
 ): string[] {
   const problems: string[] = [];

@@ -2,7 +2,7 @@
  * Debounce and singleton (docs/architecture.md §19): a kind's jobs of one key, computed from the
  * payload at enqueue, share one job at a time. Every enqueue is answered with the id of the job
  * that will run for it. The rules are pure functions here; the store's writes carry them out
- * (lib/store/flow-ops.ts, lib/producer/flow-enqueue.ts).
+ * (lib/store/coalesce-ops.ts, lib/producer/coalesce-enqueue.ts).
  */
 
 export const debounceModes = ["trailing", "leading", "collect"] as const;
@@ -32,7 +32,7 @@ export interface SingletonSettings<P = unknown> {
  * A debounced or singleton job's payload lives in its item (a later enqueue replaces or adds to it
  * there), so it stays under the claim check's threshold: at most this many bytes of JSON.
  */
-export const MAX_FLOW_PAYLOAD_BYTES = 8 * 1024;
+export const MAX_COALESCE_PAYLOAD_BYTES = 8 * 1024;
 /** A collect burst closes once it holds this many payloads, or this many bytes of them. */
 export const MAX_COLLECT_ITEMS = 100;
 export const MAX_COLLECT_BYTES = 256 * 1024;
@@ -40,16 +40,16 @@ export const MAX_COLLECT_BYTES = 256 * 1024;
 export const MAX_DEBOUNCE_SECONDS = 12 * 3600;
 
 /** What flow control a kind declares; a kind declares at most one of the two. */
-export type FlowRule =
+export type CoalesceRule =
   | { type: "debounce"; mode: DebounceMode; key(payload: unknown): string; settings: DebounceSettings }
   | { type: "singleton"; mode: SingletonMode; key(payload: unknown): string };
 
-export interface FlowKind {
+export interface CoalesceKind {
   debounce?: DebounceSettings<never>;
   singleton?: SingletonSettings<never>;
 }
 
-export function flowRuleOf(kind: FlowKind): FlowRule | undefined {
+export function coalesceRuleOf(kind: CoalesceKind): CoalesceRule | undefined {
   if (kind.debounce) {
     const settings = kind.debounce as DebounceSettings;
     return { type: "debounce", mode: settings.mode, key: (p) => settings.key(p), settings };

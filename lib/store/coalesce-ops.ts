@@ -13,7 +13,7 @@ import {
 import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext, wonRace } from "./context.ts";
 import { and, type Condition, or, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
-import { flowLockKey, jobKey } from "./keys.ts";
+import { coalesceLockKey, jobKey } from "./keys.ts";
 
 /**
  * Debounce and singleton in the store (docs/architecture.md §19). A kind's key has one lock naming
@@ -23,7 +23,7 @@ import { flowLockKey, jobKey } from "./keys.ts";
  * never sees half a burst.
  */
 
-export interface FlowLock {
+export interface CoalesceLock {
   jobId: string;
   /** When the lock came to name this job: its burst's first enqueue. */
   firstAt: number;
@@ -32,46 +32,52 @@ export interface FlowLock {
 }
 
 /** Every operation below leaves a job's status as it is. */
-export const flowTransitions = [] as const satisfies StoreTransitions;
+export const coalesceTransitions = [] as const satisfies StoreTransitions;
 
 /** The lock of a kind's key, read strongly (undefined: no job of the key yet, or its lock expired). */
-export async function readFlowLock(
+export async function readCoalesceLock(
   ctx: StoreContext,
   kind: string,
   key: string,
-): Promise<FlowLock | undefined> {
+): Promise<CoalesceLock | undefined> {
   const out = await ctx.doc.send(
     new GetCommand({
       TableName: ctx.table,
-      Key: flowLockKey(kind, key),
+      Key: coalesceLockKey(kind, key),
       ConsistentRead: true,
       ReturnConsumedCapacity: "TOTAL",
     }),
   );
-  return out.Item as FlowLock | undefined;
+  return out.Item as CoalesceLock | undefined;
 }
 
 /**
- * takeFlowLock — the lock comes to name a new job.
+ * takeCoalesceLock — the lock comes to name a new job.
  * input: the kind, the key, the new job's lock, the job the caller saw named (none: no lock seen),
  *   and when the lock may expire (epoch s: once no job of the key can still be waiting).
  * condition: the lock is missing, or still names `previous`: of two enqueues that saw the same
  *   lock, one moves it.
  * result: true when taken; false when another enqueue moved it first (read it again).
  */
-export function takeFlowLock(
+export function takeCoalesceLock(
   ctx: StoreContext,
   kind: string,
   key: string,
-  lock: FlowLock,
+  lock: CoalesceLock,
   previous: string | undefined,
   expiresAt: number,
 ): Promise<boolean> {
   const condition: Condition = previous === undefined ? itemMissing : attributeEquals("jobId", previous);
   return wonRace(
-    conditionalPut(ctx, "takeFlowLock", { ...flowLockKey(kind, key), ...lock, expiresAt }, condition, {
-      readCurrent: false,
-    }),
+    conditionalPut(
+      ctx,
+      "takeCoalesceLock",
+      { ...coalesceLockKey(kind, key), ...lock, expiresAt },
+      condition,
+      {
+        readCurrent: false,
+      },
+    ),
   );
 }
 
@@ -100,7 +106,7 @@ export function extendLeadingBurst(
     conditionalUpdate(
       ctx,
       "extendLeadingBurst",
-      flowLockKey(kind, key),
+      coalesceLockKey(kind, key),
       (e) => ({ update: new Update(e).set("lastAt", now), condition: open }),
       { readCurrent: false },
     ),
