@@ -18,6 +18,8 @@ export const kinds = [
   (await import("./kinds/doc-index.ts")).docIndex,
   (await import("./kinds/doc-digest.ts")).docDigest,
   (await import("./kinds/doc-sync.ts")).docSync,
+  (await import("./kinds/tenant-echo.ts")).tenantEcho,
+  (await import("./kinds/tenant-rate.ts")).tenantRate,
 ] as const;
 
 /** Everything skyforge runs, in one value: functions, infra, the local stack and the benches read it. */

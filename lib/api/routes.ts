@@ -23,6 +23,7 @@ import {
   route,
   withoutBody,
 } from "./http.ts";
+import { keyRoutes } from "./key-routes.ts";
 import { queueRoutes } from "./queue-routes.ts";
 import { routeMatcher } from "./route-keys.ts";
 import { scheduleRoutes } from "./schedule-routes.ts";
@@ -101,6 +102,7 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
     route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(engine, jobId(event)))),
     ...groupRoutes(engine),
     ...queueRoutes(engine),
+    ...keyRoutes(engine),
     ...scheduleRoutes(engine, engine.app.schedules),
   ];
 }

@@ -17,6 +17,7 @@ import { type RateLimitScope, validateRateLimitScopes } from "./rate-limit-scope
 import { type ScaleDeclaration, scaleProblems } from "./scale.ts";
 import { batchKindProblems } from "./validate-batch.ts";
 import { coalesceKindProblems } from "./validate-coalesce.ts";
+import { flowKindProblems } from "./validate-flow.ts";
 
 /** What the validator reads of an app (docs/architecture.md §2): the app value itself, or parts of one. */
 export interface Declarations {
@@ -133,6 +134,7 @@ export function validateDeclarations(d: Declarations): string[] {
     const batch = k.tier === "pool" ? k.batch : "batch" in k ? k.batch?.settings : undefined;
     if (batch) problems.push(...batchKindProblems(k.label, batch, lane, q, k.tier));
     problems.push(...coalesceKindProblems(k.label, { ...k, lane, batch }, q));
+    problems.push(...flowKindProblems(k.label, { ...k, lane, batch }));
     if (lane !== undefined && !(deliveryLanes as readonly string[]).includes(lane))
       problems.push(`${k.label}: lane "${lane}" is not one of ${deliveryLanes.join(", ")}`);
     const startWithin = "startWithinSeconds" in k ? k.startWithinSeconds : undefined;

@@ -3,6 +3,7 @@ import { type QueueDeclaration, tierOf } from "../declarations/queue-declaration
 import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_BATCH_KEY_CHARS } from "./batch.ts";
 import { MAX_COALESCE_PAYLOAD_BYTES } from "./coalesce.ts";
+import { concurrencyFor, type FlowSettings } from "./flow.ts";
 import { tooDeepAt } from "./json-depth.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "./schemas.ts";
 
@@ -19,6 +20,8 @@ export interface RequestKind {
   /** A debounced or singleton kind's key, computed the same way (docs/architecture.md §19). */
   debounce?: { key(payload: never): string };
   singleton?: { key(payload: never): string };
+  /** A flow-controlled kind's key and limits (docs/architecture.md §20). */
+  flow?: FlowSettings<never>;
 }
 
 export interface CheckedRequest<K extends RequestKind> {
@@ -30,6 +33,8 @@ export interface CheckedRequest<K extends RequestKind> {
   batchKey?: string;
   /** A debounced or singleton kind's job: its key. */
   coalesceKey?: string;
+  /** A flow-controlled kind's job: its flow key. */
+  flowKey?: string;
 }
 
 /**
@@ -91,6 +96,8 @@ export function checkEnqueueRequest<K extends RequestKind>(
     ? checkCoalesceRequest(kind, rule, request, payloadJson, parsedPayload)
     : undefined;
   if (coalesceKey instanceof ClientError) return coalesceKey;
+  const flowKey = kind.flow ? flowKeyOf(kind, kind.flow, parsedPayload) : undefined;
+  if (flowKey instanceof ClientError) return flowKey;
   return {
     request,
     kind,
@@ -98,7 +105,22 @@ export function checkEnqueueRequest<K extends RequestKind>(
     payloadJson,
     ...(batchKey !== undefined ? { batchKey } : {}),
     ...(coalesceKey !== undefined ? { coalesceKey } : {}),
+    ...(flowKey !== undefined ? { flowKey } : {}),
   };
+}
+
+/** A flow-controlled job's key, and the key's concurrency checked (a function of the key may misbehave). */
+function flowKeyOf(kind: RequestKind, flow: FlowSettings<never>, payload: unknown): string | ClientError {
+  const key = keyOf(kind, "flow", flow.key as (p: unknown) => string, payload);
+  if (key instanceof ClientError) return key;
+  const concurrency = concurrencyFor(flow, key);
+  if (typeof concurrency === "string")
+    return new ClientError(
+      "validation_error",
+      `kind "${kind.name}" gave flow key "${key}" no usable concurrency`,
+      [{ path: "payload", message: concurrency }],
+    );
+  return key;
 }
 
 /**
@@ -159,7 +181,7 @@ const payloadTooLarge = () =>
  */
 function keyOf(
   kind: RequestKind,
-  what: "batch" | "debounce" | "singleton",
+  what: "batch" | "debounce" | "singleton" | "flow",
   fn: (payload: unknown) => string,
   payload: unknown,
 ): string | ClientError {

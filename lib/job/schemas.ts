@@ -97,6 +97,10 @@ export const JobView = z.object({
   enqueues: z.number().int().optional(),
   /** A singleton job waits for these jobs of its key to end before it starts. */
   after: z.array(z.string()).optional(),
+  /** A flow-controlled kind's job: its flow key (docs/flow-control.md). */
+  flowKey: z.string().optional(),
+  /** Queued behind its flow key's concurrency: it starts when one of the key's runs ends. */
+  waitingForKey: z.boolean().optional(),
   /**
    * In a list only: bodies kept in the claims bucket (over 8 KiB) are left out, so that a page stays
    * far under Lambda's 6 MB answer; GET /jobs/{id} shows them.

@@ -42,6 +42,10 @@ export const countMetrics = [
   // deliveries put off because an earlier job of their singleton key hasn't ended.
   "debounced",
   "singletonWaits",
+  // Flow control per key (§20): deliveries put off by their key's cool-down or rate, and jobs parked
+  // in their key's line because its places were all held.
+  "keyWaits",
+  "keyParked",
 ] as const;
 /** groupCompletionLag: from the group's last child recorded to its completion job's start. */
 export const timingMetrics = [

@@ -11,6 +11,7 @@ import type { JobItem } from "../store/job-item.ts";
 import { getQueueState } from "../store/queue-state.ts";
 import { beginPromotion, deadLetter, queryIndexBefore } from "../store/reaper-ops.ts";
 import { parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
+import { healParkedKeys } from "./flow-heal.ts";
 import { outgoingJob, promotionHoldUntil } from "./promote.ts";
 import { QueueAdmin } from "./queue-admin.ts";
 import { STALE_SWEEP_PASS_MS, sweepStaleMessages } from "./stale-message-sweep.ts";
@@ -53,11 +54,22 @@ export interface ReaperReport {
   groupsChecked: number;
   groupsExpired: number;
   groupRepairs: number;
+  /** Parked jobs of flow keys sent on: places their keys' ended runs left held (§20). */
+  flowJobsSent: number;
 }
 
 export type ReaperDeps = Pick<
   Engine,
-  "store" | "claims" | "transport" | "queues" | "clock" | "metrics" | "log" | "eventSources" | "groups"
+  | "store"
+  | "claims"
+  | "transport"
+  | "queues"
+  | "clock"
+  | "metrics"
+  | "log"
+  | "eventSources"
+  | "groups"
+  | "registry"
 >;
 
 /**
@@ -81,6 +93,7 @@ export async function runReaper(deps: ReaperDeps, options: ReaperOptions = {}): 
     groupsChecked: 0,
     groupsExpired: 0,
     groupRepairs: 0,
+    flowJobsSent: 0,
   };
   for (const queue of deps.queues) {
     await promoteDue(deps, queue, report, options.maxPromotionsPerQueue ?? 1000);
@@ -108,6 +121,11 @@ export async function runReaper(deps: ReaperDeps, options: ReaperOptions = {}): 
     Object.assign(report, await deps.groups.check());
   } catch (err) {
     deps.log.error("group checks failed; the next tick tries again", errorFields(err));
+  }
+  try {
+    report.flowJobsSent = await healParkedKeys(deps);
+  } catch (err) {
+    deps.log.error("the look at flow keys' places failed; the next tick tries again", errorFields(err));
   }
   deps.metrics.flush();
   return report;

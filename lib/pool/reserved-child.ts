@@ -139,6 +139,7 @@ export function poolKindDefinition(spec: PoolKindSpec): AnyKind {
     ...kind,
     ...(spec.debounce ? { debounce: spec.debounce } : {}),
     ...(spec.singleton ? { singleton: spec.singleton } : {}),
+    ...(spec.flow ? { flow: spec.flow } : {}),
     handler:
       spec.debounce?.mode === "collect" ? collectHandler(run as CollectHandler<unknown, unknown>) : run,
   };

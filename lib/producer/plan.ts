@@ -31,7 +31,7 @@ export interface Planned {
 
 /** `indexShards`: the table layout's (a job due past SQS's delay enters the status index). */
 export function plan(v: ValidRequest, now: number, indexShards: number, extras: JobExtras = {}): Planned {
-  const { request, kind, queue, payloadJson, batchKey, coalesceKey } = v;
+  const { request, kind, queue, payloadJson, batchKey, coalesceKey, flowKey } = v;
   const maxPending =
     batchKey !== undefined && isBatchKind(kind) ? kind.batch.settings.maxPendingPerKey : undefined;
   const batch = {
@@ -55,7 +55,10 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
   const scheduled = delaySeconds > MAX_DELAY_SECONDS;
   const id = extras.id ?? ulid(now);
   const lane = kind.lane ?? "fenced";
-  const coalesce = rule ? { coalesceKey } : {};
+  const keys = {
+    ...(rule ? { coalesceKey } : {}),
+    ...(flowKey !== undefined ? { flowKey } : {}),
+  };
   const group = {
     ...(extras.member ? { member: extras.member } : {}),
     ...(extras.completes ? { completes: extras.completes } : {}),
@@ -86,7 +89,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     ...(large ? { payloadRef: true } : {}),
     ...group,
     ...batch,
-    ...coalesce,
+    ...keys,
     ...(lane !== "fenced" ? { lane } : {}),
   };
   const item: JobItem = {
@@ -107,7 +110,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt, indexShards) : {}),
     ...group,
     ...batch,
-    ...coalesce,
+    ...keys,
     ...(rule ? { enqueues: 1 } : {}),
     ...(rule?.mode === "collect" ? { burst: [payloadJson], burstBytes: bytes } : {}),
   };

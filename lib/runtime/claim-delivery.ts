@@ -7,6 +7,7 @@ import { claim } from "../store/lease-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
 import type { Admitted, Claimed } from "./delivery.ts";
+import { passFlowGate } from "./flow-gate.ts";
 import { recordEndInGroups } from "./group-end.ts";
 import type { Ack, InboundRecord, WorkerDeps } from "./record-types.ts";
 import type { VisibilitySink } from "./visibility-changes.ts";
@@ -28,6 +29,8 @@ export async function claimDelivery(
     await visibility.change(msg.queue, record.receiptHandle, singletonLookSeconds(record.receiveCount));
     return false;
   }
+  const gated = await passFlowGate(deps, { msg, queue }, record, visibility);
+  if (gated !== undefined) return gated;
   const fence = randomBytes(12).toString("base64url");
   const leaseMs = queue.leaseSeconds * 1000;
   const claimed = await claim(store, seedFromMessage(msg), fence, leaseMs);

@@ -1,8 +1,11 @@
 import { errorFields, jobFields } from "../observability/log.ts";
 import { finalize } from "../store/finalize-ops.ts";
+import { coolKey } from "../store/flow-key-ops.ts";
+import type { JobMessage } from "../transport/job-message.ts";
 import { BacklogTally } from "./backlog-tally.ts";
 import { stowResult } from "./claim-check.ts";
 import type { Claimed } from "./delivery.ts";
+import { leaveKeyPlace } from "./flow-places.ts";
 import { recordEndInGroups } from "./group-end.ts";
 import type { Decision } from "./outcome.ts";
 import { reportOutcome, toFinalization } from "./outcome-table.ts";
@@ -44,6 +47,8 @@ export async function settleClaimed(
     log.warn("lease lost before finalize; leaving the job to its new owner", fields);
     return false;
   }
+  // A flow key's place goes on to its next waiting job, whatever the run came to (§20).
+  await leaveKeyPlace(deps, result.item);
   if (!(await recordEndInGroups(deps, result.item))) return false;
   if (result.item.inBacklog) {
     const own = tally ?? new BacklogTally();
@@ -61,6 +66,22 @@ export async function settleClaimed(
     receiptHandle: record.receiptHandle,
     fields,
     visibility: delivery.visibility,
-    throttle: (delaySeconds) => throttle(now, delaySeconds),
+    // A flow-controlled job's throttle cools its key, not the queue: other keys run on (§20).
+    throttle: (delaySeconds) =>
+      item.flowKey !== undefined && deps.registry.get(item.kind)?.flow
+        ? coolFlowKey(deps, delivery.msg, item.flowKey, now, delaySeconds)
+        : throttle(now, delaySeconds),
   });
+}
+
+/** A flow key cools down as a queue would, alone: the job's message is sent afresh with the delay. */
+async function coolFlowKey(
+  deps: WorkerDeps,
+  msg: JobMessage,
+  key: string,
+  now: number,
+  delaySeconds: number,
+) {
+  await coolKey(deps.store, msg.kind, key, now + delaySeconds * 1000);
+  await deps.transport.send({ message: msg, delaySeconds });
 }

@@ -7,10 +7,16 @@ export class Expr {
   readonly values: Record<string, unknown> = {};
   private next = 0;
 
+  /** A dotted path (`holders.<job id>`) names a map's entry: one placeholder per segment. */
   name(attr: string): string {
-    const key = `#${attr}`;
-    this.names[key] = attr;
-    return key;
+    return attr
+      .split(".")
+      .map((segment) => {
+        const key = `#${segment}`;
+        this.names[key] = segment;
+        return key;
+      })
+      .join(".");
   }
 
   value(v: unknown): string {

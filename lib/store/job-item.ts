@@ -66,6 +66,10 @@ export interface JobItem {
   burstBytes?: number;
   /** Jobs of its singleton key that must end before it starts. */
   after?: string[];
+  /** A flow-controlled kind's job: its flow key (docs/architecture.md §20). */
+  flowKey?: string;
+  /** Waiting for a place among its flow key's runs: its message is gone until one frees (§20). */
+  parked?: boolean;
   gsi1pk?: string;
   gsi1sk?: string;
 }
@@ -113,6 +117,8 @@ export function toJobView(
       ? { coalesceKey: item.coalesceKey, enqueues: item.enqueues ?? 1 }
       : {}),
     ...(item.after?.length ? { after: item.after } : {}),
+    ...(item.flowKey !== undefined ? { flowKey: item.flowKey } : {}),
+    ...(item.parked && item.status === "queued" ? { waitingForKey: true } : {}),
   };
 }
 
@@ -135,4 +141,5 @@ export type JobSeed = Pick<
   | "inBacklog"
   | "coalesceKey"
   | "after"
+  | "flowKey"
 > & { payload?: string; payloadRef?: boolean; payloadObject?: string };

@@ -82,12 +82,33 @@ export const batchCallPermitKey = (kind: string, key: string, permit: number) =>
 export const coalesceLockKey = (kind: string, key: string) => ({ pk: `coal#${kind}#${key}`, sk: "coalesce" });
 
 /**
+ * A flow key's state (docs/architecture.md §20): the jobs holding its places, and its cool-down.
+ * Its waiting jobs sit in the status index under `~park#<shard>`, sorted by kind, key, then arrival
+ * (the key is URI-encoded there, so no key's entries run into another's).
+ */
+export const flowKeyStateKey = (kind: string, key: string) => ({ pk: `fkey#${kind}#${key}`, sk: "state" });
+export const PARK_INDEX_SHARDS = 8;
+export const parkPartition = (shard: number) => `~park#${shard}`;
+export const parkPrefix = (kind: string, key: string) => `${kind}#${encodeURIComponent(key)}#`;
+export function parkIndexKeys(kind: string, key: string, createdAt: number, id: string) {
+  return {
+    gsi1pk: parkPartition(shardOf(`${kind}#${key}`, PARK_INDEX_SHARDS)),
+    gsi1sk: `${parkPrefix(kind, key)}${indexSort(createdAt, id)}`,
+  };
+}
+
+/**
  * The access pattern a partition key belongs to, named for people (the scale model in
  * bench/heat-meter.ts groups DynamoDB traffic by it, docs/scale.md gives each one's ceiling). Every
  * key this file builds has one; an index partition is a status-index shard or a group-index shard.
  */
 export function partitionPattern(partition: string, onIndex: boolean): string {
-  if (onIndex) return partition.startsWith("~group#") ? "group index shard" : "status index shard";
+  if (onIndex)
+    return partition.startsWith("~group#")
+      ? "group index shard"
+      : partition.startsWith("~park#")
+        ? "parked-job index shard"
+        : "status index shard";
   if (partition === SCHEDULES_PARTITION) return "schedules";
   const prefix = partition.slice(0, partition.indexOf("#") + 1);
   return TABLE_PATTERNS[prefix] ?? `unknown (${prefix || partition})`;
@@ -103,4 +124,5 @@ const TABLE_PATTERNS: Readonly<Record<string, string>> = {
   "gslice#": "group slices",
   "bkey#": "batch key",
   "coal#": "coalesce lock",
+  "fkey#": "flow key state",
 };

@@ -30,6 +30,7 @@ export function seedIfMissing(update: Update, seed: JobSeed): Update {
   if (seed.inBacklog) update.setIfAbsent("inBacklog", true);
   if (seed.coalesceKey !== undefined) update.setIfAbsent("coalesceKey", seed.coalesceKey);
   if (seed.after?.length) update.setIfAbsent("after", seed.after);
+  if (seed.flowKey !== undefined) update.setIfAbsent("flowKey", seed.flowKey);
   return update;
 }
 
@@ -58,7 +59,8 @@ export async function claim(
       .set("leaseUntil", now + leaseMs)
       .set("startedAt", now)
       .increment("attempts", 1)
-      .remove("gsi1pk", "gsi1sk", "promotingUntil");
+      // A parked job leaves its key's waiting line (the index) as it starts.
+      .remove("gsi1pk", "gsi1sk", "promotingUntil", "parked");
     seedIfMissing(update, seed);
     return { update, condition: claimable(now) };
   });

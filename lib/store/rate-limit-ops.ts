@@ -1,3 +1,4 @@
+import { InvariantError } from "../errors.ts";
 import { attributeAtLeast, attributeAtMost, attributeBefore, attributeMissing } from "./conditions.ts";
 import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, or, Update } from "./expression.ts";
@@ -53,4 +54,32 @@ export async function takeTokens(
     write.then((item): TakeResult => ({ taken: true, tat: item.tat })),
     (current: { tat?: number } | undefined): TakeResult => ({ taken: false, tat: current?.tat }),
   );
+}
+
+/**
+ * reserveStart — one start on a key's rate, reserved even when it must wait (GCRA with
+ * reservations: a flow-controlled job takes its turn once, then waits for it, docs/architecture.md
+ * §20). Two forms, as takeTokens: a bucket that is idle gets tat = now + interval (condition: tat
+ * missing or before now); a busy one gets interval added to its tat (condition: tat at or after
+ * now), with no upper bound: the caller waits until its turn.
+ * result: the bucket's tat before this start.
+ */
+export async function reserveStart(
+  ctx: StoreContext,
+  bucket: { scope: string; key: string },
+  now: number,
+  intervalMs: number,
+): Promise<number | undefined> {
+  for (let look = 0; look < 4; look++) {
+    const busy = await takeTokens(ctx, bucket, {
+      form: "busy",
+      now,
+      cost: intervalMs,
+      limit: Number.MAX_SAFE_INTEGER,
+    });
+    if (busy.taken) return busy.tat - intervalMs;
+    const idle = await takeTokens(ctx, bucket, { form: "idle", now, cost: intervalMs, limit: 0 });
+    if (idle.taken) return undefined;
+  }
+  throw new InvariantError(`rate bucket ${bucket.scope}/${bucket.key}: no form took after 4 looks`);
 }

@@ -41,6 +41,10 @@ export const JobMessage = z
     coalesceKey: z.string().min(1).optional(),
     /** A singleton job: jobs of its key that must end before it starts (§19). */
     after: z.array(z.string().min(1)).max(20).optional(),
+    /** A flow-controlled kind's job: its flow key (§20). */
+    flowKey: z.string().min(1).optional(),
+    /** The start its key's rate reserved for it (ms): it doesn't take from the rate again (§20). */
+    rateSlot: z.number().optional(),
     /** A batch kind's job: its key, and whether it is counted in the key's backlog (§18). */
     batchKey: z.string().min(1).max(256).optional(),
     inBacklog: z.boolean().optional(),
@@ -123,5 +127,6 @@ export function seedFromMessage(msg: JobMessage): JobSeed {
     ...(msg.inBacklog ? { inBacklog: true } : {}),
     ...(msg.coalesceKey !== undefined ? { coalesceKey: msg.coalesceKey } : {}),
     ...(msg.after?.length ? { after: msg.after } : {}),
+    ...(msg.flowKey !== undefined ? { flowKey: msg.flowKey } : {}),
   };
 }

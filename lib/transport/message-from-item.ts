@@ -24,5 +24,6 @@ export function messageFromItem(item: JobItem, payloadJson: string | undefined):
     ...(item.inBacklog ? { inBacklog: true } : {}),
     ...(item.coalesceKey !== undefined ? { coalesceKey: item.coalesceKey } : {}),
     ...(item.after?.length ? { after: item.after } : {}),
+    ...(item.flowKey !== undefined ? { flowKey: item.flowKey } : {}),
   };
 }

@@ -1,0 +1,135 @@
+import { loadPayload } from "../claims/job-bodies.ts";
+import { concurrencyFor } from "../job/flow.ts";
+import { isTerminal } from "../job/status.ts";
+import { errorFields } from "../observability/log.ts";
+import {
+  type FlowKeyState,
+  freeKeyPlaces,
+  parkedJobs,
+  passKeyPlace,
+  readFlowKey,
+  takeKeyPlace,
+} from "../store/flow-key-ops.ts";
+import type { JobItem } from "../store/job-item.ts";
+import { getJob } from "../store/read-ops.ts";
+import { messageFromItem } from "../transport/message-from-item.ts";
+import type { WorkerDeps } from "./record-types.ts";
+
+/** What the place bookkeeping uses of the engine. */
+export type PlaceDeps = Pick<
+  WorkerDeps,
+  "store" | "claims" | "transport" | "registry" | "queues" | "clock" | "log"
+>;
+
+/** Parked jobs looked at per hand-over beyond the key's places (those may hold places on their way). */
+const LINE_LOOK = 5;
+
+/**
+ * A flow-controlled job's run ended (any outcome its owner wrote: done, dead, cancelled, a retry's
+ * wait, a throttle, a hand-back): its place goes to its key's oldest parked job, whose message is
+ * sent again, or back to the key when none waits. A failure is logged: the reaper's look at the
+ * parked jobs (lib/ops/flow-heal.ts) finds a place left held by an ended run.
+ */
+export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<void> {
+  const kind = item.flowKey === undefined ? undefined : deps.registry.get(item.kind);
+  if (!kind?.flow?.concurrency || item.flowKey === undefined) return;
+  const key = item.flowKey;
+  const { store, clock, log } = deps;
+  try {
+    const limit = concurrencyFor(kind.flow, key);
+    const look = (typeof limit === "number" ? limit : 0) + LINE_LOOK;
+    for (const next of await parkedJobs(store, kind.name, key, look)) {
+      if (next.id === item.id) continue;
+      if (await passKeyPlace(store, kind.name, key, item.id, next.id, clock.now())) {
+        await resendJob(deps, next);
+        return;
+      }
+      // Lost: this run held no place any more, or the next job already has one on its way.
+      const state = await readFlowKey(store, kind.name, key);
+      if (state.holders[item.id] === undefined) return;
+    }
+    const state = await readFlowKey(store, kind.name, key);
+    const since = state.holders[item.id];
+    if (since !== undefined) await freeKeyPlaces(store, kind.name, key, { [item.id]: since });
+  } catch (error) {
+    log.warn("could not hand a flow key's place on; the reaper will", {
+      kind: item.kind,
+      flowKey: key,
+      ...errorFields(error),
+    });
+  }
+}
+
+/** A parked (or placed but never started) job's message, sent again; it skips its rate's turn. */
+export async function resendJob(deps: PlaceDeps, job: JobItem): Promise<void> {
+  const payload = job.payloadObject ? undefined : await loadPayload(deps.store, deps.claims, job);
+  const message = { ...messageFromItem(job, payload), rateSlot: deps.clock.now() };
+  await deps.transport.send({ message, delaySeconds: 0 });
+}
+
+/**
+ * Places whose run can't still be going: its job ended, or never got written a lease after its
+ * place was given. Freed if still held as read. result: how many were freed.
+ */
+export async function freeStalePlaces(
+  deps: PlaceDeps,
+  kind: string,
+  key: string,
+  state: FlowKeyState,
+  now: number,
+): Promise<number> {
+  const stale = await stalePlaces(deps, key, state, now);
+  if (Object.keys(stale).length === 0) return 0;
+  return (await freeKeyPlaces(deps.store, kind, key, stale)) ? Object.keys(stale).length : 0;
+}
+
+async function stalePlaces(deps: PlaceDeps, key: string, state: FlowKeyState, now: number) {
+  const leaseMs = Math.max(...deps.queues.map((q) => q.leaseSeconds)) * 1000;
+  const stale: Record<string, number> = {};
+  const ids = Object.keys(state.holders);
+  const jobs = await Promise.all(ids.map((id) => getJob(deps.store, id)));
+  ids.forEach((id, i) => {
+    const job = jobs[i];
+    const since = state.holders[id] as number;
+    if (job ? isTerminal(job.status) || job.flowKey !== key : now - since > leaseMs) stale[id] = since;
+  });
+  return stale;
+}
+
+/**
+ * The reaper's look at one flow key with parked jobs (lib/ops/flow-heal.ts): places of ended runs
+ * are freed, a placed job that never started (its message lost after the hand-over) is sent again,
+ * and free places go to the oldest parked jobs. result: jobs sent.
+ */
+export async function healKey(deps: PlaceDeps, kindName: string, key: string): Promise<number> {
+  const kind = deps.registry.get(kindName);
+  const limit = kind?.flow ? concurrencyFor(kind.flow, key) : undefined;
+  if (typeof limit !== "number") return 0;
+  const { store, clock } = deps;
+  const now = clock.now();
+  const leaseMs = Math.max(...deps.queues.map((q) => q.leaseSeconds)) * 1000;
+  let state = await readFlowKey(store, kindName, key);
+  if ((await freeStalePlaces(deps, kindName, key, state, now)) > 0)
+    state = await readFlowKey(store, kindName, key);
+  let sent = 0;
+  for (const [id, since] of Object.entries(state.holders)) {
+    if (now - since <= leaseMs) continue;
+    const job = await getJob(store, id);
+    if (job?.status !== "queued") continue;
+    // Placed, but it hasn't started a lease after: its message went missing. Renew the place, send it.
+    if (await takeKeyPlace(store, kindName, key, id, limit, now)) {
+      await resendJob(deps, job);
+      sent++;
+    }
+  }
+  let free = limit - Object.keys(state.holders).length;
+  for (const next of free > 0 ? await parkedJobs(store, kindName, key, free + LINE_LOOK) : []) {
+    if (free <= 0) break;
+    if (state.holders[next.id] !== undefined) continue;
+    if (!(await takeKeyPlace(store, kindName, key, next.id, limit, now))) break;
+    await resendJob(deps, next);
+    sent++;
+    free--;
+  }
+  return sent;
+}

@@ -1,0 +1,261 @@
+import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import type { StoreTransitions } from "../job/status.ts";
+import {
+  attributeBefore,
+  attributeEquals,
+  attributeExists,
+  attributeMissing,
+  itemMissing,
+  not,
+  statusIn,
+} from "./conditions.ts";
+import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext, wonRace } from "./context.ts";
+import { and, type Condition, or, Update } from "./expression.ts";
+import type { JobItem, JobSeed } from "./job-item.ts";
+import {
+  flowKeyStateKey,
+  jobKey,
+  PARK_INDEX_SHARDS,
+  parkIndexKeys,
+  parkPartition,
+  parkPrefix,
+  shardOf,
+} from "./keys.ts";
+import { seedIfMissing } from "./lease-ops.ts";
+import { statusIndex } from "./table.ts";
+
+/**
+ * A flow key's places and waiting line (docs/architecture.md §20). The key's state item holds the
+ * jobs that hold its places (`holders`: job id → when the place was given) and its cool-down; a
+ * job that finds no place is parked: its item enters the key's line in the status index and its
+ * message is deleted, until a place frees and the job's message is sent again.
+ */
+
+export interface FlowKeyState {
+  holders: Record<string, number>;
+  coolUntil?: number;
+}
+
+/** Parking and places leave a job's status as it is. */
+export const flowKeyTransitions = [["missing", "queued"]] as const satisfies StoreTransitions;
+
+const holderName = (id: string) => `holders.${id}`;
+const holds = (id: string): Condition => attributeExists(holderName(id));
+
+/** The key's state, read strongly; a key never used has no places held. */
+export async function readFlowKey(ctx: StoreContext, kind: string, key: string): Promise<FlowKeyState> {
+  const out = await ctx.doc.send(
+    new GetCommand({
+      TableName: ctx.table,
+      Key: flowKeyStateKey(kind, key),
+      ConsistentRead: true,
+      ReturnConsumedCapacity: "TOTAL",
+    }),
+  );
+  const item = out.Item as Partial<FlowKeyState> | undefined;
+  return {
+    holders: item?.holders ?? {},
+    ...(item?.coolUntil !== undefined ? { coolUntil: item.coolUntil } : {}),
+  };
+}
+
+/**
+ * takeKeyPlace — a job takes one of its key's places.
+ * input: the key, the job, the key's concurrency, now, whether the state item exists (as read).
+ * condition: the job already holds a place (a redelivery), or fewer than `limit` are held; a new
+ *   state item: none exists yet.
+ * result: true when the job holds a place; false when the key is full (or the state changed).
+ */
+export function takeKeyPlace(
+  ctx: StoreContext,
+  kind: string,
+  key: string,
+  id: string,
+  limit: number,
+  now: number,
+): Promise<boolean> {
+  const state = flowKeyStateKey(kind, key);
+  const first = conditionalPut(ctx, "takeKeyPlace", { ...state, holders: { [id]: now } }, itemMissing, {
+    readCurrent: false,
+  });
+  const next = () =>
+    conditionalUpdate(
+      ctx,
+      "takeKeyPlace",
+      state,
+      (e) => ({
+        update: new Update(e).set(holderName(id), now),
+        condition: or(holds(id), (x) => `size(${x.name("holders")}) < ${x.value(limit)}`),
+      }),
+      { readCurrent: false },
+    );
+  return wonRace(orOnConflict(first, () => next()));
+}
+
+/**
+ * passKeyPlace — a job whose run ended hands its place to the key's next waiting job.
+ * input: the key, the job that held the place, the job that takes it, now.
+ * condition: the first job still holds a place, and the second holds none yet (another run's may
+ *   already be on its way to it).
+ * result: true when handed over; false otherwise.
+ */
+export function passKeyPlace(
+  ctx: StoreContext,
+  kind: string,
+  key: string,
+  from: string,
+  to: string,
+  now: number,
+) {
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "passKeyPlace",
+      flowKeyStateKey(kind, key),
+      (e) => ({
+        update: new Update(e).remove(holderName(from)).set(holderName(to), now),
+        condition: and(holds(from), not(holds(to))),
+      }),
+      { readCurrent: false },
+    ),
+  );
+}
+
+/**
+ * freeKeyPlaces — places given back: a run that ended with no job waiting, or places the caller
+ * found stale (their job ended, or its owner died). Each is freed only if still held as read.
+ * input: the key, job id → the time its place was given (as read). result: true when freed.
+ */
+export function freeKeyPlaces(ctx: StoreContext, kind: string, key: string, places: Record<string, number>) {
+  const ids = Object.keys(places);
+  if (ids.length === 0) return Promise.resolve(true);
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "freeKeyPlaces",
+      flowKeyStateKey(kind, key),
+      (e) => ({
+        update: new Update(e).remove(...ids.map(holderName)),
+        condition: and(...ids.map((id) => attributeEquals(holderName(id), places[id] as number))),
+      }),
+      { readCurrent: false },
+    ),
+  );
+}
+
+/**
+ * coolKey — a throttle raised for a key: its jobs wait until `until`, other keys run on.
+ * condition: none; a later cool-down is never shortened by an earlier one.
+ */
+export async function coolKey(ctx: StoreContext, kind: string, key: string, until: number): Promise<void> {
+  await wonRace(
+    conditionalUpdate(
+      ctx,
+      "coolKey",
+      flowKeyStateKey(kind, key),
+      (e) => ({
+        update: new Update(e).set("coolUntil", until).setIfAbsent("holders", {}),
+        condition: or(attributeMissing("coolUntil"), attributeBefore("coolUntil", until)),
+      }),
+      { readCurrent: false },
+    ),
+  );
+}
+
+/**
+ * parkJob — a job whose key is full waits in the key's line; the caller then deletes its message.
+ * input: the job's seed (its message: a lean job has no item yet), its flow key.
+ * condition: the job's item is missing (built here from the message), queued or scheduled.
+ * result: true when parked; false when the job is no longer queued (it ran, or was cancelled).
+ */
+export function parkJob(ctx: StoreContext, seed: JobSeed, key: string): Promise<boolean> {
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "parkJob",
+      jobKey(seed.id),
+      (e) => {
+        const update = seedIfMissing(new Update(e), seed)
+          .setIfAbsent("status", "queued")
+          .setIfAbsent("attempts", 0)
+          .set("parked", true)
+          .setAll(parkIndexKeys(seed.kind, key, seed.createdAt, seed.id));
+        // A scheduled job's message is out once it is promoted: it parks as a queued one does.
+        return { update, condition: or(itemMissing, statusIn("queued", "scheduled")) };
+      },
+      { readCurrent: false },
+    ),
+  );
+}
+
+/** The key's parked jobs, oldest first (at most `limit`). */
+export async function parkedJobs(
+  ctx: StoreContext,
+  kind: string,
+  key: string,
+  limit: number,
+): Promise<JobItem[]> {
+  const out = await ctx.doc.send(new QueryCommand({ ...lineOf(ctx, kind, key), Limit: limit }));
+  return (out.Items ?? []) as JobItem[];
+}
+
+/** How many jobs wait in the key's line (counted page by page, up to `max`). */
+export async function countParked(
+  ctx: StoreContext,
+  kind: string,
+  key: string,
+  max = 100_000,
+): Promise<number> {
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ctx.doc.send(
+      new QueryCommand({
+        ...lineOf(ctx, kind, key),
+        Select: "COUNT",
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    count += out.Count ?? 0;
+    start = out.LastEvaluatedKey;
+  } while (start && count < max);
+  return count;
+}
+
+/**
+ * The first parked job of a parked-index shard whose line comes after `after` (a sort-key prefix:
+ * pass a key's prefix + U+FFFF to skip past its whole line): the reaper visits each waiting key once.
+ */
+export async function nextParkedJob(
+  ctx: StoreContext,
+  shard: number,
+  after = "",
+): Promise<JobItem | undefined> {
+  const out = await ctx.doc.send(
+    new QueryCommand({
+      TableName: ctx.table,
+      IndexName: statusIndex.name,
+      KeyConditionExpression: "#p = :p AND #s > :after",
+      ExpressionAttributeNames: { "#p": statusIndex.hashKey, "#s": statusIndex.rangeKey },
+      ExpressionAttributeValues: { ":p": parkPartition(shard), ":after": after },
+      Limit: 1,
+      ReturnConsumedCapacity: "TOTAL",
+    }),
+  );
+  return out.Items?.[0] as JobItem | undefined;
+}
+
+/** The Query that reads one key's line in its parked-index shard, oldest first. */
+function lineOf(ctx: StoreContext, kind: string, key: string) {
+  return {
+    TableName: ctx.table,
+    IndexName: statusIndex.name,
+    KeyConditionExpression: "#p = :p AND begins_with(#s, :prefix)",
+    ExpressionAttributeNames: { "#p": statusIndex.hashKey, "#s": statusIndex.rangeKey },
+    ExpressionAttributeValues: {
+      ":p": parkPartition(shardOf(`${kind}#${key}`, PARK_INDEX_SHARDS)),
+      ":prefix": parkPrefix(kind, key),
+    },
+    ReturnConsumedCapacity: "TOTAL" as const,
+  };
+}

@@ -1,0 +1,232 @@
+import { describe, expect, it } from "vitest";
+import * as z from "zod";
+import { ClientError, ThrottledError } from "../../lib/errors.ts";
+import { defineUnboundKind } from "../../lib/job/kind.ts";
+import { runReaper } from "../../lib/ops/reaper.ts";
+import { parkJob, readFlowKey, takeKeyPlace } from "../../lib/store/flow-key-ops.ts";
+import { getJob } from "../../lib/store/read-ops.ts";
+import { OffsetClock } from "../support/clock.ts";
+import { harnessPerTest, settled } from "../support/engine-harness.ts";
+import { waitFor } from "../support/wait.ts";
+
+/**
+ * Flow control per key (docs/flow-control.md, docs/architecture.md §20) on the real emulators: a
+ * key's runs never exceed its concurrency, a key at its limit parks its jobs (no receive loop) and
+ * starts them in arrival order as places free, another key isn't held back, a throttle cools one
+ * key, a key's rate spaces its starts, and places left held by ended runs come back.
+ */
+type Run = {
+  id: string;
+  tenant: string;
+  seq: number;
+  start: number;
+  end: number;
+  attempt: number;
+  at: number;
+};
+const runs: Run[] = [];
+const throttled = new Set<string>();
+const Job = z.object({
+  tenant: z.string(),
+  seq: z.number(),
+  ms: z.number().default(150),
+  throttle: z.boolean().optional(),
+});
+const keyed = defineUnboundKind({
+  name: "t-keyed",
+  queue: "default",
+  payload: Job,
+  maxAttempts: 3,
+  timeoutSeconds: 30,
+  flow: { key: (p) => p.tenant, concurrency: (tenant) => (tenant.startsWith("gold-") ? 3 : 2) },
+  handler: async (p, ctx) => {
+    // The partner refuses the key's first call only.
+    if (p.throttle && !throttled.has(p.tenant)) {
+      throttled.add(p.tenant);
+      throw new ThrottledError(2, "partner says slow down");
+    }
+    const start = performance.now();
+    await new Promise((r) => setTimeout(r, p.ms));
+    runs.push({
+      at: Date.now() - (performance.now() - start),
+      id: ctx.job.id,
+      tenant: p.tenant,
+      seq: p.seq,
+      start,
+      end: performance.now(),
+      attempt: ctx.attempt,
+    });
+    return { seq: p.seq };
+  },
+});
+const rated = defineUnboundKind({
+  name: "t-rated",
+  queue: "default",
+  payload: Job,
+  maxAttempts: 3,
+  timeoutSeconds: 30,
+  flow: { key: (p) => p.tenant, rate: { limit: 5, periodSeconds: 1, burst: 2 } },
+  handler: async (p, ctx) => {
+    const now = performance.now();
+    runs.push({
+      id: ctx.job.id,
+      tenant: p.tenant,
+      seq: p.seq,
+      start: now,
+      end: now,
+      attempt: 1,
+      at: Date.now(),
+    });
+    return null;
+  },
+});
+const kinds = [keyed, rated];
+const harness = harnessPerTest();
+
+/** The most runs of `tenant` going at any one instant (an end before a start at the same instant). */
+function peak(tenant: string): number {
+  const edges = runs
+    .filter((r) => r.tenant === tenant)
+    .flatMap((r) => [
+      [r.start, 1],
+      [r.end, -1],
+    ])
+    .sort((a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number));
+  let going = 0;
+  let most = 0;
+  for (const [, step] of edges) most = Math.max(most, (going += step as number));
+  return most;
+}
+
+describe("flow control per key", () => {
+  it("a flood from one key runs at most its concurrency at once, in arrival order once parked, and doesn't hold another key back", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const flood = await h.engine.producer.enqueueBatch(
+      Array.from({ length: 30 }, (_, seq) => ({ kind: "t-keyed", payload: { tenant: "flood", seq } })),
+    );
+    const gold = await h.engine.producer.enqueueBatch(
+      Array.from({ length: 6 }, (_, seq) => ({ kind: "t-keyed", payload: { tenant: "gold-1", seq } })),
+    );
+    const other = await h.engine.producer.enqueue({ kind: "t-keyed", payload: { tenant: "calm", seq: 0 } });
+    h.startPoller();
+    await settled(h, other.job.id, "done");
+    // The calm key's one job didn't wait for the flood's line (30 jobs, 2 at a time, 150 ms each).
+    expect(runs.filter((r) => r.tenant === "flood").length).toBeLessThan(20);
+    const parkedView = await waitFor(async () => {
+      for (const r of flood) {
+        const job = await getJob(h.engine.store, r.id ?? "");
+        if (job?.parked && job.status === "queued") return job;
+      }
+      return undefined;
+    }, "a parked flood job");
+    expect(parkedView.flowKey).toBe("flood");
+    for (const r of [...flood, ...gold]) await settled(h, r.id ?? "", "done");
+    expect(peak("flood")).toBeLessThanOrEqual(2);
+    expect(peak("gold-1")).toBeLessThanOrEqual(3);
+    expect(peak("flood")).toBe(2);
+    expect(h.metrics.total("keyParked")).toBeGreaterThan(0);
+    // Parked jobs start oldest first (arrival time, then id; one batch's jobs arrived together): the
+    // flood's last 20 starts are in id order.
+    const order = runs.filter((r) => r.tenant === "flood").map((r) => r.id);
+    expect(order.slice(-20)).toEqual([...order.slice(-20)].sort());
+    // Every place went back: no run holds one, none waits.
+    expect(Object.keys((await readFlowKey(h.engine.store, "t-keyed", "flood")).holders)).toEqual([]);
+  });
+
+  it("a throttle raised for a key cools that key only, its attempt unspent", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    h.startPoller();
+    const hot = await h.engine.producer.enqueue({
+      kind: "t-keyed",
+      payload: { tenant: "hot", seq: 0, throttle: true },
+    });
+    const coolUntil = await waitFor(
+      async () => (await readFlowKey(h.engine.store, "t-keyed", "hot")).coolUntil,
+      "the hot key to cool",
+    );
+    const cold = await h.engine.producer.enqueue({ kind: "t-keyed", payload: { tenant: "cold", seq: 0 } });
+    const hot2 = await h.engine.producer.enqueue({ kind: "t-keyed", payload: { tenant: "hot", seq: 1 } });
+    await settled(h, cold.job.id, "done");
+    // The cold key ran while the hot one cooled (2 s).
+    expect(runs.some((r) => r.tenant === "hot")).toBe(false);
+    const first = await settled(h, hot.job.id, "done");
+    await settled(h, hot2.job.id, "done");
+    expect(first.attempts).toBe(1);
+    expect(h.metrics.total("throttled")).toBe(1);
+    // Neither hot job started before the key's cool-down ended (the clock is the wall clock here).
+    for (const r of runs.filter((x) => x.tenant === "hot"))
+      expect(r.at).toBeGreaterThanOrEqual(coolUntil - 50);
+  });
+
+  it("a key's rate spaces its starts: a burst, then one per interval", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const ids = await h.engine.producer.enqueueBatch(
+      Array.from({ length: 8 }, (_, seq) => ({ kind: "t-rated", payload: { tenant: "r", seq } })),
+    );
+    h.startPoller();
+    for (const r of ids) await settled(h, r.id ?? "", "done");
+    const starts = runs
+      .filter((r) => r.tenant === "r")
+      .map((r) => r.start)
+      .sort((a, b) => a - b);
+    // 5 a second with a burst of 2: the 3rd start waits ≥ 200 ms after the 1st, the 8th ≥ 1.2 s.
+    expect((starts[2] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(150);
+    expect((starts[7] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(1100);
+  });
+
+  it("places left held by runs that ended come back: at the next arrival, and by the reaper for a parked job", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const { store, clock } = h.engine;
+    // Two finished runs whose hand-over never happened (a crash after their finalize).
+    const done = await h.engine.producer.enqueueBatch(
+      [0, 1].map((seq) => ({ kind: "t-keyed", payload: { tenant: "crashy", seq, ms: 0 } })),
+    );
+    h.startPoller();
+    for (const r of done) await settled(h, r.id ?? "", "done");
+    for (const r of done)
+      expect(await takeKeyPlace(store, "t-keyed", "crashy", r.id ?? "", 2, clock.now())).toBe(true);
+    // A job parked behind them, as if it had come while they ran: the reaper sends it on.
+    const late = await h.engine.producer.enqueue({
+      kind: "t-keyed",
+      payload: { tenant: "crashy", seq: 2, ms: 0 },
+    });
+    const parked = await getJob(store, late.job.id);
+    await parkJob(store, { ...(parked as NonNullable<typeof parked>) }, "crashy");
+    const report = await runReaper(h.engine, { staleSweepPassMs: 0 });
+    expect(report.flowJobsSent).toBeGreaterThanOrEqual(0);
+    await settled(h, late.job.id, "done");
+    // A new arrival finds the key free again.
+    const next = await h.engine.producer.enqueue({
+      kind: "t-keyed",
+      payload: { tenant: "crashy", seq: 3, ms: 0 },
+    });
+    await settled(h, next.job.id, "done");
+    expect(Object.keys((await readFlowKey(store, "t-keyed", "crashy")).holders)).toEqual([]);
+  });
+
+  it("refuses a key function that throws or a concurrency function that gives no whole number: 400 naming the kind", async () => {
+    const bad = defineUnboundKind({
+      name: "t-bad-flow",
+      queue: "default",
+      payload: Job,
+      maxAttempts: 1,
+      timeoutSeconds: 30,
+      flow: {
+        key: (p) => (p.seq < 0 ? JSON.parse("{") : p.tenant),
+        concurrency: (tenant) => (tenant === "zero" ? 0 : 1),
+      },
+      handler: async () => null,
+    });
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: [bad] });
+    for (const payload of [
+      { tenant: "a", seq: -1 },
+      { tenant: "zero", seq: 1 },
+      { tenant: "x".repeat(257), seq: 1 },
+    ]) {
+      const err = await h.engine.producer.enqueue({ kind: "t-bad-flow", payload }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ClientError);
+      expect((err as ClientError).message).toContain('kind "t-bad-flow"');
+    }
+    expect(h.metrics.total("enqueued")).toBe(0);
+  });
+});
