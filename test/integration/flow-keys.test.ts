@@ -94,7 +94,10 @@ function peak(tenant: string): number {
     .sort((a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number));
   let going = 0;
   let most = 0;
-  for (const [, step] of edges) most = Math.max(most, (going += step as number));
+  for (const [, step] of edges) {
+    going += step as number;
+    most = Math.max(most, going);
+  }
   return most;
 }
 
