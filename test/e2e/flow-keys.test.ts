@@ -1,0 +1,98 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { app } from "../../app/index.ts";
+import { localStackForFile } from "../support/stack-for-file.ts";
+import { waitFor } from "../support/wait.ts";
+
+/**
+ * The flow-control demo kinds over HTTP on the local stack (docs/flow-control.md): tenant-echo's
+ * per-tenant concurrency (weights by tenant), tenant-rate's per-tenant rate, and GET /keys.
+ */
+const stack = localStackForFile({ app });
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
+type Json = Record<string, any>;
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
+  const res = await fetch(`${stack().url}${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as Json };
+}
+const done = (id: string) =>
+  waitFor(async () => {
+    const { body } = await call("GET", `/jobs/${id}`);
+    return body.status === "done" ? body : undefined;
+  }, `job ${id} to be done`);
+async function enqueueMany(kind: string, tenant: string, n: number, sleepMs: number): Promise<string[]> {
+  const jobs = Array.from({ length: n }, (_, seq) => ({ kind, payload: { tenant, seq, sleepMs } }));
+  const { status, body } = await call("POST", "/jobs/batch", { jobs });
+  expect(status).toBe(200);
+  return body.results.map((r: Json) => r.id as string);
+}
+/** The most of these runs going at once, from the handler's own start and finish times. */
+function peak(results: Json[]): number {
+  const edges = results
+    .flatMap((r) => [
+      [Date.parse(r.startedAt), 1],
+      [Date.parse(r.finishedAt), -1],
+    ])
+    .sort((a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number));
+  let going = 0;
+  let most = 0;
+  for (const [, step] of edges) {
+    going += step as number;
+    most = Math.max(most, going);
+  }
+  return most;
+}
+
+describe("flow control per tenant on the local stack", () => {
+  it("tenant-echo: a plain tenant runs 2 at once, a gold- tenant 4; GET /keys shows a key's runs, line and limit", async () => {
+    const plain = `acme-${randomUUID()}`;
+    const gold = `gold-${randomUUID()}`;
+    const plainIds = await enqueueMany("tenant-echo", plain, 12, 200);
+    const goldIds = await enqueueMany("tenant-echo", gold, 12, 200);
+    const seen = await waitFor(async () => {
+      const { status, body } = await call("GET", `/keys/tenant-echo/${plain}`);
+      return status === 200 && body.waiting > 0 ? body : undefined;
+    }, "the plain tenant's line");
+    expect(seen).toMatchObject({ kind: "tenant-echo", key: plain, concurrency: 2 });
+    expect(seen.running).toBeLessThanOrEqual(2);
+    const waitingJob = await waitFor(async () => {
+      for (const id of plainIds) {
+        const { body } = await call("GET", `/jobs/${id}`);
+        if (body.waitingForKey) return body;
+      }
+      return undefined;
+    }, "a job shown waiting for its key");
+    expect(waitingJob).toMatchObject({ status: "queued", flowKey: plain, waitingForKey: true });
+    const plainResults = await Promise.all(plainIds.map(async (id) => (await done(id)).result));
+    const goldResults = await Promise.all(goldIds.map(async (id) => (await done(id)).result));
+    expect(peak(plainResults)).toBe(2);
+    expect(peak(goldResults)).toBeGreaterThan(2);
+    expect(peak(goldResults)).toBeLessThanOrEqual(4);
+    expect((await call("GET", `/keys/tenant-echo/${plain}`)).status).toBe(404);
+  });
+
+  it("tenant-rate: at most 5 starts a second per tenant after a burst of 5", async () => {
+    const tenant = `rate-${randomUUID()}`;
+    const ids = await enqueueMany("tenant-rate", tenant, 15, 0);
+    const starts = (
+      await Promise.all(ids.map(async (id) => Date.parse((await done(id)).result.startedAt)))
+    ).sort((a, b) => a - b);
+    // 15 starts at 5 a second with a burst of 5: the last at least (15 - 5) / 5 = 2 s after the first.
+    expect((starts[14] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(1900);
+    for (let i = 0; i + 10 < starts.length; i++)
+      expect((starts[i + 10] ?? 0) - (starts[i] ?? 0), `starts ${i}..${i + 10}`).toBeGreaterThanOrEqual(950);
+  });
+
+  it("GET /keys: 404 for a kind without flow control or an unknown kind, 400 for a key over 256 characters", async () => {
+    expect((await call("GET", "/keys/echo/x")).status).toBe(404);
+    expect((await call("GET", "/keys/no-such-kind/x")).status).toBe(404);
+    const long = await call("GET", `/keys/tenant-echo/${"k".repeat(257)}`);
+    expect(long.status).toBe(400);
+    expect(long.body.error.code).toBe("validation_error");
+  });
+});
