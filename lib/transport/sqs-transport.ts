@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
@@ -70,6 +71,7 @@ export class SqsTransport {
         QueueUrl: this.urlOf(job.message.queue),
         MessageBody: encodeMessageBody(job.message),
         DelaySeconds: clampDelay(job.delaySeconds),
+        ...fairGroup(job.message),
       }),
     );
   }
@@ -94,6 +96,7 @@ export class SqsTransport {
                   Id: j.message.id,
                   MessageBody: j.body,
                   DelaySeconds: clampDelay(j.delaySeconds),
+                  ...fairGroup(j.message),
                 })),
               }),
             )
@@ -265,6 +268,19 @@ export class SqsTransport {
       visibilityTimeoutSeconds,
     };
   }
+}
+
+/**
+ * A flow-controlled job's message names its key as its MessageGroupId: on a standard queue that is
+ * what SQS fair queues balance by, so one tenant's backlog doesn't hold the others' messages back
+ * in the queue itself either (docs/flow-control.md). No extra request or charge. SQS takes at most
+ * 128 characters of letters, digits and punctuation: any other key goes as its SHA-256.
+ */
+function fairGroup(message: JobMessage): { MessageGroupId?: string } {
+  if (message.flowKey === undefined) return {};
+  const group = `${message.kind}:${message.flowKey}`;
+  const usable = group.length <= 128 && /^[\x21-\x7e]+$/.test(group);
+  return { MessageGroupId: usable ? group : createHash("sha256").update(group).digest("hex") };
 }
 
 /** SQS's limit on one SendMessageBatch's total body size, less headroom for the envelope. */
