@@ -136,6 +136,26 @@ describe("flow control per key", () => {
     expect(Object.keys((await readFlowKey(h.engine.store, "t-keyed", "flood")).holders)).toEqual([]);
   });
 
+  it("under saturation each key's share of starts follows its concurrency (weights 3 : 2) within 20%", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const enqueue = (tenant: string) =>
+      h.engine.producer.enqueueBatch(
+        Array.from({ length: 45 }, (_, seq) => ({ kind: "t-keyed", payload: { tenant, seq, ms: 200 } })),
+      );
+    const [gold, plain] = await Promise.all([enqueue("gold-w"), enqueue("plain-w")]);
+    h.startPoller();
+    for (const r of [...(gold ?? []), ...(plain ?? [])]) await settled(h, r.id ?? "", "done");
+    // While both keys had a backlog: until the first of them started its last job.
+    const lastStart = (tenant: string) =>
+      Math.max(...runs.filter((r) => r.tenant === tenant).map((r) => r.start));
+    const busyUntil = Math.min(lastStart("gold-w"), lastStart("plain-w"));
+    const startsBefore = (tenant: string) =>
+      runs.filter((r) => r.tenant === tenant && r.start <= busyUntil).length;
+    const ratio = startsBefore("gold-w") / startsBefore("plain-w");
+    expect(ratio).toBeGreaterThanOrEqual(1.5 * 0.8);
+    expect(ratio).toBeLessThanOrEqual(1.5 * 1.2);
+  });
+
   it("a throttle raised for a key cools that key only, its attempt unspent", async () => {
     const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
     h.startPoller();
