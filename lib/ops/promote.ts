@@ -3,7 +3,7 @@ import type { Engine } from "../services/engine-services.ts";
 import { markQueued } from "../store/enqueue-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { messageFromItem } from "../transport/message-from-item.ts";
-import type { OutgoingJob } from "../transport/sqs-transport.ts";
+import type { OutgoingJob } from "../transport/outgoing-messages.ts";
 
 /**
  * How long a promotion holds a scheduled job past its runAt. A reaper that dies between taking the

@@ -13,7 +13,7 @@ import type { CheckedEnqueue, Engine, EnqueueOptions } from "../services/engine-
 import { acquireUniqueLock, putJob, putPayload, takeOverUniqueLock } from "../store/enqueue-ops.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
-import type { OutgoingJob } from "../transport/sqs-transport.ts";
+import type { OutgoingJob } from "../transport/outgoing-messages.ts";
 import { admitToKeyBacklog, unwindUnsent } from "./backlog-admission.ts";
 import { CoalesceEnqueue } from "./coalesce-enqueue.ts";
 import { errorBody } from "./error-body.ts";

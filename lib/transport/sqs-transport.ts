@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
@@ -13,14 +12,8 @@ import {
 } from "@aws-sdk/client-sqs";
 import { ConfigError } from "../errors.ts";
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
-import { encodeMessageBody, type JobMessage } from "./job-message.ts";
-
-const SQS_BATCH = 10;
-
-export interface OutgoingJob {
-  message: JobMessage;
-  delaySeconds: number;
-}
+import { encodeMessageBody } from "./job-message.ts";
+import { chunkForBatch, fairGroup, type OutgoingJob, SQS_BATCH } from "./outgoing-messages.ts";
 
 /** One message's new visibility, in a ChangeMessageVisibilityBatch; `id` is the caller's name for it. */
 export interface VisibilityChange {
@@ -268,42 +261,6 @@ export class SqsTransport {
       visibilityTimeoutSeconds,
     };
   }
-}
-
-/**
- * A flow-controlled job's message names its key as its MessageGroupId: on a standard queue that is
- * what SQS fair queues balance by, so one tenant's backlog doesn't hold the others' messages back
- * in the queue itself either (docs/flow-control.md). No extra request or charge. SQS takes at most
- * 128 characters of letters, digits and punctuation: any other key goes as its SHA-256.
- */
-function fairGroup(message: JobMessage): { MessageGroupId?: string } {
-  if (message.flowKey === undefined) return {};
-  const group = `${message.kind}:${message.flowKey}`;
-  const usable = group.length <= 128 && /^[\x21-\x7e]+$/.test(group);
-  return { MessageGroupId: usable ? group : createHash("sha256").update(group).digest("hex") };
-}
-
-/** SQS's limit on one SendMessageBatch's total body size, less headroom for the envelope. */
-const MAX_BATCH_BYTES = 250 * 1024;
-
-/** Splits jobs into SendMessageBatch requests: at most ten entries and MAX_BATCH_BYTES each. */
-function chunkForBatch(jobs: readonly OutgoingJob[]): (OutgoingJob & { body: string })[][] {
-  const chunks: (OutgoingJob & { body: string })[][] = [];
-  let current: (OutgoingJob & { body: string })[] = [];
-  let bytes = 0;
-  for (const job of jobs) {
-    const body = encodeMessageBody(job.message);
-    const size = Buffer.byteLength(body);
-    if (current.length === SQS_BATCH || (current.length > 0 && bytes + size > MAX_BATCH_BYTES)) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push({ ...job, body });
-    bytes += size;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
 }
 
 function clampVisibility(seconds: number): number {

@@ -56,6 +56,7 @@ const noReports = {
   groupsChecked: 0,
   groupsExpired: 0,
   groupRepairs: 0,
+  flowJobsSent: 0,
 };
 
 /** Receives the one message waiting and has the worker run it, without a failure. */

@@ -7,7 +7,8 @@ import {
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, describe, expect, it } from "vitest";
 import { encodeMessageBody, type JobMessage, parseJobMessage } from "../../lib/transport/job-message.ts";
-import { type OutgoingJob, SqsTransport } from "../../lib/transport/sqs-transport.ts";
+import type { OutgoingJob } from "../../lib/transport/outgoing-messages.ts";
+import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { newSqsClient, queueUrls } from "./aws-mocks.ts";
 
 const sqs = newSqsClient();
