@@ -1,12 +1,12 @@
 import { concurrencyFor, type FlowSettings, rateCells, rateSlot } from "../job/flow.ts";
-import type { AnyKind } from "../job/kind.ts";
 import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
 import { type FlowKeyState, parkJob, readFlowKey, takeKeyPlace } from "../store/flow-key-ops.ts";
+import type { JobSeed } from "../store/job-item.ts";
 import { reserveStart } from "../store/rate-limit-ops.ts";
 import { seedFromMessage } from "../transport/job-message.ts";
 import type { Admitted } from "./delivery.ts";
-import { freeStalePlaces } from "./flow-places.ts";
+import { freeStalePlaces, healKey } from "./flow-places.ts";
 import type { Ack, InboundRecord, WorkerDeps } from "./record-types.ts";
 import type { VisibilitySink } from "./visibility-changes.ts";
 
@@ -55,7 +55,7 @@ export async function passFlowGate(
     }
   }
   if (msg.rateSlot !== undefined && msg.rateSlot > now) return hide(msg.rateSlot);
-  return takePlaceOrPark(deps, kind, kind.flow, key, state, msg.id, seedFromMessage(msg), now);
+  return takePlaceOrPark(deps, kind.flow, key, state, seedFromMessage(msg), now);
 }
 
 /**
@@ -64,24 +64,27 @@ export async function passFlowGate(
  */
 async function takePlaceOrPark(
   deps: WorkerDeps,
-  kind: AnyKind,
   flow: FlowSettings<never>,
   key: string,
   state: FlowKeyState,
-  id: string,
-  seed: ReturnType<typeof seedFromMessage>,
+  seed: JobSeed,
   now: number,
 ): Promise<Ack | undefined> {
-  const limit = concurrencyFor(flow as FlowSettings<never>, key);
+  const limit = concurrencyFor(flow, key);
   if (typeof limit !== "number") return undefined;
   const { store, metrics, log } = deps;
+  const kind = seed.kind;
+  if (state.holders[seed.id] !== undefined) return undefined;
   const held = Object.keys(state.holders).length;
-  if (state.holders[id] !== undefined) return undefined;
-  const room = held < limit || (await freeStalePlaces(deps, kind.name, key, state, now)) > 0;
-  if (room && (await takeKeyPlace(store, kind.name, key, id, limit, now))) return undefined;
+  const room = held < limit || (await freeStalePlaces(deps, kind, key, state, now)) > 0;
+  if (room && (await takeKeyPlace(store, kind, key, seed.id, limit, now))) return undefined;
   if (await parkJob(store, seed, key)) {
     metrics.count("keyParked", seed.queue, seed.kind);
     log.debug("job waits for a place of its flow key", { ...jobFields(seed), flowKey: key });
+    // A run that ended while this job was parking may have found the line empty and freed its
+    // place: look once more, and send the line's oldest into any free place (the reaper's repair).
+    const after = await readFlowKey(store, kind, key);
+    if (Object.keys(after.holders).length < limit) await healKey(deps, kind, key);
     return true;
   }
   // No longer queued (it ran, or was cancelled): the claim decides what this delivery is.
