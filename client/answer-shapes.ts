@@ -38,6 +38,20 @@ const schedule = z.looseObject({
   lastError: z.string().optional(),
 });
 
+const busyKey = z.looseObject({
+  kind: z.string(),
+  key: z.string(),
+  running: z.number(),
+  waiting: z.number(),
+  concurrency: z.number().optional(),
+});
+const flowKey = busyKey.extend({
+  rate: z
+    .looseObject({ limit: z.number(), periodSeconds: z.number(), burst: z.number().optional() })
+    .optional(),
+  coolUntil: z.string().optional(),
+});
+
 const count = z.number();
 const group = z.looseObject({
   id: z.string(),
@@ -67,6 +81,8 @@ export const answerShapes = {
   }),
   queue,
   queueList: z.looseObject({ items: z.array(queue) }),
+  flowKey,
+  busiestKeys: z.looseObject({ items: z.array(busyKey), truncated: z.literal(true).optional() }),
   schedule,
   scheduleList: z.looseObject({ items: z.array(schedule) }),
   group,

@@ -5,8 +5,10 @@ import { type AnswerShape, answerShapes, checkAnswer } from "./answer-shapes.ts"
 import { enqueueInBatches } from "./enqueue-many.ts";
 import { errorForAnswer, SkyforgeApiError } from "./errors.ts";
 import type {
+  BusiestKeys,
   CancelOutcome,
   Enqueued,
+  FlowKeyView,
   JobPage,
   ListOptions,
   QueueView,
@@ -104,6 +106,22 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
           answerShapes.queue,
         ),
     },
+    keys: {
+      busiest: async (queue, limit) =>
+        object<BusiestKeys>(
+          {
+            method: "GET",
+            path: "/keys",
+            query: { queue, ...(limit !== undefined ? { limit: String(limit) } : {}) },
+          },
+          answerShapes.busiestKeys,
+        ),
+      get: async (kind, key) =>
+        object<FlowKeyView>(
+          { method: "GET", path: `/keys/${segment(kind)}/${segment(key)}` },
+          answerShapes.flowKey,
+        ),
+    },
     schedules: {
       list: async () =>
         (
@@ -169,9 +187,11 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
  */
 function segment(value: string): string {
   if (value === "" || value === "." || value === "..") {
-    throw SkyforgeApiError.refused("validation_error", `"${value}" can't name a job, queue or schedule`, [
-      { path: "(path)", message: "empty, . and .. are not names" },
-    ]);
+    throw SkyforgeApiError.refused(
+      "validation_error",
+      `"${value}" can't name a job, queue, schedule, kind or key`,
+      [{ path: "(path)", message: "empty, . and .. are not names" }],
+    );
   }
   return encodeURIComponent(value);
 }

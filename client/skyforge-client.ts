@@ -7,6 +7,7 @@ import type {
 } from "../lib/declarations/define-app.ts";
 import type { MisfirePolicy } from "../lib/declarations/schedule-declaration.ts";
 import type { ErrorBody } from "../lib/errors.ts";
+import type { FlowRate } from "../lib/job/flow.ts";
 import type {
   ChildrenQuery,
   GroupChildrenPage,
@@ -101,6 +102,32 @@ export type ScheduleInput<A extends AppNames> = {
 
 export type ScheduleView = Record<string, unknown> & { name: string };
 
+/** A flow key as GET /keys/{kind}/{key} shows it (docs/flow-control.md). */
+export interface FlowKeyView {
+  kind: string;
+  key: string;
+  /** Places held: runs going, or handed a place and on their way. */
+  running: number;
+  /** Jobs parked in the key's line. */
+  waiting: number;
+  concurrency?: number;
+  rate?: FlowRate;
+  /** While the key cools down after a ThrottledError, when it ends. */
+  coolUntil?: string;
+}
+
+/** One key of GET /keys?queue=…: a key with parked jobs. */
+export type BusyKey = Pick<FlowKeyView, "kind" | "key" | "running" | "waiting" | "concurrency">;
+
+/**
+ * GET /keys?queue=…: the queue's keys with the most parked jobs, most first. `truncated`: the queue
+ * had more waiting keys than one listing looks at (200), so these are the busiest of those looked at.
+ */
+export interface BusiestKeys {
+  items: BusyKey[];
+  truncated?: true;
+}
+
 /** POST /groups's request, typed from the app: each child and the completion job by its kind. */
 export interface GroupRequest<A extends AppNames> {
   id?: string;
@@ -136,6 +163,12 @@ export interface SkyforgeClient<A extends AppNames> {
     pause(name: QueueName<A>): Promise<QueueView>;
     resume(name: QueueName<A>): Promise<QueueView>;
     update(name: QueueName<A>, patch: QueuePatch): Promise<QueueView>;
+  };
+  /** Flow keys (docs/flow-control.md): a key's places, line and limits; a queue's busiest keys. */
+  keys: {
+    /** The queue's keys with the most parked jobs (limit 1..50, default 10). */
+    busiest(queue: QueueName<A>, limit?: number): Promise<BusiestKeys>;
+    get(kind: KindName<A>, key: string): Promise<FlowKeyView>;
   };
   schedules: {
     list(): Promise<ScheduleView[]>;

@@ -46,6 +46,21 @@ export interface Queue {
   maxConcurrency?: number;
 }
 
+/** One key of GET /keys?queue=…: a flow key with jobs parked in its line. */
+export interface BusyKey {
+  kind: string;
+  key: string;
+  running: number;
+  waiting: number;
+  concurrency?: number;
+}
+
+/** GET /keys?queue=…: most waiting first; `truncated` when the API looked at only some waiting keys. */
+export interface BusiestKeys {
+  items: BusyKey[];
+  truncated?: true;
+}
+
 export interface Schedule {
   name: string;
   source: string;

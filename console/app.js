@@ -8,7 +8,7 @@ import { html } from "./html.js";
 import { JobDetail } from "./job-detail.js";
 import { JobsPanel } from "./jobs.js";
 import { usePoll } from "./poll.js";
-import { QueuesPanel } from "./queues.js";
+import { BusiestKeysPanel, QueuesPanel } from "./queues.js";
 import { SchedulesPanel } from "./schedules.js";
 
 /**
@@ -101,6 +101,7 @@ function App() {
     </header>
     <main class="layout">
       <${QueuesPanel} poll=${queuesPoll} onPick=${(/** @type {string} */ queue) => setFilter({ ...filter, queue })} />
+      ${filter.queue && html`<${BusiestKeysPanel} queue=${filter.queue} />`}
       <div class="pair">
         <${ThroughputChart} queue=${filter.queue} />
         <${EnqueueForm} queues=${queues} kinds=${kinds} onEnqueued=${(/** @type {import("./api-shapes").Enqueued} */ job) => select(job.id)} />

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api, describeError, queuePath } from "./api.js";
 import { html } from "./html.js";
+import { usePoll } from "./poll.js";
 
 /** @type {[import("./api-shapes").CountName, string, string][]} the counts' keys, column heads and tooltips */
 const countNames = [
@@ -103,5 +104,52 @@ function QueueRow({ queue, onChanged, onPick }) {
         </button>
       </td>
     </tr>
+  `;
+}
+
+const KEYS_SHOWN = 10;
+
+/**
+ * The picked queue's busiest flow keys (GET /keys?queue=…): its keys with the most jobs parked in
+ * their lines, refreshed every 2 s as the queue's counts and its jobs are.
+ * @param {{ queue: string }} props
+ */
+export function BusiestKeysPanel({ queue }) {
+  /** @type {import("./poll.js").Poll<import("./api-shapes").BusiestKeys>} */
+  const poll = usePoll(() => api("GET", "/keys", { query: { queue, limit: KEYS_SHOWN } }), 2_000, [queue]);
+  const keys = poll.data?.items ?? [];
+  return html`
+    <section class="panel keys" data-testid="busiest-keys">
+      <div class="panel-head">
+        <h2>Busiest keys <span class="muted small">· ${queue}</span></h2>
+        ${poll.data?.truncated && html`<span class="muted small" title="the API looks at 200 waiting keys at most">of the first 200 waiting keys</span>`}
+      </div>
+      ${poll.error && html`<p class="error">${describeError(poll.error)}</p>`}
+      ${!poll.data && !poll.error && html`<p class="muted">Loading…</p>`}
+      ${poll.data && keys.length === 0 && html`<p class="muted" data-testid="keys-empty">No flow key of this queue has jobs waiting.</p>`}
+      ${
+        keys.length > 0 &&
+        html`<table>
+        <thead>
+          <tr>
+            <th>kind</th>
+            <th>key</th>
+            <th class="num" title="places held / the key's concurrency">running</th>
+            <th class="num" title="jobs parked in the key's line">waiting</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${keys.map(
+            (k) => html`<tr key=${`${k.kind}#${k.key}`} data-testid=${`key-row-${k.kind}-${k.key}`}>
+              <td>${k.kind}</td>
+              <td class="mono" title=${k.key}>${k.key}</td>
+              <td class="num" data-testid="key-running">${k.running}${k.concurrency !== undefined ? ` / ${k.concurrency}` : ""}</td>
+              <td class="num" data-testid="key-waiting">${k.waiting}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>`
+      }
+    </section>
   `;
 }

@@ -1,17 +1,34 @@
-import { ClientError } from "../errors.ts";
+import * as z from "zod";
+import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_BATCH_KEY_CHARS } from "../job/batch.ts";
 import { concurrencyFor } from "../job/flow.ts";
+import { BUSIEST_KEYS_DEFAULT, BUSIEST_KEYS_MAX, busiestKeys } from "../ops/busiest-keys.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { countParked, readFlowKey } from "../store/flow-key-ops.ts";
-import { type ApiRoute, json, pathParam, route } from "./http.ts";
+import { type ApiRoute, json, pathParam, queryParams, route } from "./http.ts";
+
+/** `GET /keys`'s query: a queue (a name no queue has is a 404, as the queue routes answer it) and how many keys. */
+const BusiestKeysQuery = z
+  .object({
+    queue: z.string().min(1).max(100),
+    limit: z.coerce.number().int().min(1).max(BUSIEST_KEYS_MAX).default(BUSIEST_KEYS_DEFAULT),
+  })
+  .strict();
 
 /**
  * A flow key as the operator sees it (docs/flow-control.md): its runs, its waiting jobs, its limits
  * and its cool-down. 404 for a kind without flow control, or a key no job has used; 400 for a key
- * no job could have.
+ * no job could have. `GET /keys?queue=…&limit=…`: a queue's keys with the most parked jobs
+ * (lib/ops/busiest-keys.ts); 404 for a queue not declared, 400 for a limit outside 1..50.
  */
 export function keyRoutes(engine: Engine): ApiRoute[] {
   return [
+    route("GET", "/keys", async (e) => {
+      const parsed = BusiestKeysQuery.safeParse(queryParams(e));
+      if (!parsed.success)
+        throw new ClientError("validation_error", "invalid keys query", issuesOf(parsed.error));
+      return json(200, await busiestKeys(engine, parsed.data.queue, parsed.data.limit));
+    }),
     route("GET", "/keys/{kind}/{key}", async (e) => {
       const kindName = pathParam(e, "kind");
       const key = pathParam(e, "key");

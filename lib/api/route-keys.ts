@@ -21,6 +21,7 @@ export const API_ROUTE_KEYS = [
   "POST /queues/{name}/pause",
   "POST /queues/{name}/resume",
   "PATCH /queues/{name}",
+  "GET /keys",
   "GET /keys/{kind}/{key}",
   "GET /schedules",
   "PUT /schedules/{name}",

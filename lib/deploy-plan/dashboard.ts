@@ -59,10 +59,14 @@ const JOB_FLOW = ["enqueued", "started", "succeeded", "retried", "dead"] as cons
 const POOL_COUNTS = ["childRespawns", "childDesyncs", "childTimeouts"] as const;
 // Every other counter goes to "other outcomes", so one added to countMetrics is on the dashboard at once.
 const BATCH_COUNTS = ["batchCalls", "batchKeyBusy"] as const;
+// `throttled` is also a queue's own throttle, so it stays in "other outcomes" as well.
+const FLOW_KEY_COUNTS = ["keyParked", "keyWaits", "throttled"] as const;
 const SHOWN_ELSEWHERE = new Set<CountMetric>([
   ...JOB_FLOW,
   ...POOL_COUNTS,
   ...BATCH_COUNTS,
+  "keyParked",
+  "keyWaits",
   "deadLettered",
   "poolDispatched",
 ]);
@@ -153,10 +157,21 @@ function queueBand<S>(q: QueueResources<S>, region: S, pool?: PoolResources<S>):
     ),
   ];
 
+  // Flow keys (docs/architecture.md §20): jobs parked for a full key, waits for a key's cool-down or
+  // rate, throttles; beside them how long jobs wait to start (a parked job's wait is in it).
+  const flowKeys: Draft<S>[] = [
+    chart(
+      "flow keys / min",
+      FLOW_KEY_COUNTS.map((m) => emf(m, { label: m })),
+      "Sum",
+    ),
+    chart("queue latency p99 (ms, parked waits included)", percentiles("queueLatency", ["p99"]), "p99"),
+  ];
+
   if (q.tier === "lambda") {
     const fn = q.workerFunctionName;
     const worker = fn === undefined ? [] : lambdaWorker(region, q.name, fn);
-    return [[fullWidth(heading)], overview, [...worker, runDuration, otherCounts], batches];
+    return [[fullWidth(heading)], overview, [...worker, runDuration, otherCounts], batches, flowKeys];
   }
 
   const busyByKind = kinds.map((kind) => emf("childrenBusy", { label: `busy · ${kind}` }, kind));
@@ -182,7 +197,14 @@ function queueBand<S>(q: QueueResources<S>, region: S, pool?: PoolResources<S>):
     ),
   ];
   const wide = (d: Draft<S>) => ({ ...d, width: GRID_WIDTH / 2 });
-  return [[fullWidth(heading)], overview, poolWidgets, [wide(runDuration), wide(otherCounts)], batches];
+  return [
+    [fullWidth(heading)],
+    overview,
+    poolWidgets,
+    [wide(runDuration), wide(otherCounts)],
+    batches,
+    flowKeys,
+  ];
 }
 
 /** Function errors only: a failed job is a batch item failure, so any Lambda error is a crash or timeout. */

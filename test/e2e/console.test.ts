@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Page, Route } from "playwright-core";
@@ -126,6 +127,30 @@ describe("the web console on npm start", () => {
     expect(problems).toEqual([]);
     await page.close();
   });
+
+  it("a queue's view lists its busiest flow keys: a flooded tenant of tenant-echo, until its line drains", async () => {
+    const { page, problems } = await openConsole(`${env.stack().url}/console`);
+    await see(page.getByTestId("queue-state-default").filter({ hasText: "running" }));
+    await page.getByTestId("queue-default").getByRole("link", { name: "default" }).click();
+    await see(page.getByTestId("busiest-keys").filter({ hasText: "default" }));
+
+    // tenant-echo runs 2 at once for a plain tenant: 30 jobs of 300 ms keep a line for about 4 s.
+    const tenant = `flood-${randomUUID()}`;
+    const jobs = Array.from({ length: 30 }, (_, seq) => ({
+      kind: "tenant-echo",
+      payload: { tenant, seq, sleepMs: 300 },
+    }));
+    expect((await http.call("POST", "/jobs/batch", { jobs })).status).toBe(200);
+    const row = page.getByTestId(`key-row-tenant-echo-${tenant}`);
+    await see(row);
+    expect(await row.getByTestId("key-running").textContent()).toMatch(/^[0-2] \/ 2$/);
+    expect(Number(await row.getByTestId("key-waiting").textContent())).toBeGreaterThan(0);
+    // Refreshed with the queue's other live data: once the line drains, the row goes.
+    await row.waitFor({ state: "detached", timeout: 30_000 });
+    await see(page.getByTestId("keys-empty"));
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
 
   it("a change of filter never lets two polls of the job list overlap", async () => {
     const ALL = "/jobs?limit=50";

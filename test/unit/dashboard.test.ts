@@ -134,6 +134,34 @@ describe("dashboard body", () => {
         expect(metricNames(q)).toContain(m);
   });
 
+  test("every band has a flow keys row: parked, waits and throttles per minute, and queue latency p99 beside it", () => {
+    for (const q of ["default", "emails", "heavy"]) {
+      const keys = titled(q).find((w) => w.properties.title === `${q} · flow keys / min`);
+      expect(keys, q).toBeDefined();
+      if (!keys) continue;
+      expect(keys.properties.stat).toBe("Sum");
+      expect(keys.properties.metrics.map((r) => parse(r).metricName)).toEqual([
+        "keyParked",
+        "keyWaits",
+        "throttled",
+      ]);
+      const beside = titled(q).filter((w) => w.y === keys.y && w !== keys);
+      expect(beside.map((w) => w.properties.title)).toEqual([
+        `${q} · queue latency p99 (ms, parked waits included)`,
+      ]);
+      const latency = beside[0]?.properties.metrics.map(parse) ?? [];
+      expect(latency.map((m) => [m.metricName, m.options?.stat])).toEqual([["queueLatency", "p99"]]);
+      // The row is the band's last: nothing of this queue below it.
+      expect(Math.max(...titled(q).map((w) => w.y))).toBe(keys.y);
+      // keyParked and keyWaits moved out of "other outcomes"; throttled (a queue's throttle too) stays.
+      const other = titled(q).find((w) => w.properties.title === `${q} · other outcomes / min`);
+      const otherNames = other?.properties.metrics.map((r) => parse(r).metricName) ?? [];
+      expect(otherNames).not.toContain("keyParked");
+      expect(otherNames).not.toContain("keyWaits");
+      expect(otherNames).toContain("throttled");
+    }
+  });
+
   test("every EMF metric appears with service and queue dimensions naming its queue", () => {
     const all = [...countMetrics, ...timingMetrics, ...gaugeMetrics, ...sizeMetrics];
     const seen = new Set<string>();

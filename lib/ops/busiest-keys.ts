@@ -1,0 +1,103 @@
+import pLimit from "p-limit";
+import { ClientError } from "../errors.ts";
+import { concurrencyFor } from "../job/flow.ts";
+import type { AnyKind } from "../job/kind.ts";
+import type { Engine } from "../services/engine-services.ts";
+import { countParked, nextParkedJob, readFlowKey } from "../store/flow-key-ops.ts";
+import { PARK_INDEX_SHARDS, parkPrefix } from "../store/keys.ts";
+
+/** Keys one listing looks at, at most: the rest of the parked index is left unread. */
+export const MAX_KEYS_LOOKED_AT = 200;
+export const BUSIEST_KEYS_DEFAULT = 10;
+export const BUSIEST_KEYS_MAX = 50;
+/** Keys counted at once (each count is one or more COUNT Queries of the key's line). */
+const COUNTS_AT_ONCE = 8;
+
+/** One flow key of `GET /keys?queue=…`: as `GET /keys/{kind}/{key}` shows it, without rate and cool-down. */
+export interface BusyKey {
+  kind: string;
+  key: string;
+  /** Places held: runs going (or handed a place and on their way). */
+  running: number;
+  /** Jobs parked in the key's line. */
+  waiting: number;
+  /** The key's concurrency, when its kind declares one. */
+  concurrency?: number;
+}
+
+export interface BusiestKeys {
+  items: BusyKey[];
+  /**
+   * Set when the queue had more waiting keys than one listing looks at (MAX_KEYS_LOOKED_AT): the
+   * items are the busiest of the keys looked at, not surely of them all.
+   */
+  truncated?: true;
+}
+
+export type BusiestKeysDeps = Pick<Engine, "store" | "registry" | "queues">;
+
+/**
+ * busiestKeys — the flow keys of a queue with the most parked jobs (docs/architecture.md §20).
+ * input: a queue's name (a declared queue, else a 404 `not_found`), how many keys to answer (1..50).
+ * reads: the parked index, shard by shard, visiting each waiting key once as the reaper's heal does
+ *   (one Query per key, skipping past its line; one more to step over each other kind's lines met),
+ *   at most MAX_KEYS_LOOKED_AT keys; a COUNT of each key's line (countParked); then the state item
+ *   of each key answered (readFlowKey) for its places held. Nothing is written.
+ * scope: keys of the kinds whose home queue (the kind's `queue`) is this one and that declare `flow`;
+ *   a job enqueued onto another queue is counted under its kind's home queue.
+ * result: keys with at least one parked job, by `waiting` descending (then kind, then key); a key
+ *   whose line emptied between the walk and its count is left out. The counts are read one key
+ *   after another, not at one instant: a snapshot of a moving line, good for a console.
+ */
+export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: number): Promise<BusiestKeys> {
+  if (!deps.queues.some((q) => q.name === queue))
+    throw new ClientError("not_found", `queue ${queue} is not declared`);
+  const kinds = new Map<string, AnyKind>();
+  for (const kind of deps.registry.values())
+    if (kind.flow && kind.queue === queue) kinds.set(kind.name, kind);
+  if (kinds.size === 0) return { items: [] };
+
+  const counting = pLimit(COUNTS_AT_ONCE);
+  const counted: Promise<{ kind: string; key: string; waiting: number }>[] = [];
+  let truncated = false;
+  for (let shard = 0; shard < PARK_INDEX_SHARDS && !truncated; shard++) {
+    let after = "";
+    for (;;) {
+      const job = await nextParkedJob(deps.store, shard, after);
+      if (!job) break;
+      if (!kinds.has(job.kind) || job.flowKey === undefined) {
+        // Another queue's kind: step over all its lines in this shard ("#" sorts before any character
+        // of a kind's name, so `<kind>#\uffff` ends exactly that kind's lines).
+        after = job.flowKey === undefined && job.gsi1sk ? job.gsi1sk : `${job.kind}#\uffff`;
+        continue;
+      }
+      if (counted.length >= MAX_KEYS_LOOKED_AT) {
+        truncated = true;
+        break;
+      }
+      const { kind, flowKey: key } = job;
+      after = `${parkPrefix(kind, key)}\uffff`;
+      counted.push(counting(async () => ({ kind, key, waiting: await countParked(deps.store, kind, key) })));
+    }
+  }
+
+  const top = (await Promise.all(counted))
+    .filter((k) => k.waiting > 0)
+    .sort((a, b) => b.waiting - a.waiting || a.kind.localeCompare(b.kind) || a.key.localeCompare(b.key))
+    .slice(0, limit);
+  const items = await Promise.all(
+    top.map(async ({ kind, key, waiting }): Promise<BusyKey> => {
+      const state = await readFlowKey(deps.store, kind, key);
+      const flow = kinds.get(kind)?.flow;
+      const concurrency = flow ? concurrencyFor(flow, key) : undefined;
+      return {
+        kind,
+        key,
+        running: Object.keys(state.holders).length,
+        waiting,
+        ...(typeof concurrency === "number" ? { concurrency } : {}),
+      };
+    }),
+  );
+  return { items, ...(truncated ? { truncated: true as const } : {}) };
+}
