@@ -3,6 +3,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { localStackForFile } from "../support/stack-for-file.ts";
+import { type Json, stackHttp } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
@@ -12,22 +13,8 @@ import { waitFor } from "../support/wait.ts";
  */
 const stack = localStackForFile({ app });
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
-type Json = Record<string, any>;
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${stack().url}${path}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as Json };
-}
+const { call, untilStatus } = stackHttp(() => stack().url);
 const job = async (id: string) => (await call("GET", `/jobs/${id}`)).body;
-const ended = (id: string, status: string) =>
-  waitFor(async () => {
-    const j = await job(id);
-    return j.status === status ? j : undefined;
-  }, `job ${id} to be ${status}`);
 
 /** 20 revisions of one new doc, as fast as HTTP takes them; the answers and when the last went out. */
 async function burst(kind: string): Promise<{ answers: { status: number; body: Json }[]; lastAt: number }> {
@@ -46,7 +33,7 @@ describe("flow control on the local stack", () => {
     expect(
       answers.slice(1).every((a) => a.status === 200 && a.body.id === id && a.body.debounced === true),
     ).toBe(true);
-    const done = await ended(id, "done");
+    const done = await untilStatus(id, "done");
     expect(done.result).toMatchObject({ rev: 20 });
     expect(done.attempts).toBe(1);
     expect(done.enqueues).toBe(20);
@@ -57,7 +44,7 @@ describe("flow control on the local stack", () => {
     const { answers } = await burst("doc-digest");
     const id = answers[0]?.body.id;
     expect(answers.every((a) => a.body.id === id)).toBe(true);
-    const done = await ended(id, "done");
+    const done = await untilStatus(id, "done");
     const revs = Array.from({ length: 20 }, (_, i) => i + 1);
     expect(done.result).toHaveLength(20);
     expect(done.result.every((r: Json) => JSON.stringify(r.revs) === JSON.stringify(revs))).toBe(true);
@@ -69,12 +56,12 @@ describe("flow control on the local stack", () => {
       kind: "doc-sync",
       payload: { doc, rev: 1, sleepMs: 10_000 },
     });
-    await ended(first.body.id, "running");
+    await untilStatus(first.body.id, "running");
     const second = await call("POST", "/jobs", { kind: "doc-sync", payload: { doc, rev: 2 } });
     expect(second.status).toBe(201);
     expect(second.body.after).toEqual([first.body.id]);
-    const cancelled = await ended(first.body.id, "cancelled");
-    const done = await ended(second.body.id, "done");
+    const cancelled = await untilStatus(first.body.id, "cancelled");
+    const done = await untilStatus(second.body.id, "done");
     expect(done.result).toEqual({ doc, rev: 2 });
     expect(Date.parse(done.startedAt)).toBeGreaterThanOrEqual(Date.parse(cancelled.finishedAt));
   });
@@ -91,7 +78,7 @@ describe("flow control on the local stack", () => {
       await delay(4000);
       expect((await job(body.id)).status).toBe("queued");
       expect((await call("POST", "/queues/default/resume")).status).toBe(200);
-      const dead = await ended(body.id, "dead");
+      const dead = await untilStatus(body.id, "dead");
       expect(dead.lastError).toBe("start deadline passed: not started within 2 s of being due");
       expect(dead.attempts).toBeLessThanOrEqual(1);
     } finally {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { aroundSqsRequests, localStackForFile } from "../support/stack-for-file.ts";
+import { type Json, stackHttp } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
@@ -32,16 +33,7 @@ const stack = localStackForFile({
   }),
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
-type Json = Record<string, any>;
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${stack().url}${path}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as Json };
-}
+const { call } = stackHttp(() => stack().url);
 
 async function defaultQueue(): Promise<Json> {
   const r = await call("GET", "/queues");

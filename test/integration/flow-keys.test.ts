@@ -7,6 +7,7 @@ import { parkJob, readFlowKey, takeKeyPlace } from "../../lib/store/flow-key-ops
 import { getJob } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { harnessPerTest, settled } from "../support/engine-harness.ts";
+import { mostAtOnce } from "../support/overlap.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
@@ -83,23 +84,9 @@ const rated = defineUnboundKind({
 const kinds = [keyed, rated];
 const harness = harnessPerTest();
 
-/** The most runs of `tenant` going at any one instant (an end before a start at the same instant). */
-function peak(tenant: string): number {
-  const edges = runs
-    .filter((r) => r.tenant === tenant)
-    .flatMap((r) => [
-      [r.start, 1],
-      [r.end, -1],
-    ])
-    .sort((a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number));
-  let going = 0;
-  let most = 0;
-  for (const [, step] of edges) {
-    going += step as number;
-    most = Math.max(most, going);
-  }
-  return most;
-}
+/** The most runs of `tenant` going at any one instant. */
+const peak = (tenant: string) =>
+  mostAtOnce(runs.filter((r) => r.tenant === tenant).map((r) => [r.start, r.end] as const));
 
 describe("flow control per key", () => {
   it("a flood from one key runs at most its concurrency at once, in arrival order once parked, and doesn't hold another key back", async () => {
