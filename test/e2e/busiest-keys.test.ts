@@ -9,6 +9,7 @@ import type { AnyKind } from "../../lib/job/kind.ts";
 import { busiestKeys, MAX_KEYS_LOOKED_AT } from "../../lib/ops/busiest-keys.ts";
 import { parkJob } from "../../lib/store/flow-key-ops.ts";
 import { localStackForFile } from "../support/stack-for-file.ts";
+import { type Json, stackHttp } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
@@ -17,16 +18,7 @@ import { waitFor } from "../support/wait.ts";
  */
 const stack = localStackForFile({ app });
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
-type Json = Record<string, any>;
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${stack().url}${path}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as Json };
-}
+const { call } = stackHttp(() => stack().url);
 async function enqueueMany(tenant: string, n: number, sleepMs: number): Promise<void> {
   const jobs = Array.from({ length: n }, (_, seq) => ({
     kind: "tenant-echo",
