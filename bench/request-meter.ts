@@ -49,7 +49,7 @@ export interface OperationStats {
   assumedWriteUnits: number;
   /** SQS ReceiveMessage only: responses that returned at least one message. */
   nonEmptyReceives: number;
-  /** SQS ReceiveMessage: messages returned; DeleteMessage(Batch): entries asked to delete. */
+  /** SQS ReceiveMessage: messages returned; Delete/SendMessage(Batch): entries to delete or sent. */
   messages: number;
   /** S3 PutObject into a claim prefix: bytes written × the days its lifecycle class keeps them. */
   storedByteDays: number;
@@ -248,10 +248,9 @@ export class RequestMeter {
         if (messages.length > 0) s.nonEmptyReceives += 1;
         const at = this.now();
         for (const m of messages) if (m.ReceiptHandle) this.received.set(m.ReceiptHandle, at);
-      } else if (operation === "DeleteMessageBatch") {
-        s.messages += input.Entries?.length ?? 0;
-      } else if (operation === "DeleteMessage") {
-        s.messages += 1;
+      } else if (/^(Delete|Send)Message(Batch)?$/.test(operation)) {
+        // Entries, not requests: a parked job sent again is one SendMessage, ten enqueues one batch.
+        s.messages += input.Entries?.length ?? 1;
       }
     }
   }

@@ -60,7 +60,16 @@ export interface DebounceOnlyRun {
   json: boolean;
 }
 
-export const SCENARIOS = ["heat", "debounce"] as const;
+/**
+ * `--scenario flood`: flow control per key alone (scripts/bench-flood.ts): one tenant's 5 000 jobs,
+ * then five others' 50 each. Fixed shape and long (minutes), so never part of a single run.
+ */
+export interface FloodOnlyRun {
+  mode: "flood";
+  json: boolean;
+}
+
+export const SCENARIOS = ["heat", "debounce", "flood"] as const;
 
 export const DEFAULT_HEAT_JOBS = 1000;
 export const HEAT_GROUP_CHILDREN = 10_000;
@@ -70,6 +79,7 @@ export type BenchArgs =
   | MatrixRun
   | HeatRun
   | DebounceOnlyRun
+  | FloodOnlyRun
   | { mode: "help" }
   /** A usage error: exit 2 with the message and the usage text. */
   | { mode: "error"; message: string };
@@ -85,6 +95,7 @@ export const usage = `usage: npm run bench -- [--jobs N] [--payload-bytes B] [--
        npm run bench -- --matrix [--lanes L,L,…] [--jobs N] [--kind K] [--unique] [--fail-once] [--json]
        npm run bench -- --scenario heat [--target-rate R] [--jobs N] [--json]
        npm run bench -- --scenario debounce [--json]
+       npm run bench -- --scenario flood [--json]
                       (the matrix's default kind is ${DEFAULT_MATRIX_KIND}, a handler that returns nothing)
 
   --jobs N            jobs in the measured window (default: BENCH_JOBS, else ${DEFAULT_JOBS}; with --matrix
@@ -107,6 +118,10 @@ export const usage = `usage: npm run bench -- [--jobs N] [--payload-bytes B] [--
   --scenario debounce only the debounce scenario (a single run ends with it too): 1 000 enqueues of a
                       trailing debounce kind over 50 keys in bursts, beside 1 000 plain jobs; runs,
                       writes, reads and SQS requests per enqueue, and $/M enqueues
+  --scenario flood    flow control per key, alone (never part of a single run: it takes minutes): one
+                      tenant's 5 000 tenant-echo jobs (50 ms each), then five others' 50 each; the
+                      others' enqueue→start p50/p95, the flood's drain, runs at once per key against
+                      its limit, extra requests per waiting job beside a plain job, and $/M jobs
   --target-rate R     jobs a second to project to, above 0 (default ${DEFAULT_TARGET_JOBS_PER_SECOND}); the apps
                       are built for that rate (their table layout follows it)
   -h, --help          this text
@@ -170,7 +185,7 @@ function flags(argv: readonly string[]) {
 function parse(argv: readonly string[], context: ArgsContext): BenchArgs {
   const values = flags(argv);
   if (values.help) return { mode: "help" };
-  if (values.scenario === "debounce") return debounceRun(values);
+  if (values.scenario === "debounce" || values.scenario === "flood") return fixedRun(values, values.scenario);
   if (values.scenario !== undefined) return heatRun(values);
   if (values["target-rate"] !== undefined) throw new UsageError("--target-rate is for --scenario heat");
   const shared = {
@@ -212,11 +227,15 @@ function parse(argv: readonly string[], context: ArgsContext): BenchArgs {
   };
 }
 
-function debounceRun(values: ReturnType<typeof flags>): DebounceOnlyRun {
+/** A scenario of a fixed shape: it takes no flag but --json. */
+function fixedRun(
+  values: ReturnType<typeof flags>,
+  mode: "debounce" | "flood",
+): DebounceOnlyRun | FloodOnlyRun {
   for (const flag of Object.keys(options) as (keyof typeof options)[])
     if (flag !== "scenario" && flag !== "json" && values[flag] !== undefined)
-      throw new UsageError(`--scenario debounce runs its own fixed shape; leave out --${flag}`);
-  return { mode: "debounce", json: values.json ?? false };
+      throw new UsageError(`--scenario ${mode} runs its own fixed shape; leave out --${flag}`);
+  return { mode, json: values.json ?? false };
 }
 
 function heatRun(values: ReturnType<typeof flags>): HeatRun {

@@ -9,6 +9,7 @@ import {
 } from "../bench/debounce-kind.ts";
 import { NOOP_KIND } from "../bench/noop-kind.ts";
 import { type MeterSnapshot, type OperationStats, RequestMeter } from "../bench/request-meter.ts";
+import type { WriteLedger } from "../bench/write-ledger.ts";
 import { systemClock } from "../lib/clock.ts";
 import type { App } from "../lib/declarations/define-app.ts";
 import { buildEngine } from "../lib/engine.ts";
@@ -54,7 +55,7 @@ export function debounceRequests(runTag: string, seqBase: number) {
   });
 }
 
-type Clients = { dynamodb: { destroy(): void }; sqs: { destroy(): void }; s3: { destroy(): void } };
+export type Clients = { dynamodb: { destroy(): void }; sqs: { destroy(): void }; s3: { destroy(): void } };
 
 interface Side {
   stack: LocalStack;
@@ -66,7 +67,13 @@ interface Side {
 }
 
 /** An engine on fresh clients to the stack's emulators (metered, or not); `clients` to destroy them. */
-function engineBeside(stack: LocalStack, app: App, clients: Clients[], meter?: RequestMeter): Engine {
+export function engineBeside(
+  stack: LocalStack,
+  app: App,
+  clients: Clients[],
+  meter?: RequestMeter,
+  ledger?: WriteLedger,
+): Engine {
   const own = {
     dynamodb: dynamoClient(stack.endpoints.dynamodb),
     sqs: sqsClient(stack.endpoints.sqs),
@@ -74,6 +81,7 @@ function engineBeside(stack: LocalStack, app: App, clients: Clients[], meter?: R
   };
   clients.push(own);
   meter?.attachAll(own);
+  ledger?.attach(own.dynamodb);
   return buildEngine({
     app,
     ...own,

@@ -6,6 +6,8 @@ import { batchJson, printBatchTable, runBatchScenario } from "./bench-batch.ts";
 import { GROUP_CHILDREN, GROUP_CONCURRENCY, GROUPS, round, TIMEOUT_MS, WARMUP } from "./bench-config.ts";
 import { runDebounceScenario } from "./bench-debounce.ts";
 import { analyseDebounce, debounceJson, printDebounceTable } from "./bench-debounce-report.ts";
+import { runFloodScenario } from "./bench-flood.ts";
+import { analyseFlood, floodJson, printFloodTable } from "./bench-flood-report.ts";
 import { analyseGroups, type GroupRun, runGroupScenario } from "./bench-group.ts";
 import { groupJson, printGroupTable } from "./bench-group-report.ts";
 import { heatJson, printHeatTable, runHeatScenarios } from "./bench-heat.ts";
@@ -27,7 +29,8 @@ import { measureBudgets } from "./cold-start.ts";
  * (bench/bench-app.ts); then the batch scenario on a stack of its own (scripts/bench-batch.ts); then
  * the redelivery scenario on another (scripts/bench-redelivery.ts); then the debounce scenario on
  * another (scripts/bench-debounce.ts; `--scenario debounce` runs it alone); then the cold-start
- * budget of the Lambda bundles.
+ * budget of the Lambda bundles. The flood scenario (scripts/bench-flood.ts) runs only alone, with
+ * `--scenario flood`: it takes minutes.
  *
  * `--matrix` runs payload sizes × lanes instead (scripts/bench-matrix.ts).
  *
@@ -159,6 +162,18 @@ if (args.mode === "help") {
   if (!args.json) printDebounceTable(debounce);
   // The same entry as a single run's JSON line carries.
   console.log(JSON.stringify({ scenario: "debounce", debounce: debounceJson(debounce) }));
+} else if (args.mode === "flood") {
+  const flood = analyseFlood(await runFloodScenario());
+  if (!args.json) printFloodTable(flood);
+  console.log(JSON.stringify({ scenario: "flood", flood: floodJson(flood) }));
+  if (!flood.limitsKept) {
+    // The one figure that is a bug rather than a cost: a key ran more jobs at once than its limit.
+    const over = flood.tenants.filter((t) => t.maxAtOnce > t.limit);
+    console.error(
+      `bench: flood scenario FAILED: over their limit: ${over.map((t) => `${t.tenant} ${t.maxAtOnce} > ${t.limit}`).join(", ")}`,
+    );
+    process.exitCode = 1;
+  }
 } else if (args.mode === "heat") {
   const results = await runHeatScenarios({ ...args, timeoutMs: TIMEOUT_MS });
   if (!args.json) printHeatTable(results, args.targetJobsPerSecond);

@@ -181,7 +181,9 @@ describe("bench args: the scale model", () => {
       expect(errorOf(["--scenario", "heat", `--target-rate=${bad}`]), bad).toBe(
         `--target-rate must be a number of jobs a second above 0, got "${bad}"`,
       );
-    expect(errorOf(["--scenario", "cold"])).toBe('--scenario must be one of heat, debounce, got "cold"');
+    expect(errorOf(["--scenario", "cold"])).toBe(
+      '--scenario must be one of heat, debounce, flood, got "cold"',
+    );
     expect(errorOf(["--target-rate", "100"])).toBe("--target-rate is for --scenario heat");
     expect(errorOf(["--scenario", "heat", "--kind", "echo"])).toBe(
       "--scenario heat runs its own mix; leave out --kind",
@@ -212,5 +214,40 @@ describe("bench args: the debounce scenario alone", () => {
       expect(errorOf(["--scenario", "debounce", ...flag]), flag[0]).toBe(
         `--scenario debounce runs its own fixed shape; leave out ${flag[0]}`,
       );
+  });
+});
+
+describe("bench args: the flood scenario alone", () => {
+  it("--scenario flood: its fixed shape, table and JSON unless --json", () => {
+    expect(parse(["--scenario", "flood"])).toEqual({ mode: "flood", json: false });
+    expect(parse(["--scenario=flood", "--json"])).toEqual({ mode: "flood", json: true });
+    expect(usage).toContain("--scenario flood");
+  });
+
+  it("BENCH_JOBS is not read: the flood's size is its own", () => {
+    expect(parse(["--scenario", "flood"], { BENCH_JOBS: "lots" })).toEqual({ mode: "flood", json: false });
+  });
+
+  it("refuses every other flag, naming it", () => {
+    for (const flag of [
+      ["--jobs", "10"],
+      ["--kind", "echo"],
+      ["--lane", "lean"],
+      ["--payload-bytes", "64"],
+      ["--unique"],
+      ["--fail-once"],
+      ["--matrix"],
+      ["--lanes", "lean"],
+      ["--target-rate", "5"],
+    ])
+      expect(errorOf(["--scenario", "flood", ...flag]), flag[0]).toBe(
+        `--scenario flood runs its own fixed shape; leave out ${flag[0]}`,
+      );
+  });
+
+  it("a misspelt scenario name is refused with the list", () => {
+    expect(errorOf(["--scenario", "floods"])).toBe(
+      '--scenario must be one of heat, debounce, flood, got "floods"',
+    );
   });
 });
