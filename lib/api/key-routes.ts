@@ -3,8 +3,10 @@ import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_BATCH_KEY_CHARS } from "../job/batch.ts";
 import { concurrencyFor } from "../job/flow.ts";
 import { BUSIEST_KEYS_DEFAULT, BUSIEST_KEYS_MAX, busiestKeys } from "../ops/busiest-keys.ts";
+import { livePlaces } from "../runtime/flow-places.ts";
 import type { Engine } from "../services/engine-services.ts";
-import { countParked, readFlowKey } from "../store/flow-key-ops.ts";
+import { readFlowKey } from "../store/flow-key-ops.ts";
+import { countParked } from "../store/parked-line-ops.ts";
 import { type ApiRoute, json, pathParam, queryParams, route } from "./http.ts";
 
 /** `GET /keys`'s query: a queue (a name no queue has is a 404, as the queue routes answer it) and how many keys. */
@@ -46,7 +48,7 @@ export function keyRoutes(engine: Engine): ApiRoute[] {
         readFlowKey(engine.store, kind.name, key),
         countParked(engine.store, kind.name, key),
       ]);
-      const running = Object.keys(state.holders).length;
+      const running = await livePlaces(engine, key, state, engine.clock.now());
       if (running === 0 && waiting === 0 && state.coolUntil === undefined)
         throw new ClientError("not_found", `no job of kind "${kindName}" runs or waits under key "${key}"`);
       const concurrency = concurrencyFor(kind.flow, key);

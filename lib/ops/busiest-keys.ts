@@ -2,9 +2,10 @@ import pLimit from "p-limit";
 import { ClientError } from "../errors.ts";
 import { concurrencyFor } from "../job/flow.ts";
 import type { AnyKind } from "../job/kind.ts";
-import type { Engine } from "../services/engine-services.ts";
-import { countParked, nextParkedJob, readFlowKey } from "../store/flow-key-ops.ts";
+import { livePlaces, type PlaceDeps } from "../runtime/flow-places.ts";
+import { readFlowKey } from "../store/flow-key-ops.ts";
 import { PARK_INDEX_SHARDS, parkPrefix } from "../store/keys.ts";
+import { countParked, nextParkedJob } from "../store/parked-line-ops.ts";
 
 /** Keys one listing looks at, at most: the rest of the parked index is left unread. */
 export const MAX_KEYS_LOOKED_AT = 200;
@@ -34,7 +35,7 @@ export interface BusiestKeys {
   truncated?: true;
 }
 
-export type BusiestKeysDeps = Pick<Engine, "store" | "registry" | "queues">;
+export type BusiestKeysDeps = PlaceDeps;
 
 /**
  * busiestKeys — the flow keys of a queue with the most parked jobs (docs/architecture.md §20).
@@ -93,7 +94,7 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
       return {
         kind,
         key,
-        running: Object.keys(state.holders).length,
+        running: await livePlaces(deps, key, state, deps.clock.now()),
         waiting,
         ...(typeof concurrency === "number" ? { concurrency } : {}),
       };

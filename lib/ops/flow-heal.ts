@@ -1,7 +1,7 @@
 import { errorFields } from "../observability/log.ts";
 import { healKey, type PlaceDeps } from "../runtime/flow-places.ts";
-import { nextParkedJob } from "../store/flow-key-ops.ts";
 import { PARK_INDEX_SHARDS, parkPrefix } from "../store/keys.ts";
+import { nextParkedJob } from "../store/parked-line-ops.ts";
 
 /** Keys one reaper run looks at, at most (the rest wait for the next minute). */
 const MAX_KEYS_PER_RUN = 200;

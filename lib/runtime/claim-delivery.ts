@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { isTerminal } from "../job/status.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
+import { freeKeyPlaces } from "../store/flow-key-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { claim } from "../store/lease-ops.ts";
 import { getJob } from "../store/read-ops.ts";
@@ -30,11 +31,17 @@ export async function claimDelivery(
     return false;
   }
   const gated = await passFlowGate(deps, { msg, queue }, record, visibility);
-  if (gated !== undefined) return gated;
+  if (typeof gated === "boolean") return gated;
   const fence = randomBytes(12).toString("base64url");
   const leaseMs = queue.leaseSeconds * 1000;
   const claimed = await claim(store, seedFromMessage(msg), fence, leaseMs);
-  if (!claimed.claimed) return notClaimed(deps, msg, claimed.current, record, visibility);
+  if (!claimed.claimed) {
+    // A place this delivery took goes back unless the job runs under another's live lease (its own).
+    const { place } = gated;
+    if (place && claimed.current?.status !== "running")
+      await freeKeyPlaces(store, place.kind, place.key, { [msg.id]: place.since });
+    return notClaimed(deps, msg, claimed.current, record, visibility);
+  }
 
   const item = claimed.item;
   const now = clock.now();

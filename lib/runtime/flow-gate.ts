@@ -10,13 +10,22 @@ import { freeStalePlaces, healKey } from "./flow-places.ts";
 import type { Ack, InboundRecord, WorkerDeps } from "./record-types.ts";
 import type { VisibilitySink } from "./visibility-changes.ts";
 
+/**
+ * A delivery that may go on to its claim: the place of its flow key it took, which it gives back if
+ * the claim finds the job not to run (a late copy of a finished job's message must not keep one).
+ */
+export interface FlowPass {
+  place?: { kind: string; key: string; since: number };
+}
+
 /** The bucket a flow key's rate is kept in: a scope no declared one can be (scope names have no ':'). */
 export const flowRateBucket = (kind: string, key: string) => ({ scope: `flow:${kind}`, key });
 
 /**
  * A flow-controlled job's delivery, before its claim (docs/architecture.md §20), in the documented
  * order: its key's cool-down, its key's rate, its key's concurrency. result: undefined to go on to
- * the claim (holding a place of its key, when the kind bounds concurrency); or the Ack of a delivery
+ * the claim, with the place of its key this delivery took (a redelivery keeps the one it holds);
+ * or the Ack of a delivery
  * that waits: hidden until the key cools or its reserved start (false), or parked in its key's line
  * or sent again carrying its start (true: this copy is deleted). No attempt is spent waiting.
  */
@@ -25,10 +34,10 @@ export async function passFlowGate(
   { msg }: Admitted,
   record: InboundRecord,
   visibility: VisibilitySink,
-): Promise<Ack | undefined> {
+): Promise<Ack | FlowPass> {
   const kind = deps.registry.get(msg.kind);
   const key = msg.flowKey;
-  if (!kind?.flow || key === undefined) return undefined;
+  if (!kind?.flow || key === undefined) return {};
   const { store, clock, transport, metrics } = deps;
   const now = clock.now();
   const state = await readFlowKey(store, kind.name, key);
@@ -69,15 +78,16 @@ async function takePlaceOrPark(
   state: FlowKeyState,
   seed: JobSeed,
   now: number,
-): Promise<Ack | undefined> {
+): Promise<Ack | FlowPass> {
   const limit = concurrencyFor(flow, key);
-  if (typeof limit !== "number") return undefined;
+  if (typeof limit !== "number") return {};
   const { store, metrics, log } = deps;
   const kind = seed.kind;
-  if (state.holders[seed.id] !== undefined) return undefined;
+  if (state.holders[seed.id] !== undefined) return {};
   const held = Object.keys(state.holders).length;
   const room = held < limit || (await freeStalePlaces(deps, kind, key, state, now)) > 0;
-  if (room && (await takeKeyPlace(store, kind, key, seed.id, limit, now))) return undefined;
+  if (room && (await takeKeyPlace(store, kind, key, seed.id, limit, now)))
+    return { place: { kind, key, since: now } };
   if (await parkJob(store, seed, key)) {
     metrics.count("keyParked", seed.queue, seed.kind);
     log.debug("job waits for a place of its flow key", { ...jobFields(seed), flowKey: key });
@@ -88,5 +98,5 @@ async function takePlaceOrPark(
     return true;
   }
   // No longer queued (it ran, or was cancelled): the claim decides what this delivery is.
-  return undefined;
+  return {};
 }

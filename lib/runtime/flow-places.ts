@@ -5,12 +5,13 @@ import { errorFields } from "../observability/log.ts";
 import {
   type FlowKeyState,
   freeKeyPlaces,
-  parkedJobs,
+  grantKeyPlace,
   passKeyPlace,
   readFlowKey,
-  takeKeyPlace,
+  renewKeyPlace,
 } from "../store/flow-key-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
+import { parkedJobs } from "../store/parked-line-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 import { messageFromItem } from "../transport/message-from-item.ts";
 import type { WorkerDeps } from "./record-types.ts";
@@ -83,6 +84,20 @@ export async function freeStalePlaces(
   return (await freeKeyPlaces(deps.store, kind, key, stale)) ? Object.keys(stale).length : 0;
 }
 
+/**
+ * The places held by runs that may still be going (for a view: nothing is freed here): those of
+ * ended runs, left held by a crash before their hand-over, are not counted.
+ */
+export async function livePlaces(
+  deps: PlaceDeps,
+  key: string,
+  state: FlowKeyState,
+  now: number,
+): Promise<number> {
+  const stale = await stalePlaces(deps, key, state, now);
+  return Object.keys(state.holders).length - Object.keys(stale).length;
+}
+
 async function stalePlaces(deps: PlaceDeps, key: string, state: FlowKeyState, now: number) {
   const leaseMs = Math.max(...deps.queues.map((q) => q.leaseSeconds)) * 1000;
   const stale: Record<string, number> = {};
@@ -117,7 +132,7 @@ export async function healKey(deps: PlaceDeps, kindName: string, key: string): P
     const job = await getJob(store, id);
     if (job?.status !== "queued") continue;
     // Placed, but it hasn't started a lease after: its message went missing. Renew the place, send it.
-    if (await takeKeyPlace(store, kindName, key, id, limit, now)) {
+    if (await renewKeyPlace(store, kindName, key, id, since, now)) {
       await resendJob(deps, job);
       sent++;
     }
@@ -126,7 +141,7 @@ export async function healKey(deps: PlaceDeps, kindName: string, key: string): P
   for (const next of free > 0 ? await parkedJobs(store, kindName, key, free + LINE_LOOK) : []) {
     if (free <= 0) break;
     if (state.holders[next.id] !== undefined) continue;
-    if (!(await takeKeyPlace(store, kindName, key, next.id, limit, now))) break;
+    if (!(await grantKeyPlace(store, kindName, key, next.id, limit, now))) break;
     await resendJob(deps, next);
     sent++;
     free--;

@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import type { StoreTransitions } from "../job/status.ts";
 import {
   attributeBefore,
@@ -11,18 +11,9 @@ import {
 } from "./conditions.ts";
 import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext, wonRace } from "./context.ts";
 import { and, type Condition, or, Update } from "./expression.ts";
-import type { JobItem, JobSeed } from "./job-item.ts";
-import {
-  flowKeyStateKey,
-  jobKey,
-  PARK_INDEX_SHARDS,
-  parkIndexKeys,
-  parkPartition,
-  parkPrefix,
-  shardOf,
-} from "./keys.ts";
+import type { JobSeed } from "./job-item.ts";
+import { flowKeyStateKey, jobKey, parkIndexKeys } from "./keys.ts";
 import { seedIfMissing } from "./lease-ops.ts";
-import { statusIndex } from "./table.ts";
 
 /**
  * A flow key's places and waiting line (docs/architecture.md §20). The key's state item holds the
@@ -90,6 +81,63 @@ export function takeKeyPlace(
       { readCurrent: false },
     );
   return wonRace(orOnConflict(first, () => next()));
+}
+
+/**
+ * grantKeyPlace — the repair gives a free place to a job that holds none (a parked job, the
+ * reaper's or a gate's look after parking).
+ * condition: the job holds no place yet and fewer than `limit` are held: of two repairs looking at
+ *   once, one grants and sends, the other doesn't send the job twice.
+ * result: true when granted.
+ */
+export function grantKeyPlace(
+  ctx: StoreContext,
+  kind: string,
+  key: string,
+  id: string,
+  limit: number,
+  now: number,
+) {
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "grantKeyPlace",
+      flowKeyStateKey(kind, key),
+      (e) => ({
+        update: new Update(e).set(holderName(id), now),
+        condition: and(not(holds(id)), (x) => `size(${x.name("holders")}) < ${x.value(limit)}`),
+      }),
+      { readCurrent: false },
+    ),
+  );
+}
+
+/**
+ * renewKeyPlace — the repair renews the place of a job that got one but never started (its message
+ * went missing), before sending the job again.
+ * condition: the place was given at `since`, as the caller read: of two repairs, one renews.
+ * result: true when renewed.
+ */
+export function renewKeyPlace(
+  ctx: StoreContext,
+  kind: string,
+  key: string,
+  id: string,
+  since: number,
+  now: number,
+) {
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "renewKeyPlace",
+      flowKeyStateKey(kind, key),
+      (e) => ({
+        update: new Update(e).set(holderName(id), now),
+        condition: attributeEquals(holderName(id), since),
+      }),
+      { readCurrent: false },
+    ),
+  );
 }
 
 /**
@@ -186,76 +234,4 @@ export function parkJob(ctx: StoreContext, seed: JobSeed, key: string): Promise<
       { readCurrent: false },
     ),
   );
-}
-
-/** The key's parked jobs, oldest first (at most `limit`). */
-export async function parkedJobs(
-  ctx: StoreContext,
-  kind: string,
-  key: string,
-  limit: number,
-): Promise<JobItem[]> {
-  const out = await ctx.doc.send(new QueryCommand({ ...lineOf(ctx, kind, key), Limit: limit }));
-  return (out.Items ?? []) as JobItem[];
-}
-
-/** How many jobs wait in the key's line (counted page by page, up to `max`). */
-export async function countParked(
-  ctx: StoreContext,
-  kind: string,
-  key: string,
-  max = 100_000,
-): Promise<number> {
-  let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ctx.doc.send(
-      new QueryCommand({
-        ...lineOf(ctx, kind, key),
-        Select: "COUNT",
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    count += out.Count ?? 0;
-    start = out.LastEvaluatedKey;
-  } while (start && count < max);
-  return count;
-}
-
-/**
- * The first parked job of a parked-index shard whose line comes after `after` (a sort-key prefix:
- * pass a key's prefix + U+FFFF to skip past its whole line): the reaper visits each waiting key once.
- */
-export async function nextParkedJob(
-  ctx: StoreContext,
-  shard: number,
-  after = "",
-): Promise<JobItem | undefined> {
-  const out = await ctx.doc.send(
-    new QueryCommand({
-      TableName: ctx.table,
-      IndexName: statusIndex.name,
-      KeyConditionExpression: "#p = :p AND #s > :after",
-      ExpressionAttributeNames: { "#p": statusIndex.hashKey, "#s": statusIndex.rangeKey },
-      ExpressionAttributeValues: { ":p": parkPartition(shard), ":after": after },
-      Limit: 1,
-      ReturnConsumedCapacity: "TOTAL",
-    }),
-  );
-  return out.Items?.[0] as JobItem | undefined;
-}
-
-/** The Query that reads one key's line in its parked-index shard, oldest first. */
-function lineOf(ctx: StoreContext, kind: string, key: string) {
-  return {
-    TableName: ctx.table,
-    IndexName: statusIndex.name,
-    KeyConditionExpression: "#p = :p AND begins_with(#s, :prefix)",
-    ExpressionAttributeNames: { "#p": statusIndex.hashKey, "#s": statusIndex.rangeKey },
-    ExpressionAttributeValues: {
-      ":p": parkPartition(shardOf(`${kind}#${key}`, PARK_INDEX_SHARDS)),
-      ":prefix": parkPrefix(kind, key),
-    },
-    ReturnConsumedCapacity: "TOTAL" as const,
-  };
 }

@@ -5,6 +5,7 @@ import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
 import { parkJob, readFlowKey, takeKeyPlace } from "../../lib/store/flow-key-ops.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
+import { messageFromItem } from "../../lib/transport/message-from-item.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { harnessPerTest, settled } from "../support/engine-harness.ts";
 import { mostAtOnce } from "../support/overlap.ts";
@@ -212,6 +213,20 @@ describe("flow control per key", () => {
     });
     await settled(h, next.job.id, "done");
     expect(Object.keys((await readFlowKey(store, "t-keyed", "crashy")).holders)).toEqual([]);
+  });
+
+  it("a late copy of a finished job's message takes no place for good", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({
+      kind: "t-keyed",
+      payload: { tenant: "late", seq: 0, ms: 0 },
+    });
+    const done = await settled(h, job.id, "done");
+    // SQS hands out a copy again (at least once): its gate finds a free place, its claim a done job.
+    await h.engine.transport.send({ message: messageFromItem(done, done.payload), delaySeconds: 0 });
+    await waitFor(async () => h.metrics.total("duplicateDeliveries") > 0 || undefined, "the copy's delivery");
+    expect((await readFlowKey(h.engine.store, "t-keyed", "late")).holders).toEqual({});
   });
 
   it("refuses a key function that throws or a concurrency function that gives no whole number: 400 naming the kind", async () => {
