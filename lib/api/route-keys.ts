@@ -11,6 +11,7 @@ export const API_ROUTE_KEYS = [
   "GET /jobs/{id}",
   "POST /jobs/{id}/cancel",
   "POST /jobs/{id}/retry",
+  "POST /jobs/replay",
   "POST /groups",
   "GET /groups/{id}",
   "GET /groups/{id}/children",

@@ -4,6 +4,7 @@ import { ClientError, issuesOf } from "../errors.ts";
 import { EnqueueBatchRequest, type JobView, ListJobsQuery } from "../job/schemas.ts";
 import { MAX_ENQUEUE_BODY_BYTES } from "../limits.ts";
 import { cancelJob } from "../ops/cancel-job.ts";
+import { replayJobs } from "../ops/replay-jobs.ts";
 import { redriveJob } from "../producer/redrive.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
@@ -99,6 +100,7 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
       const { outcome, item } = await cancelJob(engine, jobId(event));
       return json(200, { ...(await loadJobView(store, engine.claims, item)), cancel: outcome });
     }),
+    route("POST", "/jobs/replay", async (event) => json(200, await replayJobs(engine, readJsonBody(event)))),
     route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(engine, jobId(event)))),
     ...groupRoutes(engine),
     ...queueRoutes(engine),

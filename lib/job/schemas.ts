@@ -97,6 +97,8 @@ export const JobView = z.object({
   enqueues: z.number().int().optional(),
   /** A singleton job waits for these jobs of its key to end before it starts. */
   after: z.array(z.string()).optional(),
+  /** A replay's job: the ended job it runs again (POST /jobs/replay). */
+  replayOf: z.string().optional(),
   /** A flow-controlled kind's job: its flow key (docs/flow-control.md). */
   flowKey: z.string().optional(),
   /** Queued behind its flow key's concurrency: it starts when one of the key's runs ends. */

@@ -59,9 +59,11 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     ...(rule ? { coalesceKey } : {}),
     ...(flowKey !== undefined ? { flowKey } : {}),
   };
-  const group = {
+  // Where the job comes from: its group, the group it completes, the job it replays.
+  const lineage = {
     ...(extras.member ? { member: extras.member } : {}),
     ...(extras.completes ? { completes: extras.completes } : {}),
+    ...(extras.replayOf ? { replayOf: extras.replayOf } : {}),
   };
   const bytes = Buffer.byteLength(payloadJson);
   // Kept as long as a job's key: a far-off runAt must not find its payload already expired.
@@ -87,7 +89,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     ...(startBy !== undefined ? { startBy } : {}),
     ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
     ...(large ? { payloadRef: true } : {}),
-    ...group,
+    ...lineage,
     ...batch,
     ...keys,
     ...(lane !== "fenced" ? { lane } : {}),
@@ -108,7 +110,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     ...(startBy !== undefined ? { startBy } : {}),
     ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
     ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt, indexShards) : {}),
-    ...group,
+    ...lineage,
     ...batch,
     ...keys,
     ...(rule ? { enqueues: 1 } : {}),

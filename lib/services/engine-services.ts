@@ -36,6 +36,8 @@ export interface JobExtras {
   id?: string;
   member?: Member;
   completes?: string;
+  /** A replay (POST /jobs/replay): the job this one runs again. */
+  replayOf?: string;
 }
 
 /** A request the caller has already checked (lib/producer/validate.ts), with its group plumbing. */

@@ -66,6 +66,8 @@ export interface JobItem {
   burstBytes?: number;
   /** Jobs of its singleton key that must end before it starts. */
   after?: string[];
+  /** A replay's job: the job it runs again (docs/architecture.md §21). */
+  replayOf?: string;
   /** A flow-controlled kind's job: its flow key (docs/architecture.md §20). */
   flowKey?: string;
   /** Waiting for a place among its flow key's runs: its message is gone until one frees (§20). */
@@ -118,6 +120,7 @@ export function toJobView(
       : {}),
     ...(item.after?.length ? { after: item.after } : {}),
     ...(item.flowKey !== undefined ? { flowKey: item.flowKey } : {}),
+    ...(item.replayOf !== undefined ? { replayOf: item.replayOf } : {}),
     ...(item.parked && item.status === "queued" ? { waitingForKey: true } : {}),
   };
 }
@@ -142,4 +145,5 @@ export type JobSeed = Pick<
   | "coalesceKey"
   | "after"
   | "flowKey"
+  | "replayOf"
 > & { payload?: string; payloadRef?: boolean; payloadObject?: string };

@@ -31,6 +31,7 @@ export function seedIfMissing(update: Update, seed: JobSeed): Update {
   if (seed.coalesceKey !== undefined) update.setIfAbsent("coalesceKey", seed.coalesceKey);
   if (seed.after?.length) update.setIfAbsent("after", seed.after);
   if (seed.flowKey !== undefined) update.setIfAbsent("flowKey", seed.flowKey);
+  if (seed.replayOf !== undefined) update.setIfAbsent("replayOf", seed.replayOf);
   return update;
 }
 

@@ -41,6 +41,8 @@ export const JobMessage = z
     coalesceKey: z.string().min(1).optional(),
     /** A singleton job: jobs of its key that must end before it starts (§19). */
     after: z.array(z.string().min(1)).max(20).optional(),
+    /** A replay's job: the job it runs again (§21). */
+    replayOf: z.string().min(1).optional(),
     /** A flow-controlled kind's job: its flow key (§20). */
     flowKey: z.string().min(1).optional(),
     /** The start its key's rate reserved for it (ms): it doesn't take from the rate again (§20). */
@@ -128,5 +130,6 @@ export function seedFromMessage(msg: JobMessage): JobSeed {
     ...(msg.coalesceKey !== undefined ? { coalesceKey: msg.coalesceKey } : {}),
     ...(msg.after?.length ? { after: msg.after } : {}),
     ...(msg.flowKey !== undefined ? { flowKey: msg.flowKey } : {}),
+    ...(msg.replayOf !== undefined ? { replayOf: msg.replayOf } : {}),
   };
 }

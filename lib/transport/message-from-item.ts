@@ -25,5 +25,6 @@ export function messageFromItem(item: JobItem, payloadJson: string | undefined):
     ...(item.coalesceKey !== undefined ? { coalesceKey: item.coalesceKey } : {}),
     ...(item.after?.length ? { after: item.after } : {}),
     ...(item.flowKey !== undefined ? { flowKey: item.flowKey } : {}),
+    ...(item.replayOf !== undefined ? { replayOf: item.replayOf } : {}),
   };
 }

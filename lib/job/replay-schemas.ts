@@ -1,0 +1,58 @@
+import * as z from "zod";
+import { BoundedJson } from "./json-depth.ts";
+import { MaxAttempts } from "./schemas.ts";
+
+/** The statuses a replay takes jobs from: those that ended. */
+export const replayableStatuses = ["dead", "done", "cancelled"] as const;
+/** A replay takes at most this many jobs per request. */
+export const MAX_REPLAY = 10_000;
+
+const Time = z.iso.datetime({ offset: true });
+
+/**
+ * POST /jobs/replay (docs/architecture.md §21): which ended jobs to run again as new jobs, what to
+ * change in them, and whether only to count them (`dryRun`). The same `requestId` again replays
+ * nothing twice.
+ */
+export const ReplayRequest = z
+  .object({
+    filter: z
+      .object({
+        status: z.enum(replayableStatuses),
+        kind: z.string().min(1).max(64).optional(),
+        queue: z.string().min(1).max(40).optional(),
+        createdAfter: Time.optional(),
+        createdBefore: Time.optional(),
+        finishedAfter: Time.optional(),
+        finishedBefore: Time.optional(),
+        errorContains: z.string().min(1).max(200).optional(),
+      })
+      .strict(),
+    overrides: z
+      .object({
+        payload: BoundedJson.optional(),
+        queue: z.string().min(1).max(40).optional(),
+        maxAttempts: MaxAttempts.optional(),
+      })
+      .strict()
+      .optional(),
+    limit: z.number().int().min(1).max(MAX_REPLAY).optional(),
+    dryRun: z.boolean().optional(),
+    requestId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, "letters, digits, _ and -, at most 64")
+      .optional(),
+  })
+  .strict()
+  .refine((r) => r.limit !== undefined || Object.keys(r.filter).length > 1, {
+    message: "a filter on status alone matches every such job: give a limit, or narrow it",
+    path: ["limit"],
+  });
+export type ReplayRequest = z.infer<typeof ReplayRequest>;
+
+export interface ReplayAnswer {
+  matched: number;
+  replayed: number;
+  /** Each match, and the new job that replays it (none on a dry run). */
+  jobs: { from: string; id?: string }[];
+}
