@@ -84,17 +84,22 @@ async function takePlaceOrPark(
   const { store, metrics, log } = deps;
   const kind = seed.kind;
   if (state.holders[seed.id] !== undefined) return {};
-  const held = Object.keys(state.holders).length;
-  const room = held < limit || (await freeStalePlaces(deps, kind, key, state, now)) > 0;
-  if (room && (await takeKeyPlace(store, kind, key, seed.id, limit, now)))
+  // A full key parks the job at once: places left held by ended runs are the repair's to free
+  // (after the parking below, and the reaper's look), not every waiting delivery's to read.
+  if (
+    Object.keys(state.holders).length < limit &&
+    (await takeKeyPlace(store, kind, key, seed.id, limit, now))
+  )
     return { place: { kind, key, since: now } };
   if (await parkJob(store, seed, key)) {
     metrics.count("keyParked", seed.queue, seed.kind);
     log.debug("job waits for a place of its flow key", { ...jobFields(seed), flowKey: key });
     // A run that ended while this job was parking may have found the line empty and freed its
-    // place: look once more, and send the line's oldest into any free place (the reaper's repair).
+    // place, or every place may be held by runs that ended without handing on: look once more, and
+    // repair (free those places, send the line's oldest into free ones) when a place may be free.
     const after = await readFlowKey(store, kind, key);
-    if (Object.keys(after.holders).length < limit) await healKey(deps, kind, key);
+    if (Object.keys(after.holders).length < limit || (await freeStalePlaces(deps, kind, key, after, now)) > 0)
+      await healKey(deps, kind, key);
     return true;
   }
   // No longer queued (it ran, or was cancelled): the claim decides what this delivery is.

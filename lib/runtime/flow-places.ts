@@ -39,17 +39,19 @@ export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<voi
   try {
     const limit = concurrencyFor(kind.flow, key);
     const look = (typeof limit === "number" ? limit : 0) + LINE_LOOK;
+    // The line's head may hold places already (on their way to their claims): skip those.
+    let state = await readFlowKey(store, kind.name, key);
+    if (state.holders[item.id] === undefined) return;
     for (const next of await parkedJobs(store, kind.name, key, look)) {
-      if (next.id === item.id) continue;
+      if (next.id === item.id || state.holders[next.id] !== undefined) continue;
       if (await passKeyPlace(store, kind.name, key, item.id, next.id, clock.now())) {
         await resendJob(deps, next);
         return;
       }
-      // Lost: this run held no place any more, or the next job already has one on its way.
-      const state = await readFlowKey(store, kind.name, key);
+      // Lost: this run held no place any more, or the next job got one meanwhile.
+      state = await readFlowKey(store, kind.name, key);
       if (state.holders[item.id] === undefined) return;
     }
-    const state = await readFlowKey(store, kind.name, key);
     const since = state.holders[item.id];
     if (since !== undefined) await freeKeyPlaces(store, kind.name, key, { [item.id]: since });
   } catch (error) {
