@@ -10,6 +10,7 @@ import {
   LEASE_MS,
   POOL_CHILDREN,
   POOL_KIND,
+  poolRestarted,
   report,
   times,
 } from "./support.ts";
@@ -135,14 +136,7 @@ describe("fault injection on npm start", () => {
       await waitFor(async () => children.every((pid) => stack.deaths.has(pid)), "children to die", 5_000, 10);
       const childrenGoneMs = Math.max(...children.map((pid) => stack.deaths.get(pid) as number)) - killedAt;
       expect(childrenGoneMs).toBeLessThanOrEqual(1000);
-      const restarted = await waitFor(
-        async () => {
-          const pid = stack.poolPid();
-          return pid !== undefined && pid !== pool && pid;
-        },
-        "the stack to start the pool again",
-        20_000,
-      );
+      const restarted = await poolRestarted(stack, pool);
       const faultEndedAt = Date.now();
 
       const figures = await assertHealthy(stack, ids, { leaseMs: LEASE_MS, faultEndedAt });

@@ -10,6 +10,7 @@ import {
   faultScenarios,
   type Json,
   LEASE_MS,
+  poolRestarted,
   report,
   times,
 } from "./support.ts";
@@ -324,14 +325,7 @@ describe("debounce and singleton under faults on npm start", () => {
       const secondIds = await enqueueAll(second);
       expect(new Set(secondIds).size, `one job answers the second burst: ${secondIds.join(",")}`).toBe(1);
       expect(secondIds[0]).not.toBe(burstId);
-      await waitFor(
-        async () => {
-          const pid = stack.poolPid();
-          return pid !== undefined && pid !== pool && pid;
-        },
-        "the stack to start the pool again",
-        20_000,
-      );
+      await poolRestarted(stack, pool);
       const faultEndedAt = Date.now();
 
       const ids = [burstId, secondIds[0] as string];

@@ -10,6 +10,7 @@ import {
   faultScenarios,
   type Json,
   LEASE_MS,
+  poolRestarted,
   report,
   times,
 } from "./support.ts";
@@ -425,14 +426,7 @@ describe("flow control per key under faults on npm start", () => {
         5_000,
         10,
       );
-      await waitFor(
-        async () => {
-          const pid = stack.poolPid();
-          return pid !== undefined && pid !== pool && pid;
-        },
-        "the stack to start the pool again",
-        20_000,
-      );
+      await poolRestarted(stack, pool);
       const faultEndedAt = Date.now();
 
       const figures = await assertFlowHealthy(stack, jobs, {

@@ -263,6 +263,17 @@ export function faultScenarios(
 }
 
 /** A scenario's figures, as one JSON line. */
+/** The pool process the stack starts again after `before` died (its restart waits 1 s, then more). */
+export const poolRestarted = (stack: FaultStack, before: number) =>
+  waitFor(
+    async () => {
+      const pid = stack.poolPid();
+      return pid !== undefined && pid !== before && pid;
+    },
+    "the stack to start the pool again",
+    20_000,
+  );
+
 export const report = (scenario: string, figures: Record<string, unknown>) =>
   console.log(JSON.stringify({ scenario, ...figures }));
 export const times = <T>(n: number, make: (i: number) => T): T[] =>
