@@ -36,10 +36,14 @@ export function jsonValue(value: string): unknown {
 
 /** An ISO 8601 time with its offset, as the API takes `runAt`. */
 export function isoTime(value: string): string {
+  return checkedIsoTime(value, "");
+}
+
+function checkedIsoTime(value: string, also: string): string {
   const ok = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value);
   if (!ok || Number.isNaN(Date.parse(value))) {
     throw new InvalidArgumentError(
-      `expected an ISO time with its offset, like 2030-01-01T09:00:00Z; got "${value}".`,
+      `expected an ISO time with its offset, like 2030-01-01T09:00:00Z${also}; got "${value}".`,
     );
   }
   return value;
@@ -57,4 +61,20 @@ export function endpointUrl(value: string): string {
     throw new InvalidArgumentError(`expected an http:// or https:// URL, got "${value}".`);
   }
   return value.replace(/\/+$/, "");
+}
+
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/**
+ * A time as an ISO 8601 time with its offset, or a duration ago (`90s`, `30m`, `1h`, `2d`): the
+ * ISO time that long before now.
+ */
+export function timeOrAgo(now: () => number = Date.now) {
+  return (value: string): string => {
+    const ago = /^(\d+)([smhd])$/.exec(value.trim());
+    if (!ago) return checkedIsoTime(value, ", or a duration ago: 90s, 30m, 1h, 2d");
+    const at = new Date(now() - Number(ago[1]) * UNIT_MS[ago[2] as keyof typeof UNIT_MS]);
+    if (Number.isNaN(at.getTime())) throw new InvalidArgumentError(`too long ago: "${value}".`);
+    return at.toISOString();
+  };
 }

@@ -77,3 +77,47 @@ function lineProgress(stream: NodeJS.WritableStream, total: number | undefined, 
     stop: () => {},
   };
 }
+
+/** How far a job-by-job operation in steps has got (bulk replay: jobs sent of the matched). */
+export interface StepProgress {
+  update(done: number, extra: string): void;
+  stop(): void;
+}
+
+/**
+ * Progress of `total` jobs handled a step at a time, on stderr: a bar on a terminal, otherwise a
+ * plain line at each tenth. `label` starts each line ("replay"); `extra` follows the counts.
+ */
+export function createStepProgress(options: {
+  stream: NodeJS.WriteStream | NodeJS.WritableStream;
+  total: number;
+  label: string;
+  enabled: boolean;
+}): StepProgress {
+  const { stream, total, label } = options;
+  if (!options.enabled) return { update: () => {}, stop: () => {} };
+  if ((stream as NodeJS.WriteStream).isTTY === true) {
+    const bar = new cliProgress.SingleBar(
+      {
+        stream,
+        format: `${label} [{bar}] {percentage}% {value}/{total} jobs | {extra} | {eta_formatted}`,
+        hideCursor: true,
+        clearOnComplete: false,
+        fps: 10,
+      },
+      cliProgress.Presets.shades_classic,
+    );
+    bar.start(total, 0, { extra: "" });
+    return { update: (done, extra) => bar.update(done, { extra }), stop: () => bar.stop() };
+  }
+  let lastStep = 0;
+  return {
+    update: (done, extra) => {
+      const step = Math.floor((done * 10) / total);
+      if (step <= lastStep) return;
+      lastStep = step;
+      stream.write(`${label}: ${done}/${total} jobs (${Math.floor((done * 100) / total)}%), ${extra}\n`);
+    },
+    stop: () => {},
+  };
+}

@@ -87,6 +87,11 @@ export const answerShapes = {
   scheduleList: z.looseObject({ items: z.array(schedule) }),
   group,
   createdGroup: group.extend({ duplicate: z.boolean() }),
+  replay: z.looseObject({
+    matched: z.number(),
+    replayed: z.number(),
+    jobs: z.array(z.looseObject({ from: z.string(), id: z.string().optional() })),
+  }),
   childrenPage: page(z.looseObject({ id: z.string(), status: z.string(), lastError: z.string().optional() })),
 } as const;
 

@@ -12,6 +12,7 @@ import type {
   JobPage,
   ListOptions,
   QueueView,
+  ReplayAnswer,
   ScheduleView,
   SkyforgeClient,
 } from "./skyforge-client.ts";
@@ -92,6 +93,8 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
       ),
     retry: async (id) =>
       object<JobView>({ method: "POST", path: `/jobs/${segment(id)}/retry` }, answerShapes.job),
+    replay: async (request) =>
+      object<ReplayAnswer>({ method: "POST", path: "/jobs/replay", body: request }, answerShapes.replay),
     queues: {
       list: async () =>
         (await object<{ items: QueueView[] }>({ method: "GET", path: "/queues" }, answerShapes.queueList))

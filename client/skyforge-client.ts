@@ -14,6 +14,7 @@ import type {
   GroupFailureMode,
   GroupView,
 } from "../lib/job/group-schemas.ts";
+import type { ReplayAnswer, ReplayRequest } from "../lib/job/replay-schemas.ts";
 import type {
   BatchResultItem,
   EnqueueRequest,
@@ -128,6 +129,17 @@ export interface BusiestKeys {
   truncated?: true;
 }
 
+/**
+ * POST /jobs/replay's request (lib/job/replay-schemas.ts): which ended jobs to run again as new jobs
+ * (`filter`: a status, and kind, queue, times, error text or ids), what to change in them, at most
+ * how many, whether only to count them (`dryRun`). The same `requestId` again replays nothing twice.
+ */
+export type ReplayOptions<A extends AppNames> = Omit<ReplayRequest, "filter" | "overrides"> & {
+  filter: Omit<ReplayRequest["filter"], "kind" | "queue"> & { kind?: KindName<A>; queue?: QueueName<A> };
+  overrides?: Omit<NonNullable<ReplayRequest["overrides"]>, "queue"> & { queue?: QueueName<A> };
+};
+export type { ReplayAnswer };
+
 /** POST /groups's request, typed from the app: each child and the completion job by its kind. */
 export interface GroupRequest<A extends AppNames> {
   id?: string;
@@ -158,6 +170,11 @@ export interface SkyforgeClient<A extends AppNames> {
   list(options: ListOptions<A>): Promise<JobPage<JobView | JobSummary>>;
   cancel(id: string): Promise<JobView & { cancel: CancelOutcome }>;
   retry(id: string): Promise<JobView>;
+  /**
+   * Bulk replay (POST /jobs/replay): the ended jobs the filter matches, each run again as a new job
+   * naming its original (`replayOf`); `jobs` pairs each match with its new job (no id on a dry run).
+   */
+  replay(request: ReplayOptions<A>): Promise<ReplayAnswer>;
   queues: {
     list(): Promise<QueueView[]>;
     pause(name: QueueName<A>): Promise<QueueView>;

@@ -13,6 +13,12 @@ export {
   groupChildStatuses,
 } from "../lib/job/group-schemas.ts";
 export {
+  MAX_REPLAY,
+  MAX_REPLAY_IDS,
+  type ReplayAnswer,
+  replayableStatuses,
+} from "../lib/job/replay-schemas.ts";
+export {
   type BatchResultItem,
   type JobSummary,
   type JobView,

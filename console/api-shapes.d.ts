@@ -21,6 +21,15 @@ export interface Job {
   lastError?: string;
   payload?: unknown;
   result?: unknown;
+  /** The job this one replays (POST /jobs/replay). */
+  replayOf?: string;
+}
+
+/** POST /jobs/replay: how many matched, how many were replayed, and each match's new job. */
+export interface ReplayAnswer {
+  matched: number;
+  replayed: number;
+  jobs: { from: string; id?: string }[];
 }
 
 /** POST /jobs: the job, and whether its unique key had already enqueued it. */

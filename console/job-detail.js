@@ -93,6 +93,11 @@ export function JobDetail({ id, onClose }) {
           <dt>finished</dt>
           <dd>${dateTime(job.finishedAt)} <span class="muted">(ran ${duration(between(job.startedAt, job.finishedAt))})</span></dd>
           ${job.uniqueKey && html`<dt>unique key</dt><dd class="mono">${job.uniqueKey}</dd>`}
+          ${
+            job.replayOf &&
+            html`<dt>replay of</dt>
+              <dd class="mono"><a href=${`#/jobs/${job.replayOf}`} data-testid="job-replay-of">${job.replayOf}</a></dd>`
+          }
         </dl>
         ${
           job.lastError !== undefined &&

@@ -8,6 +8,43 @@ import { usePoll } from "./poll.js";
 
 export const statuses = ["queued", "scheduled", "running", "done", "dead", "cancelled"];
 const PAGE = 50;
+/** The statuses POST /jobs/replay takes jobs from: those that ended. */
+const replayable = new Set(["dead", "done", "cancelled"]);
+/** POST /jobs/replay takes at most this many ids in a filter. */
+const MAX_REPLAY_IDS = 100;
+
+/** @typedef {{ busy: boolean, replayed?: { from: string, id: string }[], skipped?: number, error?: string }} ReplayState */
+
+/**
+ * @param {number} replayed
+ * @param {number} skipped
+ */
+const replaySummary = (replayed, skipped) =>
+  `replayed ${replayed}${skipped ? ` (${skipped} no longer matched)` : ""}${replayed ? ":" : ""}`;
+
+/**
+ * Replays the selected jobs: one POST /jobs/replay per status among them (the filter takes one
+ * status), naming the jobs by id. A fresh request id per click, so a request sent twice (a retry by
+ * the browser or a proxy) replays nothing twice. Jobs whose status changed since they were selected
+ * don't match, and are counted as skipped.
+ * @param {Map<string, string>} selected id → its status when selected
+ * @returns {Promise<ReplayState>}
+ */
+async function replaySelected(selected) {
+  /** @type {Map<string, string[]>} */
+  const byStatus = new Map();
+  for (const [id, status] of selected) byStatus.set(status, [...(byStatus.get(status) ?? []), id]);
+  /** @type {{ from: string, id: string }[]} */
+  const replayed = [];
+  for (const [status, ids] of byStatus) {
+    /** @type {import("./api-shapes").ReplayAnswer} */
+    const answer = await api("POST", "/jobs/replay", {
+      body: { filter: { status, ids }, requestId: `console-${crypto.randomUUID()}` },
+    });
+    for (const job of answer.jobs) if (job.id) replayed.push({ from: job.from, id: job.id });
+  }
+  return { busy: false, replayed, skipped: selected.size - replayed.length };
+}
 
 /**
  * Jobs filtered by queue and status, refreshed every 2 s. A page is what one GET /jobs answers: with
@@ -23,6 +60,8 @@ const PAGE = 50;
  */
 export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
   const [cursors, setCursors] = useState(/** @type {string[]} */ ([])); // cursors of the pages before this one, and this one's
+  const [selected, setSelected] = useState(/** @type {Map<string, string>} */ (new Map()));
+  const [replay, setReplay] = useState(/** @type {ReplayState} */ ({ busy: false }));
   const cursor = cursors.at(-1);
   /** @type {import("./poll.js").Poll<import("./api-shapes").Page<import("./api-shapes").Job>>} */
   const poll = usePoll(
@@ -32,6 +71,24 @@ export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
   );
   const next = poll.data?.cursor;
   const items = [...(poll.data?.items ?? [])].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  /** @param {import("./api-shapes").Job} job */
+  const toggle = (job) => {
+    const next = new Map(selected);
+    if (next.has(job.id)) next.delete(job.id);
+    else next.set(job.id, job.status);
+    setSelected(next);
+  };
+  async function runReplay() {
+    setReplay({ busy: true });
+    try {
+      setReplay(await replaySelected(selected));
+      setSelected(new Map());
+      await poll.refresh();
+    } catch (err) {
+      setReplay({ busy: false, error: describeError(err) });
+    }
+  }
+  const tooMany = selected.size > MAX_REPLAY_IDS;
   /** @param {keyof JobFilter} key */
   const change = (key) => (/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => {
     setCursors([]);
@@ -57,7 +114,29 @@ export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
           </select>
         </label>
         <span class="muted small">${poll.data ? `${items.length} on this page` : ""}</span>
+        <span class="grow"></span>
+        <span class="muted small" data-testid="replay-count">${selected.size > 0 ? `${selected.size} selected` : ""}</span>
+        <button
+          type="button"
+          disabled=${replay.busy || selected.size === 0 || tooMany}
+          onClick=${runReplay}
+          data-testid="replay-selected"
+          title=${tooMany ? `at most ${MAX_REPLAY_IDS} at once` : "run the selected ended jobs again, as new jobs"}
+        >
+          Replay selected
+        </button>
       </div>
+      ${
+        replay.replayed &&
+        html`<p class="ok" data-testid="replay-message">
+          <span data-testid="replay-summary">${replaySummary(replay.replayed.length, replay.skipped ?? 0)}</span>
+          ${replay.replayed.map(
+            (j) =>
+              html` <a class="mono" href=${`#/jobs/${j.id}`} title=${`replays ${j.from}`} data-testid="replay-new-job">${shortId(j.id)}</a>`,
+          )}
+        </p>`
+      }
+      ${replay.error && html`<p class="error" data-testid="replay-error">${replay.error}</p>`}
       ${poll.error && html`<p class="error">${describeError(poll.error)}</p>`}
       ${!poll.data && !poll.error && html`<p class="muted">Loading…</p>`}
       ${poll.data && items.length === 0 && html`<p class="muted" data-testid="jobs-empty">No jobs match.</p>`}
@@ -67,6 +146,7 @@ export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
         <table class="job-list">
           <thead>
             <tr>
+              <th class="pick" title="select ended jobs to replay"></th>
               <th>id</th>
               <th>kind</th>
               <th>queue</th>
@@ -86,6 +166,18 @@ export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
                 data-status=${job.status}
                 onClick=${() => onSelect(job.id)}
               >
+                <td class="pick" onClick=${(/** @type {Event} */ e) => e.stopPropagation()}>
+                  ${
+                    replayable.has(job.status) &&
+                    html`<input
+                      type="checkbox"
+                      checked=${selected.has(job.id)}
+                      onChange=${() => toggle(job)}
+                      aria-label=${`select ${job.id}`}
+                      data-testid=${`job-pick-${job.id}`}
+                    />`
+                  }
+                </td>
                 <td class="mono" title=${job.id}><a href=${`#/jobs/${job.id}`}>${shortId(job.id)}</a></td>
                 <td>${job.kind}</td>
                 <td>${job.queue}</td>

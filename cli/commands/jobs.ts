@@ -3,6 +3,7 @@ import { type JobStatus, type JobView, jobStatuses } from "../../client/vocabula
 import { action } from "../context.ts";
 import { integer } from "../options.ts";
 import { inlineJson, keyValues, shortTime, table } from "../output.ts";
+import { jobsReplayCommand } from "./jobs-replay.ts";
 
 interface ListOptions {
   queue?: string;
@@ -12,9 +13,12 @@ interface ListOptions {
   all?: boolean;
 }
 
-/** `skyforge jobs ls|get|cancel|retry`: GET /jobs, GET /jobs/{id}, POST /jobs/{id}/cancel|retry. */
+/**
+ * `skyforge jobs ls|get|cancel|retry|replay`: GET /jobs, GET /jobs/{id}, POST /jobs/{id}/cancel|retry,
+ * POST /jobs/replay (cli/commands/jobs-replay.ts).
+ */
 export function jobsCommand(): Command {
-  const jobs = new Command("jobs").description("list jobs, show one, cancel or retry it");
+  const jobs = new Command("jobs").description("list jobs, show one, cancel or retry it, replay ended jobs");
 
   jobs
     .command("ls")
@@ -93,6 +97,8 @@ export function jobsCommand(): Command {
         return undefined;
       }),
     );
+
+  jobs.addCommand(jobsReplayCommand());
 
   return jobs;
 }

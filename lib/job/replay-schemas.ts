@@ -6,6 +6,8 @@ import { MaxAttempts } from "./schemas.ts";
 export const replayableStatuses = ["dead", "done", "cancelled"] as const;
 /** A replay takes at most this many jobs per request. */
 export const MAX_REPLAY = 10_000;
+/** A filter names at most this many jobs by id (`filter.ids`: the console's selected rows). */
+export const MAX_REPLAY_IDS = 100;
 
 const Time = z.iso.datetime({ offset: true });
 
@@ -26,6 +28,11 @@ export const ReplayRequest = z
         finishedAfter: Time.optional(),
         finishedBefore: Time.optional(),
         errorContains: z.string().min(1).max(200).optional(),
+        /**
+         * Only these jobs (each read by id): those of them the rest of the filter matches. Ids
+         * that name no job, or a job in another status, are not matched.
+         */
+        ids: z.array(z.string().min(1).max(64)).min(1).max(MAX_REPLAY_IDS).optional(),
       })
       .strict(),
     overrides: z

@@ -6,7 +6,7 @@ import { MAX_REPLAY, type ReplayAnswer, ReplayRequest } from "../job/replay-sche
 import { validateEnqueue } from "../producer/validate.ts";
 import type { Engine } from "../services/engine-services.ts";
 import type { JobItem } from "../store/job-item.ts";
-import { listJobs } from "../store/read-ops.ts";
+import { getJob, listJobs } from "../store/read-ops.ts";
 
 /** List pages one replay reads at most (each a bounded index query or scan page). */
 const MAX_PAGES = 500;
@@ -20,8 +20,9 @@ type Checked = { from: string; request: Record<string, unknown> };
  * jobs that name the job they replay (`replayOf`); the originals are untouched. Every new request is
  * checked before any is enqueued, so an override the kind refuses replays nothing. With a
  * `requestId`, each new job's unique key is `replay-<requestId>-<original id>`, kept after it ends:
- * the same request again answers the same jobs (a debounced or singleton kind takes no unique key,
- * so it isn't deduped).
+ * the same request again answers the same jobs and never matches the jobs it made (a debounced or
+ * singleton kind takes no unique key, so it isn't deduped). `filter.ids` names the jobs to look at
+ * (at most 100, each read by id) instead of listing them.
  */
 export async function replayJobs(deps: ReplayDeps, raw: unknown): Promise<ReplayAnswer> {
   const parsed = ReplayRequest.safeParse(raw);
@@ -73,13 +74,28 @@ async function matching(deps: ReplayDeps, request: ReplayRequest, max: number): 
   const { filter } = request;
   const after = (iso?: string) => (iso === undefined ? Number.NEGATIVE_INFINITY : Date.parse(iso));
   const before = (iso?: string) => (iso === undefined ? Number.POSITIVE_INFINITY : Date.parse(iso));
+  // A job this same request made (its unique key names the request and its original) is never a
+  // match: once it ended like its original, the same request again would replay it too.
+  const ownReplay = (job: JobItem) =>
+    request.requestId !== undefined &&
+    job.replayOf !== undefined &&
+    job.uniqueKey === `replay-${request.requestId}-${job.replayOf}`;
   const keep = (job: JobItem) =>
+    job.status === filter.status &&
+    !ownReplay(job) &&
+    (filter.queue === undefined || job.queue === filter.queue) &&
     (filter.kind === undefined || job.kind === filter.kind) &&
     job.createdAt >= after(filter.createdAfter) &&
     job.createdAt < before(filter.createdBefore) &&
     (job.finishedAt ?? 0) >= after(filter.finishedAfter) &&
     (job.finishedAt ?? 0) < before(filter.finishedBefore) &&
     (filter.errorContains === undefined || (job.lastError ?? "").includes(filter.errorContains));
+  if (filter.ids !== undefined) {
+    // Named jobs: each read by id (at most MAX_REPLAY_IDS), in the order given, each once.
+    const read = pLimit(8);
+    const jobs = await Promise.all([...new Set(filter.ids)].map((id) => read(() => getJob(deps.store, id))));
+    return jobs.filter((job): job is JobItem => job !== undefined && keep(job)).slice(0, max);
+  }
   // Dead jobs come from each queue's status index; the others from a scan of the table.
   const queues =
     filter.queue !== undefined

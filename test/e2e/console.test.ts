@@ -91,6 +91,46 @@ describe("the web console on npm start", () => {
     process.env.CONSOLE_SCREENSHOT ? 120_000 : 60_000,
   );
 
+  it("selects two dead jobs, replays them, and links the new jobs, each naming its original", async () => {
+    const message = `replay me ${randomUUID()}`;
+    const made = await http.call("POST", "/jobs/batch", {
+      jobs: [1, 2].map(() => ({ kind: "fail", payload: { message }, maxAttempts: 1 })),
+    });
+    expect(made.status).toBe(200);
+    const dead: string[] = made.body.results.map((r: { id: string }) => r.id);
+    const { page, problems } = await openConsole(`${env.stack().url}/console`);
+    await page.getByTestId("filter-queue").selectOption("default");
+    await page.getByTestId("filter-status").selectOption("dead");
+    // Only ended jobs can be picked; picking one doesn't open its detail.
+    for (const id of dead) {
+      await see(page.locator(`[data-testid="job-row-${id}"][data-status="dead"]`), 20_000);
+      await page.getByTestId(`job-pick-${id}`).check();
+    }
+    await see(page.getByTestId("replay-count").filter({ hasText: "2 selected" }));
+    expect(await page.getByTestId("job-detail").count()).toBe(0);
+    await page.getByTestId("replay-selected").click();
+    await see(page.getByTestId("replay-summary").filter({ hasText: "replayed 2:" }));
+    const links = page.getByTestId("replay-new-job");
+    expect(await links.count()).toBe(2);
+    expect(await page.getByTestId("replay-count").textContent()).toBe("");
+    const fresh = await Promise.all(
+      [0, 1].map(async (i) => ((await links.nth(i).getAttribute("href")) ?? "").replace("#/jobs/", "")),
+    );
+    for (const id of fresh) {
+      const replay = await http.call("GET", `/jobs/${id}`);
+      expect(dead).toContain(replay.body.replayOf);
+      expect(replay.body).toMatchObject({ kind: "fail", maxAttempts: 1 });
+    }
+    // A link opens the new job, which names the job it replays; the originals stay dead.
+    await links.nth(0).click();
+    await see(page.locator(`[data-testid="job-detail"][data-job-id="${fresh[0]}"]`));
+    await see(page.getByTestId("job-replay-of").filter({ hasText: /^01/ }));
+    expect(dead).toContain(await page.getByTestId("job-replay-of").textContent());
+    for (const id of dead) expect((await http.call("GET", `/jobs/${id}`)).body.status).toBe("dead");
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   it("serves only its listed files, GET and HEAD, in the API's error shape otherwise", async () => {
     const head = await fetch(`${env.stack().url}/console/`, { method: "HEAD" });
     expect(head.status).toBe(200);

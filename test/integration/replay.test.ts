@@ -59,6 +59,54 @@ describe("bulk replay", () => {
     expect(all.items.filter((j) => j.replayOf !== undefined)).toHaveLength(12);
   });
 
+  it("replays jobs named by id: only those of the filter's status, each once; unknown ids match nothing", async () => {
+    const h = await harness.create({ clock: new OffsetClock() });
+    h.startPoller();
+    const [a, b, c] = await deadJobs(h, "picked", 3);
+    const done = await h.engine.producer.enqueue({ kind: "echo", payload: { n: 1 } });
+    await settled(h, done.job.id, "done");
+    const ids = [a?.id ?? "", b?.id ?? "", b?.id ?? "", done.job.id, "01ARZ3NDEKTSV4RRFFQ69G5FAV"];
+    const dry = await replayJobs(h.engine, { filter: { status: "dead", ids }, dryRun: true });
+    expect(dry).toEqual({ matched: 2, replayed: 0, jobs: [{ from: a?.id }, { from: b?.id }] });
+    const replayed = await replayJobs(h.engine, { filter: { status: "dead", ids }, requestId: "pick-1" });
+    expect(replayed).toMatchObject({ matched: 2, replayed: 2 });
+    for (const { from, id } of replayed.jobs)
+      expect(await getJob(h.engine.store, id ?? "")).toMatchObject({ replayOf: from, kind: "fail" });
+    expect(replayed.jobs.map((j) => j.from)).not.toContain(c?.id);
+    // The rest of the filter still applies; more than 100 ids is refused.
+    const none = await replayJobs(h.engine, {
+      filter: { status: "dead", ids, errorContains: "nothing like this" },
+      dryRun: true,
+    });
+    expect(none).toEqual({ matched: 0, replayed: 0, jobs: [] });
+    const tooMany = await refusal(
+      replayJobs(h.engine, {
+        filter: { status: "dead", ids: Array.from({ length: 101 }, (_, i) => `id-${i}`) },
+      }),
+    );
+    expect(tooMany?.issues?.[0]?.path).toBe("filter.ids");
+  });
+
+  it("the same request again never replays its own replays, even when they ended matching the filter", async () => {
+    const h = await harness.create({ clock: new OffsetClock() });
+    h.startPoller();
+    await deadJobs(h, "same error", 2);
+    const request = {
+      filter: { status: "dead", kind: "fail", errorContains: "same error" },
+      requestId: "r-2",
+    };
+    const first = await replayJobs(h.engine, request);
+    expect(first).toMatchObject({ matched: 2, replayed: 2 });
+    // Without an override the replays die of the same error: they match the filter too.
+    for (const { id } of first.jobs) await settled(h, id ?? "", "dead");
+    const again = await replayJobs(h.engine, request);
+    expect(again.jobs.map((j) => [j.from, j.id])).toEqual(first.jobs.map((j) => [j.from, j.id]));
+    // Another request id would take all four.
+    expect(await replayJobs(h.engine, { ...request, requestId: "r-3", dryRun: true })).toMatchObject({
+      matched: 4,
+    });
+  });
+
   it("refuses, replaying nothing: a status alone without a limit, an override the kind refuses, an unknown kind or status", async () => {
     const h = await harness.create({ clock: new OffsetClock() });
     h.startPoller();
