@@ -17,6 +17,7 @@ import type { OutgoingJob } from "../transport/outgoing-messages.ts";
 import { admitToKeyBacklog, unwindUnsent } from "./backlog-admission.ts";
 import { CoalesceEnqueue } from "./coalesce-enqueue.ts";
 import { errorBody } from "./error-body.ts";
+import { lookAfterParking, parkIfKeyFull } from "./flow-park.ts";
 import { type Planned, plan } from "./plan.ts";
 import { validateEnqueue } from "./validate.ts";
 
@@ -112,10 +113,15 @@ export class Producer {
         }),
       ),
     );
-    // Scheduled jobs have no message yet: the reaper sends it when they fall due.
+    await parkIfKeyFull(
+      this.deps,
+      ready.map((e) => e.planned),
+    );
+    // Scheduled jobs have no message yet: the reaper sends it when they fall due. Parked ones wait
+    // for a place of their flow key.
     const failedSends = await this.deps.transport.sendBatch(
       ready
-        .filter((e) => !e.planned.scheduled)
+        .filter((e) => !e.planned.scheduled && !e.planned.parked)
         .map((e): OutgoingJob => ({ message: e.planned.message, delaySeconds: e.planned.delaySeconds })),
     );
     // Debounced and singleton jobs of one key one at a time, in the request's order (a collect burst
@@ -143,8 +149,8 @@ export class Producer {
             // Only the outcome matters here, not the item a faster worker may have written.
             if (e.planned.writesItem) await putJob(this.deps.store, item, { readCurrent: false });
           } catch (err) {
-            // A scheduled job's item is its only record: the failure is the caller's.
-            if (scheduled) {
+            // A scheduled or parked job's item is its only record: the failure is the caller's.
+            if (scheduled || e.planned.parked) {
               results[e.index] = { index: e.index, error: errorBody(err) };
               return;
             }
@@ -158,6 +164,12 @@ export class Producer {
         }),
       ),
     );
+    const parked = ready.filter((e) => e.planned.parked && results[e.index]?.id !== undefined);
+    if (parked.length > 0)
+      await lookAfterParking(
+        this.deps,
+        parked.map((e) => e.planned),
+      );
     return results;
   }
 
@@ -170,7 +182,8 @@ export class Producer {
     const duplicate = await this.reserve(p, queue, options);
     if (duplicate) return duplicate;
     await admitToKeyBacklog(this.deps.store, p, queue);
-    if (!p.scheduled) {
+    await parkIfKeyFull(this.deps, [p]);
+    if (!p.scheduled && !p.parked) {
       try {
         await transport.send({ message: p.message, delaySeconds: p.delaySeconds });
       } catch (err) {
@@ -183,8 +196,8 @@ export class Producer {
     try {
       if (p.writesItem) written = await this.writeItem(p);
     } catch (err) {
-      // A scheduled job has no message: its item is the only record, so the failure is the caller's.
-      if (p.scheduled) throw err;
+      // A scheduled or parked job has no message: its item is the only record, so the failure is the caller's.
+      if (p.scheduled || p.parked) throw err;
       // The message is out: the worker will build the job from it, so the job is accepted (as in a batch).
       this.deps.log.warn("job item write failed after send; the message carries the job", {
         ...errorFields(err),
@@ -192,6 +205,7 @@ export class Producer {
       written = p.item;
     }
     metrics.count("enqueued", queue.name, p.item.kind);
+    if (p.parked) await lookAfterParking(this.deps, [p]);
     return { job: toJobView(written, p.payloadJson), duplicate: false };
   }
 

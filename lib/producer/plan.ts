@@ -27,6 +27,11 @@ export interface Planned {
   pendingUntil: number;
   /** A batch kind's key with a bound on its waiting jobs: the job takes a place in its backlog. */
   backlog?: { kind: string; key: string; max: number };
+  /**
+   * Its flow key was full at enqueue: the job's item is written parked in the key's line and no
+   * message goes out until a place frees (lib/producer/flow-park.ts).
+   */
+  parked?: boolean;
 }
 
 /** `indexShards`: the table layout's (a job due past SQS's delay enters the status index). */

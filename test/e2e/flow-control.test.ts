@@ -4,7 +4,6 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { localStackForFile } from "../support/stack-for-file.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
-import { waitFor } from "../support/wait.ts";
 
 /**
  * The flow-control demo kinds over HTTP on the local stack (docs/flow-control.md): doc-index

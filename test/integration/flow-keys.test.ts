@@ -215,6 +215,33 @@ describe("flow control per key", () => {
     expect(Object.keys((await readFlowKey(store, "t-keyed", "crashy")).holders)).toEqual([]);
   });
 
+  it("a job enqueued while its key is full waits in the key's line from the start: no message until a place frees", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    h.startPoller();
+    const first = await h.engine.producer.enqueueBatch(
+      [0, 1].map((seq) => ({ kind: "t-keyed", payload: { tenant: "full", seq, ms: 600 } })),
+    );
+    await waitFor(
+      async () =>
+        Object.keys((await readFlowKey(h.engine.store, "t-keyed", "full")).holders).length === 2 || undefined,
+      "the key's two places taken",
+    );
+    const sent = h.metrics.total("keyParked");
+    const later = await h.engine.producer.enqueueBatch(
+      [2, 3, 4].map((seq) => ({ kind: "t-keyed", payload: { tenant: "full", seq, ms: 0 } })),
+    );
+    const single = await h.engine.producer.enqueue({
+      kind: "t-keyed",
+      payload: { tenant: "full", seq: 5, ms: 0 },
+    });
+    for (const id of [...later.map((r) => r.id ?? ""), single.job.id])
+      expect(await getJob(h.engine.store, id)).toMatchObject({ status: "queued", parked: true });
+    expect(h.metrics.total("keyParked") - sent).toBe(4);
+    for (const r of [...first, ...later]) await settled(h, r.id ?? "", "done");
+    await settled(h, single.job.id, "done");
+    expect(peak("full")).toBeLessThanOrEqual(2);
+  });
+
   it("a late copy of a finished job's message takes no place for good", async () => {
     const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
     h.startPoller();
