@@ -12,7 +12,9 @@ import { waitFor } from "../support/wait.ts";
 const { call, cli } = useCliOnStack("skyforge-cli-e2e-");
 const { run, json } = cli;
 
-describe("skyforge CLI against npm start", () => {
+// Each test starts the CLI (a Node 24 process under tsx) up to nine times: under the whole suite's
+// load one start takes seconds, so a test gets three times the suite's default.
+describe("skyforge CLI against npm start", { timeout: 90_000 }, () => {
   it("tail --json follows a job from queued to done, each change from where the last ended, and stops cleanly at Ctrl-C", async () => {
     const tail = cli.start(["tail", "--json", "--interval", "0.2"]);
     try {
