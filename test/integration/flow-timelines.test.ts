@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import type { DebounceMode } from "../../lib/job/coalesce.ts";
 import { collectKindDefinition } from "../../lib/job/collect.ts";
+import { rateCells, rateSlot } from "../../lib/job/flow.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
+import { flowRateBucket } from "../../lib/runtime/flow-gate.ts";
+import { reserveStart } from "../../lib/store/rate-limit-ops.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { ManualClock } from "../support/clock.ts";
 import { harnessPerTest } from "../support/engine-harness.ts";
@@ -53,6 +56,31 @@ const timelines = [...docs.matchAll(/```text timeline (\w+)\nenqueues: (.*)\nrun
 
 const harness = harnessPerTest();
 const rev = (json: string) => `r${(JSON.parse(json) as { rev: number }).rev}`;
+
+describe("docs/flow-control.md's rate timeline", () => {
+  const block = docs.match(/```text timeline rate\nenqueues: (.*)\nstarts: (.*)\n```/);
+  it("is played by the key's real reservation: each start at its turn", async () => {
+    expect(block).not.toBeNull();
+    const clock = new ManualClock();
+    const t0 = clock.now();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    const rate = { limit: 5, periodSeconds: 1, burst: 2 };
+    const starts: string[] = [];
+    for (const arrival of (block?.[1] ?? "").split(", ")) {
+      const [at, name] = arrival.split(" ");
+      clock.advance(t0 + Number(at) * 1000 - clock.now());
+      const now = clock.now();
+      const before = await reserveStart(
+        h.engine.store,
+        flowRateBucket("timeline", "k"),
+        now,
+        rateCells(rate).intervalMs,
+      );
+      starts.push(`${((rateSlot(before, now, rate) - t0) / 1000).toFixed(1)} ${name}`);
+    }
+    expect(starts.join(", ")).toBe(block?.[2]);
+  });
+});
 
 describe("docs/flow-control.md's debounce timelines", () => {
   it("has one per debounce mode", () => {
