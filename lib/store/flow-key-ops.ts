@@ -32,6 +32,11 @@ export const flowKeyTransitions = [["missing", "queued"]] as const satisfies Sto
 
 const holderName = (id: string) => `holders.${id}`;
 const holds = (id: string): Condition => attributeExists(holderName(id));
+/** Fewer than `limit` of the key's places are held. */
+const placeFree =
+  (limit: number): Condition =>
+  (e) =>
+    `size(${e.name("holders")}) < ${e.value(limit)}`;
 
 /** The key's state, read strongly; a key never used has no places held. */
 export async function readFlowKey(ctx: StoreContext, kind: string, key: string): Promise<FlowKeyState> {
@@ -52,9 +57,9 @@ export async function readFlowKey(ctx: StoreContext, kind: string, key: string):
 
 /**
  * takeKeyPlace — a job takes one of its key's places.
- * input: the key, the job, the key's concurrency, now, whether the state item exists (as read).
- * condition: the job already holds a place (a redelivery), or fewer than `limit` are held; a new
- *   state item: none exists yet.
+ * input: the key, the job, the key's concurrency, now.
+ * condition: the key's state item is missing (its first place: created), or the job already holds
+ *   a place (a redelivery), or fewer than `limit` are held.
  * result: true when the job holds a place; false when the key is full (or the state changed).
  */
 export function takeKeyPlace(
@@ -76,7 +81,7 @@ export function takeKeyPlace(
       state,
       (e) => ({
         update: new Update(e).set(holderName(id), now),
-        condition: or(holds(id), (x) => `size(${x.name("holders")}) < ${x.value(limit)}`),
+        condition: or(holds(id), placeFree(limit)),
       }),
       { readCurrent: false },
     );
@@ -105,7 +110,7 @@ export function grantKeyPlace(
       flowKeyStateKey(kind, key),
       (e) => ({
         update: new Update(e).set(holderName(id), now),
-        condition: and(not(holds(id)), (x) => `size(${x.name("holders")}) < ${x.value(limit)}`),
+        condition: and(not(holds(id)), placeFree(limit)),
       }),
       { readCurrent: false },
     ),
