@@ -17,7 +17,7 @@ import type { OutgoingJob } from "../transport/outgoing-messages.ts";
 import { admitToKeyBacklog, unwindUnsent } from "./backlog-admission.ts";
 import { CoalesceEnqueue } from "./coalesce-enqueue.ts";
 import { errorBody } from "./error-body.ts";
-import { lookAfterParking, parkIfKeyFull } from "./flow-park.ts";
+import { lookAfterParkingAll, parkIfKeyFull } from "./flow-park.ts";
 import { type Planned, plan } from "./plan.ts";
 import { validateEnqueue } from "./validate.ts";
 
@@ -166,7 +166,7 @@ export class Producer {
     );
     const parked = ready.filter((e) => e.planned.parked && results[e.index]?.id !== undefined);
     if (parked.length > 0)
-      await lookAfterParking(
+      await lookAfterParkingAll(
         this.deps,
         parked.map((e) => e.planned),
       );
@@ -205,7 +205,7 @@ export class Producer {
       written = p.item;
     }
     metrics.count("enqueued", queue.name, p.item.kind);
-    if (p.parked) await lookAfterParking(this.deps, [p]);
+    if (p.parked) await lookAfterParkingAll(this.deps, [p]);
     return { job: toJobView(written, p.payloadJson), duplicate: false };
   }
 

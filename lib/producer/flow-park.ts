@@ -1,6 +1,6 @@
 import { concurrencyFor } from "../job/flow.ts";
 import { errorFields } from "../observability/log.ts";
-import { healKey, type PlaceDeps } from "../runtime/flow-places.ts";
+import { lookAfterParking, type PlaceDeps } from "../runtime/flow-places.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { readFlowKey } from "../store/flow-key-ops.ts";
 import { parkIndexKeys } from "../store/keys.ts";
@@ -39,28 +39,22 @@ export async function parkIfKeyFull(
 }
 
 /**
- * After parked items are written: a run that ended meanwhile may have found the line empty and
- * freed its place. One look per key, and the repair sends the line's oldest into a free place.
+ * After parked items are written: one look per key (lookAfterParking, as the gate does after it
+ * parks a delivery). A failure is logged: the reaper's look comes within a minute, and the jobs are
+ * parked, not lost.
  */
-export async function lookAfterParking(deps: PlaceDeps, parked: readonly Planned[]): Promise<void> {
+export async function lookAfterParkingAll(deps: PlaceDeps, parked: readonly Planned[]): Promise<void> {
   const keys = new Map(parked.map((p) => [`${p.item.kind}#${p.item.flowKey}`, p.item]));
   await Promise.all(
     [...keys.values()].map(async ({ kind, flowKey }) => {
       if (flowKey === undefined) return;
-      try {
-        const flow = deps.registry.get(kind)?.flow;
-        const limit = flow ? concurrencyFor(flow, flowKey) : undefined;
-        const state = await readFlowKey(deps.store, kind, flowKey);
-        if (typeof limit === "number" && Object.keys(state.holders).length < limit)
-          await healKey(deps, kind, flowKey);
-      } catch (error) {
-        // The reaper's look comes within a minute; the jobs are parked, not lost.
+      await lookAfterParking(deps, kind, flowKey).catch((error: unknown) =>
         deps.log.warn("could not look at a flow key after parking; the reaper will", {
           kind,
           flowKey,
           ...errorFields(error),
-        });
-      }
+        }),
+      );
     }),
   );
 }

@@ -6,7 +6,7 @@ import type { JobSeed } from "../store/job-item.ts";
 import { reserveStart } from "../store/rate-limit-ops.ts";
 import { seedFromMessage } from "../transport/job-message.ts";
 import type { Admitted } from "./delivery.ts";
-import { freeStalePlaces, healKey } from "./flow-places.ts";
+import { lookAfterParking } from "./flow-places.ts";
 import type { Ack, InboundRecord, WorkerDeps } from "./record-types.ts";
 import type { VisibilitySink } from "./visibility-changes.ts";
 
@@ -94,12 +94,7 @@ async function takePlaceOrPark(
   if (await parkJob(store, seed, key)) {
     metrics.count("keyParked", seed.queue, seed.kind);
     log.debug("job waits for a place of its flow key", { ...jobFields(seed), flowKey: key });
-    // A run that ended while this job was parking may have found the line empty and freed its
-    // place, or every place may be held by runs that ended without handing on: look once more, and
-    // repair (free those places, send the line's oldest into free ones) when a place may be free.
-    const after = await readFlowKey(store, kind, key);
-    if (Object.keys(after.holders).length < limit || (await freeStalePlaces(deps, kind, key, after, now)) > 0)
-      await healKey(deps, kind, key);
+    await lookAfterParking(deps, kind, key);
     return true;
   }
   // No longer queued (it ran, or was cancelled): the claim decides what this delivery is.

@@ -100,8 +100,11 @@ export async function livePlaces(
   return Object.keys(state.holders).length - Object.keys(stale).length;
 }
 
+/** The longest lease of the app's queues: a place given that long ago and unused was lost. */
+const longestLeaseMs = (deps: PlaceDeps) => Math.max(...deps.queues.map((q) => q.leaseSeconds)) * 1000;
+
 async function stalePlaces(deps: PlaceDeps, key: string, state: FlowKeyState, now: number) {
-  const leaseMs = Math.max(...deps.queues.map((q) => q.leaseSeconds)) * 1000;
+  const leaseMs = longestLeaseMs(deps);
   const stale: Record<string, number> = {};
   const ids = Object.keys(state.holders);
   const jobs = await Promise.all(ids.map((id) => getJob(deps.store, id)));
@@ -115,19 +118,58 @@ async function stalePlaces(deps: PlaceDeps, key: string, state: FlowKeyState, no
 
 /**
  * The reaper's look at one flow key with parked jobs (lib/ops/flow-heal.ts): places of ended runs
- * are freed, a placed job that never started (its message lost after the hand-over) is sent again,
- * and free places go to the oldest parked jobs. result: jobs sent.
+ * are freed, then the key's places are filled (fillPlaces). result: jobs sent.
  */
 export async function healKey(deps: PlaceDeps, kindName: string, key: string): Promise<number> {
-  const kind = deps.registry.get(kindName);
-  const limit = kind?.flow ? concurrencyFor(kind.flow, key) : undefined;
-  if (typeof limit !== "number") return 0;
-  const { store, clock } = deps;
-  const now = clock.now();
-  const leaseMs = Math.max(...deps.queues.map((q) => q.leaseSeconds)) * 1000;
-  let state = await readFlowKey(store, kindName, key);
+  const limit = limitOf(deps, kindName, key);
+  if (limit === undefined) return 0;
+  const now = deps.clock.now();
+  let state = await readFlowKey(deps.store, kindName, key);
   if ((await freeStalePlaces(deps, kindName, key, state, now)) > 0)
-    state = await readFlowKey(store, kindName, key);
+    state = await readFlowKey(deps.store, kindName, key);
+  return fillPlaces(deps, kindName, key, limit, state, now);
+}
+
+/**
+ * One look at a key after jobs parked in its line (at delivery, lib/runtime/flow-gate.ts, or at
+ * enqueue, lib/producer/flow-park.ts): a run that ended meanwhile may have found the line empty and
+ * freed its place, or every place may be held by runs that ended without handing on. With a place
+ * free, or freed here, the key's places are filled.
+ */
+export async function lookAfterParking(deps: PlaceDeps, kindName: string, key: string): Promise<void> {
+  const limit = limitOf(deps, kindName, key);
+  if (limit === undefined) return;
+  const now = deps.clock.now();
+  let state = await readFlowKey(deps.store, kindName, key);
+  if (Object.keys(state.holders).length >= limit) {
+    if ((await freeStalePlaces(deps, kindName, key, state, now)) === 0) return;
+    state = await readFlowKey(deps.store, kindName, key);
+  }
+  await fillPlaces(deps, kindName, key, limit, state, now);
+}
+
+/** The key's concurrency, when its kind bounds one. */
+function limitOf(deps: PlaceDeps, kindName: string, key: string): number | undefined {
+  const flow = deps.registry.get(kindName)?.flow;
+  const limit = flow ? concurrencyFor(flow, key) : undefined;
+  return typeof limit === "number" ? limit : undefined;
+}
+
+/**
+ * A key's places, as read: a placed job that never started a lease after its place was given (its
+ * message lost after the hand-over) is sent again, and free places go to the oldest parked jobs.
+ * result: jobs sent.
+ */
+async function fillPlaces(
+  deps: PlaceDeps,
+  kindName: string,
+  key: string,
+  limit: number,
+  state: FlowKeyState,
+  now: number,
+): Promise<number> {
+  const { store } = deps;
+  const leaseMs = longestLeaseMs(deps);
   let sent = 0;
   for (const [id, since] of Object.entries(state.holders)) {
     if (now - since <= leaseMs) continue;
