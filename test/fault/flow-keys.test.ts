@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { projectRoot } from "../support/project-copy.ts";
 import { waitFor } from "../support/wait.ts";
+import { countedSuccesses } from "./health.ts";
 import { type Run, runsByJob, runsFrom } from "./observer-log.ts";
 import {
   type FaultProjectCopy,
@@ -36,8 +37,6 @@ const POOL_FLOW_CONCURRENCY = 2;
 const POOL_FLOW_CHILDREN = 4;
 const OBSERVER_CHILD = join(projectRoot, "test/fixtures/children/observer.mjs");
 
-/** How long a finalize may take after its handler returned, on a loaded machine (as in health.ts). */
-const FINALIZE_WINDOW_MS = 1000;
 const TERMINAL = ["done", "dead", "cancelled"];
 
 function replaceOnce(path: string, text: string, from: string, to: string): string {
@@ -268,14 +267,7 @@ async function assertFlowHealthy(stack: FaultStack, jobs: readonly KeyedJob[], c
       const prev = jobRuns.slice(0, i).reduce((m, r) => Math.max(m, r.end ?? Number.POSITIVE_INFINITY), 0);
       if ((jobRuns[i] as Run).start < prev) problems.push(`job ${id}: two runs at once (${evidence()})`);
     }
-    const succeeded = jobRuns.filter((r) => r.outcome === "ok");
-    const { killedAt } = check;
-    const cutBeforeFinalize = (r: Run) =>
-      killedAt !== undefined &&
-      r.end !== undefined &&
-      r.end <= killedAt &&
-      killedAt - r.end <= FINALIZE_WINDOW_MS;
-    const counted = succeeded.filter((r, i) => !(i < succeeded.length - 1 && cutBeforeFinalize(r)));
+    const counted = countedSuccesses(jobRuns, check.killedAt);
     if (view.status === "done" && counted.length !== 1)
       problems.push(`job ${id} is done with ${counted.length} successful runs, expected 1 (${evidence()})`);
     const success = counted.at(-1);

@@ -22,6 +22,21 @@ export interface HealthOptions {
 /** How long a finalize may take after its handler returned, on a loaded machine. */
 const FINALIZE_WINDOW_MS = 1000;
 
+/**
+ * A job's successful runs that count against "exactly one": a success that ended within
+ * FINALIZE_WINDOW_MS before a whole-stack kill may have had no time to write its end, so the run
+ * after it (at least once, by design) is the one that counts.
+ */
+export function countedSuccesses(jobRuns: readonly Run[], killedAt: number | undefined): Run[] {
+  const succeeded = jobRuns.filter((r) => r.outcome === "ok");
+  const cutBeforeFinalize = (r: Run) =>
+    killedAt !== undefined &&
+    r.end !== undefined &&
+    r.end <= killedAt &&
+    killedAt - r.end <= FINALIZE_WINDOW_MS;
+  return succeeded.filter((r, i) => !(i < succeeded.length - 1 && cutBeforeFinalize(r)));
+}
+
 export interface HealthFigures {
   jobs: number;
   runs: number;
@@ -120,14 +135,7 @@ export async function assertHealthy(
       problems.push(
         `job ${id} ended ${view.status} (${view.lastError ?? ""}); expected ${allowed.join(" or ")}`,
       );
-    const succeeded = jobRuns.filter((r) => r.outcome === "ok");
-    const killedAt = options.killedAt;
-    const cutBeforeFinalize = (r: Run) =>
-      killedAt !== undefined &&
-      r.end !== undefined &&
-      r.end <= killedAt &&
-      killedAt - r.end <= FINALIZE_WINDOW_MS;
-    const counted = succeeded.filter((r, i) => !(i < succeeded.length - 1 && cutBeforeFinalize(r)));
+    const counted = countedSuccesses(jobRuns, options.killedAt);
     const wanted = view.status === "done" ? 1 : 0;
     if (counted.length !== wanted)
       problems.push(
