@@ -48,7 +48,7 @@ export function keyRoutes(engine: Engine): ApiRoute[] {
         readFlowKey(engine.store, kind.name, key),
         countParked(engine.store, kind.name, key),
       ]);
-      const running = await livePlaces(engine, key, state, engine.clock.now());
+      const running = await livePlaces(engine, kind.name, key, state, engine.clock.now());
       if (running === 0 && waiting === 0 && state.coolUntil === undefined)
         throw new ClientError("not_found", `no job of kind "${kindName}" runs or waits under key "${key}"`);
       const concurrency = concurrencyFor(kind.flow, key);

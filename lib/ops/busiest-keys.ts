@@ -94,7 +94,7 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
       return {
         kind,
         key,
-        running: await livePlaces(deps, key, state, deps.clock.now()),
+        running: await livePlaces(deps, kind, key, state, deps.clock.now()),
         waiting,
         ...(typeof concurrency === "number" ? { concurrency } : {}),
       };

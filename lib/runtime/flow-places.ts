@@ -81,7 +81,7 @@ export async function freeStalePlaces(
   state: FlowKeyState,
   now: number,
 ): Promise<number> {
-  const stale = await stalePlaces(deps, key, state, now);
+  const stale = await stalePlaces(deps, kind, key, state, now);
   if (Object.keys(stale).length === 0) return 0;
   return (await freeKeyPlaces(deps.store, kind, key, stale)) ? Object.keys(stale).length : 0;
 }
@@ -92,19 +92,27 @@ export async function freeStalePlaces(
  */
 export async function livePlaces(
   deps: PlaceDeps,
+  kind: string,
   key: string,
   state: FlowKeyState,
   now: number,
 ): Promise<number> {
-  const stale = await stalePlaces(deps, key, state, now);
+  const stale = await stalePlaces(deps, kind, key, state, now);
   return Object.keys(state.holders).length - Object.keys(stale).length;
 }
 
-/** The longest lease of the app's queues: a place given that long ago and unused was lost. */
-const longestLeaseMs = (deps: PlaceDeps) => Math.max(...deps.queues.map((q) => q.leaseSeconds)) * 1000;
+/**
+ * The lease of the kind's home queue: a place given that long ago to a job that hasn't started was
+ * lost (the longest of the app's leases for a kind the app doesn't know).
+ */
+function leaseMsOf(deps: PlaceDeps, kindName: string): number {
+  const home = deps.registry.get(kindName)?.queue;
+  const queue = deps.queues.find((q) => q.name === home);
+  return (queue ? queue.leaseSeconds : Math.max(...deps.queues.map((q) => q.leaseSeconds))) * 1000;
+}
 
-async function stalePlaces(deps: PlaceDeps, key: string, state: FlowKeyState, now: number) {
-  const leaseMs = longestLeaseMs(deps);
+async function stalePlaces(deps: PlaceDeps, kind: string, key: string, state: FlowKeyState, now: number) {
+  const leaseMs = leaseMsOf(deps, kind);
   const stale: Record<string, number> = {};
   const ids = Object.keys(state.holders);
   const jobs = await Promise.all(ids.map((id) => getJob(deps.store, id)));
@@ -169,7 +177,7 @@ async function fillPlaces(
   now: number,
 ): Promise<number> {
   const { store } = deps;
-  const leaseMs = longestLeaseMs(deps);
+  const leaseMs = leaseMsOf(deps, kindName);
   let sent = 0;
   for (const [id, since] of Object.entries(state.holders)) {
     if (now - since <= leaseMs) continue;
