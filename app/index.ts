@@ -20,6 +20,8 @@ export const kinds = [
   (await import("./kinds/doc-sync.ts")).docSync,
   (await import("./kinds/tenant-echo.ts")).tenantEcho,
   (await import("./kinds/tenant-rate.ts")).tenantRate,
+  (await import("./kinds/onboard.ts")).onboard,
+  (await import("./kinds/order-flow.ts")).orderFlow,
 ] as const;
 
 /** Everything skyforge runs, in one value: functions, infra, the local stack and the benches read it. */

@@ -38,6 +38,8 @@ export interface EngineConfig {
   metrics: JobMetrics;
   log: Log;
   random?: () => number;
+  /** The HTTP API's base URL, for durable jobs' token urls; they are bare paths without it. */
+  tokenUrlBase?: string;
 }
 
 /** Every kind a deployment of the app runs: its Lambda kinds and the pool kinds in force. */
@@ -77,5 +79,6 @@ export function buildEngine(config: EngineConfig): Engine {
     rateLimiter: new RateLimiter({ store, scopes: app.rateLimits }),
     ...(config.eventSources ? { eventSources: config.eventSources } : {}),
     ...(config.random ? { random: config.random } : {}),
+    ...(config.tokenUrlBase ? { tokenUrlBase: config.tokenUrlBase } : {}),
   };
 }

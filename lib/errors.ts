@@ -19,6 +19,8 @@ export abstract class SkyforgeError extends Error {}
 export const errorCodes = {
   validation_error: 400,
   unknown_kind: 400,
+  /** A token's completion without its secret (docs/architecture.md §22). */
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
@@ -118,6 +120,30 @@ export class ThrottledError extends HandlerError {
   ) {
     super(message);
   }
+}
+
+/**
+ * A durable wait ran out (`ctx.waitForToken`, `ctx.waitForEvent`): thrown into the handler, which
+ * may catch it and go on; uncaught, it fails the attempt like any error.
+ */
+export class WaitTimeoutError extends SkyforgeError {
+  override readonly name: string = "WaitTimeoutError";
+  /** The name the wait was recorded under (the token's step, or the event wait's). */
+  readonly step: string;
+  constructor(step: string, message: string) {
+    super(message);
+    this.step = step;
+  }
+}
+
+/** The token was not completed within its timeoutSeconds. */
+export class TokenTimeoutError extends WaitTimeoutError {
+  override readonly name = "TokenTimeoutError";
+}
+
+/** No matching event arrived within the wait's timeoutSeconds. */
+export class EventTimeoutError extends WaitTimeoutError {
+  override readonly name = "EventTimeoutError";
 }
 
 /** A caller's mistake. Never a 5xx; the message is safe to show. */

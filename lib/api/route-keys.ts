@@ -1,6 +1,16 @@
 /**
- * The HTTP API's routes as API Gateway route keys. Infra declares exactly these (each IAM-authorized);
- * a test checks they match what lib/api/routes.ts serves, so neither side can drift.
+ * A durable job's token callback (docs/architecture.md §22): the one route deployed without IAM
+ * auth, so a third party can complete the token its url names; the url's secret is the credential.
+ */
+export const TOKEN_CALLBACK_ROUTE = "POST /tokens/{id}";
+
+/** Routes a caller reaches without AWS credentials: the token callback, nothing else. */
+export const UNAUTHENTICATED_ROUTE_KEYS: readonly string[] = [TOKEN_CALLBACK_ROUTE];
+
+/**
+ * The HTTP API's routes as API Gateway route keys. Infra declares exactly these, each IAM-authorized
+ * but for UNAUTHENTICATED_ROUTE_KEYS; a test checks they match what lib/api/routes.ts serves, so
+ * neither side can drift.
  */
 export const API_ROUTE_KEYS = [
   "GET /health",
@@ -22,6 +32,10 @@ export const API_ROUTE_KEYS = [
   "POST /queues/{name}/pause",
   "POST /queues/{name}/resume",
   "PATCH /queues/{name}",
+  "GET /jobs/{id}/steps",
+  "GET /tokens/{id}",
+  TOKEN_CALLBACK_ROUTE,
+  "POST /events",
   "GET /keys",
   "GET /keys/{kind}/{key}",
   "GET /schedules",

@@ -9,6 +9,7 @@ import { redriveJob } from "../producer/redrive.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob, listJobs } from "../store/read-ops.ts";
+import { durableRoutes } from "./durable-routes.ts";
 import { groupRoutes } from "./group-routes.ts";
 import {
   type ApiRoute,
@@ -18,28 +19,16 @@ import {
   type HttpResult,
   json,
   methodNotAllowed,
-  pathParam,
   queryParams,
   readJsonBody,
   route,
   withoutBody,
 } from "./http.ts";
+import { jobId } from "./job-id.ts";
 import { keyRoutes } from "./key-routes.ts";
 import { queueRoutes } from "./queue-routes.ts";
 import { routeMatcher } from "./route-keys.ts";
 import { scheduleRoutes } from "./schedule-routes.ts";
-
-/**
- * Job ids are ULIDs (lib/producer/enqueue.ts). Anything else names no job: a 404 answered without a
- * read, so an id past DynamoDB's key-size limit never reaches DynamoDB.
- */
-const JOB_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
-
-function jobId(event: HttpEvent): string {
-  const id = pathParam(event, "id");
-  if (!JOB_ID.test(id)) throw new ClientError("not_found", `job ${clip(id)} not found`);
-  return id;
-}
 
 /**
  * A job without its payload and result: neither is parsed, and a payload kept in its own item is not
@@ -103,6 +92,7 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
     route("POST", "/jobs/replay", async (event) => json(200, await replayJobs(engine, readJsonBody(event)))),
     route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(engine, jobId(event)))),
     ...groupRoutes(engine),
+    ...durableRoutes(engine),
     ...queueRoutes(engine),
     ...keyRoutes(engine),
     ...scheduleRoutes(engine, engine.app.schedules),

@@ -26,7 +26,8 @@ export const RETENTION_CLASSES_DAYS = [
 
 const DAY_MS = 86_400_000;
 
-export type ClaimPart = "payload" | `result-${number}`;
+/** step-/token-: a durable job's step result or event data, and a token's data (docs/architecture.md §22). */
+export type ClaimPart = "payload" | `result-${number}` | `step-${string}` | `token-${string}`;
 
 /**
  * The key of a job's payload or of one attempt's result, kept until at least `keepUntil` (epoch ms):
@@ -56,6 +57,12 @@ export function isClaimKeyOf(key: string, jobId: string, part: ClaimPart): boole
 export function isResultKeyOf(key: string, jobId: string): boolean {
   const attempt = /\/result-([1-9]\d{0,5})$/.exec(key)?.[1];
   return attempt !== undefined && isClaimKeyOf(key, jobId, `result-${Number(attempt)}`);
+}
+
+/** Whether `key` is one of this job's durable objects: `claims/<days>d/<jobId>/(step|token)-<name>`. */
+export function isDurableKeyOf(key: string, jobId: string): boolean {
+  const part = /\/((?:step|token)-[A-Za-z0-9_-]{1,80})$/.exec(key)?.[1];
+  return part !== undefined && isClaimKeyOf(key, jobId, part as ClaimPart);
 }
 
 /** How many days the lifecycle keeps the object under `key` (its retention class); undefined for other keys. */

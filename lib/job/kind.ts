@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import type { Log } from "../observability/log.ts";
 import type { DebounceSettings, SingletonSettings } from "./coalesce.ts";
+import type { DurableContext } from "./durable.ts";
 import type { FlowSettings } from "./flow.ts";
 import type {
   ChildrenQuery,
@@ -65,7 +66,11 @@ export interface RateLimitTake {
   key?: string;
 }
 
-export interface JobContextBase<Scope extends string = string> {
+/**
+ * `step`, `sleep`, `createToken`, `waitForToken` and `waitForEvent` come from DurableContext
+ * (docs/architecture.md §22): fenced single-job runs only; elsewhere they throw a UsageError.
+ */
+export interface JobContextBase<Scope extends string = string> extends DurableContext {
   job: { id: string; kind: string; queue: string; maxAttempts: number; createdAt: string };
   /** 1 for the first run. With `fence` it guards the handler's own conditional writes. */
   attempt: number;

@@ -103,6 +103,16 @@ export const JobView = z.object({
   flowKey: z.string().optional(),
   /** Queued behind its flow key's concurrency: it starts when one of the key's runs ends. */
   waitingForKey: z.boolean().optional(),
+  /** A suspended durable job: a sleep, a token or an event, until when (docs/architecture.md §22). */
+  waiting: z
+    .object({
+      for: z.enum(["sleep", "token", "event"]),
+      until: z.iso.datetime().optional(),
+      token: z.string().optional(),
+      event: z.string().optional(),
+      match: z.string().optional(),
+    })
+    .optional(),
   /**
    * In a list only: bodies kept in the claims bucket (over 8 KiB) are left out, so that a page stays
    * far under Lambda's 6 MB answer; GET /jobs/{id} shows them.

@@ -18,6 +18,9 @@ export const countMetrics = [
   "revived",
   "duplicateDeliveries",
   "leaseLost",
+  // Durable jobs (docs/architecture.md §22): runs ended to wait, and waits ended by a token or an event.
+  "suspended",
+  "resumed",
   // The scheduled functions' actions (reaper, cleanup, cron), per queue and kind like the rest.
   "promoted",
   "deadLettered",

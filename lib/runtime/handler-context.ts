@@ -1,5 +1,6 @@
-import { ClientError, type ClientErrorCode, ConfigError, UnrecoverableError } from "../errors.ts";
+import { ClientError, type ClientErrorCode, ConfigError, UnrecoverableError, UsageError } from "../errors.ts";
 import { coalesceRuleOf } from "../job/coalesce.ts";
+import type { DurableContext } from "../job/durable.ts";
 import type { CompletionContext, FollowUpOptions, JobContext } from "../job/kind.ts";
 import { jobFields, type Log, withFields } from "../observability/log.ts";
 import type { Engine } from "../services/engine-services.ts";
@@ -44,6 +45,24 @@ export function rateLimitOf(deps: Partial<Pick<Engine, "rateLimiter">>): JobCont
 }
 
 /**
+ * The durable calls of a run that can't record steps: a lane without a claim (no fence to record
+ * under) or a batch call (one call for many jobs). Each fails the attempt naming why.
+ */
+export function durableUnavailable(why: string): DurableContext {
+  const refuse = (): never => {
+    throw new UsageError(`durable steps, sleeps and waits need a claimed single-job run: ${why}`);
+  };
+  return {
+    step: async () => refuse(),
+    sleep: async () => refuse(),
+    sleepUntil: async () => refuse(),
+    createToken: async () => refuse(),
+    waitForToken: async () => refuse(),
+    waitForEvent: async () => refuse(),
+  };
+}
+
+/**
  * The context one run's handler sees; the signal is added by the run supervisor. `fence`: the
  * claim's lease token, absent for a lane without a claim (and then absent from the context too).
  */
@@ -53,6 +72,7 @@ export function handlerContext(
   fence: string | undefined,
   heartbeat: () => Promise<void>,
   completion?: CompletionContext,
+  durable: DurableContext = durableUnavailable("this lane runs without a claim"),
 ): Omit<JobContext, "signal"> {
   const log: Log = withFields(deps.log, jobFields(item, item.attempts));
   return {
@@ -65,6 +85,7 @@ export function handlerContext(
     },
     attempt: item.attempts,
     ...(fence === undefined ? {} : { fence }),
+    ...durable,
     log,
     heartbeat,
     rateLimit: rateLimitOf(deps),

@@ -1,11 +1,13 @@
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
-import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
+import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import type { Log } from "../observability/log.ts";
 import type { CountMetric } from "../observability/metric-names.ts";
+import { promotionHoldUntil } from "../ops/promote.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { Finalization } from "../store/finalize-ops.ts";
 import type { Decision } from "./outcome.ts";
 import type { Ack, WorkerDeps } from "./record-types.ts";
+import type { Suspension } from "./suspension.ts";
 import type { VisibilitySink } from "./visibility-changes.ts";
 
 /** A decision the run's owner settles (an abandoned run leaves its job to the new owner). */
@@ -97,6 +99,26 @@ const OUTCOMES: { [O in Outcome]: OutcomeRow<Of<O>> } = {
     log: { level: "info", message: "job handed back at shutdown" },
     visibility: () => 0,
   },
+  suspend: {
+    write: ({ suspension: s }, _queue, now) => ({
+      outcome: "suspend",
+      runAt: s.waiting.until,
+      waiting: s.waiting,
+      ...(s.step ? { step: s.step } : {}),
+      ...(wakesByMessage(s, now) ? { holdUntil: promotionHoldUntil(s.waiting.until, now) } : {}),
+    }),
+    metric: "suspended",
+    log: {
+      level: "info",
+      message: "job waits",
+      fields: ({ suspension: s }) => ({
+        waitingFor: s.waiting.for,
+        until: new Date(s.waiting.until).toISOString(),
+      }),
+    },
+    // Its next run comes from a wake-up message, a token, an event or the reaper: this message is done.
+    withoutClaim: () => ({ outcome: "dead", error: "a durable wait needs a claimed run" }),
+  },
   throttled: {
     write: (d, _queue, now) => ({
       outcome: "throttled",
@@ -108,6 +130,11 @@ const OUTCOMES: { [O in Outcome]: OutcomeRow<Of<O>> } = {
     throttles: true,
   },
 };
+
+/** A sleep that ends within SQS's longest delay wakes by a delayed message; longer waits by the reaper. */
+export function wakesByMessage(s: Suspension, now: number): boolean {
+  return s.waiting.for === "sleep" && s.waiting.until - now <= MAX_DELAY_SECONDS * 1000;
+}
 
 const rowOf = <D extends Settled>(d: D) => OUTCOMES[d.outcome] as unknown as OutcomeRow<D>;
 

@@ -3,6 +3,7 @@ import type { AbortCause, BackoffPolicy } from "../job/kind.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { backoffSeconds } from "./backoff.ts";
+import { Suspension } from "./suspension.ts";
 
 /** A result may be as large as a payload: past the claim check's threshold it lives in the claims bucket. */
 export const MAX_RESULT_BYTES = MAX_PAYLOAD_BYTES;
@@ -16,6 +17,8 @@ export type Decision =
   | { outcome: "cancelled"; error?: string }
   /** Back to the queue at once with the attempt given back: the process stopped, not the job. */
   | { outcome: "released" }
+  /** A durable run ends to wait for a sleep, a token or an event (docs/architecture.md §22). */
+  | { outcome: "suspend"; suspension: Suspension }
   | { outcome: "abandon" };
 
 export interface RunEnd {
@@ -40,6 +43,8 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
   if (end.abort === "lease_lost") return { outcome: "abandon" };
   if (end.abort === "cancelled") return { outcome: "cancelled", error: "cancelled on request" };
   if (end.abort === "shutdown") return { outcome: "released" };
+  if (end.ok && end.abort === undefined && end.value instanceof Suspension)
+    return { outcome: "suspend", suspension: end.value };
   if (end.ok && end.abort === undefined) {
     const result = JSON.stringify(end.value ?? null);
     if (Buffer.byteLength(result) > MAX_RESULT_BYTES) {

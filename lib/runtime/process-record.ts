@@ -4,6 +4,7 @@ import { Admission } from "./admission.ts";
 import { runPayload } from "./claim-check.ts";
 import { claimDelivery } from "./claim-delivery.ts";
 import type { Claimed, DeliverySteps } from "./delivery.ts";
+import { DurableRun } from "./durable-run.ts";
 import { handlerContext } from "./handler-context.ts";
 import type { Decision } from "./outcome.ts";
 import { precheckRun } from "./precheck.ts";
@@ -82,10 +83,12 @@ export class RecordProcessor {
           throw err;
         })
       : undefined;
-    const ctx = handlerContext(this.deps, item, delivery.fence, watch.keepAlive, completion);
+    const durable = new DurableRun(this.deps, item, delivery.fence, watch.signal);
+    const ctx = handlerContext(this.deps, item, delivery.fence, watch.keepAlive, completion, durable.context);
+    // A sleep or wait ends the run with its Suspension: the handler's call is left unfinished.
     const end = await superviseJob(
       watch,
-      (signal) => kind.handler(payload, { ...ctx, signal }),
+      (signal) => Promise.race([kind.handler(payload, { ...ctx, signal }), durable.suspended]),
       timeoutSeconds * 1000,
     );
     const run = { attempt: item.attempts, maxAttempts: item.maxAttempts, timeoutSeconds };

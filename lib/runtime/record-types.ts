@@ -14,7 +14,7 @@ export type WorkerDeps = Pick<
   | "metrics"
   | "log"
 > &
-  Partial<Pick<Engine, "running" | "random" | "rateLimiter">>;
+  Partial<Pick<Engine, "running" | "random" | "rateLimiter" | "tokenUrlBase">>;
 
 export interface InboundRecord {
   messageId: string;

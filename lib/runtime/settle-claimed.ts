@@ -5,6 +5,7 @@ import type { JobMessage } from "../transport/job-message.ts";
 import { BacklogTally } from "./backlog-tally.ts";
 import { stowResult } from "./claim-check.ts";
 import type { Claimed } from "./delivery.ts";
+import { afterSuspend, beforeSuspend } from "./durable-suspend.ts";
 import { leaveKeyPlace } from "./flow-places.ts";
 import { recordEndInGroups } from "./group-end.ts";
 import type { Decision } from "./outcome.ts";
@@ -37,6 +38,7 @@ export async function settleClaimed(
     const job = { id: item.id, attempt: item.attempts };
     ending = { ...ending, result: await stowResult(deps.claims, job, ending.result, now, ending.expiresAt) };
   }
+  if (decision.outcome === "suspend") await beforeSuspend(deps, item, decision.suspension);
   let result = await finalize(store, item, fence, ending);
   if (!result.finalized && result.reason === "cancel_requested") {
     decision = { outcome: "cancelled", error: "cancelled on request" };
@@ -47,6 +49,8 @@ export async function settleClaimed(
     log.warn("lease lost before finalize; leaving the job to its new owner", fields);
     return false;
   }
+  if (decision.outcome === "suspend")
+    await afterSuspend(deps, result.item, delivery.msg, decision.suspension, now);
   // A flow key's place goes on to its next waiting job, whatever the run came to (§20).
   await leaveKeyPlace(deps, result.item);
   if (!(await recordEndInGroups(deps, result.item))) return false;

@@ -97,4 +97,6 @@ export interface Engine {
   /** Turns a queue's event source on/off and sets its concurrency (Lambda's mapping or the local poller). */
   eventSources?: EventSourceControl;
   random?: () => number;
+  /** The HTTP API's base URL, which a durable job's token url starts with (docs/architecture.md §22). */
+  tokenUrlBase?: string;
 }

@@ -19,6 +19,16 @@ export class Expr {
       .join(".");
   }
 
+  /**
+   * A map's entry under a key of any text (a step's name may hold `.`, `-` or spaces, which a
+   * placeholder can't): the key gets a numbered placeholder of its own.
+   */
+  entry(map: string, key: string): string {
+    const placeholder = `#_k${this.next++}`;
+    this.names[placeholder] = key;
+    return `${this.name(map)}.${placeholder}`;
+  }
+
   value(v: unknown): string {
     const key = `:v${this.next++}`;
     this.values[key] = v;
@@ -59,6 +69,13 @@ export class Update {
 
   set(attr: string, value: unknown): this {
     this.sets.push(`${this.e.name(attr)} = ${this.e.value(value)}`);
+    return this;
+  }
+
+  /** Sets one entry of a map attribute, or one field of it (the map must exist: see Expr.entry). */
+  setEntry(map: string, key: string, value: unknown, field?: string): this {
+    const path = this.e.entry(map, key) + (field === undefined ? "" : `.${this.e.name(field)}`);
+    this.sets.push(`${path} = ${this.e.value(value)}`);
     return this;
   }
 

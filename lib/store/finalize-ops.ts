@@ -5,6 +5,8 @@ import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext } fr
 import { and, type Condition, Update } from "./expression.ts";
 import { type JobItem, resultFields, type StoredResult } from "./job-item.ts";
 import { indexKeys, jobKey } from "./keys.ts";
+import { addStep } from "./step-ops.ts";
+import type { StepRecord, WaitingRecord } from "./step-record.ts";
 
 /** How a run ends. `expiresAt` is the TTL of a terminal item, from the queue's retention. */
 export type Finalization =
@@ -16,7 +18,20 @@ export type Finalization =
   /** Handed back by a stopping pool: due now, the attempt given back. */
   | { outcome: "released"; runAt: number }
   | { outcome: "dead"; error: string; expiresAt: number }
-  | { outcome: "cancelled"; expiresAt: number; error?: string };
+  | { outcome: "cancelled"; expiresAt: number; error?: string }
+  /**
+   * A durable job's run ends to wait (docs/architecture.md §22): scheduled until `runAt` (the
+   * sleep's end, the wait's timeout), the attempt given back. `step`: the sleep's or event wait's
+   * record, written by the same write. `holdUntil`: a wake-up message goes out, so the reaper keeps
+   * off until then.
+   */
+  | {
+      outcome: "suspend";
+      runAt: number;
+      waiting: WaitingRecord;
+      step?: { name: string; record: StepRecord; mapExists: boolean };
+      holdUntil?: number;
+    };
 
 export type FinalizeResult =
   | { finalized: true; item: JobItem }
@@ -68,6 +83,15 @@ function finalizeUpdate(
         .set("expiresAt", f.expiresAt)
         .setAll(indexKeys(item.queue, "dead", item.id, now, shards))
         .remove(...LEASE_ATTRS);
+    case "suspend":
+      u.set("status", "scheduled")
+        .set("runAt", f.runAt)
+        .set("waiting", f.waiting)
+        .increment("attempts", -1)
+        .setAll(indexKeys(item.queue, "scheduled", item.id, f.runAt, shards))
+        .remove(...LEASE_ATTRS);
+      if (f.holdUntil !== undefined) u.set("promotingUntil", f.holdUntil);
+      return u;
     case "cancelled":
       u.set("status", "cancelled")
         .set("finishedAt", now)
@@ -95,10 +119,12 @@ export async function finalize(
   const now = ctx.clock.now();
   const guards: Condition[] = [statusIs("running"), leaseHeldBy(token)];
   if (f.outcome !== "done" && f.outcome !== "cancelled") guards.push(cancelNotRequested);
-  const write = conditionalUpdate<JobItem>(ctx, `finalize:${f.outcome}`, jobKey(job.id), (e) => ({
-    update: finalizeUpdate(new Update(e), f, job, now, ctx.layout.indexShards),
-    condition: and(...guards),
-  }));
+  const write = conditionalUpdate<JobItem>(ctx, `finalize:${f.outcome}`, jobKey(job.id), (e) => {
+    const update = finalizeUpdate(new Update(e), f, job, now, ctx.layout.indexShards);
+    const step = f.outcome === "suspend" ? f.step : undefined;
+    const fresh = step ? [addStep(update, step.name, step.record, step.mapExists)] : [];
+    return { update, condition: and(...guards, ...fresh) };
+  });
   return orOnConflict(
     write.then((item): FinalizeResult => ({ finalized: true, item })),
     (current: JobItem | undefined): FinalizeResult => {
@@ -112,7 +138,7 @@ export async function finalize(
   );
 }
 
-/** retry/throttled/released → queued, reschedule → scheduled, done, dead, cancelled. */
+/** retry/throttled/released → queued, reschedule/suspend → scheduled, done, dead, cancelled. */
 export const finalizeTransitions = [
   ["running", "queued"],
   ["running", "scheduled"],

@@ -1,6 +1,7 @@
 import type { JobView } from "../job/schemas.ts";
 import type { JobStatus } from "../job/status.ts";
 import type { Member } from "./group-item.ts";
+import { type StepRecord, toWaitingView, type WaitingRecord } from "./step-record.ts";
 
 /**
  * The mutable job item, rewritten by every claim and finalize, so it stays small (≤ 1 KB for typical
@@ -72,6 +73,10 @@ export interface JobItem {
   flowKey?: string;
   /** Waiting for a place among its flow key's runs: its message is gone until one frees (§20). */
   parked?: boolean;
+  /** A durable job's recorded steps, by name (docs/architecture.md §22). */
+  steps?: Record<string, StepRecord>;
+  /** A suspended durable job: what it waits for (a sleep, a token, an event), until when. */
+  waiting?: WaitingRecord;
   gsi1pk?: string;
   gsi1sk?: string;
 }
@@ -122,6 +127,7 @@ export function toJobView(
     ...(item.flowKey !== undefined ? { flowKey: item.flowKey } : {}),
     ...(item.replayOf !== undefined ? { replayOf: item.replayOf } : {}),
     ...(item.parked && item.status === "queued" ? { waitingForKey: true } : {}),
+    ...(item.waiting && item.status === "scheduled" ? { waiting: toWaitingView(item.waiting) } : {}),
   };
 }
 

@@ -97,6 +97,19 @@ export function parkIndexKeys(kind: string, key: string, createdAt: number, id: 
   };
 }
 
+/** A durable job's wait token (docs/architecture.md §22): its state, secret's hash and data. */
+export const tokenKey = (id: string) => ({ pk: `tok#${id}`, sk: "token" });
+/**
+ * The jobs waiting for an event of a name and match value: one item each under the pair's partition
+ * (both URI-encoded, so no pair's partition runs into another's), which POST /events queries.
+ */
+export const eventWaiterKey = (event: string, match: string, jobId: string) => ({
+  pk: eventWaitersPartition(event, match),
+  sk: jobId,
+});
+export const eventWaitersPartition = (event: string, match: string) =>
+  `evt#${encodeURIComponent(event)}#${encodeURIComponent(match)}`;
+
 /**
  * The access pattern a partition key belongs to, named for people (the scale model in
  * bench/heat-meter.ts groups DynamoDB traffic by it, docs/scale.md gives each one's ceiling). Every
@@ -125,4 +138,6 @@ const TABLE_PATTERNS: Readonly<Record<string, string>> = {
   "bkey#": "batch key",
   "coal#": "coalesce lock",
   "fkey#": "flow key state",
+  "tok#": "wait token",
+  "evt#": "event waiters",
 };

@@ -61,7 +61,8 @@ export async function claim(
       .set("startedAt", now)
       .increment("attempts", 1)
       // A parked job leaves its key's waiting line (the index) as it starts.
-      .remove("gsi1pk", "gsi1sk", "promotingUntil", "parked");
+      // A durable job's wait is over once it runs again (docs/architecture.md §22).
+      .remove("gsi1pk", "gsi1sk", "promotingUntil", "parked", "waiting");
     seedIfMissing(update, seed);
     return { update, condition: claimable(now) };
   });

@@ -33,6 +33,12 @@ import {
   deadLetterTransitions,
 } from "../../lib/store/reaper-ops.ts";
 import { markResent, markResentTransitions } from "../../lib/store/stale-message-ops.ts";
+import {
+  recordStep,
+  recordStepTransitions,
+  resumeWaiting,
+  resumeWaitingTransitions,
+} from "../../lib/store/step-ops.ts";
 import { ManualClock } from "../support/clock.ts";
 import { clientOn, dynamoBackends, freshTable } from "../support/dynamo-backends.ts";
 import { queuedItem, seedOf } from "../support/jobs.ts";
@@ -71,6 +77,30 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
       finalizeAs((now) => ({ outcome: "released", runAt: now })),
       finalizeAs(() => ({ outcome: "dead", error: "x", expiresAt: TTL })),
       finalizeAs(() => ({ outcome: "cancelled", expiresAt: TTL })),
+      finalizeAs((now) => ({
+        outcome: "suspend",
+        runAt: now + 2000,
+        waiting: { for: "sleep", until: now + 2000 },
+        step: { name: "nap", record: { n: 1, a: 1, t: now, until: now + 2000 }, mapExists: false },
+        holdUntil: now + 122_000,
+      })),
+    ],
+  },
+  // A durable step's record changes no status; a resume takes a waiting job back to queued.
+  recordStep: {
+    declared: recordStepTransitions,
+    run: [(s, i) => recordStep(s, i.id, TOKEN, "a", { n: 1, a: 1, t: s.clock.now(), v: "1" }, false)],
+  },
+  resumeWaiting: {
+    declared: resumeWaitingTransitions,
+    run: [
+      async (s, i) => {
+        // Whatever its status, the job waits for a token (a missing job stays missing).
+        const waiting = { for: "token", token: "tok_1", until: s.clock.now() + 60_000 };
+        const stored = await getJob(s, i.id);
+        if (stored) await s.doc.send(new PutCommand({ TableName: s.table, Item: { ...stored, waiting } }));
+        return resumeWaiting(s, i.id, { token: "tok_1" });
+      },
     ],
   },
   cancel: { declared: cancelTransitions, run: [(s, i) => cancel(s, i.id, TTL)] },

@@ -245,7 +245,7 @@ describe("enqueueMany", () => {
   const failures: [string, () => ApiResponse, string, boolean][] = [
     ["the API's 400", () => apiError(400, "validation_error"), "validation_error", false],
     ["the API's 500", () => apiError(500, "internal"), "internal", true],
-    ["API Gateway's 403 Forbidden", () => gateway(403, "Forbidden"), "internal", false],
+    ["API Gateway's 403 Forbidden", () => gateway(403, "Forbidden"), "forbidden", false],
     ["API Gateway's 413", () => gateway(413, "Request Entity Too Large"), "payload_too_large", false],
     ["API Gateway's 429", () => gateway(429, "Too Many Requests"), "internal", false],
     ["API Gateway's 503", () => gateway(503, "Service Unavailable"), "internal", true],
@@ -259,7 +259,7 @@ describe("enqueueMany", () => {
           body: undefined,
         });
       },
-      "internal",
+      "forbidden",
       false,
     ],
     [

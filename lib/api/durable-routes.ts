@@ -1,0 +1,62 @@
+import { loadDurable } from "../claims/durable-bodies.ts";
+import { ClientError } from "../errors.ts";
+import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
+import { deliverEvent } from "../ops/deliver-event.ts";
+import { completeWaitToken, tokenView } from "../ops/durable-tokens.ts";
+import type { Engine } from "../services/engine-services.ts";
+import { getJob } from "../store/read-ops.ts";
+import { toStepViews, toWaitingView } from "../store/step-record.ts";
+import { type ApiRoute, type HttpEvent, json, pathParam, queryParams, readJsonBody, route } from "./http.ts";
+import { jobId } from "./job-id.ts";
+
+/** A token's completion body: `{ "data": … }` of at most 1 MiB, with room for the wrapper. */
+const MAX_TOKEN_BODY_BYTES = MAX_PAYLOAD_BYTES + 1024;
+
+/** The body's `data` (null when left out); any other shape is the caller's mistake. */
+function dataOf(body: unknown): unknown {
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new ClientError("validation_error", 'expected { "data": … }');
+  const extra = Object.keys(body).filter((k) => k !== "data");
+  if (extra.length)
+    throw new ClientError(
+      "validation_error",
+      'expected { "data": … }',
+      extra.map((path) => ({ path, message: "unknown field" })),
+    );
+  return (body as { data?: unknown }).data ?? null;
+}
+
+/**
+ * Durable jobs' routes (docs/architecture.md §22). `POST /tokens/{id}` is the one route deployed
+ * without IAM auth (lib/api/route-keys.ts): it completes the token its url names, with that url's
+ * secret, and does nothing else.
+ */
+export function durableRoutes(engine: Engine): ApiRoute[] {
+  return [
+    route("GET", "/jobs/{id}/steps", async (event) => {
+      const id = jobId(event);
+      const job = await getJob(engine.store, id);
+      if (!job) throw new ClientError("not_found", `job ${id} not found`);
+      const objects = Object.entries(job.steps ?? {}).filter(([, r]) => r.o !== undefined);
+      const loaded = await Promise.all(
+        objects.map(async ([name, r]) => [name, await loadDurable(engine.claims, job.id, r)] as const),
+      );
+      return json(200, {
+        jobId: job.id,
+        status: job.status,
+        ...(job.waiting && job.status === "scheduled" ? { waiting: toWaitingView(job.waiting) } : {}),
+        steps: toStepViews(job.steps, engine.clock.now(), new Map(loaded)),
+      });
+    }),
+    route("GET", "/tokens/{id}", async (event) => json(200, await tokenView(engine, pathParam(event, "id")))),
+    route("POST", "/tokens/{id}", async (event: HttpEvent) => {
+      const id = pathParam(event, "id");
+      const { secret } = queryParams(event);
+      const data = dataOf(readJsonBody(event, MAX_TOKEN_BODY_BYTES));
+      return json(200, await completeWaitToken(engine, id, secret, data));
+    }),
+    route("POST", "/events", async (event) =>
+      json(202, await deliverEvent(engine, readJsonBody(event, MAX_TOKEN_BODY_BYTES))),
+    ),
+  ];
+}

@@ -1,0 +1,79 @@
+import type * as z from "zod";
+
+/**
+ * Durable steps, sleeps and waits (docs/architecture.md §22): what a handler calls, and the limits
+ * the runtime checks. The handler runs from the top on every run of its job; a recorded step returns
+ * its recorded result instead of running again.
+ */
+
+/** A step's, sleep's or wait's name: unique within its job, 1..256 characters. */
+export const MAX_STEP_NAME_CHARS = 256;
+
+/** The longest sleep or wait: a year. */
+export const MAX_SLEEP_SECONDS = 365 * 86_400;
+
+/** A token the handler made (`ctx.createToken`): complete it with `POST <url>` and `{ "data": … }`. */
+export interface WaitToken {
+  id: string;
+  /** Carries the token's single-use secret: whoever holds it can complete this token, nothing else. */
+  url: string;
+}
+
+export interface TokenOptions {
+  /** How long the token may wait for its completion; then `waitForToken` throws TokenTimeoutError. */
+  timeoutSeconds: number;
+}
+
+export interface EventWait<T = unknown> {
+  /** The event's name, as POST /events gives it. */
+  event: string;
+  /** The value an event must carry in `match` to resume this wait (an order's id, a user's). */
+  match: string;
+  timeoutSeconds: number;
+  /** Checks and types the event's data; `unknown` without it. */
+  schema?: z.ZodType<T>;
+}
+
+/** The durable half of a handler's context; each name is recorded once per job. */
+export interface DurableContext {
+  /** Runs `fn` once per job: a later run returns its recorded result (JSON, ≤ 1 MiB). */
+  step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /** Ends the run, which resumes after `seconds` (0..365 days) with its steps replayed. */
+  sleep(name: string, seconds: number): Promise<void>;
+  sleepUntil(name: string, until: Date): Promise<void>;
+  /** A token a third party completes; recorded like a step, so a rerun gets the same one. */
+  createToken(name: string, options: TokenOptions): Promise<WaitToken>;
+  /** Ends the run until the token is completed, then returns its data (TokenTimeoutError on timeout). */
+  waitForToken<T = unknown>(token: WaitToken, options?: { schema?: z.ZodType<T> }): Promise<T>;
+  /** Ends the run until a matching event arrives, then returns its data (EventTimeoutError on timeout). */
+  waitForEvent<T = unknown>(name: string, wait: EventWait<T>): Promise<T>;
+}
+
+/** What a waiting job waits for, as GET /jobs/{id} shows it. */
+export interface WaitingView {
+  for: "sleep" | "token" | "event";
+  until?: string;
+  token?: string;
+  event?: string;
+  match?: string;
+}
+
+/** One recorded step, as GET /jobs/{id}/steps lists it. */
+export interface StepView {
+  name: string;
+  type: "step" | "sleep" | "token" | "event";
+  /** done: recorded (a sleep that has passed, an event that arrived); sleeping, waiting, timed-out. */
+  status: "done" | "sleeping" | "waiting" | "timed-out";
+  attempt: number;
+  at: string;
+  until?: string;
+  result?: unknown;
+}
+
+/** Why a step name can't be used, or undefined when it can. */
+export function stepNameProblem(name: unknown): string | undefined {
+  if (typeof name !== "string" || name.length === 0) return "a step name must be a non-empty string";
+  if (name.length > MAX_STEP_NAME_CHARS)
+    return `step name "${name.slice(0, 40)}…" is over ${MAX_STEP_NAME_CHARS} characters`;
+  return undefined;
+}

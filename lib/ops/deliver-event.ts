@@ -1,0 +1,52 @@
+import * as z from "zod";
+import { stepPart, stowDurable } from "../claims/durable-bodies.ts";
+import { ClientError, issuesOf } from "../errors.ts";
+import { MAX_STEP_NAME_CHARS } from "../job/durable.ts";
+import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
+import type { Engine } from "../services/engine-services.ts";
+import { deleteEventWaiter, listEventWaiters } from "../store/event-waiter-ops.ts";
+import { resumeJob } from "./resume-waiting.ts";
+
+/** POST /events's body: an event's name, the value waits match on, and its data. */
+export const EventRequest = z
+  .object({
+    name: z.string().min(1).max(MAX_STEP_NAME_CHARS),
+    match: z.string().min(1).max(MAX_STEP_NAME_CHARS),
+    data: z.unknown().optional(),
+  })
+  .strict();
+
+/** Event data outlives the longest wait a job may still be in after it (a year), whatever its queue keeps. */
+const EVENT_DATA_KEEP_MS = 400 * 86_400_000;
+
+/**
+ * An event (docs/architecture.md §22): every job waiting for its name and match value resumes with
+ * its data (at most MAX_WAITERS_PER_EVENT). An event no job waits for is not kept: a wait that
+ * begins later does not see it. result: how many jobs it resumed.
+ */
+export async function deliverEvent(
+  engine: Pick<Engine, "store" | "claims" | "transport" | "clock" | "metrics">,
+  raw: unknown,
+): Promise<{ resumed: number }> {
+  const parsed = EventRequest.safeParse(raw);
+  if (!parsed.success)
+    throw new ClientError("validation_error", "expected { name, match, data }", issuesOf(parsed.error));
+  const { name, match, data } = parsed.data;
+  const json = JSON.stringify(data ?? null);
+  if (Buffer.byteLength(json) > MAX_PAYLOAD_BYTES)
+    throw new ClientError(
+      "payload_too_large",
+      `an event's data is at most ${MAX_PAYLOAD_BYTES} bytes of JSON`,
+    );
+  const waiters = await listEventWaiters(engine.store, name, match);
+  let resumed = 0;
+  const now = engine.clock.now();
+  for (const waiter of waiters) {
+    const job = { id: waiter.jobId, part: stepPart(waiter.step, `e${now}`) };
+    const body = await stowDurable(engine.claims, job, json, now, now + EVENT_DATA_KEEP_MS);
+    if (!(await resumeJob(engine, waiter.jobId, { event: name, match, step: waiter.step }, body))) continue;
+    resumed += 1;
+    await deleteEventWaiter(engine.store, name, match, waiter.jobId);
+  }
+  return { resumed };
+}

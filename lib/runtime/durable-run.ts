@@ -1,0 +1,243 @@
+import { randomBytes } from "node:crypto";
+import { ulid } from "ulid";
+import { type DurableBody, loadDurable, stepPart, stowDurable } from "../claims/durable-bodies.ts";
+import { EventTimeoutError, TokenTimeoutError, UsageError } from "../errors.ts";
+import {
+  type DurableContext,
+  type EventWait,
+  MAX_SLEEP_SECONDS,
+  stepNameProblem,
+  type WaitToken,
+} from "../job/durable.ts";
+import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
+import type { JobItem } from "../store/job-item.ts";
+import { recordStep } from "../store/step-ops.ts";
+import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
+import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
+import type { WorkerDeps } from "./record-types.ts";
+import { Suspension } from "./suspension.ts";
+
+/** A durable body's objects outlive the longest sleep a job may take, whatever its queue keeps. */
+const DURABLE_OBJECT_DAYS = 400;
+const DAY_MS = 86_400_000;
+
+/** A token's item outlives its timeout by a week, for GET /tokens/{id} and a late caller's 409. */
+const TOKEN_KEPT_AFTER_TIMEOUT_S = 7 * 86_400;
+
+export type DurableDeps = Pick<WorkerDeps, "store" | "claims" | "clock"> & {
+  /** The API's base URL a token's url starts with; a bare path when the engine has none. */
+  tokenUrlBase?: string | undefined;
+};
+
+/**
+ * One run's durable context (docs/architecture.md §22). The handler runs from the top: a name
+ * recorded by an earlier run returns its record; a new one runs and is recorded under this run's
+ * fence, so a run that lost its lease records nothing. A sleep or a wait that must wait resolves
+ * `suspended` (the run supervisor ends the run with it) and never returns to the handler.
+ */
+export class DurableRun {
+  readonly suspended: Promise<Suspension>;
+  private suspend!: (s: Suspension) => void;
+  private readonly steps: Record<string, StepRecord>;
+  private mapExists: boolean;
+  private readonly seen = new Set<string>();
+  private order = 0;
+  private readonly deps: DurableDeps;
+  private readonly item: JobItem;
+  private readonly fence: string;
+  private readonly signal: AbortSignal;
+
+  constructor(deps: DurableDeps, item: JobItem, fence: string, signal: AbortSignal) {
+    this.deps = deps;
+    this.item = item;
+    this.fence = fence;
+    this.signal = signal;
+    this.steps = { ...(item.steps ?? {}) };
+    this.mapExists = item.steps !== undefined;
+    this.suspended = new Promise((resolve) => {
+      this.suspend = resolve;
+    });
+  }
+
+  get context(): DurableContext {
+    return {
+      step: (name, fn) => this.step(name, fn),
+      sleep: (name, seconds) => this.sleepFor(name, seconds),
+      sleepUntil: (name, until) => this.sleepUntil(name, until),
+      createToken: (name, options) => this.createToken(name, options.timeoutSeconds),
+      waitForToken: (token, options) => this.waitForToken(token, options?.schema),
+      waitForEvent: (name, wait) => this.waitForEvent(name, wait),
+    };
+  }
+
+  /** The name checked and taken for this run; its record if an earlier run made one. */
+  private take(name: string): StepRecord | undefined {
+    const problem = stepNameProblem(name);
+    if (problem) throw new UsageError(problem);
+    if (this.seen.has(name))
+      throw new UsageError(
+        `step "${name}" is used twice in one run: each step, sleep and wait needs its own name`,
+      );
+    this.seen.add(name);
+    this.order += 1;
+    return this.steps[name];
+  }
+
+  private stillOurs(): void {
+    if (this.signal.aborted) throw new UsageError(`the run was aborted (${String(this.signal.reason)})`);
+  }
+
+  private record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord {
+    return { n: this.order, a: this.item.attempts, t: this.deps.clock.now(), ...fields };
+  }
+
+  private async write(name: string, record: StepRecord): Promise<StepRecord> {
+    this.stillOurs();
+    const out = await recordStep(this.deps.store, this.item.id, this.fence, name, record, this.mapExists);
+    if (!out.recorded && out.reason === "lease_lost")
+      throw new UsageError(`step "${name}" was not recorded: this run lost its lease`);
+    this.mapExists = true;
+    const kept = out.recorded ? record : out.record;
+    this.steps[name] = kept;
+    return kept;
+  }
+
+  private async bodyOf(name: string, json: string, suffix: string | number): Promise<DurableBody> {
+    const now = this.deps.clock.now();
+    const full = inlineStepBytes(this.steps) + Buffer.byteLength(json) > INLINE_STEPS_BYTES;
+    const part = stepPart(name, suffix);
+    const job = { id: this.item.id, part };
+    return stowDurable(this.deps.claims, job, json, now, now + DURABLE_OBJECT_DAYS * DAY_MS, full);
+  }
+
+  private async read(record: StepRecord): Promise<unknown> {
+    const json = await loadDurable(this.deps.claims, this.item.id, record);
+    return json === undefined ? undefined : JSON.parse(json);
+  }
+
+  private async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+    const recorded = this.take(name);
+    if (recorded) return (await this.read(recorded)) as T;
+    this.stillOurs();
+    const value = await fn();
+    if (value === undefined) {
+      await this.write(name, this.record({}));
+      return value;
+    }
+    const json = JSON.stringify(value);
+    if (Buffer.byteLength(json) > MAX_PAYLOAD_BYTES)
+      throw new UsageError(`step "${name}" returned over ${MAX_PAYLOAD_BYTES} bytes of JSON`);
+    const kept = await this.write(name, this.record(await this.bodyOf(name, json, this.item.attempts)));
+    // Both paths hand back the JSON's value, so a first run and a replay see the same types.
+    return (await this.read(kept)) as T;
+  }
+
+  private sleepFor(name: string, seconds: number): Promise<void> {
+    if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_SLEEP_SECONDS)
+      return Promise.reject(
+        new UsageError(`sleep "${name}": ${seconds} s is outside 0..${MAX_SLEEP_SECONDS} s (365 days)`),
+      );
+    return this.sleepTo(name, () => this.deps.clock.now() + seconds * 1000);
+  }
+
+  private sleepUntil(name: string, until: Date): Promise<void> {
+    const at = until instanceof Date ? until.getTime() : Number.NaN;
+    const now = this.deps.clock.now();
+    if (Number.isNaN(at) || at - now > MAX_SLEEP_SECONDS * 1000)
+      return Promise.reject(new UsageError(`sleepUntil "${name}": not a date within 365 days`));
+    return this.sleepTo(name, () => at);
+  }
+
+  private async sleepTo(name: string, untilOf: () => number): Promise<void> {
+    const recorded = this.take(name);
+    const now = this.deps.clock.now();
+    if (recorded) {
+      if ((recorded.until ?? 0) <= now) return;
+      return this.wait(new Suspension({ for: "sleep", until: recorded.until ?? now }));
+    }
+    const until = Math.round(untilOf());
+    const record = this.record({ until });
+    if (until <= now) {
+      await this.write(name, record);
+      return;
+    }
+    this.stillOurs();
+    return this.wait(new Suspension({ for: "sleep", until }, { name, record, mapExists: this.mapExists }));
+  }
+
+  private async createToken(name: string, timeoutSeconds: number): Promise<WaitToken> {
+    const recorded = this.take(name);
+    if (recorded) return (await this.read(recorded)) as WaitToken;
+    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > MAX_SLEEP_SECONDS)
+      throw new UsageError(`token "${name}": timeoutSeconds must be within 1..${MAX_SLEEP_SECONDS}`);
+    this.stillOurs();
+    const now = this.deps.clock.now();
+    const id = `tok_${ulid(now)}`;
+    const secret = randomBytes(24).toString("base64url");
+    const timeoutAt = now + Math.round(timeoutSeconds * 1000);
+    await putToken(this.deps.store, {
+      id,
+      jobId: this.item.id,
+      step: name,
+      secretHash: tokenSecretHash(secret),
+      createdAt: now,
+      timeoutAt,
+      expiresAt: Math.ceil(timeoutAt / 1000) + TOKEN_KEPT_AFTER_TIMEOUT_S,
+    });
+    const base = (this.deps.tokenUrlBase ?? "").replace(/\/+$/, "");
+    const token: WaitToken = { id, url: `${base}/tokens/${id}?secret=${secret}` };
+    const kept = await this.write(name, this.record({ token: id, v: JSON.stringify(token) }));
+    return (await this.read(kept)) as WaitToken;
+  }
+
+  private async waitForToken<T>(token: WaitToken, schema?: { parse(v: unknown): T }): Promise<T> {
+    this.stillOurs();
+    const current = await getToken(this.deps.store, token.id);
+    if (!current || current.jobId !== this.item.id)
+      throw new UsageError(`token ${token.id} is not one of this job's tokens`);
+    if (current.status === "completed") {
+      const json = await loadDurable(this.deps.claims, this.item.id, current);
+      const data: unknown = json === undefined ? undefined : JSON.parse(json);
+      return schema ? schema.parse(data) : (data as T);
+    }
+    if (current.timeoutAt <= this.deps.clock.now())
+      throw new TokenTimeoutError(current.step, `token "${current.step}" (${token.id}) timed out`);
+    return this.wait(new Suspension({ for: "token", token: token.id, until: current.timeoutAt }));
+  }
+
+  private async waitForEvent<T>(name: string, wait: EventWait<T>): Promise<T> {
+    const recorded = this.take(name);
+    const { event, match, timeoutSeconds } = wait;
+    if (typeof event !== "string" || event.length === 0 || typeof match !== "string")
+      throw new UsageError(`waitForEvent "${name}": event must be a non-empty string and match a string`);
+    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > MAX_SLEEP_SECONDS)
+      throw new UsageError(`waitForEvent "${name}": timeoutSeconds must be within 1..${MAX_SLEEP_SECONDS}`);
+    const now = this.deps.clock.now();
+    if (recorded && (recorded.v !== undefined || recorded.o !== undefined)) {
+      const data = await this.read(recorded);
+      return wait.schema ? wait.schema.parse(data) : (data as T);
+    }
+    const waiter = { event, match, step: name };
+    if (recorded) {
+      const until = recorded.until ?? now;
+      if (until <= now) throw new EventTimeoutError(name, `no "${event}" event for "${match}" came in time`);
+      return this.wait(new Suspension({ for: "event", event, match, until }, undefined, waiter));
+    }
+    this.stillOurs();
+    const until = now + Math.round(timeoutSeconds * 1000);
+    const record = this.record({ event, match, until });
+    return this.wait(
+      new Suspension(
+        { for: "event", event, match, until },
+        { name, record, mapExists: this.mapExists },
+        waiter,
+      ),
+    );
+  }
+
+  /** Ends the run with `s`: the handler's call never returns (its run is over). */
+  private wait(s: Suspension): Promise<never> {
+    this.suspend(s);
+    return new Promise<never>(() => {});
+  }
+}

@@ -1,0 +1,48 @@
+import { resumeJob } from "../ops/resume-waiting.ts";
+import { longestRetentionExpiry } from "../retention.ts";
+import { putEventWaiter } from "../store/event-waiter-ops.ts";
+import type { JobItem } from "../store/job-item.ts";
+import { getToken } from "../store/token-ops.ts";
+import type { JobMessage } from "../transport/job-message.ts";
+import { wakesByMessage } from "./outcome-table.ts";
+import type { WorkerDeps } from "./record-types.ts";
+import type { Suspension } from "./suspension.ts";
+
+/**
+ * Before a durable run's suspend is written: an event wait's pointer, so that an event which finds
+ * the job waiting also finds it (docs/architecture.md §22). Kept as long as the job may wait.
+ */
+export async function beforeSuspend(deps: WorkerDeps, item: JobItem, s: Suspension): Promise<void> {
+  if (!s.waiter) return;
+  const expiresAt = longestRetentionExpiry(s.waiting.until, deps.queues);
+  await putEventWaiter(
+    deps.store,
+    s.waiter.event,
+    s.waiter.match,
+    { jobId: item.id, step: s.waiter.step },
+    expiresAt,
+  );
+}
+
+/**
+ * After the suspend landed: a sleep within SQS's longest delay sends its own wake-up (the message
+ * the run came with, delayed); longer ones are promoted by the reaper at their end. A token
+ * completed while the run was deciding to wait found the job still running and resumed nothing,
+ * so the run looks once more and resumes the job itself (whoever resumes first wins the write).
+ */
+export async function afterSuspend(
+  deps: WorkerDeps,
+  item: JobItem,
+  msg: JobMessage,
+  s: Suspension,
+  now: number,
+): Promise<void> {
+  if (wakesByMessage(s, now)) {
+    const delaySeconds = Math.max(0, Math.ceil((s.waiting.until - now) / 1000));
+    await deps.transport.send({ message: msg, delaySeconds });
+    return;
+  }
+  const token = s.waiting.token;
+  if (token !== undefined && (await getToken(deps.store, token))?.status === "completed")
+    await resumeJob(deps, item.id, { token });
+}

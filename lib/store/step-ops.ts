@@ -1,0 +1,118 @@
+import type { StoreTransitions } from "../job/status.ts";
+import { attributeEquals, attributeExists, attributeMissing, leaseHeldBy, statusIs } from "./conditions.ts";
+import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
+import { and, type Condition, type Expr, Update } from "./expression.ts";
+import type { JobItem } from "./job-item.ts";
+import { jobKey } from "./keys.ts";
+import type { StepRecord } from "./step-record.ts";
+
+/** No entry of this name in the job's steps map (the map itself may be missing). */
+export const stepMissing =
+  (name: string): Condition =>
+  (e: Expr) =>
+    `attribute_not_exists(${e.entry("steps", name)})`;
+
+/**
+ * Adds a step's entry to an update. A job's first step writes the whole map (an entry can't be set
+ * in a map that isn't there), so the caller says whether the item it read has one; the condition
+ * it returns holds the write to that: a map that appeared meanwhile loses the race, it is not lost.
+ */
+export function addStep(update: Update, name: string, record: StepRecord, mapExists: boolean): Condition {
+  if (mapExists) {
+    update.setEntry("steps", name, record);
+    return and(attributeExists("steps"), stepMissing(name));
+  }
+  update.set("steps", { [name]: record });
+  return attributeMissing("steps");
+}
+
+export type RecordStepResult =
+  | { recorded: true; item: JobItem }
+  | { recorded: false; reason: "lease_lost" }
+  | { recorded: false; reason: "exists"; record: StepRecord; item: JobItem };
+
+/**
+ * recordStep — a durable step's result, written once per job under the run's fence.
+ * input: the job id, the run's fence, the step's name and record, whether the item has a steps map.
+ * condition: running under this fence AND the name has no entry yet.
+ * result: the new item; or lease_lost (a takeover owns the job: nothing written, the stale run must
+ *   stop), or exists with the entry already there (another run of this job recorded it first).
+ */
+export async function recordStep(
+  ctx: StoreContext,
+  jobId: string,
+  fence: string,
+  name: string,
+  record: StepRecord,
+  mapExists: boolean,
+): Promise<RecordStepResult> {
+  const write = conditionalUpdate<JobItem>(ctx, "recordStep", jobKey(jobId), (e) => {
+    const update = new Update(e);
+    const fresh = addStep(update, name, record, mapExists);
+    return { update, condition: and(statusIs("running"), leaseHeldBy(fence), fresh) };
+  });
+  return orOnConflict(
+    write.then((item): RecordStepResult => ({ recorded: true, item })),
+    (current: JobItem | undefined): RecordStepResult => {
+      const ours = current?.status === "running" && current.leaseToken === fence;
+      if (!ours || !current) return { recorded: false, reason: "lease_lost" };
+      const existing = current.steps?.[name];
+      // The map appeared under our own fence: our run wrote it; write the entry into it.
+      if (!existing) return { recorded: false, reason: "lease_lost" };
+      return { recorded: false, reason: "exists", record: existing, item: current };
+    },
+  );
+}
+
+export const recordStepTransitions = [] as const satisfies StoreTransitions;
+
+/** Which wait a resume must find the job in: a token's id, or an event's name and match. */
+export type WaitMatch = { token: string } | { event: string; match: string; step: string };
+
+/** The job still waits, as `match` says, and has not been cancelled. */
+const waitsFor = (match: WaitMatch): Condition =>
+  "token" in match
+    ? and(statusIs("scheduled"), attributeEquals("waiting.token", match.token))
+    : and(
+        statusIs("scheduled"),
+        attributeEquals("waiting.event", match.event),
+        attributeEquals("waiting.match", match.match),
+      );
+
+/**
+ * resumeWaiting — a suspended job's wait is over (its token completed, its event arrived).
+ * input: the job id, what it must wait for, and for an event the data's entry fields (v or o) to
+ *   add to the wait's step.
+ * condition: scheduled AND waiting for exactly this (a cancel, a timeout's run or another resume
+ *   moved it first: nothing written).
+ * result: queued, due now, out of the scheduled index and no longer waiting; the caller sends its
+ *   message. undefined when the condition lost.
+ */
+export async function resumeWaiting(
+  ctx: StoreContext,
+  jobId: string,
+  match: WaitMatch,
+  data?: Pick<StepRecord, "v" | "o">,
+): Promise<JobItem | undefined> {
+  const now = ctx.clock.now();
+  const write = conditionalUpdate<JobItem>(
+    ctx,
+    "resumeWaiting",
+    jobKey(jobId),
+    (e) => {
+      const update = new Update(e)
+        .set("status", "queued")
+        .set("runAt", now)
+        .remove("waiting", "gsi1pk", "gsi1sk", "promotingUntil");
+      if ("event" in match && data) {
+        for (const [field, value] of Object.entries(data))
+          if (value !== undefined) update.setEntry("steps", match.step, value, field);
+      }
+      return { update, condition: waitsFor(match) };
+    },
+    { readCurrent: false },
+  );
+  return orOnConflict(write, () => undefined);
+}
+
+export const resumeWaitingTransitions = [["scheduled", "queued"]] as const satisfies StoreTransitions;

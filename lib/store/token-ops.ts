@@ -1,0 +1,100 @@
+import { createHash } from "node:crypto";
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import type { StoreTransitions } from "../job/status.ts";
+import { attributeAfter, attributeEquals, itemMissing } from "./conditions.ts";
+import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
+import { and, Update } from "./expression.ts";
+import { tokenKey } from "./keys.ts";
+
+/**
+ * A durable job's wait token (docs/architecture.md §22). Only the hash of its secret is kept: the
+ * url that carries the secret lives in the job's step record, which only the job's readers see.
+ * Tokens have no status machine of the job's: pending → completed, once; a timeout is read from
+ * `timeoutAt`, not written.
+ */
+export interface TokenItem {
+  pk: string;
+  sk: string;
+  id: string;
+  jobId: string;
+  /** The step it was created under. */
+  step: string;
+  status: "pending" | "completed";
+  secretHash: string;
+  createdAt: number;
+  timeoutAt: number;
+  completedAt?: number;
+  /** The completion's data: its JSON inline, or the key of its claims object. */
+  v?: string;
+  o?: string;
+  /** TTL (epoch seconds). */
+  expiresAt: number;
+}
+
+/** What a token item keeps of its secret: the secret itself is in its url only. */
+export const tokenSecretHash = (secret: string) => createHash("sha256").update(secret).digest("hex");
+
+export type NewToken = Omit<TokenItem, "pk" | "sk" | "status" | "completedAt" | "v" | "o">;
+
+/**
+ * putToken — a new token, before its step is recorded (a run that dies in between leaves an orphan
+ * its TTL removes; the rerun makes another).
+ * input: the token. condition: no item under its id (ids are fresh). result: written.
+ */
+export async function putToken(ctx: StoreContext, token: NewToken): Promise<void> {
+  const item: TokenItem = { ...tokenKey(token.id), ...token, status: "pending" };
+  await conditionalPut(ctx, "putToken", item as TokenItem & Record<string, unknown>, itemMissing, {
+    readCurrent: false,
+  });
+}
+
+export const putTokenTransitions = [] as const satisfies StoreTransitions;
+
+export async function getToken(ctx: StoreContext, id: string): Promise<TokenItem | undefined> {
+  const out = await ctx.doc.send(
+    new GetCommand({
+      TableName: ctx.table,
+      Key: tokenKey(id),
+      ConsistentRead: true,
+      ReturnConsumedCapacity: "TOTAL",
+    }),
+  );
+  return out.Item as TokenItem | undefined;
+}
+
+export type CompleteTokenResult =
+  | { completed: true; token: TokenItem }
+  | { completed: false; current?: TokenItem };
+
+/**
+ * completeToken — a token's one completion.
+ * input: the token id, its secret's hash, the data (JSON inline or a claims object's key).
+ * condition: pending AND the secret's hash matches AND its timeout has not passed.
+ * result: completed with the data; or the token as it is now (missing, completed, timed out, or the
+ *   secret was wrong), nothing written.
+ */
+export async function completeToken(
+  ctx: StoreContext,
+  id: string,
+  secretHash: string,
+  data: { v: string } | { o: string },
+): Promise<CompleteTokenResult> {
+  const now = ctx.clock.now();
+  const write = conditionalUpdate<TokenItem>(ctx, "completeToken", tokenKey(id), (e) => ({
+    update: new Update(e).set("status", "completed").set("completedAt", now).setAll(data),
+    condition: and(
+      attributeEquals("status", "pending"),
+      attributeEquals("secretHash", secretHash),
+      attributeAfter("timeoutAt", now),
+    ),
+  }));
+  return orOnConflict(
+    write.then((token): CompleteTokenResult => ({ completed: true, token })),
+    (current: TokenItem | undefined): CompleteTokenResult => ({
+      completed: false,
+      ...(current ? { current } : {}),
+    }),
+  );
+}
+
+export const completeTokenTransitions = [] as const satisfies StoreTransitions;
