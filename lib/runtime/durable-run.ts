@@ -45,13 +45,14 @@ export class DurableRun {
   private readonly deps: DurableDeps;
   private readonly item: JobItem;
   private readonly fence: string;
-  private readonly signal: AbortSignal;
+  private readonly live: () => boolean;
 
-  constructor(deps: DurableDeps, item: JobItem, fence: string, signal: AbortSignal) {
+  /** `live`: whether the run still surely holds its job (JobWatch.live). */
+  constructor(deps: DurableDeps, item: JobItem, fence: string, live: () => boolean) {
     this.deps = deps;
     this.item = item;
     this.fence = fence;
-    this.signal = signal;
+    this.live = live;
     this.steps = { ...(item.steps ?? {}) };
     this.mapExists = item.steps !== undefined;
     this.suspended = new Promise((resolve) => {
@@ -83,8 +84,9 @@ export class DurableRun {
     return this.steps[name];
   }
 
+  /** Before work a new owner may also do: a run that may have lost its job does none of it. */
   private stillOurs(): void {
-    if (this.signal.aborted) throw new UsageError(`the run was aborted (${String(this.signal.reason)})`);
+    if (!this.live()) throw new UsageError("this run may have lost its lease: it records nothing more");
   }
 
   private record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord {

@@ -64,6 +64,15 @@ export class Heartbeat {
     return this.inFlight ?? Promise.resolve();
   }
 
+  /**
+   * Whether the lease is still surely ours: not stopped and not within its margin of the end. A run
+   * checks it before work that must not overlap a new owner's (a durable step), since a process
+   * thawed from a freeze may run the handler before this heartbeat's timers fire.
+   */
+  live(): boolean {
+    return !this.stopped && this.store.clock.now() < this.leaseUntil - this.margin();
+  }
+
   /** One renewal; concurrent calls share it. Errors are logged, not thrown: the next tick retries. */
   beat(): Promise<void> {
     if (this.stopped) return Promise.resolve();

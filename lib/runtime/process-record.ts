@@ -83,7 +83,7 @@ export class RecordProcessor {
           throw err;
         })
       : undefined;
-    const durable = new DurableRun(this.deps, item, delivery.fence, watch.signal);
+    const durable = new DurableRun(this.deps, item, delivery.fence, () => watch.live());
     const ctx = handlerContext(this.deps, item, delivery.fence, watch.keepAlive, completion, durable.context);
     // A sleep or wait ends the run with its Suspension: the handler's call is left unfinished.
     const end = await superviseJob(

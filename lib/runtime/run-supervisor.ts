@@ -74,6 +74,11 @@ export class JobWatch {
     return this.controller.signal;
   }
 
+  /** Whether the run still surely holds its job: not aborted, and its lease (if any) not running out. */
+  live(): boolean {
+    return !this.controller.signal.aborted && (this.heartbeat?.live() ?? true);
+  }
+
   /** Why the job was aborted on its own (cancel, lost lease, shutdown), if it was. */
   get cause(): AbortCause | undefined {
     return this.controller.signal.aborted ? (this.controller.signal.reason as AbortCause) : undefined;

@@ -1,5 +1,12 @@
 import type { StoreTransitions } from "../job/status.ts";
-import { attributeEquals, attributeExists, attributeMissing, leaseHeldBy, statusIs } from "./conditions.ts";
+import {
+  attributeAfter,
+  attributeEquals,
+  attributeExists,
+  attributeMissing,
+  leaseHeldBy,
+  statusIs,
+} from "./conditions.ts";
 import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, type Condition, type Expr, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
@@ -34,7 +41,8 @@ export type RecordStepResult =
 /**
  * recordStep — a durable step's result, written once per job under the run's fence.
  * input: the job id, the run's fence, the step's name and record, whether the item has a steps map.
- * condition: running under this fence AND the name has no entry yet.
+ * condition: running under this fence, its lease not yet ended (a run thawed after its lease lapsed
+ *   records nothing, even before another worker took the job over) AND the name has no entry yet.
  * result: the new item; or lease_lost (a takeover owns the job: nothing written, the stale run must
  *   stop), or exists with the entry already there (another run of this job recorded it first).
  */
@@ -49,12 +57,16 @@ export async function recordStep(
   const write = conditionalUpdate<JobItem>(ctx, "recordStep", jobKey(jobId), (e) => {
     const update = new Update(e);
     const fresh = addStep(update, name, record, mapExists);
-    return { update, condition: and(statusIs("running"), leaseHeldBy(fence), fresh) };
+    const live = attributeAfter("leaseUntil", ctx.clock.now());
+    return { update, condition: and(statusIs("running"), leaseHeldBy(fence), live, fresh) };
   });
   return orOnConflict(
     write.then((item): RecordStepResult => ({ recorded: true, item })),
     (current: JobItem | undefined): RecordStepResult => {
-      const ours = current?.status === "running" && current.leaseToken === fence;
+      const ours =
+        current?.status === "running" &&
+        current.leaseToken === fence &&
+        (current.leaseUntil ?? 0) > ctx.clock.now();
       if (!ours || !current) return { recorded: false, reason: "lease_lost" };
       const existing = current.steps?.[name];
       // The map appeared under our own fence: our run wrote it; write the entry into it.
