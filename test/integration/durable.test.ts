@@ -10,6 +10,7 @@ import { runReaper } from "../../lib/ops/reaper.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { toStepViews } from "../../lib/store/step-record.ts";
 import { OffsetClock } from "../support/clock.ts";
+import { codeBlocks, httpRequestOf } from "../support/doc-blocks.ts";
 import { harnessPerTest, settled } from "../support/engine-harness.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -212,6 +213,21 @@ describe("durable steps", () => {
       resumed: 0,
     });
     await expect(deliverEvent(h.engine, { name: "order.paid" })).rejects.toBeInstanceOf(ClientError);
+  });
+
+  it("docs/durable-jobs.md's event resumes the job waiting for its order", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    h.startPoller();
+    const event = codeBlocks("docs/durable-jobs.md", "http")
+      .map(httpRequestOf)
+      .find((r) => r.path === "/events");
+    const body = event?.body as { match: string; data: unknown };
+    const { job } = await h.engine.producer.enqueue({ kind: "t-order", payload: { order: body.match } });
+    await waitFor(async () => (await getJob(h.engine.store, job.id))?.waiting?.for === "event", "the wait");
+    expect(await deliverEvent(h.engine, body)).toEqual({ resumed: 1 });
+    const done = await settled(h, job.id, "done");
+    expect(JSON.parse(done.result ?? "")).toEqual({ order: body.match, paid: body.data });
   });
 
   it.each([

@@ -1,0 +1,30 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { apiRouteMatcher } from "../../lib/api/route-keys.ts";
+import { EventRequest } from "../../lib/ops/deliver-event.ts";
+import { codeBlocks, httpRequestOf } from "../support/doc-blocks.ts";
+
+/**
+ * docs/durable-jobs.md can't drift: its TypeScript block is the demo kind's file (type-checked and
+ * run by the suite), and each HTTP block names a route the API serves, with a body the route takes.
+ * The event block is also sent to a waiting job by test/integration/durable.test.ts.
+ */
+const DOC = "docs/durable-jobs.md";
+
+describe("docs/durable-jobs.md", () => {
+  it("its TypeScript block is app/kinds/onboard.ts", () => {
+    const file = readFileSync(new URL("../../app/kinds/onboard.ts", import.meta.url), "utf8");
+    expect(codeBlocks(DOC, "ts")).toEqual([file]);
+  });
+
+  it("each HTTP block is a route of the API with a JSON body", () => {
+    const blocks = codeBlocks(DOC, "http");
+    expect(blocks).toHaveLength(2);
+    for (const block of blocks) {
+      const { method, path, body } = httpRequestOf(block);
+      expect(apiRouteMatcher.find(method, path), block).toBeDefined();
+      if (path === "/events") expect(EventRequest.safeParse(body).success).toBe(true);
+      else expect(Object.keys(body)).toEqual(["data"]);
+    }
+  });
+});
