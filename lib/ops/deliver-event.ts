@@ -44,7 +44,15 @@ export async function deliverEvent(
   for (const waiter of waiters) {
     const job = { id: waiter.jobId, part: stepPart(waiter.step, `e${now}`) };
     const body = await stowDurable(engine.claims, job, json, now, now + EVENT_DATA_KEEP_MS);
-    if (!(await resumeJob(engine, waiter.jobId, { event: name, match, step: waiter.step }, body))) continue;
+    if (
+      !(await resumeJob(
+        engine,
+        { id: waiter.jobId, queue: waiter.queue },
+        { event: name, match, step: waiter.step },
+        body,
+      ))
+    )
+      continue;
     resumed += 1;
     await deleteEventWaiter(engine.store, name, match, waiter.jobId);
   }

@@ -113,6 +113,6 @@ export async function completeWaitToken(
       refusal(current, engine.clock.now(), ended) ?? `token ${id} changed; look again`,
     );
   }
-  const resumed = await resumeJob(engine, token.jobId, { token: id });
+  const resumed = await resumeJob(engine, { id: token.jobId, queue: token.queue }, { token: id });
   return { id, jobId: token.jobId, status: "completed", resumed };
 }

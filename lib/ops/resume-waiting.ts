@@ -1,21 +1,22 @@
 import type { Engine } from "../services/engine-services.ts";
 import { resumeWaiting, type WaitMatch } from "../store/step-ops.ts";
 import type { StepRecord } from "../store/step-record.ts";
-import { outgoingJob } from "./promote.ts";
+import { outgoingJob, promotionHoldUntil } from "./promote.ts";
 
 /**
- * Ends a suspended job's wait (docs/architecture.md §22): the job is queued by one conditional
- * write, then its message is sent. Whoever wins the write sends; a loser (the job was cancelled,
- * timed out, or already resumed) sends nothing. A crash between the two leaves a queued job without
- * a message, which the stale-message sweep sends again. result: whether this call resumed it.
+ * Ends a suspended job's wait (docs/architecture.md §22): one conditional write makes the job due
+ * now and holds the reaper off, then its message is sent. Whoever wins the write sends; a loser (the
+ * job was cancelled, timed out, or already resumed) sends nothing. A crash between the two leaves the
+ * job to the reaper's promotion once the hold lapses. result: whether this call resumed it.
  */
 export async function resumeJob(
   deps: Pick<Engine, "store" | "claims" | "transport" | "clock" | "metrics">,
-  jobId: string,
+  job: { id: string; queue: string },
   match: WaitMatch,
   data?: Pick<StepRecord, "v" | "o">,
 ): Promise<boolean> {
-  const item = await resumeWaiting(deps.store, jobId, match, data);
+  const now = deps.clock.now();
+  const item = await resumeWaiting(deps.store, job, match, promotionHoldUntil(now, now), data);
   if (!item) return false;
   await deps.transport.send(await outgoingJob(deps, item));
   deps.metrics.count("resumed", item.queue, item.kind);

@@ -180,6 +180,7 @@ export class DurableRun {
     await putToken(this.deps.store, {
       id,
       jobId: this.item.id,
+      queue: this.item.queue,
       step: name,
       secretHash: tokenSecretHash(secret),
       createdAt: now,

@@ -19,7 +19,7 @@ export async function beforeSuspend(deps: WorkerDeps, item: JobItem, s: Suspensi
     deps.store,
     s.waiter.event,
     s.waiter.match,
-    { jobId: item.id, step: s.waiter.step },
+    { jobId: item.id, queue: item.queue, step: s.waiter.step },
     expiresAt,
   );
 }
@@ -44,5 +44,5 @@ export async function afterSuspend(
   }
   const token = s.waiting.token;
   if (token !== undefined && (await getToken(deps.store, token))?.status === "completed")
-    await resumeJob(deps, item.id, { token });
+    await resumeJob(deps, item, { token });
 }

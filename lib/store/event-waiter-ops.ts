@@ -11,6 +11,7 @@ import { eventWaiterKey, eventWaitersPartition } from "./keys.ts";
  */
 export interface EventWaiter {
   jobId: string;
+  queue: string;
   /** The wait's step name in the job. */
   step: string;
 }
@@ -31,7 +32,12 @@ export async function putEventWaiter(
   await ctx.doc.send(
     new PutCommand({
       TableName: ctx.table,
-      Item: { ...eventWaiterKey(event, match, waiter.jobId), step: waiter.step, expiresAt },
+      Item: {
+        ...eventWaiterKey(event, match, waiter.jobId),
+        queue: waiter.queue,
+        step: waiter.step,
+        expiresAt,
+      },
       ReturnConsumedCapacity: "TOTAL",
     }),
   );
@@ -63,7 +69,8 @@ export async function listEventWaiters(
         ReturnConsumedCapacity: "TOTAL",
       }),
     );
-    for (const item of out.Items ?? []) waiters.push({ jobId: String(item.sk), step: String(item.step) });
+    for (const item of out.Items ?? [])
+      waiters.push({ jobId: String(item.sk), queue: String(item.queue), step: String(item.step) });
     start = out.LastEvaluatedKey;
   } while (start && waiters.length < MAX_WAITERS_PER_EVENT);
   return waiters;

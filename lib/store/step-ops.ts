@@ -10,7 +10,7 @@ import {
 import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, type Condition, type Expr, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
-import { jobKey } from "./keys.ts";
+import { indexKeys, jobKey } from "./keys.ts";
 import type { StepRecord } from "./step-record.ts";
 
 /** No entry of this name in the job's steps map (the map itself may be missing). */
@@ -93,29 +93,33 @@ const waitsFor = (match: WaitMatch): Condition =>
 
 /**
  * resumeWaiting — a suspended job's wait is over (its token completed, its event arrived).
- * input: the job id, what it must wait for, and for an event the data's entry fields (v or o) to
- *   add to the wait's step.
+ * input: the job (id, queue), what it must wait for, the promotion hold for its message's send, and
+ *   for an event the data's entry fields (v or o) to add to the wait's step.
  * condition: scheduled AND waiting for exactly this (a cancel, a timeout's run or another resume
  *   moved it first: nothing written).
- * result: queued, due now, out of the scheduled index and no longer waiting; the caller sends its
- *   message. undefined when the condition lost.
+ * result: still scheduled, but due now and no longer waiting, held against the reaper's promotion
+ *   until `holdUntil` while the caller sends its message (if the caller dies first, the reaper sends
+ *   it once the hold lapses: no job is left waiting for a message that never comes). undefined when
+ *   the condition lost.
  */
 export async function resumeWaiting(
   ctx: StoreContext,
-  jobId: string,
+  job: { id: string; queue: string },
   match: WaitMatch,
+  holdUntil: number,
   data?: Pick<StepRecord, "v" | "o">,
 ): Promise<JobItem | undefined> {
   const now = ctx.clock.now();
   const write = conditionalUpdate<JobItem>(
     ctx,
     "resumeWaiting",
-    jobKey(jobId),
+    jobKey(job.id),
     (e) => {
       const update = new Update(e)
-        .set("status", "queued")
         .set("runAt", now)
-        .remove("waiting", "gsi1pk", "gsi1sk", "promotingUntil");
+        .set("promotingUntil", holdUntil)
+        .setAll(indexKeys(job.queue, "scheduled", job.id, now, ctx.layout.indexShards))
+        .remove("waiting");
       if ("event" in match && data) {
         for (const [field, value] of Object.entries(data))
           if (value !== undefined) update.setEntry("steps", match.step, value, field);
@@ -127,4 +131,5 @@ export async function resumeWaiting(
   return orOnConflict(write, () => undefined);
 }
 
-export const resumeWaitingTransitions = [["scheduled", "queued"]] as const satisfies StoreTransitions;
+/** The job stays scheduled: only its due time, its hold and its wait change. */
+export const resumeWaitingTransitions = [] as const satisfies StoreTransitions;

@@ -17,6 +17,8 @@ export interface TokenItem {
   sk: string;
   id: string;
   jobId: string;
+  /** The job's queue: a resume puts the job back in its queue's scheduled index. */
+  queue: string;
   /** The step it was created under. */
   step: string;
   status: "pending" | "completed";

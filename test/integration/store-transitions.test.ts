@@ -99,7 +99,7 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
         const waiting = { for: "token", token: "tok_1", until: s.clock.now() + 60_000 };
         const stored = await getJob(s, i.id);
         if (stored) await s.doc.send(new PutCommand({ TableName: s.table, Item: { ...stored, waiting } }));
-        return resumeWaiting(s, i.id, { token: "tok_1" });
+        return resumeWaiting(s, i, { token: "tok_1" }, s.clock.now() + 120_000);
       },
     ],
   },

@@ -24,7 +24,7 @@ describe("docs/durable-jobs.md", () => {
       const { method, path, body } = httpRequestOf(block);
       expect(apiRouteMatcher.find(method, path), block).toBeDefined();
       if (path === "/events") expect(EventRequest.safeParse(body).success).toBe(true);
-      else expect(Object.keys(body)).toEqual(["data"]);
+      else expect(Object.keys(body as object)).toEqual(["data"]);
     }
   });
 });
