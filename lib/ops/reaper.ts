@@ -167,6 +167,15 @@ async function promoteDue(
 }
 
 /**
+ * A durable job waiting for a token or an event is due at its timeout, not before: promoted ahead
+ * of it (with a delay, as other jobs due within the horizon are), it would be queued, and its token
+ * or event could no longer resume it (docs/architecture.md §22). Its timeout's run comes from the
+ * first reaper run after it.
+ */
+const waitsForCaller = (seen: JobItem, now: number) =>
+  seen.waiting !== undefined && seen.waiting.for !== "sleep" && seen.runAt > now;
+
+/**
  * Holds each job of a page (one conditional write each), sends the held ones' messages ten to a
  * request, then takes the sent ones out of the index. A job whose send failed stays held and
  * scheduled: the next run after its hold lapses tries again.
@@ -178,7 +187,7 @@ async function promotePage(deps: ReaperDeps, items: JobItem[], now: number, repo
       items.map((seen) =>
         writes(() =>
           // A hold we can see is live costs nothing to skip; a stale read is caught by the condition.
-          seen.promotingUntil !== undefined && seen.promotingUntil >= now
+          (seen.promotingUntil !== undefined && seen.promotingUntil >= now) || waitsForCaller(seen, now)
             ? Promise.resolve(undefined)
             : beginPromotion(deps.store, seen.id, seen.runAt, promotionHoldUntil(seen.runAt, now)),
         ),

@@ -138,6 +138,9 @@ describe("durable steps", () => {
     const token = JSON.parse(waiting.steps?.approval?.v ?? "") as WaitToken;
     expect(waiting.waiting?.token).toBe(token.id);
     expect((await tokenView(h.engine, token.id)).status).toBe("pending");
+    // The reaper leaves a wait due within its horizon alone until its timeout: the token can still resume it.
+    expect((await runReaper(h.engine)).promoted).toBe(0);
+    expect((await getJob(h.engine.store, job.id))?.waiting?.for).toBe("token");
     await expect(completeWaitToken(h.engine, token.id, "wrong", { ok: true })).rejects.toMatchObject({
       code: "forbidden",
     });
