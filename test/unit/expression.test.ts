@@ -29,6 +29,16 @@ describe("Expr", () => {
     expect(e.names).toEqual({ "#status": "status" });
   });
 
+  test("a map entry's key of any text gets a numbered placeholder of its own", () => {
+    const e = new Expr();
+    const path = e.entry("steps", "send welcome.v2-#1");
+    expect(path).toMatch(/^#steps\.#_k\d+$/);
+    const placeholder = path.split(".")[1] as string;
+    expect(e.names[placeholder]).toBe("send welcome.v2-#1");
+    const u = new Update(e).setEntry("steps", "a b", "1", "v");
+    expect(u.toString()).toMatch(/^SET #steps\.#_k\d+\.#v = :v\d+$/);
+  });
+
   test("every value gets its own placeholder, even equal values", () => {
     const e = new Expr();
     const a = e.value("queued");
