@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from "commander";
 import pkg from "../package.json" with { type: "json" };
 import { consoleCommand } from "./commands/console.ts";
 import { doctorCommand } from "./commands/doctor.ts";
+import { eventsCommand, tokensCommand } from "./commands/durable.ts";
 import { enqueueCommand } from "./commands/enqueue.ts";
 import { groupsCommand } from "./commands/groups.ts";
 import { jobsCommand } from "./commands/jobs.ts";
@@ -21,7 +22,7 @@ import { DEFAULT_ENDPOINT } from "./target.ts";
 export function buildProgram(): Command {
   const program = new Command("skyforge")
     .description(
-      "Operate skyforge: jobs, bulk enqueue, queues, schedules, groups, tail; on npm start or a deployed stage.",
+      "Operate skyforge: jobs, bulk enqueue, queues, schedules, groups, tokens, events, tail; on npm start or a deployed stage.",
     )
     // With the Node that runs it: the launcher's job is to make that the project's Node 24.
     .version(`${pkg.version} (node ${process.version})`)
@@ -55,6 +56,8 @@ Exit codes: 0 ok, 1 some items failed (bulk enqueue) or doctor found a problem, 
     queuesCommand(),
     schedulesCommand(),
     groupsCommand(),
+    tokensCommand(),
+    eventsCommand(),
     tailCommand(),
     doctorCommand(),
     consoleCommand(),

@@ -61,6 +61,22 @@ const group = z.looseObject({
   completionJobId: z.string().optional(),
 });
 
+const waiting = z.looseObject({
+  for: z.string(),
+  until: z.string().optional(),
+  token: z.string().optional(),
+  event: z.string().optional(),
+  match: z.string().optional(),
+});
+const step = z.looseObject({
+  name: z.string(),
+  type: z.string(),
+  status: z.string(),
+  attempt: z.number(),
+  at: z.string(),
+  until: z.string().optional(),
+});
+
 const page = <T extends z.ZodType>(item: T) =>
   z.looseObject({ items: z.array(item), cursor: z.string().optional() });
 
@@ -92,6 +108,28 @@ export const answerShapes = {
     replayed: z.number(),
     jobs: z.array(z.looseObject({ from: z.string(), id: z.string().optional() })),
   }),
+  jobSteps: z.looseObject({
+    jobId: z.string(),
+    status: z.string(),
+    waiting: waiting.optional(),
+    steps: z.array(step),
+  }),
+  token: z.looseObject({
+    id: z.string(),
+    jobId: z.string(),
+    step: z.string(),
+    status: z.string(),
+    createdAt: z.string(),
+    timeoutAt: z.string(),
+    completedAt: z.string().optional(),
+  }),
+  tokenCompleted: z.looseObject({
+    id: z.string(),
+    jobId: z.string(),
+    status: z.literal("completed"),
+    resumed: z.boolean(),
+  }),
+  eventSent: z.looseObject({ resumed: z.number() }),
   childrenPage: page(z.looseObject({ id: z.string(), status: z.string(), lastError: z.string().optional() })),
 } as const;
 

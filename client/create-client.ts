@@ -2,6 +2,7 @@ import type { AppNames } from "../lib/declarations/define-app.ts";
 import type { GroupChildrenPage, GroupView } from "../lib/job/group-schemas.ts";
 import type { JobSummary, JobView } from "../lib/job/schemas.ts";
 import { type AnswerShape, answerShapes, checkAnswer } from "./answer-shapes.ts";
+import { durableCalls } from "./durable-calls.ts";
 import { enqueueInBatches } from "./enqueue-many.ts";
 import { errorForAnswer, SkyforgeApiError } from "./errors.ts";
 import type {
@@ -95,6 +96,7 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
       object<JobView>({ method: "POST", path: `/jobs/${segment(id)}/retry` }, answerShapes.job),
     replay: async (request) =>
       object<ReplayAnswer>({ method: "POST", path: "/jobs/replay", body: request }, answerShapes.replay),
+    ...durableCalls({ object, segment }),
     queues: {
       list: async () =>
         (await object<{ items: QueueView[] }>({ method: "GET", path: "/queues" }, answerShapes.queueList))

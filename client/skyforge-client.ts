@@ -14,6 +14,7 @@ import type {
   GroupFailureMode,
   GroupView,
 } from "../lib/job/group-schemas.ts";
+import type { StepView, WaitingView } from "../lib/job/durable.ts";
 import type { ReplayAnswer, ReplayRequest } from "../lib/job/replay-schemas.ts";
 import type {
   BatchResultItem,
@@ -22,6 +23,8 @@ import type {
   JobView,
   ListJobsQuery,
 } from "../lib/job/schemas.ts";
+import type { JobStatus } from "../lib/job/status.ts";
+import type { TokenView } from "../lib/ops/durable-tokens.ts";
 
 /**
  * What the typed producer client offers (client/create-client.ts builds it). Kinds, payloads and
@@ -153,6 +156,26 @@ export interface GroupRequest<A extends AppNames> {
   expiresInSeconds?: number;
 }
 
+/**
+ * GET /jobs/{id}/steps: a durable job's recorded steps in the handler's order, and what it waits for
+ * while suspended (docs/durable-jobs.md).
+ */
+export interface JobSteps {
+  jobId: string;
+  status: JobStatus;
+  waiting?: WaitingView;
+  steps: StepView[];
+}
+export type { StepView, TokenView, WaitingView };
+
+/** POST /tokens/{id}'s answer: the token completed, and whether its waiting job was resumed now. */
+export interface TokenCompleted {
+  id: string;
+  jobId: string;
+  status: "completed";
+  resumed: boolean;
+}
+
 export interface SkyforgeClient<A extends AppNames> {
   enqueue<K extends KindName<A>>(
     kind: K,
@@ -175,6 +198,19 @@ export interface SkyforgeClient<A extends AppNames> {
    * naming its original (`replayOf`); `jobs` pairs each match with its new job (no id on a dry run).
    */
   replay(request: ReplayOptions<A>): Promise<ReplayAnswer>;
+  /** A durable job's recorded steps, in order, and what it waits for (GET /jobs/{id}/steps). */
+  steps(jobId: string): Promise<JobSteps>;
+  /** A wait token's state (GET /tokens/{id}); never its secret. */
+  token(id: string): Promise<TokenView>;
+  /**
+   * Completes a wait token with `data` (POST /tokens/{id}?secret=…), resuming its job. Give the
+   * token's url (`{ id, url }` from the handler's createToken): its id and secret are taken from it,
+   * and the request goes through this client's transport, not to the url's host. Or give the id and
+   * `{ secret }`. Completed twice, timed out or its job ended: a 409 SkyforgeApiError.
+   */
+  completeToken(urlOrId: string, data: unknown, options?: { secret?: string }): Promise<TokenCompleted>;
+  /** Sends an event (POST /events): every job waiting for `name` with this `match` resumes with `data`. */
+  sendEvent(name: string, match: string, data?: unknown): Promise<{ resumed: number }>;
   queues: {
     list(): Promise<QueueView[]>;
     pause(name: QueueName<A>): Promise<QueueView>;

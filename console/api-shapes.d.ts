@@ -23,6 +23,44 @@ export interface Job {
   result?: unknown;
   /** The job this one replays (POST /jobs/replay). */
   replayOf?: string;
+  /** A suspended durable job: what it waits for (docs/durable-jobs.md). */
+  waiting?: Waiting;
+}
+
+/** What a suspended durable job waits for: a sleep's end, a token's completion or an event. */
+export interface Waiting {
+  for: "sleep" | "token" | "event";
+  until?: string;
+  token?: string;
+  event?: string;
+  match?: string;
+}
+
+/** One recorded step of GET /jobs/{id}/steps; a token step's result is `{ id, url }`. */
+export interface Step {
+  name: string;
+  type: "step" | "sleep" | "token" | "event";
+  status: string;
+  attempt: number;
+  at: string;
+  until?: string;
+  result?: unknown;
+}
+
+/** GET /jobs/{id}/steps: the steps in the handler's order, and the wait while suspended. */
+export interface JobSteps {
+  jobId: string;
+  status: string;
+  waiting?: Waiting;
+  steps: Step[];
+}
+
+/** POST /tokens/{id}: the token completed; `resumed` when its job was waiting already. */
+export interface TokenCompleted {
+  id: string;
+  jobId: string;
+  status: "completed";
+  resumed: boolean;
 }
 
 /** POST /jobs/replay: how many matched, how many were replayed, and each match's new job. */

@@ -38,6 +38,7 @@ const ownFiles = [
   "queues.js",
   "jobs.js",
   "job-detail.js",
+  "durable-steps.js",
   "schedules.js",
   "chart.js",
   "enqueue.js",

@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, describeError, jobPath } from "./api.js";
+import { DurableSteps } from "./durable-steps.js";
 import { between, dateTime, duration, pretty, queueLatency } from "./format.js";
 import { html } from "./html.js";
 import { usePoll } from "./poll.js";
@@ -104,6 +105,7 @@ export function JobDetail({ id, onClose }) {
           html`<h3>Error</h3>
           <pre class="error-box" data-testid="job-last-error">${job.lastError}</pre>`
         }
+        <${DurableSteps} job=${job} onChange=${poll.refresh} />
         <h3>Payload</h3>
         <pre data-testid="job-payload">${pretty(job.payload)}</pre>
         <h3>Result</h3>

@@ -3,6 +3,7 @@ import { type JobStatus, type JobView, jobStatuses } from "../../client/vocabula
 import { action } from "../context.ts";
 import { integer } from "../options.ts";
 import { inlineJson, keyValues, shortTime, table } from "../output.ts";
+import { stepsCommand, waitingText } from "./durable.ts";
 import { jobsReplayCommand } from "./jobs-replay.ts";
 
 interface ListOptions {
@@ -14,8 +15,8 @@ interface ListOptions {
 }
 
 /**
- * `skyforge jobs ls|get|cancel|retry|replay`: GET /jobs, GET /jobs/{id}, POST /jobs/{id}/cancel|retry,
- * POST /jobs/replay (cli/commands/jobs-replay.ts).
+ * `skyforge jobs ls|get|cancel|retry|replay|steps`: GET /jobs, GET /jobs/{id}, POST /jobs/{id}/cancel|retry,
+ * POST /jobs/replay (cli/commands/jobs-replay.ts), GET /jobs/{id}/steps (cli/commands/durable.ts).
  */
 export function jobsCommand(): Command {
   const jobs = new Command("jobs").description("list jobs, show one, cancel or retry it, replay ended jobs");
@@ -99,6 +100,7 @@ export function jobsCommand(): Command {
     );
 
   jobs.addCommand(jobsReplayCommand());
+  jobs.addCommand(stepsCommand());
 
   return jobs;
 }
@@ -133,6 +135,7 @@ export function jobDetail(j: JobView): string {
     ["started", shortTime(j.startedAt)],
     ["finished", shortTime(j.finishedAt)],
     ["last error", j.lastError],
+    ["waiting", waitingText(j.waiting)],
     ["payload", inlineJson(j.payload, Number.POSITIVE_INFINITY)],
     ["result", inlineJson(j.result, Number.POSITIVE_INFINITY)],
   ]);

@@ -182,6 +182,49 @@ describe.each(transports)("the client through %s", (via, transport) => {
     await waitFor(async () => (await client.get(job.id)).attempts === 1, "the retried job to run again");
   });
 
+  it("durable jobs: steps, a token completed from its url, an event sent (docs/durable-jobs.md)", async () => {
+    const user = `client-${tag}-${Date.now()}`;
+    const { job } = await client.enqueue("onboard", { user, sleepSeconds: 0 });
+    const waiting = await waitFor(async () => {
+      const s = await client.steps(job.id);
+      return s.waiting?.for === "token" && s;
+    }, `job ${job.id} to wait for its token`);
+    const tokenStep = waiting.steps.find((s) => s.type === "token");
+    const token = tokenStep?.result as { id: string; url: string };
+    expect(token.id).toBe(waiting.waiting?.token);
+    expect(await client.token(token.id)).toMatchObject({
+      jobId: job.id,
+      step: "approval",
+      status: "pending",
+    });
+    expect(await apiError(client.completeToken(token.id, 1))).toMatchObject({
+      status: 403,
+      code: "forbidden",
+    });
+    expect(await client.completeToken(token.url, { approved: tag })).toMatchObject({
+      id: token.id,
+      jobId: job.id,
+      status: "completed",
+    });
+    expect((await status(job.id, "done")).result).toMatchObject({ user, approval: { approved: tag } });
+    expect((await client.steps(job.id)).steps.map((s) => s.name)).toEqual([
+      "create-account",
+      "cool-off",
+      "approval",
+      "send-welcome",
+    ]);
+
+    const order = `order-${tag}-${job.id}`;
+    const flow = (await client.enqueue("order-flow", { order })).job;
+    await waitFor(async () => (await client.get(flow.id)).waiting?.for === "event", "the order to wait");
+    expect(await client.sendEvent("order.paid", order, { paid: tag })).toEqual({ resumed: 1 });
+    expect((await status(flow.id, "done")).result).toEqual({ order, paid: { paid: tag } });
+    expect(await apiError(client.sendEvent("", order))).toMatchObject({
+      status: 400,
+      code: "validation_error",
+    });
+  });
+
   it("lists, pauses, resumes and updates queues", async () => {
     const names = (await client.queues.list()).map((q) => q.name);
     expect(names).toEqual(expect.arrayContaining(["default", "heavy"]));

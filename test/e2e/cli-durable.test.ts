@@ -1,0 +1,118 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { useCliOnStack } from "../support/skyforge-cli.ts";
+import type { Json } from "../support/stack-http.ts";
+import { waitFor } from "../support/wait.ts";
+
+/**
+ * Durable jobs from `npx skyforge` against a real `npm start` (docs/durable-jobs.md): `jobs steps`,
+ * `tokens show|complete` and `events send` drive the demo kinds `onboard` (a step, a one-second
+ * sleep, a token) and `order-flow` (an event) to done. Every wait is for a state, with a bound.
+ */
+const { cli } = useCliOnStack("skyforge-cli-durable-");
+const { run, json } = cli;
+
+/** `jobs steps --json` once the job's answer passes `ready`. */
+function stepsWhen(id: string, what: string, ready: (s: Json) => boolean): Promise<Json> {
+  return waitFor(
+    async () => {
+      const s = await json(["jobs", "steps", id]);
+      return ready(s) && s;
+    },
+    `job ${id} ${what}`,
+    30_000,
+    250,
+  );
+}
+
+describe("durable jobs through the CLI against npm start", { timeout: 120_000 }, () => {
+  it("onboard: steps and its sleep, then its token wait; tokens complete with the url; done with the approval", async () => {
+    const user = `cli-${randomUUID().slice(0, 8)}`;
+    const job = await json(["enqueue", "onboard", "--payload", JSON.stringify({ user, sleepSeconds: 1 })]);
+
+    const waiting = await stepsWhen(job.id, "waiting for its token", (s) => s.waiting?.for === "token");
+    expect(waiting).toMatchObject({ jobId: job.id, status: "scheduled" });
+    expect(waiting.steps.map((s: Json) => [s.name, s.type, s.status])).toEqual([
+      ["create-account", "step", "done"],
+      ["cool-off", "sleep", "done"],
+      ["approval", "token", "done"],
+    ]);
+    const token = waiting.steps[2].result as { id: string; url: string };
+    expect(token.id).toBe(waiting.waiting.token);
+    expect(token.url).toMatch(/\/tokens\/tok_\w+\?secret=/);
+
+    // For a person: the table, and the job's detail naming what it waits for.
+    const table = await run(["jobs", "steps", job.id]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(
+      new RegExp(`^job ${job.id}: scheduled, waiting for token ${token.id} until `),
+    );
+    expect(table.stdout).toMatch(/\nNAME +TYPE +STATUS +ATTEMPT +AT +UNTIL\ncreate-account +step +done +1 /);
+    expect(table.stdout).toMatch(/\ncool-off +sleep +done +\d+ +\S+ \S+ +\S+ \S+\n/);
+    expect((await run(["jobs", "get", job.id])).stdout).toMatch(
+      new RegExp(`waiting +token ${token.id} until`),
+    );
+
+    const shown = await json(["tokens", "show", token.id]);
+    expect(shown).toMatchObject({ id: token.id, jobId: job.id, step: "approval", status: "pending" });
+    expect(JSON.stringify(shown)).not.toMatch(/secret/);
+
+    // Without its secret the API refuses (exit 3); a bad --data is a usage error (exit 2), nothing sent.
+    const noSecret = await json(["tokens", "complete", token.id, "--data", "{}"], 3);
+    expect(noSecret.error).toMatchObject({ code: "forbidden", status: 403 });
+    const badData = await run(["tokens", "complete", token.url, "--data", "{approved: yes}"]);
+    expect(badData.code).toBe(2);
+    expect(badData.stderr).toMatch(/--data <json>.*not JSON/);
+
+    const done = await json(["tokens", "complete", token.url, "--data", '{"approved":true,"by":"cli"}']);
+    expect(done).toMatchObject({ id: token.id, jobId: job.id, status: "completed" });
+    const again = await json(["tokens", "complete", token.url, "--data", "{}"], 3);
+    expect(again.error).toMatchObject({ code: "conflict", status: 409 });
+
+    const ended = await stepsWhen(job.id, "done", (s) => s.status === "done");
+    expect(ended.waiting).toBeUndefined();
+    expect(ended.steps.map((s: Json) => s.name)).toEqual([
+      "create-account",
+      "cool-off",
+      "approval",
+      "send-welcome",
+    ]);
+    expect((await json(["jobs", "get", job.id])).result).toMatchObject({
+      user,
+      account: `acct-${user}`,
+      approval: { approved: true, by: "cli" },
+    });
+    expect(await json(["tokens", "show", token.id])).toMatchObject({
+      status: "completed",
+      data: { approved: true, by: "cli" },
+    });
+  });
+
+  it("order-flow: waits for its event; events send resumes it (once) with the event's data", async () => {
+    const order = `o-${randomUUID().slice(0, 8)}`;
+    const job = await json(["enqueue", "order-flow", "--payload", JSON.stringify({ order })]);
+    const waiting = await stepsWhen(job.id, "waiting for its event", (s) => s.waiting?.for === "event");
+    expect(waiting.waiting).toMatchObject({ for: "event", event: "order.paid", match: order });
+    expect(waiting.steps).toEqual([
+      expect.objectContaining({ name: "paid", type: "event", status: "waiting" }),
+    ]);
+
+    const badData = await run(["events", "send", "order.paid", "--match", order, "--data", "nope"]);
+    expect(badData.code).toBe(2);
+    const noMatch = await run(["events", "send", "order.paid", "--json"]);
+    expect(noMatch.code).toBe(2);
+    expect(JSON.parse(noMatch.stderr).error.message).toMatch(/--match <value>' not specified/);
+    // Another order's event resumes nothing.
+    expect(await json(["events", "send", "order.paid", "--match", `${order}-other`])).toEqual({ resumed: 0 });
+
+    const sent = await run(["events", "send", "order.paid", "--match", order, "--data", '{"amount":42}']);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(sent.stdout).toBe(`order.paid (match ${order}): resumed 1 job\n`);
+    const ended = await stepsWhen(job.id, "done", (s) => s.status === "done");
+    expect(ended.steps).toEqual([
+      expect.objectContaining({ name: "paid", status: "done", result: { amount: 42 } }),
+    ]);
+    expect((await json(["jobs", "get", job.id])).result).toEqual({ order, paid: { amount: 42 } });
+    expect(await json(["events", "send", "order.paid", "--match", order])).toEqual({ resumed: 0 });
+  });
+});
