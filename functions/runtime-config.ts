@@ -16,6 +16,7 @@ import { EmfMetrics } from "../lib/observability/metrics.ts";
 import { type ChildUserSettings, DEFAULT_CHILD_UIDS } from "../lib/pool/child-users.ts";
 import type { EventSourceControl } from "../lib/queue-control/event-source-control.ts";
 import type { Engine } from "../lib/services/engine-services.ts";
+import type { RunStamp } from "../lib/store/lease-ops.ts";
 
 /**
  * The adapter layer: the only place that reads the environment, each value checked when read (a bad
@@ -28,7 +29,10 @@ import type { Engine } from "../lib/services/engine-services.ts";
  *   the functions that pause queues or change their concurrency: API and reaper, which pass
  *   `eventSources`; the others ignore it);
  * - SKYFORGE_POOL_CONFIG, optionally, the path of a JSON file that adds or overrides pool kinds;
- * - SKYFORGE_WORKER_QUEUE, the queue a worker function serves.
+ * - SKYFORGE_WORKER_QUEUE, the queue a worker function serves;
+ * - SKYFORGE_API_URL, optionally, the HTTP API's base URL, which a durable job's token url starts
+ *   with (on the functions that run jobs: workers and pool; the API's for the same views). Without
+ *   it a token's url is a bare path.
  * Optional settings with their defaults: see handlerSettingsFromEnv and poolProcessFromEnv.
  */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -204,6 +208,20 @@ export function poolKindsFromEnv(env: Env = process.env): PoolKindSpec[] {
   );
 }
 
+/** SKYFORGE_API_URL: an absolute http(s) URL (infra sets the API's own); anything else is a ConfigError. */
+export function apiUrlSetting(env: Env): string {
+  const raw = requiredSetting(env, "SKYFORGE_API_URL");
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.search || url.hash)
+    throw new ConfigError(`SKYFORGE_API_URL must be an http(s) URL without a query, got "${raw}"`);
+  return raw.replace(/\/+$/, "");
+}
+
 export interface EngineFromEnvOptions {
   /**
    * Builds the event source control from SKYFORGE_EVENT_SOURCE_MAPPINGS. Passed in by the entry
@@ -211,6 +229,8 @@ export interface EngineFromEnvOptions {
    * loaded only where it is used.
    */
   eventSources?: (mappings: ReadonlyMap<string, string>) => EventSourceControl;
+  /** Who runs this process's attempts (Engine.runner): the worker's Lambda invocation, the pool's task. */
+  runner?: () => RunStamp;
 }
 
 /** The app's engine (with the pool kinds in force, read once) and its logger. */
@@ -241,6 +261,8 @@ export function engineFromEnv(
     queueUrls,
     ...(dlqUrls ? { dlqUrls } : {}),
     ...(eventSources ? { eventSources } : {}),
+    ...(options.runner ? { runner: options.runner } : {}),
+    ...(env.SKYFORGE_API_URL ? { tokenUrlBase: apiUrlSetting(env) } : {}),
     clock: systemClock,
     // Logs carry the function's own service name; metrics share one, so dashboards can name them.
     metrics: new EmfMetrics(),

@@ -16,6 +16,7 @@ import { RateLimiter } from "./rate-limit/rate-limiter.ts";
 import type { Engine } from "./services/engine-services.ts";
 import { RunningJobs } from "./services/running-jobs.ts";
 import { createStoreContext } from "./store/context.ts";
+import type { RunStamp } from "./store/lease-ops.ts";
 import { SqsTransport } from "./transport/sqs-transport.ts";
 
 export interface EngineConfig {
@@ -40,6 +41,8 @@ export interface EngineConfig {
   random?: () => number;
   /** The HTTP API's base URL, for durable jobs' token urls; they are bare paths without it. */
   tokenUrlBase?: string;
+  /** Who runs this process's attempts (Engine.runner): lambda:…, pool:…, local:<pid>. */
+  runner?: () => RunStamp;
 }
 
 /** Every kind a deployment of the app runs: its Lambda kinds and the pool kinds in force. */
@@ -80,5 +83,6 @@ export function buildEngine(config: EngineConfig): Engine {
     ...(config.eventSources ? { eventSources: config.eventSources } : {}),
     ...(config.random ? { random: config.random } : {}),
     ...(config.tokenUrlBase ? { tokenUrlBase: config.tokenUrlBase } : {}),
+    ...(config.runner ? { runner: config.runner } : {}),
   };
 }

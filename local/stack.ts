@@ -2,6 +2,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import { TOKEN_CALLBACK_ROUTE } from "../lib/api/route-keys.ts";
 import { systemClock } from "../lib/clock.ts";
 import type { EngineConfig } from "../lib/engine.ts";
 import { assembleDeployment, type Deployment } from "../lib/handlers/deployment.ts";
@@ -142,27 +143,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         metrics,
         log,
         ...(options.random ? { random: options.random } : {}),
+        // The local stack's workers all run in this process: its attempts name it in their history.
+        runner: () => ({ runner: `local:${process.pid}` }),
       },
       { tickMs, cleanupSweepItemsPerRun: LOCAL_SWEEP_ITEMS_PER_TICK },
     );
     const { engine } = deployment;
-
-    await startPollers(deployment, clients.sqs, provisioned, eventSources, log, stoppers);
-
-    if (options.pool) {
-      const pool = startPoolProcess({
-        ...options.pool,
-        endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
-        table,
-        queueUrls,
-        dlqUrls,
-        log,
-      });
-      // Stopped before the emulators, so it can hand its jobs back.
-      stoppers.unshift(async () => {
-        await pool.stop();
-      });
-    }
 
     // The declared schedules are synced once per process, by whichever asks first (lib/handlers/cron.ts):
     // here, at start, so the API lists them before the first tick.
@@ -174,12 +160,38 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const http = await startLocalHttp({
       host: options.host ?? LOOPBACK,
       port: options.port ?? 3000,
-      api: deployment.api,
+      // Every route on the one loopback server, as API Gateway routes them: the token callback to
+      // its own handler (deployed as its own function, without IAM auth), the rest to the API's.
+      api: (event, context) =>
+        event.routeKey === TOKEN_CALLBACK_ROUTE
+          ? deployment.tokenCallback(event, context)
+          : deployment.api(event, context),
       // "api" takes what API Gateway would send functions/api.ts: the client's Invoke transport.
       functions: deployment.functions,
       log,
     });
     stoppers.unshift(() => http.close());
+    // Durable jobs' token urls start with the API's URL, known once the server listens (port 0
+    // picks one). The workers read it from the engine at each token they make, and start only now,
+    // so no job (one kept in the data directory included) makes a token before it is set.
+    engine.tokenUrlBase = http.url;
+    await startPollers(deployment, clients.sqs, provisioned, eventSources, log, stoppers);
+
+    if (options.pool) {
+      const pool = startPoolProcess({
+        ...options.pool,
+        endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
+        table,
+        queueUrls,
+        dlqUrls,
+        apiUrl: http.url,
+        log,
+      });
+      // Stopped first (before the HTTP server and the emulators), so it can hand its jobs back.
+      stoppers.unshift(async () => {
+        await pool.stop();
+      });
+    }
 
     return {
       url: http.url,

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { ConfigError } from "../../lib/errors.ts";
 import { poolRunner } from "../../lib/handlers/pool.ts";
 import { errorFields } from "../../lib/observability/log.ts";
@@ -15,7 +16,10 @@ import { engineFromEnv, poolProcessFromEnv } from "../runtime-config.ts";
 function startUp() {
   try {
     const settings = poolProcessFromEnv();
-    const { engine, logger } = engineFromEnv("skyforge-pool");
+    // A pool task's attempts name its host (the task) and process in their history.
+    const { engine, logger } = engineFromEnv("skyforge-pool", {
+      runner: () => ({ runner: `pool:${hostname()}/${process.pid}` }),
+    });
     const runner = poolRunner(engine, settings.runner);
     return { logger, kinds: engine.poolKinds, runner, settings };
   } catch (err) {

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { ConfigError, issuesOf } from "../errors.ts";
+import { onExhaustedChoices } from "../job/kind.ts";
 import { MaxAttempts, TimeoutSeconds } from "../job/schemas.ts";
 import { MAX_CHILDREN_PER_KIND, POOL_KIND_DEFAULTS, type PoolKindSpec } from "./pool-kind.ts";
 import { type QueueDeclaration, tierOf } from "./queue-declaration.ts";
@@ -14,6 +15,7 @@ const KindOverride = z
     hard: z.number().int().min(1).max(MAX_CHILDREN_PER_KIND).optional(),
     queue: z.string().min(1).optional(),
     maxAttempts: MaxAttempts.optional(),
+    onExhausted: z.enum(onExhaustedChoices).optional(),
   })
   .strict();
 

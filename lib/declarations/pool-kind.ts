@@ -2,6 +2,7 @@ import type * as z from "zod";
 import type { BatchSettings } from "../job/batch.ts";
 import type { DebounceSettings, SingletonSettings } from "../job/coalesce.ts";
 import type { FlowSettings } from "../job/flow.ts";
+import type { OnExhausted } from "../job/kind.ts";
 
 /** A pool kind's payload: any JSON (the child validates it). */
 export type JsonValue = z.core.util.JSONType;
@@ -30,6 +31,8 @@ export interface PoolKindSpec<Name extends string = string, Queue extends string
   hard: number;
   queue: Queue;
   maxAttempts: number;
+  /** "pause": a job that used its last attempt waits for an operator instead of ending dead (§21). */
+  onExhausted?: OnExhausted;
   /** Makes it a batch kind: many jobs of one key in one request to one child. */
   batch?: PoolBatch;
   /**

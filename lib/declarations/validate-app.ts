@@ -1,7 +1,7 @@
 import { ConfigError } from "../errors.ts";
 import type { BatchSettings } from "../job/batch.ts";
-import type { KindDefinition } from "../job/kind.ts";
-import { deliveryLanes } from "../job/lanes.ts";
+import { type KindDefinition, onExhaustedChoices } from "../job/kind.ts";
+import { type DeliveryLane, deliveryLanes, isClaimed } from "../job/lanes.ts";
 import { MAX_VISIBILITY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { MAX_CHILDREN_PER_KIND, type PoolKindSpec } from "./pool-kind.ts";
 import {
@@ -33,6 +33,7 @@ export interface Declarations {
     | "startWithinSeconds"
     | "debounce"
     | "singleton"
+    | "onExhausted"
   > & {
     batch?: { settings: BatchSettings };
   })[];
@@ -101,6 +102,18 @@ function queueProblems(q: QueueDeclaration, kindsOnQueue: { name: string; maxAtt
   return problems;
 }
 
+/** A paused job waits in its item: only the lanes that claim their runs have one (§16, §21). */
+function onExhaustedProblems(label: string, onExhausted: unknown, lane: DeliveryLane | undefined): string[] {
+  if (onExhausted === undefined) return [];
+  if (!(onExhaustedChoices as readonly unknown[]).includes(onExhausted))
+    return [`${label}: onExhausted "${String(onExhausted)}" is not one of ${onExhaustedChoices.join(", ")}`];
+  if (onExhausted === "pause" && lane !== undefined && !isClaimed(lane))
+    return [
+      `${label}: onExhausted "pause" needs a lane that claims its runs (fenced or lean); lane "${lane}" keeps no job item to pause in when the attempts run out`,
+    ];
+  return [];
+}
+
 /** Every problem with the declarations, each naming its queue, kind or schedule and the numbers. */
 export function validateDeclarations(d: Declarations): string[] {
   const problems: string[] = [];
@@ -137,6 +150,7 @@ export function validateDeclarations(d: Declarations): string[] {
     problems.push(...flowKindProblems(k.label, { ...k, lane, batch }));
     if (lane !== undefined && !(deliveryLanes as readonly string[]).includes(lane))
       problems.push(`${k.label}: lane "${lane}" is not one of ${deliveryLanes.join(", ")}`);
+    problems.push(...onExhaustedProblems(k.label, k.onExhausted, lane));
     const startWithin = "startWithinSeconds" in k ? k.startWithinSeconds : undefined;
     if (startWithin !== undefined && !within(startWithin, 1, QUEUE_MESSAGE_RETENTION_SECONDS))
       problems.push(

@@ -129,6 +129,17 @@ function queueAlarms<S>(q: QueueResources<S>, t: AlarmThresholds): AlarmSpec<S>[
     },
     {
       ...common,
+      id: `${id}PausedJobs`,
+      // Any paused job waits for a person: resume it (POST /jobs/{id}/resume) or end it (§21).
+      description: `Queue ${q.name}: a job used its last attempt and is paused; resume or cancel it (GET /jobs?status=paused).`,
+      namespace: METRICS_NAMESPACE,
+      metricName: "paused",
+      dimensions: { service: METRICS_SERVICE, queue: q.name },
+      statistic: "Sum",
+      threshold: 0,
+    },
+    {
+      ...common,
       id: `${id}CronFailed`,
       // A fire that fails fails again next time (a kind removed, a payload the kind now refuses):
       // the schedule's lastError in GET /schedules says why (docs/architecture.md §7).

@@ -110,6 +110,9 @@ export interface JobContext extends JobContextBase {
   group(spec: GroupSpec): Promise<GroupView>;
 }
 
+export const onExhaustedChoices = ["dead", "pause"] as const;
+export type OnExhausted = (typeof onExhaustedChoices)[number];
+
 export interface BackoffPolicy {
   baseSeconds: number;
   maxSeconds: number;
@@ -130,6 +133,12 @@ export interface KindDefinition<
   startWithinSeconds?: number;
   /** Overrides the queue's backoff for this kind. */
   backoff?: BackoffPolicy;
+  /**
+   * What a job that used its last attempt becomes: "dead" (the default), or "paused", waiting for an
+   * operator to resume it (POST /jobs/{id}/resume) or end it (docs/architecture.md §21). Only on
+   * the lanes that claim their runs.
+   */
+  onExhausted?: OnExhausted;
   /** Which guarantees the kind pays for (docs/architecture.md §16); fenced when absent. */
   lane?: DeliveryLane;
   /** One run per burst of enqueues of a key (docs/architecture.md §19). Not with `singleton`. */

@@ -71,6 +71,18 @@ export const EnqueueBatchRequest = z.object({ jobs: z.array(z.unknown()).min(1).
 
 export const JobStatusSchema = z.enum(jobStatuses);
 
+/** One attempt of a job (docs/architecture.md §4): when it ran, how it ended, who ran it. */
+export const AttemptView = z.object({
+  attempt: z.number().int(),
+  startedAt: z.iso.datetime(),
+  endedAt: z.iso.datetime().optional(),
+  /** A finalize's outcome, "lapsed" (its lease ran out without an end) or "running". */
+  outcome: z.string(),
+  error: z.string().optional(),
+  runner: z.string().optional(),
+});
+export type AttemptView = z.infer<typeof AttemptView>;
+
 export const JobView = z.object({
   id: z.string(),
   kind: z.string(),
@@ -99,6 +111,8 @@ export const JobView = z.object({
   after: z.array(z.string()).optional(),
   /** A replay's job: the ended job it runs again (POST /jobs/replay). */
   replayOf: z.string().optional(),
+  /** Its producer's W3C traceparent: the trace its runs are spans of (docs/architecture.md §23). */
+  traceparent: z.string().optional(),
   /** A flow-controlled kind's job: its flow key (docs/flow-control.md). */
   flowKey: z.string().optional(),
   /** Queued behind its flow key's concurrency: it starts when one of the key's runs ends. */
@@ -113,6 +127,10 @@ export const JobView = z.object({
       match: z.string().optional(),
     })
     .optional(),
+  /** Every attempt, oldest first (the last HISTORY_KEEP ended ones and the current one). */
+  history: z.array(AttemptView).optional(),
+  /** Older attempts dropped from `history`. */
+  historyDropped: z.number().int().optional(),
   /**
    * In a list only: bodies kept in the claims bucket (over 8 KiB) are left out, so that a page stays
    * far under Lambda's 6 MB answer; GET /jobs/{id} shows them.

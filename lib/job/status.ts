@@ -1,5 +1,5 @@
 /** The job lifecycle as a string-literal state machine (docs/architecture.md §4). */
-export const jobStatuses = ["queued", "scheduled", "running", "done", "dead", "cancelled"] as const;
+export const jobStatuses = ["queued", "scheduled", "running", "done", "dead", "cancelled", "paused"] as const;
 export type JobStatus = (typeof jobStatuses)[number];
 
 export const terminalStatuses = ["done", "dead", "cancelled"] as const satisfies readonly JobStatus[];
@@ -19,10 +19,13 @@ export const transitions: Record<JobStatus, readonly JobStatus[]> = {
   // queued → done: a fire-and-forget job whose failure was recorded succeeds on a later attempt.
   queued: ["running", "cancelled", "dead", "done"],
   scheduled: ["queued", "running", "cancelled", "dead"],
-  running: ["queued", "scheduled", "running", "done", "dead", "cancelled"],
+  // running → paused: a kind with onExhausted "pause" used its last attempt (§21).
+  running: ["queued", "scheduled", "running", "done", "dead", "cancelled", "paused"],
   done: [],
   dead: ["scheduled"],
   cancelled: ["scheduled"],
+  // Not terminal: an operator resumes it (a fresh set of attempts) or ends it.
+  paused: ["scheduled", "cancelled"],
 };
 
 export function canTransition(from: JobStatus, to: JobStatus): boolean {
@@ -30,7 +33,7 @@ export function canTransition(from: JobStatus, to: JobStatus): boolean {
 }
 
 /** Statuses kept in the sparse index: rare, and must be found without a scan. */
-export const indexedStatuses = ["scheduled", "dead"] as const satisfies readonly JobStatus[];
+export const indexedStatuses = ["scheduled", "dead", "paused"] as const satisfies readonly JobStatus[];
 export type IndexedStatus = (typeof indexedStatuses)[number];
 export function isIndexed(status: JobStatus): status is IndexedStatus {
   return (indexedStatuses as readonly string[]).includes(status);

@@ -13,6 +13,8 @@ export const countMetrics = [
   "succeeded",
   "retried",
   "dead",
+  // Jobs whose attempts ran out waiting for an operator (onExhausted "pause", docs/architecture.md §21).
+  "paused",
   "throttled",
   "cancelled",
   "revived",

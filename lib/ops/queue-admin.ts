@@ -12,6 +12,7 @@ import {
   type QueueSettings,
 } from "../queue-control/settings.ts";
 import type { Engine } from "../services/engine-services.ts";
+import { countIndexed } from "../store/index-count.ts";
 import type { QueueState } from "../store/queue-state.ts";
 import { getQueueState, setQueueConfig } from "../store/queue-state.ts";
 import type { QueueDepth } from "../transport/sqs-transport.ts";
@@ -37,7 +38,8 @@ export interface QueueView extends QueueSettings {
     | "backoff"
     | "retentionDays"
   > & { visibilityTimeoutSeconds: number };
-  counts: QueueDepth;
+  /** SQS's depth, and the queue's paused jobs (onExhausted "pause": docs/architecture.md §21). */
+  counts: QueueDepth & { paused: number };
   /**
    * The visibility timeout SQS has for the queue now: below `declared.visibilityTimeoutSeconds`
    * (what a deploy sets), a run can outlive it before its worker's first hold (`skyforge doctor`).
@@ -135,10 +137,11 @@ export class QueueAdmin {
   }
 
   private async view(q: QueueDeclaration, known?: QueueState): Promise<QueueView> {
-    const [state, sqs, eventSource] = await Promise.all([
+    const [state, sqs, eventSource, paused] = await Promise.all([
       known ?? getQueueState(this.deps.store, q.name),
       this.deps.transport.inspect(q.name),
       this.deps.eventSources?.describe(q.name),
+      countIndexed(this.deps.store, q.name, "paused"),
     ]);
     const now = this.deps.clock.now();
     return {
@@ -159,7 +162,7 @@ export class QueueAdmin {
         retentionDays: q.retentionDays,
         visibilityTimeoutSeconds: visibilityTimeoutSeconds(q),
       },
-      counts: sqs.depth,
+      counts: { ...sqs.depth, paused: paused.count },
       visibilityTimeoutSeconds: sqs.visibilityTimeoutSeconds,
       ...(eventSource ? { eventSource } : {}),
     };

@@ -124,6 +124,7 @@ export function poolKindDefinition(spec: PoolKindSpec): AnyKind {
     queue: spec.queue,
     maxAttempts: spec.maxAttempts,
     timeoutSeconds: spec.timeoutSeconds,
+    ...(spec.onExhausted ? { onExhausted: spec.onExhausted } : {}),
   };
   if (spec.batch) {
     const { key, ...settings } = spec.batch;

@@ -3,7 +3,7 @@ import { ClientError } from "../errors.ts";
 import type { JobView } from "../job/schemas.ts";
 import { promotionHoldUntil, sendPromoted } from "../ops/promote.ts";
 import type { Engine } from "../services/engine-services.ts";
-import { redrive } from "../store/finalize-ops.ts";
+import { redrive } from "../store/redrive-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 
 /**

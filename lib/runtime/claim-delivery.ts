@@ -34,7 +34,7 @@ export async function claimDelivery(
   if (typeof gated === "boolean") return gated;
   const fence = randomBytes(12).toString("base64url");
   const leaseMs = queue.leaseSeconds * 1000;
-  const claimed = await claim(store, seedFromMessage(msg), fence, leaseMs);
+  const claimed = await claim(store, seedFromMessage(msg), fence, leaseMs, deps.runner?.());
   if (!claimed.claimed) {
     // A place this delivery took goes back unless the job runs under another's live lease (its own).
     const { place } = gated;

@@ -52,6 +52,13 @@ const OUTCOMES: { [O in Outcome]: OutcomeRow<Of<O>> } = {
     metric: "dead",
     log: { level: "warn", message: "job dead", fields: (d) => ({ error: d.error }) },
   },
+  paused: {
+    write: (d) => ({ outcome: "paused", error: d.error }),
+    metric: "paused",
+    log: { level: "warn", message: "job paused: its attempts ran out", fields: (d) => ({ error: d.error }) },
+    // No item to wait in without a claim (the validator refuses the setting there): it ends dead.
+    withoutClaim: (d) => ({ outcome: "dead", error: d.error }),
+  },
   cancelled: {
     write: (d, queue, now) => ({
       outcome: "cancelled",

@@ -13,7 +13,10 @@ export type Decision =
   | { outcome: "retry"; delaySeconds: number; error: string }
   | { outcome: "reschedule"; delaySeconds: number; error: string }
   | { outcome: "throttled"; delaySeconds: number; reason: string }
-  | { outcome: "dead"; error: string }
+  /** `exhausted`: it used its last attempt (a kind with onExhausted "pause" pauses instead). */
+  | { outcome: "dead"; error: string; exhausted?: true }
+  /** Its attempts used, it waits for an operator (docs/architecture.md §21). Claimed lanes only. */
+  | { outcome: "paused"; error: string }
   | { outcome: "cancelled"; error?: string }
   /** Back to the queue at once with the attempt given back: the process stopped, not the job. */
   | { outcome: "released" }
@@ -61,7 +64,7 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
     return { outcome: "throttled", delaySeconds: delay, reason: error };
   }
   if (end.error instanceof UnrecoverableError) return { outcome: "dead", error };
-  if (input.attempt >= input.maxAttempts) return { outcome: "dead", error };
+  if (input.attempt >= input.maxAttempts) return { outcome: "dead", error, exhausted: true };
   const delaySeconds =
     end.error instanceof RetryAfterError
       ? Math.max(1, Math.ceil(end.error.retryAfterSeconds))

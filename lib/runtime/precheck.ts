@@ -35,6 +35,7 @@ export async function precheckRun(
     return {
       outcome: "dead",
       error: `no attempts left (${item.maxAttempts}); the last runs lost their lease`,
+      exhausted: true,
     };
   }
   const payloadJson = await payload();

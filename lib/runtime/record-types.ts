@@ -14,7 +14,7 @@ export type WorkerDeps = Pick<
   | "metrics"
   | "log"
 > &
-  Partial<Pick<Engine, "running" | "random" | "rateLimiter" | "tokenUrlBase">>;
+  Partial<Pick<Engine, "running" | "random" | "rateLimiter" | "tokenUrlBase" | "runner">>;
 
 export interface InboundRecord {
   messageId: string;

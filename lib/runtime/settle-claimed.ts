@@ -33,6 +33,13 @@ export async function settleClaimed(
     return false;
   }
   const now = clock.now();
+  // A kind that pauses when its attempts run out waits for an operator instead of ending dead (§21).
+  if (
+    decision.outcome === "dead" &&
+    decision.exhausted &&
+    deps.registry.get(item.kind)?.onExhausted === "pause"
+  )
+    decision = { outcome: "paused", error: decision.error };
   let ending = toFinalization(decision, queue, now);
   if (ending.outcome === "done") {
     const job = { id: item.id, attempt: item.attempts };

@@ -15,6 +15,7 @@ import type { RateLimiter } from "../rate-limit/rate-limiter.ts";
 import type { StoreContext } from "../store/context.ts";
 import type { Member } from "../store/group-item.ts";
 import type { JobItem } from "../store/job-item.ts";
+import type { RunStamp } from "../store/lease-ops.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
 import type { RunningJobs } from "./running-jobs.ts";
 
@@ -38,6 +39,8 @@ export interface JobExtras {
   completes?: string;
   /** A replay (POST /jobs/replay): the job this one runs again. */
   replayOf?: string;
+  /** The W3C trace context its span is made under (lib/observability/tracing.ts); else the active one. */
+  trace?: string;
 }
 
 /** A request the caller has already checked (lib/producer/validate.ts), with its group plumbing. */
@@ -50,14 +53,15 @@ export interface CheckedEnqueue {
 export interface JobProducer {
   enqueue(raw: unknown, options?: EnqueueOptions): Promise<EnqueueResult>;
   /** Up to 100 requests; a bad item fails alone. */
-  enqueueBatch(raws: readonly unknown[]): Promise<BatchResultItem[]>;
+  enqueueBatch(raws: readonly unknown[], trace?: string): Promise<BatchResultItem[]>;
   /** Requests already checked, any number: sent in batches of 10, each failing alone. */
   enqueueChecked(entries: readonly CheckedEnqueue[]): Promise<BatchResultItem[]>;
 }
 
 /** Job groups (docs/architecture.md §15); lib/groups/group-service.ts. */
 export interface GroupService {
-  create(raw: unknown): Promise<{ group: GroupView; created: boolean }>;
+  /** `trace`: the caller's W3C trace context, the group's span's parent (docs/architecture.md §23). */
+  create(raw: unknown, trace?: string): Promise<{ group: GroupView; created: boolean }>;
   createFromJob(job: JobItem, fence: string | undefined, spec: GroupSpec): Promise<GroupView>;
   addChildren(id: string, raw: unknown): Promise<GroupView>;
   seal(id: string): Promise<GroupView>;
@@ -99,4 +103,9 @@ export interface Engine {
   random?: () => number;
   /** The HTTP API's base URL, which a durable job's token url starts with (docs/architecture.md §22). */
   tokenUrlBase?: string;
+  /**
+   * Who runs this process's attempts and when its platform stops the current invocation, asked at
+   * each claim (the job's attempt history: docs/architecture.md §4). Set by the entry point.
+   */
+  runner?: () => RunStamp;
 }

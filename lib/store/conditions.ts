@@ -52,6 +52,14 @@ export const claimable = (now: number): Condition =>
     and(statusIs("running"), leaseExpired(now)),
   );
 
+/** A first claim of this attempt: the item is missing, or queued or scheduled and due (no takeover). */
+export const startable = (now: number): Condition =>
+  or(itemMissing, and(statusIn("queued", "scheduled"), isDue(now)));
+
+/** A takeover of the run under `token`: still running under it, its lease lapsed. */
+export const lapsedRunOf = (token: string, now: number): Condition =>
+  and(statusIs("running"), leaseHeldBy(token), leaseExpired(now));
+
 /** The caller still owns the run: the fence every post-claim write carries. */
 export const leaseHeldBy =
   (token: string): Condition =>

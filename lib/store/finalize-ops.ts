@@ -1,5 +1,6 @@
 import { InvalidItemState, ItemNotFound } from "../errors.ts";
 import type { StoreTransitions } from "../job/status.ts";
+import { endedRun, type HistoryFields, withRecord } from "./attempt-history.ts";
 import { cancelNotRequested, itemMissing, leaseHeldBy, statusIn, statusIs } from "./conditions.ts";
 import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, type Condition, Update } from "./expression.ts";
@@ -18,6 +19,8 @@ export type Finalization =
   /** Handed back by a stopping pool: due now, the attempt given back. */
   | { outcome: "released"; runAt: number }
   | { outcome: "dead"; error: string; expiresAt: number }
+  /** Its last attempt used, a kind with `onExhausted: "pause"` waits for an operator (§21). */
+  | { outcome: "paused"; error: string }
   | { outcome: "cancelled"; expiresAt: number; error?: string }
   /**
    * A durable job's run ends to wait (docs/architecture.md §22): scheduled until `runAt` (the
@@ -92,6 +95,13 @@ function finalizeUpdate(
         .remove(...LEASE_ATTRS);
       if (f.holdUntil !== undefined) u.set("promotingUntil", f.holdUntil);
       return u;
+    case "paused":
+      // Not terminal: no TTL; in the status index, so GET /jobs?status=paused finds it without a scan.
+      return u
+        .set("status", "paused")
+        .set("lastError", f.error)
+        .setAll(indexKeys(item.queue, "paused", item.id, now, shards))
+        .remove(...LEASE_ATTRS);
     case "cancelled":
       u.set("status", "cancelled")
         .set("finishedAt", now)
@@ -102,9 +112,17 @@ function finalizeUpdate(
   }
 }
 
+/** Why a run ended, for its history record. */
+function errorOf(f: Finalization): string | undefined {
+  if (f.outcome === "throttled") return f.reason;
+  return "error" in f ? f.error : undefined;
+}
+
 /**
  * finalize — record how a run ended.
- * input: job id + queue, the fence token, the outcome.
+ * input: job id + queue, the fence token, the outcome; the job as its claim left it (its start,
+ *   runner and history: the run's record is appended to the history, except a success's, which the
+ *   item's own fields describe, so a first-attempt success adds no list).
  * condition: still running under this token; for every outcome but done and cancelled, also no cancel
  *   requested (a cancel beats a retry or a death; a job that finished stays done).
  * result: the new item; or lease_lost (a takeover owns it now: write nothing) or cancel_requested
@@ -112,7 +130,7 @@ function finalizeUpdate(
  */
 export async function finalize(
   ctx: StoreContext,
-  job: { id: string; queue: string },
+  job: { id: string; queue: string } & Partial<HistoryFields>,
   token: string,
   f: Finalization,
 ): Promise<FinalizeResult> {
@@ -121,6 +139,10 @@ export async function finalize(
   if (f.outcome !== "done" && f.outcome !== "cancelled") guards.push(cancelNotRequested);
   const write = conditionalUpdate<JobItem>(ctx, `finalize:${f.outcome}`, jobKey(job.id), (e) => {
     const update = finalizeUpdate(new Update(e), f, job, now, ctx.layout.indexShards);
+    // Under the fence nothing else writes the history: the claim's copy of it is the stored one.
+    const ended =
+      f.outcome === "done" ? undefined : endedRun({ attempts: 0, ...job }, f.outcome, now, errorOf(f));
+    if (ended) update.setAll(withRecord({ attempts: 0, ...job }, ended));
     const step = f.outcome === "suspend" ? f.step : undefined;
     const fresh = step ? [addStep(update, step.name, step.record, step.mapExists)] : [];
     return { update, condition: and(...guards, ...fresh) };
@@ -138,19 +160,20 @@ export async function finalize(
   );
 }
 
-/** retry/throttled/released → queued, reschedule/suspend → scheduled, done, dead, cancelled. */
+/** retry/throttled/released → queued, reschedule/suspend → scheduled, done, dead, cancelled, paused. */
 export const finalizeTransitions = [
   ["running", "queued"],
   ["running", "scheduled"],
   ["running", "done"],
   ["running", "dead"],
   ["running", "cancelled"],
+  ["running", "paused"],
 ] as const satisfies StoreTransitions;
 
 /**
  * cancel — a user's cancel.
  * input: job id, the TTL for a cancelled item.
- * condition (first write): queued or scheduled → cancelled at once, leaving the index.
+ * condition (first write): queued, scheduled or paused → cancelled at once, leaving the index.
  *   (second write, only when the job is running): still running → cancelRequested, which the owner's
  *   heartbeat turns into an abort.
  * result: the job after the write and what the cancel did: "cancelled" (it was queued or scheduled),
@@ -167,7 +190,7 @@ export async function cancel(ctx: StoreContext, id: string, expiresAt: number): 
       .set("finishedAt", now)
       .set("expiresAt", expiresAt)
       .remove("gsi1pk", "gsi1sk"),
-    condition: statusIn("queued", "scheduled"),
+    condition: statusIn("queued", "scheduled", "paused"),
   }));
   const done = direct.then((item): CancelResult => ({ outcome: "cancelled", item }));
   return orOnConflict(done, (current: JobItem | undefined) => {
@@ -197,54 +220,8 @@ export type CancelResult = { outcome: "cancelled" | "requested" | "already_cance
 export const cancelTransitions = [
   ["queued", "cancelled"],
   ["scheduled", "cancelled"],
-] as const satisfies StoreTransitions;
-
-/**
- * redrive — an operator's retry of a dead or cancelled job.
- * input: the job as last read (its queue names the index partition).
- * condition: dead or cancelled.
- * result: scheduled and due now, attempts reset, its start deadline gone, in the scheduled index, held against promotion until
- *   `holdUntil` (the caller is about to send its message and mark it queued). If the caller dies in
- *   between, the reaper promotes it once the hold lapses (no loss, no second message before then).
- */
-export async function redrive(
-  ctx: StoreContext,
-  job: { id: string; queue: string },
-  holdUntil: number,
-): Promise<JobItem> {
-  const now = ctx.clock.now();
-  const write = conditionalUpdate<JobItem>(ctx, "redrive", jobKey(job.id), (e) => ({
-    update: new Update(e)
-      .set("status", "scheduled")
-      .set("runAt", now)
-      .set("attempts", 0)
-      .set("promotingUntil", holdUntil)
-      .setAll(indexKeys(job.queue, "scheduled", job.id, now, ctx.layout.indexShards))
-      .remove(
-        "result",
-        "resultObject",
-        "lastError",
-        "finishedAt",
-        "expiresAt",
-        "cancelRequested",
-        "startedAt",
-        // An operator asked for this run: a start deadline that ended the job must not end it again.
-        "startBy",
-      ),
-    condition: statusIn("dead", "cancelled"),
-  }));
-  return orOnConflict(write, (current: JobItem | undefined) => {
-    if (!current) throw new ItemNotFound(`job ${job.id} not found`);
-    throw new InvalidItemState(
-      `job ${job.id} is ${current.status}; only dead or cancelled jobs can be retried`,
-      current,
-    );
-  });
-}
-
-export const redriveTransitions = [
-  ["dead", "scheduled"],
-  ["cancelled", "scheduled"],
+  // An operator ends a paused job instead of resuming it (docs/architecture.md §21).
+  ["paused", "cancelled"],
 ] as const satisfies StoreTransitions;
 
 /**

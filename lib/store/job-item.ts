@@ -1,5 +1,6 @@
 import type { JobView } from "../job/schemas.ts";
 import type { JobStatus } from "../job/status.ts";
+import { type AttemptRecord, historyView } from "./attempt-history.ts";
 import type { Member } from "./group-item.ts";
 import { type StepRecord, toWaitingView, type WaitingRecord } from "./step-record.ts";
 
@@ -32,6 +33,14 @@ export interface JobItem {
   leaseToken?: string;
   leaseUntil?: number;
   startedAt?: number;
+  /** Who runs the current (or last) attempt: "lambda:<function>/<request id>", "pool:<task>", "local:<pid>". */
+  runner?: string;
+  /** When the platform stops the current attempt's process (a Lambda's timeout), if it has such a limit. */
+  runDeadline?: number;
+  /** Ended attempts, oldest first, at most HISTORY_KEEP (lib/store/attempt-history.ts). */
+  history?: AttemptRecord[];
+  /** Records dropped from `history` to keep the item small. */
+  historyDropped?: number;
   finishedAt?: number;
   cancelRequested?: boolean;
   result?: string;
@@ -69,6 +78,8 @@ export interface JobItem {
   after?: string[];
   /** A replay's job: the job it runs again (docs/architecture.md §21). */
   replayOf?: string;
+  /** Its producer's W3C trace context, `traceparent[;tracestate]` (docs/architecture.md §23). */
+  trace?: string;
   /** A flow-controlled kind's job: its flow key (docs/architecture.md §20). */
   flowKey?: string;
   /** Waiting for a place among its flow key's runs: its message is gone until one frees (§20). */
@@ -126,8 +137,10 @@ export function toJobView(
     ...(item.after?.length ? { after: item.after } : {}),
     ...(item.flowKey !== undefined ? { flowKey: item.flowKey } : {}),
     ...(item.replayOf !== undefined ? { replayOf: item.replayOf } : {}),
+    ...(item.trace !== undefined ? { traceparent: item.trace.split(";")[0] } : {}),
     ...(item.parked && item.status === "queued" ? { waitingForKey: true } : {}),
     ...(item.waiting && item.status === "scheduled" ? { waiting: toWaitingView(item.waiting) } : {}),
+    ...historyView(item),
   };
 }
 
@@ -152,4 +165,5 @@ export type JobSeed = Pick<
   | "after"
   | "flowKey"
   | "replayOf"
+  | "trace"
 > & { payload?: string; payloadRef?: boolean; payloadObject?: string };

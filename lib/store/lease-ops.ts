@@ -1,5 +1,6 @@
 import type { StoreTransitions } from "../job/status.ts";
-import { claimable, leaseHeldBy, statusIs } from "./conditions.ts";
+import { lapsedRun, withRecord } from "./attempt-history.ts";
+import { lapsedRunOf, leaseHeldBy, startable, statusIs } from "./conditions.ts";
 import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, Update } from "./expression.ts";
 import type { JobItem, JobSeed } from "./job-item.ts";
@@ -32,42 +33,90 @@ export function seedIfMissing(update: Update, seed: JobSeed): Update {
   if (seed.after?.length) update.setIfAbsent("after", seed.after);
   if (seed.flowKey !== undefined) update.setIfAbsent("flowKey", seed.flowKey);
   if (seed.replayOf !== undefined) update.setIfAbsent("replayOf", seed.replayOf);
+  if (seed.trace !== undefined) update.setIfAbsent("trace", seed.trace);
   return update;
 }
 
 export type ClaimResult = { claimed: true; item: JobItem } | { claimed: false; current: JobItem | undefined };
 
+/** Who takes the run (recorded on the item for its history) and when its platform stops it, if ever. */
+export interface RunStamp {
+  runner?: string;
+  /** Epoch ms: the run's process is stopped then (a Lambda's timeout). */
+  deadline?: number;
+}
+
 /**
  * claim — take ownership of a job for one attempt.
- * input: the seed from the message, a fresh lease token, the lease length.
+ * input: the seed from the message, a fresh lease token, the lease length, who runs it.
  * condition: the item is missing (enqueue died between its writes: the message is the outbox), OR it is
- *   queued/scheduled and due, OR it is running under an expired lease (takeover of a dead worker).
- * result: status=running, new token + leaseUntil, attempts+1, claimedFrom = previous status; the new
- *   item is returned. attempts + token form the fence. On a lost race, the current item.
+ *   queued/scheduled and due; failing that, a second write: it is running under the expired lease of
+ *   the token the first write's answer showed (takeover of a dead worker).
+ * result: status=running, new token + leaseUntil, attempts+1, startedAt, runner, claimedFrom = previous
+ *   status; a takeover also appends the lapsed run's record to the history (why it ended, as far as
+ *   known: lib/store/attempt-history.ts). The new item is returned; on a lost race, the current item.
+ *   The second write is paid only by takeovers, which are rare; the first claim of a job costs one.
  */
 export async function claim(
   ctx: StoreContext,
   seed: JobSeed,
   token: string,
   leaseMs: number,
+  run: RunStamp = {},
 ): Promise<ClaimResult> {
   const now = ctx.clock.now();
   const claiming = conditionalUpdate<JobItem>(ctx, "claim", jobKey(seed.id), (e) => {
-    const update = new Update(e)
-      .copy("claimedFrom", "status", "missing")
-      .set("status", "running")
-      .set("leaseToken", token)
-      .set("leaseUntil", now + leaseMs)
-      .set("startedAt", now)
-      .increment("attempts", 1)
-      // A parked job leaves its key's waiting line (the index) as it starts.
-      // A durable job's wait is over once it runs again (docs/architecture.md §22).
-      .remove("gsi1pk", "gsi1sk", "promotingUntil", "parked", "waiting");
-    seedIfMissing(update, seed);
-    return { update, condition: claimable(now) };
+    const update = seedIfMissing(
+      runUpdate(new Update(e), token, now, leaseMs, run).copy("claimedFrom", "status", "missing"),
+      seed,
+    );
+    return { update, condition: startable(now) };
   });
   return orOnConflict(
     claiming.then((item): ClaimResult => ({ claimed: true, item })),
+    (current: JobItem | undefined): Promise<ClaimResult> | ClaimResult =>
+      current?.status === "running" && current.leaseToken && (current.leaseUntil ?? now) < now
+        ? takeOver(ctx, current, token, now, leaseMs, run)
+        : { claimed: false, current },
+  );
+}
+
+/** What every claim writes: the run's fence, lease, start and runner, one more attempt. */
+function runUpdate(update: Update, token: string, now: number, leaseMs: number, run: RunStamp): Update {
+  update
+    .set("status", "running")
+    .set("leaseToken", token)
+    .set("leaseUntil", now + leaseMs)
+    .set("startedAt", now)
+    .increment("attempts", 1)
+    // A parked job leaves its key's waiting line (the index) as it starts.
+    // A durable job's wait is over once it runs again (docs/architecture.md §22).
+    .remove("gsi1pk", "gsi1sk", "promotingUntil", "parked", "waiting");
+  if (run.runner !== undefined) update.set("runner", run.runner);
+  else update.remove("runner");
+  if (run.deadline !== undefined) update.set("runDeadline", run.deadline);
+  else update.remove("runDeadline");
+  return update;
+}
+
+/** The takeover write (claim's second): fenced on the lapsed run's token, it records why that run ended. */
+async function takeOver(
+  ctx: StoreContext,
+  previous: JobItem,
+  token: string,
+  now: number,
+  leaseMs: number,
+  run: RunStamp,
+): Promise<ClaimResult> {
+  const lapsed = previous.leaseToken ?? "";
+  const write = conditionalUpdate<JobItem>(ctx, "claim:takeover", jobKey(previous.id), (e) => ({
+    update: runUpdate(new Update(e), token, now, leaseMs, run)
+      .set("claimedFrom", "running")
+      .setAll(withRecord(previous, lapsedRun(previous))),
+    condition: lapsedRunOf(lapsed, now),
+  }));
+  return orOnConflict(
+    write.then((item): ClaimResult => ({ claimed: true, item })),
     (current: JobItem | undefined): ClaimResult => ({ claimed: false, current }),
   );
 }

@@ -1,5 +1,5 @@
 import { GetCommand, QueryCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
-import type { JobStatus } from "../job/status.ts";
+import type { IndexedStatus, JobStatus } from "../job/status.ts";
 import { isIndexed } from "../job/status.ts";
 import { attributeEquals, statusIs } from "./conditions.ts";
 import type { StoreContext } from "./context.ts";
@@ -59,7 +59,7 @@ export async function listJobs(ctx: StoreContext, filter: ListFilter): Promise<L
 async function listFromIndex(
   ctx: StoreContext,
   queue: string,
-  status: "scheduled" | "dead",
+  status: IndexedStatus,
   filter: ListFilter,
 ): Promise<ListPage> {
   const shards = ctx.layout.indexShards;

@@ -178,6 +178,7 @@ describe("editing the app in a copy of the project", () => {
       "EmailsDlqNotEmpty",
       "EmailsNearRetention",
       "EmailsOldestMessageAge",
+      "EmailsPausedJobs",
       "EmailsWorkerErrors",
     ]);
     const body = String(ofType(run, "aws:cloudwatch/dashboard:Dashboard")[0]?.inputs.dashboardBody);

@@ -5,10 +5,10 @@ import { PROMOTION_HOLD_MS, promotionHoldUntil } from "../../lib/ops/promote.ts"
 import { DEAD_LETTER_REASON, PROMOTION_HORIZON_MS, runReaper } from "../../lib/ops/reaper.ts";
 import { retentionExpiry } from "../../lib/retention.ts";
 import { putJob } from "../../lib/store/enqueue-ops.ts";
-import { redrive } from "../../lib/store/finalize-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { getJob, listJobs } from "../../lib/store/read-ops.ts";
 import { beginPromotion, deadLetter } from "../../lib/store/reaper-ops.ts";
+import { redrive } from "../../lib/store/redrive-ops.ts";
 import { messageFromItem } from "../../lib/transport/message-from-item.ts";
 import { ManualClock } from "../support/clock.ts";
 import { type Harness, harnessPerTest } from "../support/engine-harness.ts";

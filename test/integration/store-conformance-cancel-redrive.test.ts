@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { InvalidItemState, ItemNotFound } from "../../lib/errors.ts";
 import { putJob } from "../../lib/store/enqueue-ops.ts";
-import { cancel, finalize, redrive } from "../../lib/store/finalize-ops.ts";
+import { cancel, finalize } from "../../lib/store/finalize-ops.ts";
 import { indexKeys } from "../../lib/store/keys.ts";
 import { claim } from "../../lib/store/lease-ops.ts";
 import { coolDown, getQueueState } from "../../lib/store/queue-state.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
+import { redrive } from "../../lib/store/redrive-ops.ts";
 import { seedOf } from "../support/jobs.ts";
 import {
   claimed,

@@ -17,8 +17,6 @@ import {
   type Finalization,
   finalize,
   finalizeTransitions,
-  redrive,
-  redriveTransitions,
   tombstone,
   tombstoneTransitions,
 } from "../../lib/store/finalize-ops.ts";
@@ -32,6 +30,7 @@ import {
   deadLetter,
   deadLetterTransitions,
 } from "../../lib/store/reaper-ops.ts";
+import { redrive, redriveTransitions } from "../../lib/store/redrive-ops.ts";
 import { markResent, markResentTransitions } from "../../lib/store/stale-message-ops.ts";
 import {
   recordStep,
@@ -77,6 +76,8 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
       finalizeAs((now) => ({ outcome: "released", runAt: now })),
       finalizeAs(() => ({ outcome: "dead", error: "x", expiresAt: TTL })),
       finalizeAs(() => ({ outcome: "cancelled", expiresAt: TTL })),
+      // A kind with onExhausted "pause" that used its last attempt.
+      finalizeAs(() => ({ outcome: "paused", error: "x" })),
       finalizeAs((now) => ({
         outcome: "suspend",
         runAt: now + 2000,
@@ -104,7 +105,14 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
     ],
   },
   cancel: { declared: cancelTransitions, run: [(s, i) => cancel(s, i.id, TTL)] },
-  redrive: { declared: redriveTransitions, run: [(s, i) => redrive(s, i, s.clock.now() + 60_000)] },
+  redrive: {
+    declared: redriveTransitions,
+    run: [
+      (s, i) => redrive(s, i, s.clock.now() + 60_000),
+      // A resume of a paused job, with a new payload.
+      (s, i) => redrive(s, i, s.clock.now() + 60_000, { payload: { payload: '{"n":2}' } }),
+    ],
+  },
   markQueued: { declared: markQueuedTransitions, run: [(s, i) => markQueued(s, i.id, i.runAt)] },
   beginPromotion: {
     declared: beginPromotionTransitions,

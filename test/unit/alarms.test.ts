@@ -53,15 +53,15 @@ describe("alarms", () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids) expect(id).toMatch(/^[A-Z][A-Za-z0-9]*$/);
     expect(ids).toContain("DefaultDlqNotEmpty");
-    expect(ids.filter((id) => id.startsWith("MyQueue")).length).toBe(6);
+    expect(ids.filter((id) => id.startsWith("MyQueue")).length).toBe(7);
   });
 
   test("six alarms per Lambda queue, five per pool queue", () => {
-    expect(ofQueue("default").length).toBe(6);
-    expect(ofQueue("my-queue").length).toBe(6);
-    expect(ofQueue("heavy").length).toBe(5);
+    expect(ofQueue("default").length).toBe(7);
+    expect(ofQueue("my-queue").length).toBe(7);
+    expect(ofQueue("heavy").length).toBe(6);
     expect(ofQueue("heavy").some((a) => a.namespace === "AWS/Lambda")).toBe(false);
-    expect(alarms.length).toBe(17);
+    expect(alarms.length).toBe(20);
   });
 
   test("each main queue alarms at 10 days of message age, four days before SQS's 14-day retention drops it", () => {
@@ -95,8 +95,18 @@ describe("alarms", () => {
     expect(published).toContainEqual(["kind", "queue", "service"]);
     expect(published).toContainEqual(["queue", "service"]);
     const emf = alarms.filter((a) => a.namespace === METRICS_NAMESPACE);
-    // Per queue: dead jobs and failed cron fires.
-    expect(emf.length).toBe(2 * queues.length);
+    // Per queue: dead jobs, paused jobs and failed cron fires.
+    expect(emf.length).toBe(3 * queues.length);
+    for (const q of queues) {
+      // Any paused job waits for a person (onExhausted "pause", docs/architecture.md §21).
+      expect(ofQueue(q.name).find((a) => a.id === `${pascalCase(q.name)}PausedJobs`)).toMatchObject({
+        metricName: "paused",
+        dimensions: { service: METRICS_SERVICE, queue: q.name },
+        statistic: "Sum",
+        threshold: 0,
+        comparisonOperator: "GreaterThanThreshold",
+      });
+    }
     for (const q of queues) {
       expect(ofQueue(q.name).find((a) => a.id === `${pascalCase(q.name)}CronFailed`)).toMatchObject({
         metricName: "cronFailed",

@@ -71,6 +71,8 @@ describe("decideOutcome", () => {
       decideOutcome({ ok: false, error: new RetryAfterError(5, "later") }, input({ attempt: 3 })),
     ).toEqual({
       outcome: "dead",
+      // Its attempts ran out: a kind with onExhausted "pause" pauses instead (settleClaimed).
+      exhausted: true,
       error: "later",
     });
   });
@@ -119,6 +121,7 @@ describe("decideOutcome", () => {
   test("timeout on the last attempt → dead", () => {
     expect(decideOutcome({ ok: false, abort: "timeout" }, input({ attempt: 3, timeoutSeconds: 7 }))).toEqual({
       outcome: "dead",
+      exhausted: true,
       error: "timed out after 7s",
     });
   });
@@ -128,6 +131,7 @@ describe("decideOutcome", () => {
       decideOutcome({ ok: false, error: new Error("still broken") }, input({ attempt: 3, maxAttempts: 3 })),
     ).toEqual({
       outcome: "dead",
+      exhausted: true,
       error: "still broken",
     });
     // Attempts past the limit (lease takeovers) are dead as well.

@@ -40,8 +40,8 @@ describe("status transitions map", () => {
   });
 
   test("every finalize outcome is an edge out of running", () => {
-    // retry/throttled → queued, reschedule → scheduled, done, dead, cancelled
-    for (const to of ["queued", "scheduled", "done", "dead", "cancelled"] as const) {
+    // retry/throttled → queued, reschedule → scheduled, done, dead, cancelled, paused
+    for (const to of ["queued", "scheduled", "done", "dead", "cancelled", "paused"] as const) {
       expect(canTransition("running", to)).toBe(true);
     }
   });
@@ -54,6 +54,15 @@ describe("status transitions map", () => {
     expect(canTransition("queued", "cancelled")).toBe(true);
     expect(canTransition("scheduled", "cancelled")).toBe(true);
     expect(canTransition("done", "cancelled")).toBe(false);
+  });
+
+  test("paused is not terminal: only a running job pauses, and it leaves by a resume or a cancel", () => {
+    expect(isTerminal("paused")).toBe(false);
+    expect(isIndexed("paused")).toBe(true);
+    for (const from of all) expect(canTransition(from, "paused")).toBe(from === "running");
+    expect(transitions.paused).toEqual(["scheduled", "cancelled"]);
+    // Never straight back to running: a resume goes through scheduled (the redrive's path).
+    expect(canTransition("paused", "running")).toBe(false);
   });
 
   test("every status can reach a terminal one", () => {
