@@ -1,5 +1,5 @@
-import { API_ROUTE_KEYS } from "../lib/api/route-keys";
-import { apiAccessLogFormat } from "./api-access-log";
+import { API_ROUTE_KEYS, UNAUTHENTICATED_ROUTE_KEYS } from "../lib/api/route-keys";
+import { api, apiUrl } from "./api-gateway";
 import { permissionsFor } from "./permissions";
 import { poolConfigEnv, poolConfigFiles } from "./pool-config";
 import { dlqUrls, queueUrls } from "./queues";
@@ -27,33 +27,36 @@ export const apiFunction = new sst.aws.Function("ApiHandler", {
     SKYFORGE_QUEUE_URLS: queueUrls,
     SKYFORGE_DLQ_URLS: dlqUrls,
     SKYFORGE_EVENT_SOURCE_MAPPINGS: eventSourceMappings,
+    ...apiUrl,
     ...poolConfigEnv,
   },
   copyFiles: poolConfigFiles,
 });
 
 /**
- * The HTTP API, IAM (SigV4) authorized on every route. No CORS: no browser calls it (the console
- * goes through its own loopback proxy), and SST's default allows any origin. SST renders
- * `cors: false` as an empty CORS configuration rather than none, so the transform removes it. The
- * access log names each caller (infra/api-access-log.ts).
+ * `POST /tokens/{id}` in a function of its own: the one route without IAM auth (anyone holding a
+ * token's url may call it), so it runs under the narrowest role there is ("token-callback" in
+ * lib/deploy-plan/grants.ts: read and complete the token, resume its job, keep its data, send the
+ * job's message) and serves that route alone (lib/handlers/token-callback.ts). A bug in it can't
+ * list, cancel or enqueue anything. (Named "Callback": SST puts the name in its environment, where
+ * check:deploy refuses a value that looks like a secret's name.)
  */
-export const api = new sst.aws.ApiGatewayV2("Api", {
-  cors: false,
-  transform: {
-    api: (args) => {
-      args.corsConfiguration = undefined;
-    },
-    stage: (args) => {
-      args.accessLogSettings = $util.output(args.accessLogSettings).apply((settings) => {
-        if (!settings) throw new Error("SST no longer gives the API stage an access log to format");
-        return { ...settings, format: apiAccessLogFormat };
-      });
-    },
-  },
+export const callback = new sst.aws.Function("Callback", {
+  handler: "functions/token-callback.handler",
+  timeout: "29 seconds",
+  memory: "512 MB",
+  permissions: permissionsFor("token-callback"),
+  environment: { ...storage, SKYFORGE_QUEUE_URLS: queueUrls, ...poolConfigEnv },
+  copyFiles: poolConfigFiles,
 });
+
+export { api };
+
 // Each route key and no `$default` catch-all: API Gateway answers 404 for a path no key names exactly,
 // so a path variant (`/jobs/`) can't reach the function around a route-level IAM Deny.
+// Every route is IAM-authorized and served by the API function, but the token callback: no auth (its
+// url's secret is the credential) and its own function.
 for (const route of API_ROUTE_KEYS) {
-  api.route(route, apiFunction.arn, { auth: { iam: true } });
+  if (UNAUTHENTICATED_ROUTE_KEYS.includes(route)) api.route(route, callback.arn);
+  else api.route(route, apiFunction.arn, { auth: { iam: true } });
 }

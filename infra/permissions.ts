@@ -1,6 +1,12 @@
 import { app } from "../app/index";
 import { CLAIMS_PREFIX } from "../lib/claims/claim-keys";
-import { grantsFor, type ResourceRef, type Role } from "../lib/deploy-plan/grants";
+import {
+  grantsFor,
+  LEADING_KEYS_TEST,
+  LEADING_KEYS_VARIABLE,
+  type ResourceRef,
+  type Role,
+} from "../lib/deploy-plan/grants";
 import { queueOf } from "./queues";
 import { claims, table } from "./storage";
 
@@ -27,9 +33,27 @@ function arnOf(ref: ResourceRef, mappings: MappingArns): $util.Input<string> {
   }
 }
 
-/** lib/deploy-plan/grants.ts's plan for one role, as SST function/service permissions. */
+/**
+ * lib/deploy-plan/grants.ts's plan for one role, as SST function/service permissions. A grant's
+ * leading keys become IAM's `dynamodb:LeadingKeys` condition: with `ForAllValues`, every partition
+ * key a request names must match one of the patterns.
+ */
 export function permissionsFor(role: Role, own: readonly string[] = [], mappings: MappingArns = new Map()) {
   return grantsFor(role, app.queues, own)
     .filter((g) => g.resources.length > 0)
-    .map((g) => ({ actions: [...g.actions], resources: g.resources.map((r) => arnOf(r, mappings)) }));
+    .map((g) => ({
+      actions: [...g.actions],
+      resources: g.resources.map((r) => arnOf(r, mappings)),
+      ...(g.leadingKeys
+        ? {
+            conditions: [
+              {
+                test: LEADING_KEYS_TEST,
+                variable: LEADING_KEYS_VARIABLE,
+                values: [...g.leadingKeys],
+              },
+            ],
+          }
+        : {}),
+    }));
 }

@@ -2,6 +2,7 @@ import { tierOf } from "../lib/declarations/queue-declaration";
 import { withPoolPrivileges } from "../lib/deploy-plan/pool-capabilities";
 import { poolScaling, stepAdjustments } from "../lib/deploy-plan/pool-scaling";
 import { pascalCase } from "../lib/deploy-plan/resource-names";
+import { apiUrl } from "./api-gateway";
 import { permissionsFor } from "./permissions";
 import { poolConfigEnv, poolKinds } from "./pool-config";
 import { queues, queueUrls } from "./queues";
@@ -37,6 +38,7 @@ export const pool = new sst.aws.Service("Pool", {
     // start (exit 78) rather than run children that could read its credentials (lib/pool/child-users.ts).
     // Under `sst dev` the pool runs on your machine, as npm start does: there it prefers it.
     ...($dev ? {} : { SKYFORGE_POOL_CHILD_USERS: "required" }),
+    ...apiUrl,
     ...poolConfigEnv,
   },
   logging: { retention: "1 month" },

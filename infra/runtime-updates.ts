@@ -1,5 +1,5 @@
 import { pascalCase } from "../lib/deploy-plan/resource-names";
-import { apiFunction, enqueue } from "./api";
+import { apiFunction, callback, enqueue } from "./api";
 import { cleanup, cron, reaper } from "./schedules";
 import { workers } from "./workers";
 
@@ -12,6 +12,7 @@ import { workers } from "./workers";
 const functionNames: [string, $util.Input<string>][] = [
   ["Enqueue", enqueue.name],
   ["ApiHandler", apiFunction.name],
+  ["Callback", callback.name],
   ...workers.map((w): [string, $util.Input<string>] => [`Worker${pascalCase(w.queue)}`, w.functionName]),
   ["Reaper", reaper.nodes.function.name],
   ["Cleanup", cleanup.nodes.function.name],

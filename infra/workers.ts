@@ -1,4 +1,5 @@
 import { tierOf } from "../lib/declarations/queue-declaration";
+import { apiUrl } from "./api-gateway";
 import { permissionsFor } from "./permissions";
 import { queues, queueUrls } from "./queues";
 import { storage } from "./storage-env";
@@ -20,6 +21,7 @@ export const workers = queues
           ...storage,
           SKYFORGE_QUEUE_URLS: queueUrls,
           SKYFORGE_WORKER_QUEUE: q.name,
+          ...apiUrl,
         },
       },
       {

@@ -14,6 +14,8 @@ export interface PoolProcessOptions {
   table: string;
   queueUrls: ReadonlyMap<string, string>;
   dlqUrls: ReadonlyMap<string, string>;
+  /** The local API's URL, as SKYFORGE_API_URL: durable jobs' token urls start with it. */
+  apiUrl?: string;
   /** Seconds running jobs get after the stop signal, as SKYFORGE_POOL_DRAIN_SECONDS. */
   drainSeconds: number;
   /** The pool's ReceiveMessage wait, as SKYFORGE_POOL_WAIT_SECONDS: short locally, so a stop is quick. */
@@ -76,6 +78,7 @@ export function startPoolProcess(o: PoolProcessOptions): PoolProcess {
     SKYFORGE_DLQ_URLS: JSON.stringify(Object.fromEntries(o.dlqUrls)),
     SKYFORGE_POOL_DRAIN_SECONDS: String(o.drainSeconds),
     SKYFORGE_POOL_WAIT_SECONDS: String(o.waitSeconds),
+    ...(o.apiUrl ? { SKYFORGE_API_URL: o.apiUrl } : {}),
   };
 
   let current: ChildProcess;

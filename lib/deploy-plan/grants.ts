@@ -6,7 +6,16 @@ import { type QueueDeclaration, tierOf } from "../declarations/queue-declaration
  * source mappings). Every action here is one the role's code really sends (see lib/store, lib/transport,
  * lib/queue-control).
  */
-export type Role = "enqueue" | "api" | "worker" | "reaper" | "cleanup" | "cron" | "pool";
+export type Role =
+  | "enqueue"
+  | "api"
+  | "worker"
+  | "reaper"
+  | "cleanup"
+  | "cron"
+  | "pool"
+  /** `POST /tokens/{id}`, the one route without IAM auth (lib/handlers/token-callback.ts). */
+  | "token-callback";
 
 export type ResourceRef =
   | { type: "table" }
@@ -21,7 +30,19 @@ export type ResourceRef =
 export interface Grant {
   actions: readonly string[];
   resources: readonly ResourceRef[];
+  /**
+   * The only partition keys the grant's table actions may name, as IAM `StringLike` patterns (the
+   * `dynamodb:LeadingKeys` condition key, every key of the request): undefined is any.
+   */
+  leadingKeys?: readonly string[];
 }
+
+/** How a grant's leadingKeys are written in IAM (infra/permissions.ts; check:deploy expects the same). */
+export const LEADING_KEYS_TEST = "ForAllValues:StringLike";
+export const LEADING_KEYS_VARIABLE = "dynamodb:LeadingKeys";
+
+/** The token callback's table keys: the token's item and its job's (lib/store/keys.ts tokenKey, jobKey). */
+export const TOKEN_CALLBACK_LEADING_KEYS = ["tok#*", "job#*"] as const;
 
 const JOB_ITEMS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"];
 /** Job groups (docs/architecture.md §15): a group's slices are one Query; its children one BatchGetItem. */
@@ -134,6 +155,20 @@ export function grantsFor(
         },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
         putAndGetClaims,
+      ];
+    case "token-callback":
+      // Reached without AWS credentials, so the least of all: read the token and its job (and the
+      // job's payload item, for the resume's message), complete the token and queue the job, keep
+      // the data over 8 KiB as a claims object (written, never read back here), send the job's
+      // message. No Query, Scan, Delete or Put: nothing else of the table can be listed or made.
+      return [
+        {
+          actions: ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+          resources: [table],
+          leadingKeys: TOKEN_CALLBACK_LEADING_KEYS,
+        },
+        { actions: ["s3:PutObject"], resources: [claimObjects] },
+        { actions: ["sqs:SendMessage"], resources: mains(queues) },
       ];
   }
 }

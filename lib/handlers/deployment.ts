@@ -11,12 +11,15 @@ import { CronHandler } from "./cron.ts";
 import { enqueueHandler } from "./enqueue.ts";
 import type { HandlerSettings } from "./handler-settings.ts";
 import { reaperHandler } from "./reaper.ts";
+import { tokenCallbackHandler } from "./token-callback.ts";
 import { queueWorker } from "./worker.ts";
 
 /** Every handler of a deployment that runs in the stack's own process (the pool runs in its own). */
 export interface Deployment {
   engine: Engine;
   api: ReturnType<typeof apiHandler>;
+  /** `POST /tokens/{id}`, the route deployed without IAM auth in a function of its own. */
+  tokenCallback: ReturnType<typeof tokenCallbackHandler>;
   /** The Lambda Invoke path by function: "enqueue", and "api" taking what API Gateway would send. */
   functions: Record<"enqueue" | "api", (event: unknown) => Promise<unknown>>;
   /** The Lambda-tier queues' workers, by queue name (the pool-tier queues are the pool's). */
@@ -39,6 +42,7 @@ export function assembleDeployment(engineConfig: EngineConfig, settings: Handler
   return {
     engine,
     api,
+    tokenCallback: tokenCallbackHandler(engine),
     functions: {
       enqueue: enqueueHandler(engine),
       api: (event) => api(event as HttpEvent, {} as Context),

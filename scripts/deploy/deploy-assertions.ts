@@ -1,6 +1,6 @@
 import { app } from "../../app/index.ts";
 import { lambdaArchitecture, lambdaRuntime, nodejsBuild } from "../../infra/function-defaults.ts";
-import { API_ROUTE_KEYS } from "../../lib/api/route-keys.ts";
+import { API_ROUTE_KEYS, UNAUTHENTICATED_ROUTE_KEYS } from "../../lib/api/route-keys.ts";
 import {
   LAMBDA_INIT_SECONDS,
   tierOf,
@@ -160,12 +160,19 @@ function apiAndScheduleFailures(stage: StageResources): string[] {
   if (!sameSet(keys, [...API_ROUTE_KEYS])) failures.push(`routes are ${keys.join(", ")}`);
   const integrations = stage.ofType("aws:apigatewayv2/integration:Integration");
   for (const r of routes) {
-    if (r.inputs.authorizationType !== "AWS_IAM") failures.push(`route ${r.inputs.routeKey} is not AWS_IAM`);
-    // One function answers every route, in the API's error shape.
+    const key = String(r.inputs.routeKey);
+    // The token callback is the one route without IAM auth (its url's secret is the credential),
+    // served by its own function under the narrowest role (checked with the roles); the API
+    // function answers every other route, each IAM-authorized.
+    const open = UNAUTHENTICATED_ROUTE_KEYS.includes(key);
+    const auth = r.inputs.authorizationType;
+    if (open ? auth !== "NONE" : auth !== "AWS_IAM")
+      failures.push(`route ${key} is ${auth}, not ${open ? "NONE" : "AWS_IAM"}`);
     const integration = integrations.find((i) => r.inputs.target === `integrations/${i.outputs.id}`);
     const fn = stage.functionByArn(integration?.inputs.integrationUri);
-    if (!fn || stage.handlerOf(fn) !== "functions/api.handler") {
-      failures.push(`route ${r.inputs.routeKey} is served by ${fn?.name ?? "no function"}`);
+    const handler = open ? "functions/token-callback.handler" : "functions/api.handler";
+    if (!fn || stage.handlerOf(fn) !== handler) {
+      failures.push(`route ${key} is served by ${fn?.name ?? "no function"}, not ${handler}`);
     }
   }
   const expected: Record<string, string> = {

@@ -2,7 +2,13 @@ import { app } from "../../app/index.ts";
 import { poolKinds } from "../../infra/pool-config.ts";
 import { CLAIMS_PREFIX } from "../../lib/claims/claim-keys.ts";
 import { tierOf } from "../../lib/declarations/queue-declaration.ts";
-import { grantsFor, type ResourceRef, type Role } from "../../lib/deploy-plan/grants.ts";
+import {
+  grantsFor,
+  LEADING_KEYS_TEST,
+  LEADING_KEYS_VARIABLE,
+  type ResourceRef,
+  type Role,
+} from "../../lib/deploy-plan/grants.ts";
 import { functionName } from "./lambda-build.ts";
 import { BOOTSTRAP } from "./rpc-stand-in.ts";
 import { arnOf, inlineStatements, type PolicyStatement, type StageResources } from "./stage-resources.ts";
@@ -15,7 +21,28 @@ import { trustFailures } from "./trust-assertions.ts";
  */
 
 const canonical = (s: PolicyStatement) =>
-  JSON.stringify({ Effect: s.Effect, Action: [...s.Action].sort(), Resource: [...s.Resource].sort() });
+  JSON.stringify({
+    Effect: s.Effect,
+    Action: [...s.Action].sort(),
+    Resource: [...s.Resource].sort(),
+    ...(s.Condition ? { Condition: sortedCondition(s.Condition) } : {}),
+  });
+
+/** A condition with its operators, keys and values in one order, so two renderings compare equal. */
+function sortedCondition(condition: NonNullable<PolicyStatement["Condition"]>) {
+  return Object.fromEntries(
+    Object.entries(condition)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([test, keys]) => [
+        test,
+        Object.fromEntries(
+          Object.entries(keys)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([key, values]) => [key, [...values].sort()]),
+        ),
+      ]),
+  );
+}
 
 /** The statements a role's plan expands to, with this stage's ARNs. */
 function planned(stage: StageResources, role: Role, own: readonly string[]): PolicyStatement[] | string {
@@ -41,7 +68,14 @@ function planned(stage: StageResources, role: Role, own: readonly string[]): Pol
   };
   const statements = grantsFor(role, app.queues, own)
     .filter((g) => g.resources.length > 0)
-    .map((g) => ({ Effect: "Allow", Action: [...g.actions], Resource: g.resources.map(arn) }));
+    .map((g) => ({
+      Effect: "Allow",
+      Action: [...g.actions],
+      Resource: g.resources.map(arn),
+      ...(g.leadingKeys
+        ? { Condition: { [LEADING_KEYS_TEST]: { [LEADING_KEYS_VARIABLE]: [...g.leadingKeys] } } }
+        : {}),
+    }));
   return missing.length > 0 ? `no resource for ${missing.join(", ")}` : statements;
 }
 

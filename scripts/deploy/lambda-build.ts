@@ -10,6 +10,7 @@ export const lambdaHandlers = [
   "functions/reaper.handler",
   "functions/cleanup.handler",
   "functions/cron.handler",
+  "functions/token-callback.handler",
 ] as const;
 export type LambdaHandler = (typeof lambdaHandlers)[number];
 

@@ -63,6 +63,8 @@ export interface PolicyStatement {
   Effect: string;
   Action: string[];
   Resource: string[];
+  /** Operator → context key → values, as IAM writes it (the token callback's dynamodb:LeadingKeys). */
+  Condition?: Record<string, Record<string, string[]>>;
 }
 
 /** A role's inline policies, statement by statement. */

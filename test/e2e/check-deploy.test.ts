@@ -56,10 +56,10 @@ describe("check:deploy on SST's own components", () => {
       ["ci", []],
       ["production", []],
     ]);
-    // Every function was really bundled by the Runtime.Build stand-in outside dev: five, and one
-    // worker per Lambda-tier queue.
+    // Every function was really bundled by the Runtime.Build stand-in outside dev: six (the token
+    // callback's included), and one worker per Lambda-tier queue.
     const workers = app.queues.filter((q) => tierOf(q) === "lambda").length;
-    expect(reports[1]?.run.builds.map((b) => b.handler).sort()).toHaveLength(5 + workers);
+    expect(reports[1]?.run.builds.map((b) => b.handler).sort()).toHaveLength(6 + workers);
   }, 120_000);
 
   test("dropping partial batch responses fails", async () => {
@@ -120,7 +120,7 @@ describe("check:deploy on SST's own components", () => {
 
   test("CORS, ECS Exec or an access log without the caller fails", async () => {
     const failures = await failuresAfterEdits([
-      ["infra/api.ts", "args.corsConfiguration = undefined;", ""],
+      ["infra/api-gateway.ts", "args.corsConfiguration = undefined;", ""],
       ["infra/storage.ts", "cors: false,", ""],
       ["infra/pool.ts", "args.enableExecuteCommand = false;", ""],
       ["infra/api-access-log.ts", 'callerArn: "$context.identity.userArn",', ""],
@@ -148,6 +148,61 @@ describe("check:deploy on SST's own components", () => {
     );
     expect(failures).toContainEqual(expect.stringMatching(/the pool container runs as user undefined/));
   }, 60_000);
+
+  test("another route left without IAM auth, or served by the token callback's function, fails", async () => {
+    const failures = await failuresAfter(
+      "infra/api.ts",
+      "if (UNAUTHENTICATED_ROUTE_KEYS.includes(route))",
+      'if (UNAUTHENTICATED_ROUTE_KEYS.includes(route) || route === "GET /keys")',
+    );
+    expect(failures).toEqual(
+      expect.arrayContaining([
+        "route GET /keys is NONE, not AWS_IAM",
+        expect.stringMatching(/^route GET \/keys is served by Callback\w*, not functions\/api\.handler$/),
+      ]),
+    );
+    // The callback itself behind IAM (and in the API function) fails too: a token's url would stop working.
+    const closed = await failuresAfter(
+      "infra/api.ts",
+      "if (UNAUTHENTICATED_ROUTE_KEYS.includes(route))",
+      "if (UNAUTHENTICATED_ROUTE_KEYS.includes(route.toLowerCase()))",
+    );
+    expect(closed).toEqual(
+      expect.arrayContaining([
+        "route POST /tokens/{id} is AWS_IAM, not NONE",
+        expect.stringMatching(
+          /^route POST \/tokens\/\{id\} is served by ApiHandler\w*, not functions\/token-callback\.handler$/,
+        ),
+      ]),
+    );
+  }, 90_000);
+
+  test("the token callback's function granted more than its narrow list fails", async () => {
+    const wider = await failuresAfter(
+      "infra/api.ts",
+      'permissions: permissionsFor("token-callback"),',
+      'permissions: permissionsFor("enqueue"),',
+    );
+    expect(wider).toContainEqual(
+      expect.stringMatching(/role Callback\w* \(token-callback\): extra statement .*dynamodb:PutItem/),
+    );
+    // Without the leading keys, its table grant would reach every item, not only tokens and jobs.
+    const anyKey = await failuresAfter(
+      "infra/permissions.ts",
+      "...(g.leadingKeys",
+      "...(false && g.leadingKeys",
+    );
+    expect(anyKey).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /role Callback\w* \(token-callback\): extra statement \{"Effect":"Allow","Action":\["dynamodb:GetItem","dynamodb:UpdateItem"\],"Resource":\["[^"]+"\]\}$/,
+        ),
+        expect.stringMatching(
+          /role Callback\w* \(token-callback\): missing statement .*dynamodb:LeadingKeys.*job#\*.*tok#\*/,
+        ),
+      ]),
+    );
+  }, 90_000);
 
   test("a visibility that covers the worker's timeout but not its batching window and init fails", async () => {
     const failures = await failuresAfter(

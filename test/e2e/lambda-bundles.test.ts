@@ -14,6 +14,7 @@ import {
   sqsEvent,
   sqsRecord,
   sstCronInput,
+  unauthenticatedHttpApiEvent,
 } from "../support/lambda-events.ts";
 
 /**
@@ -80,7 +81,7 @@ const defaultQueue = () =>
 
 describe("every bundle, run as Lambda runs it", () => {
   test("each handler bundles as SST builds it and inits in a fresh Node 24 process on infra's environment alone", async () => {
-    // The builder's list and infra's functions are the same six handlers, on the runtime it targets.
+    // The builder's list and infra's functions are the same seven handlers, on the runtime it targets.
     expect(new Set(stack.declared.map((d) => d.handler))).toEqual(new Set<string>(lambdaHandlers));
     for (const handler of lambdaHandlers as readonly LambdaHandler[]) {
       const f = stack.fn(functionName(handler) as FunctionName);
@@ -330,6 +331,60 @@ describe("every bundle, run as Lambda runs it", () => {
     expect((schedules.json.items as { name: string }[]).map((s) => s.name)).toEqual(
       app.schedules.map((s) => s.name),
     );
+  });
+
+  test("the token callback completes a durable job's token, unsigned, touching only tok# and job# items; any other route is a 404", async () => {
+    const { payload: job } = await invoke<{ id: string }>("enqueue", {
+      kind: "onboard",
+      payload: { user: "bundle", sleepSeconds: 0 },
+    });
+    const queue = defaultQueue();
+    const first = (await stack.receiveJobs(queue.url, [job.id])).get(job.id) as Message;
+    const run = await invoke("worker", sqsEvent([sqsRecord(first, queue.arn)]));
+    expect(run.payload).toEqual({ batchItemFailures: [] });
+    const steps = await http({ method: "GET", route: "/jobs/{id}/steps", path: `/jobs/${job.id}/steps` });
+    expect(steps.json).toMatchObject({ status: "scheduled", waiting: { for: "token" } });
+    const approval = (steps.json.steps as { name: string; result?: { id: string; url: string } }[]).find(
+      (s) => s.name === "approval",
+    )?.result as { id: string; url: string };
+    // The worker's SKYFORGE_API_URL, as infra sets it from the API's URL: the url is the deployed route's.
+    const url = new URL(approval.url);
+    const apiUrl = stack.fn("worker").declared.environment.SKYFORGE_API_URL ?? "";
+    expect(apiUrl).toMatch(/^https:\/\/\w+\.execute-api\./);
+    expect(url.origin).toBe(new URL(apiUrl).origin);
+    expect(url.pathname).toBe(`/tokens/${approval.id}`);
+
+    const complete = (query: string, data: unknown) =>
+      invoke<HttpAnswer>(
+        "token-callback",
+        unauthenticatedHttpApiEvent({ method: "POST", path: url.pathname, query, json: { data } }),
+      );
+    const wrong = await complete("secret=nope", { ok: false });
+    expect(wrong.payload.statusCode).toBe(403);
+    const done = await complete(url.search.slice(1), { ok: true });
+    expect(done.payload.statusCode).toBe(200);
+    expect(JSON.parse(done.payload.body ?? "")).toMatchObject({ jobId: job.id, resumed: true });
+    // Its role's list (lib/deploy-plan/grants.ts "token-callback"), with dynamodb:LeadingKeys
+    // tok#* and job#*: the calls stay inside it.
+    expect([...operations(done.calls)].sort()).toEqual([
+      "dynamodb:GetItem",
+      "dynamodb:UpdateItem",
+      "sqs:SendMessage",
+    ]);
+    for (const call of [...wrong.calls, ...done.calls].filter((c) => c.service === "dynamodb"))
+      expect(call.target.partitionKey, call.operation).toMatch(/^(tok|job)#/);
+    expect((await complete(url.search.slice(1), { ok: true })).payload.statusCode).toBe(409);
+
+    // Any other route, even one API Gateway would send it by mistake, is a 404 that reads nothing.
+    const other = await invoke<HttpAnswer>("token-callback", httpApiEvent({ method: "GET", path: "/jobs" }));
+    expect(other.payload.statusCode).toBe(404);
+    expect(JSON.parse(other.payload.body ?? "")).toMatchObject({ error: { code: "not_found" } });
+    expect(other.calls).toEqual([]);
+    const resumed = (await stack.receiveJobs(queue.url, [job.id])).get(job.id) as Message;
+    const rerun = await invoke("worker", sqsEvent([sqsRecord(resumed, queue.arn)]));
+    expect(rerun.payload).toEqual({ batchItemFailures: [] });
+    const after = await http({ method: "GET", route: "/jobs/{id}", path: `/jobs/${job.id}` });
+    expect(after.json).toMatchObject({ status: "done", result: { user: "bundle", approval: { ok: true } } });
   });
 
   test("no bundle logged an error, and no SDK client warned it sent elsewhere than its endpoint", () => {

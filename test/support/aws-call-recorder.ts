@@ -15,6 +15,8 @@ export interface RecordedCall {
   target: {
     tableName?: string;
     indexName?: string;
+    /** A DynamoDB item call's partition key (`Key.pk`), which IAM's dynamodb:LeadingKeys checks. */
+    partitionKey?: string;
     queueUrl?: string;
     eventSourceMappingUuid?: string;
     /** S3, path-style: the bucket and the object's key. */
@@ -204,6 +206,9 @@ function targetOf(input: Record<string, unknown>): RecordedCall["target"] {
   const queueUrl = text(input.QueueUrl);
   if (tableName) target.tableName = tableName;
   if (indexName) target.indexName = indexName;
+  const key = input.Key as { pk?: { S?: unknown } } | undefined;
+  const partitionKey = text(key?.pk?.S);
+  if (partitionKey) target.partitionKey = partitionKey;
   if (queueUrl) target.queueUrl = queueUrl;
   return target;
 }

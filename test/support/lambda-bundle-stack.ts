@@ -45,7 +45,7 @@ import { waitFor } from "./wait.ts";
 /** The queue whose worker the bundle tests run. */
 const WORKER_QUEUE = "default";
 
-export type FunctionName = "enqueue" | "api" | "worker" | "reaper" | "cleanup" | "cron";
+export type FunctionName = "enqueue" | "api" | "worker" | "reaper" | "cleanup" | "cron" | "token-callback";
 
 export interface RunningFunction {
   built: BuiltFunction;
@@ -80,7 +80,7 @@ export interface BundleStack {
 }
 
 /**
- * The six bundles, built as SST builds them into node_modules/.cache (so the runtime's SDK resolves
+ * The seven bundles, built as SST builds them into node_modules/.cache (so the runtime's SDK resolves
  * from node_modules), each in its own Node process with the environment infra declares for it,
  * against fresh emulators holding the table and queues infra would create. Each function gets its
  * own recording proxy, so every call is attributed to the function that made it. On a failure to

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
 import type {
+  APIGatewayProxyEventV2,
   APIGatewayProxyEventV2WithIAMAuthorizer,
   ScheduledEvent,
   SQSEvent,
@@ -160,6 +161,17 @@ export function httpApiEvent(req: HttpRequest, now = new Date()): APIGatewayProx
     ...(body !== undefined ? { body } : {}),
     isBase64Encoded: body !== undefined,
   };
+}
+
+/**
+ * The same event for a route without auth (the token callback, POST /tokens/{id}): API Gateway
+ * passes no authorizer, and the caller signed nothing.
+ */
+export function unauthenticatedHttpApiEvent(req: HttpRequest, now = new Date()): APIGatewayProxyEventV2 {
+  const event = httpApiEvent(req, now);
+  const { authorizer: _authorizer, ...requestContext } = event.requestContext;
+  const { authorization: _signature, "x-amz-date": _date, ...headers } = event.headers;
+  return { ...event, headers, requestContext };
 }
 
 /** The route's `{name}` segments, as API Gateway fills them from the path. */

@@ -1,11 +1,18 @@
 import { describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
-import { type Grant, grantsFor, type ResourceRef, type Role } from "../../lib/deploy-plan/grants.ts";
+import {
+  type Grant,
+  grantsFor,
+  type ResourceRef,
+  type Role,
+  TOKEN_CALLBACK_LEADING_KEYS,
+} from "../../lib/deploy-plan/grants.ts";
+import { jobKey, payloadKey, tokenKey } from "../../lib/store/keys.ts";
 
 const { queues } = app;
 
-const roles: Role[] = ["enqueue", "api", "worker", "reaper", "cleanup", "cron", "pool"];
+const roles: Role[] = ["enqueue", "api", "worker", "reaper", "cleanup", "cron", "pool", "token-callback"];
 const extra: QueueDeclaration = { ...(queues[0] as QueueDeclaration), name: "emails" };
 const threeQueues = [...queues, extra];
 
@@ -97,7 +104,7 @@ describe("least privilege, as planned per role", () => {
   });
 
   test("the claim objects: put and get only, for every role that enqueues or runs jobs; cleanup none", () => {
-    for (const role of roles) {
+    for (const role of roles.filter((r) => r !== "token-callback")) {
       const s3 = grantsFor(role, threeQueues, ["default"]).filter((g) =>
         g.actions.some((a) => a.startsWith("s3:")),
       );
@@ -109,5 +116,30 @@ describe("least privilege, as planned per role", () => {
         { actions: ["s3:PutObject", "s3:GetObject"], resources: [{ type: "claimObjects" }] },
       ]);
     }
+  });
+
+  test("the token callback (the one route without IAM auth): get and update of token and job items, put of claim objects, send to the main queues; nothing else", () => {
+    const grants = grantsFor("token-callback", threeQueues, ["default"]);
+    expect(grants).toEqual([
+      {
+        actions: ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+        resources: [{ type: "table" }],
+        leadingKeys: ["tok#*", "job#*"],
+      },
+      { actions: ["s3:PutObject"], resources: [{ type: "claimObjects" }] },
+      { actions: ["sqs:SendMessage"], resources: threeQueues.map((q) => ({ type: "queue", queue: q.name })) },
+    ]);
+    // The leading keys are the store's own: a token's item, its job's and the job's payload item.
+    const like = (key: string) =>
+      TOKEN_CALLBACK_LEADING_KEYS.some((p) => new RegExp(`^${p.replace("*", ".*")}$`).test(key));
+    for (const key of [tokenKey("tok_1"), jobKey("j1"), payloadKey("j1")])
+      expect(like(key.pk), key.pk).toBe(true);
+    expect(like("queue#default")).toBe(false);
+    // No other role is limited by key: their grants are unchanged by this one.
+    for (const role of roles.filter((r) => r !== "token-callback"))
+      expect(
+        grantsFor(role, threeQueues).some((g) => g.leadingKeys),
+        role,
+      ).toBe(false);
   });
 });

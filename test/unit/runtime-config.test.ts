@@ -92,6 +92,18 @@ describe("functions' configuration", () => {
     );
   });
 
+  test("SKYFORGE_API_URL: the base of durable jobs' token urls (a trailing slash dropped); unset, none; not an http(s) URL, refused by name", () => {
+    const base = "https://abc123.execute-api.us-east-1.amazonaws.com";
+    expect(
+      engineFromEnv("test", {}, { ...engineEnv, SKYFORGE_API_URL: `${base}/` }).engine.tokenUrlBase,
+    ).toBe(base);
+    expect(engineFromEnv("test", {}, engineEnv).engine.tokenUrlBase).toBeUndefined();
+    for (const bad of ["execute-api.example", "ftp://api.example", `${base}?secret=x`])
+      expect(
+        configError(() => engineFromEnv("test", {}, { ...engineEnv, SKYFORGE_API_URL: bad })).message,
+      ).toBe(`SKYFORGE_API_URL must be an http(s) URL without a query, got "${bad}"`);
+  });
+
   test("npm start's settings: defaults, its values read and checked, a bad one refused by name", () => {
     expect(localStackSettingsFromEnv({})).toEqual({
       port: 3000,
