@@ -4,7 +4,7 @@
  */
 const layers = [
   // 0 base
-  ["^lib/(clock|errors|limits|retention)\\.ts$", "^lib/job/status\\.ts$", "^lib/observability/(log|metric-names)\\.ts$"],
+  ["^lib/(clock|errors|limits|retention)\\.ts$", "^lib/job/status\\.ts$", "^lib/observability/(log|metric-names|tracing)\\.ts$"],
   // 1 model: jobs, kinds, the app's declarations
   ["^lib/job/", "^lib/declarations/", "^lib/batching/"],
   // 2 store

@@ -17,6 +17,7 @@ import type {
   ScheduleView,
   SkyforgeClient,
 } from "./skyforge-client.ts";
+import { traceHeadersFor } from "./trace-context.ts";
 import type { ApiRequest, ApiResponse, Transport } from "./transport.ts";
 import { type EnqueueCheck, enqueueCheck } from "./validate.ts";
 
@@ -60,18 +61,24 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
   };
 
   return {
-    async enqueue(kind, payload, enqueueOptions) {
-      const request = { ...enqueueOptions, kind, payload };
+    async enqueue(kind, payload, enqueueOptions = {}) {
+      const { traceparent, tracestate, ...rest } = enqueueOptions;
+      const request = { ...rest, kind, payload };
       refuseIfInvalid(request);
+      const headers = traceHeadersFor({ traceparent, tracestate });
       const { duplicate, debounced, ...job } = await object<
         JobView & { duplicate: boolean; debounced?: boolean }
-      >({ method: "POST", path: "/jobs", body: request }, answerShapes.enqueued);
+      >({ method: "POST", path: "/jobs", body: request, headers }, answerShapes.enqueued);
       return { job, duplicate, ...(debounced ? { debounced } : {}) } satisfies Enqueued;
     },
     enqueueMany: (jobs) =>
       enqueueInBatches(
         jobs,
-        (batch) => object({ method: "POST", path: "/jobs/batch", body: { jobs: batch } }, answerShapes.batch),
+        (batch) =>
+          object(
+            { method: "POST", path: "/jobs/batch", body: { jobs: batch }, headers: traceHeadersFor() },
+            answerShapes.batch,
+          ),
         check,
       ),
     get: async (id) => object<JobView>({ method: "GET", path: `/jobs/${segment(id)}` }, answerShapes.job),
@@ -94,6 +101,11 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
       ),
     retry: async (id) =>
       object<JobView>({ method: "POST", path: `/jobs/${segment(id)}/retry` }, answerShapes.job),
+    resume: async (id, options = {}) =>
+      object<JobView>(
+        { method: "POST", path: `/jobs/${segment(id)}/resume`, body: options },
+        answerShapes.job,
+      ),
     replay: async (request) =>
       object<ReplayAnswer>({ method: "POST", path: "/jobs/replay", body: request }, answerShapes.replay),
     ...durableCalls({ object, segment }),
@@ -156,7 +168,10 @@ export function createClient<A extends AppNames>(options: ClientOptions<A>): Sky
         // Each child and the completion job pass the checks an enqueue of them would.
         for (const child of request.children) refuseIfInvalid(child);
         refuseIfInvalid(request.onComplete);
-        return object({ method: "POST", path: "/groups", body: request }, answerShapes.createdGroup);
+        return object(
+          { method: "POST", path: "/groups", body: request, headers: traceHeadersFor() },
+          answerShapes.createdGroup,
+        );
       },
       get: async (id) =>
         object<GroupView>({ method: "GET", path: `/groups/${segment(id)}` }, answerShapes.group),

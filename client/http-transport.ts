@@ -70,7 +70,7 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       const body = bodyText(request);
       const path = `${basePath}${request.path}`;
       const query = rawQueryString(request);
-      const headers: Record<string, string> = { host: base.host };
+      const headers: Record<string, string> = { ...request.headers, host: base.host };
       if (body !== undefined) {
         headers["content-type"] = "application/json";
         headers["content-length"] = String(Buffer.byteLength(body));

@@ -116,6 +116,7 @@ export function apiGatewayEvent(request: ApiRequest, route: RouteTarget): Record
   const body = bodyText(request);
   const query = queryEntries(request);
   const headers: Record<string, string> = {
+    ...request.headers,
     "user-agent": "skyforge-client (lambda invoke)",
     ...(body !== undefined
       ? { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }

@@ -7,6 +7,7 @@ import type {
 } from "../lib/declarations/define-app.ts";
 import type { MisfirePolicy } from "../lib/declarations/schedule-declaration.ts";
 import type { ErrorBody } from "../lib/errors.ts";
+import type { StepView, WaitingView } from "../lib/job/durable.ts";
 import type { FlowRate } from "../lib/job/flow.ts";
 import type {
   ChildrenQuery,
@@ -14,7 +15,6 @@ import type {
   GroupFailureMode,
   GroupView,
 } from "../lib/job/group-schemas.ts";
-import type { StepView, WaitingView } from "../lib/job/durable.ts";
 import type { ReplayAnswer, ReplayRequest } from "../lib/job/replay-schemas.ts";
 import type {
   BatchResultItem,
@@ -35,7 +35,16 @@ import type { TokenView } from "../lib/ops/durable-tokens.ts";
 /** The enqueue request's other fields, with the queue checked against the app. */
 export type EnqueueOptions<A extends AppNames> = Omit<EnqueueRequest, "kind" | "payload" | "queue"> & {
   queue?: QueueName<A>;
-};
+} & TraceOptions;
+
+/**
+ * The producer's W3C trace context, sent as the `traceparent`/`tracestate` headers (the job's runs
+ * are spans of that trace). By default the active OpenTelemetry context's (client/trace-context.ts).
+ */
+export interface TraceOptions {
+  traceparent?: string;
+  tracestate?: string;
+}
 
 /** One job of an enqueueMany call: a kind with its own payload type. */
 export type EnqueueItem<A extends AppNames> = {
@@ -193,6 +202,11 @@ export interface SkyforgeClient<A extends AppNames> {
   list(options: ListOptions<A>): Promise<JobPage<JobView | JobSummary>>;
   cancel(id: string): Promise<JobView & { cancel: CancelOutcome }>;
   retry(id: string): Promise<JobView>;
+  /**
+   * Resumes a paused job (POST /jobs/{id}/resume): it runs again with a fresh set of attempts, with
+   * `payload` instead of its own when given (checked against its kind's schema). Not paused: 409.
+   */
+  resume(id: string, options?: { payload?: unknown }): Promise<JobView>;
   /**
    * Bulk replay (POST /jobs/replay): the ended jobs the filter matches, each run again as a new job
    * naming its original (`replayOf`); `jobs` pairs each match with its new job (no id on a dry run).

@@ -11,6 +11,8 @@ export interface ApiRequest {
   query?: Record<string, string | undefined>;
   /** Sent as JSON. */
   body?: unknown;
+  /** Extra request headers, lower-case names: the producer's W3C `traceparent` and `tracestate`. */
+  headers?: Record<string, string>;
 }
 
 export interface ApiResponse {

@@ -11,6 +11,7 @@ import {
   readJsonBody,
   route,
 } from "./http.ts";
+import { requestTrace } from "./trace-header.ts";
 
 /**
  * A group id this API could have handed out; anything else names no group: a 404 without a read,
@@ -28,7 +29,7 @@ export function groupRoutes(engine: Pick<Engine, "groups">): ApiRoute[] {
   const { groups } = engine;
   return [
     route("POST", "/groups", async (event) => {
-      const { group, created } = await groups.create(readJsonBody(event));
+      const { group, created } = await groups.create(readJsonBody(event), requestTrace(event));
       return json(created ? 201 : 200, { ...group, duplicate: !created });
     }),
     route("GET", "/groups/{id}", async (event) => json(200, await groups.get(groupId(event)))),

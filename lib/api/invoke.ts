@@ -6,6 +6,7 @@ import { MAX_BATCH } from "../job/schemas.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { asClientError } from "./client-errors.ts";
 import { namedGroup } from "./group-routes.ts";
+import { invokeTrace } from "./trace-header.ts";
 
 export type InvokeAnswer =
   | (JobView & { duplicate: boolean; debounced?: boolean })
@@ -31,9 +32,13 @@ const GroupInvoke = z.union([
 /** An id this API could have handed out; anything else names no group (not_found without a read). */
 
 /** The group requests over Invoke, under the same contract as POST /groups, …/children and …/seal. */
-async function handleGroupInvoke(engine: Engine, event: z.infer<typeof GroupInvoke>): Promise<InvokeAnswer> {
+async function handleGroupInvoke(
+  engine: Engine,
+  event: z.infer<typeof GroupInvoke>,
+  trace: string | undefined,
+): Promise<InvokeAnswer> {
   if ("group" in event) {
-    const { group, created } = await engine.groups.create(event.group);
+    const { group, created } = await engine.groups.create(event.group, trace);
     return { ...group, duplicate: !created };
   }
   if ("groupChildren" in event) {
@@ -50,24 +55,30 @@ const isGroupRequest = (event: unknown) =>
  * The enqueue function's contract: an EnqueueRequest, `{ jobs: [...] }` (≤ 100), or a group request
  * (`{ group }`, `{ groupChildren: { groupId, children, seal? } }`, `{ sealGroup: { groupId } }`),
  * answered like the HTTP routes. A caller's mistake comes back as `{ error }`, not as a function error.
+ * A `traceparent` (and `tracestate`) field beside any of them is the producer's W3C trace context,
+ * as the HTTP header is; a malformed one is ignored.
  */
-export async function handleEnqueueInvoke(engine: Engine, event: unknown): Promise<InvokeAnswer> {
+export async function handleEnqueueInvoke(engine: Engine, raw: unknown): Promise<InvokeAnswer> {
+  const { request: event, trace } = invokeTrace(raw);
   try {
     if (isGroupRequest(event)) {
       const parsed = GroupInvoke.safeParse(event);
       if (!parsed.success) {
         throw new ClientError("validation_error", "invalid group request", issuesOf(parsed.error));
       }
-      return await handleGroupInvoke(engine, parsed.data);
+      return await handleGroupInvoke(engine, parsed.data, trace);
     }
     if (event && typeof event === "object" && "jobs" in event) {
       const jobs = (event as { jobs: unknown }).jobs;
       if (!Array.isArray(jobs) || jobs.length === 0 || jobs.length > MAX_BATCH) {
         throw new ClientError("validation_error", `jobs must be an array of 1..${MAX_BATCH} requests`);
       }
-      return { results: await engine.producer.enqueueBatch(jobs) };
+      return { results: await engine.producer.enqueueBatch(jobs, trace) };
     }
-    const { job, duplicate, debounced } = await engine.producer.enqueue(event);
+    const { job, duplicate, debounced } = await engine.producer.enqueue(
+      event,
+      trace === undefined ? {} : { job: { trace } },
+    );
     return { ...job, duplicate, ...(debounced ? { debounced } : {}) };
   } catch (err) {
     const client = asClientError(err);

@@ -6,6 +6,7 @@ import { MAX_ENQUEUE_BODY_BYTES } from "../limits.ts";
 import { cancelJob } from "../ops/cancel-job.ts";
 import { replayJobs } from "../ops/replay-jobs.ts";
 import { redriveJob } from "../producer/redrive.ts";
+import { resumeJob } from "../producer/resume.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob, listJobs } from "../store/read-ops.ts";
@@ -29,6 +30,7 @@ import { keyRoutes } from "./key-routes.ts";
 import { queueRoutes } from "./queue-routes.ts";
 import { routeMatcher } from "./route-keys.ts";
 import { scheduleRoutes } from "./schedule-routes.ts";
+import { requestTrace } from "./trace-header.ts";
 
 /**
  * A job without its payload and result: neither is parsed, and a payload kept in its own item is not
@@ -49,8 +51,10 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
     route("GET", "/health", health),
     route("HEAD", "/health", withoutBody(health)),
     route("POST", "/jobs", async (event) => {
+      const trace = requestTrace(event);
       const { job, duplicate, debounced } = await producer.enqueue(
         readJsonBody(event, MAX_ENQUEUE_BODY_BYTES),
+        trace === undefined ? {} : { job: { trace } },
       );
       return json(duplicate ? 200 : 201, { ...job, duplicate, ...(debounced ? { debounced } : {}) });
     }),
@@ -63,7 +67,7 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
           issuesOf(parsed.error),
         );
       }
-      return json(200, { results: await producer.enqueueBatch(parsed.data.jobs) });
+      return json(200, { results: await producer.enqueueBatch(parsed.data.jobs, requestTrace(event)) });
     }),
     route("GET", "/jobs", async (event) => {
       const parsed = ListJobsQuery.safeParse(queryParams(event));
@@ -91,6 +95,10 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
     }),
     route("POST", "/jobs/replay", async (event) => json(200, await replayJobs(engine, readJsonBody(event)))),
     route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(engine, jobId(event)))),
+    // A paused job (onExhausted "pause") runs again, optionally with a new payload (§21).
+    route("POST", "/jobs/{id}/resume", async (event) =>
+      json(200, await resumeJob(engine, jobId(event), event.body ? readJsonBody(event) : {})),
+    ),
     ...groupRoutes(engine),
     ...durableRoutes(engine),
     ...queueRoutes(engine),

@@ -13,6 +13,7 @@ import {
 } from "../job/group-schemas.ts";
 import type { AnyKind } from "../job/kind.ts";
 import { laneGuarantees } from "../job/lanes.ts";
+import { traceOfSpan, withSpan } from "../observability/tracing.ts";
 import { validateEnqueue } from "../producer/validate.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { CheckedEnqueue } from "../services/engine-services.ts";
@@ -32,6 +33,30 @@ export interface GroupOrigin {
   parentJobId: string;
   /** The parent's own membership, when the parent handed it to this group. */
   member?: Member;
+}
+
+/**
+ * Creates a group (createGroup) in a `skyforge.group` span under `trace` (the caller's W3C context:
+ * a traceparent header, or the run of the job whose handler makes it); the group keeps the span's
+ * context, so its children and its completion job are spans of the same trace.
+ */
+export function createGroupTraced(
+  deps: GroupDeps,
+  raw: unknown,
+  origin?: GroupOrigin,
+  trace?: string,
+): Promise<CreatedGroup> {
+  const attributes = origin ? { "skyforge.job.id": origin.parentJobId } : {};
+  return withSpan(
+    "skyforge.group",
+    attributes,
+    async (span) => {
+      const created = await createGroup(deps, raw, origin, traceOfSpan(span) ?? trace);
+      span.setAttribute("skyforge.group.id", created.group.id);
+      return created;
+    },
+    trace,
+  );
 }
 
 export interface CreatedGroup {
@@ -148,6 +173,7 @@ export async function createGroup(
   deps: GroupDeps,
   raw: unknown,
   origin?: GroupOrigin,
+  trace?: string,
 ): Promise<CreatedGroup> {
   const request = parse(CreateGroupRequest, raw, "group request");
   checkOnComplete(deps, request);
@@ -175,6 +201,7 @@ export async function createGroup(
     requestHash: requestHash(request),
     ...(origin ? { parentJobId: origin.parentJobId } : {}),
     ...(origin?.member ? { member: origin.member } : {}),
+    ...(trace ? { trace } : {}),
     ...groupIndexKeys(id, request.sealed ? now + GROUP_STALL_MS : sealBy),
   };
   const put = await putGroup(deps.store, item);
@@ -243,6 +270,7 @@ async function writeChildren(
       job: {
         id: childJobId(group.id, group.createdAt, s, p),
         member: { g: group.id, s, p, ...(group.slicePartitions ? { n: group.slicePartitions } : {}) },
+        ...(group.trace ? { trace: group.trace } : {}),
       },
     };
   });

@@ -74,6 +74,7 @@ export async function enqueueCompletion(deps: GroupDeps, group: GroupItem): Prom
           id: group.completionJobId ?? "",
           completes: group.id,
           ...(group.member ? { member: group.member } : {}),
+          ...(group.trace ? { trace: group.trace } : {}),
         },
       },
     );

@@ -7,7 +7,7 @@ import { noteChildGroup } from "../store/job-group-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { checkGroups, type GroupCheckReport } from "./check-groups.ts";
 import { childrenPage } from "./children-page.ts";
-import { addChildren, createGroup, sealAndComplete } from "./create-group.ts";
+import { addChildren, createGroupTraced, sealAndComplete } from "./create-group.ts";
 import type { GroupDeps } from "./group-deps.ts";
 import { cancelGroupTree, recordEnd } from "./group-end.ts";
 import { nestedGroupId } from "./group-ids.ts";
@@ -17,8 +17,9 @@ import { countChildren, toGroupView } from "./group-view.ts";
 export class Groups implements GroupService {
   constructor(private readonly deps: GroupDeps) {}
 
-  create(raw: unknown) {
-    return createGroup(this.deps, raw);
+  /** `trace`: the caller's W3C trace context (a traceparent header or Invoke field). */
+  create(raw: unknown, trace?: string) {
+    return createGroupTraced(this.deps, raw, undefined, trace);
   }
 
   /** `ctx.group`: one group per (job, step), which takes over the job's membership in its own group. */
@@ -34,7 +35,8 @@ export class Groups implements GroupService {
     const noted = await noteChildGroup(this.deps.store, job.id, fence, groupId);
     if (!noted) throw new ClientError("conflict", "this run lost its lease; the group was not created");
     const member = noted.member && noted.handoff === groupId ? noted.member : undefined;
-    const created = await createGroup(
+    // The job's trace here is its run's (lib/runtime/handler-context.ts): the group is a span under it.
+    const created = await createGroupTraced(
       this.deps,
       { ...request, sealed: true },
       {
@@ -42,6 +44,7 @@ export class Groups implements GroupService {
         parentJobId: job.id,
         ...(member ? { member } : {}),
       },
+      job.trace,
     );
     return created.group;
   }

@@ -1,4 +1,5 @@
 import { setTimeout } from "node:timers/promises";
+import type { Span } from "@opentelemetry/api";
 import pLimit from "p-limit";
 import { putClaim } from "../claims/claim-store.ts";
 import { loadJobView } from "../claims/job-bodies.ts";
@@ -8,6 +9,7 @@ import { coalesceRuleOf } from "../job/coalesce.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
 import { errorFields } from "../observability/log.ts";
+import { endSpan, enqueueSpan, withEnqueueSpan, withTraceOf } from "../observability/tracing.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { CheckedEnqueue, Engine, EnqueueOptions } from "../services/engine-services.ts";
 import { acquireUniqueLock, putJob, putPayload, takeOverUniqueLock } from "../store/enqueue-ops.ts";
@@ -49,18 +51,22 @@ export class Producer {
 
   async enqueue(raw: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
-    const planned = plan(valid, this.deps.clock.now(), this.deps.store.layout.indexShards, options.job);
-    const rule = valid.coalesceKey === undefined ? undefined : coalesceRuleOf(valid.kind);
-    if (rule && valid.coalesceKey !== undefined)
-      return this.coalesce.enqueue(planned, valid.queue, rule, valid.coalesceKey);
-    return this.enqueueValid(planned, valid.queue, options);
+    return withEnqueueSpan(valid.kind.name, valid.queue.name, options.job, (job, span) => {
+      const planned = plan(valid, this.deps.clock.now(), this.deps.store.layout.indexShards, job);
+      span.setAttribute("skyforge.job.id", planned.item.id);
+      const rule = valid.coalesceKey === undefined ? undefined : coalesceRuleOf(valid.kind);
+      if (rule && valid.coalesceKey !== undefined)
+        return this.coalesce.enqueue(planned, valid.queue, rule, valid.coalesceKey);
+      return this.enqueueValid(planned, valid.queue, { ...options, job });
+    });
   }
 
-  /** Up to 100 requests. Plain ones share SendMessageBatch calls; a bad item fails alone. */
-  async enqueueBatch(raws: readonly unknown[]): Promise<BatchResultItem[]> {
+  /** Up to 100 requests, each failing alone. `trace`: the caller's W3C context (§23). */
+  async enqueueBatch(raws: readonly unknown[], trace?: string): Promise<BatchResultItem[]> {
     const checked = raws.map((raw): CheckedEnqueue | { error: NonNullable<BatchResultItem["error"]> } => {
       try {
-        return { valid: validateEnqueue(raw, this.deps.registry, this.deps.queues) };
+        const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
+        return trace === undefined ? { valid } : { valid, job: { trace } };
       } catch (err) {
         return { error: errorBody(err) };
       }
@@ -82,17 +88,18 @@ export class Producer {
   ): Promise<BatchResultItem[]> {
     const now = this.deps.clock.now();
     const results: BatchResultItem[] = new Array(entries.length);
-    const planned: { index: number; planned: Planned; queue: QueueDeclaration }[] = [];
+    const planned: { index: number; planned: Planned; queue: QueueDeclaration; span: Span }[] = [];
     const keyed: { index: number; entry: CheckedEnqueue }[] = [];
     entries.forEach((entry, index) => {
       if ("error" in entry) results[index] = { index, error: entry.error };
       else if (entry.valid.coalesceKey !== undefined) keyed.push({ index, entry });
-      else
-        planned.push({
-          index,
-          planned: plan(entry.valid, now, this.deps.store.layout.indexShards, entry.job),
-          queue: entry.valid.queue,
-        });
+      else {
+        const span = enqueueSpan(entry.valid.kind.name, entry.valid.queue.name, entry.job?.trace);
+        const extras = withTraceOf(entry.job, span);
+        const p = plan(entry.valid, now, this.deps.store.layout.indexShards, extras);
+        span.setAttribute("skyforge.job.id", p.item.id);
+        planned.push({ index, planned: p, queue: entry.valid.queue, span });
+      }
     });
     const limit = pLimit(16);
     const ready: typeof planned = [];
@@ -164,6 +171,7 @@ export class Producer {
         }),
       ),
     );
+    for (const e of planned) endSpan(e.span, results[e.index]?.error?.message);
     const parked = ready.filter((e) => e.planned.parked && results[e.index]?.id !== undefined);
     if (parked.length > 0)
       await lookAfterParkingAll(

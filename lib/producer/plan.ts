@@ -69,6 +69,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     ...(extras.member ? { member: extras.member } : {}),
     ...(extras.completes ? { completes: extras.completes } : {}),
     ...(extras.replayOf ? { replayOf: extras.replayOf } : {}),
+    ...(extras.trace ? { trace: extras.trace } : {}),
   };
   const bytes = Buffer.byteLength(payloadJson);
   // Kept as long as a job's key: a far-off runAt must not find its payload already expired.

@@ -65,6 +65,7 @@ export function durableUnavailable(why: string): DurableContext {
 /**
  * The context one run's handler sees; the signal is added by the run supervisor. `fence`: the
  * claim's lease token, absent for a lane without a claim (and then absent from the context too).
+ * `item.trace`: the run's own span context, so follow-ups and groups are spans under the attempt.
  */
 export function handlerContext(
   deps: HandlerContextDeps,
@@ -100,7 +101,10 @@ export function handlerContext(
       const key = uniqueKey ?? derived;
       const request = { ...rest, kind, payload, ...(key !== undefined ? { uniqueKey: key } : {}) };
       return refusalIsFinal(`follow-up "${kind}"`, () =>
-        deps.producer.enqueue(request, { uniqueKeyScope: uniqueKey ? "live" : "retained" }),
+        deps.producer.enqueue(request, {
+          uniqueKeyScope: uniqueKey ? "live" : "retained",
+          ...(item.trace ? { job: { trace: item.trace } } : {}),
+        }),
       );
     },
   };

@@ -7,6 +7,7 @@ import {
   checkedOutcomes,
 } from "../job/batch.ts";
 import { errorFields, withFields } from "../observability/log.ts";
+import { endRunSpan, endSpan, runSpan } from "../observability/tracing.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 import { BacklogTally } from "./backlog-tally.ts";
 import { type CallPermit, takePermit } from "./call-permit.ts";
@@ -99,7 +100,15 @@ export async function runKeyedBatch(
       }),
     );
     if (ready.length > 0) {
-      const decisions = await runCall(deps, keyed, ready, first.queue, permit);
+      // Each item's attempt is a span of its own job's trace, all over the one call (§23).
+      const spans = ready.map((r) => runSpan(r.item));
+      const decisions = await runCall(deps, keyed, ready, first.queue, permit).catch((err: unknown) => {
+        for (const span of spans) endSpan(span, err);
+        throw err;
+      });
+      spans.forEach((span, i) => {
+        endRunSpan(span, decisions[i] as Decision);
+      });
       await Promise.all(ready.map((r, i) => settle(r, decisions[i] as Decision)));
     }
   } finally {

@@ -1,4 +1,5 @@
 import type { AnyKind } from "../job/kind.ts";
+import { endRunSpan, failSpan, inSpan, runSpan, traceOfSpan } from "../observability/tracing.ts";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
 import { Admission } from "./admission.ts";
 import { runPayload } from "./claim-check.ts";
@@ -58,8 +59,21 @@ export class RecordProcessor {
     const claimed = await this.steps.claim(admitted, record, visibility);
     if (typeof claimed === "boolean") return claimed;
     const started = this.deps.clock.now();
-    const ready = await this.steps.prepare(claimed);
-    const decision = "outcome" in ready ? ready : await this.run(claimed, ready.kind, ready.payload);
+    // The attempt's span, under the job's stored trace (docs/architecture.md §23).
+    const span = runSpan(claimed.item);
+    let decision: Decision;
+    try {
+      const ready = await this.steps.prepare(claimed);
+      decision =
+        "outcome" in ready
+          ? ready
+          : await inSpan(span, () => this.run(claimed, ready.kind, ready.payload, traceOfSpan(span)));
+    } catch (err) {
+      failSpan(span, err);
+      span.end();
+      throw err;
+    }
+    endRunSpan(span, decision);
     const { item } = claimed;
     this.deps.metrics.time("runDuration", item.queue, item.kind, this.deps.clock.now() - started);
     return this.steps.settle(claimed, decision);
@@ -73,7 +87,13 @@ export class RecordProcessor {
     return runKeyedBatch(this.deps, this.steps, keyed, visibility);
   }
 
-  private async run({ item, delivery }: Claimed, kind: AnyKind, payload: unknown): Promise<Decision> {
+  /** `runTrace`: the attempt span's context, which the handler's follow-ups and groups are made under. */
+  private async run(
+    { item, delivery }: Claimed,
+    kind: AnyKind,
+    payload: unknown,
+    runTrace: string | undefined,
+  ): Promise<Decision> {
     const watch = new JobWatch(this.deps, item.id, leaseOf({ item, delivery }, this.deps.clock.now()));
     const timeoutSeconds = item.timeoutSeconds ?? kind.timeoutSeconds;
     // Read under the watch, like the run: a failed read ends the watch and fails the delivery.
@@ -84,7 +104,15 @@ export class RecordProcessor {
         })
       : undefined;
     const durable = new DurableRun(this.deps, item, delivery.fence, () => watch.live());
-    const ctx = handlerContext(this.deps, item, delivery.fence, watch.keepAlive, completion, durable.context);
+    const traced = runTrace === undefined ? item : { ...item, trace: runTrace };
+    const ctx = handlerContext(
+      this.deps,
+      traced,
+      delivery.fence,
+      watch.keepAlive,
+      completion,
+      durable.context,
+    );
     // A sleep or wait ends the run with its Suspension: the handler's call is left unfinished.
     const end = await superviseJob(
       watch,

@@ -2,6 +2,7 @@ import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import type { AnyKind } from "../job/kind.ts";
 import type { DeliveryLane } from "../job/lanes.ts";
 import { jobFields } from "../observability/log.ts";
+import { endRunSpan, inSpan, runSpan, traceOfSpan } from "../observability/tracing.ts";
 import type { JobItem, JobSeed } from "../store/job-item.ts";
 import { type RecordedOutcome, recordOutcome } from "../store/outcome-ops.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
@@ -128,12 +129,20 @@ async function run(
     visibility: { queue: msg.queue, receiptHandle: record.receiptHandle, leaseSeconds: queue.leaseSeconds },
   });
   const timeoutSeconds = msg.timeoutSeconds ?? kind.timeoutSeconds;
-  const ctx = handlerContext(deps, item, undefined, watch.keepAlive);
-  const end = await superviseJob(
-    watch,
-    (signal) => kind.handler(payload, { ...ctx, signal }),
-    timeoutSeconds * 1000,
+  // The attempt's span under the job's trace; the handler's follow-ups are spans under it (§23).
+  const span = runSpan(item);
+  const runTrace = traceOfSpan(span);
+  const ctx = handlerContext(
+    deps,
+    runTrace ? { ...item, trace: runTrace } : item,
+    undefined,
+    watch.keepAlive,
+  );
+  const end = await inSpan(span, () =>
+    superviseJob(watch, (signal) => kind.handler(payload, { ...ctx, signal }), timeoutSeconds * 1000),
   );
   const run = { attempt: item.attempts, maxAttempts: msg.maxAttempts, timeoutSeconds };
-  return decideRun(deps, end, run, { kind: kind.backoff, queue: queue.backoff });
+  const decision = decideRun(deps, end, run, { kind: kind.backoff, queue: queue.backoff });
+  endRunSpan(span, decision);
+  return decision;
 }

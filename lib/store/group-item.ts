@@ -51,6 +51,8 @@ export interface GroupItem {
   /** The job whose handler created the group (`ctx.group`), and the membership it handed over, if any. */
   parentJobId?: string;
   member?: Member;
+  /** The W3C trace context of the group's creation: its children and completion job are spans under it. */
+  trace?: string;
   finishedAt?: number;
   /** Times the reaper found the group with nothing moving; its next look backs off with them. */
   stalls?: number;

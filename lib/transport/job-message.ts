@@ -43,6 +43,8 @@ export const JobMessage = z
     after: z.array(z.string().min(1)).max(20).optional(),
     /** A replay's job: the job it runs again (§21). */
     replayOf: z.string().min(1).optional(),
+    /** Its producer's W3C trace context, `traceparent[;tracestate]` (lib/observability/tracing.ts). */
+    trace: z.string().min(1).max(600).optional(),
     /** A flow-controlled kind's job: its flow key (§20). */
     flowKey: z.string().min(1).optional(),
     /** The start its key's rate reserved for it (ms): it doesn't take from the rate again (§20). */
@@ -131,5 +133,6 @@ export function seedFromMessage(msg: JobMessage): JobSeed {
     ...(msg.after?.length ? { after: msg.after } : {}),
     ...(msg.flowKey !== undefined ? { flowKey: msg.flowKey } : {}),
     ...(msg.replayOf !== undefined ? { replayOf: msg.replayOf } : {}),
+    ...(msg.trace !== undefined ? { trace: msg.trace } : {}),
   };
 }

@@ -26,5 +26,6 @@ export function messageFromItem(item: JobItem, payloadJson: string | undefined):
     ...(item.after?.length ? { after: item.after } : {}),
     ...(item.flowKey !== undefined ? { flowKey: item.flowKey } : {}),
     ...(item.replayOf !== undefined ? { replayOf: item.replayOf } : {}),
+    ...(item.trace !== undefined ? { trace: item.trace } : {}),
   };
 }
