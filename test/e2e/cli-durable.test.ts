@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { codeBlocks } from "../support/doc-blocks.ts";
 import { useCliOnStack } from "../support/skyforge-cli.ts";
 import type { Json } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
@@ -23,6 +24,32 @@ function stepsWhen(id: string, what: string, ready: (s: Json) => boolean): Promi
     30_000,
     250,
   );
+}
+
+/**
+ * A line as the README may show it: ids, times and secrets are an example's, and columns are as
+ * wide as their cells.
+ */
+const normalized = (line: string) =>
+  line
+    .replace(/tok_[0-9A-HJKMNP-TV-Z]{26}/g, "tok_ID")
+    .replace(/\b[0-9A-HJKMNP-TV-Z]{26}\b/g, "ID")
+    .replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/g, "TIME")
+    .replace(/\s+/g, " ")
+    .trim();
+
+/** The README's durable CLI block: each `$ npx skyforge …` command, its arguments, and the lines it prints. */
+function readmeRuns(): { args: string[]; out: string[] }[] {
+  const block = codeBlocks("README.md", "text").find((b) => b.includes("$ npx skyforge jobs steps"));
+  if (!block) throw new Error("the README has no block with `npx skyforge jobs steps`");
+  const runs: { args: string[]; out: string[] }[] = [];
+  for (const line of block.split("\n")) {
+    if (line.startsWith("$ npx skyforge ")) {
+      const words = line.slice("$ npx skyforge ".length).matchAll(/'([^']*)'|(\S+)/g);
+      runs.push({ args: [...words].map((m) => m[1] ?? m[2] ?? ""), out: [] });
+    } else if (line.trim()) runs.at(-1)?.out.push(line);
+  }
+  return runs;
 }
 
 describe("durable jobs through the CLI against npm start", { timeout: 120_000 }, () => {
@@ -114,5 +141,33 @@ describe("durable jobs through the CLI against npm start", { timeout: 120_000 },
     ]);
     expect((await json(["jobs", "get", job.id])).result).toEqual({ order, paid: { amount: 42 } });
     expect(await json(["events", "send", "order.paid", "--match", order])).toEqual({ resumed: 0 });
+  });
+
+  it("the README's durable block: each command as written, each line as the CLI prints it (ids, times and widths aside)", async () => {
+    const runs = readmeRuns();
+    expect(runs.map((r) => r.args.slice(0, 2).join(" "))).toEqual([
+      "enqueue onboard",
+      "jobs steps",
+      "tokens complete",
+      "events send",
+    ]);
+    const order = runs[3]?.args[runs[3].args.indexOf("--match") + 1] as string;
+    const flow = await json(["enqueue", "order-flow", "--payload", JSON.stringify({ order })]);
+    await stepsWhen(flow.id, "waiting for its event", (s) => s.waiting?.for === "event");
+    let job = "";
+    for (const { args, out } of runs) {
+      let argv = args;
+      if (args[0] === "jobs" || args[0] === "tokens") {
+        const steps = await stepsWhen(job, "waiting for its token", (s) => s.waiting?.for === "token");
+        const url = steps.steps.find((s: Json) => s.type === "token").result.url as string;
+        argv = args.map((a) => (a.includes("/tokens/") ? url : /^[0-9A-Z]{26}$/.test(a) ? job : a));
+      }
+      const r = await run(argv);
+      expect(r.code, `skyforge ${argv.join(" ")}\n${r.stderr}`).toBe(0);
+      expect(r.stdout.trimEnd().split("\n").map(normalized), argv.join(" ")).toEqual(out.map(normalized));
+      job ||= /^enqueued (\w+)/.exec(r.stdout)?.[1] ?? "";
+    }
+    await stepsWhen(job, "done", (s) => s.status === "done");
+    await stepsWhen(flow.id, "done", (s) => s.status === "done");
   });
 });
