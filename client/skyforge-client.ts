@@ -24,7 +24,6 @@ import type {
   ListJobsQuery,
 } from "../lib/job/schemas.ts";
 import type { JobStatus } from "../lib/job/status.ts";
-import type { TokenView } from "../lib/ops/durable-tokens.ts";
 
 /**
  * What the typed producer client offers (client/create-client.ts builds it). Kinds, payloads and
@@ -175,7 +174,25 @@ export interface JobSteps {
   waiting?: WaitingView;
   steps: StepView[];
 }
-export type { StepView, TokenView, WaitingView };
+export type { StepView, WaitingView };
+
+/**
+ * A wait token as GET /tokens/{id} shows it, never its secret. The same shape as the API's own
+ * (lib/ops/durable-tokens.ts, which the client can't import: it runs the engine); a unit test holds
+ * the two equal.
+ */
+export interface TokenView {
+  id: string;
+  jobId: string;
+  /** The token step's name in its job. */
+  step: string;
+  /** A pending token whose job ended is `cancelled`; one past its timeout, `timed-out`. */
+  status: "pending" | "completed" | "timed-out" | "cancelled";
+  createdAt: string;
+  timeoutAt: string;
+  completedAt?: string;
+  data?: unknown;
+}
 
 /** POST /tokens/{id}'s answer: the token completed, and whether its waiting job was resumed now. */
 export interface TokenCompleted {
