@@ -1,7 +1,7 @@
 import { Command, Option } from "commander";
 import { type JobStatus, type JobView, jobStatuses } from "../../client/vocabulary.ts";
 import { action } from "../context.ts";
-import { integer } from "../options.ts";
+import { integer, jsonValue } from "../options.ts";
 import { inlineJson, keyValues, shortTime, table } from "../output.ts";
 import { stepsCommand, waitingText } from "./durable.ts";
 import { jobsReplayCommand } from "./jobs-replay.ts";
@@ -15,7 +15,7 @@ interface ListOptions {
 }
 
 /**
- * `skyforge jobs ls|get|cancel|retry|replay|steps`: GET /jobs, GET /jobs/{id}, POST /jobs/{id}/cancel|retry,
+ * `skyforge jobs ls|get|cancel|retry|resume|replay|steps`: GET /jobs, GET /jobs/{id}, POST /jobs/{id}/cancel|retry|resume,
  * POST /jobs/replay (cli/commands/jobs-replay.ts), GET /jobs/{id}/steps (cli/commands/durable.ts).
  */
 export function jobsCommand(): Command {
@@ -99,6 +99,28 @@ export function jobsCommand(): Command {
       }),
     );
 
+  jobs
+    .command("resume")
+    .description(
+      "run a paused job again (its attempts ran out on a kind with onExhausted pause), attempts reset; any other status answers 409",
+    )
+    .argument("<id>", "the job's id")
+    .option(
+      "--payload <json>",
+      "a new payload for its next runs, checked against its kind's schema",
+      jsonValue,
+    )
+    .action(
+      action<[string, { payload?: unknown }], object>(async ({ client, output }, id, options) => {
+        const job = await client.resume(
+          id,
+          options.payload === undefined ? {} : { payload: options.payload },
+        );
+        output.result(job, () => `resumed ${job.id}: ${job.status} again, attempts reset`);
+        return undefined;
+      }),
+    );
+
   jobs.addCommand(jobsReplayCommand());
   jobs.addCommand(stepsCommand());
 
@@ -136,7 +158,18 @@ export function jobDetail(j: JobView): string {
     ["finished", shortTime(j.finishedAt)],
     ["last error", j.lastError],
     ["waiting", waitingText(j.waiting)],
+    ["history", historyText(j)],
     ["payload", inlineJson(j.payload, Number.POSITIVE_INFINITY)],
     ["result", inlineJson(j.result, Number.POSITIVE_INFINITY)],
   ]);
+}
+
+/** Each attempt on a line of its own: number, start, outcome, why, who ran it. */
+function historyText(j: JobView): string | undefined {
+  if (!j.history?.length) return undefined;
+  const dropped = j.historyDropped ? [`(${j.historyDropped} earlier attempts not kept)`] : [];
+  const lines = j.history.map((a) =>
+    [`#${a.attempt}`, shortTime(a.startedAt), a.outcome, a.error, a.runner].filter(Boolean).join("  "),
+  );
+  return [...dropped, ...lines].join("\n");
 }

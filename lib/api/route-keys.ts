@@ -21,6 +21,7 @@ export const API_ROUTE_KEYS = [
   "GET /jobs/{id}",
   "POST /jobs/{id}/cancel",
   "POST /jobs/{id}/retry",
+  "POST /jobs/{id}/resume",
   "POST /jobs/replay",
   "POST /groups",
   "GET /groups/{id}",

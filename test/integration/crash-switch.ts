@@ -7,6 +7,7 @@ import { buildEngine } from "../../lib/engine.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
+import type { RunStamp } from "../../lib/store/lease-ops.ts";
 import { dynamoClient, type Emulators, s3Client, sqsClient } from "../../local/emulators.ts";
 
 /**
@@ -79,7 +80,7 @@ export function doomedEngine(
   emu: Emulators,
   twin: Engine,
   queue: { name: string; url: string },
-  options: { poolKinds?: PoolKindSpec[] } & CrashOptions = {},
+  options: { poolKinds?: PoolKindSpec[]; runner?: () => RunStamp } & CrashOptions = {},
 ): { engine: Engine; crash: CrashSwitch } {
   const dynamodb = dynamoClient(emu.dynamodb.endpoint);
   const sqs = sqsClient(emu.sqs.endpoint);
@@ -97,6 +98,7 @@ export function doomedEngine(
     clock: systemClock,
     metrics: new MemoryMetrics(),
     log: silentLog,
+    ...(options.runner ? { runner: options.runner } : {}),
   });
   return { engine, crash };
 }

@@ -4,7 +4,7 @@ import type { JobContext, KindDefinition } from "../../lib/job/kind.ts";
 /** What a test's kind sets beyond its name and handler: the limits it relies on, a payload schema if any. */
 export type TestKindSpec<S extends z.ZodType> = Pick<
   KindDefinition,
-  "maxAttempts" | "timeoutSeconds" | "backoff" | "lane" | "startWithinSeconds"
+  "maxAttempts" | "timeoutSeconds" | "backoff" | "lane" | "startWithinSeconds" | "onExhausted"
 > & { payload?: S };
 
 const EMPTY = z.object({});

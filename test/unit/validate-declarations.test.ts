@@ -112,6 +112,26 @@ describe("a kind's start deadline is a whole number of seconds from 1 to SQS's r
   });
 });
 
+describe('onExhausted: "pause" needs a claimed lane (a paused job waits in its item)', () => {
+  test("taken on the fenced and lean lanes and on a pool kind; refused without a claim, naming the kind and lane", () => {
+    expect(problems(withKind("sleep", { onExhausted: "pause" }))).toEqual([]);
+    expect(problems(withKind("sleep", { onExhausted: "pause", lane: "lean" }))).toEqual([]);
+    const pool = real.poolKinds[0]?.name as string;
+    expect(problems(withPoolKind(pool, { onExhausted: "pause" }))).toEqual([]);
+    for (const lane of ["at-least-once", "fire-and-forget"] as const)
+      expect(problems(withKind("sleep", { onExhausted: "pause", lane }))).toEqual([
+        `kind "sleep": onExhausted "pause" needs a lane that claims its runs (fenced or lean); lane "${lane}" keeps no job item to pause in when the attempts run out`,
+      ]);
+    expect(problems(withKind("sleep", { onExhausted: "dead", lane: "fire-and-forget" }))).toEqual([]);
+  });
+
+  test("anything but dead or pause is refused", () => {
+    expect(problems(withKind("sleep", { onExhausted: "park" as never }))).toEqual([
+      'kind "sleep": onExhausted "park" is not one of dead, pause',
+    ]);
+  });
+});
+
 describe("rule 3: Lambda event source maximum concurrency is 2..1000", () => {
   test.each([1, 1001, 2.5])("maxConcurrency %s on a Lambda-tier queue is refused", (maxConcurrency) => {
     expect(problems(withQueue("default", { maxConcurrency }))).toEqual([

@@ -1,0 +1,70 @@
+import * as z from "zod";
+import { claimKey, needsClaimCheck } from "../claims/claim-keys.ts";
+import { putClaim } from "../claims/claim-store.ts";
+import { loadJobView } from "../claims/job-bodies.ts";
+import { ClientError, InvalidItemState, issuesOf } from "../errors.ts";
+import type { JobView } from "../job/schemas.ts";
+import { promotionHoldUntil, sendPromoted } from "../ops/promote.ts";
+import { retentionExpiry } from "../retention.ts";
+import type { Engine } from "../services/engine-services.ts";
+import { putPayload } from "../store/enqueue-ops.ts";
+import { type Resume, redrive } from "../store/redrive-ops.ts";
+import { INLINE_PAYLOAD_BYTES, type JobItem } from "../store/job-item.ts";
+import { getJob } from "../store/read-ops.ts";
+import { validateEnqueue } from "./validate.ts";
+
+/** POST /jobs/{id}/resume's body: nothing, or a new payload for the job's next runs. */
+export const ResumeRequest = z.object({ payload: z.unknown().optional() }).strict();
+
+type ResumeDeps = Pick<Engine, "store" | "claims" | "transport" | "clock" | "registry" | "queues">;
+
+/**
+ * An operator's resume of a paused job (docs/architecture.md §21): optionally with a new payload,
+ * checked against the kind's schema first (a 400 naming the field, nothing written), then the
+ * redrive's path: scheduled and held, its message sent, queued, with a fresh set of attempts.
+ * A job that isn't paused: 409. The new payload is written before the job's status changes, where
+ * the enqueue would keep it (inline, its own item, the claims bucket); two resumes of one job at once
+ * with different large payloads may leave either payload behind the one that wins.
+ */
+export async function resumeJob(deps: ResumeDeps, id: string, raw: unknown): Promise<JobView> {
+  const body = ResumeRequest.safeParse(raw ?? {});
+  if (!body.success)
+    throw new ClientError("validation_error", "invalid resume request", issuesOf(body.error));
+  const job = await getJob(deps.store, id);
+  if (!job) throw new ClientError("not_found", `job ${id} not found`);
+  if (job.status !== "paused")
+    throw new InvalidItemState(`job ${id} is ${job.status}; only paused jobs can be resumed`, job);
+  const now = deps.clock.now();
+  const resume: Resume = {};
+  if (body.data.payload !== undefined) {
+    // The enqueue's own checks (schema, size, depth), so a resumed payload is one an enqueue would take.
+    const checked = validateEnqueue(
+      { kind: job.kind, queue: job.queue, payload: body.data.payload },
+      deps.registry,
+      deps.queues,
+    );
+    resume.payload = await storedPayload(deps, job, checked.payloadJson, now);
+  }
+  const moved = await redrive(deps.store, job, promotionHoldUntil(now, now), resume);
+  const { queued } = await sendPromoted(deps, moved);
+  return loadJobView(deps.store, deps.claims, queued ? { ...moved, status: "queued" } : moved);
+}
+
+/** Where a new payload is kept, as the enqueue would keep it; the large ones are written here. */
+async function storedPayload(
+  deps: ResumeDeps,
+  job: JobItem,
+  json: string,
+  now: number,
+): Promise<NonNullable<Resume["payload"]>> {
+  const queue = deps.queues.find((q) => q.name === job.queue);
+  const keepUntil = retentionExpiry(now, queue?.retentionDays.dead ?? 14);
+  if (needsClaimCheck(json)) {
+    const payloadObject = claimKey(job.id, "payload", now, keepUntil * 1000);
+    await putClaim(deps.claims, payloadObject, json);
+    return { payloadObject };
+  }
+  if (Buffer.byteLength(json) <= INLINE_PAYLOAD_BYTES) return { payload: json };
+  await putPayload(deps.store, job.id, json, keepUntil);
+  return { payloadRef: true };
+}
