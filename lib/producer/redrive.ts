@@ -3,8 +3,8 @@ import { ClientError } from "../errors.ts";
 import type { JobView } from "../job/schemas.ts";
 import { promotionHoldUntil, sendPromoted } from "../ops/promote.ts";
 import type { Engine } from "../services/engine-services.ts";
-import { redrive } from "../store/redrive-ops.ts";
 import { getJob } from "../store/read-ops.ts";
+import { redrive } from "../store/redrive-ops.ts";
 
 /**
  * Operator retry of a dead or cancelled job: the store moves it to `scheduled` (indexed and held, so

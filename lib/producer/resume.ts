@@ -8,9 +8,9 @@ import { promotionHoldUntil, sendPromoted } from "../ops/promote.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { putPayload } from "../store/enqueue-ops.ts";
-import { type Resume, redrive } from "../store/redrive-ops.ts";
 import { INLINE_PAYLOAD_BYTES, type JobItem } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
+import { type Resume, redrive } from "../store/redrive-ops.ts";
 import { validateEnqueue } from "./validate.ts";
 
 /** POST /jobs/{id}/resume's body: nothing, or a new payload for the job's next runs. */
