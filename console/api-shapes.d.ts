@@ -25,6 +25,32 @@ export interface Job {
   replayOf?: string;
   /** A suspended durable job: what it waits for (docs/durable-jobs.md). */
   waiting?: Waiting;
+  /** Its producer's W3C traceparent (docs/architecture.md §23). */
+  traceparent?: string;
+  /** The group it is a child of, the group it completes, the groups its runs created. */
+  group?: string;
+  completes?: string;
+  childGroups?: string[];
+  /** Every attempt, oldest first. */
+  history?: Attempt[];
+}
+
+/** One attempt of a job's history (GET /jobs/{id}). */
+export interface Attempt {
+  attempt: number;
+  startedAt: string;
+  endedAt?: string;
+  outcome: string;
+  error?: string;
+  runner?: string;
+}
+
+/** GET /groups/{id}: what the timeline shows of a group. */
+export interface Group {
+  id: string;
+  status: string;
+  createdAt?: string;
+  counts?: { total: number; pending: number; done: number; dead: number; cancelled: number };
 }
 
 /** What a suspended durable job waits for: a sleep's end, a token's completion or an event. */

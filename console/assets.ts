@@ -39,6 +39,8 @@ const ownFiles = [
   "jobs.js",
   "job-detail.js",
   "durable-steps.js",
+  "job-timeline.js",
+  "timeline.js",
   "schedules.js",
   "chart.js",
   "enqueue.js",

@@ -3,6 +3,7 @@ import { api, describeError, jobPath } from "./api.js";
 import { DurableSteps } from "./durable-steps.js";
 import { between, dateTime, duration, pretty, queueLatency } from "./format.js";
 import { html } from "./html.js";
+import { JobTimeline } from "./job-timeline.js";
 import { usePoll } from "./poll.js";
 
 const retryable = new Set(["dead", "cancelled"]);
@@ -105,6 +106,7 @@ export function JobDetail({ id, onClose }) {
           html`<h3>Error</h3>
           <pre class="error-box" data-testid="job-last-error">${job.lastError}</pre>`
         }
+        <${JobTimeline} job=${job} />
         <${DurableSteps} job=${job} onChange=${poll.refresh} />
         <h3>Payload</h3>
         <pre data-testid="job-payload">${pretty(job.payload)}</pre>

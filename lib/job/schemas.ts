@@ -113,6 +113,10 @@ export const JobView = z.object({
   replayOf: z.string().optional(),
   /** Its producer's W3C traceparent: the trace its runs are spans of (docs/architecture.md §23). */
   traceparent: z.string().optional(),
+  /** Its groups (§15): the one it is a child of, the one it completes, those its runs created. */
+  group: z.string().optional(),
+  completes: z.string().optional(),
+  childGroups: z.array(z.string()).optional(),
   /** A flow-controlled kind's job: its flow key (docs/flow-control.md). */
   flowKey: z.string().optional(),
   /** Queued behind its flow key's concurrency: it starts when one of the key's runs ends. */
