@@ -15,10 +15,10 @@ import { deferred, waitFor } from "../support/wait.ts";
  * journal, the external effect the fence protects.
  */
 const journal: string[] = [];
-const gates = new Map<string, ReturnType<typeof deferred>>();
+const gates = new Map<string, ReturnType<typeof deferred<void>>>();
 const gateOf = (id: string) => {
-  if (!gates.has(id)) gates.set(id, deferred());
-  return gates.get(id) as ReturnType<typeof deferred>;
+  if (!gates.has(id)) gates.set(id, deferred<void>());
+  return gates.get(id) as ReturnType<typeof deferred<void>>;
 };
 const atGate = new Set<string>();
 

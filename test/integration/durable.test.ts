@@ -74,6 +74,17 @@ const kinds = [
     }),
   }),
   defineUnboundKind({
+    name: "t-long-sleep",
+    queue: "default",
+    payload: z.object({}),
+    maxAttempts: 3,
+    timeoutSeconds: 30,
+    handler: async (_p, ctx) => {
+      await ctx.sleep("long", 20 * 60);
+      return ctx.step("after", () => "woke");
+    },
+  }),
+  defineUnboundKind({
     name: "t-bad-step",
     queue: "default",
     payload: z.object({ what: z.enum(["empty", "long", "negative", "year", "twice"]) }),
@@ -124,6 +135,25 @@ describe("durable steps", () => {
     ]);
     // The failed attempt spent one; the sleep gave its run's back.
     expect(done.attempts).toBe(2);
+  });
+
+  it("a sleep past SQS's 15 minutes waits in the scheduled index; the reaper wakes it at its end", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({ kind: "t-long-sleep", payload: {} });
+    const asleep = await waitFor(async () => {
+      const item = await getJob(h.engine.store, job.id);
+      return item?.waiting ? item : undefined;
+    }, "the sleep");
+    expect(asleep.gsi1pk).toMatch(/#scheduled#/);
+    expect(asleep.promotingUntil).toBeUndefined();
+    // Nothing is sent for it until the reaper's horizon reaches its end.
+    expect((await runReaper(h.engine)).promoted).toBe(0);
+    clock.advance(20 * 60 * 1000);
+    expect((await runReaper(h.engine)).promoted).toBe(1);
+    const done = await settled(h, job.id, "done");
+    expect(JSON.parse(done.result ?? "")).toBe("woke");
   });
 
   it("a token: wrong secret 403 and nothing written; completed once, 409 after; the job ends with its data", async () => {
