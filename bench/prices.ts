@@ -57,3 +57,11 @@ export const prices: Prices = {
     usdPerGbMonth: 0.023,
   },
 };
+
+/**
+ * What the durable scenario compares a step's and a sleep's price with (not a skyforge cost, so not in
+ * Prices): AWS Lambda durable functions, December 2025, $8 per million durable operations (a step
+ * and a wait are one each; their data written and kept is billed apart, per GB).
+ * https://aws.amazon.com/lambda/pricing/
+ */
+export const lambdaDurablePrices = { usdPerMillionOperations: 8 };

@@ -69,7 +69,16 @@ export interface FloodOnlyRun {
   json: boolean;
 }
 
-export const SCENARIOS = ["heat", "debounce", "flood"] as const;
+/**
+ * `--scenario durable`: durable steps and sleeps alone (scripts/bench-durable.ts): plain, 10-step
+ * and sleeping jobs, BENCH_DURABLE_JOBS (500) each; $/M steps and $/M sleeps.
+ */
+export interface DurableOnlyRun {
+  mode: "durable";
+  json: boolean;
+}
+
+export const SCENARIOS = ["heat", "debounce", "flood", "durable"] as const;
 
 export const DEFAULT_HEAT_JOBS = 1000;
 export const HEAT_GROUP_CHILDREN = 10_000;
@@ -80,6 +89,7 @@ export type BenchArgs =
   | HeatRun
   | DebounceOnlyRun
   | FloodOnlyRun
+  | DurableOnlyRun
   | { mode: "help" }
   /** A usage error: exit 2 with the message and the usage text. */
   | { mode: "error"; message: string };
@@ -96,6 +106,7 @@ export const usage = `usage: npm run bench -- [--jobs N] [--payload-bytes B] [--
        npm run bench -- --scenario heat [--target-rate R] [--jobs N] [--json]
        npm run bench -- --scenario debounce [--json]
        npm run bench -- --scenario flood [--json]
+       npm run bench -- --scenario durable [--json]
                       (the matrix's default kind is ${DEFAULT_MATRIX_KIND}, a handler that returns nothing)
 
   --jobs N            jobs in the measured window (default: BENCH_JOBS, else ${DEFAULT_JOBS}; with --matrix
@@ -122,12 +133,17 @@ export const usage = `usage: npm run bench -- [--jobs N] [--payload-bytes B] [--
                       tenant's 5 000 tenant-echo jobs (50 ms each), then five others' 50 each; the
                       others' enqueue→start p50/p95, the flood's drain, runs at once per key against
                       its limit, extra requests per waiting job beside a plain job, and $/M jobs
+  --scenario durable  durable steps and sleeps, alone: plain no-op jobs, jobs of 10 steps (~100 B
+                      results each) and jobs of one 1 s sleep, BENCH_DURABLE_JOBS (500) each; writes,
+                      WCU and SQS requests per step and per sleep, $/M steps and $/M sleeps beside
+                      the goal ($1/M steps) and Lambda durable functions' $8/M operations
   --target-rate R     jobs a second to project to, above 0 (default ${DEFAULT_TARGET_JOBS_PER_SECOND}); the apps
                       are built for that rate (their table layout follows it)
   -h, --help          this text
 
   Still read from the environment (a flag wins): BENCH_JOBS, BENCH_WARMUP, BENCH_TIMEOUT_MS,
-  BENCH_LAMBDA_DURATION, BENCH_GROUPS, BENCH_GROUP_CHILDREN, BENCH_GROUP_CONCURRENCY.
+  BENCH_LAMBDA_DURATION, BENCH_GROUPS, BENCH_GROUP_CHILDREN, BENCH_GROUP_CONCURRENCY,
+  BENCH_DURABLE_JOBS.
   Exit codes: 0 done, 1 the run failed, 2 bad usage.`;
 
 const options = {
@@ -185,7 +201,8 @@ function flags(argv: readonly string[]) {
 function parse(argv: readonly string[], context: ArgsContext): BenchArgs {
   const values = flags(argv);
   if (values.help) return { mode: "help" };
-  if (values.scenario === "debounce" || values.scenario === "flood") return fixedRun(values, values.scenario);
+  if (values.scenario === "debounce" || values.scenario === "flood" || values.scenario === "durable")
+    return fixedRun(values, values.scenario);
   if (values.scenario !== undefined) return heatRun(values);
   if (values["target-rate"] !== undefined) throw new UsageError("--target-rate is for --scenario heat");
   const shared = {
@@ -230,8 +247,8 @@ function parse(argv: readonly string[], context: ArgsContext): BenchArgs {
 /** A scenario of a fixed shape: it takes no flag but --json. */
 function fixedRun(
   values: ReturnType<typeof flags>,
-  mode: "debounce" | "flood",
-): DebounceOnlyRun | FloodOnlyRun {
+  mode: "debounce" | "flood" | "durable",
+): DebounceOnlyRun | FloodOnlyRun | DurableOnlyRun {
   for (const flag of Object.keys(options) as (keyof typeof options)[])
     if (flag !== "scenario" && flag !== "json" && values[flag] !== undefined)
       throw new UsageError(`--scenario ${mode} runs its own fixed shape; leave out --${flag}`);

@@ -1,11 +1,9 @@
 import { tenantEcho } from "../app/kinds/tenant-echo.ts";
-import type { MeterSnapshot } from "../bench/request-meter.ts";
-import { type LedgerSnapshot, sumClasses } from "../bench/write-ledger.ts";
 import { concurrencyFor, type FlowSettings } from "../lib/job/flow.ts";
 import type { JobItem } from "../lib/store/job-item.ts";
 import { percentile, round } from "./bench-config.ts";
 import { FLOOD_TENANT, type FloodRun } from "./bench-flood.ts";
-import { costPerUnit, type MeteredUsage } from "./bench-usage.ts";
+import { perJob } from "./bench-jobs.ts";
 
 /**
  * The flood scenario's figures (scripts/bench-flood.ts), for the table and the JSON line: how long
@@ -68,29 +66,6 @@ export function handOverGaps(runs: readonly Pick<Run, "start" | "finish">[], lim
     const before = finishes.filter((f) => f <= r.start);
     return r.start - (before.at(-1) ?? r.start);
   });
-}
-
-const sentMessages = (s: MeterSnapshot) =>
-  (s.operations["sqs:SendMessage"]?.messages ?? 0) + (s.operations["sqs:SendMessageBatch"]?.messages ?? 0);
-const receivedMessages = (s: MeterSnapshot) => s.operations["sqs:ReceiveMessage"]?.messages ?? 0;
-
-/** A window's requests, all told (the enqueue's and the runs'), divided by `n`. */
-function perJob(w: { whole: MeteredUsage; snapshot: MeterSnapshot; ledger: LedgerSnapshot }, n: number) {
-  const cls = (name: string) => sumClasses(w.ledger, (c) => c === name);
-  return {
-    jobItemWrites: cls("job").requests / n,
-    keyStateWrites: cls("fkey").requests / n,
-    lostConditions: sumClasses(w.ledger, () => true).errors / n,
-    indexWcu: sumClasses(w.ledger, () => true).indexWriteUnits / n,
-    writes: w.whole.ddbWrite.requests / n,
-    reads: w.whole.ddbRead.requests / n,
-    wcu: w.whole.wcu / n,
-    rcu: w.whole.rcu / n,
-    sends: sentMessages(w.snapshot) / n,
-    receives: receivedMessages(w.snapshot) / n,
-    sqsBilled: w.whole.sqsBilled / n,
-    usdPerMillion: costPerUnit(w.whole, n).cost.usdPerMillionJobs,
-  };
 }
 
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);

@@ -6,6 +6,8 @@ import { batchJson, printBatchTable, runBatchScenario } from "./bench-batch.ts";
 import { GROUP_CHILDREN, GROUP_CONCURRENCY, GROUPS, round, TIMEOUT_MS, WARMUP } from "./bench-config.ts";
 import { runDebounceScenario } from "./bench-debounce.ts";
 import { analyseDebounce, debounceJson, printDebounceTable } from "./bench-debounce-report.ts";
+import { runDurableScenario } from "./bench-durable.ts";
+import { analyseDurable, durableJson, printDurableTable } from "./bench-durable-report.ts";
 import { runFloodScenario } from "./bench-flood.ts";
 import { analyseFlood, floodJson, printFloodTable } from "./bench-flood-report.ts";
 import { analyseGroups, type GroupRun, runGroupScenario } from "./bench-group.ts";
@@ -30,7 +32,8 @@ import { measureBudgets } from "./cold-start.ts";
  * the redelivery scenario on another (scripts/bench-redelivery.ts); then the debounce scenario on
  * another (scripts/bench-debounce.ts; `--scenario debounce` runs it alone); then the cold-start
  * budget of the Lambda bundles. The flood scenario (scripts/bench-flood.ts) runs only alone, with
- * `--scenario flood`: it takes minutes.
+ * `--scenario flood`: it takes minutes; so does the durable scenario (scripts/bench-durable.ts,
+ * `--scenario durable`), which prints what it measured and its error when a window fails.
  *
  * `--matrix` runs payload sizes × lanes instead (scripts/bench-matrix.ts).
  *
@@ -174,6 +177,14 @@ if (args.mode === "help") {
     );
     process.exitCode = 1;
   }
+} else if (args.mode === "durable") {
+  const durable = analyseDurable(await runDurableScenario());
+  if (durable.error !== undefined) {
+    console.error(`bench: durable scenario FAILED: ${durable.error}`);
+    process.exitCode = 1;
+  }
+  if (!args.json) printDurableTable(durable);
+  console.log(JSON.stringify({ scenario: "durable", durable: durableJson(durable) }));
 } else if (args.mode === "heat") {
   const results = await runHeatScenarios({ ...args, timeoutMs: TIMEOUT_MS });
   if (!args.json) printHeatTable(results, args.targetJobsPerSecond);

@@ -163,6 +163,27 @@ describe("bench from its flags", () => {
     expect(redelivery.usdPerMillionJobs.twice).toBeGreaterThan(redelivery.usdPerMillionJobs.lapsed);
   }, 120_000);
 
+  test("the script: --scenario durable --json, 10 jobs a window: one JSON line, a step one write, a sleep one send", async () => {
+    const run = await runBenchScript(["--scenario", "durable", "--json"], { BENCH_DURABLE_JOBS: "10" });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const { scenario, durable } = JSON.parse(lines[0] as string);
+    expect(scenario).toBe("durable");
+    expect(durable).toMatchObject({ jobs: 10, stepsPerJob: 10, sleepSeconds: 1, ticks: 0 });
+    expect(durable.error).toBeUndefined();
+    // A step is one conditional write of the job item, billed by its KB; no message.
+    expect(durable.perStep).toMatchObject({ dynamodbWrites: 1, jobItemWrites: 1, sends: 0, receives: 0 });
+    expect(durable.perStep.wcu).toBeGreaterThanOrEqual(1);
+    // A sleep: the suspend's write and the wake-up run's claim, one delayed send and its receive.
+    expect(durable.perSleep).toMatchObject({ dynamodbWrites: 2, sends: 1, receives: 1 });
+    expect(durable.usdPerMillionJobs.steps).toBeGreaterThan(durable.usdPerMillionJobs.plain);
+    expect(durable.usdPerMillionSteps).toBeGreaterThan(0);
+    expect(durable.usdPerMillionSleeps).toBeGreaterThan(0);
+    expect(durable).toMatchObject({ goalUsdPerMillionSteps: 1, lambdaDurableUsdPerMillionOperations: 8 });
+    expect(durable.timesCheaperThanLambdaDurable.step).toBeCloseTo(8 / durable.usdPerMillionSteps, 1);
+  }, 60_000);
+
   test("the script: an unknown flag is exit 2 with the usage, before any stack starts", async () => {
     const run = await runBenchScript(["--jobs", "20", "--payload", "1024"], {});
     expect(run.code).toBe(2);

@@ -182,7 +182,7 @@ describe("bench args: the scale model", () => {
         `--target-rate must be a number of jobs a second above 0, got "${bad}"`,
       );
     expect(errorOf(["--scenario", "cold"])).toBe(
-      '--scenario must be one of heat, debounce, flood, got "cold"',
+      '--scenario must be one of heat, debounce, flood, durable, got "cold"',
     );
     expect(errorOf(["--target-rate", "100"])).toBe("--target-rate is for --scenario heat");
     expect(errorOf(["--scenario", "heat", "--kind", "echo"])).toBe(
@@ -247,7 +247,26 @@ describe("bench args: the flood scenario alone", () => {
 
   it("a misspelt scenario name is refused with the list", () => {
     expect(errorOf(["--scenario", "floods"])).toBe(
-      '--scenario must be one of heat, debounce, flood, got "floods"',
+      '--scenario must be one of heat, debounce, flood, durable, got "floods"',
     );
+  });
+});
+
+describe("bench args: the durable scenario alone", () => {
+  it("--scenario durable: its fixed shape (BENCH_DURABLE_JOBS, not BENCH_JOBS), table and JSON unless --json", () => {
+    expect(parse(["--scenario", "durable"])).toEqual({ mode: "durable", json: false });
+    expect(parse(["--scenario=durable", "--json"], { BENCH_JOBS: "lots" })).toEqual({
+      mode: "durable",
+      json: true,
+    });
+    expect(usage).toContain("--scenario durable");
+    expect(usage).toContain("BENCH_DURABLE_JOBS");
+  });
+
+  it("refuses every other flag, naming it", () => {
+    for (const flag of [["--jobs", "10"], ["--kind", "echo"], ["--matrix"], ["--target-rate", "5"]])
+      expect(errorOf(["--scenario", "durable", ...flag]), flag[0]).toBe(
+        `--scenario durable runs its own fixed shape; leave out ${flag[0]}`,
+      );
   });
 });
