@@ -18,6 +18,8 @@ export function doomedPool(
     { name: h.queue.name, url: h.urls.url },
     {
       poolKinds: [h.spec],
+      // As functions/pool/main.ts names a pool task's runs.
+      runner: () => ({ runner: `pool:doomed/${process.pid}` }),
     },
   );
   const runner = new PoolRunner(engine, {

@@ -47,6 +47,13 @@ describe("a pool that dies with work in hand", () => {
     h.runner.start();
     const done = await h.settled(id, "done");
     await expectTakenOverOnce(done, crashedAt, h.metrics, annotate);
+    // The next attempt's history names why the dead pool's run ended, and which pool ran it.
+    expect(done.history).toEqual([
+      expect.objectContaining({ a: 1, o: "lapsed", r: `pool:doomed/${process.pid}` }),
+    ]);
+    expect(done.history?.[0]?.x).toMatch(
+      /^lease lapsed after \d+ s without an end \(the worker stopped: crash, out of memory or a frozen process\)$/,
+    );
   });
 
   it("keeps a job waiting for a child hidden past the first hold, and after a crash both jobs come back in time", async ({

@@ -7,6 +7,7 @@ import {
   resolvePoolKinds,
 } from "../../lib/declarations/pool-config.ts";
 import { ClientError } from "../../lib/errors.ts";
+import { poolKindDefinition } from "../../lib/pool/reserved-child.ts";
 import { validateEnqueue } from "../../lib/producer/validate.ts";
 import { testRegistry } from "../support/test-app.ts";
 
@@ -57,6 +58,18 @@ describe("pool kinds are data", () => {
       soft: 2,
       hard: 4,
     });
+  });
+
+  test('the file may make a kind pause when its attempts run out (onExhausted "pause"), and nothing else', () => {
+    const py = resolve({ kinds: { "py-digest": { onExhausted: "pause" } } }).find(
+      (k) => k.name === "py-digest",
+    );
+    expect(py?.onExhausted).toBe("pause");
+    // The registry's kind carries it, which is what the run's settlement reads.
+    expect(poolKindDefinition(py as NonNullable<typeof py>).onExhausted).toBe("pause");
+    expect(problem(() => resolve({ kinds: { "py-digest": { onExhausted: "park" } } }))).toMatch(
+      /kinds\.py-digest\.onExhausted/,
+    );
   });
 
   test("a file overrides a batch kind's other fields and keeps its batch; it can't declare one", () => {
