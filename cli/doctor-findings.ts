@@ -1,6 +1,7 @@
 /**
  * What `skyforge doctor` reads as wrong, from the HTTP API's own answers (GET /queues, GET /schedules,
- * GET /jobs): pure, so a test hands it views and a clock. One finding a problem, each with what to do.
+ * GET /jobs, GET /keys) and, on a stage, its CloudWatch alarms: pure, so a test hands it views and a
+ * clock. One finding a problem, each with what to do.
  */
 
 export interface Finding {
@@ -12,7 +13,9 @@ export interface Finding {
     | "visibility-short"
     | "dead-letters"
     | "overdue-queue"
-    | "failing-schedule";
+    | "failing-schedule"
+    | "lagging-key"
+    | "alarm";
   /** The queue, schedule or job it is about. */
   subject: string;
   message: string;
@@ -44,6 +47,32 @@ export interface DoctorJob {
   leaseUntil?: string;
 }
 
+/** One busy flow key of a queue (GET /keys?queue=…), with when its oldest parked job became due. */
+export interface DoctorKey {
+  queue: string;
+  kind: string;
+  key: string;
+  waiting: number;
+  oldestWaitingSince?: string;
+}
+/** A CloudWatch alarm of the stage in state ALARM. */
+export interface DoctorAlarm {
+  name: string;
+  reason?: string;
+  since?: string;
+}
+
+/**
+ * When a flow key lags its peers: its oldest parked job has waited at least `minMs` and at least
+ * `factor` times the median wait of the queue's other busy keys (one other at least). The defaults:
+ * five times, and five minutes, so a key that is merely the busiest at a busy moment isn't named.
+ */
+export interface KeyLag {
+  factor: number;
+  minMs: number;
+}
+export const DEFAULT_KEY_LAG: KeyLag = { factor: 5, minMs: 300_000 };
+
 export interface DoctorInput {
   queues: readonly DoctorQueue[];
   schedules: readonly DoctorSchedule[];
@@ -56,6 +85,11 @@ export interface DoctorInput {
   stuckAfterMs: number;
   /** A queued job this long past its due time means nothing is taking the queue's jobs. */
   overdueAfterMs: number;
+  /** Each queue's busiest flow keys (absent: not checked). */
+  keys?: readonly DoctorKey[];
+  keyLag?: KeyLag;
+  /** The stage's alarms in ALARM (absent: not checked, as on a local stack). */
+  alarms?: readonly DoctorAlarm[];
 }
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
@@ -127,6 +161,43 @@ export function findProblems(input: DoctorInput): Finding[] {
       message: `schedule ${s.name} failed at ${s.lastErrorAt}: ${s.lastError ?? "no error recorded"}`,
       fix: "fix what the error names (its kind, queue or payload), then npx skyforge schedules put it again",
     });
+  }
+  findings.push(...laggingKeys(input.keys ?? [], input.now, input.keyLag ?? DEFAULT_KEY_LAG));
+  for (const a of input.alarms ?? [])
+    findings.push({
+      check: "alarm",
+      subject: a.name,
+      message: `alarm ${a.name} is in ALARM${a.since ? ` since ${a.since}` : ""}${a.reason ? `: ${a.reason}` : ""}`,
+      fix: "its description says what it watches (the queue's dashboard shows the metric); fix the cause, and it returns to OK by itself",
+    });
+  return findings;
+}
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+
+/** The keys whose oldest parked job waited far longer than the median of their queue's other busy keys. */
+export function laggingKeys(keys: readonly DoctorKey[], now: number, lag: KeyLag): Finding[] {
+  const waited = keys
+    .filter((k) => k.oldestWaitingSince !== undefined && k.waiting > 0)
+    .map((k) => ({ ...k, ms: Math.max(0, now - Date.parse(k.oldestWaitingSince ?? "")) }));
+  const findings: Finding[] = [];
+  for (const [queue, mine] of Map.groupBy(waited, (k) => k.queue)) {
+    for (const k of mine) {
+      const peers = mine.filter((o) => o !== k).map((o) => o.ms);
+      if (peers.length === 0) continue;
+      const typical = median(peers);
+      if (k.ms < lag.minMs || k.ms < lag.factor * typical) continue;
+      findings.push({
+        check: "lagging-key",
+        subject: `${k.kind}/${k.key}`,
+        message: `flow key ${k.key} of ${k.kind} on ${queue} has a job waiting ${seconds(k.ms)}, the median of its ${peers.length} busiest peer key(s) ${seconds(typical)}; ${k.waiting} job(s) waiting`,
+        fix: `GET /keys/${k.kind}/${encodeURIComponent(k.key)} (or the console's queue view) shows what holds it back: a cool-down, its rate, its concurrency, or runs that hold its places`,
+      });
+    }
   }
   return findings;
 }

@@ -44,6 +44,8 @@ export interface Target {
   /** For messages: "http://127.0.0.1:3000" or "stage prod (https://…)". */
   description: string;
   transport: Transport;
+  /** A deployed stage's name and region (`--stage`): what doctor reads its CloudWatch alarms with. */
+  stage?: { name: string; region: string };
   close(): void;
 }
 
@@ -102,6 +104,7 @@ async function stageTarget(
         ? `stage ${stage} (Lambda Invoke of ${outputs.apiFunction})`
         : `stage ${stage} (${outputs.api})`,
     transport,
+    stage: { name: stage, region: outputs.region },
     close: () => transport.close(),
   };
 }

@@ -45,6 +45,7 @@ const busyKey = z.looseObject({
   waiting: z.number(),
   concurrency: z.number().optional(),
 });
+const busiestKey = busyKey.extend({ oldestWaitingSince: z.string().optional() });
 const flowKey = busyKey.extend({
   rate: z
     .looseObject({ limit: z.number(), periodSeconds: z.number(), burst: z.number().optional() })
@@ -98,7 +99,7 @@ export const answerShapes = {
   queue,
   queueList: z.looseObject({ items: z.array(queue) }),
   flowKey,
-  busiestKeys: z.looseObject({ items: z.array(busyKey), truncated: z.literal(true).optional() }),
+  busiestKeys: z.looseObject({ items: z.array(busiestKey), truncated: z.literal(true).optional() }),
   schedule,
   scheduleList: z.looseObject({ items: z.array(schedule) }),
   group,

@@ -129,7 +129,10 @@ export interface FlowKeyView {
 }
 
 /** One key of GET /keys?queue=…: a key with parked jobs. */
-export type BusyKey = Pick<FlowKeyView, "kind" | "key" | "running" | "waiting" | "concurrency">;
+export type BusyKey = Pick<FlowKeyView, "kind" | "key" | "running" | "waiting" | "concurrency"> & {
+  /** When the oldest job of its line became due. */
+  oldestWaitingSince?: string;
+};
 
 /**
  * GET /keys?queue=…: the queue's keys with the most parked jobs, most first. `truncated`: the queue

@@ -1,29 +1,41 @@
 import { Command } from "commander";
 import { action } from "../context.ts";
-import { type DoctorJob, type DoctorQueue, type DoctorSchedule, findProblems } from "../doctor-findings.ts";
+import {
+  DEFAULT_KEY_LAG,
+  type DoctorAlarm,
+  type DoctorJob,
+  type DoctorKey,
+  type DoctorQueue,
+  type DoctorSchedule,
+  findProblems,
+} from "../doctor-findings.ts";
 import { exitCodes } from "../exit-codes.ts";
 import { integer } from "../options.ts";
-import type { CliClient } from "../target.ts";
+import { cloudWatchFor, stageAlarmsInAlarm } from "../stage-alarms.ts";
+import type { CliClient, Target } from "../target.ts";
 
 interface DoctorOptions {
   stuckAfter: number;
   overdueAfter: number;
+  keyLagFactor: number;
+  keyLagAfter: number;
 }
 
 /** Pages of 100 a listing reads at most: the scans behind GET /jobs are bounded per call, so is doctor. */
 const MAX_PAGES = 20;
 
-/** What the HTTP API doesn't show yet, so doctor can't check it (said in the output, not skipped silently). */
-const NOT_CHECKED = [
-  "CloudWatch alarms in ALARM",
-  "keys waiting far longer than their peers (no flow keys yet)",
-];
+/** Keys per queue the lag check compares (GET /keys' most): the busiest, by jobs waiting. */
+const KEYS_PER_QUEUE = 50;
+
+/** Said in the output when doctor can't run the alarm check, not skipped silently. */
+const NO_ALARMS_LOCALLY =
+  "CloudWatch alarms in ALARM (a local stack has no alarms: run doctor with --stage to read a stage's)";
 
 /** `skyforge doctor`: finds what is stuck or off, one line a finding with what to do; exit 1 when any. */
 export function doctorCommand(): Command {
   return new Command("doctor")
     .description(
-      "find what is stuck or off: runs past their lease, event sources off on queues not paused or without partial batch responses, visibility timeouts below what a run needs, dead letters waiting, overdue queues, failing schedules",
+      "find what is stuck or off: runs past their lease, event sources off on queues not paused or without partial batch responses, visibility timeouts below what a run needs, dead letters waiting, overdue queues, failing schedules, flow keys waiting far longer than their peers, and on a stage its alarms in ALARM",
     )
     .option("--stuck-after <seconds>", "a run this long past its lease is stuck (default 60)", integer(0), 60)
     .option(
@@ -32,10 +44,25 @@ export function doctorCommand(): Command {
       integer(0),
       900,
     )
-    .addHelpText("after", `\nNot checked yet (the HTTP API doesn't show them): ${NOT_CHECKED.join("; ")}.`)
+    .option(
+      "--key-lag-factor <n>",
+      "a flow key lags when its oldest job waited this many times the median of its queue's other busy keys (default 5)",
+      integer(1),
+      DEFAULT_KEY_LAG.factor,
+    )
+    .option(
+      "--key-lag-after <seconds>",
+      "… and at least this long (default 300)",
+      integer(0),
+      DEFAULT_KEY_LAG.minMs / 1000,
+    )
+    .addHelpText("after", `\nWithout --stage: ${NO_ALARMS_LOCALLY}.`)
     .action(
-      action<[], DoctorOptions>(async ({ client, output }, options) => {
+      action<[], DoctorOptions>(async ({ client, output, target }, options) => {
         const [queues, schedules] = await Promise.all([client.queues.list(), client.schedules.list()]);
+        const keys = await busyKeys(client, queues);
+        const alarms = await stageAlarms(target);
+        const notChecked = alarms ? [] : [NO_ALARMS_LOCALLY];
         const running = await listAll(client, { status: "running" });
         const oldestQueued: DoctorJob[] = [];
         for (const q of queues) {
@@ -54,15 +81,24 @@ export function doctorCommand(): Command {
           now: Date.now(),
           stuckAfterMs: options.stuckAfter * 1000,
           overdueAfterMs: options.overdueAfter * 1000,
+          keys,
+          keyLag: { factor: options.keyLagFactor, minMs: options.keyLagAfter * 1000 },
+          ...(alarms ? { alarms } : {}),
         });
-        const checked = { queues: queues.length, schedules: schedules.length, running: running.length };
-        output.result({ findings, checked, notChecked: NOT_CHECKED }, () =>
+        const checked = {
+          queues: queues.length,
+          schedules: schedules.length,
+          running: running.length,
+          keys: keys.length,
+          ...(alarms ? { alarmsInAlarm: alarms.length } : {}),
+        };
+        output.result({ findings, checked, notChecked }, () =>
           [
             findings.length === 0
               ? `no problems found (${checked.queues} queues, ${checked.schedules} schedules, ${checked.running} running jobs)`
               : `${findings.length} problem(s) found:`,
             ...findings.map((f) => `- ${f.check}: ${f.message}\n  what to do: ${f.fix}`),
-            `not checked: ${NOT_CHECKED.join("; ")}`,
+            ...(notChecked.length ? [`not checked: ${notChecked.join("; ")}`] : []),
           ].join("\n"),
         );
         return findings.length === 0 ? exitCodes.ok : exitCodes.itemsFailed;
@@ -89,4 +125,25 @@ async function listAll(
     if (!cursor) break;
   }
   return jobs;
+}
+
+/** Each queue's busiest flow keys (GET /keys), with the queue they wait on. */
+async function busyKeys(client: CliClient, queues: readonly { name: string }[]): Promise<DoctorKey[]> {
+  const perQueue = await Promise.all(
+    queues.map(async (q) =>
+      (await client.keys.busiest(q.name, KEYS_PER_QUEUE)).items.map((k) => ({ ...k, queue: q.name })),
+    ),
+  );
+  return perQueue.flat();
+}
+
+/** A stage's alarms in ALARM; undefined where there are none to read (a local stack). */
+async function stageAlarms(target: Target): Promise<DoctorAlarm[] | undefined> {
+  if (!target.stage) return undefined;
+  const cloudwatch = cloudWatchFor(target.stage.region);
+  try {
+    return await stageAlarmsInAlarm(cloudwatch, target.stage.name);
+  } finally {
+    cloudwatch.destroy();
+  }
 }

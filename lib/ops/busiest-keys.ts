@@ -24,6 +24,8 @@ export interface BusyKey {
   waiting: number;
   /** The key's concurrency, when its kind declares one. */
   concurrency?: number;
+  /** When the first job of its line (the oldest parked) became due: how long the key has waited. */
+  oldestWaitingSince?: string;
 }
 
 export interface BusiestKeys {
@@ -59,7 +61,7 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
   if (kinds.size === 0) return { items: [] };
 
   const counting = pLimit(COUNTS_AT_ONCE);
-  const counted: Promise<{ kind: string; key: string; waiting: number }>[] = [];
+  const counted: Promise<{ kind: string; key: string; waiting: number; since: number }>[] = [];
   let truncated = false;
   for (let shard = 0; shard < PARK_INDEX_SHARDS && !truncated; shard++) {
     let after = "";
@@ -78,7 +80,11 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
       }
       const { kind, flowKey: key } = job;
       after = `${parkPrefix(kind, key)}\uffff`;
-      counted.push(counting(async () => ({ kind, key, waiting: await countParked(deps.store, kind, key) })));
+      // A line is in arrival order: its first job, the one the walk meets, has waited the longest.
+      const since = Math.max(job.createdAt, job.runAt);
+      counted.push(
+        counting(async () => ({ kind, key, since, waiting: await countParked(deps.store, kind, key) })),
+      );
     }
   }
 
@@ -87,7 +93,7 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
     .sort((a, b) => b.waiting - a.waiting || a.kind.localeCompare(b.kind) || a.key.localeCompare(b.key))
     .slice(0, limit);
   const items = await Promise.all(
-    top.map(async ({ kind, key, waiting }): Promise<BusyKey> => {
+    top.map(async ({ kind, key, waiting, since }): Promise<BusyKey> => {
       const state = await readFlowKey(deps.store, kind, key);
       const flow = kinds.get(kind)?.flow;
       const concurrency = flow ? concurrencyFor(flow, key) : undefined;
@@ -97,6 +103,7 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
         running: await livePlaces(deps, kind, key, state, deps.clock.now()),
         waiting,
         ...(typeof concurrency === "number" ? { concurrency } : {}),
+        oldestWaitingSince: new Date(since).toISOString(),
       };
     }),
   );

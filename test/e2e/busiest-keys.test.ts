@@ -131,6 +131,8 @@ describe("GET /keys: a queue's busiest flow keys", () => {
       running: 0,
       waiting: 3,
       concurrency: 2,
+      // When the first of its three parked jobs became due (doctor's lagging-key check reads it).
+      oldestWaitingSince: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
     expect(home.items.every((k) => k.kind === "tenant-echo")).toBe(true);
 

@@ -5,7 +5,7 @@ import { SendMessageCommand, SetQueueAttributesCommand } from "@aws-sdk/client-s
 import { afterAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { putJob } from "../../lib/store/enqueue-ops.ts";
-import { jobKey } from "../../lib/store/keys.ts";
+import { jobKey, parkIndexKeys } from "../../lib/store/keys.ts";
 import { skyforgeCli } from "../support/skyforge-cli.ts";
 import { localStackForFile } from "../support/stack-for-file.ts";
 
@@ -83,6 +83,52 @@ describe("skyforge doctor", () => {
     // A threshold above how late it is: the run isn't stuck yet.
     const patient = (await cli.json(["doctor", "--stuck-after", "3600"], 1)) as unknown as Doctor;
     expect(patient.findings.map((f) => f.check)).not.toContain("stuck-run");
+  });
+
+  it("a flow key whose oldest parked job waited far longer than its peers' is named (lagging-key); alarms can't be checked locally", async () => {
+    const s = stack();
+    const now = Date.now();
+    // Three tenants parked in tenant-echo's lines: one waiting 10 minutes, the others 20 and 40 s.
+    const parked = [
+      ["01LAGGINGKEYLAGGINGKEY0001", "lagging-tenant", 600],
+      ["01LAGGINGKEYLAGGINGKEY0002", "peer-one", 20],
+      ["01LAGGINGKEYLAGGINGKEY0003", "peer-two", 40],
+    ] as const;
+    for (const [id, tenant, waited] of parked) {
+      const createdAt = now - waited * 1000;
+      await putJob(s.engine.store, {
+        ...jobKey(id),
+        id,
+        kind: "tenant-echo",
+        queue: "default",
+        status: "queued",
+        attempts: 0,
+        maxAttempts: 3,
+        priority: "normal",
+        createdAt,
+        runAt: createdAt,
+        payload: JSON.stringify({ tenant }),
+        flowKey: tenant,
+        parked: true,
+        ...parkIndexKeys("tenant-echo", tenant, createdAt, id),
+      });
+    }
+    const report = (await cli.json(["doctor"], 1)) as unknown as Doctor & {
+      checked: { keys: number };
+      notChecked: string[];
+    };
+    const lagging = report.findings.filter((f) => f.check === "lagging-key");
+    expect(lagging.map((f) => f.subject)).toEqual(["tenant-echo/lagging-tenant"]);
+    expect(lagging[0]?.message).toMatch(
+      /has a job waiting 6\d\d s, the median of its 2 busiest peer key\(s\) 3\d s/,
+    );
+    expect(report.checked.keys).toBeGreaterThanOrEqual(3);
+    expect(report.notChecked).toEqual([
+      expect.stringMatching(/^CloudWatch alarms in ALARM \(a local stack has no alarms/),
+    ]);
+    // A factor above its lead: not named.
+    const lenient = (await cli.json(["doctor", "--key-lag-factor", "50"], 1)) as unknown as Doctor;
+    expect(lenient.findings.map((f) => f.check)).not.toContain("lagging-key");
   });
 
   it("a bad threshold is a usage error: exit 2", async () => {

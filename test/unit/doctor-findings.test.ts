@@ -1,5 +1,8 @@
+import { CloudWatchClient, DescribeAlarmsCommand } from "@aws-sdk/client-cloudwatch";
+import { mockClient } from "aws-sdk-client-mock";
 import { describe, expect, it } from "vitest";
-import { type DoctorInput, findProblems } from "../../cli/doctor-findings.ts";
+import { DEFAULT_KEY_LAG, type DoctorInput, findProblems, laggingKeys } from "../../cli/doctor-findings.ts";
+import { stageAlarmsInAlarm } from "../../cli/stage-alarms.ts";
 
 const NOW = Date.parse("2026-06-01T12:00:00Z");
 const at = (secondsAgo: number) => new Date(NOW - secondsAgo * 1000).toISOString();
@@ -74,5 +77,89 @@ describe("doctor's findings", () => {
     expect(findings[5]?.message).toMatch(/has waited 1000 s past its due time$/);
     expect(findings[6]?.message).toBe(`schedule nightly failed at ${at(60)}: kind gone`);
     for (const f of findings) expect(f.fix).not.toBe("");
+  });
+});
+
+describe("doctor's lagging keys: far longer than the median of their peers", () => {
+  const key = (queue: string, key: string, waitedSeconds: number, waiting = 3) => ({
+    queue,
+    kind: "tenant-echo",
+    key,
+    waiting,
+    oldestWaitingSince: at(waitedSeconds),
+  });
+
+  it("names a key whose oldest job waited ≥ 5 × the median of its queue's other busy keys and ≥ 5 min", () => {
+    const keys = [
+      key("default", "acme", 1800),
+      key("default", "globex", 60),
+      key("default", "initech", 90),
+      key("default", "umbrella", 120),
+      // Another queue: compared with its own keys only.
+      key("other", "solo", 7200),
+    ];
+    const findings = findProblems({ ...clean, keys });
+    expect(findings.map((f) => [f.check, f.subject])).toEqual([["lagging-key", "tenant-echo/acme"]]);
+    expect(findings[0]?.message).toBe(
+      "flow key acme of tenant-echo on default has a job waiting 1800 s, the median of its 3 busiest peer key(s) 90 s; 3 job(s) waiting",
+    );
+    expect(findings[0]?.fix).toContain("GET /keys/tenant-echo/acme");
+  });
+
+  it("the thresholds: under five minutes, under the factor, or with no peer, nothing is named", () => {
+    const lag = DEFAULT_KEY_LAG;
+    // Far ahead of its peers, but only four minutes.
+    expect(laggingKeys([key("q", "a", 240), key("q", "b", 10)], NOW, lag)).toEqual([]);
+    // Ten minutes, but its peers wait about as long (under 5 ×).
+    expect(laggingKeys([key("q", "a", 600), key("q", "b", 200), key("q", "c", 150)], NOW, lag)).toEqual([]);
+    // Alone on its queue: no peers to compare with (the overdue check covers a queue that stalls).
+    expect(laggingKeys([key("q", "a", 9000)], NOW, lag)).toEqual([]);
+    // Its line emptied, or the API gave no time: not compared.
+    expect(laggingKeys([key("q", "a", 9000, 0), key("q", "b", 1)], NOW, lag)).toEqual([]);
+    // A lower bar from the command line names it.
+    expect(
+      laggingKeys([key("q", "a", 240), key("q", "b", 10)], NOW, { factor: 2, minMs: 60_000 }).map(
+        (f) => f.subject,
+      ),
+    ).toEqual(["tenant-echo/a"]);
+  });
+});
+
+describe("doctor's alarms on a stage", () => {
+  it("each alarm in ALARM is a finding; none given (a local stack) checks nothing", () => {
+    expect(findProblems({ ...clean, alarms: [] })).toEqual([]);
+    const findings = findProblems({
+      ...clean,
+      alarms: [{ name: "skyforge-prod-DefaultDlqNotEmpty", reason: "Threshold Crossed", since: at(300) }],
+    });
+    expect(findings.map((f) => [f.check, f.subject])).toEqual([
+      ["alarm", "skyforge-prod-DefaultDlqNotEmpty"],
+    ]);
+    expect(findings[0]?.message).toBe(
+      `alarm skyforge-prod-DefaultDlqNotEmpty is in ALARM since ${at(300)}: Threshold Crossed`,
+    );
+  });
+
+  it("reads the stage's alarms by their name prefix in state ALARM, page by page (DescribeAlarms)", async () => {
+    const cw = mockClient(CloudWatchClient);
+    cw.on(DescribeAlarmsCommand)
+      .resolvesOnce({
+        MetricAlarms: [
+          { AlarmName: "skyforge-prod-A", StateReason: "r", StateUpdatedTimestamp: new Date(NOW) },
+        ],
+        NextToken: "more",
+      })
+      .resolvesOnce({ CompositeAlarms: [{ AlarmName: "skyforge-prod-B" }] });
+    const alarms = await stageAlarmsInAlarm(new CloudWatchClient({ region: "eu-west-1" }), "prod");
+    expect(alarms).toEqual([
+      { name: "skyforge-prod-A", reason: "r", since: new Date(NOW).toISOString() },
+      { name: "skyforge-prod-B" },
+    ]);
+    const calls = cw.commandCalls(DescribeAlarmsCommand).map((c) => c.args[0].input);
+    expect(calls).toMatchObject([
+      { AlarmNamePrefix: "skyforge-prod-", StateValue: "ALARM" },
+      { AlarmNamePrefix: "skyforge-prod-", StateValue: "ALARM", NextToken: "more" },
+    ]);
+    cw.restore();
   });
 });
