@@ -5,7 +5,7 @@ import { defineUnboundKind } from "../lib/job/kind.ts";
 import { noopKind } from "./noop-kind.ts";
 
 /**
- * The bench's durable scenario (docs/architecture.md §22, docs/durable-jobs.md "Cost"): two fenced
+ * The bench's durable scenario (docs/architecture.md §22, docs/guide/durable-jobs.md "Cost"): two fenced
  * kinds on `default` whose handlers do nothing but their durable calls, so a window of each prices
  * the calls themselves beside the no-op kind's plain job. Not the app's `onboard`: its token wait
  * needs a caller, and its two steps and one sleep couldn't be told apart. Bench-only, never deployed.

@@ -3,7 +3,7 @@ import { statusIndex, tableKeys } from "../lib/store/table.ts";
 import type { DeserializeArgs, MeterableClient } from "./request-meter.ts";
 
 /**
- * The scale model's meter (docs/scale.md): DynamoDB capacity per partition key, the status index's
+ * The scale model's meter (docs/guide/scale.md): DynamoDB capacity per partition key, the status index's
  * partitions included, because AWS caps each partition key at about 1 000 write and 3 000 read
  * units a second however much the table as a whole may take.
  *

@@ -27,7 +27,7 @@ const load = (h: KeyHeat) =>
  * The hottest key of each pattern, its units divided by the jobs that caused them, and those
  * multiplied by the target rate: traffic that scales with jobs scales with the rate. Sorted hottest
  * first. Traffic that scales with time instead (a tick's reads, a cached read per container) is
- * metered too but its projection is only as good as the run's rate; docs/scale.md treats those apart.
+ * metered too but its projection is only as good as the run's rate; docs/guide/scale.md treats those apart.
  */
 export function projectHeat(
   keys: readonly KeyHeat[],

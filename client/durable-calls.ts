@@ -40,7 +40,7 @@ function refused(message: string): SkyforgeApiError {
   return SkyforgeApiError.refused("validation_error", message, [{ path: "urlOrId", message }]);
 }
 
-/** The durable jobs' calls (docs/durable-jobs.md): steps, tokens and events. */
+/** The durable jobs' calls (docs/guide/durable-jobs.md): steps, tokens and events. */
 export function durableCalls({ object, segment }: CallTools): DurableCalls {
   return {
     steps: async (jobId) =>

@@ -71,7 +71,7 @@ export interface EnqueueManyResult extends Omit<BatchResultItem, "error"> {
 export interface Enqueued {
   job: JobView;
   duplicate: boolean;
-  /** The enqueue joined a job of its debounce or singleton key (docs/flow-control.md): `job` runs for it. */
+  /** The enqueue joined a job of its debounce or singleton key (docs/guide/flow-control.md): `job` runs for it. */
   debounced?: boolean;
 }
 
@@ -114,7 +114,7 @@ export type ScheduleInput<A extends AppNames> = {
 
 export type ScheduleView = Record<string, unknown> & { name: string };
 
-/** A flow key as GET /keys/{kind}/{key} shows it (docs/flow-control.md). */
+/** A flow key as GET /keys/{kind}/{key} shows it (docs/guide/flow-control.md). */
 export interface FlowKeyView {
   kind: string;
   key: string;
@@ -169,7 +169,7 @@ export interface GroupRequest<A extends AppNames> {
 
 /**
  * GET /jobs/{id}/steps: a durable job's recorded steps in the handler's order, and what it waits for
- * while suspended (docs/durable-jobs.md).
+ * while suspended (docs/guide/durable-jobs.md).
  */
 export interface JobSteps {
   jobId: string;
@@ -251,7 +251,7 @@ export interface SkyforgeClient<A extends AppNames> {
     resume(name: QueueName<A>): Promise<QueueView>;
     update(name: QueueName<A>, patch: QueuePatch): Promise<QueueView>;
   };
-  /** Flow keys (docs/flow-control.md): a key's places, line and limits; a queue's busiest keys. */
+  /** Flow keys (docs/guide/flow-control.md): a key's places, line and limits; a queue's busiest keys. */
   keys: {
     /** The queue's keys with the most parked jobs (limit 1..50, default 10). */
     busiest(queue: QueueName<A>, limit?: number): Promise<BusiestKeys>;

@@ -23,7 +23,7 @@ export interface Job {
   result?: unknown;
   /** The job this one replays (POST /jobs/replay). */
   replayOf?: string;
-  /** A suspended durable job: what it waits for (docs/durable-jobs.md). */
+  /** A suspended durable job: what it waits for (docs/guide/durable-jobs.md). */
   waiting?: Waiting;
   /** Its producer's W3C traceparent (docs/architecture.md §23). */
   traceparent?: string;

@@ -7,7 +7,7 @@ import { JobTimeline } from "./job-timeline.js";
 import { usePoll } from "./poll.js";
 
 const retryable = new Set(["dead", "cancelled"]);
-const cancellable = new Set(["queued", "scheduled", "running"]);
+const cancellable = new Set(["queued", "scheduled", "running", "paused"]);
 
 /**
  * One job, refreshed every second: payload, result, last error, attempts and timings; retry and cancel.
@@ -25,7 +25,7 @@ export function JobDetail({ id, onClose }) {
   );
   const job = poll.data;
 
-  /** @param {"retry" | "cancel"} verb */
+  /** @param {"retry" | "cancel" | "resume"} verb */
   async function run(verb) {
     setAction({ busy: true });
     try {
@@ -33,7 +33,7 @@ export function JobDetail({ id, onClose }) {
       const message =
         verb === "cancel"
           ? `cancel: ${answer.cancel}`
-          : `retried: the job is ${answer.status} again, attempts reset`;
+          : `${verb === "resume" ? "resumed" : "retried"}: the job is ${answer.status} again, attempts reset`;
       setAction({ busy: false, message });
       await poll.refresh();
     } catch (err) {
@@ -68,6 +68,18 @@ export function JobDetail({ id, onClose }) {
           >
             Retry
           </button>
+          ${
+            job.status === "paused" &&
+            html`<button
+              type="button"
+              disabled=${action.busy}
+              onClick=${() => run("resume")}
+              data-testid="job-resume"
+              title="its attempts ran out: run it again with a fresh set (POST /jobs/{id}/resume)"
+            >
+              Resume
+            </button>`
+          }
           <button
             type="button"
             class="danger"

@@ -6,7 +6,7 @@ import { usePoll } from "./poll.js";
 
 /** @typedef {{ queue: string, status: string }} JobFilter the jobs list's filter: "" is any */
 
-export const statuses = ["queued", "scheduled", "running", "done", "dead", "cancelled"];
+export const statuses = ["queued", "scheduled", "running", "done", "dead", "cancelled", "paused"];
 const PAGE = 50;
 /** The statuses POST /jobs/replay takes jobs from: those that ended. */
 const replayable = new Set(["dead", "done", "cancelled"]);

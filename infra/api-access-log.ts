@@ -5,7 +5,7 @@
  * leaves it out (an unsigned `POST /tokens/{id}` logs no ARN, only its ip and user agent). SST's
  * format also wraps each value in an extra pair of escaped quotes; this one writes plain JSON strings.
  *
- * A token's url carries its secret in the query string (`?secret=`: docs/security.md). None of
+ * A token's url carries its secret in the query string (`?secret=`: docs/guide/security.md). None of
  * these fields holds a query string: `$context.path` is the path alone, `$context.routeKey` the
  * route's template (`POST /tokens/{id}`), and an HTTP API has no context variable for the query.
  * Adding one (or logging the whole event in a function) would write every live token's secret to

@@ -40,7 +40,7 @@ export interface MatrixRun extends Omit<RunShape, "lane" | "payloadBytes"> {
   json: boolean;
 }
 
-/** `--scenario heat`: the scale model (scripts/bench-heat.ts, docs/scale.md). */
+/** `--scenario heat`: the scale model (scripts/bench-heat.ts, docs/guide/scale.md). */
 export interface HeatRun {
   mode: "heat";
   /** Jobs of each job scenario. */
@@ -125,7 +125,7 @@ export const usage = `usage: npm run bench -- [--jobs N] [--payload-bytes B] [--
                       mix, jobs due past SQS's delay, a rate-limited kind, a batch kind with one hot key
                       and a group of ${HEAT_GROUP_CHILDREN} children (--jobs N jobs each, default ${DEFAULT_HEAT_JOBS}); each
                       pattern's hottest key projected to --target-rate and checked against AWS's
-                      per-partition limits (docs/scale.md)
+                      per-partition limits (docs/guide/scale.md)
   --scenario debounce only the debounce scenario (a single run ends with it too): 1 000 enqueues of a
                       trailing debounce kind over 50 keys in bursts, beside 1 000 plain jobs; runs,
                       writes, reads and SQS requests per enqueue, and $/M enqueues

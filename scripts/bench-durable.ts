@@ -14,7 +14,7 @@ import { BATCH, intEnv, payload, TIMEOUT_MS } from "./bench-config.ts";
 import { type JobsSide, type JobsWindow, jobsWindow, openJobsSide } from "./bench-jobs.ts";
 
 /**
- * The durable scenario (`npm run bench -- --scenario durable`; docs/durable-jobs.md "Cost"): on a
+ * The durable scenario (`npm run bench -- --scenario durable`; docs/guide/durable-jobs.md "Cost"): on a
  * local stack of its own, three metered windows of JOBS jobs each (scripts/bench-jobs.ts):
  * 1. plain: the no-op kind (fenced), what a job costs without durable calls;
  * 2. steps: a kind recording STEPS_PER_JOB steps of ~100 bytes of JSON each;

@@ -19,7 +19,7 @@ import { payload, sleep } from "./bench-config.ts";
 import { enqueueTimed, holdEventSource } from "./bench-enqueue.ts";
 
 /**
- * The scale model (`npm run bench -- --scenario heat`, docs/scale.md): each scenario runs on a local
+ * The scale model (`npm run bench -- --scenario heat`, docs/guide/scale.md): each scenario runs on a local
  * stack of its own with DynamoDB metered per partition key (bench/heat-meter.ts), and its hottest
  * key of every access pattern is projected to the target rate (bench/heat-projection.ts).
  */

@@ -5,7 +5,7 @@ import { jsonValue } from "../options.ts";
 import { inlineJson, keyValues, shortTime, table } from "../output.ts";
 
 /**
- * Durable jobs from the command line (docs/durable-jobs.md): `jobs steps <id>` (GET /jobs/{id}/steps),
+ * Durable jobs from the command line (docs/guide/durable-jobs.md): `jobs steps <id>` (GET /jobs/{id}/steps),
  * `tokens show|complete` (GET and POST /tokens/{id}) and `events send` (POST /events).
  */
 

@@ -18,7 +18,7 @@ const BusiestKeysQuery = z
   .strict();
 
 /**
- * A flow key as the operator sees it (docs/flow-control.md): its runs, its waiting jobs, its limits
+ * A flow key as the operator sees it (docs/guide/flow-control.md): its runs, its waiting jobs, its limits
  * and its cool-down. 404 for a kind without flow control, or a key no job has used; 400 for a key
  * no job could have. `GET /keys?queue=…&limit=…`: a queue's keys with the most parked jobs
  * (lib/ops/busiest-keys.ts); 404 for a queue not declared, 400 for a limit outside 1..50.

@@ -35,7 +35,7 @@ export interface App<
   poolKinds: P;
   schedules: S;
   rateLimits: R;
-  /** The rate the table's layout is built for (docs/scale.md); 1 000 jobs a second when left out. */
+  /** The rate the table's layout is built for (docs/guide/scale.md); 1 000 jobs a second when left out. */
   scale?: ScaleDeclaration;
 }
 

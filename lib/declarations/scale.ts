@@ -1,5 +1,5 @@
 /**
- * The rate an app is built for (docs/scale.md), and the table layout that follows from it: how many
+ * The rate an app is built for (docs/guide/scale.md), and the table layout that follows from it: how many
  * status-index shards and how many partitions a group's slices spread over, so that no partition
  * key takes more than its share of AWS's per-partition limit at that rate.
  */

@@ -6,7 +6,7 @@ import { ClientError, InvariantError } from "../errors.ts";
 import type { Engine } from "../services/engine-services.ts";
 
 /**
- * The token callback's own function (docs/security.md, "Token urls"): `POST /tokens/{id}` is the one
+ * The token callback's own function (docs/guide/security.md, "Token urls"): `POST /tokens/{id}` is the one
  * route deployed without IAM auth, so it runs apart from the API, under a role that may only read
  * and complete a token, resume its job and keep the data. It serves that route and nothing else:
  * any other route key or path (a variant, another method) is a 404 in the API's error shape, so a

@@ -1,5 +1,5 @@
 /**
- * Flow control per key (docs/flow-control.md, docs/architecture.md §20): a kind's jobs carry a flow
+ * Flow control per key (docs/guide/flow-control.md, docs/architecture.md §20): a kind's jobs carry a flow
  * key from their payload (a tenant's id), and each key gets its own share of the cluster: at most
  * `concurrency` runs at once (a function of the key gives weights), at most `rate.limit` starts per
  * `rate.periodSeconds`. Pure: the store and the runtime carry the rules out.

@@ -117,7 +117,7 @@ export const JobView = z.object({
   group: z.string().optional(),
   completes: z.string().optional(),
   childGroups: z.array(z.string()).optional(),
-  /** A flow-controlled kind's job: its flow key (docs/flow-control.md). */
+  /** A flow-controlled kind's job: its flow key (docs/guide/flow-control.md). */
   flowKey: z.string().optional(),
   /** Queued behind its flow key's concurrency: it starts when one of the key's runs ends. */
   waitingForKey: z.boolean().optional(),

@@ -49,7 +49,7 @@ export const groupKey = (id: string) => ({ pk: `group#${id}`, sk: "group" });
 /**
  * A group's slice. Each child's end writes its slice, so a group whose children end at the app's
  * whole rate spreads its slices over `partitions` partition keys (the group item's slicePartitions,
- * from the table layout: docs/scale.md). A group created before that keeps them in its own partition
+ * from the table layout: docs/guide/scale.md). A group created before that keeps them in its own partition
  * (partitions undefined), where one Query reads them.
  */
 export const sliceKey = (groupId: string, slice: number, partitions: number | undefined) => ({
@@ -112,7 +112,7 @@ export const eventWaitersPartition = (event: string, match: string) =>
 
 /**
  * The access pattern a partition key belongs to, named for people (the scale model in
- * bench/heat-meter.ts groups DynamoDB traffic by it, docs/scale.md gives each one's ceiling). Every
+ * bench/heat-meter.ts groups DynamoDB traffic by it, docs/guide/scale.md gives each one's ceiling). Every
  * key this file builds has one; an index partition is a status-index shard or a group-index shard.
  */
 export function partitionPattern(partition: string, onIndex: boolean): string {

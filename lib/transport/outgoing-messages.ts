@@ -13,7 +13,7 @@ export interface OutgoingJob {
 /**
  * A flow-controlled job's message names its key as its MessageGroupId: on a standard queue that is
  * what SQS fair queues balance by, so one tenant's backlog doesn't hold the others' messages back
- * in the queue itself either (docs/flow-control.md). No extra request or charge. SQS takes at most
+ * in the queue itself either (docs/guide/flow-control.md). No extra request or charge. SQS takes at most
  * 128 characters of letters, digits and punctuation: any other key goes as its SHA-256.
  */
 export function fairGroup(message: JobMessage): { MessageGroupId?: string } {

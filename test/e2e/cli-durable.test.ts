@@ -6,7 +6,7 @@ import type { Json } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
- * Durable jobs from `npx skyforge` against a real `npm start` (docs/durable-jobs.md): `jobs steps`,
+ * Durable jobs from `npx skyforge` against a real `npm start` (docs/guide/durable-jobs.md): `jobs steps`,
  * `tokens show|complete` and `events send` drive the demo kinds `onboard` (a step, a one-second
  * sleep, a token) and `order-flow` (an event) to done. Every wait is for a state, with a bound.
  */

@@ -182,7 +182,7 @@ describe.each(transports)("the client through %s", (via, transport) => {
     await waitFor(async () => (await client.get(job.id)).attempts === 1, "the retried job to run again");
   });
 
-  it("durable jobs: steps, a token completed from its url, an event sent (docs/durable-jobs.md)", async () => {
+  it("durable jobs: steps, a token completed from its url, an event sent (docs/guide/durable-jobs.md)", async () => {
     const user = `client-${tag}-${Date.now()}`;
     const { job } = await client.enqueue("onboard", { user, sleepSeconds: 0 });
     const waiting = await waitFor(async () => {

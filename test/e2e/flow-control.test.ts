@@ -6,7 +6,7 @@ import { localStackForFile } from "../support/stack-for-file.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
 
 /**
- * The flow-control demo kinds over HTTP on the local stack (docs/flow-control.md): doc-index
+ * The flow-control demo kinds over HTTP on the local stack (docs/guide/flow-control.md): doc-index
  * (trailing debounce), doc-digest (collect), doc-sync (singleton, cancel-running), and a start
  * deadline that passes while the queue is paused.
  */

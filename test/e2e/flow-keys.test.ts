@@ -7,7 +7,7 @@ import { type Json, stackHttp } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
- * The flow-control demo kinds over HTTP on the local stack (docs/flow-control.md): tenant-echo's
+ * The flow-control demo kinds over HTTP on the local stack (docs/guide/flow-control.md): tenant-echo's
  * per-tenant concurrency (weights by tenant), tenant-rate's per-tenant rate, and GET /keys.
  */
 const stack = localStackForFile({ app });

@@ -248,11 +248,11 @@ describe("durable steps", () => {
     await expect(deliverEvent(h.engine, { name: "order.paid" })).rejects.toBeInstanceOf(ClientError);
   });
 
-  it("docs/durable-jobs.md's event resumes the job waiting for its order", async () => {
+  it("docs/guide/durable-jobs.md's event resumes the job waiting for its order", async () => {
     const clock = new OffsetClock();
     const h = await harness.create({ clock, extraKinds: kinds });
     h.startPoller();
-    const event = codeBlocks("docs/durable-jobs.md", "http")
+    const event = codeBlocks("docs/guide/durable-jobs.md", "http")
       .map(httpRequestOf)
       .find((r) => r.path === "/events");
     const body = event?.body as { match: string; data: unknown };

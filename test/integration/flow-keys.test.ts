@@ -12,7 +12,7 @@ import { mostAtOnce } from "../support/overlap.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
- * Flow control per key (docs/flow-control.md, docs/architecture.md §20) on the real emulators: a
+ * Flow control per key (docs/guide/flow-control.md, docs/architecture.md §20) on the real emulators: a
  * key's runs never exceed its concurrency, a key at its limit parks its jobs (no receive loop) and
  * starts them in arrival order as places free, another key isn't held back, a throttle cools one
  * key, a key's rate spaces its starts, and places left held by ended runs come back.

@@ -12,7 +12,7 @@ import { ManualClock } from "../support/clock.ts";
 import { harnessPerTest } from "../support/engine-harness.ts";
 
 /**
- * docs/flow-control.md's debounce timelines, played through the real enqueue path on the emulators
+ * docs/guide/flow-control.md's debounce timelines, played through the real enqueue path on the emulators
  * with a manual clock (period 2 s, maximum delay 5 s): each enqueue at its time, then each job made
  * as "when it runs [what it runs with]". The docs' blocks are read, so they can't drift.
  */
@@ -42,7 +42,7 @@ const kinds = [
   }),
 ];
 
-const docs = readFileSync(new URL("../../docs/flow-control.md", import.meta.url), "utf8");
+const docs = readFileSync(new URL("../../docs/guide/flow-control.md", import.meta.url), "utf8");
 const timelines = [...docs.matchAll(/```text timeline (\w+)\nenqueues: (.*)\nruns: (.*)\n```/g)].map(
   ([, mode, enqueues, runs]) => ({
     mode: mode as DebounceMode,
@@ -57,7 +57,7 @@ const timelines = [...docs.matchAll(/```text timeline (\w+)\nenqueues: (.*)\nrun
 const harness = harnessPerTest();
 const rev = (json: string) => `r${(JSON.parse(json) as { rev: number }).rev}`;
 
-describe("docs/flow-control.md's rate timeline", () => {
+describe("docs/guide/flow-control.md's rate timeline", () => {
   const block = docs.match(/```text timeline rate\nenqueues: (.*)\nstarts: (.*)\n```/);
   it("is played by the key's real reservation: each start at its turn", async () => {
     expect(block).not.toBeNull();
@@ -82,7 +82,7 @@ describe("docs/flow-control.md's rate timeline", () => {
   });
 });
 
-describe("docs/flow-control.md's debounce timelines", () => {
+describe("docs/guide/flow-control.md's debounce timelines", () => {
   it("has one per debounce mode", () => {
     expect(timelines.map((t) => t.mode).sort()).toEqual(["collect", "leading", "trailing"]);
   });

@@ -4,7 +4,7 @@ import type { HeatEntry } from "../../bench/heat-projection.ts";
 import { type HeatScenario, runHeatScenarios } from "../../scripts/bench-heat.ts";
 
 /**
- * The scale model on a small metered run (docs/scale.md): every access pattern's hottest DynamoDB
+ * The scale model on a small metered run (docs/guide/scale.md): every access pattern's hottest DynamoDB
  * key, per job, must stay at or under the committed baseline. A change that adds a write to a shared
  * item, or a new shared item, fails here; one that makes a pattern cooler passes. To write the
  * baseline, delete it and run `HEAT_BASELINE=write npx vitest run test/integration/heat-model.test.ts`
@@ -16,7 +16,7 @@ import { type HeatScenario, runHeatScenarios } from "../../scripts/bench-heat.ts
  * lost races move from run to run: the margin is half the baseline again plus 0.01 of a unit a job,
  * far below one more request per job. Traffic that follows the clock, not the jobs (the queue-state
  * read each worker caches for 5 s, the local cleanup's scan), grows with a slow machine's run time:
- * docs/scale.md treats it apart, and this test leaves it out.
+ * docs/guide/scale.md treats it apart, and this test leaves it out.
  */
 const TIME_BASED = new Set(["queue state", "table scan"]);
 const BASELINE = new URL("../fixtures/heat-baseline.json", import.meta.url);

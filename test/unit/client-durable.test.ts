@@ -11,7 +11,7 @@ import type { AppNames } from "../../lib/declarations/define-app.ts";
 import type { TokenView as ApiTokenView } from "../../lib/ops/durable-tokens.ts";
 
 /**
- * The client's durable calls (docs/durable-jobs.md): what each sends, a token's url taken apart
+ * The client's durable calls (docs/guide/durable-jobs.md): what each sends, a token's url taken apart
  * into its id and secret (and never used as the host to send to), and answers checked against the
  * routes' shapes. The routes themselves run against the local stack in test/e2e/client.test.ts.
  */

@@ -5,13 +5,13 @@ import { EventRequest } from "../../lib/ops/deliver-event.ts";
 import { codeBlocks, httpRequestOf } from "../support/doc-blocks.ts";
 
 /**
- * docs/durable-jobs.md can't drift: its TypeScript block is the demo kind's file (type-checked and
+ * docs/guide/durable-jobs.md can't drift: its TypeScript block is the demo kind's file (type-checked and
  * run by the suite), and each HTTP block names a route the API serves, with a body the route takes.
  * The event block is also sent to a waiting job by test/integration/durable.test.ts.
  */
-const DOC = "docs/durable-jobs.md";
+const DOC = "docs/guide/durable-jobs.md";
 
-describe("docs/durable-jobs.md", () => {
+describe("docs/guide/durable-jobs.md", () => {
   it("its TypeScript block is app/kinds/onboard.ts", () => {
     const file = readFileSync(new URL("../../app/kinds/onboard.ts", import.meta.url), "utf8");
     expect(codeBlocks(DOC, "ts")).toEqual([file]);

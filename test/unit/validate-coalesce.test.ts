@@ -4,7 +4,7 @@ import type { PoolKindSpec } from "../../lib/declarations/pool-kind.ts";
 import { type Declarations, validateDeclarations } from "../../lib/declarations/validate-app.ts";
 
 /**
- * Debounce and singleton declarations (docs/flow-control.md, "Refused declarations"): each refusal
+ * Debounce and singleton declarations (docs/guide/flow-control.md, "Refused declarations"): each refusal
  * names the kind and the field, and the app's own demo kinds pass.
  */
 const real: Declarations = app;

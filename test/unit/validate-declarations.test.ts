@@ -163,7 +163,7 @@ describe("rule 4: every queue has a DLQ with redrive headroom", () => {
   test("maxReceiveCount under 2 × the largest maxAttempts on the queue is refused", () => {
     const bursts = (kind: string) =>
       `kind "${kind}": a burst's message may come back 5 times (maxDelay / period) before it runs, over half of queue "default"'s maxReceiveCount 9; shorten debounce.maxDelaySeconds or raise maxReceiveCount`;
-    // The debounced demo kinds' bursts need room on the queue too (docs/flow-control.md).
+    // The debounced demo kinds' bursts need room on the queue too (docs/guide/flow-control.md).
     expect(problems(withQueue("default", { maxReceiveCount: 9 }))).toEqual([
       bursts("doc-index"),
       bursts("doc-digest"),

@@ -3,7 +3,7 @@ import { app } from "../../app/index.ts";
 import { type Declarations, validateDeclarations } from "../../lib/declarations/validate-app.ts";
 
 /**
- * Flow control declarations (docs/flow-control.md, "Refused declarations"): each refusal names the
+ * Flow control declarations (docs/guide/flow-control.md, "Refused declarations"): each refusal names the
  * kind and the field; the demo kinds tenant-echo and tenant-rate pass.
  */
 const real: Declarations = app;
