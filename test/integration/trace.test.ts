@@ -7,6 +7,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import * as z from "zod";
+import { handleEnqueueInvoke } from "../../lib/api/invoke.ts";
 import { createApiHandler } from "../../lib/api/routes.ts";
 import { systemClock } from "../../lib/clock.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
@@ -196,6 +197,16 @@ describe("one trace per job (an in-memory span exporter)", () => {
       expect(parentOf(enqueued)).toBe(PRODUCER_SPAN);
       expect((await getJob(h.engine.store, r.id))?.trace).toBe(`00-${PRODUCER_TRACE}-${idOf(enqueued)}-01`);
     }
+
+    // Invoke: a traceparent field beside the request, taken off before the request is checked.
+    const invoked = await handleEnqueueInvoke(h.engine, {
+      kind: "echo",
+      payload: 3,
+      traceparent: TRACEPARENT,
+    });
+    const invokedId = (invoked as { id: string }).id;
+    expect(parentOf(spanOf("skyforge.enqueue echo", invokedId))).toBe(PRODUCER_SPAN);
+    expect((await getJob(h.engine.store, invokedId))?.trace).toMatch(new RegExp(`^00-${PRODUCER_TRACE}-`));
 
     for (const bad of ["00-xyz", `00-${"0".repeat(32)}-${PRODUCER_SPAN}-01`, `ff-${PRODUCER_TRACE}`]) {
       const res = await call({
