@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { openConsole, see, useConsoleBrowser } from "../support/console-browser.ts";
+import { openConsole, screenshot, see, useConsoleBrowser } from "../support/console-browser.ts";
 
 /**
  * A job's timeline in the web console (console/timeline.js, job-timeline.js), in a real browser
@@ -46,6 +46,8 @@ describe("a job's timeline in the web console", () => {
     expect(order.indexOf("group")).toBeLessThan(order.indexOf("enqueued"));
     expect(order.indexOf("enqueued")).toBeLessThan(order.indexOf("attempt"));
     expect(order.at(-1)).toBe("finished");
+
+    await screenshot(page, "console-timeline.png");
 
     // A child: its group, by id.
     const children = (await http.call("GET", `/groups/${group.id}/children`)).body.items as { id: string }[];
