@@ -76,8 +76,9 @@ export function traceOfSpan(span: Span): string | undefined {
   if (!trace.isSpanContextValid(sc)) return undefined;
   const flags = (sc.traceFlags & 0xff).toString(16).padStart(2, "0");
   const parent = `00-${sc.traceId}-${sc.spanId}-${flags}`;
+  // Kept within what traceFrom lets in, so a job's message always fits its schema's bound.
   const state = sc.traceState?.serialize();
-  return state ? `${parent};${state}` : parent;
+  return state && state.length <= MAX_TRACESTATE && !state.includes(";") ? `${parent};${state}` : parent;
 }
 
 /**

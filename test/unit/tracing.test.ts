@@ -72,6 +72,13 @@ describe("a producer's trace context (W3C traceparent)", () => {
     expect(traceOfSpan(root)).toBeUndefined();
     expect(withTraceOf(undefined, root)).toBeUndefined();
     expect(trace.getSpanContext(contextOfTrace("garbage"))).toBeUndefined();
+    // A context whose tracestate grew past W3C's 512 characters is kept without it.
+    const long = enqueueSpan(
+      "echo",
+      "default",
+      `${PARENT};${Array.from({ length: 32 }, (_, i) => `k${i}=${"v".repeat(20)}`).join(",")}`,
+    );
+    expect(traceOfSpan(long)).toBe(PARENT);
   });
 
   it("travels on the message and back: the seed a claim builds the job from, and the message rebuilt from the item", () => {
