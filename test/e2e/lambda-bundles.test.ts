@@ -161,6 +161,19 @@ describe("every bundle, run as Lambda runs it", () => {
       attempts: 1,
       lastError: "failed in the bundle",
     });
+    // Each attempt names its run: the worker function and Lambda's request id for the invocation.
+    const runner = /^lambda:[\w-]+\/[0-9a-f-]{36}$/;
+    expect(done.json.history).toEqual([
+      expect.objectContaining({ attempt: 1, outcome: "done", runner: expect.stringMatching(runner) }),
+    ]);
+    expect(retrying.json.history).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        outcome: "retry",
+        error: "failed in the bundle",
+        runner: expect.stringMatching(runner),
+      }),
+    ]);
   });
 
   test("a payload and a result over 8 KiB go through the claims bucket, each call within the function's grants", async () => {
