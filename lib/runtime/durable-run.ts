@@ -10,6 +10,7 @@ import {
   type WaitToken,
 } from "../job/durable.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
+import { jobAttributes, withSpan } from "../observability/tracing.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { recordStep } from "../store/step-ops.ts";
 import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
@@ -121,7 +122,8 @@ export class DurableRun {
     const recorded = this.take(name);
     if (recorded) return (await this.read(recorded)) as T;
     this.stillOurs();
-    const value = await fn();
+    const attributes = { ...jobAttributes(this.item), "skyforge.step": name };
+    const value = await withSpan(`skyforge.step ${name}`, attributes, async () => fn(), this.item.trace);
     if (value === undefined) {
       await this.write(name, this.record({}));
       return value;

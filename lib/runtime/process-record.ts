@@ -103,8 +103,9 @@ export class RecordProcessor {
           throw err;
         })
       : undefined;
-    const durable = new DurableRun(this.deps, item, delivery.fence, () => watch.live());
     const traced = runTrace === undefined ? item : { ...item, trace: runTrace };
+    // Its steps' spans go under the attempt's (docs/architecture.md §23).
+    const durable = new DurableRun(this.deps, traced, delivery.fence, () => watch.live());
     const ctx = handlerContext(
       this.deps,
       traced,

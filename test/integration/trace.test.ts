@@ -17,7 +17,7 @@ import { harnessPerTest, settled } from "../support/engine-harness.ts";
 import { type HttpRequest, httpApiEvent } from "../support/lambda-events.ts";
 import { waitFor } from "../support/wait.ts";
 
-/** A job whose run fans out a group of two echoes, folded by "test-trace-fold", and enqueues one follow-up. */
+/** A job whose run records a durable step, fans out a group of two echoes, folded by "test-trace-fold", and enqueues one follow-up. */
 const spawner = defineUnboundKind({
   name: "test-trace-spawner",
   queue: "default",
@@ -25,8 +25,9 @@ const spawner = defineUnboundKind({
   maxAttempts: 2,
   timeoutSeconds: 60,
   handler: async ({ n }, ctx) => {
+    const count = await ctx.step("count", async () => n);
     const group = await ctx.group({
-      children: Array.from({ length: n }, (_, i) => ({ kind: "echo", payload: { i } })),
+      children: Array.from({ length: count }, (_, i) => ({ kind: "echo", payload: { i } })),
       onComplete: { kind: "test-trace-fold", payload: {} },
     });
     await ctx.enqueue("echo", { followUp: true });
@@ -118,6 +119,8 @@ describe("one trace per job (an in-memory span exporter)", () => {
       .getFinishedSpans()
       .filter((s) => s.name === "skyforge.enqueue echo" && parentOf(s) === idOf(runRoot));
     expect(followUps).toHaveLength(1);
+    // A durable step is a span of the attempt that ran it.
+    expect(parentOf(spanOf("skyforge.step count", rootId))).toBe(idOf(runRoot));
     const followUpId = String(jobOf(followUps[0] as ReadableSpan));
     await settled(h, followUpId, "done");
     await poller.stop();
