@@ -179,6 +179,16 @@ describe("fault injection on npm start", () => {
 
       const ids = [...poolIds, ...runningIds, ...queuedIds];
       const figures = await assertHealthy(stack, ids, { leaseMs: LEASE_MS, faultEndedAt });
+      // Each killed run's next attempt names why it ended and where it ran (docs/architecture.md §21).
+      for (const id of [...poolIds, ...runningIds]) {
+        const { history } = (await stack.call("GET", `/jobs/${id}`)).body;
+        const lapsed = history.find((a: Json) => a.outcome === "lapsed");
+        expect(lapsed?.error, id).toMatch(
+          /^lease lapsed after \d+ s without an end \(the worker stopped: crash, out of memory or a frozen process\)$/,
+        );
+        expect(lapsed?.runner, id).toMatch(poolIds.includes(id) ? /^pool:.+\/\d+$/ : /^local:\d+$/);
+        expect(history.at(-1)?.outcome, id).toBe("done");
+      }
       report("restart", { processes, downMs: faultEndedAt - killedAt, ...figures });
     });
   }, 90_000);
