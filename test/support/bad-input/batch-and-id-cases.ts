@@ -1,5 +1,5 @@
 import type { ErrorCode } from "../../../lib/errors.ts";
-import { invalid, missingOrInvalid, notFound } from "./answers.ts";
+import { conflict, invalid, missingOrInvalid, notFound } from "./answers.ts";
 import { type BadCase, badCase, nestedArrays, oddNames, oddStrings, oddUrlParts } from "./case.ts";
 
 /** POST /jobs/batch, duplicate uniqueKeys, and GET /jobs/{id}, cancel and retry. */
@@ -93,7 +93,7 @@ const idCases: BadCase[] = [
   ...oddNames
     .filter((n) => n !== "empty")
     .flatMap((n) =>
-      ["", "/cancel", "/retry"].map((suffix) => ({
+      ["", "/cancel", "/retry", "/resume"].map((suffix) => ({
         name: `${suffix ? "POST" : "GET"} /jobs/{id}${suffix} id: ${n}`,
         request: { method: suffix ? "POST" : "GET", path: `/jobs/${oddUrlParts[n]}${suffix}` },
         expect: n.startsWith("lone") ? missingOrInvalid : notFound,
@@ -123,6 +123,37 @@ const idCases: BadCase[] = [
     "POST /jobs/{id}/retry a scheduled job",
     (f) => ({ method: "POST", path: `/jobs/${f.liveId}/retry` }),
     { status: 409, code: "conflict" },
+  ),
+  // A resume takes only a paused job, and an optional { payload } (docs/architecture.md §21).
+  badCase(
+    "POST /jobs/{id}/resume a done job",
+    (f) => ({ method: "POST", path: `/jobs/${f.doneId}/resume` }),
+    conflict,
+  ),
+  badCase(
+    "POST /jobs/{id}/resume a scheduled job, with a payload",
+    (f) => ({ method: "POST", path: `/jobs/${f.liveId}/resume`, json: { payload: { n: 1 } } }),
+    conflict,
+  ),
+  badCase(
+    "POST /jobs/{id}/resume an unknown field",
+    (f) => ({ method: "POST", path: `/jobs/${f.doneId}/resume`, json: { payload: 1, maxAttempts: 3 } }),
+    invalid,
+  ),
+  badCase(
+    "POST /jobs/{id}/resume body []",
+    (f) => ({ method: "POST", path: `/jobs/${f.doneId}/resume`, raw: "[]" }),
+    invalid,
+  ),
+  badCase(
+    "POST /jobs/{id}/resume body a string",
+    (f) => ({ method: "POST", path: `/jobs/${f.doneId}/resume`, raw: '"go"' }),
+    invalid,
+  ),
+  badCase(
+    "POST /jobs/{id}/resume body not JSON",
+    (f) => ({ method: "POST", path: `/jobs/${f.doneId}/resume`, raw: "{payload" }),
+    invalid,
   ),
   badCase("GET /jobs/{id} a done job", (f) => ({ method: "GET", path: `/jobs/${f.doneId}` }), {
     status: 200,
