@@ -2,20 +2,38 @@ import { parseArgs } from "node:util";
 import { DEFAULT_TARGET_JOBS_PER_SECOND } from "../bench/heat-projection.ts";
 import { isLane, LANES, type Lane } from "../bench/lanes.ts";
 import { MAX_PAYLOAD_BYTES } from "../lib/job/schemas.ts";
+import {
+  DEFAULT_HEAT_JOBS,
+  DEFAULT_JOBS,
+  DEFAULT_KIND,
+  DEFAULT_MATRIX_JOBS,
+  DEFAULT_MATRIX_KIND,
+  DEFAULT_PAYLOAD_BYTES,
+  HEAT_GROUP_CHILDREN,
+  MIN_PAYLOAD_BYTES,
+  SCENARIOS,
+} from "./bench-help.ts";
+
+// The defaults and the usage text live in scripts/bench-help.ts; these names are what callers import.
+export {
+  ALL_SCENARIOS,
+  DEFAULT_HEAT_JOBS,
+  DEFAULT_JOBS,
+  DEFAULT_KIND,
+  DEFAULT_MATRIX_JOBS,
+  DEFAULT_MATRIX_KIND,
+  DEFAULT_PAYLOAD_BYTES,
+  HEAT_GROUP_CHILDREN,
+  MIN_PAYLOAD_BYTES,
+  SCENARIOS,
+  type ScenarioName,
+  usage,
+} from "./bench-help.ts";
 
 /**
  * `npm run bench -- …`'s command line, parsed and checked. Pure: the environment and the app's kind
  * names come in as arguments, so a test can pass its own.
  */
-
-export const DEFAULT_JOBS = 2000;
-/** Jobs per matrix cell: 20 cells of this many take a few minutes in all. */
-export const DEFAULT_MATRIX_JOBS = 300;
-export const DEFAULT_PAYLOAD_BYTES = 256;
-/** `{"seq":<up to 15 digits>,"pad":""}`: the smallest payload the bench can build at any size. */
-export const MIN_PAYLOAD_BYTES = 32;
-export const DEFAULT_KIND = "echo";
-export const DEFAULT_MATRIX_KIND = "bench-noop";
 
 /** What every measured window runs; one shape per single run, or per matrix cell. */
 export interface RunShape {
@@ -52,44 +70,37 @@ export interface HeatRun {
 }
 
 /**
- * `--scenario debounce`: the debounce scenario alone (scripts/bench-debounce.ts). Its shape is fixed
- * (1 000 enqueues over 50 keys in bursts), so it takes no other flag but --json.
+ * `--scenario all`, and `npm run bench` with no flag but --json: every scenario of ALL_SCENARIOS in
+ * turn at the defaults; the window's shape and size are here (BENCH_JOBS read).
  */
-export interface DebounceOnlyRun {
-  mode: "debounce";
+export interface AllRun extends RunShape {
+  mode: "all";
+  jobs: number;
   json: boolean;
 }
 
-/**
- * `--scenario flood`: flow control per key alone (scripts/bench-flood.ts): one tenant's 5 000 jobs,
- * then five others' 50 each. Fixed shape and long (minutes), so never part of a single run.
- */
-export interface FloodOnlyRun {
-  mode: "flood";
+/** `--scenario group`: a plain window of the shape (the figure a child is priced beside), then groups. */
+export interface GroupOnlyRun extends RunShape {
+  mode: "group";
+  jobs: number;
   json: boolean;
 }
 
-/**
- * `--scenario durable`: durable steps and sleeps alone (scripts/bench-durable.ts): plain, 10-step
- * and sleeping jobs, BENCH_DURABLE_JOBS (500) each; $/M steps and $/M sleeps.
- */
-export interface DurableOnlyRun {
-  mode: "durable";
+/** The scenarios of a fixed shape (sizes from their BENCH_* variables): they take no flag but --json. */
+export const FIXED_SCENARIOS = ["batch", "redelivery", "debounce", "durable", "flood", "cold-start"] as const;
+export type FixedScenario = (typeof FIXED_SCENARIOS)[number];
+export interface FixedRun {
+  mode: FixedScenario;
   json: boolean;
 }
-
-export const SCENARIOS = ["heat", "debounce", "flood", "durable"] as const;
-
-export const DEFAULT_HEAT_JOBS = 1000;
-export const HEAT_GROUP_CHILDREN = 10_000;
 
 export type BenchArgs =
+  | AllRun
   | SingleRun
+  | GroupOnlyRun
   | MatrixRun
   | HeatRun
-  | DebounceOnlyRun
-  | FloodOnlyRun
-  | DurableOnlyRun
+  | FixedRun
   | { mode: "help" }
   /** A usage error: exit 2 with the message and the usage text. */
   | { mode: "error"; message: string };
@@ -100,51 +111,6 @@ export interface ArgsContext {
   kinds: readonly string[];
   poolKinds: readonly string[];
 }
-
-export const usage = `usage: npm run bench -- [--jobs N] [--payload-bytes B] [--kind K] [--lane L] [--unique] [--fail-once] [--json]
-       npm run bench -- --matrix [--lanes L,L,…] [--jobs N] [--kind K] [--unique] [--fail-once] [--json]
-       npm run bench -- --scenario heat [--target-rate R] [--jobs N] [--json]
-       npm run bench -- --scenario debounce [--json]
-       npm run bench -- --scenario flood [--json]
-       npm run bench -- --scenario durable [--json]
-                      (the matrix's default kind is ${DEFAULT_MATRIX_KIND}, a handler that returns nothing)
-
-  --jobs N            jobs in the measured window (default: BENCH_JOBS, else ${DEFAULT_JOBS}; with --matrix
-                      ${DEFAULT_MATRIX_JOBS} per cell, BENCH_JOBS not read)
-  --payload-bytes B   each job's payload serialized as exactly B bytes of JSON, ${MIN_PAYLOAD_BYTES}…${MAX_PAYLOAD_BYTES}
-                      (default ${DEFAULT_PAYLOAD_BYTES}); the kind must accept {"seq":…,"pad":"x…"}
-  --kind K            the app's Lambda kind to run (default ${DEFAULT_KIND})
-  --lane L            the kind's delivery lane: ${LANES.join(" | ")} (default fenced)
-  --unique            each job gets its own uniqueKey
-  --fail-once         each job fails its first attempt and succeeds on the second
-  --json              print only the JSON line
-  --matrix            payload sizes 256 B, 1 KB, 4 KB, 32 KB, 200 KB × lanes, one measured run each,
-                      without the group scenario and the cold-start budget; a markdown table and a JSON line
-  --lanes L,L,…       the matrix's lanes (default all: ${LANES.join(",")})
-  --scenario heat     the scale model: DynamoDB units per partition key over plain jobs, a uniqueKey
-                      mix, jobs due past SQS's delay, a rate-limited kind, a batch kind with one hot key
-                      and a group of ${HEAT_GROUP_CHILDREN} children (--jobs N jobs each, default ${DEFAULT_HEAT_JOBS}); each
-                      pattern's hottest key projected to --target-rate and checked against AWS's
-                      per-partition limits (docs/guide/scale.md)
-  --scenario debounce only the debounce scenario (a single run ends with it too): 1 000 enqueues of a
-                      trailing debounce kind over 50 keys in bursts, beside 1 000 plain jobs; runs,
-                      writes, reads and SQS requests per enqueue, and $/M enqueues
-  --scenario flood    flow control per key, alone (never part of a single run: it takes minutes): one
-                      tenant's 5 000 tenant-echo jobs (50 ms each), then five others' 50 each; the
-                      others' enqueue→start p50/p95, the flood's drain, runs at once per key against
-                      its limit, extra requests per waiting job beside a plain job, and $/M jobs
-  --scenario durable  durable steps and sleeps, alone: plain no-op jobs, jobs of 10 steps (~100 B
-                      results each) and jobs of one 1 s sleep, BENCH_DURABLE_JOBS (500) each; writes,
-                      WCU and SQS requests per step and per sleep, $/M steps and $/M sleeps beside
-                      the goal ($1/M steps) and Lambda durable functions' $8/M operations
-  --target-rate R     jobs a second to project to, above 0 (default ${DEFAULT_TARGET_JOBS_PER_SECOND}); the apps
-                      are built for that rate (their table layout follows it)
-  -h, --help          this text
-
-  Still read from the environment (a flag wins): BENCH_JOBS, BENCH_WARMUP, BENCH_TIMEOUT_MS,
-  BENCH_LAMBDA_DURATION, BENCH_GROUPS, BENCH_GROUP_CHILDREN, BENCH_GROUP_CONCURRENCY,
-  BENCH_DURABLE_JOBS.
-  Exit codes: 0 done, 1 the run failed, 2 bad usage.`;
 
 const options = {
   jobs: { type: "string" },
@@ -198,32 +164,72 @@ function flags(argv: readonly string[]) {
   }
 }
 
+type Flags = ReturnType<typeof flags>;
+
+/** Flags that measure something other than the defaults: any of them without --scenario is a single window. */
+const isFixed = (scenario: string): scenario is FixedScenario =>
+  (FIXED_SCENARIOS as readonly string[]).includes(scenario);
+
 function parse(argv: readonly string[], context: ArgsContext): BenchArgs {
   const values = flags(argv);
   if (values.help) return { mode: "help" };
-  if (values.scenario === "debounce" || values.scenario === "flood" || values.scenario === "durable")
-    return fixedRun(values, values.scenario);
-  if (values.scenario !== undefined) return heatRun(values);
+  const { scenario } = values;
+  const asked = (Object.keys(options) as (keyof typeof options)[]).filter(
+    (flag) => flag !== "json" && values[flag] !== undefined,
+  );
+  // Bare, or only --json: what the bench is for, every scenario in turn.
+  if (scenario === "all" || asked.length === 0) {
+    refuseOthers(values, "all", "runs every scenario at its defaults");
+    return { ...windowRun(values, context), mode: "all" };
+  }
+  if (scenario !== undefined && isFixed(scenario)) {
+    refuseOthers(values, scenario, "runs its own fixed shape");
+    return { mode: scenario, json: values.json ?? false };
+  }
+  if (scenario === "heat") return heatRun(values);
+  if (scenario !== undefined && scenario !== "window" && scenario !== "group")
+    throw new UsageError(`--scenario must be one of ${SCENARIOS.join(", ")}, got "${scenario}"`);
   if (values["target-rate"] !== undefined) throw new UsageError("--target-rate is for --scenario heat");
-  const shared = {
-    // The matrix prices skyforge's requests per payload size: its default handler stores no result.
-    kind: kind(values.kind, context, values.matrix ? DEFAULT_MATRIX_KIND : DEFAULT_KIND),
+  if (values.matrix) {
+    if (scenario !== undefined)
+      throw new UsageError(`--scenario ${scenario} measures no matrix; leave out --matrix`);
+    return matrixRun(values, context);
+  }
+  if (values.lanes !== undefined) throw new UsageError("--lanes is for --matrix; a single run takes --lane");
+  return { ...windowRun(values, context), mode: scenario === "group" ? "group" : "single" };
+}
+
+/** A scenario that takes no flag but --json names any other it was given. */
+function refuseOthers(values: Flags, scenario: string, why: string): void {
+  for (const flag of Object.keys(options) as (keyof typeof options)[])
+    if (flag !== "scenario" && flag !== "json" && values[flag] !== undefined)
+      throw new UsageError(`--scenario ${scenario} ${why}; leave out --${flag}`);
+}
+
+function runFlags(values: Flags, context: ArgsContext, fallbackKind: string) {
+  return {
+    kind: kind(values.kind, context, fallbackKind),
     unique: values.unique ?? false,
     failOnce: values["fail-once"] ?? false,
     json: values.json ?? false,
   };
-  if (values.matrix) {
-    if (values["payload-bytes"] !== undefined)
-      throw new UsageError("--matrix runs its own payload sizes; leave out --payload-bytes");
-    if (values.lane !== undefined) throw new UsageError("--matrix takes --lanes a,b,…; leave out --lane");
-    const lanes =
-      values.lanes === undefined ? [...LANES] : values.lanes.split(",").map((l) => lane("--lanes", l));
-    if (new Set(lanes).size !== lanes.length)
-      throw new UsageError(`--lanes names a lane twice: ${values.lanes}`);
-    const jobs = values.jobs === undefined ? DEFAULT_MATRIX_JOBS : integer("--jobs", values.jobs, 1);
-    return { mode: "matrix", jobs, lanes, ...shared };
-  }
-  if (values.lanes !== undefined) throw new UsageError("--lanes is for --matrix; a single run takes --lane");
+}
+
+function matrixRun(values: Flags, context: ArgsContext): MatrixRun {
+  if (values["payload-bytes"] !== undefined)
+    throw new UsageError("--matrix runs its own payload sizes; leave out --payload-bytes");
+  if (values.lane !== undefined) throw new UsageError("--matrix takes --lanes a,b,…; leave out --lane");
+  const lanes =
+    values.lanes === undefined ? [...LANES] : values.lanes.split(",").map((l) => lane("--lanes", l));
+  if (new Set(lanes).size !== lanes.length)
+    throw new UsageError(`--lanes names a lane twice: ${values.lanes}`);
+  const jobs = values.jobs === undefined ? DEFAULT_MATRIX_JOBS : integer("--jobs", values.jobs, 1);
+  // The matrix prices skyforge's requests per payload size: its default handler stores no result.
+  return { mode: "matrix", jobs, lanes, ...runFlags(values, context, DEFAULT_MATRIX_KIND) };
+}
+
+/** One window's shape and size from the flags (defaults where none), BENCH_JOBS the fallback for --jobs. */
+function windowRun(values: Flags, context: ArgsContext): Omit<SingleRun, "mode"> {
   const envJobs = context.env.BENCH_JOBS;
   const jobs =
     values.jobs !== undefined
@@ -236,28 +242,14 @@ function parse(argv: readonly string[], context: ArgsContext): BenchArgs {
       ? DEFAULT_PAYLOAD_BYTES
       : integer("--payload-bytes", values["payload-bytes"], MIN_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES);
   return {
-    mode: "single",
     jobs,
     payloadBytes,
     lane: values.lane === undefined ? "fenced" : lane("--lane", values.lane),
-    ...shared,
+    ...runFlags(values, context, DEFAULT_KIND),
   };
 }
 
-/** A scenario of a fixed shape: it takes no flag but --json. */
-function fixedRun(
-  values: ReturnType<typeof flags>,
-  mode: "debounce" | "flood" | "durable",
-): DebounceOnlyRun | FloodOnlyRun | DurableOnlyRun {
-  for (const flag of Object.keys(options) as (keyof typeof options)[])
-    if (flag !== "scenario" && flag !== "json" && values[flag] !== undefined)
-      throw new UsageError(`--scenario ${mode} runs its own fixed shape; leave out --${flag}`);
-  return { mode, json: values.json ?? false };
-}
-
-function heatRun(values: ReturnType<typeof flags>): HeatRun {
-  if (values.scenario !== "heat")
-    throw new UsageError(`--scenario must be one of ${SCENARIOS.join(", ")}, got "${values.scenario}"`);
+function heatRun(values: Flags): HeatRun {
   for (const flag of ["matrix", "lanes", "lane", "kind", "payload-bytes", "unique", "fail-once"] as const)
     if (values[flag] !== undefined)
       throw new UsageError(`--scenario heat runs its own mix; leave out --${flag}`);

@@ -102,7 +102,8 @@ export const batchJson = (b: BatchRun) => ({
   usdPerMillionJobs: round(b.usdPerMillionJobs, 4),
 });
 
-export function printBatchTable(b: BatchRun, singleUsd: number): void {
+/** `singleUsd`: the single window's $/M jobs when it ran beside the batch (`--scenario all`). */
+export function printBatchTable(b: BatchRun, singleUsd?: number): void {
   const rows: [string, string][] = [
     [
       "jobs",
@@ -116,7 +117,7 @@ export function printBatchTable(b: BatchRun, singleUsd: number): void {
     ],
     [
       "usdPerMillionJobs",
-      `$${b.usdPerMillionJobs.toFixed(4)}  (single kind in this run: $${singleUsd.toFixed(4)}; measured durations: $${b.usdPerMillionJobsMeasured.toFixed(4)})`,
+      `$${b.usdPerMillionJobs.toFixed(4)}  (${singleUsd === undefined ? "" : `single kind in this run: $${singleUsd.toFixed(4)}; `}measured durations: $${b.usdPerMillionJobsMeasured.toFixed(4)})`,
     ],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));

@@ -22,7 +22,8 @@ export function printTable(
   a: Analysis,
   shape: RunShape,
   snap: MeterSnapshot,
-  budgets: BudgetReport,
+  /** The cold-start budget when it was measured beside the window (else its own scenario prints it). */
+  budgets: BudgetReport | undefined,
   logCounts: Map<string, number>,
 ): void {
   const perJob = (x: number) => (x / a.n).toFixed(4);
@@ -135,8 +136,10 @@ export function printTable(
     console.log(`  ${op.padEnd(26)} ${cells.map((c) => String(c).padStart(9)).join(" ")}`);
   }
 
-  console.log(`\n  ${budgetTitle}`);
-  for (const line of budgetLines(budgets)) console.log(`  ${line}`);
+  if (budgets) {
+    console.log(`\n  ${budgetTitle}`);
+    for (const line of budgetLines(budgets)) console.log(`  ${line}`);
+  }
 
   const notes = [
     `idle polling: ${a.emptyReceives} empty ReceiveMessage long polls in the ${a.windowSeconds.toFixed(1)} s window (${(a.emptyReceives / a.windowSeconds).toFixed(1)}/s) are left out of the per-job figures: Lambda's SQS event source long-polls an idle queue just the same, so they are a fixed cost per queue, not per job.`,

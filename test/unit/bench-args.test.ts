@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_PAYLOAD_BYTES } from "../../lib/job/schemas.ts";
 import {
+  ALL_SCENARIOS,
   type ArgsContext,
   DEFAULT_HEAT_JOBS,
   DEFAULT_JOBS,
@@ -24,19 +25,64 @@ const errorOf = (argv: string[], env: Record<string, string> = {}) => {
   return parsed.message;
 };
 
-describe("bench args: a single run", () => {
-  it("no flags: today's run (2000 echo jobs of 256 bytes, fenced, table and JSON)", () => {
-    expect(parse([])).toEqual({
-      mode: "single",
-      jobs: DEFAULT_JOBS,
-      payloadBytes: DEFAULT_PAYLOAD_BYTES,
-      kind: "echo",
-      lane: "fenced",
-      unique: false,
-      failOnce: false,
-      json: false,
+describe("bench args: what a bare run and --scenario all run", () => {
+  const all = {
+    mode: "all",
+    jobs: DEFAULT_JOBS,
+    payloadBytes: DEFAULT_PAYLOAD_BYTES,
+    kind: "echo",
+    lane: "fenced",
+    unique: false,
+    failOnce: false,
+    json: false,
+  };
+
+  it("no flags, or --scenario all: every scenario, the window at its defaults (2000 echo jobs of 256 bytes)", () => {
+    expect(parse([])).toEqual(all);
+    expect(parse(["--scenario", "all"])).toEqual(all);
+    expect(parse(["--json"])).toEqual({ ...all, json: true });
+    expect(parse(["--scenario=all", "--json"], { BENCH_JOBS: "300" })).toEqual({
+      ...all,
+      jobs: 300,
+      json: true,
     });
     expect([DEFAULT_JOBS, DEFAULT_PAYLOAD_BYTES]).toEqual([2000, 256]);
+  });
+
+  it("every scenario but the scale model, the window first and the cold start last (no stack up)", () => {
+    expect(ALL_SCENARIOS).toEqual([
+      "window",
+      "group",
+      "batch",
+      "redelivery",
+      "debounce",
+      "durable",
+      "flood",
+      "cold-start",
+    ]);
+    for (const name of ALL_SCENARIOS) expect(usage).toContain(`--scenario ${name}`);
+  });
+
+  it("--scenario all takes no window flag: it measures the defaults", () => {
+    for (const flag of [["--jobs", "10"], ["--payload-bytes", "64"], ["--kind", "echo"], ["--matrix"]])
+      expect(errorOf(["--scenario", "all", ...flag]), flag[0]).toBe(
+        `--scenario all runs every scenario at its defaults; leave out ${flag[0]}`,
+      );
+  });
+});
+
+describe("bench args: the single window alone", () => {
+  it("any window flag without --scenario: that window alone, the rest at their defaults", () => {
+    const single = { ...parse([]), mode: "single" };
+    expect(parse(["--payload-bytes", "204800", "--json"])).toEqual({
+      ...single,
+      payloadBytes: 204_800,
+      json: true,
+    });
+    expect(parse(["--jobs", "20"])).toEqual({ ...single, jobs: 20 });
+    expect(parse(["--unique"])).toEqual({ ...single, unique: true });
+    expect(parse(["--scenario", "window"])).toEqual(single);
+    expect(parse(["--scenario", "window", "--lane", "lean"])).toEqual({ ...single, lane: "lean" });
   });
 
   it("every flag, in either spelling of a value", () => {
@@ -182,7 +228,7 @@ describe("bench args: the scale model", () => {
         `--target-rate must be a number of jobs a second above 0, got "${bad}"`,
       );
     expect(errorOf(["--scenario", "cold"])).toBe(
-      '--scenario must be one of heat, debounce, flood, durable, got "cold"',
+      '--scenario must be one of all, window, group, batch, redelivery, debounce, durable, flood, cold-start, heat, got "cold"',
     );
     expect(errorOf(["--target-rate", "100"])).toBe("--target-rate is for --scenario heat");
     expect(errorOf(["--scenario", "heat", "--kind", "echo"])).toBe(
@@ -247,7 +293,7 @@ describe("bench args: the flood scenario alone", () => {
 
   it("a misspelt scenario name is refused with the list", () => {
     expect(errorOf(["--scenario", "floods"])).toBe(
-      '--scenario must be one of heat, debounce, flood, durable, got "floods"',
+      '--scenario must be one of all, window, group, batch, redelivery, debounce, durable, flood, cold-start, heat, got "floods"',
     );
   });
 });
@@ -268,5 +314,38 @@ describe("bench args: the durable scenario alone", () => {
       expect(errorOf(["--scenario", "durable", ...flag]), flag[0]).toBe(
         `--scenario durable runs its own fixed shape; leave out ${flag[0]}`,
       );
+  });
+});
+
+describe("bench args: the group scenario alone", () => {
+  it("--scenario group: the window's flags shape the children and the plain job they are priced beside", () => {
+    expect(parse(["--scenario", "group", "--payload-bytes", "1024", "--jobs", "100"])).toEqual({
+      mode: "group",
+      jobs: 100,
+      payloadBytes: 1024,
+      kind: "echo",
+      lane: "fenced",
+      unique: false,
+      failOnce: false,
+      json: false,
+    });
+    expect(errorOf(["--scenario", "group", "--matrix"])).toBe(
+      "--scenario group measures no matrix; leave out --matrix",
+    );
+    expect(errorOf(["--scenario", "group", "--target-rate", "5"])).toBe(
+      "--target-rate is for --scenario heat",
+    );
+  });
+});
+
+describe("bench args: the other scenarios alone, each of a fixed shape", () => {
+  it("batch, redelivery and cold-start take only --json, like debounce, durable and flood", () => {
+    for (const name of ["batch", "redelivery", "cold-start"]) {
+      expect(parse(["--scenario", name])).toEqual({ mode: name, json: false });
+      expect(parse([`--scenario=${name}`, "--json"])).toEqual({ mode: name, json: true });
+      expect(errorOf(["--scenario", name, "--jobs", "10"])).toBe(
+        `--scenario ${name} runs its own fixed shape; leave out --jobs`,
+      );
+    }
   });
 });
