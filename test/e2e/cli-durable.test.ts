@@ -27,7 +27,7 @@ function stepsWhen(id: string, what: string, ready: (s: Json) => boolean): Promi
 }
 
 /**
- * A line as the README may show it: ids, times and secrets are an example's, and columns are as
+ * A line as docs/guide/cli.md may show it: ids, times and secrets are an example's, and columns are as
  * wide as their cells.
  */
 const normalized = (line: string) =>
@@ -38,10 +38,10 @@ const normalized = (line: string) =>
     .replace(/\s+/g, " ")
     .trim();
 
-/** The README's durable CLI block: each `$ npx skyforge …` command, its arguments, and the lines it prints. */
+/** docs/guide/cli.md's durable CLI block: each `$ npx skyforge …` command, its arguments, and the lines it prints. */
 function readmeRuns(): { args: string[]; out: string[] }[] {
-  const block = codeBlocks("README.md", "text").find((b) => b.includes("$ npx skyforge jobs steps"));
-  if (!block) throw new Error("the README has no block with `npx skyforge jobs steps`");
+  const block = codeBlocks("docs/guide/cli.md", "text").find((b) => b.includes("$ npx skyforge jobs steps"));
+  if (!block) throw new Error("docs/guide/cli.md has no block with `npx skyforge jobs steps`");
   const runs: { args: string[]; out: string[] }[] = [];
   for (const line of block.split("\n")) {
     if (line.startsWith("$ npx skyforge ")) {
@@ -143,7 +143,7 @@ describe("durable jobs through the CLI against npm start", { timeout: 120_000 },
     expect(await json(["events", "send", "order.paid", "--match", order])).toEqual({ resumed: 0 });
   });
 
-  it("the README's durable block: each command as written, each line as the CLI prints it (ids, times and widths aside)", async () => {
+  it("docs/guide/cli.md's durable block: each command as written, each line as the CLI prints it (ids, times and widths aside)", async () => {
     const runs = readmeRuns();
     expect(runs.map((r) => r.args.slice(0, 2).join(" "))).toEqual([
       "enqueue onboard",

@@ -8,7 +8,7 @@ import { STDERR_LINE_BYTES } from "../../lib/pool/warm-child.ts";
 // The demo children's line readers, one per language, held to the rules the pool's splitter
 // follows (line-splitter.test.ts): "\n" ends a line and nothing else, a "\r" before it is dropped,
 // a line past the bound is refused, bytes after the last "\n" are a last line. And the bound they
-// use, the README's too, is the one lib/pool/child-protocol.ts defines.
+// use, docs/guide/pool.md's too, is the one lib/pool/child-protocol.ts defines.
 
 const CHILDREN = new URL("../../children/", import.meta.url);
 
@@ -86,16 +86,16 @@ describe.each(Object.entries(readers))("%s", (_, read) => {
   });
 });
 
-describe("the bound the children and the README give", () => {
+describe("the bound the children and the pool guide give", () => {
   it("is lib/pool/child-protocol.ts's MAX_LINE_BYTES in both demo children", () => {
     expect(node.MAX_LINE_BYTES).toBe(MAX_LINE_BYTES);
     expect(pythonRead(Buffer.alloc(0), "max")).toBe(MAX_LINE_BYTES);
   });
 
-  it("is the one the README's child protocol states, per job and per line", () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const section = readme
-      .slice(readme.indexOf("### The child protocol"), readme.indexOf("### Add a child program"))
+  it("is the one docs/guide/pool.md's child protocol states, per job and per line", () => {
+    const guide = readFileSync(new URL("../../docs/guide/pool.md", import.meta.url), "utf8");
+    const section = guide
+      .slice(guide.indexOf("## The child protocol"), guide.indexOf("## Add a child program"))
       .replace(/\s+/g, " ");
     const mib = (bytes: number) => `${bytes / (1024 * 1024)} MiB`;
     expect(section).toContain(`at most ${mib(MAX_JOB_LINE_BYTES)}`);

@@ -135,7 +135,7 @@ describe("KeyBatches policies (a manual clock)", () => {
   });
 });
 
-describe("the README's policy timelines (maxSize 3, maxWaitSeconds 2, each call 1 s)", () => {
+describe("docs/guide/batch-kinds.md's policy timelines (maxSize 3, maxWaitSeconds 2, each call 1 s)", () => {
   /** Plays arrivals at their times, each call ending 1 s after it starts; the calls as "t [items]". */
   async function play(policy: BatchPolicy, maxKeyConcurrency = 1) {
     const timers = new ManualTimers();

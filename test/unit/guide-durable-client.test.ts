@@ -7,15 +7,15 @@ import { projectRoot } from "../support/project-copy.ts";
 import { compileTypoFixture } from "../support/typo-fixture.ts";
 
 /**
- * The README's durable-jobs block of the typed client ("The typed client") type-checks against the
- * app and the client as they are, with `jobs` as the README's block above it makes it. Its calls run
+ * docs/guide/enqueue.md's durable-jobs block of the typed client ("The typed client") type-checks against the
+ * app and the client as they are, with `jobs` as the guide's block above it makes it. Its calls run
  * against npm start, through both transports, in test/e2e/client.test.ts.
  */
 const dir = mkdtempSync(join(tmpdir(), "skyforge-readme-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-it("the README's durable client block compiles", () => {
-  const blocks = codeBlocks("README.md", "ts").filter((b) => b.startsWith("// Durable jobs"));
+it("docs/guide/enqueue.md's durable client block compiles", () => {
+  const blocks = codeBlocks("docs/guide/enqueue.md", "ts").filter((b) => b.startsWith("// Durable jobs"));
   expect(blocks).toHaveLength(1);
   // A module, as the project's files are (its package.json says so).
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }');
