@@ -12,6 +12,21 @@ import { projectRoot } from "../support/project-copy.ts";
 const read = (path: string) => readFileSync(join(projectRoot, path), "utf8");
 const guides = readdirSync(join(projectRoot, "docs/guide")).map((f) => `docs/guide/${f}`);
 const SELF = "test/unit/readme.test.ts";
+
+/** A document's heading anchors as GitHub makes them: lower case, punctuation gone, spaces to hyphens. */
+function headingSlugs(path: string): Set<string> {
+  const headings = read(path)
+    .split("\n")
+    .filter((l) => /^#{1,6} /.test(l))
+    .map((l) =>
+      l
+        .replace(/^#+ /, "")
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\- ]/gu, "")
+        .replaceAll(" ", "-"),
+    );
+  return new Set(headings);
+}
 const docs = ["README.md", "docs/architecture.md", "cli/README.md", ...guides];
 
 describe("the README", () => {
@@ -40,6 +55,15 @@ describe.each(docs)("%s", (doc) => {
       .filter((target) => !/^[a-z]+:/.test(target))
       .filter((target) => !existsSync(join(projectRoot, dirname(doc), target)));
     expect(missing).toEqual([]);
+  });
+
+  it("links to headings that exist", () => {
+    const text = read(doc);
+    const broken = [...text.matchAll(/\]\(([^)#\s]*\.md)?#([^)\s]+)\)/g)]
+      .map((m) => ({ file: m[1] ? join(dirname(doc), m[1]) : doc, anchor: m[2] ?? "" }))
+      .filter(({ file, anchor }) => !headingSlugs(file).has(anchor))
+      .map(({ file, anchor }) => `${file}#${anchor}`);
+    expect(broken).toEqual([]);
   });
 
   it("says how each code block is checked", () => {
