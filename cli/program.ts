@@ -9,6 +9,7 @@ import { jobsCommand } from "./commands/jobs.ts";
 import { queuesCommand } from "./commands/queues.ts";
 import { schedulesCommand } from "./commands/schedules.ts";
 import { tailCommand } from "./commands/tail.ts";
+import { typesCommand } from "./commands/types.ts";
 import { errorReport, exitCodeFor } from "./exit-codes.ts";
 import { endpointUrl } from "./options.ts";
 import { createOutput, jsonText, terminalText } from "./output.ts";
@@ -28,7 +29,7 @@ export function buildProgram(): Command {
     .version(`${pkg.version} (node ${process.version})`)
     .option(
       "--endpoint <url>",
-      `a local stack's API (also SKYFORGE_ENDPOINT; default ${DEFAULT_ENDPOINT})`,
+      `a local stack's API (also SKYFORGE_ENDPOINT; default http://127.0.0.1:$PORT when PORT is set, else ${DEFAULT_ENDPOINT})`,
       endpointUrl,
     )
     .option("--stage <name>", "a deployed stage: its SST outputs, requests signed by your AWS credentials")
@@ -61,6 +62,7 @@ Exit codes: 0 ok, 1 some items failed (bulk enqueue) or doctor found a problem, 
     tailCommand(),
     doctorCommand(),
     consoleCommand(),
+    typesCommand(),
   ]) {
     program.addCommand(command);
   }

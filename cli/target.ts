@@ -33,7 +33,8 @@ const PROJECT_ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 /**
  * Where the commands go, and how:
- * - `--endpoint URL` (or SKYFORGE_ENDPOINT; default npm start's http://127.0.0.1:3000): the HTTP API
+ * - `--endpoint URL` (or SKYFORGE_ENDPOINT; default npm start's http://127.0.0.1:$PORT when PORT
+ *   is set, else http://127.0.0.1:3000): the HTTP API
  *   at that URL, or with `--transport invoke` the Lambda Invoke API served there (function "api");
  * - `--stage NAME`: a deployed stage, from the outputs SST wrote for it (client/stage-outputs.ts:
  *   the project's .sst/outputs.json, written by the last `sst deploy`, or `--outputs FILE` saved
@@ -66,13 +67,29 @@ async function targetFor(options: TargetOptions, env: NodeJS.ProcessEnv): Promis
   }
   if (options.stage !== undefined) return stageTarget(options.stage, options.outputs, via, options.region);
   if (options.outputs !== undefined) throw new UsageError("--outputs goes with --stage");
-  const endpoint = options.endpoint ?? env.SKYFORGE_ENDPOINT ?? DEFAULT_ENDPOINT;
+  const endpoint = options.endpoint ?? env.SKYFORGE_ENDPOINT ?? startEndpoint(env);
   const region = options.region ? { region: options.region } : {};
   if (via === "invoke") {
     const transport = invokeTransport({ functionName: "api", endpoint, ...region });
     return { description: `${endpoint} (Lambda Invoke of "api")`, transport, close: () => transport.close() };
   }
   return { description: endpoint, transport: httpTransport({ url: endpoint, ...region }), close: () => {} };
+}
+
+/**
+ * npm start's address when nothing names one: it listens on PORT when that is set (as in the shell
+ * that started it), else on 3000. PORT=0 (a free port) or a PORT that isn't one says nowhere the CLI
+ * can find, so it is refused by name rather than sent to 3000.
+ */
+function startEndpoint(env: NodeJS.ProcessEnv): string {
+  const port = env.PORT;
+  if (port === undefined || port === "") return DEFAULT_ENDPOINT;
+  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+    throw new UsageError(
+      `PORT=${JSON.stringify(port)} is no port npm start can be reached on: give --endpoint or SKYFORGE_ENDPOINT`,
+    );
+  }
+  return `http://127.0.0.1:${Number(port)}`;
 }
 
 async function stageTarget(

@@ -2,6 +2,7 @@ import type { AppNames } from "../lib/declarations/define-app.ts";
 import type { GroupChildrenPage, GroupView } from "../lib/job/group-schemas.ts";
 import type { JobSummary, JobView } from "../lib/job/schemas.ts";
 import { type AnswerShape, answerShapes, checkAnswer } from "./answer-shapes.ts";
+import type { AppTypes, AppTypesNames } from "./app-types.ts";
 import { durableCalls } from "./durable-calls.ts";
 import { enqueueInBatches } from "./enqueue-many.ts";
 import { errorForAnswer, SkyforgeApiError } from "./errors.ts";
@@ -38,6 +39,15 @@ export interface ClientOptions<A extends AppNames> {
  * payloads before sending. An error answer throws SkyforgeApiError with the API's code; no answer,
  * or one that is not the API's, throws SkyforgeTransportError (client/errors.ts).
  */
+export function createClient<A extends AppNames>(options: ClientOptions<A>): SkyforgeClient<A>;
+/**
+ * `createClient<SkyforgeApp>({ transport })` with the interface `npx skyforge types` writes, in a
+ * project without the app's source (client/app-types.ts): the same checks of kinds, payloads and
+ * queues at compile time; none before sending (the API checks).
+ */
+export function createClient<A extends AppTypes>(options: {
+  transport: Transport;
+}): SkyforgeClient<AppTypesNames<A>>;
 export function createClient<A extends AppNames>(options: ClientOptions<A>): SkyforgeClient<A> {
   const { transport } = options;
   const check: EnqueueCheck | undefined = options.app ? enqueueCheck(options.app) : undefined;

@@ -1,16 +1,92 @@
-import { fileURLToPath } from "node:url";
-import { expect, test } from "vitest";
-import { compileTypoFixture } from "../support/typo-fixture.ts";
+import { describe, expect, it } from "vitest";
+import * as z from "zod";
+import { app } from "../../app/index.ts";
+import { appTypesSource } from "../../cli/app-types.ts";
+import type { AppNames } from "../../client/vocabulary.ts";
 
 /**
- * Names in the app are types: a misspelled queue, kind, schedule kind or rate-limit scope, or a
- * payload of the wrong shape, fails to compile. The fixture marks each line that must fail.
+ * `skyforge types` (cli/app-types.ts): each kind's payload as a producer writes it, from its zod
+ * schema's input side; what JSON can't carry is `unknown`. The file itself is compiled against the
+ * packed client by test/e2e/client-package.test.ts.
  */
-const fixture = fileURLToPath(new URL("../fixtures/app-typos/typos.ts", import.meta.url));
+function appOf(kinds: { name: string; payload: z.ZodType }[]): AppNames {
+  return {
+    kinds: kinds.map((k) => ({ ...k, queue: "default" })),
+    poolKinds: [],
+    queues: [{ name: "default" }],
+    rateLimits: [],
+  } as unknown as AppNames;
+}
 
-test("every misspelled name in the fixture is a compile error, and nothing else is", () => {
-  const { marked, failing } = compileTypoFixture(fixture);
-  expect(marked.length).toBe(20);
-  expect([...failing.keys()].sort((a, b) => a - b)).toEqual(marked);
-  expect(failing.get(marked[0] as number)?.join()).toMatch(/"partner-apj".*"partner-api"/);
-}, 60_000);
+describe("the app's types", () => {
+  it("prints a payload's fields: required or not (a default makes one optional), unions, tuples, maps", () => {
+    const source = appTypesSource(
+      appOf([
+        {
+          name: "shapes",
+          payload: z.object({
+            id: z.string().describe("the order"),
+            n: z.number().int().default(1),
+            tags: z.array(z.string()),
+            pair: z.tuple([z.string(), z.number()]),
+            mode: z.enum(["a", "b"]),
+            lit: z.literal(3),
+            maybe: z.string().nullable(),
+            opt: z.boolean().optional(),
+            map: z.record(z.string(), z.number()),
+            when: z.date(),
+            t: z.string().transform((s) => s.length),
+            "odd-key": z.union([z.string(), z.array(z.number())]),
+          }),
+        },
+        { name: "9lives", payload: z.string() },
+      ]),
+      "test",
+    );
+    expect(source).toContain(
+      [
+        "export type ShapesPayload = {",
+        "  /** the order */",
+        "  id: string;",
+        "  n?: number;",
+        "  tags: string[];",
+        "  pair: [string, number];",
+        '  mode: "a" | "b";',
+        "  lit: 3;",
+        "  maybe: string | null;",
+        "  opt?: boolean;",
+        "  map: { [key: string]: number };",
+        "  when: unknown;",
+        "  t: string;",
+        '  "odd-key": string | number[];',
+        "};",
+      ].join("\n"),
+    );
+    expect(source).toContain("export type _9livesPayload = string;");
+    expect(source).toContain(
+      [
+        "  kinds: {",
+        "    shapes: ShapesPayload;",
+        '    "9lives": _9livesPayload;',
+        "  };",
+        '  queues: "default";',
+      ].join("\n"),
+    );
+  });
+
+  it("a recursive schema is an alias that names itself", () => {
+    const source = appTypesSource(appOf([{ name: "tree", payload: z.json() }]), "test");
+    expect(source).toContain(
+      "export type TreePayload = string | number | boolean | null | TreePayload[] | { [key: string]: TreePayload };",
+    );
+  });
+
+  it("names every kind of the app, pool kinds as JSON, and its queues", () => {
+    const source = appTypesSource(app, "app/index.ts");
+    for (const kind of [...app.kinds, ...app.poolKinds]) {
+      expect(source).toMatch(new RegExp(`\\n {4}("${kind.name}"|${kind.name}): \\w+;\\n`));
+    }
+    for (const pool of app.poolKinds) expect(source).toContain(`    "${pool.name}": JsonValue;\n`);
+    expect(source).toContain(`  queues: ${app.queues.map((q) => JSON.stringify(q.name)).join(" | ")};\n`);
+  });
+});

@@ -107,6 +107,26 @@ describe("targets", () => {
     expect((await resolveTarget({}, {})).description).toBe("http://127.0.0.1:3000");
   });
 
+  it("npm start's PORT when it was given, below SKYFORGE_ENDPOINT and --endpoint; a PORT that isn't one is refused", async () => {
+    expect((await resolveTarget({}, { PORT: "4100" })).description).toBe("http://127.0.0.1:4100");
+    expect((await resolveTarget({}, { PORT: "" })).description).toBe("http://127.0.0.1:3000");
+    expect(
+      (await resolveTarget({}, { PORT: "4100", SKYFORGE_ENDPOINT: "http://127.0.0.1:5000" })).description,
+    ).toBe("http://127.0.0.1:5000");
+    expect((await resolveTarget({ endpoint: "http://127.0.0.1:4000" }, { PORT: "4100" })).description).toBe(
+      "http://127.0.0.1:4000",
+    );
+    // PORT=0 is "any free port" to npm start: nothing the CLI could find.
+    for (const port of ["0", "70000", "abc", "80 "]) {
+      await expect(resolveTarget({}, { PORT: port })).rejects.toThrow(
+        expect.objectContaining({
+          name: "UsageError",
+          message: expect.stringMatching(/^PORT=.*--endpoint or SKYFORGE_ENDPOINT/),
+        }),
+      );
+    }
+  });
+
   it("a stage from its outputs file; a missing or foreign one is a usage error", async () => {
     const dir = mkdtempSync(join(tmpdir(), "skyforge-cli-"));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
