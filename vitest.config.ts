@@ -9,10 +9,14 @@ import { defineConfig } from "vitest/config";
  */
 const SHARED_WORKERS = 4;
 
+/** Checked before any file of any project runs: one line per missing thing (test/support/prerequisites.ts). */
+const PREREQUISITES = "test/support/prerequisites.ts";
+
 const shared = {
   testTimeout: 30_000,
   hookTimeout: 60_000,
   pool: "forks",
+  globalSetup: [PREREQUISITES] as string[],
 } as const;
 
 /** The files that run on both DynamoDB emulators (test/support/dynamo-backends.ts). */
@@ -47,7 +51,7 @@ export default defineConfig({
           ...shared,
           name: "store",
           include: STORE_FILES,
-          globalSetup: ["test/support/dynamodb-local-setup.ts"],
+          globalSetup: [PREREQUISITES, "test/support/dynamodb-local-setup.ts"],
           maxWorkers: SHARED_WORKERS,
         },
       },
