@@ -8,6 +8,11 @@ import { usePoll } from "./poll.js";
 
 const retryable = new Set(["dead", "cancelled"]);
 const cancellable = new Set(["queued", "scheduled", "running", "paused"]);
+/**
+ * Where `lastError` is the job's own: it ended dead, or paused with its attempts spent. Otherwise it
+ * is an earlier attempt's (a done job that failed once), shown in the timeline's history instead.
+ */
+const failedWith = new Set(["dead", "paused"]);
 
 /**
  * One job, refreshed every second: payload, result, last error, attempts and timings; retry and cancel.
@@ -115,8 +120,12 @@ export function JobDetail({ id, onClose }) {
         </dl>
         ${
           job.lastError !== undefined &&
-          html`<h3>Error</h3>
+          (failedWith.has(job.status)
+            ? html`<h3>Error</h3>
           <pre class="error-box" data-testid="job-last-error">${job.lastError}</pre>`
+            : !(job.history ?? []).some((a) => a.error) &&
+              html`<h3 class="muted">An earlier attempt's error</h3>
+          <pre class="muted" data-testid="job-earlier-error">${job.lastError}</pre>`)
         }
         <${JobTimeline} job=${job} />
         <${DurableSteps} job=${job} onChange=${poll.refresh} />

@@ -70,7 +70,10 @@ export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
     [filter.queue, filter.status, cursor],
   );
   const next = poll.data?.cursor;
-  const items = [...(poll.data?.items ?? [])].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  // Newest first; the same instant breaks by id (time-ordered), so the order never flickers.
+  const items = [...(poll.data?.items ?? [])].sort(
+    (a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id),
+  );
   /** @param {import("./api-shapes").Job} job */
   const toggle = (job) => {
     const next = new Map(selected);

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Page, Route } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import {
@@ -16,80 +15,112 @@ import {
 
 /**
  * The web console in a real browser against a real `npm start` (test/support/console-browser.ts):
- * served by the local stack at /console. CONSOLE_SCREENSHOT=docs/console.png also writes the
- * README's picture. The stage proxy and the cross-site refusals are in console-security.test.ts.
+ * served by the local stack at /console. Every run rewrites the README's picture, docs/console.png
+ * (docsPicture, below). The stage proxy and the cross-site refusals are in console-security.test.ts.
  */
 const env = useConsoleBrowser();
 const http = env.http;
 
 describe("the web console on npm start", () => {
-  it(
-    "enqueues, follows a job to done, cancels, retries a dead job, pauses and resumes a queue",
-    async (ctx) => {
-      const { page, problems } = await openConsole(`${env.stack().url}/console`);
-      await see(page.getByTestId("schedule-heartbeat-echo"));
+  it("enqueues, follows a job to done, cancels, retries a dead job, pauses and resumes a queue", async (ctx) => {
+    const { page, problems } = await openConsole(`${env.stack().url}/console`);
+    await see(page.getByTestId("schedule-heartbeat-echo"));
 
-      // Enqueue through the UI; the detail follows the job to done, and the list shows it done.
-      const echoId = await enqueueThroughUi(page, "echo", { from: "the console test" });
-      await see(detailStatus(page, echoId, "done"));
-      expect(await page.getByTestId("job-result").textContent()).toContain("the console test");
-      await page.getByTestId("filter-queue").selectOption("default");
-      await page.getByTestId("filter-status").selectOption("done");
-      await see(page.locator(`[data-testid="job-row-${echoId}"][data-status="done"]`));
-      await see(page.getByTestId("chart-summary").filter({ hasText: /[1-9]\d* done/ }));
+    // Enqueue through the UI; the detail follows the job to done, and the list shows it done.
+    const echoId = await enqueueThroughUi(page, "echo", { from: "the console test" });
+    await see(detailStatus(page, echoId, "done"));
+    expect(await page.getByTestId("job-result").textContent()).toContain("the console test");
+    await page.getByTestId("filter-queue").selectOption("default");
+    await page.getByTestId("filter-status").selectOption("done");
+    await see(page.locator(`[data-testid="job-row-${echoId}"][data-status="done"]`));
+    await see(page.getByTestId("chart-summary").filter({ hasText: /[1-9]\d* done/ }));
 
-      // A job far in the future is scheduled, and Cancel ends it.
-      const laterId = await enqueueThroughUi(page, "echo", { later: true }, { delay: 1200 });
-      await see(detailStatus(page, laterId, "scheduled"));
-      await page.getByTestId("job-cancel").click();
-      await see(detailStatus(page, laterId, "cancelled"));
-      await see(page.getByTestId("job-action-message").filter({ hasText: "cancel: cancelled" }));
+    // A job far in the future is scheduled, and Cancel ends it.
+    const laterId = await enqueueThroughUi(page, "echo", { later: true }, { delay: 1200 });
+    await see(detailStatus(page, laterId, "scheduled"));
+    await page.getByTestId("job-cancel").click();
+    await see(detailStatus(page, laterId, "cancelled"));
+    await see(page.getByTestId("job-action-message").filter({ hasText: "cancel: cancelled" }));
 
-      // `fail` always throws: with one attempt it is dead at once.
-      const failId = await enqueueThroughUi(
-        page,
-        "fail",
-        { message: "boom from the console test" },
-        { maxAttempts: 1 },
-      );
-      await see(detailStatus(page, failId, "dead"));
-      await see(page.getByTestId("job-last-error").filter({ hasText: "boom from the console test" }));
+    // `fail` always throws: with one attempt it is dead at once.
+    const failId = await enqueueThroughUi(
+      page,
+      "fail",
+      { message: "boom from the console test" },
+      { maxAttempts: 1 },
+    );
+    await see(detailStatus(page, failId, "dead"));
+    await see(page.getByTestId("job-last-error").filter({ hasText: "boom from the console test" }));
 
-      // Pause: the queue says so, and a retried job waits in it, queued, instead of running.
-      await page.getByTestId("queue-toggle-default").click();
-      await see(page.getByTestId("queue-state-default").filter({ hasText: "paused" }));
-      await see(page.getByTestId("queue-toggle-default").filter({ hasText: "Resume" }));
+    // Pause: the queue says so, and a retried job waits in it, queued, instead of running.
+    await page.getByTestId("queue-toggle-default").click();
+    await see(page.getByTestId("queue-state-default").filter({ hasText: "paused" }));
+    await see(page.getByTestId("queue-toggle-default").filter({ hasText: "Resume" }));
 
-      // Retry from the dead job's detail, reached from the list.
-      await page.getByTestId("job-close").click();
-      await page.getByTestId("filter-status").selectOption("dead");
-      await page.getByTestId(`job-row-${failId}`).click();
-      await see(detailStatus(page, failId, "dead"));
-      await page.getByTestId("job-retry").click();
-      await see(detailStatus(page, failId, "queued"));
-      await see(page.getByTestId("job-attempts").filter({ hasText: "0 / 1" }));
-      await see(page.getByTestId("queue-visible-default").filter({ hasText: /[1-9]/ }));
+    // Retry from the dead job's detail, reached from the list.
+    await page.getByTestId("job-close").click();
+    await page.getByTestId("filter-status").selectOption("dead");
+    await page.getByTestId(`job-row-${failId}`).click();
+    await see(detailStatus(page, failId, "dead"));
+    await page.getByTestId("job-retry").click();
+    await see(detailStatus(page, failId, "queued"));
+    await see(page.getByTestId("job-attempts").filter({ hasText: "0 / 1" }));
+    await see(page.getByTestId("queue-visible-default").filter({ hasText: /[1-9]/ }));
 
-      // Resume: the retried job runs again (and, being `fail`, dies again after its one attempt).
-      await page.getByTestId("queue-toggle-default").click();
-      await see(page.getByTestId("queue-state-default").filter({ hasText: "running" }));
-      await see(detailStatus(page, failId, "dead"));
-      await see(page.getByTestId("job-attempts").filter({ hasText: "1 / 1" }));
-      expect((await http.call("GET", `/jobs/${failId}`)).body).toMatchObject({ status: "dead", attempts: 1 });
+    // Resume: the retried job runs again (and, being `fail`, dies again after its one attempt).
+    await page.getByTestId("queue-toggle-default").click();
+    await see(page.getByTestId("queue-state-default").filter({ hasText: "running" }));
+    await see(detailStatus(page, failId, "dead"));
+    await see(page.getByTestId("job-attempts").filter({ hasText: "1 / 1" }));
+    expect((await http.call("GET", `/jobs/${failId}`)).body).toMatchObject({ status: "dead", attempts: 1 });
 
-      if (process.env.CONSOLE_SCREENSHOT) await dressForDocs(page);
-      const shot = await screenshot(page, "console.png");
-      await ctx.annotate(`screenshot: ${shot}`, "artifact");
-      if (process.env.CONSOLE_SCREENSHOT) {
-        const docs = resolve(process.env.CONSOLE_SCREENSHOT);
-        mkdirSync(dirname(docs), { recursive: true });
-        await page.screenshot({ path: docs, fullPage: true });
-      }
-      expect(problems).toEqual([]);
-      await page.close();
-    },
-    process.env.CONSOLE_SCREENSHOT ? 120_000 : 60_000,
-  );
+    const shot = await screenshot(page, "console.png");
+    await ctx.annotate(`screenshot: ${shot}`, "artifact");
+    await docsPicture(page, [echoId, laterId, failId]);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it("lists the newest jobs first, and a done job's earlier failure is in its history, not its error", async () => {
+    const made = await http.call("POST", "/jobs/batch", {
+      jobs: [1, 2, 3].map((i) => ({ kind: "echo", payload: { order: i } })),
+    });
+    const echoes: string[] = made.body.results.map((r: { id: string }) => r.id);
+    // flaky throws on its first attempt and succeeds on its second.
+    const flaky = (await http.call("POST", "/jobs", { kind: "flaky", payload: { failTimes: 1 } })).body.id;
+    const { page, problems } = await openConsole(`${env.stack().url}/console/#/jobs/${flaky}`);
+    await see(detailStatus(page, flaky, "done"), 30_000);
+    const job = (await http.call("GET", `/jobs/${flaky}`)).body;
+    expect(job).toMatchObject({
+      status: "done",
+      attempts: 2,
+      lastError: expect.stringContaining("flaky: attempt 1"),
+    });
+    // Done: no "Error" of its own; the first attempt's error is where the history is, the timeline.
+    expect(await page.getByTestId("job-last-error").count()).toBe(0);
+    expect(await page.getByTestId("job-earlier-error").count()).toBe(0);
+    await see(
+      page
+        .getByTestId("timeline-entry")
+        .filter({ hasText: "flaky: attempt 1 of 1 planned failures" })
+        .first(),
+    );
+
+    // The list: every row's job created no earlier than the row below it.
+    await page.getByTestId("filter-queue").selectOption("default");
+    await page.getByTestId("filter-status").selectOption("done");
+    for (const id of [...echoes, flaky]) await see(page.getByTestId(`job-row-${id}`), 20_000);
+    const rows = await page
+      .locator('tr[data-testid^="job-row-"]')
+      .evaluateAll((els) => els.map((el) => el.getAttribute("data-testid")?.replace("job-row-", "") ?? ""));
+    const created = await Promise.all(
+      rows.map(async (id) => (await http.call("GET", `/jobs/${id}`)).body.createdAt as string),
+    );
+    expect(created).toEqual([...created].sort().reverse());
+    expect(rows.indexOf(flaky)).toBeLessThan(rows.indexOf(echoes[0] as string));
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
 
   it("selects two dead jobs, replays them, and links the new jobs, each naming its original", async () => {
     const message = `replay me ${randomUUID()}`;
@@ -261,18 +292,45 @@ describe("the web console on npm start", () => {
   });
 });
 
-/** For the README's picture: traffic spread over 40 s in the chart (CONSOLE_SCREENSHOT only). */
-async function dressForDocs(page: Page) {
-  for (let batch = 0; batch < 3; batch++) {
-    const jobs = Array.from({ length: 100 }, (_, i) => ({
-      kind: "echo",
-      payload: { i },
-      delaySeconds: (i * 7 + batch * 13) % 40,
-    }));
-    expect((await http.call("POST", "/jobs/batch", { jobs })).status).toBe(200);
-  }
-  await http.call("POST", "/jobs", { kind: "sleep", payload: { ms: 30_000 } });
-  await page.getByTestId("filter-queue").selectOption("");
+/** The README's picture, rewritten by every run of this test so it can't go stale. */
+const DOCS_PICTURE = fileURLToPath(new URL("../../docs/console.png", import.meta.url));
+
+/**
+ * docs/console.png: the page as the test leaves it, listing the test's three jobs (done, cancelled,
+ * dead) with the dead one open. What differs from run to run is made the same before the shot: ids,
+ * times and durations read as fixed placeholders, the chart's time series is masked, and the queues
+ * are drained; so a run changes the committed file only when the console's look does.
+ */
+async function docsPicture(page: Page, jobs: string[]): Promise<void> {
+  await page.getByTestId("filter-queue").selectOption("default");
   await page.getByTestId("filter-status").selectOption("");
-  await see(page.getByTestId("chart-summary").filter({ hasText: /\b(2[89]\d|3\d\d) done/ }), 60_000);
+  for (const id of jobs) await see(page.getByTestId(`job-row-${id}`));
+  for (const count of ["visible", "inFlight", "delayed"])
+    await see(page.getByTestId(`queue-${count}-default`).filter({ hasText: /^\s*0\s*$/ }), 20_000);
+  // The same text every run, the page's own layout around it; the next poll that changes anything
+  // would put the real text back, so the shot is taken at once.
+  await page.evaluate(`(() => {
+    const set = (selector, text) => document.querySelectorAll(selector).forEach((el) => { el.textContent = text; });
+    set('[data-testid="connection"]', "live · updated 1 s ago");
+    set('[data-testid="target"]', "127.0.0.1:3000");
+    set('[data-testid="enqueue-job-link"], [data-testid="job-detail"] h2 .mono', "01JB7Q0EXAMPLE0000000000000");
+    set('[data-testid="jobs"] td.mono a', "01JB7Q0E…");
+    set('[data-testid="jobs"] tbody td:nth-child(7), [data-testid="job-timeline"] .mono', "12:00:00");
+    set('[data-testid="jobs"] tbody td:nth-child(n+8), [data-testid="job-timeline"] .muted:not(.mono):not(.small)', "12 ms");
+    document.querySelectorAll('[data-testid="job-timeline"] .small').forEach((el) => {
+      el.textContent = el.textContent.replace(/\\d+(\\.\\d+)?\\s*(ms|s)\\b/g, "12 ms").replace(/:\\d+\\b/g, ":4242");
+    });
+    set('[data-testid="job-detail"] .facts dd:not([data-testid="job-attempts"])', "2026-01-01 12:00:00");
+    set('[data-testid="schedules"] tbody td:nth-child(4), [data-testid="schedules"] tbody td:nth-child(5)', "12:05:00");
+    set('[data-testid="chart-summary"]', "");
+  })()`);
+  await page.mouse.move(0, 0);
+  await page.screenshot({
+    path: DOCS_PICTURE,
+    fullPage: true,
+    animations: "disabled",
+    caret: "hide",
+    mask: [page.locator('[data-testid="chart"] .uplot')],
+    maskColor: "#f1f5f9",
+  });
 }
