@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { AppNames } from "../lib/declarations/define-app.ts";
+import type { AppTypes, AppTypesNames } from "./app-types.ts";
 import { type ClientOptions, createClient } from "./create-client.ts";
 import { SkyforgeClientError } from "./errors.ts";
 import { type Credentials, httpTransport } from "./http-transport.ts";
@@ -120,6 +121,15 @@ export function transportForOutputs(
 }
 
 /** `await clientForStage<typeof app>("prod")`: the typed client for a deployed stage. */
+export async function clientForStage<A extends AppNames>(
+  stage: string,
+  options?: StageTransportOptions & Pick<ClientOptions<A>, "app">,
+): Promise<SkyforgeClient<A> & { close(): void }>;
+/** `await clientForStage<SkyforgeApp>("prod")`, typed by what `npx skyforge types` wrote (client/app-types.ts). */
+export async function clientForStage<A extends AppTypes>(
+  stage: string,
+  options?: StageTransportOptions,
+): Promise<SkyforgeClient<AppTypesNames<A>> & { close(): void }>;
 export async function clientForStage<A extends AppNames>(
   stage: string,
   options: StageTransportOptions & Pick<ClientOptions<A>, "app"> = {},

@@ -1,7 +1,12 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import * as z from "zod";
 import { app } from "../../app/index.ts";
 import { appTypesSource } from "../../cli/app-types.ts";
+import type { AppTypesNames } from "../../client/app-types.ts";
+import { createClient } from "../../client/create-client.ts";
+import type { SkyforgeClient } from "../../client/skyforge-client.ts";
+import { clientForStage } from "../../client/stage-outputs.ts";
+import type { Transport } from "../../client/transport.ts";
 import type { AppNames } from "../../client/vocabulary.ts";
 
 /**
@@ -88,5 +93,28 @@ describe("the app's types", () => {
     }
     for (const pool of app.poolKinds) expect(source).toContain(`    "${pool.name}": JsonValue;\n`);
     expect(source).toContain(`  queues: ${app.queues.map((q) => JSON.stringify(q.name)).join(" | ")};\n`);
+  });
+
+  it("createClient and clientForStage take the interface it writes (checked by tsc)", () => {
+    interface SkyforgeApp {
+      kinds: { echo: { message: string }; "pool-x": unknown };
+      queues: "default" | "batch";
+    }
+    type Client = SkyforgeClient<AppTypesNames<SkyforgeApp>>;
+    expectTypeOf<Parameters<Client["enqueue"]>[0]>().toEqualTypeOf<"echo" | "pool-x">();
+    // Compiled, never run: what each returns for the interface.
+    const _returns = async (transport: Transport) => {
+      expectTypeOf(createClient<SkyforgeApp>({ transport })).toEqualTypeOf<Client>();
+      expectTypeOf(await clientForStage<SkyforgeApp>("prod")).toEqualTypeOf<Client & { close(): void }>();
+    };
+    // Compiled, never run: a misspelled kind, a wrong payload and an unknown queue are refused.
+    const _unused = (jobs: Client) => {
+      // @ts-expect-error a kind the app doesn't have
+      void jobs.enqueue("ecko", { message: "x" });
+      // @ts-expect-error a payload of the wrong shape
+      void jobs.enqueue("echo", { message: 1 });
+      // @ts-expect-error a queue the app doesn't have
+      void jobs.enqueue("echo", { message: "x" }, { queue: "nope" });
+    };
   });
 });
