@@ -32,7 +32,8 @@ import { costPerUnit, meteredUsage } from "./bench-usage.ts";
  * One measured single-kind window of `npm run bench` (docs/architecture.md §11): jobs of the run's
  * shape through the local stack, enqueued in batches of 100 with the producer's enqueueBatch (what
  * the enqueue Lambda does for `{ jobs }`), after a warm-up. Requests are counted by SDK middleware
- * on the stack's real clients. A single run measures one window (then its group scenario); the
+ * on the stack's real clients. A single run measures one window (`--scenario group` and `all` then run
+ * the group scenario on its stack, scripts/bench-scenarios.ts); the
  * matrix one per cell, each on its own stack.
  */
 
@@ -222,7 +223,7 @@ export const shapeJson = (shape: RunShape) => ({
   ...(shape.failOnce ? { failOnce: true } : {}),
 });
 
-/** The window's fields of the JSON line (a single run adds the bundles, the cold start and the group). */
+/** The window's fields of the JSON line (`--scenario all` puts the other scenarios' entries beside them). */
 export function windowJson(a: Analysis, shape: RunShape) {
   const n = a.n;
   return {
