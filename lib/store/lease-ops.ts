@@ -76,7 +76,7 @@ export async function claim(
     claiming.then((item): ClaimResult => ({ claimed: true, item })),
     (current: JobItem | undefined): Promise<ClaimResult> | ClaimResult =>
       current?.status === "running" && current.leaseToken && (current.leaseUntil ?? now) < now
-        ? takeOver(ctx, current, token, now, leaseMs, run)
+        ? takeOver(ctx, current, token, leaseMs, run)
         : { claimed: false, current },
   );
 }
@@ -104,10 +104,13 @@ async function takeOver(
   ctx: StoreContext,
   previous: JobItem,
   token: string,
-  now: number,
   leaseMs: number,
   run: RunStamp,
 ): Promise<ClaimResult> {
+  // The lease counts from this write, not from the first one: a loaded store can take a second or
+  // more over the lost write and its read, and a lease counted from before them would start short,
+  // its run stopped by its own heartbeat's deadline within the first renewal.
+  const now = ctx.clock.now();
   const lapsed = previous.leaseToken ?? "";
   const write = conditionalUpdate<JobItem>(ctx, "claim:takeover", jobKey(previous.id), (e) => ({
     update: runUpdate(new Update(e), token, now, leaseMs, run)
