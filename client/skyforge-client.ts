@@ -7,7 +7,7 @@ import type {
 } from "../lib/declarations/define-app.ts";
 import type { MisfirePolicy } from "../lib/declarations/schedule-declaration.ts";
 import type { ErrorBody } from "../lib/errors.ts";
-import type { StepView, WaitingView } from "../lib/job/durable.ts";
+import type { StepView, TokenView, WaitingView } from "../lib/job/durable.ts";
 import type { FlowRate } from "../lib/job/flow.ts";
 import type {
   ChildrenQuery,
@@ -177,25 +177,7 @@ export interface JobSteps {
   waiting?: WaitingView;
   steps: StepView[];
 }
-export type { StepView, WaitingView };
-
-/**
- * A wait token as GET /tokens/{id} shows it, never its secret. The same shape as the API's own
- * (lib/ops/durable-tokens.ts, which the client can't import: it runs the engine); a unit test holds
- * the two equal.
- */
-export interface TokenView {
-  id: string;
-  jobId: string;
-  /** The token step's name in its job. */
-  step: string;
-  /** A pending token whose job ended is `cancelled`; one past its timeout, `timed-out`. */
-  status: "pending" | "completed" | "timed-out" | "cancelled";
-  createdAt: string;
-  timeoutAt: string;
-  completedAt?: string;
-  data?: unknown;
-}
+export type { StepView, TokenView, WaitingView };
 
 /** POST /tokens/{id}'s answer: the token completed, and whether its waiting job was resumed now. */
 export interface TokenCompleted {

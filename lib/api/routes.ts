@@ -114,7 +114,14 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
  * or 405 naming the methods when the path is one some route serves with another method.
  */
 export function createApiHandler(engine: Engine) {
-  const routes = apiRoutes(engine);
+  return serveRoutes(engine, apiRoutes(engine));
+}
+
+/**
+ * `routes` as one middy handler over API Gateway v2 events, matched exactly (createApiHandler): the
+ * API's, or the token callback's one route (lib/handlers/token-callback.ts).
+ */
+export function serveRoutes(engine: Pick<Engine, "log" | "metrics">, routes: readonly ApiRoute[]) {
   const handlers = new Map(routes.map((r) => [`${r.method} ${r.path}`, r.handler]));
   const matcher = routeMatcher([...handlers.keys()]);
   return middy<HttpEvent, HttpResult>()

@@ -49,6 +49,20 @@ export interface DurableContext {
   waitForEvent<T = unknown>(name: string, wait: EventWait<T>): Promise<T>;
 }
 
+/** A wait token as GET /tokens/{id} shows it, never its secret. */
+export interface TokenView {
+  id: string;
+  jobId: string;
+  /** The token step's name in its job. */
+  step: string;
+  /** A pending token whose job ended is `cancelled`; one past its timeout, `timed-out`. */
+  status: "pending" | "completed" | "timed-out" | "cancelled";
+  createdAt: string;
+  timeoutAt: string;
+  completedAt?: string;
+  data?: unknown;
+}
+
 /** What a waiting job waits for, as GET /jobs/{id} shows it. */
 export interface WaitingView {
   for: "sleep" | "token" | "event";

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { loadDurable, stowDurable } from "../claims/durable-bodies.ts";
 import { ClientError } from "../errors.ts";
+import type { TokenView } from "../job/durable.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
 import type { Engine } from "../services/engine-services.ts";
@@ -10,18 +11,6 @@ import { resumeJob } from "./resume-waiting.ts";
 
 /** Token ids are `tok_` and a ULID (lib/runtime/durable-run.ts): anything else names none, unread. */
 const TOKEN_ID = /^tok_[0-9A-HJKMNP-TV-Z]{26}$/;
-
-/** A token as GET /tokens/{id} shows it; its secret never. */
-export interface TokenView {
-  id: string;
-  jobId: string;
-  step: string;
-  status: "pending" | "completed" | "timed-out" | "cancelled";
-  createdAt: string;
-  timeoutAt: string;
-  completedAt?: string;
-  data?: unknown;
-}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

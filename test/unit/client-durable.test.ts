@@ -1,14 +1,12 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../../client/create-client.ts";
 import { tokenTarget } from "../../client/durable-calls.ts";
 import { SkyforgeApiError, SkyforgeTransportError } from "../../client/errors.ts";
 import { httpTransport } from "../../client/http-transport.ts";
-import type { TokenView } from "../../client/skyforge-client.ts";
 import type { ApiRequest, ApiResponse, Transport } from "../../client/transport.ts";
 import type { AppNames } from "../../lib/declarations/define-app.ts";
-import type { TokenView as ApiTokenView } from "../../lib/ops/durable-tokens.ts";
 
 /**
  * The client's durable calls (docs/guide/durable-jobs.md): what each sends, a token's url taken apart
@@ -38,10 +36,6 @@ const fail = (p: Promise<unknown>) =>
     () => expect.unreachable("expected a failure"),
     (e: unknown) => e,
   );
-
-it("the client's TokenView is the API's", () => {
-  expectTypeOf<TokenView>().toEqualTypeOf<ApiTokenView>();
-});
 
 describe("tokenTarget", () => {
   it.each([
