@@ -38,8 +38,11 @@ describe("a paused job in the web console", () => {
       "retry",
       "paused",
     ]);
+    // Its timeline now has both pauses (each run's attempts counted from 1 again after the resume).
     await see(
-      page.locator('[data-testid="timeline-entry"][data-what="attempt"]', { hasText: "attempt 2: paused" }),
+      page
+        .locator('[data-testid="timeline-entry"][data-what="attempt"]', { hasText: "attempt 2: paused" })
+        .nth(1),
     );
     await see(detailStatus(page, id, "paused"));
     expect(problems).toEqual([]);

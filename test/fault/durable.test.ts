@@ -13,6 +13,13 @@ import { type FaultStack, faultScenarios, type Json, LEASE_MS, report, times } f
  * run's lease is lost and the jobs are taken over while the stale runs thaw.
  */
 const KIND = "fault-durable";
+/**
+ * Jobs a scenario runs. Each waits at a barrier holding its run, and the local event source (like
+ * Lambda's) runs at most the queue's maxConcurrency (10) invocations at once, one of which may hold a
+ * single job: more jobs than that at a barrier could leave a woken job no invocation to run in until
+ * the barrier opens.
+ */
+const JOBS = 8;
 const STEPS = ["one", "two", "three", "four"];
 
 const durableKind = `import { appendFileSync, existsSync } from "node:fs";
@@ -122,7 +129,7 @@ async function expectEachStepOnce(stack: FaultStack, ids: readonly string[]) {
 describe("durable steps under faults on npm start", () => {
   it("the stack SIGKILLed after a step's write, before and after a sleep, started again: each step's function ran once", async () => {
     await onStack("durable-kill", async (stack) => {
-      const ids = await stack.enqueueMany(times(20, (n) => ({ kind: KIND, payload: { n } })));
+      const ids = await stack.enqueueMany(times(JOBS, (n) => ({ kind: KIND, payload: { n } })));
       await allAt(stack, ids, "one");
       await stack.killAll();
       await stack.restart();
@@ -146,7 +153,7 @@ describe("durable steps under faults on npm start", () => {
   it("the stack frozen past the lease between two steps: the stale runs record nothing, the new owners run each step once", async () => {
     await onStack("durable-freeze", async (stack) => {
       open(stack, "three");
-      const ids = await stack.enqueueMany(times(10, (n) => ({ kind: KIND, payload: { n } })));
+      const ids = await stack.enqueueMany(times(JOBS, (n) => ({ kind: KIND, payload: { n } })));
       await allAt(stack, ids, "one");
       // The barrier opens while the stack is frozen: on thaw every stale run could go on at once.
       const freezing = stack.freeze(2 * LEASE_MS + 1000);
