@@ -44,7 +44,8 @@ export type RecordStepResult =
  * condition: running under this fence, its lease not yet ended (a run thawed after its lease lapsed
  *   records nothing, even before another worker took the job over) AND the name has no entry yet.
  * result: the new item; or lease_lost (a takeover owns the job: nothing written, the stale run must
- *   stop), or exists with the entry already there (another run of this job recorded it first).
+ *   stop), or exists with the entry already there (another run of this job recorded it first). A map
+ *   the caller didn't know of (its run's steps side by side) is written into once more.
  */
 export async function recordStep(
   ctx: StoreContext,
@@ -62,14 +63,17 @@ export async function recordStep(
   });
   return orOnConflict(
     write.then((item): RecordStepResult => ({ recorded: true, item })),
-    (current: JobItem | undefined): RecordStepResult => {
+    (current: JobItem | undefined): RecordStepResult | Promise<RecordStepResult> => {
       const ours =
         current?.status === "running" &&
         current.leaseToken === fence &&
         (current.leaseUntil ?? 0) > ctx.clock.now();
       if (!ours || !current) return { recorded: false, reason: "lease_lost" };
       const existing = current.steps?.[name];
-      // The map appeared under our own fence: our run wrote it; write the entry into it.
+      // The map appeared under our own fence (a step of this run that ran alongside wrote it first):
+      // write the entry into it.
+      if (!existing && !mapExists && current.steps !== undefined)
+        return recordStep(ctx, jobId, fence, name, record, true);
       if (!existing) return { recorded: false, reason: "lease_lost" };
       return { recorded: false, reason: "exists", record: existing, item: current };
     },

@@ -74,6 +74,20 @@ const kinds = [
     }),
   }),
   defineUnboundKind({
+    name: "t-side-by-side",
+    queue: "default",
+    payload: z.object({ user: z.string() }),
+    maxAttempts: 3,
+    timeoutSeconds: 30,
+    handler: async ({ user }, ctx) => {
+      const [x, y] = await Promise.all([
+        ctx.step("x", async () => journal.push(`${user}:x`)),
+        ctx.step("y", async () => journal.push(`${user}:y`)),
+      ]);
+      return { x: typeof x, y: typeof y };
+    },
+  }),
+  defineUnboundKind({
     name: "t-long-sleep",
     queue: "default",
     payload: z.object({}),
@@ -135,6 +149,17 @@ describe("durable steps", () => {
     ]);
     // The failed attempt spent one; the sleep gave its run's back.
     expect(done.attempts).toBe(2);
+  });
+
+  it("two steps side by side, the job's first: both recorded in the one run", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({ kind: "t-side-by-side", payload: { user: "u6" } });
+    const done = await settled(h, job.id, "done");
+    expect(done.attempts).toBe(1);
+    expect(Object.keys(done.steps ?? {}).sort()).toEqual(["x", "y"]);
+    expect(journal.filter((l) => l.startsWith("u6:")).sort()).toEqual(["u6:x", "u6:y"]);
   });
 
   it("a sleep past SQS's 15 minutes waits in the scheduled index; the reaper wakes it at its end", async () => {
