@@ -131,9 +131,11 @@ export class DurableRun {
     const json = JSON.stringify(value);
     if (Buffer.byteLength(json) > MAX_PAYLOAD_BYTES)
       throw new UsageError(`step "${name}" returned over ${MAX_PAYLOAD_BYTES} bytes of JSON`);
-    const kept = await this.write(name, this.record(await this.bodyOf(name, json, this.item.attempts)));
-    // Both paths hand back the JSON's value, so a first run and a replay see the same types.
-    return (await this.read(kept)) as T;
+    const record = this.record(await this.bodyOf(name, json, this.item.attempts));
+    const kept = await this.write(name, record);
+    // Both paths hand back the JSON's value, so a first run and a replay see the same types; the
+    // JSON just written is parsed again rather than read back from the claims bucket.
+    return (kept === record ? JSON.parse(json) : await this.read(kept)) as T;
   }
 
   private sleepFor(name: string, seconds: number): Promise<void> {
