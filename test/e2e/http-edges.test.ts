@@ -37,9 +37,14 @@ interface Answer {
 /**
  * Sends bytes on a fresh connection and reads the answer until the server closes it (bounded). The
  * requests below name `Host: local`; it is sent as the server's own address, as any client sends it
- * (another Host is refused, see "requests from other sites").
+ * (another Host is refused, see "requests from other sites"). `keepOpen`: the request is left
+ * unfinished, so the answer is read once it has all arrived, without waiting for a close.
  */
-function raw(base: string, request: string | Buffer, options: { halfClose?: boolean } = {}): Promise<Answer> {
+function raw(
+  base: string,
+  request: string | Buffer,
+  options: { halfClose?: boolean; keepOpen?: boolean } = {},
+): Promise<Answer> {
   const { hostname, port, host } = new URL(base);
   if (typeof request === "string") request = request.replace(/^Host: local(?=\r?\n)/m, `Host: ${host}`);
   return new Promise((resolve, reject) => {
@@ -54,10 +59,7 @@ function raw(base: string, request: string | Buffer, options: { halfClose?: bool
         ),
       );
     }, ANSWER_WITHIN_MS);
-    socket.on("data", (d) => chunks.push(d));
-    socket.on("error", () => {}); // a reset after the answer is fine; a missing answer fails below
-    socket.on("close", () => {
-      clearTimeout(timer);
+    const answer = (): Answer => {
       const text = Buffer.concat(chunks).toString("utf8");
       const [head = "", ...rest] = text.split("\r\n\r\n");
       const [statusLine = "", ...headerLines] = head.split("\r\n");
@@ -69,11 +71,31 @@ function raw(base: string, request: string | Buffer, options: { halfClose?: bool
       );
       let body = rest.join("\r\n\r\n");
       if (headers["transfer-encoding"] === "chunked") body = unchunk(body);
-      resolve({ status: Number(statusLine.split(" ")[1]), headers, body, ms: Date.now() - started });
+      return { status: Number(statusLine.split(" ")[1]), headers, body, ms: Date.now() - started };
+    };
+    socket.on("data", (d) => {
+      chunks.push(d);
+      if (options.keepOpen && answerComplete(Buffer.concat(chunks).toString("utf8"))) socket.destroy();
+    });
+    socket.on("error", () => {}); // a reset after the answer is fine; a missing answer fails below
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve(answer());
     });
     socket.write(request);
     if (options.halfClose) socket.end();
   });
+}
+
+/** Whether a whole answer has arrived: its Content-Length's bytes, or a chunked body's last chunk. */
+function answerComplete(text: string): boolean {
+  const end = text.indexOf("\r\n\r\n");
+  if (end < 0) return false;
+  const head = text.slice(0, end).toLowerCase();
+  const body = text.slice(end + 4);
+  if (/\r\ntransfer-encoding: chunked/.test(head)) return body.endsWith("0\r\n\r\n");
+  const length = /\r\ncontent-length: (\d+)/.exec(head);
+  return length !== null && Buffer.byteLength(body) >= Number(length[1]);
 }
 
 function unchunk(text: string): string {
@@ -237,9 +259,10 @@ describe("a client that stops sending gets 408 in the error shape", () => {
 describe("bodies: size and encoding", () => {
   const echo = JSON.stringify({ kind: "echo", payload: { edge: true }, delaySeconds: 600 });
 
-  it("a body over 6 MB with Content-Length → 413 payload_too_large", async () => {
-    const body = Buffer.alloc(6 * 1024 * 1024 + 1, 0x20);
-    expectError(await call("POST", "/jobs", { body }), 413, "payload_too_large");
+  it("a body over 6 MB with Content-Length → 413 payload_too_large, refused from the header alone", async () => {
+    // Not a byte of the body is sent: an answer at all shows the server refused it unread.
+    const tooLong = `Content-Length: ${6 * 1024 * 1024 + 1}\r\nContent-Type: application/json\r\n`;
+    expectError(await raw(stack.url, post("/jobs", tooLong), { keepOpen: true }), 413, "payload_too_large");
   });
 
   it("a chunked body that passes 6 MB mid-stream → 413 payload_too_large", async () => {

@@ -12,29 +12,35 @@ export interface HealthOptions {
   /** How long the jobs get to reach a terminal status. */
   timeoutMs?: number;
   /**
-   * When a whole-stack kill landed: a run whose handler succeeded within FINALIZE_WINDOW_MS before it
-   * may have had no time to write its end, so its job runs again (at least once, by design): such a
-   * run doesn't count against "exactly one successful run".
+   * When a whole-stack kill landed: a run whose handler succeeded before it may have had no time to
+   * write its end, so its job runs again (at least once, by design). Such a run doesn't count against
+   * "exactly one successful run" when the job's own history says the store never recorded its end.
    */
   killedAt?: number;
 }
 
-/** How long a finalize may take after its handler returned, on a loaded machine. */
-const FINALIZE_WINDOW_MS = 1000;
+/** One entry of GET /jobs/{id}'s attempt history, as far as the fault suite reads it. */
+interface HistoryEntry {
+  attempt: number;
+  outcome: string;
+}
 
 /**
- * A job's successful runs that count against "exactly one": a success that ended within
- * FINALIZE_WINDOW_MS before a whole-stack kill may have had no time to write its end, so the run
- * after it (at least once, by design) is the one that counts.
+ * A job's successful runs that count against "exactly one". A success that ended before a
+ * whole-stack kill whose attempt the job's history shows "lapsed" (the kill came between the
+ * handler's return and its finalize: the store took the lease back, no end was ever written) is
+ * followed by another run by design, and the run after it is the one that counts. The store's own
+ * record decides, not a guess at how long a finalize takes on a loaded machine.
  */
-export function countedSuccesses(jobRuns: readonly Run[], killedAt: number | undefined): Run[] {
+export function countedSuccesses(jobRuns: readonly Run[], view: Json, killedAt: number | undefined): Run[] {
+  const history: HistoryEntry[] = view.history ?? [];
+  const lapsed = (attempt: number) =>
+    history.some((h) => h.attempt === attempt && h.outcome === "lapsed") &&
+    !history.some((h) => h.attempt === attempt && h.outcome === "done");
   const succeeded = jobRuns.filter((r) => r.outcome === "ok");
-  const cutBeforeFinalize = (r: Run) =>
-    killedAt !== undefined &&
-    r.end !== undefined &&
-    r.end <= killedAt &&
-    killedAt - r.end <= FINALIZE_WINDOW_MS;
-  return succeeded.filter((r, i) => !(i < succeeded.length - 1 && cutBeforeFinalize(r)));
+  const endNeverWritten = (r: Run) =>
+    killedAt !== undefined && r.end !== undefined && r.end <= killedAt && lapsed(r.attempt);
+  return succeeded.filter((r, i) => !(i < succeeded.length - 1 && endNeverWritten(r)));
 }
 
 export interface HealthFigures {
@@ -135,11 +141,11 @@ export async function assertHealthy(
       problems.push(
         `job ${id} ended ${view.status} (${view.lastError ?? ""}); expected ${allowed.join(" or ")}`,
       );
-    const counted = countedSuccesses(jobRuns, options.killedAt);
+    const counted = countedSuccesses(jobRuns, view, options.killedAt);
     const wanted = view.status === "done" ? 1 : 0;
     if (counted.length !== wanted)
       problems.push(
-        `job ${id} is ${view.status} with ${counted.length} successful runs, expected ${wanted} (${evidence()})`,
+        `job ${id} is ${view.status} with ${counted.length} successful runs, expected ${wanted} (${evidence()}; history ${JSON.stringify(view.history ?? [])})`,
       );
     const success = counted.at(-1);
     if (view.status === "done" && success && success.attempt !== view.attempts)
