@@ -1,3 +1,4 @@
+import { ulid } from "ulid";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { ClientError, ThrottledError } from "../../lib/errors.ts";
@@ -120,8 +121,11 @@ describe("flow control per key", () => {
     // flood's last 20 starts are in id order.
     const order = runs.filter((r) => r.tenant === "flood").map((r) => r.id);
     expect(order.slice(-20)).toEqual([...order.slice(-20)].sort());
-    // Every place went back: no run holds one, none waits.
-    expect(Object.keys((await readFlowKey(h.engine.store, "t-keyed", "flood")).holders)).toEqual([]);
+    // Every place went back (each after its job's finalize: awaited, bounded): no run holds one.
+    await waitFor(
+      async () => Object.keys((await readFlowKey(h.engine.store, "t-keyed", "flood")).holders).length === 0,
+      "every flood place to be handed back",
+    );
   });
 
   it("under saturation each key's share of starts follows its concurrency (weights 3 : 2) within 20%", async () => {
@@ -196,23 +200,36 @@ describe("flow control per key", () => {
     for (const r of done) await settled(h, r.id ?? "", "done");
     for (const r of done)
       expect(await takeKeyPlace(store, "t-keyed", "crashy", r.id ?? "", 2, clock.now())).toBe(true);
-    // A job parked behind them, as if it had come while they ran: the reaper sends it on.
-    const late = await h.engine.producer.enqueue({
+    // A job parked behind them by a worker that died before it looked at the key again (no
+    // message, nobody to free the ended runs' places): only the reaper can send it on.
+    const now = clock.now();
+    const late = {
+      id: ulid(),
       kind: "t-keyed",
-      payload: { tenant: "crashy", seq: 2, ms: 0 },
-    });
-    const parked = await getJob(store, late.job.id);
-    await parkJob(store, { ...(parked as NonNullable<typeof parked>) }, "crashy");
+      queue: "default",
+      maxAttempts: 3,
+      priority: "normal" as const,
+      createdAt: now,
+      runAt: now,
+      timeoutSeconds: 30,
+      flowKey: "crashy",
+      payload: JSON.stringify({ tenant: "crashy", seq: 2, ms: 0 }),
+    };
+    expect(await parkJob(store, late, "crashy")).toBe(true);
     const report = await runReaper(h.engine, { staleSweepPassMs: 0 });
-    expect(report.flowJobsSent).toBeGreaterThanOrEqual(0);
-    await settled(h, late.job.id, "done");
+    expect(report.flowJobsSent).toBe(1);
+    await settled(h, late.id, "done");
     // A new arrival finds the key free again.
     const next = await h.engine.producer.enqueue({
       kind: "t-keyed",
       payload: { tenant: "crashy", seq: 3, ms: 0 },
     });
     await settled(h, next.job.id, "done");
-    expect(Object.keys((await readFlowKey(store, "t-keyed", "crashy")).holders)).toEqual([]);
+    // The place goes on after the job's finalize (done first, then the hand-over): awaited, bounded.
+    await waitFor(
+      async () => Object.keys((await readFlowKey(store, "t-keyed", "crashy")).holders).length === 0,
+      "the last run's place to be handed back",
+    );
   });
 
   it("a job enqueued while its key is full waits in the key's line from the start: no message until a place frees", async () => {
@@ -253,7 +270,10 @@ describe("flow control per key", () => {
     // SQS hands out a copy again (at least once): its gate finds a free place, its claim a done job.
     await h.engine.transport.send({ message: messageFromItem(done, done.payload), delaySeconds: 0 });
     await waitFor(async () => h.metrics.total("duplicateDeliveries") > 0 || undefined, "the copy's delivery");
-    expect((await readFlowKey(h.engine.store, "t-keyed", "late")).holders).toEqual({});
+    await waitFor(
+      async () => Object.keys((await readFlowKey(h.engine.store, "t-keyed", "late")).holders).length === 0,
+      "the copy's place to be handed back",
+    );
   });
 
   it("refuses a key function that throws or a concurrency function that gives no whole number: 400 naming the kind", async () => {
