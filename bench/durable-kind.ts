@@ -5,12 +5,13 @@ import { defineUnboundKind } from "../lib/job/kind.ts";
 import { noopKind } from "./noop-kind.ts";
 
 /**
- * The bench's durable scenario (docs/architecture.md §22, docs/guide/durable-jobs.md "Cost"): two fenced
+ * The bench's durable scenario (docs/architecture.md §22, docs/guide/durable-jobs.md "Cost"): fenced
  * kinds on `default` whose handlers do nothing but their durable calls, so a window of each prices
  * the calls themselves beside the no-op kind's plain job. Not the app's `onboard`: its token wait
  * needs a caller, and its two steps and one sleep couldn't be told apart. Bench-only, never deployed.
  */
 export const BENCH_STEPS_KIND = "bench-steps";
+export const BENCH_SMALL_STEPS_KIND = "bench-small-steps";
 export const BENCH_SLEEP_KIND = "bench-sleep";
 /** Steps a job of the steps kind records. */
 export const STEPS_PER_JOB = 10;
@@ -18,26 +19,44 @@ export const STEPS_PER_JOB = 10;
 export const SLEEP_SECONDS = 1;
 /** A step's result: about 100 bytes of JSON, as a step returning an id and a status would. */
 export const STEP_RESULT_BYTES = 100;
+/**
+ * The small-steps kind: few steps with short results (an id), so its job item stays under 1 KB and
+ * each step's write is the one WCU the goal names; the steps kind shows what a grown item costs.
+ */
+export const SMALL_STEPS_PER_JOB = 3;
+export const SMALL_STEP_RESULT_BYTES = 40;
 
 const Payload = z.object({ seq: z.number(), pad: z.string() });
 
-/** `{"step":i,"id":"…","ok":true}` padded to STEP_RESULT_BYTES bytes of JSON. */
-export function stepResult(step: number): { step: number; ok: boolean; id: string } {
+/** `{"step":i,"id":"…","ok":true}` padded to `bytes` bytes of JSON. */
+export function stepResult(
+  step: number,
+  bytes = STEP_RESULT_BYTES,
+): { step: number; ok: boolean; id: string } {
   const bare = JSON.stringify({ step, ok: true, id: "" }).length;
-  return { step, ok: true, id: "x".repeat(Math.max(0, STEP_RESULT_BYTES - bare)) };
+  return { step, ok: true, id: "x".repeat(Math.max(0, bytes - bare)) };
 }
 
-export const stepsKind = defineUnboundKind({
-  name: BENCH_STEPS_KIND,
-  payload: Payload,
-  queue: "default",
-  maxAttempts: 3,
-  timeoutSeconds: 30,
-  handler: async (_payload, ctx) => {
-    for (let i = 1; i <= STEPS_PER_JOB; i += 1) await ctx.step(`s${i}`, () => stepResult(i));
-    return null;
-  },
-});
+/** A kind whose handler records `steps` steps of `resultBytes` each, and does nothing else. */
+const stepsKindOf = (name: string, steps: number, resultBytes: number) =>
+  defineUnboundKind({
+    name,
+    payload: Payload,
+    queue: "default",
+    maxAttempts: 3,
+    timeoutSeconds: 30,
+    handler: async (_payload, ctx) => {
+      for (let i = 1; i <= steps; i += 1) await ctx.step(`s${i}`, () => stepResult(i, resultBytes));
+      return null;
+    },
+  });
+
+export const stepsKind = stepsKindOf(BENCH_STEPS_KIND, STEPS_PER_JOB, STEP_RESULT_BYTES);
+export const smallStepsKind = stepsKindOf(
+  BENCH_SMALL_STEPS_KIND,
+  SMALL_STEPS_PER_JOB,
+  SMALL_STEP_RESULT_BYTES,
+);
 
 export const sleepKind = defineUnboundKind({
   name: BENCH_SLEEP_KIND,
@@ -60,10 +79,10 @@ export const sleepKind = defineUnboundKind({
  */
 export const BENCH_LEASE_SECONDS = 120;
 
-/** The app with the no-op kind (the plain job) and the two durable kinds added, `default`'s lease longer. */
+/** The app with the no-op kind (the plain job) and the durable kinds added, `default`'s lease longer. */
 export const durableBenchApp = (): App =>
   defineApp({
     ...app,
     queues: app.queues.map((q) => (q.name === "default" ? { ...q, leaseSeconds: BENCH_LEASE_SECONDS } : q)),
-    kinds: [...app.kinds, noopKind, stepsKind, sleepKind],
+    kinds: [...app.kinds, noopKind, stepsKind, smallStepsKind, sleepKind],
   });

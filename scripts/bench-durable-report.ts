@@ -2,7 +2,7 @@ import { lambdaGbSeconds } from "../bench/cost-estimate.ts";
 import { lambdaDurablePrices, prices } from "../bench/prices.ts";
 import { round, WORKER_MEMORY_MB } from "./bench-config.ts";
 import { ASSUMED_SEQUENTIAL_REQUEST_MS } from "./bench-debounce.ts";
-import type { DurableRun, DurableWindow, WindowName } from "./bench-durable.ts";
+import { type DurableRun, type DurableWindow, WINDOWS, type WindowName } from "./bench-durable.ts";
 import { perJob } from "./bench-jobs.ts";
 import { costPerUnit, type MeteredUsage } from "./bench-usage.ts";
 
@@ -39,17 +39,25 @@ export function windowFigures(w: DurableWindow, stepsPerJob = 0) {
 export type JobFigures = ReturnType<typeof windowFigures>;
 type Numeric = { [K in keyof JobFigures]: JobFigures[K] extends number ? K : never }[keyof JobFigures];
 
+/** Steps per job of the two step windows: the grown item's and the small one's. */
+export interface StepCounts {
+  steps: number;
+  smallSteps: number;
+}
+
 /**
  * Pure: a step's and a sleep's figures from the windows' per-job figures (null where a window is
- * missing). A step: (steps job − plain job) / steps; a sleep: sleeps job − plain job. $/M jobs are
- * $/job × 1e6, so their difference over the steps is $/M steps. The status-index units are
- * estimates dynalite never bills, so they stay out of the $ and are priced apart (withIndex).
+ * missing). A step: (steps job − plain job) / steps, for the grown item (steps) and the small one
+ * (smallSteps); a sleep: sleeps job − plain job. $/M jobs are $/job × 1e6, so their difference over
+ * the steps is $/M steps. The status-index units are estimates dynalite never bills, so they stay out
+ * of the $ and are priced apart (withIndex).
  */
-export function deriveDurable(per: Partial<Record<WindowName, JobFigures>>, stepsPerJob: number) {
-  const { plain, steps, sleeps } = per;
+export function deriveDurable(per: Partial<Record<WindowName, JobFigures>>, counts: StepCounts) {
+  const { plain, steps, smallSteps, sleeps } = per;
   const share = (w: JobFigures | undefined, over: number) => (k: Numeric) =>
     w && plain ? (w[k] - plain[k]) / over : null;
-  const step = share(steps, stepsPerJob);
+  const step = share(steps, counts.steps);
+  const smallStep = share(smallSteps, counts.smallSteps);
   const sleep = share(sleeps, 1);
   const perOp = (of: (k: Numeric) => number | null) => ({
     dynamodbWrites: of("writes"),
@@ -68,33 +76,45 @@ export function deriveDurable(per: Partial<Record<WindowName, JobFigures>>, step
       ? null
       : usd + indexWcu * prices.dynamodb.usdPerMillionWriteRequestUnits;
   const usdPerMillionSteps = step("usdPerMillion");
+  const usdPerMillionSmallSteps = smallStep("usdPerMillion");
   const usdPerMillionSleeps = sleep("usdPerMillion");
   const lambda = lambdaDurablePrices.usdPerMillionOperations;
+  const meets = (usd: number | null) => (usd === null ? null : usd <= GOAL_USD_PER_MILLION_STEPS);
+  const cheaper = (usd: number | null) => (usd === null ? null : lambda / usd);
   return {
     usdPerMillionSteps,
+    usdPerMillionSmallSteps,
     usdPerMillionSleeps,
     usdPerMillionStepsWithIndex: withIndex(usdPerMillionSteps, step("indexWcu")),
     usdPerMillionSleepsWithIndex: withIndex(usdPerMillionSleeps, sleep("indexWcu")),
     perStep: perOp(step),
+    perSmallStep: perOp(smallStep),
     perSleep: perOp(sleep),
     goalUsdPerMillionSteps: GOAL_USD_PER_MILLION_STEPS,
-    goalMet: usdPerMillionSteps === null ? null : usdPerMillionSteps <= GOAL_USD_PER_MILLION_STEPS,
+    /** The goal against each step window: the grown item's steps and the small item's. */
+    goalMet: { steps: meets(usdPerMillionSteps), smallSteps: meets(usdPerMillionSmallSteps) },
     lambdaDurableUsdPerMillionOperations: lambda,
     /** How many times cheaper than a Lambda durable operation. */
     timesCheaperThanLambdaDurable: {
-      step: usdPerMillionSteps === null ? null : lambda / usdPerMillionSteps,
-      sleep: usdPerMillionSleeps === null ? null : lambda / usdPerMillionSleeps,
+      step: cheaper(usdPerMillionSteps),
+      smallStep: cheaper(usdPerMillionSmallSteps),
+      sleep: cheaper(usdPerMillionSleeps),
     },
   };
 }
 
 export function analyseDurable(r: DurableRun) {
   const per: Partial<Record<WindowName, JobFigures>> = {};
-  const { plain, steps, sleeps } = r.windows;
+  const { plain, steps, smallSteps, sleeps } = r.windows;
   if (plain) per.plain = windowFigures(plain);
   if (steps) per.steps = windowFigures(steps, r.stepsPerJob);
+  if (smallSteps) per.smallSteps = windowFigures(smallSteps, r.smallStepsPerJob);
   if (sleeps) per.sleeps = windowFigures(sleeps);
-  return { ...r, per, derived: deriveDurable(per, r.stepsPerJob) };
+  return {
+    ...r,
+    per,
+    derived: deriveDurable(per, { steps: r.stepsPerJob, smallSteps: r.smallStepsPerJob }),
+  };
 }
 
 export type DurableAnalysis = ReturnType<typeof analyseDurable>;
@@ -106,33 +126,30 @@ const rounded = <T extends Record<string, number | null>>(o: T) =>
 /** The JSON line's `durable` entry: every figure measured, null where its window is missing. */
 export const durableJson = (a: DurableAnalysis) => {
   const d = a.derived;
+  const byWindow = (of: (w: JobFigures | undefined) => number | undefined) =>
+    Object.fromEntries(WINDOWS.map((name) => [name, r4(of(a.per[name]) ?? null)])) as Record<
+      WindowName,
+      number | null
+    >;
   return {
     jobs: a.jobs,
     stepsPerJob: a.stepsPerJob,
     stepResultBytes: a.stepResultBytes,
+    smallStepsPerJob: a.smallStepsPerJob,
+    smallStepResultBytes: a.smallStepResultBytes,
     sleepSeconds: a.sleepSeconds,
-    usdPerMillionJobs: {
-      plain: r4(a.per.plain?.usdPerMillion ?? null),
-      steps: r4(a.per.steps?.usdPerMillion ?? null),
-      sleeps: r4(a.per.sleeps?.usdPerMillion ?? null),
-    },
+    usdPerMillionJobs: byWindow((w) => w?.usdPerMillion),
     /** Lease renewals per job: none expected (BENCH_LEASE_SECONDS); each one costs a write and a request. */
-    renewalsPerJob: {
-      plain: r4(a.per.plain?.renewals ?? null),
-      steps: r4(a.per.steps?.renewals ?? null),
-      sleeps: r4(a.per.sleeps?.renewals ?? null),
-    },
+    renewalsPerJob: byWindow((w) => w?.renewals),
     /** A done job item's mean size: a step's write is billed by the KB of the item it lands in. */
-    jobItemBytes: {
-      plain: r4(a.per.plain?.itemBytes ?? null),
-      steps: r4(a.per.steps?.itemBytes ?? null),
-      sleeps: r4(a.per.sleeps?.itemBytes ?? null),
-    },
+    jobItemBytes: byWindow((w) => w?.itemBytes),
     usdPerMillionSteps: r4(d.usdPerMillionSteps),
+    usdPerMillionSmallSteps: r4(d.usdPerMillionSmallSteps),
     usdPerMillionSleeps: r4(d.usdPerMillionSleeps),
     usdPerMillionStepsWithIndex: r4(d.usdPerMillionStepsWithIndex),
     usdPerMillionSleepsWithIndex: r4(d.usdPerMillionSleepsWithIndex),
     perStep: rounded(d.perStep),
+    perSmallStep: rounded(d.perSmallStep),
     perSleep: rounded(d.perSleep),
     goalUsdPerMillionSteps: d.goalUsdPerMillionSteps,
     goalMet: d.goalMet,
@@ -155,19 +172,26 @@ export function printDurableTable(a: DurableAnalysis): void {
   const op = (o: typeof d.perStep) =>
     `writes ${num(o.dynamodbWrites)} (job item ${num(o.jobItemWrites)}, ${num(o.jobItemWcu)} WCU)  wcu ${num(o.wcu)}  index wcu ${num(o.indexWcu)} (est.)  sqs ${num(o.sqsRequests)} (sends ${num(o.sends)}, receives ${num(o.receives)})  lambda ${num(o.lambdaInvocations)}`;
   const times = (x: number | null) => (x === null ? "n/a" : `${round(x, 1)}×`);
+  const goal = (met: boolean | null) => (met === null ? "n/a" : met ? "met" : "NOT met");
   const rows: [string, string][] = [
     [
       "windows",
-      `${a.jobs} jobs each; steps: ${a.stepsPerJob} steps of ~${a.stepResultBytes} B; sleeps: one ${a.sleepSeconds} s sleep`,
+      `${a.jobs} jobs each; steps: ${a.stepsPerJob} of ~${a.stepResultBytes} B; small steps: ${a.smallStepsPerJob} of ~${a.smallStepResultBytes} B; sleeps: one ${a.sleepSeconds} s sleep`,
     ],
     ["plain job (bench-noop)", job(per.plain)],
     [`${a.stepsPerJob}-step job`, job(per.steps)],
+    [`${a.smallStepsPerJob}-small-step job`, job(per.smallSteps)],
     ["sleeping job", job(per.sleeps)],
     ["per step", op(d.perStep)],
+    ["per small step", op(d.perSmallStep)],
     ["per sleep", op(d.perSleep)],
     [
       "usdPerMillionSteps",
-      `${usd(d.usdPerMillionSteps)}  (goal ≤ $${d.goalUsdPerMillionSteps}: ${d.goalMet === null ? "n/a" : d.goalMet ? "met" : "NOT met"}; ${times(d.timesCheaperThanLambdaDurable.step)} cheaper than Lambda durable's $${d.lambdaDurableUsdPerMillionOperations}/M; with the index estimate ${usd(d.usdPerMillionStepsWithIndex)})`,
+      `${usd(d.usdPerMillionSteps)}  (goal ≤ $${d.goalUsdPerMillionSteps}: ${goal(d.goalMet.steps)}; ${times(d.timesCheaperThanLambdaDurable.step)} cheaper than Lambda durable's $${d.lambdaDurableUsdPerMillionOperations}/M; with the index estimate ${usd(d.usdPerMillionStepsWithIndex)})`,
+    ],
+    [
+      "usdPerMillionSmallSteps",
+      `${usd(d.usdPerMillionSmallSteps)}  (goal ≤ $${d.goalUsdPerMillionSteps}: ${goal(d.goalMet.smallSteps)}; ${times(d.timesCheaperThanLambdaDurable.smallStep)} cheaper than Lambda durable's)`,
     ],
     [
       "usdPerMillionSleeps",

@@ -1,9 +1,12 @@
 import { marshall } from "@aws-sdk/util-dynamodb";
 import {
   BENCH_SLEEP_KIND,
+  BENCH_SMALL_STEPS_KIND,
   BENCH_STEPS_KIND,
   durableBenchApp,
   SLEEP_SECONDS,
+  SMALL_STEP_RESULT_BYTES,
+  SMALL_STEPS_PER_JOB,
   STEP_RESULT_BYTES,
   STEPS_PER_JOB,
 } from "../bench/durable-kind.ts";
@@ -15,10 +18,11 @@ import { type JobsSide, type JobsWindow, jobsWindow, openJobsSide } from "./benc
 
 /**
  * The durable scenario (`npm run bench -- --scenario durable`; docs/guide/durable-jobs.md "Cost"): on a
- * local stack of its own, three metered windows of JOBS jobs each (scripts/bench-jobs.ts):
+ * local stack of its own, four metered windows of JOBS jobs each (scripts/bench-jobs.ts):
  * 1. plain: the no-op kind (fenced), what a job costs without durable calls;
- * 2. steps: a kind recording STEPS_PER_JOB steps of ~100 bytes of JSON each;
- * 3. sleeps: a kind with one 1 s sleep and nothing else (it wakes by a delayed SQS message).
+ * 2. steps: a kind recording STEPS_PER_JOB steps of ~100 bytes of JSON each (its item outgrows 1 KB);
+ * 3. smallSteps: a kind recording SMALL_STEPS_PER_JOB steps of ~40 bytes (its item stays under 1 KB);
+ * 4. sleeps: a kind with one 1 s sleep and nothing else (it wakes by a delayed SQS message).
  * A window that fails ends the scenario: the windows measured before it are kept, with the error,
  * so the report still prints what was measured.
  */
@@ -28,12 +32,20 @@ export const JOBS = intEnv("BENCH_DURABLE_JOBS", 500, 1);
 /** Each kind's warm-up window (unreported): the first requests of its code path. */
 const WARMUP_JOBS = Math.min(JOBS, BATCH);
 
-export const WINDOWS = ["plain", "steps", "sleeps"] as const;
+export const WINDOWS = ["plain", "steps", "smallSteps", "sleeps"] as const;
 export type WindowName = (typeof WINDOWS)[number];
 const kindOf: Record<WindowName, string> = {
   plain: NOOP_KIND,
   steps: BENCH_STEPS_KIND,
+  smallSteps: BENCH_SMALL_STEPS_KIND,
   sleeps: BENCH_SLEEP_KIND,
+};
+/** Steps each window's jobs record. */
+const stepsOf: Record<WindowName, number> = {
+  plain: 0,
+  steps: STEPS_PER_JOB,
+  smallSteps: SMALL_STEPS_PER_JOB,
+  sleeps: 1,
 };
 
 /** A measured window without its items (checked, then dropped), and the done items' mean size. */
@@ -46,7 +58,7 @@ const sizeOf = (item: JobItem) => itemBytes(marshall(item, { removeUndefinedValu
 function check(name: WindowName, items: readonly JobItem[]): void {
   for (const item of items) {
     const recorded = Object.keys(item.steps ?? {}).length;
-    const expected = name === "steps" ? STEPS_PER_JOB : name === "sleeps" ? 1 : 0;
+    const expected = stepsOf[name];
     if (recorded !== expected)
       throw new Error(`durable scenario: ${name} job ${item.id} has ${recorded} steps, not ${expected}`);
     if (item.attempts !== 1)
@@ -72,6 +84,8 @@ export interface DurableRun {
   stepsPerJob: number;
   sleepSeconds: number;
   stepResultBytes: number;
+  smallStepsPerJob: number;
+  smallStepResultBytes: number;
   /** Ticks run because a window stalled (none expected: every sleep wakes by its own message). */
   ticks: number;
   windows: Partial<Record<WindowName, DurableWindow>>;
@@ -85,6 +99,8 @@ export async function runDurableScenario(jobs = JOBS): Promise<DurableRun> {
     stepsPerJob: STEPS_PER_JOB,
     sleepSeconds: SLEEP_SECONDS,
     stepResultBytes: STEP_RESULT_BYTES,
+    smallStepsPerJob: SMALL_STEPS_PER_JOB,
+    smallStepResultBytes: SMALL_STEP_RESULT_BYTES,
     ticks: 0,
     windows: {},
   };

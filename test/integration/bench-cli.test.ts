@@ -129,7 +129,7 @@ describe("bench from its flags", () => {
     expect(json.requestsPerJob.s3).toBe(3);
   }, 120_000);
 
-  test("the script: --scenario durable --json, 10 jobs a window: one JSON line, a step one write, a sleep one send", async () => {
+  test("the script: --scenario durable --json, 10 jobs a window: one JSON line, a step one write (one WCU in a small item), a sleep one send", async () => {
     const run = await runBenchScript(["--scenario", "durable", "--json"], { BENCH_DURABLE_JOBS: "10" });
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trim().split("\n");
@@ -141,6 +141,9 @@ describe("bench from its flags", () => {
     // A step is one conditional write of the job item, billed by its KB; no message.
     expect(durable.perStep).toMatchObject({ dynamodbWrites: 1, jobItemWrites: 1, sends: 0, receives: 0 });
     expect(durable.perStep.wcu).toBeGreaterThanOrEqual(1);
+    // A few short results keep the item under 1 KB: each step is then the one WCU the goal names.
+    expect(durable.jobItemBytes.smallSteps).toBeLessThan(1024);
+    expect(durable.perSmallStep).toMatchObject({ dynamodbWrites: 1, jobItemWrites: 1, wcu: 1, sends: 0 });
     // A sleep: the suspend's write and the wake-up run's claim, one delayed send and its receive.
     expect(durable.perSleep).toMatchObject({ dynamodbWrites: 2, sends: 1, receives: 1 });
     expect(durable.usdPerMillionJobs.steps).toBeGreaterThan(durable.usdPerMillionJobs.plain);

@@ -44,6 +44,16 @@ const steps = figures({
   sends: 1,
   sqsBilled: 0.4,
 });
+/** A 3-step job whose item stays under 1 KB: each step one write of 1 WCU. */
+const smallSteps = figures({
+  usdPerMillion: 3.8,
+  writes: 6,
+  wcu: 6,
+  jobItemWrites: 6,
+  sends: 1,
+  sqsBilled: 0.4,
+});
+const counts = { steps: 10, smallSteps: 3 };
 const sleeps = figures({
   usdPerMillion: 4.5,
   writes: 5,
@@ -57,7 +67,7 @@ const sleeps = figures({
 
 describe("durable bench: a step's and a sleep's share", () => {
   it("a step: (steps job − plain job) / steps; a sleep: sleeps job − plain job", () => {
-    const d = deriveDurable({ plain, steps, sleeps }, 10);
+    const d = deriveDurable({ plain, steps, sleeps }, counts);
     expect(d.usdPerMillionSteps).toBeCloseTo(1.2, 12);
     expect(d.usdPerMillionSleeps).toBeCloseTo(2.5, 12);
     expect(d.perStep).toMatchObject({ dynamodbWrites: 1, wcu: 1.8, jobItemWrites: 1, sends: 0 });
@@ -66,25 +76,28 @@ describe("durable bench: a step's and a sleep's share", () => {
   });
 
   it("the status-index estimate is priced apart, at the write unit's list price", () => {
-    const d = deriveDurable({ plain, steps, sleeps }, 10);
+    const d = deriveDurable({ plain, steps, sleeps }, counts);
     expect(d.usdPerMillionStepsWithIndex).toBeCloseTo(1.2, 12);
     expect(d.usdPerMillionSleepsWithIndex).toBeCloseTo(2.5 + 2 * 0.625, 12);
   });
 
-  it("against the goal ($1/M steps) and Lambda durable functions' $8/M operations", () => {
-    const over = deriveDurable({ plain, steps }, 10);
-    expect(over.goalMet).toBe(false);
+  it("against the goal ($1/M steps) and Lambda durable functions' $8/M operations, for each step window", () => {
+    const over = deriveDurable({ plain, steps, smallSteps }, counts);
+    expect(over.goalMet).toEqual({ steps: false, smallSteps: true });
+    expect(over.usdPerMillionSmallSteps).toBeCloseTo(0.6, 12);
+    expect(over.perSmallStep).toMatchObject({ dynamodbWrites: 1, wcu: 1, sends: 0 });
     expect(over.timesCheaperThanLambdaDurable.step).toBeCloseTo(8 / 1.2, 12);
-    const under = deriveDurable({ plain, steps: { ...steps, usdPerMillion: 12 } }, 10);
-    expect(under.goalMet).toBe(true);
+    expect(over.timesCheaperThanLambdaDurable.smallStep).toBeCloseTo(8 / 0.6, 12);
+    const under = deriveDurable({ plain, steps: { ...steps, usdPerMillion: 12 } }, counts);
+    expect(under.goalMet).toEqual({ steps: true, smallSteps: null });
     expect(under.timesCheaperThanLambdaDurable.step).toBeCloseTo(8, 12);
   });
 
   it("a window not measured leaves its figures null, and the others stand", () => {
-    const d = deriveDurable({ plain, sleeps }, 10);
-    expect([d.usdPerMillionSteps, d.perStep.wcu, d.goalMet]).toEqual([null, null, null]);
+    const d = deriveDurable({ plain, sleeps }, counts);
+    expect([d.usdPerMillionSteps, d.perStep.wcu, d.goalMet.steps]).toEqual([null, null, null]);
     expect(d.usdPerMillionSleeps).toBeCloseTo(2.5, 12);
-    const none = deriveDurable({ steps, sleeps }, 10);
+    const none = deriveDurable({ steps, sleeps }, counts);
     expect([none.usdPerMillionSteps, none.usdPerMillionSleeps]).toEqual([null, null]);
   });
 
@@ -95,14 +108,21 @@ describe("durable bench: a step's and a sleep's share", () => {
         stepsPerJob: 10,
         sleepSeconds: 1,
         stepResultBytes: 100,
+        smallStepsPerJob: 3,
+        smallStepResultBytes: 40,
         ticks: 0,
         windows: {},
         error: "durable scenario: timed out, 3/500 done",
       }),
     );
     expect(json.error).toBe("durable scenario: timed out, 3/500 done");
-    expect(json.usdPerMillionJobs).toEqual({ plain: null, steps: null, sleeps: null });
-    expect([json.usdPerMillionSteps, json.usdPerMillionSleeps, json.goalMet]).toEqual([null, null, null]);
+    expect(json.usdPerMillionJobs).toEqual({ plain: null, steps: null, smallSteps: null, sleeps: null });
+    expect([json.usdPerMillionSteps, json.usdPerMillionSmallSteps, json.usdPerMillionSleeps]).toEqual([
+      null,
+      null,
+      null,
+    ]);
+    expect(json.goalMet).toEqual({ steps: null, smallSteps: null });
   });
 
   it("a job's steps lengthen each worker invocation's assumed time by one round trip each", () => {
