@@ -412,10 +412,13 @@ describe("flow control per key under faults on npm start", () => {
         .filter((p) => p.ppid === pool)
         .map((p) => p.pid);
       stack.deathWatch.watch(children);
+      // Runs cut by the kill end after it was sent: a child that sees its stdin close notes its end
+      // before the pool's death is observed.
+      const killSentAt = Date.now();
       await stack.killPids([pool], "the pool process");
       const killedAt = stack.deaths.get(pool) as number;
       const cut = runsFrom(stack.observerLog(), stack.deaths).filter(
-        (r) => r.start <= killedAt && (r.end === undefined || r.end >= killedAt),
+        (r) => r.start <= killSentAt && (r.end === undefined || r.end >= killSentAt),
       );
       await waitFor(
         async () => children.every((pid) => stack.deaths.has(pid)),
