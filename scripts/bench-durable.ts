@@ -34,18 +34,12 @@ const WARMUP_JOBS = Math.min(JOBS, BATCH);
 
 export const WINDOWS = ["plain", "steps", "smallSteps", "sleeps"] as const;
 export type WindowName = (typeof WINDOWS)[number];
-const kindOf: Record<WindowName, string> = {
-  plain: NOOP_KIND,
-  steps: BENCH_STEPS_KIND,
-  smallSteps: BENCH_SMALL_STEPS_KIND,
-  sleeps: BENCH_SLEEP_KIND,
-};
-/** Steps each window's jobs record. */
-const stepsOf: Record<WindowName, number> = {
-  plain: 0,
-  steps: STEPS_PER_JOB,
-  smallSteps: SMALL_STEPS_PER_JOB,
-  sleeps: 1,
+/** Each window's kind, and the steps its jobs record (a sleep is recorded as one). */
+const windowKinds: Record<WindowName, { kind: string; steps: number }> = {
+  plain: { kind: NOOP_KIND, steps: 0 },
+  steps: { kind: BENCH_STEPS_KIND, steps: STEPS_PER_JOB },
+  smallSteps: { kind: BENCH_SMALL_STEPS_KIND, steps: SMALL_STEPS_PER_JOB },
+  sleeps: { kind: BENCH_SLEEP_KIND, steps: 1 },
 };
 
 /** A measured window without its items (checked, then dropped), and the done items' mean size. */
@@ -58,7 +52,7 @@ const sizeOf = (item: JobItem) => itemBytes(marshall(item, { removeUndefinedValu
 function check(name: WindowName, items: readonly JobItem[]): void {
   for (const item of items) {
     const recorded = Object.keys(item.steps ?? {}).length;
-    const expected = stepsOf[name];
+    const expected = windowKinds[name].steps;
     if (recorded !== expected)
       throw new Error(`durable scenario: ${name} job ${item.id} has ${recorded} steps, not ${expected}`);
     if (item.attempts !== 1)
@@ -67,7 +61,7 @@ function check(name: WindowName, items: readonly JobItem[]): void {
 }
 
 async function measure(side: JobsSide, name: WindowName, jobs: number, seqBase: number) {
-  const kind = kindOf[name];
+  const { kind } = windowKinds[name];
   const { items, ...window } = await jobsWindow(
     side,
     jobs,
