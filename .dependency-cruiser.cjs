@@ -42,7 +42,7 @@ module.exports = {
     {
       name: "no-cycles",
       severity: "error",
-      from: { path: "^(lib|app|functions|local|bench|infra|client|cli|console|http)/" },
+      from: { path: "^(lib|app|functions|local|project|bench|infra|client|cli|console|http)/" },
       to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
     },
     {
@@ -64,7 +64,7 @@ module.exports = {
       comment: "lib/ never imports the app, the entry points, the local stack or the bench",
       severity: "error",
       from: { path: "^lib/" },
-      to: { path: "^(app|functions|local|bench|scripts|infra|test)/" },
+      to: { path: "^(app|functions|local|project|bench|scripts|infra|test)/" },
     },
     {
       name: "store-not-cron",
@@ -109,6 +109,14 @@ module.exports = {
       severity: "error",
       from: { path: "^http/" },
       to: { path: "^(lib|app|functions|local|bench|scripts|infra|test|cli|console)/" },
+    },
+    {
+      name: "project-is-the-users",
+      comment:
+        "project/ finds and loads a user's project (the app module, sst.config.ts): it works for any app, so it never imports this repo's app/ or the tooling above it",
+      severity: "error",
+      from: { path: "^project/" },
+      to: { path: "^(app|functions|local|bench|scripts|infra|test|cli|console)/" },
     },
     ...upward,
   ],
