@@ -8,6 +8,7 @@ export interface Finding {
   /** Which check found it: a stable word scripts can branch on. */
   check:
     | "stuck-run"
+    | "paused-queue"
     | "event-source-off"
     | "partial-batch-off"
     | "visibility-short"
@@ -26,7 +27,8 @@ export interface Finding {
 export interface DoctorQueue {
   name: string;
   paused: boolean;
-  counts?: { dlq?: number };
+  /** SQS's counts: `visible` and `delayed` messages are jobs waiting for a worker. */
+  counts?: { dlq?: number; visible?: number; delayed?: number };
   eventSource?: { enabled?: boolean; state?: string; reportsBatchItemFailures?: boolean };
   /** What SQS has, and what a deploy sets (workerTimeout + batching window + an init). */
   visibilityTimeoutSeconds?: number;
@@ -80,6 +82,8 @@ export interface DoctorInput {
   running: readonly DoctorJob[];
   /** Each queue's oldest queued job, where it has one. */
   oldestQueued: readonly DoctorJob[];
+  /** Each queue's queued jobs as listed (absent: none listed). */
+  queuedCounts?: Readonly<Record<string, number>>;
   now: number;
   /** A run this long past its lease is stuck (the reaper or a redelivery takes over within 2 × lease). */
   stuckAfterMs: number;
@@ -107,7 +111,18 @@ export function findProblems(input: DoctorInput): Finding[] {
       fix: "a redelivery or the reaper's takeover runs it again within 2 × its lease; if it stays, check that the queue's event source and the scheduled functions run (npx skyforge queues ls)",
     });
   }
+  const paused = new Set<string>();
   for (const q of input.queues) {
+    const waiting = waitingJobs(q, input.queuedCounts?.[q.name] ?? 0);
+    if (q.paused && waiting > 0) {
+      paused.add(q.name);
+      findings.push({
+        check: "paused-queue",
+        subject: q.name,
+        message: `queue ${q.name} is paused with ${waiting} job(s) waiting: none of them runs until it is resumed`,
+        fix: `npx skyforge queues resume ${q.name} if its jobs should run; leave it paused to hold them on purpose`,
+      });
+    }
     const source = q.eventSource;
     if (source && source.enabled === false && !q.paused)
       findings.push({
@@ -142,6 +157,8 @@ export function findProblems(input: DoctorInput): Finding[] {
       });
   }
   for (const job of input.oldestQueued) {
+    // A paused queue's jobs wait on purpose or by mistake: named above, with the fix, either way.
+    if (paused.has(job.queue)) continue;
     const late = input.now - Date.parse(job.runAt);
     if (late < input.overdueAfterMs) continue;
     findings.push({
@@ -171,6 +188,11 @@ export function findProblems(input: DoctorInput): Finding[] {
       fix: "its description says what it watches (the queue's dashboard shows the metric); fix the cause, and it returns to OK by itself",
     });
   return findings;
+}
+
+/** A queue's jobs waiting for a worker: SQS's messages ready or delayed, or the queued jobs listed. */
+function waitingJobs(q: DoctorQueue, listed: number): number {
+  return Math.max(listed, (q.counts?.visible ?? 0) + (q.counts?.delayed ?? 0));
 }
 
 const median = (values: readonly number[]) => {

@@ -25,6 +25,9 @@ export interface Job {
   replayOf?: string;
   /** A suspended durable job: what it waits for (docs/guide/durable-jobs.md). */
   waiting?: Waiting;
+  /** A flow-controlled kind's job: its key; parked (queued, waiting for a place among its key's runs). */
+  flowKey?: string;
+  waitingForKey?: boolean;
   /** Its producer's W3C traceparent (docs/architecture.md §23). */
   traceparent?: string;
   /** The group it is a child of, the group it completes, the groups its runs created. */

@@ -49,6 +49,32 @@ export function shortId(id) {
 }
 
 /**
+ * How a run ended that gave its attempt back (docs/architecture.md §4): a durable wait, a throttle, a
+ * hand-back at shutdown. Such a run is not one of the job's attempts.
+ */
+export const givesAttemptBack = new Set(["suspend", "throttled", "released"]);
+
+/**
+ * The attempts a job used of those it has, and the runs that gave theirs back (its history's), so
+ * the count reads as its timeline does: "0 / 3 · 2 runs gave their attempt back".
+ * @param {Pick<import("./api-shapes").Job, "attempts" | "maxAttempts" | "history">} job
+ */
+export function attemptsText(job) {
+  const used = `${job.attempts} / ${job.maxAttempts}`;
+  const back = (job.history ?? []).filter((a) => givesAttemptBack.has(a.outcome)).length;
+  if (back === 0) return used;
+  return `${used} · ${back === 1 ? "1 run gave its attempt back" : `${back} runs gave their attempt back`}`;
+}
+
+/**
+ * A parked job (docs/architecture.md §20): queued, waiting for a place among its flow key's runs.
+ * @param {Pick<import("./api-shapes").Job, "waitingForKey" | "flowKey">} job
+ */
+export function waitingForKeyText(job) {
+  return job.waitingForKey ? `waiting for key ${job.flowKey ?? ""}` : undefined;
+}
+
+/**
  * Queue latency: from when the job was due (runAt: enqueue, delay or backoff) to its last start.
  * @param {Pick<import("./api-shapes").Job, "runAt" | "startedAt">} job
  */

@@ -1,7 +1,15 @@
 import { useState } from "preact/hooks";
 import { api, describeError, jobPath } from "./api.js";
 import { DurableSteps } from "./durable-steps.js";
-import { between, dateTime, duration, pretty, queueLatency } from "./format.js";
+import {
+  attemptsText,
+  between,
+  dateTime,
+  duration,
+  pretty,
+  queueLatency,
+  waitingForKeyText,
+} from "./format.js";
 import { html } from "./html.js";
 import { JobTimeline } from "./job-timeline.js";
 import { usePoll } from "./poll.js";
@@ -59,6 +67,7 @@ export function JobDetail({ id, onClose }) {
         html`
         <div class="detail-head">
           <span class=${`badge big status-${job.status}`} data-testid="job-status">${job.status}</span>
+          ${waitingForKeyText(job) && html`<span class="tag" data-testid="job-waiting-key" title="parked: it starts when one of its key's places frees (the queue's busiest keys show them)">${waitingForKeyText(job)}</span>`}
           <span>${job.kind}</span>
           <span class="muted">on ${job.queue}</span>
           ${job.priority === "critical" && html`<span class="tag">critical</span>`}
@@ -99,7 +108,7 @@ export function JobDetail({ id, onClose }) {
         ${action.error && html`<p class="error" data-testid="job-action-error">${action.error}</p>`}
         <dl class="facts">
           <dt>attempts</dt>
-          <dd data-testid="job-attempts">${job.attempts} / ${job.maxAttempts}</dd>
+          <dd data-testid="job-attempts">${attemptsText(job)}</dd>
           <dt>created</dt>
           <dd>${dateTime(job.createdAt)}</dd>
           <dt>run at</dt>

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, describeError } from "./api.js";
-import { between, clock, duration, queueLatency, shortId } from "./format.js";
+import { between, clock, duration, queueLatency, shortId, waitingForKeyText } from "./format.js";
 import { html } from "./html.js";
 import { usePoll } from "./poll.js";
 
@@ -184,7 +184,10 @@ export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
                 <td class="mono" title=${job.id}><a href=${`#/jobs/${job.id}`}>${shortId(job.id)}</a></td>
                 <td>${job.kind}</td>
                 <td>${job.queue}</td>
-                <td><span class=${`badge status-${job.status}`} data-testid="job-row-status">${job.status}</span></td>
+                <td>
+                  <span class=${`badge status-${job.status}`} data-testid="job-row-status">${job.status}</span>
+                  ${waitingForKeyText(job) && html` <span class="muted small" data-testid="job-row-waiting">${waitingForKeyText(job)}</span>`}
+                </td>
                 <td class="num">${job.attempts}/${job.maxAttempts}</td>
                 <td>${clock(job.createdAt)}</td>
                 <td class="num">${duration(queueLatency(job))}</td>

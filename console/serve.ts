@@ -93,7 +93,7 @@ async function handle(
   res: ServerResponse,
 ) {
   const refusal = foreignRequest(req, { port });
-  if (refusal) return writeAnswer(req, res, errorAnswer("validation_error", refusal));
+  if (refusal) return writeAnswer(req, res, errorAnswer("forbidden", refusal));
   // The path as sent, not normalized (`..` and `%2e` stay), as the local stack and API Gateway see it.
   const target = req.url ?? "/";
   const q = target.indexOf("?");

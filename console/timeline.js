@@ -1,3 +1,5 @@
+import { givesAttemptBack } from "./format.js";
+
 /**
  * A job's timeline from its own records (docs/architecture.md §23), no collector: when it was
  * enqueued and due, each attempt (from its history when the API gives one, else from its timings),
@@ -52,10 +54,12 @@ export function timelineOf(job, more = {}) {
   if (history.length > 0) {
     for (const a of history) {
       const ran = gap(a.startedAt, a.endedAt);
+      // A run that gave its attempt back was no attempt: the job's count leaves it out too.
+      const given = givesAttemptBack.has(a.outcome);
       out.push({
         at: a.startedAt,
         what: "attempt",
-        title: `attempt ${a.attempt}: ${a.outcome}`,
+        title: given ? `${a.outcome}: attempt given back` : `attempt ${a.attempt}: ${a.outcome}`,
         tone: toneOf(a.outcome),
         ...(ran !== undefined ? { ms: ran } : {}),
         ...(a.error || a.runner

@@ -22,7 +22,10 @@ export interface OwnAddress {
 const LOOPBACK_NAMES = ["127.0.0.1", "localhost", "[::1]"];
 const WILDCARDS = new Set(["", "0.0.0.0", "::", "[::]"]);
 
-/** Why the request is not for this server (another Host, another site's Origin), or undefined. */
+/**
+ * Why the request is not for this server (another Host, another site's Origin), or undefined. The
+ * servers answer it 403 `forbidden` (a browser's request they refuse to serve, not a malformed one).
+ */
 export function foreignRequest(req: IncomingMessage, own: OwnAddress): string | undefined {
   const host = req.headers.host?.toLowerCase();
   if (host !== undefined && !ownHosts(own).has(host)) {

@@ -19,7 +19,10 @@ export abstract class SkyforgeError extends Error {}
 export const errorCodes = {
   validation_error: 400,
   unknown_kind: 400,
-  /** A token's completion without its secret (docs/architecture.md §22). */
+  /**
+   * A token's completion without its secret (docs/architecture.md §22); a request to a loopback
+   * server from another site's page, or for another Host (http/request-guard.ts).
+   */
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,

@@ -94,11 +94,11 @@ async function serve(
     sendError(res, "validation_error", "an HTTP/1.1 request needs a Host header");
     return;
   }
-  // The API has no code for "forbidden"; the console's proxy answers the same 400 validation_error.
+  // Not this server's caller: 403, as the console's proxy and the emulators' guard answer it.
   const refusal = foreignRequest(req, { port, host: options.host });
   if (refusal) {
     req.resume(); // unread, so the connection can still carry the answer
-    sendError(res, "validation_error", refusal);
+    sendError(res, "forbidden", refusal);
     return;
   }
   const { path, query } = splitTarget(req.url ?? "/");

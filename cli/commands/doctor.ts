@@ -35,7 +35,7 @@ const NO_ALARMS_LOCALLY =
 export function doctorCommand(): Command {
   return new Command("doctor")
     .description(
-      "find what is stuck or off: runs past their lease, event sources off on queues not paused or without partial batch responses, visibility timeouts below what a run needs, dead letters waiting, overdue queues, failing schedules, flow keys waiting far longer than their peers, and on a stage its alarms in ALARM",
+      "find what is stuck or off: runs past their lease, paused queues holding jobs, event sources off on queues not paused or without partial batch responses, visibility timeouts below what a run needs, dead letters waiting, overdue queues, failing schedules, flow keys waiting far longer than their peers, and on a stage its alarms in ALARM",
     )
     .option("--stuck-after <seconds>", "a run this long past its lease is stuck (default 60)", integer(0), 60)
     .option(
@@ -65,8 +65,10 @@ export function doctorCommand(): Command {
         const notChecked = alarms ? [] : [NO_ALARMS_LOCALLY];
         const running = await listAll(client, { status: "running" });
         const oldestQueued: DoctorJob[] = [];
+        const queuedCounts: Record<string, number> = {};
         for (const q of queues) {
           const queued = await listAll(client, { status: "queued", queue: q.name });
+          queuedCounts[q.name] = queued.length;
           const oldest = queued.reduce<DoctorJob | undefined>(
             (a, j) => (a === undefined || Date.parse(j.runAt) < Date.parse(a.runAt) ? j : a),
             undefined,
@@ -78,6 +80,7 @@ export function doctorCommand(): Command {
           schedules: schedules as unknown as DoctorSchedule[],
           running,
           oldestQueued,
+          queuedCounts,
           now: Date.now(),
           stuckAfterMs: options.stuckAfter * 1000,
           overdueAfterMs: options.overdueAfter * 1000,

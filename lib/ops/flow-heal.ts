@@ -1,36 +1,81 @@
 import { errorFields } from "../observability/log.ts";
 import { healKey, type PlaceDeps } from "../runtime/flow-places.ts";
+import { type HealCursor, moveHealCursor, readHealCursor } from "../store/flow-heal-cursor-ops.ts";
+import type { JobItem } from "../store/job-item.ts";
 import { PARK_INDEX_SHARDS, parkPrefix } from "../store/keys.ts";
 import { nextParkedJob } from "../store/parked-line-ops.ts";
 
-/** Keys one reaper run looks at, at most (the rest wait for the next minute). */
-const MAX_KEYS_PER_RUN = 200;
+/**
+ * How long one reaper run looks at waiting keys, at most (by the injected clock): the reaper's
+ * function has 50 s, and its other passes come first. The next run goes on where this one stopped.
+ */
+export const FLOW_HEAL_BUDGET_MS = 15_000;
+
+export interface HealCounts {
+  /** Waiting keys looked at this run. */
+  keys: number;
+  /** Parked jobs sent on. */
+  sent: number;
+}
+
+/** A position in the parked index: a shard, and the sort key to go on after in it. */
+type Position = { shard: number; after: string };
 
 /**
  * The reaper's look at every flow key with parked jobs (docs/architecture.md §20): a place left
  * held by a run that ended without handing it on (a crash between its finalize and the hand-over),
  * or handed to a job whose message then went missing, comes back, and free places go to the
- * oldest parked jobs. Each waiting key is visited once: one Query per key. result: jobs sent.
+ * oldest parked jobs. Each waiting key is visited once: one Query per key. A run goes on from where
+ * the last one stopped (a cursor item, one conditional write a run) for up to `budgetMs`, once
+ * round the index at most, so a key far along it is reached however many keys wait before it.
  */
-export async function healParkedKeys(deps: PlaceDeps): Promise<number> {
-  let sent = 0;
-  let keys = 0;
-  for (let shard = 0; shard < PARK_INDEX_SHARDS && keys < MAX_KEYS_PER_RUN; shard++) {
-    let after = "";
-    for (;;) {
-      const job = await nextParkedJob(deps.store, shard, after);
-      if (!job?.flowKey || keys >= MAX_KEYS_PER_RUN) break;
-      keys++;
-      after = `${parkPrefix(job.kind, job.flowKey)}\uffff`;
-      sent += await healKey(deps, job.kind, job.flowKey).catch((error: unknown) => {
-        deps.log.warn("could not look at a flow key's places", {
-          kind: job.kind,
-          flowKey: job.flowKey,
-          ...errorFields(error),
-        });
-        return 0;
-      });
+export async function healParkedKeys(
+  deps: PlaceDeps,
+  budgetMs: number = FLOW_HEAL_BUDGET_MS,
+): Promise<HealCounts> {
+  const { store, clock } = deps;
+  const started = clock.now();
+  const cursor = await readHealCursor(store);
+  const counts: HealCounts = { keys: 0, sent: 0 };
+  const start: Position = { shard: cursor.shard % PARK_INDEX_SHARDS, after: cursor.after };
+  let at: Position = start;
+  // Shards entered: the start shard from the cursor on, each other shard, then the start shard's
+  // beginning up to the cursor (the keys before it in that shard).
+  for (let entered = 0; entered <= PARK_INDEX_SHARDS; ) {
+    if (clock.now() - started >= budgetMs) return stopAt(deps, cursor, at, counts);
+    const job = await nextParkedJob(store, at.shard, at.after);
+    const past = job === undefined ? undefined : pastLine(job);
+    const lapped = entered === PARK_INDEX_SHARDS && (past === undefined || past > start.after);
+    if (job === undefined || past === undefined || lapped) {
+      entered += 1;
+      at = { shard: (at.shard + 1) % PARK_INDEX_SHARDS, after: "" };
+      continue;
     }
+    at = { shard: at.shard, after: past };
+    if (job.flowKey === undefined) continue;
+    counts.keys += 1;
+    counts.sent += await healOne(deps, job.kind, job.flowKey);
   }
-  return sent;
+  // Once round: the next run starts where this one did.
+  return counts;
+}
+
+/** The sort key just past a parked job's whole line (its key's prefix + U+FFFF), or past it alone. */
+function pastLine(job: JobItem): string | undefined {
+  if (job.flowKey !== undefined) return `${parkPrefix(job.kind, job.flowKey)}\uffff`;
+  return job.gsi1sk;
+}
+
+async function healOne(deps: PlaceDeps, kind: string, flowKey: string): Promise<number> {
+  return healKey(deps, kind, flowKey).catch((error: unknown) => {
+    deps.log.warn("could not look at a flow key's places", { kind, flowKey, ...errorFields(error) });
+    return 0;
+  });
+}
+
+/** Out of time: the next run goes on from `at`. A run that overlapped and moved it first wins. */
+async function stopAt(deps: PlaceDeps, read: HealCursor, at: Position, counts: HealCounts) {
+  if (at.shard !== read.shard || at.after !== read.after)
+    await moveHealCursor(deps.store, read, at, deps.clock.now());
+  return counts;
 }

@@ -29,6 +29,8 @@ export interface ReaperOptions {
   staleSweepPassMs?: number;
   staleMessageAfterMs?: number;
   maxStaleSweepPages?: number;
+  /** How long the look at flow keys' places may take (lib/ops/flow-heal.ts); the next run goes on. */
+  flowHealBudgetMs?: number;
 }
 
 export interface ReaperReport {
@@ -54,6 +56,8 @@ export interface ReaperReport {
   groupsChecked: number;
   groupsExpired: number;
   groupRepairs: number;
+  /** Flow keys with parked jobs looked at this run (from where the last run stopped, §20). */
+  flowKeysChecked: number;
   /** Parked jobs of flow keys sent on: places their keys' ended runs left held (§20). */
   flowJobsSent: number;
 }
@@ -93,6 +97,7 @@ export async function runReaper(deps: ReaperDeps, options: ReaperOptions = {}): 
     groupsChecked: 0,
     groupsExpired: 0,
     groupRepairs: 0,
+    flowKeysChecked: 0,
     flowJobsSent: 0,
   };
   for (const queue of deps.queues) {
@@ -123,7 +128,9 @@ export async function runReaper(deps: ReaperDeps, options: ReaperOptions = {}): 
     deps.log.error("group checks failed; the next tick tries again", errorFields(err));
   }
   try {
-    report.flowJobsSent = await healParkedKeys(deps);
+    const healed = await healParkedKeys(deps, options.flowHealBudgetMs);
+    report.flowKeysChecked = healed.keys;
+    report.flowJobsSent = healed.sent;
   } catch (err) {
     deps.log.error("the look at flow keys' places failed; the next tick tries again", errorFields(err));
   }

@@ -48,6 +48,7 @@ const OUTCOMES: { [O in Outcome]: OutcomeRow<Of<O>> } = {
       outcome: "dead",
       error: d.error,
       expiresAt: retentionExpiry(now, queue.retentionDays.dead),
+      ...(d.unstarted ? { unstarted: true as const } : {}),
     }),
     metric: "dead",
     log: { level: "warn", message: "job dead", fields: (d) => ({ error: d.error }) },

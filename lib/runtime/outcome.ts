@@ -13,8 +13,11 @@ export type Decision =
   | { outcome: "retry"; delaySeconds: number; error: string }
   | { outcome: "reschedule"; delaySeconds: number; error: string }
   | { outcome: "throttled"; delaySeconds: number; reason: string }
-  /** `exhausted`: it used its last attempt (a kind with onExhausted "pause" pauses instead). */
-  | { outcome: "dead"; error: string; exhausted?: true }
+  /**
+   * `exhausted`: it used its last attempt (a kind with onExhausted "pause" pauses instead).
+   * `unstarted`: its handler never ran (its start deadline passed): the claim's attempt is given back.
+   */
+  | { outcome: "dead"; error: string; exhausted?: true; unstarted?: true }
   /** Its attempts used, it waits for an operator (docs/architecture.md §21). Claimed lanes only. */
   | { outcome: "paused"; error: string }
   | { outcome: "cancelled"; error?: string }

@@ -27,6 +27,7 @@ export async function precheckRun(
     return {
       outcome: "dead",
       error: `${START_DEADLINE_PASSED}: not started within ${within} s of being due`,
+      unstarted: true,
     };
   }
   const kind = registry.get(item.kind);

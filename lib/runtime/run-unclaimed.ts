@@ -106,7 +106,12 @@ async function recordEnd(
     );
     outcome = { status: "done", result, expiresAt: ending.expiresAt };
   } else if (ending.outcome === "dead")
-    outcome = { status: "dead", error: ending.error, expiresAt: ending.expiresAt };
+    outcome = {
+      status: "dead",
+      error: ending.error,
+      expiresAt: ending.expiresAt,
+      ...(ending.unstarted ? { unstarted: true as const } : {}),
+    };
   else return true;
   const written = await recordOutcome(deps.store, seed, attempt, outcome);
   // A duplicate run recorded its end first: that end stays, this one is dropped.

@@ -18,7 +18,11 @@ export type Finalization =
   | { outcome: "throttled"; runAt: number; reason: string }
   /** Handed back by a stopping pool: due now, the attempt given back. */
   | { outcome: "released"; runAt: number }
-  | { outcome: "dead"; error: string; expiresAt: number }
+  /**
+   * `unstarted`: the run ended before its handler was called (its start deadline passed), so it is
+   * no attempt: the claim's count is given back, and the item keeps the last run that did start.
+   */
+  | { outcome: "dead"; error: string; expiresAt: number; unstarted?: true }
   /** Its last attempt used, a kind with `onExhausted: "pause"` waits for an operator (§21). */
   | { outcome: "paused"; error: string }
   | { outcome: "cancelled"; expiresAt: number; error?: string }
@@ -45,7 +49,7 @@ const LEASE_ATTRS = ["leaseToken", "leaseUntil"] as const;
 function finalizeUpdate(
   u: Update,
   f: Finalization,
-  item: { id: string; queue: string },
+  item: { id: string; queue: string } & Partial<HistoryFields>,
   now: number,
   shards: number,
 ): Update {
@@ -79,13 +83,13 @@ function finalizeUpdate(
         .increment("attempts", -1)
         .remove(...LEASE_ATTRS);
     case "dead":
-      return u
-        .set("status", "dead")
+      u.set("status", "dead")
         .set("lastError", f.error)
         .set("finishedAt", now)
         .set("expiresAt", f.expiresAt)
         .setAll(indexKeys(item.queue, "dead", item.id, now, shards))
         .remove(...LEASE_ATTRS);
+      return f.unstarted ? unclaimedRun(u, item) : u;
     case "suspend":
       u.set("status", "scheduled")
         .set("runAt", f.runAt)
@@ -112,6 +116,18 @@ function finalizeUpdate(
   }
 }
 
+/**
+ * The claim of a run that never started, taken back: its attempt uncounted, and the start and runner
+ * of the last run that did (the history's last record), or none when no run ever started.
+ */
+function unclaimedRun(u: Update, item: Partial<HistoryFields>): Update {
+  u.increment("attempts", -1).remove("runDeadline");
+  const last = item.history?.at(-1);
+  if (last === undefined) return u.remove("startedAt", "runner");
+  u.set("startedAt", last.s);
+  return last.r === undefined ? u.remove("runner") : u.set("runner", last.r);
+}
+
 /** Why a run ended, for its history record. */
 function errorOf(f: Finalization): string | undefined {
   if (f.outcome === "throttled") return f.reason;
@@ -122,7 +138,8 @@ function errorOf(f: Finalization): string | undefined {
  * finalize — record how a run ended.
  * input: job id + queue, the fence token, the outcome; the job as its claim left it (its start,
  *   runner and history: the run's record is appended to the history, except a success's, which the
- *   item's own fields describe, so a first-attempt success adds no list).
+ *   item's own fields describe, so a first-attempt success adds no list, and that of a run ended dead
+ *   before its handler was called (`unstarted`), whose claim is taken back: attempts, start, runner).
  * condition: still running under this token; for every outcome but done and cancelled, also no cancel
  *   requested (a cancel beats a retry or a death; a job that finished stays done).
  * result: the new item; or lease_lost (a takeover owns it now: write nothing) or cancel_requested
@@ -140,8 +157,8 @@ export async function finalize(
   const write = conditionalUpdate<JobItem>(ctx, `finalize:${f.outcome}`, jobKey(job.id), (e) => {
     const update = finalizeUpdate(new Update(e), f, job, now, ctx.layout.indexShards);
     // Under the fence nothing else writes the history: the claim's copy of it is the stored one.
-    const ended =
-      f.outcome === "done" ? undefined : endedRun({ attempts: 0, ...job }, f.outcome, now, errorOf(f));
+    const ran = f.outcome !== "done" && !(f.outcome === "dead" && f.unstarted);
+    const ended = ran ? endedRun({ attempts: 0, ...job }, f.outcome, now, errorOf(f)) : undefined;
     if (ended) update.setAll(withRecord({ attempts: 0, ...job }, ended));
     const step = f.outcome === "suspend" ? f.step : undefined;
     const fresh = step ? [addStep(update, step.name, step.record, step.mapExists)] : [];

@@ -97,6 +97,12 @@ export function parkIndexKeys(kind: string, key: string, createdAt: number, id: 
   };
 }
 
+/**
+ * Where the reaper's look at the parked index (lib/ops/flow-heal.ts) stopped last: the next run goes
+ * on from there, so every waiting key is looked at in turn however many there are.
+ */
+export const flowHealCursorKey = { pk: "cursor#flow-heal", sk: "cursor" } as const;
+
 /** A durable job's wait token (docs/architecture.md §22): its state, secret's hash and data. */
 export const tokenKey = (id: string) => ({ pk: `tok#${id}`, sk: "token" });
 /**

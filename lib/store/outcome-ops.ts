@@ -8,13 +8,15 @@ import { indexKeys, jobKey } from "./keys.ts";
 /** How an unclaimed run ended, as the at-least-once and fire-and-forget lanes record it. */
 export type RecordedOutcome =
   | { status: "done"; result: StoredResult; expiresAt: number }
-  | { status: "dead"; error: string; expiresAt: number }
+  /** `unstarted`: the handler was never called (its start deadline passed): no attempt, no start. */
+  | { status: "dead"; error: string; expiresAt: number; unstarted?: true }
   /** A failed attempt that will be retried (fire-and-forget records failures). */
   | { status: "queued"; error: string; runAt: number };
 
 /**
  * recordOutcome — the one write of a run that took no claim (docs/architecture.md §16).
- * input: the seed from the message, the attempt (the message's receive count), the outcome.
+ * input: the seed from the message, the attempt (the message's receive count), the outcome (a
+ *   delivery that ended before its handler was called counts no attempt and records no start).
  * condition: no item yet, or a queued one (a failure recorded before): a finished job is never
  *   overwritten, and a duplicate run that ends second writes nothing.
  * result: { recorded: true, item } or { recorded: false, current }.
@@ -38,8 +40,9 @@ export async function recordOutcome(
           ? { payload }
           : {}),
     status: outcome.status,
-    attempts: attempt,
-    startedAt: now,
+    ...(outcome.status === "dead" && outcome.unstarted
+      ? { attempts: attempt - 1 }
+      : { attempts: attempt, startedAt: now }),
     ...(outcome.status === "done"
       ? { ...resultFields(outcome.result), finishedAt: now, expiresAt: outcome.expiresAt }
       : {}),

@@ -32,6 +32,15 @@ describe("a durable job in the web console", () => {
 
     await see(page.locator('[data-testid="job-waiting"][data-waiting-for="token"]'), 20_000);
     await see(detailStatus(page, id, "scheduled"));
+    // Two runs, each ended by a wait that gave its attempt back: the count and the timeline agree.
+    const runs = page.locator('[data-testid="timeline-entry"][data-what="attempt"]');
+    await see(page.getByTestId("job-attempts").filter({ hasText: "0 / 3 · 2 runs gave their attempt back" }));
+    await expect
+      .poll(() => runs.allTextContents())
+      .toEqual([
+        expect.stringContaining("suspend: attempt given back"),
+        expect.stringContaining("suspend: attempt given back"),
+      ]);
     for (const [name, type] of [
       ["create-account", "step"],
       ["cool-off", "sleep"],
@@ -59,6 +68,9 @@ describe("a durable job in the web console", () => {
     expect(answer.status()).toBe(200);
     await see(detailStatus(page, id, "done"), 20_000);
     await see(step(page, "send-welcome", "done"));
+    await see(page.getByTestId("job-attempts").filter({ hasText: "1 / 3 · 2 runs gave their attempt back" }));
+    await expect.poll(() => runs.allTextContents()).toHaveLength(3);
+    expect((await runs.allTextContents())[2]).toContain("attempt 1: done");
     await see(page.getByTestId("token-message").filter({ hasText: `completed ${tokenId}` }));
     expect(await page.getByTestId("job-waiting").count()).toBe(0);
     expect(await page.getByTestId("token-form").count()).toBe(0);

@@ -51,13 +51,13 @@ describe("the local stack against other sites", () => {
       page.goto("http://evil.test/"),
     ]);
     expect(answer.request().headers().origin).toBe("http://evil.test");
-    expect([answer.status(), (await answer.json()).error.code]).toEqual([400, "validation_error"]);
+    expect([answer.status(), (await answer.json()).error.code]).toEqual([403, "forbidden"]);
     const queues = (await http.call("GET", "/queues")).body.items as { name: string; paused: boolean }[];
     expect(queues.find((q) => q.name === "default")?.paused).toBe(false);
 
     // The attacker's name, resolved to 127.0.0.1: the page would be the attacker's origin.
     const rebound = await page.goto(`http://${REBOUND}:${new URL(env.stack().url).port}/jobs?limit=1`);
-    expect([rebound?.status(), (await rebound?.json())?.error.code]).toEqual([400, "validation_error"]);
+    expect([rebound?.status(), (await rebound?.json())?.error.code]).toEqual([403, "forbidden"]);
     await page.close();
   });
 });
@@ -107,7 +107,7 @@ describe("the console through console/serve.ts (the stage proxy)", () => {
     });
     const rebound = await rawRequest(proxy.origin, "GET", "/queues", { host: `evil.example:${port}` });
     for (const r of [foreignOrigin, rebound]) {
-      expect([r.status, JSON.parse(r.body).error.code]).toEqual([400, "validation_error"]);
+      expect([r.status, JSON.parse(r.body).error.code]).toEqual([403, "forbidden"]);
     }
     expect(forwarded.length).toBe(before);
     expect((await rawRequest(proxy.origin, "GET", "/console/../package.json")).status).toBe(404);

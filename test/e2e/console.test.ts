@@ -223,6 +223,32 @@ describe("the web console on npm start", () => {
     await page.close();
   }, 60_000);
 
+  it("a parked job says which key it waits for, in the list and in its detail", async () => {
+    const tenant = `parked-${randomUUID().slice(0, 8)}`;
+    const enqueue = async (sleepMs: number) =>
+      (await http.call("POST", "/jobs", { kind: "tenant-echo", payload: { tenant, sleepMs } })).body
+        .id as string;
+    // Two long runs hold the tenant's two places; the third waits in its line until one ends.
+    const holders = [await enqueue(10_000), await enqueue(10_000)];
+    const parked = await enqueue(0);
+    try {
+      await expect
+        .poll(async () => (await http.call("GET", `/jobs/${parked}`)).body.waitingForKey, { timeout: UI_MS })
+        .toBe(true);
+      const { page, problems } = await openConsole(`${env.stack().url}/console`);
+      const row = page.getByTestId(`job-row-${parked}`);
+      await see(row.getByTestId("job-row-waiting").filter({ hasText: `waiting for key ${tenant}` }));
+      expect(await row.getByTestId("job-row-status").textContent()).toBe("queued");
+      await row.click();
+      await see(page.getByTestId("job-waiting-key").filter({ hasText: `waiting for key ${tenant}` }));
+      await see(detailStatus(page, parked, "queued"));
+      expect(problems).toEqual([]);
+      await page.close();
+    } finally {
+      for (const id of [parked, ...holders]) await http.call("POST", `/jobs/${id}/cancel`);
+    }
+  }, 60_000);
+
   it("a change of filter never lets two polls of the job list overlap", async () => {
     const ALL = "/jobs?limit=50";
     const DEFAULT = "/jobs?queue=default&limit=50";

@@ -131,6 +131,33 @@ describe("skyforge doctor", () => {
     expect(lenient.findings.map((f) => f.check)).not.toContain("lagging-key");
   });
 
+  it("a paused queue that holds jobs is named at once (paused-queue), not 15 minutes later as overdue", async () => {
+    const s = stack();
+    const post = (path: string) => fetch(`${s.url}${path}`, { method: "POST" });
+    expect((await post("/queues/batch/pause")).status).toBe(200);
+    try {
+      // A paused queue with nothing in it is no problem: pausing is the operator's own choice.
+      // (Exit 0 or 1: what the tests before left behind is found too.)
+      const idle = JSON.parse((await cli.run(["doctor", "--json"])).stdout) as Doctor;
+      expect(idle.findings.map((f) => f.check)).not.toContain("paused-queue");
+      const { job } = await s.engine.producer.enqueue({
+        kind: "batch-echo",
+        payload: { key: "doctor-paused" },
+      });
+      const report = (await cli.json(["doctor"], 1)) as unknown as Doctor;
+      const paused = report.findings.filter((f) => f.check === "paused-queue");
+      expect(paused.map((f) => f.subject)).toEqual(["batch"]);
+      expect(paused[0]?.message).toMatch(/^queue batch is paused with 1 job\(s\) waiting/);
+      expect(paused[0]?.fix).toContain("npx skyforge queues resume batch");
+      const text = await cli.run(["doctor"]);
+      expect(text.code).toBe(1);
+      expect(text.stdout).toContain("- paused-queue: queue batch is paused");
+      expect(job.status).toBe("queued");
+    } finally {
+      expect((await post("/queues/batch/resume")).status).toBe(200);
+    }
+  });
+
   it("a bad threshold is a usage error: exit 2", async () => {
     const r = await cli.run(["doctor", "--stuck-after", "soon"]);
     expect(r.code).toBe(2);

@@ -540,18 +540,18 @@ describe("requests from other sites: refused on every route before anything is r
   const rawGet = (path: string, host: string, extra = "") =>
     raw(stack.url, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`);
 
-  it("a form POST from another site's page (or an opaque one) → 400 validation_error, nothing enqueued", async () => {
+  it("a form POST from another site's page (or an opaque one) → 403 forbidden, nothing enqueued", async () => {
     for (const origin of ["http://evil.example", "null", `http://localhost:${Number(own().port) + 1}`]) {
       const key = `cross-site-${origin}`;
       const r = await formPost("/jobs", origin, echoOnce(key));
-      expectError(r, 400, "validation_error");
+      expectError(r, 403, "forbidden");
       expect(JSON.parse(r.body).error.message).toContain("another site");
       expect(await wasEnqueued(key)).toBe(false);
     }
   });
 
   it("a cross-site POST can't pause a queue, nor enqueue through the Invoke API", async () => {
-    expectError(await formPost("/queues/default/pause", "http://evil.example", ""), 400, "validation_error");
+    expectError(await formPost("/queues/default/pause", "http://evil.example", ""), 403, "forbidden");
     const queues = JSON.parse((await call("GET", "/queues")).body) as {
       items: { name: string; paused: boolean }[];
     };
@@ -563,11 +563,11 @@ describe("requests from other sites: refused on every route before anything is r
       "https://evil.example",
       JSON.stringify({ jobs: [JSON.parse(echoOnce(key))] }),
     );
-    expectError(invoke, 400, "validation_error");
+    expectError(invoke, 403, "forbidden");
     expect(await wasEnqueued(key)).toBe(false);
   });
 
-  it("a Host that is not the server's (DNS rebinding) → 400 validation_error, on the API and the console", async () => {
+  it("a Host that is not the server's (DNS rebinding) → 403 forbidden, on the API and the console", async () => {
     for (const [path, host] of [
       ["/jobs?limit=1", `evil.example:${own().port}`],
       ["/console/", `evil.example:${own().port}`],
@@ -575,7 +575,7 @@ describe("requests from other sites: refused on every route before anything is r
       ["/health", `127.0.0.1:${Number(own().port) + 1}`],
     ] as const) {
       const r = await rawGet(path, host);
-      expectError(r, 400, "validation_error");
+      expectError(r, 403, "forbidden");
       expect(JSON.parse(r.body).error.message).toContain("its own address");
     }
   });

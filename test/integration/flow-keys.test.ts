@@ -1,3 +1,4 @@
+import pLimit from "p-limit";
 import { ulid } from "ulid";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
@@ -5,10 +6,11 @@ import { ClientError, ThrottledError } from "../../lib/errors.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
 import { parkJob, readFlowKey, takeKeyPlace } from "../../lib/store/flow-key-ops.ts";
+import { PARK_INDEX_SHARDS, shardOf } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { messageFromItem } from "../../lib/transport/message-from-item.ts";
 import { OffsetClock } from "../support/clock.ts";
-import { harnessPerTest, settled } from "../support/engine-harness.ts";
+import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
 import { mostAtOnce } from "../support/overlap.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -83,8 +85,64 @@ const rated = defineUnboundKind({
     return null;
   },
 });
-const kinds = [keyed, rated];
+/** One place a key: a key whose place is held waits, whatever else the reaper looks at. */
+const solo = defineUnboundKind({
+  name: "t-solo",
+  queue: "default",
+  payload: Job,
+  maxAttempts: 3,
+  timeoutSeconds: 30,
+  flow: { key: (p) => p.tenant, concurrency: 1 },
+  handler: async () => null,
+});
+const kinds = [keyed, rated, solo];
 const harness = harnessPerTest();
+
+/**
+ * `busy` keys of t-solo, each with a job parked behind a place a live run holds (given now, to a run
+ * the reaper must leave alone), all in parked-index shards before the last; then one victim key in
+ * the last shard, whose place a run that never got a job item took long ago (lost: a crash before
+ * its hand-over), with a job parked behind it that only the reaper can send on. result: the victim.
+ */
+async function crowdedIndex(h: Harness, busy: number, now: number) {
+  const { store } = h.engine;
+  const parkOne = async (tenant: string, createdAt: number) => {
+    const id = ulid();
+    const seed = {
+      id,
+      kind: "t-solo",
+      queue: "default",
+      maxAttempts: 3,
+      priority: "normal" as const,
+      createdAt,
+      runAt: createdAt,
+      timeoutSeconds: 30,
+      flowKey: tenant,
+      payload: JSON.stringify({ tenant, seq: 0, ms: 0 }),
+    };
+    expect(await parkJob(store, seed, tenant)).toBe(true);
+    return id;
+  };
+  const shardOfKey = (tenant: string) => shardOf(`t-solo#${tenant}`, PARK_INDEX_SHARDS);
+  const last = PARK_INDEX_SHARDS - 1;
+  const tenants: string[] = [];
+  for (let n = 0; tenants.length < busy; n++) if (shardOfKey(`busy-${n}`) < last) tenants.push(`busy-${n}`);
+  const victim = ["victim", ...Array.from({ length: 100 }, (_, n) => `victim-${n}`)].find(
+    (t) => shardOfKey(t) === last,
+  ) as string;
+  const writes = pLimit(16);
+  await Promise.all(
+    tenants.map((tenant) =>
+      writes(async () => {
+        expect(await takeKeyPlace(store, "t-solo", tenant, ulid(), 1, now)).toBe(true);
+        await parkOne(tenant, now);
+      }),
+    ),
+  );
+  const leaseMs = (h.engine.queues.find((q) => q.name === "default")?.leaseSeconds ?? 0) * 1000;
+  expect(await takeKeyPlace(store, "t-solo", victim, ulid(), 1, now - 3 * leaseMs)).toBe(true);
+  return { tenant: victim, id: await parkOne(victim, now) };
+}
 
 /** The most runs of `tenant` going at any one instant. */
 const peak = (tenant: string) =>
@@ -230,6 +288,54 @@ describe("flow control per key", () => {
       async () => Object.keys((await readFlowKey(store, "t-keyed", "crashy")).holders).length === 0,
       "the last run's place to be handed back",
     );
+  });
+
+  it("the reaper reaches a lost place behind more than 200 waiting keys: the victim is sent on within two runs", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const now = h.engine.clock.now();
+    const victim = await crowdedIndex(h, 210, now);
+    // The reaper's own clock stands still: its time budget is not what this is about.
+    const reaper = { ...h.engine, clock: { now: () => now } };
+    const reports = [];
+    for (let run = 0; run < 2; run++) {
+      const report = await runReaper(reaper, { staleSweepPassMs: 0 });
+      reports.push(report);
+      if (report.flowJobsSent > 0) break;
+    }
+    expect(reports.map((r) => r.flowJobsSent)).toContain(1);
+    expect((await readFlowKey(h.engine.store, "t-solo", victim.tenant)).holders).toEqual({
+      [victim.id]: now,
+    });
+    expect(reports.at(-1)?.flowKeysChecked).toBeGreaterThan(200);
+  });
+
+  it("a run out of time stops where it is, and the next goes on from there: every waiting key is looked at in turn", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const now = h.engine.clock.now();
+    const busy = 60;
+    const victim = await crowdedIndex(h, busy, now);
+    // A clock that moves 1 ms each time it is read: a budget of 50 ms is a few keys' looks.
+    let ticks = 0;
+    const reaper = { ...h.engine, clock: { now: () => now + ticks++ } };
+    const checked: number[] = [];
+    let sent = 0;
+    while (sent === 0 && checked.length < busy + 1) {
+      const report = await runReaper(reaper, { staleSweepPassMs: 0, flowHealBudgetMs: 50 });
+      checked.push(report.flowKeysChecked);
+      sent = report.flowJobsSent;
+    }
+    expect(sent).toBe(1);
+    // Each run looked at some keys, not all: the budget cut it short.
+    for (const n of checked) expect(n).toBeGreaterThan(0);
+    expect(checked[0]).toBeLessThan(busy + 1);
+    // No run started over: the victim, last in the index, came after each busy key was looked at once.
+    const before = checked.slice(0, -1).reduce((a, b) => a + b, 0);
+    expect(before).toBeLessThan(busy + 1);
+    expect(before + (checked.at(-1) ?? 0)).toBeGreaterThanOrEqual(busy + 1);
+    expect(checked.length).toBeGreaterThan(1);
+    expect(Object.keys((await readFlowKey(h.engine.store, "t-solo", victim.tenant)).holders)).toEqual([
+      victim.id,
+    ]);
   });
 
   it("a job enqueued while its key is full waits in the key's line from the start: no message until a place frees", async () => {

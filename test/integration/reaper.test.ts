@@ -56,6 +56,7 @@ const noReports = {
   groupsChecked: 0,
   groupsExpired: 0,
   groupRepairs: 0,
+  flowKeysChecked: 0,
   flowJobsSent: 0,
 };
 

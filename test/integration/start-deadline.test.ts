@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ClientError } from "../../lib/errors.ts";
 import { redriveJob } from "../../lib/producer/redrive.ts";
+import { toJobView } from "../../lib/store/job-item.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { harnessPerTest, settled } from "../support/engine-harness.ts";
@@ -30,6 +31,15 @@ const kinds = [
   kindOnDefaultQueue(
     "deadline-lean",
     { maxAttempts: 3, timeoutSeconds: 30, lane: "lean" },
+    async (_p, ctx) => {
+      runs.push(ctx.job.id);
+      return { attempt: ctx.attempt };
+    },
+  ),
+  // No claim: its one write records the end.
+  kindOnDefaultQueue(
+    "deadline-unclaimed",
+    { maxAttempts: 3, timeoutSeconds: 30, lane: "at-least-once" },
     async (_p, ctx) => {
       runs.push(ctx.job.id);
       return { attempt: ctx.attempt };
@@ -86,6 +96,29 @@ describe("start deadlines", () => {
     expect(view.job.startBy).toBe(new Date(Date.parse(view.job.runAt) + 1000).toISOString());
   });
 
+  it("a job whose deadline passed before it ran shows it never started: no attempt, no start, no run in its history", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    const ids: string[] = [];
+    for (const kind of ["deadline-echo", "deadline-lean", "deadline-unclaimed"])
+      ids.push((await h.engine.producer.enqueue({ kind, payload: {}, startWithinSeconds: 2 })).job.id);
+    clock.advance(6000);
+    h.startPoller();
+    for (const id of ids) {
+      const dead = await settled(h, id, "dead");
+      expect(dead.lastError, dead.kind).toMatch(/^start deadline passed/);
+      expect(dead.attempts, dead.kind).toBe(0);
+      expect(dead.startedAt, dead.kind).toBeUndefined();
+      expect(dead.runner, dead.kind).toBeUndefined();
+      expect(dead.history, dead.kind).toBeUndefined();
+      const view = toJobView(dead);
+      expect(view, dead.kind).toMatchObject({ status: "dead", attempts: 0 });
+      expect(view, dead.kind).not.toHaveProperty("startedAt");
+      expect(view, dead.kind).not.toHaveProperty("history");
+    }
+    expect(runs.filter((id) => ids.includes(id))).toEqual([]);
+  });
+
   it("a retry doesn't move the deadline: a first attempt that failed, retried after it, ends dead", async () => {
     const clock = new OffsetClock();
     const h = await harness.create({ clock, extraKinds: kinds, random: () => 0 });
@@ -101,6 +134,10 @@ describe("start deadlines", () => {
     const dead = await settled(h, job.id, "dead");
     expect(dead.lastError).toMatch(/^start deadline passed/);
     expect(runs.filter((id) => id === job.id)).toHaveLength(1);
+    // The one attempt that ran is all it shows: its start, its failure; none for the retry that never ran.
+    expect(dead.attempts).toBe(1);
+    expect(dead.history?.map((r) => [r.a, r.o])).toEqual([[1, "retry"]]);
+    expect(dead.startedAt).toBe(dead.history?.[0]?.s);
   });
 
   it("refuses a deadline that is not a whole number of seconds from 1 to SQS's retention: 400, nothing written", async () => {

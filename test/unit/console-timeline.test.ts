@@ -12,9 +12,14 @@ interface Entry {
 
 // A browser file, type-checked under console/tsconfig.json: loaded by its path, typed here by what the test reads.
 const TIMELINE = "../../console/timeline.js";
+const FORMAT = "../../console/format.js";
 const { groupsOf, timelineOf } = (await import(TIMELINE)) as {
   timelineOf(job: object, more?: object): Entry[];
   groupsOf(job: object): string[];
+};
+const { attemptsText, waitingForKeyText } = (await import(FORMAT)) as {
+  attemptsText(job: object): string;
+  waitingForKeyText(job: object): string | undefined;
 };
 
 const base = {
@@ -94,5 +99,54 @@ describe("a job's timeline from its own records (console/timeline.js)", () => {
       "waiting for token",
     ]);
     expect(entries[0]?.detail).toBe("3 children: 2 done, 1 dead, 0 cancelled, 0 pending");
+  });
+
+  it("a durable job's runs that waited gave their attempt back: the timeline and the count say the same", () => {
+    const suspended = (start: string, end: string) => ({
+      attempt: 1,
+      startedAt: `2026-01-01T00:00:${start}.000Z`,
+      endedAt: `2026-01-01T00:00:${end}.000Z`,
+      outcome: "suspend",
+    });
+    const job = {
+      ...base,
+      kind: "onboard",
+      status: "scheduled",
+      attempts: 0,
+      finishedAt: undefined,
+      history: [suspended("06", "07"), suspended("08", "09")],
+      waiting: { for: "token" as const, until: "2026-01-01T01:00:00.000Z" },
+    };
+    const runs = timelineOf(job).filter((e) => e.what === "attempt");
+    expect(runs.map((e) => [e.title, e.tone])).toEqual([
+      ["suspend: attempt given back", "wait"],
+      ["suspend: attempt given back", "wait"],
+    ]);
+    expect(attemptsText(job)).toBe("0 / 3 · 2 runs gave their attempt back");
+    // A run that counted, after one that didn't (the API's history ends with the current run's own):
+    // one attempt, one run given back.
+    const done = { ...suspended("09", "10"), outcome: "done" };
+    const after = {
+      ...job,
+      status: "done",
+      attempts: 1,
+      history: [suspended("06", "07"), done],
+      startedAt: "2026-01-01T00:00:09.000Z",
+      finishedAt: "2026-01-01T00:00:10.000Z",
+    };
+    expect(
+      timelineOf(after)
+        .filter((e) => e.what === "attempt")
+        .map((e) => e.title),
+    ).toEqual(["suspend: attempt given back", "attempt 1: done"]);
+    expect(attemptsText(after)).toBe("1 / 3 · 1 run gave its attempt back");
+    expect(attemptsText(base)).toBe("2 / 3");
+  });
+
+  it("a parked job says which key it waits for", () => {
+    expect(waitingForKeyText({ ...base, status: "queued", waitingForKey: true, flowKey: "acme" })).toBe(
+      "waiting for key acme",
+    );
+    expect(waitingForKeyText({ ...base, status: "queued", flowKey: "acme" })).toBeUndefined();
   });
 });

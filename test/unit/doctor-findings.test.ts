@@ -38,6 +38,28 @@ describe("doctor's findings", () => {
     expect(findProblems(clean)).toEqual([]);
   });
 
+  it("names a paused queue that holds jobs at once, by SQS's counts or its listed jobs, instead of as overdue later", () => {
+    const batch = (counts: { dlq: number; visible?: number; delayed?: number }) => ({
+      ...clean,
+      queues: [{ name: "batch", paused: true, counts, eventSource: { enabled: false, state: "Disabled" } }],
+    });
+    expect(findProblems(batch({ dlq: 0, visible: 0, delayed: 0 }))).toEqual([]);
+    const bySqs = findProblems(batch({ dlq: 0, visible: 2, delayed: 1 }));
+    expect(bySqs.map((f) => [f.check, f.subject])).toEqual([["paused-queue", "batch"]]);
+    expect(bySqs[0]?.message).toBe(
+      "queue batch is paused with 3 job(s) waiting: none of them runs until it is resumed",
+    );
+    expect(bySqs[0]?.fix).toMatch(/^npx skyforge queues resume batch /);
+    // Long overdue: still one finding, the one that names the cause.
+    const listed = findProblems({
+      ...batch({ dlq: 0 }),
+      oldestQueued: [{ id: "old", kind: "batch-echo", queue: "batch", runAt: at(3600) }],
+      queuedCounts: { batch: 4 },
+    });
+    expect(listed.map((f) => [f.check, f.subject])).toEqual([["paused-queue", "batch"]]);
+    expect(listed[0]?.message).toMatch(/paused with 4 job\(s\) waiting/);
+  });
+
   it("names each problem once, with its check, subject and what to do, and honours the thresholds", () => {
     const findings = findProblems({
       ...clean,
