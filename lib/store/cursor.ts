@@ -75,3 +75,13 @@ export function decodeScanCursor(cursor: string): ScanCursor {
   if (!parsed.success) throw notOurs();
   return parsed.data;
 }
+
+/**
+ * An event's continuation (POST /events): its waiters' listing resumes after a waiter of the same
+ * pair, or InvalidStoreInput (DynamoDB refuses a start key outside the queried partition).
+ */
+export function decodeWaiterCursor(cursor: string, partition: string): ScanCursor {
+  const parsed = decodeScanCursor(cursor);
+  if (parsed.key.pk !== partition) throw notOurs();
+  return parsed;
+}
