@@ -6,7 +6,7 @@ import { MAX_STEP_NAME_CHARS } from "../job/durable.ts";
 import { BoundedJson } from "../job/json-depth.ts";
 import { MAX_CURSOR_CHARS, MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import type { Engine } from "../services/engine-services.ts";
-import { decodeWaiterCursor, encodeCursor } from "../store/cursor.ts";
+import { decodeWaiterCursor, encodeWaiterCursor } from "../store/cursor.ts";
 import { deleteEventWaiter, type EventWaiter, listEventWaiters } from "../store/event-waiter-ops.ts";
 import { getJobs } from "../store/group-read-ops.ts";
 import { eventWaitersPartition } from "../store/keys.ts";
@@ -76,7 +76,7 @@ export async function deliverEvent(
     );
   const partition = eventWaitersPartition(name, match);
   let after: Record<string, unknown> | undefined =
-    continuation === undefined ? undefined : decodeWaiterCursor(continuation, partition).key;
+    continuation === undefined ? undefined : decodeWaiterCursor(continuation, partition);
   const started = engine.clock.now();
   let stowed: Promise<DurableBody> | undefined;
   const event: PairEvent = {
@@ -94,7 +94,7 @@ export async function deliverEvent(
     after = page.next;
   } while (after && engine.clock.now() - started < budgetMs);
   if (!after) return { resumed };
-  return { resumed, continuation: encodeCursor({ key: { pk: String(after.pk), sk: String(after.sk) } }) };
+  return { resumed, continuation: encodeWaiterCursor(partition, String(after.sk)) };
 }
 
 /** An event on its way: its pair, and its data's body, stored on the first call. */

@@ -11,6 +11,7 @@ import { type AnyKind, defineUnboundKind } from "../../lib/job/kind.ts";
 import { cancelJob } from "../../lib/ops/cancel-job.ts";
 import { deliverEvent } from "../../lib/ops/deliver-event.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
+import { encodeWaiterCursor } from "../../lib/store/cursor.ts";
 import { putEventWaiter } from "../../lib/store/event-waiter-ops.ts";
 import { cancel } from "../../lib/store/finalize-ops.ts";
 import { eventWaitersPartition } from "../../lib/store/keys.ts";
@@ -212,10 +213,11 @@ describe("event waiters", () => {
       const out = await api(httpApiEvent({ method: "POST", path: "/events", json }), {} as never);
       return { statusCode: out.statusCode, body: String(out.body) };
     };
-    const other = Buffer.from(
-      JSON.stringify({ key: { pk: eventWaitersPartition("order.paid", "o-2"), sk: ulid() } }),
+    const other = encodeWaiterCursor(eventWaitersPartition("order.paid", "o-2"), ulid());
+    const keyed = Buffer.from(
+      JSON.stringify({ key: { pk: eventWaitersPartition("order.paid", "o-1"), sk: ulid() } }),
     ).toString("base64url");
-    for (const continuation of [other, "not-ours", "!!"]) {
+    for (const continuation of [other, keyed, "not-ours", "!!"]) {
       const out = await post({ name: "order.paid", match: "o-1", data: 1, continuation });
       expect(out.statusCode).toBe(400);
       expect(JSON.parse(out.body).error.code).toBe("validation_error");
