@@ -130,7 +130,7 @@ export const answerShapes = {
     status: z.literal("completed"),
     resumed: z.boolean(),
   }),
-  eventSent: z.looseObject({ resumed: z.number() }),
+  eventSent: z.looseObject({ resumed: z.number(), continuation: z.string().optional() }),
   childrenPage: page(z.looseObject({ id: z.string(), status: z.string(), lastError: z.string().optional() })),
 } as const;
 

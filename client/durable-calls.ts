@@ -59,10 +59,25 @@ export function durableCalls({ object, segment }: CallTools): DurableCalls {
         answerShapes.tokenCompleted,
       );
     },
-    sendEvent: async (name, match, data) =>
-      object<{ resumed: number }>(
-        { method: "POST", path: "/events", body: { name, match, data: data ?? null } },
-        answerShapes.eventSent,
-      ),
+    async sendEvent(name, match, data) {
+      // One call looks at the waiters it has time for; a `continuation` says where the same event
+      // goes on (docs/guide/durable-jobs.md, Events).
+      let resumed = 0;
+      let continuation: string | undefined;
+      do {
+        const answer: { resumed: number; continuation?: string } = await object(
+          {
+            method: "POST",
+            path: "/events",
+            body: { name, match, data: data ?? null, ...(continuation ? { continuation } : {}) },
+          },
+          answerShapes.eventSent,
+        );
+        resumed += answer.resumed;
+        // The same continuation twice would go round for ever: the answer is taken as the last.
+        continuation = answer.continuation !== continuation ? answer.continuation : undefined;
+      } while (continuation !== undefined);
+      return { resumed };
+    },
   };
 }

@@ -225,7 +225,11 @@ export interface SkyforgeClient<A extends AppNames> {
    * `{ secret }`. Completed twice, timed out or its job ended: a 409 SkyforgeApiError.
    */
   completeToken(urlOrId: string, data: unknown, options?: { secret?: string }): Promise<TokenCompleted>;
-  /** Sends an event (POST /events): every job waiting for `name` with this `match` resumes with `data`. */
+  /**
+   * Sends an event (POST /events): every job waiting for `name` with this `match` resumes with
+   * `data`. An answer's `continuation` is followed (the event sent again with it) until none is
+   * left; `resumed` adds up every call's.
+   */
   sendEvent(name: string, match: string, data?: unknown): Promise<{ resumed: number }>;
   queues: {
     list(): Promise<QueueView[]>;

@@ -35,9 +35,32 @@ export type ClaimPart = "payload" | `result-${number}` | `step-${string}` | `tok
  * never overwrites the object the job's finalize points to.
  */
 export function claimKey(jobId: string, part: ClaimPart, now: number, keepUntil: number): string {
+  return `${retentionPrefix(now, keepUntil)}${jobId}/${part}`;
+}
+
+/** `claims/<days>d/`: the shortest retention class that keeps an object written now until `keepUntil`. */
+function retentionPrefix(now: number, keepUntil: number): string {
   const days = Math.ceil(Math.max(0, keepUntil - now) / DAY_MS) + 1;
   const retention = RETENTION_CLASSES_DAYS.find((d) => d >= days) ?? RETENTION_CLASSES_DAYS.at(-1);
-  return `${CLAIMS_PREFIX}${retention}d/${jobId}/${part}`;
+  return `${CLAIMS_PREFIX}${retention}d/`;
+}
+
+/** An event's data: named by its SHA-256 (43 base64url characters), under `events/`, no job's id. */
+const EVENT_DATA_KEY = /^claims\/(\d+)d\/events\/[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The key of an event's data over the threshold (docs/architecture.md §22): one object for every
+ * job the event resumes, named by its bytes' digest, so the same data sent again (an event's
+ * continuation) names the same object. `events/` is no job's id (those are ULIDs).
+ */
+export function eventDataKey(digest: string, now: number, keepUntil: number): string {
+  return `${retentionPrefix(now, keepUntil)}events/${digest}`;
+}
+
+/** Whether `key` is exactly one that eventDataKey gives: a retention class, `events/` and a digest. */
+export function isEventDataKey(key: string): boolean {
+  const days = EVENT_DATA_KEY.exec(key)?.[1];
+  return days !== undefined && (RETENTION_CLASSES_DAYS as readonly number[]).includes(Number(days));
 }
 
 /**

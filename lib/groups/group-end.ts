@@ -1,6 +1,7 @@
 import pLimit from "p-limit";
 import { isTerminal, type TerminalStatus } from "../job/status.ts";
 import { longestRetentionExpiry } from "../retention.ts";
+import { deleteWaiterOfEnded } from "../store/event-waiter-ops.ts";
 import { cancel } from "../store/finalize-ops.ts";
 import { cancelGroup, settleCancelledGroup } from "../store/group-end-ops.ts";
 import { type GroupItem, recordedStatus } from "../store/group-item.ts";
@@ -65,7 +66,11 @@ async function cancelChild(deps: GroupDeps, job: JobItem, ttl: number): Promise<
   try {
     const { outcome, item } = await cancel(deps.store, job.id, ttl);
     if (outcome === "requested") deps.running?.requestCancel(job.id);
-    else await recordEnd(deps, item);
+    else {
+      // A child cancelled while it waited for an event: its pointer goes with the wait (§22).
+      if (outcome === "cancelled") await deleteWaiterOfEnded(deps.store, item);
+      await recordEnd(deps, item);
+    }
   } catch (err) {
     // It ended between the read and the cancel: record how.
     const now = await getJob(deps.store, job.id);

@@ -4,6 +4,7 @@ import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { longestRetentionExpiry } from "../retention.ts";
 import { BacklogTally } from "../runtime/backlog-tally.ts";
 import type { Engine } from "../services/engine-services.ts";
+import { deleteWaiterOfEnded } from "../store/event-waiter-ops.ts";
 import { type CancelResult, cancel, tombstone } from "../store/finalize-ops.ts";
 
 export type CancelJobResult =
@@ -31,6 +32,8 @@ export async function cancelJob(
     if (result.outcome === "requested") engine.running.requestCancel(result.item.id);
     // A queued child ended here, not in a worker: its group hears of it now.
     if (result.outcome === "cancelled") {
+      // A job cancelled while it waited for an event: its pointer goes with the wait (§22).
+      await deleteWaiterOfEnded(store, result.item);
       await engine.groups.recordEnd(result.item);
       // A batch key's queued job leaves its key's backlog: its message will be dropped unrun.
       const tally = new BacklogTally();

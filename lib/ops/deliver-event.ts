@@ -1,60 +1,137 @@
+import pLimit from "p-limit";
 import * as z from "zod";
-import { stepPart, stowDurable } from "../claims/durable-bodies.ts";
+import { type DurableBody, stowEventData } from "../claims/durable-bodies.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_STEP_NAME_CHARS } from "../job/durable.ts";
-import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
+import { BoundedJson } from "../job/json-depth.ts";
+import { MAX_CURSOR_CHARS, MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import type { Engine } from "../services/engine-services.ts";
-import { deleteEventWaiter, listEventWaiters } from "../store/event-waiter-ops.ts";
+import { decodeWaiterCursor, encodeWaiterCursor } from "../store/cursor.ts";
+import { deleteEventWaiter, type EventWaiter, listEventWaiters } from "../store/event-waiter-ops.ts";
+import { getJobs } from "../store/group-read-ops.ts";
+import { eventWaitersPartition } from "../store/keys.ts";
+import { waiterIsStale, waitsForEvent } from "./event-waiter-state.ts";
 import { resumeJob } from "./resume-waiting.ts";
 
-/** POST /events's body: an event's name, the value waits match on, and its data. */
+/**
+ * POST /events's body: an event's name, the value waits match on, its data (nested at most
+ * MAX_JSON_DEPTH deep), and the continuation an earlier answer for the same event gave, if any.
+ */
 export const EventRequest = z
   .object({
     name: z.string().min(1).max(MAX_STEP_NAME_CHARS),
     match: z.string().min(1).max(MAX_STEP_NAME_CHARS),
-    data: z.unknown().optional(),
+    data: BoundedJson.optional(),
+    continuation: z.string().min(1).max(MAX_CURSOR_CHARS).optional(),
   })
   .strict();
+
+/** How many jobs it resumed; `continuation` when waiters are left to look at: send the event again with it. */
+export interface EventDelivery {
+  resumed: number;
+  continuation?: string;
+}
 
 /** Event data outlives the longest wait a job may still be in after it (a year), whatever its queue keeps. */
 const EVENT_DATA_KEEP_MS = 400 * 86_400_000;
 
+/** Waiters a page: the most keys one BatchGetItem reads, so a page's jobs are one read. */
+const WAITERS_A_PAGE = 100;
+
+/** A page's resumes (and stale pointers' deletes) in flight at once. */
+const RESUMES_AT_ONCE = 16;
+
+/**
+ * How long one call starts new pages for: the API's 29 s, less a page's work (at most 100 resumes,
+ * 16 at a time) and the function's start.
+ */
+export const EVENT_BUDGET_MS = 20_000;
+
 /**
  * An event (docs/architecture.md §22): every job waiting for its name and match value resumes with
- * its data (at most MAX_WAITERS_PER_EVENT). An event no job waits for is not kept: a wait that
- * begins later does not see it. result: how many jobs it resumed.
+ * its data. The pair's waiters are read a page at a time, each page's jobs in one read: a job that
+ * waits for it is resumed (its pointer then deleted); a pointer that can no longer resume its job is
+ * deleted; the data is stored once, when the first job that waits is met. Pages are started while
+ * `budgetMs` (by the engine's clock) lasts, at least one; waiters left over are the answer's
+ * `continuation`. An event no job waits for is not kept: a wait that begins later does not see it.
  */
 export async function deliverEvent(
   engine: Pick<Engine, "store" | "claims" | "transport" | "clock" | "metrics">,
   raw: unknown,
-): Promise<{ resumed: number }> {
+  { budgetMs = EVENT_BUDGET_MS }: { budgetMs?: number } = {},
+): Promise<EventDelivery> {
   const parsed = EventRequest.safeParse(raw);
   if (!parsed.success)
-    throw new ClientError("validation_error", "expected { name, match, data }", issuesOf(parsed.error));
-  const { name, match, data } = parsed.data;
+    throw new ClientError(
+      "validation_error",
+      "expected { name, match, data, continuation? }",
+      issuesOf(parsed.error),
+    );
+  const { name, match, data, continuation } = parsed.data;
   const json = JSON.stringify(data ?? null);
   if (Buffer.byteLength(json) > MAX_PAYLOAD_BYTES)
     throw new ClientError(
       "payload_too_large",
       `an event's data is at most ${MAX_PAYLOAD_BYTES} bytes of JSON`,
     );
-  const waiters = await listEventWaiters(engine.store, name, match);
+  const partition = eventWaitersPartition(name, match);
+  let after: Record<string, unknown> | undefined =
+    continuation === undefined ? undefined : decodeWaiterCursor(continuation, partition);
+  const started = engine.clock.now();
+  let stowed: Promise<DurableBody> | undefined;
+  const event: PairEvent = {
+    name,
+    match,
+    body: () => {
+      stowed ??= stowEventData(engine.claims, json, started, started + EVENT_DATA_KEEP_MS);
+      return stowed;
+    },
+  };
   let resumed = 0;
+  do {
+    const page = await listEventWaiters(engine.store, name, match, { after, limit: WAITERS_A_PAGE });
+    resumed += await deliverToPage(engine, event, page.waiters);
+    after = page.next;
+  } while (after && engine.clock.now() - started < budgetMs);
+  if (!after) return { resumed };
+  return { resumed, continuation: encodeWaiterCursor(partition, String(after.sk)) };
+}
+
+/** An event on its way: its pair, and its data's body, stored on the first call. */
+interface PairEvent {
+  name: string;
+  match: string;
+  body: () => Promise<DurableBody>;
+}
+
+/** One page of waiters: their jobs in one read, then each one's resume or its stale pointer's delete. */
+async function deliverToPage(
+  engine: Pick<Engine, "store" | "claims" | "transport" | "clock" | "metrics">,
+  event: PairEvent,
+  waiters: readonly EventWaiter[],
+): Promise<number> {
+  if (waiters.length === 0) return 0;
+  const jobs = await getJobs(engine.store, [...new Set(waiters.map((w) => w.jobId))]);
   const now = engine.clock.now();
-  for (const waiter of waiters) {
-    const job = { id: waiter.jobId, part: stepPart(waiter.step, `e${now}`) };
-    const body = await stowDurable(engine.claims, job, json, now, now + EVENT_DATA_KEEP_MS);
-    if (
-      !(await resumeJob(
-        engine,
-        { id: waiter.jobId, queue: waiter.queue },
-        { event: name, match, step: waiter.step },
-        body,
-      ))
-    )
-      continue;
-    resumed += 1;
-    await deleteEventWaiter(engine.store, name, match, waiter.jobId);
-  }
-  return { resumed };
+  const { name, match } = event;
+  const inFlight = pLimit(RESUMES_AT_ONCE);
+  const resumes = await Promise.all(
+    waiters.map((waiter) =>
+      inFlight(async () => {
+        const job = jobs.get(waiter.jobId);
+        // The version read: a later run's pointer for the same wait is never the one deleted.
+        const version = { step: waiter.step, putBy: { lease: waiter.lease } };
+        if (waitsForEvent(job, name, match, waiter.step)) {
+          const wait = { event: name, match, step: waiter.step };
+          if (!(await resumeJob(engine, job, wait, await event.body()))) return false;
+          await deleteEventWaiter(engine.store, name, match, waiter.jobId, version);
+          return true;
+        }
+        if (waiterIsStale(job, waiter.step, now))
+          await deleteEventWaiter(engine.store, name, match, waiter.jobId, version);
+        return false;
+      }),
+    ),
+  );
+  return resumes.filter(Boolean).length;
 }

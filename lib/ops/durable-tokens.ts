@@ -1,7 +1,8 @@
-import { timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import { loadDurable, stowDurable } from "../claims/durable-bodies.ts";
 import { ClientError } from "../errors.ts";
 import type { TokenView } from "../job/durable.ts";
+import { depthIssueMessage, tooDeepAt } from "../job/json-depth.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
 import type { Engine } from "../services/engine-services.ts";
@@ -63,8 +64,8 @@ function refusal(token: TokenItem, now: number, jobEnded: string | undefined): s
 /**
  * A token's one completion (POST /tokens/{id}?secret=…), then its job's resume if it waits already
  * (a job still running resumes itself: lib/runtime/durable-suspend.ts). Unknown 404, a wrong or
- * missing secret 403, completed, timed out or its job ended 409, data over 1 MiB 413: each before
- * anything is written.
+ * missing secret 403, completed, timed out or its job ended 409, data nested over MAX_JSON_DEPTH
+ * 400, over 1 MiB 413: each before anything is written.
  */
 export async function completeWaitToken(
   engine: Pick<Engine, "store" | "claims" | "transport" | "clock" | "metrics">,
@@ -75,6 +76,12 @@ export async function completeWaitToken(
   const token = await tokenOr404(engine, id);
   if (!secretMatches(token, secret))
     throw new ClientError("forbidden", "this token's url (with its secret) is needed to complete it");
+  // Checked as payloads are, before anything recurses into it (JSON.stringify overflows a few thousand deep).
+  const deep = tooDeepAt(data);
+  if (deep)
+    throw new ClientError("validation_error", `a token's data is ${depthIssueMessage()}`, [
+      { path: ["data", ...deep].join("."), message: depthIssueMessage() },
+    ]);
   const json = JSON.stringify(data ?? null);
   if (Buffer.byteLength(json) > MAX_PAYLOAD_BYTES)
     throw new ClientError(
@@ -87,13 +94,10 @@ export async function completeWaitToken(
   const refused = refusal(token, now, ended);
   if (refused) throw new ClientError("conflict", refused);
   const keepUntil = Math.max(token.expiresAt * 1000, now);
-  const body = await stowDurable(
-    engine.claims,
-    { id: token.jobId, part: `token-${token.id}` },
-    json,
-    now,
-    keepUntil,
-  );
+  // Each completion's object has a name of its own: two racing completions never write one key, and
+  // the token names the object of the one whose completeToken won (a loser's is never read, and expires).
+  const part = `token-${token.id}-${randomBytes(9).toString("base64url")}` as const;
+  const body = await stowDurable(engine.claims, { id: token.jobId, part }, json, now, keepUntil);
   const done = await completeToken(engine.store, id, token.secretHash, body);
   if (!done.completed) {
     const current = done.current ?? token;

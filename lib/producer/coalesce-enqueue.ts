@@ -24,6 +24,7 @@ import {
   takeCoalesceLock,
 } from "../store/coalesce-ops.ts";
 import { putJob } from "../store/enqueue-ops.ts";
+import { deleteWaiterOfEnded } from "../store/event-waiter-ops.ts";
 import { cancel } from "../store/finalize-ops.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
@@ -230,6 +231,12 @@ export class CoalesceEnqueue {
         return undefined;
       });
       if (result?.outcome === "requested") running?.requestCancel(id);
+      // One cancelled while it waited for an event: its pointer goes with the wait (§22).
+      if (result?.outcome === "cancelled")
+        await deleteWaiterOfEnded(store, result.item).catch((err: unknown) =>
+          // A pointer left here resumes nothing: the next event on its pair takes it away.
+          this.deps.log.warn("could not delete a cancelled job's event waiter", { id, ...errorFields(err) }),
+        );
     }
   }
 }

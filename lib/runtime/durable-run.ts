@@ -11,6 +11,7 @@ import {
 } from "../job/durable.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { jobAttributes, withSpan } from "../observability/tracing.ts";
+import { deleteEventWaiter } from "../store/event-waiter-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { recordStep } from "../store/step-ops.ts";
 import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
@@ -227,7 +228,12 @@ export class DurableRun {
     const waiter = { event, match, step: name };
     if (recorded) {
       const until = recorded.until ?? now;
-      if (until <= now) throw new EventTimeoutError(name, `no "${event}" event for "${match}" came in time`);
+      if (until <= now) {
+        // The wait is over: its pointer goes, so no later event reads it (docs/architecture.md §22).
+        const pair = { event: recorded.event ?? event, match: recorded.match ?? match };
+        await deleteEventWaiter(this.deps.store, pair.event, pair.match, this.item.id, { step: name });
+        throw new EventTimeoutError(name, `no "${event}" event for "${match}" came in time`);
+      }
       return this.wait(new Suspension({ for: "event", event, match, until }, undefined, waiter));
     }
     this.stillOurs();

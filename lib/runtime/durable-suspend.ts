@@ -1,6 +1,6 @@
 import { resumeJob } from "../ops/resume-waiting.ts";
 import { longestRetentionExpiry } from "../retention.ts";
-import { putEventWaiter } from "../store/event-waiter-ops.ts";
+import { deleteEventWaiter, putEventWaiter } from "../store/event-waiter-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getToken } from "../store/token-ops.ts";
 import type { JobMessage } from "../transport/job-message.ts";
@@ -10,18 +10,35 @@ import type { Suspension } from "./suspension.ts";
 
 /**
  * Before a durable run's suspend is written: an event wait's pointer, so that an event which finds
- * the job waiting also finds it (docs/architecture.md §22). Kept as long as the job may wait.
+ * the job waiting also finds it (docs/architecture.md §22). Kept as long as the job may wait; it
+ * carries the run's lease token (`fence`), which tells its version from a later run's.
  */
-export async function beforeSuspend(deps: WorkerDeps, item: JobItem, s: Suspension): Promise<void> {
+export async function beforeSuspend(
+  deps: WorkerDeps,
+  item: JobItem,
+  s: Suspension,
+  fence: string,
+): Promise<void> {
   if (!s.waiter) return;
   const expiresAt = longestRetentionExpiry(s.waiting.until, deps.queues);
   await putEventWaiter(
     deps.store,
     s.waiter.event,
     s.waiter.match,
-    { jobId: item.id, queue: item.queue, step: s.waiter.step },
+    { jobId: item.id, queue: item.queue, step: s.waiter.step, lease: fence },
     expiresAt,
   );
+}
+
+/**
+ * A suspend that did not land after its pointer was written (the job was cancelled meanwhile, or
+ * the run lost its lease): this run's pointer goes. Only its own version: a new owner's run that
+ * wrote the same wait's pointer again keeps it.
+ */
+export async function withdrawWaiter(deps: WorkerDeps, item: JobItem, s: Suspension, fence: string) {
+  if (!s.waiter) return;
+  const version = { step: s.waiter.step, putBy: { lease: fence } };
+  await deleteEventWaiter(deps.store, s.waiter.event, s.waiter.match, item.id, version);
 }
 
 /**

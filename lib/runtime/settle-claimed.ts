@@ -5,7 +5,7 @@ import type { JobMessage } from "../transport/job-message.ts";
 import { BacklogTally } from "./backlog-tally.ts";
 import { stowResult } from "./claim-check.ts";
 import type { Claimed } from "./delivery.ts";
-import { afterSuspend, beforeSuspend } from "./durable-suspend.ts";
+import { afterSuspend, beforeSuspend, withdrawWaiter } from "./durable-suspend.ts";
 import { leaveKeyPlace } from "./flow-places.ts";
 import { recordEndInGroups } from "./group-end.ts";
 import type { Decision } from "./outcome.ts";
@@ -45,12 +45,15 @@ export async function settleClaimed(
     const job = { id: item.id, attempt: item.attempts };
     ending = { ...ending, result: await stowResult(deps.claims, job, ending.result, now, ending.expiresAt) };
   }
-  if (decision.outcome === "suspend") await beforeSuspend(deps, item, decision.suspension);
+  const suspension = decision.outcome === "suspend" ? decision.suspension : undefined;
+  if (suspension) await beforeSuspend(deps, item, suspension, fence);
   let result = await finalize(store, item, fence, ending);
   if (!result.finalized && result.reason === "cancel_requested") {
     decision = { outcome: "cancelled", error: "cancelled on request" };
     result = await finalize(store, item, fence, toFinalization(decision, queue, now));
   }
+  if (suspension && !(result.finalized && decision.outcome === "suspend"))
+    await withdrawWaiter(deps, item, suspension, fence);
   if (!result.finalized) {
     metrics.count("leaseLost", item.queue, item.kind);
     log.warn("lease lost before finalize; leaving the job to its new owner", fields);

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import * as z from "zod";
 import { InvalidStoreInput } from "../errors.ts";
 import { MAX_CURSOR_CHARS } from "../job/schemas.ts";
@@ -74,4 +75,25 @@ export function decodeScanCursor(cursor: string): ScanCursor {
   const parsed = ScanCursor.safeParse(decodeJson(cursor));
   if (!parsed.success) throw notOurs();
   return parsed.data;
+}
+
+/**
+ * An event's continuation (POST /events): the waiter its listing resumes after, and its pair's
+ * partition as a digest (a pair's partition may be longer than a cursor, and is the caller's own).
+ */
+const WaiterCursor = z.object({ pair: z.string(), after: sortKey }).strict();
+
+const pairDigest = (partition: string) => createHash("sha256").update(partition).digest("base64url");
+
+export const encodeWaiterCursor = (partition: string, after: string): string =>
+  Buffer.from(JSON.stringify({ pair: pairDigest(partition), after })).toString("base64url");
+
+/**
+ * The key an event's waiters listing resumes after, or InvalidStoreInput for a continuation that is
+ * not one given for this pair (DynamoDB refuses a start key outside the queried partition).
+ */
+export function decodeWaiterCursor(cursor: string, partition: string): { pk: string; sk: string } {
+  const parsed = WaiterCursor.safeParse(decodeJson(cursor));
+  if (!parsed.success || parsed.data.pair !== pairDigest(partition)) throw notOurs();
+  return { pk: partition, sk: parsed.data.after };
 }

@@ -3,7 +3,10 @@ import {
   CLAIMS_PREFIX,
   claimKey,
   claimLifecycleRules,
+  eventDataKey,
   isClaimKeyOf,
+  isDurableKeyOf,
+  isEventDataKey,
   isResultKeyOf,
   needsClaimCheck,
   RETENTION_CLASSES_DAYS,
@@ -105,5 +108,31 @@ describe("a job's own keys", () => {
       /^payloadObject: payloadObject is not this job's own payload object/,
     );
     expect(jobMessageProblem("{")).toBe("not JSON");
+  });
+});
+
+describe("an event's data key", () => {
+  const digest = "n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg";
+  const J = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
+
+  it("is the data's digest under events/, in the class that outlives its keep time, and no job's key", () => {
+    const key = eventDataKey(digest, now, now + 400 * DAY);
+    expect(key).toBe(`${CLAIMS_PREFIX}545d/events/${digest}`);
+    expect(isEventDataKey(key)).toBe(true);
+    expect(isDurableKeyOf(key, J)).toBe(false);
+    // A token's object, named by its completion: its job's own.
+    expect(isDurableKeyOf(claimKey(J, `token-tok_${J}-abcdefghijkl`, now, now + DAY), J)).toBe(true);
+  });
+
+  it("is never a variant: another prefix, class, length or path", () => {
+    for (const key of [
+      `${CLAIMS_PREFIX}9d/events/${digest}`,
+      `${CLAIMS_PREFIX}545d/events/${digest}x`,
+      `${CLAIMS_PREFIX}545d/events/${digest.slice(1)}`,
+      `${CLAIMS_PREFIX}545d/events/../${J}/payload`,
+      `${CLAIMS_PREFIX}545d/${J}/${digest}`,
+      `secrets/545d/events/${digest}`,
+    ])
+      expect(isEventDataKey(key), key).toBe(false);
   });
 });

@@ -137,6 +137,25 @@ describe("the durable calls", () => {
     expect(sent.at(-1)?.path).toBe("/tokens/a%2Fb");
   });
 
+  it("sendEvent follows each answer's continuation, the same event sent again with it, and adds up resumed", async () => {
+    const answers = [{ resumed: 2, continuation: "c1" }, { resumed: 0, continuation: "c2" }, { resumed: 1 }];
+    const { sent, client } = recording(() => ({ ...ok(answers[sent.length - 1]), status: 202 }));
+    expect(await client.sendEvent("order.paid", "o-1", { amount: 5 })).toEqual({ resumed: 3 });
+    const event = { name: "order.paid", match: "o-1", data: { amount: 5 } };
+    expect(sent.map((r) => r.body)).toEqual([
+      event,
+      { ...event, continuation: "c1" },
+      { ...event, continuation: "c2" },
+    ]);
+    // A server that hands back the continuation it was given is not followed round for ever.
+    const stuck = recording((r) => ({
+      ...ok({ resumed: 0, continuation: (r.body as { continuation?: string }).continuation ?? "c" }),
+      status: 202,
+    }));
+    expect(await stuck.client.sendEvent("order.paid", "o-1")).toEqual({ resumed: 0 });
+    expect(stuck.sent).toHaveLength(2);
+  });
+
   it("an answer not in the route's shape is a transport error naming the field", async () => {
     const { client } = recording(() => ok({ jobId: JOB, status: "scheduled", steps: [{ name: "x" }] }));
     const err = await fail(client.steps(JOB));
