@@ -1,6 +1,7 @@
+import { parkPrefix } from "../job/key-layout.ts";
 import { errorFields } from "../observability/log.ts";
 import { healKey, type PlaceDeps } from "../runtime/flow-places.ts";
-import { PARK_INDEX_SHARDS, parkPrefix } from "../store/keys.ts";
+import { PARK_INDEX_SHARDS } from "../store/keys.ts";
 import { nextParkedJob } from "../store/parked-line-ops.ts";
 
 /** Keys one reaper run looks at, at most (the rest wait for the next minute). */

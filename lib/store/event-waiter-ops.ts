@@ -1,8 +1,9 @@
 import { DeleteCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { eventWaitersPartition } from "../job/key-layout.ts";
 import type { StoreTransitions } from "../job/status.ts";
 import type { StoreContext } from "./context.ts";
 import { Expr } from "./expression.ts";
-import { eventWaiterKey, eventWaitersPartition } from "./keys.ts";
+import { eventWaiterKey } from "./keys.ts";
 
 /**
  * The jobs waiting for an event of one (name, match) pair (docs/architecture.md §22). A waiter is a
