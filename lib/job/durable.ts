@@ -98,8 +98,8 @@ export interface EventKeyProblem {
   /** The value at fault: the event's name, its match, or the two together (their key's size). */
   at: "event" | "match" | "both";
   /**
-   * What is wrong, to follow the value's name: "its match contains a lone surrogate…", or for both,
-   * "the key of its name and match takes 2049 bytes…".
+   * What is wrong, to follow the value's name: "contains a lone surrogate…" after "its match", or
+   * "takes 2049 bytes…" after "the key of its name and match".
    */
   problem: string;
 }
