@@ -322,6 +322,24 @@ async function doneJob(id: string): Promise<Json> {
   }, `job ${id} to finish`);
 }
 
+describe("order-flow, whose event wait's match is its payload's order", () => {
+  // The order is any string at enqueue; the wait's key is made inside the run. One the table can't
+  // hold ends the job dead on its first attempt, saying why, instead of failing every delivery.
+  it.each([
+    ["a lone surrogate", "o-\uD800", /its match contains a lone surrogate/],
+    ["226 CJK characters", cjk(EVENT_MATCH_FITS + 1), /takes 2049 bytes where the table writes it/],
+  ])("an order of %s: dead on attempt 1 with the reason", async (_, order, why) => {
+    const r = await call("POST", "/jobs", { kind: "order-flow", payload: { order } });
+    expect(r.status).toBe(201);
+    const dead = await waitFor(async () => {
+      const job = (await call("GET", `/jobs/${r.body.id}`)).body;
+      return job.status === "dead" ? job : undefined;
+    }, `order-flow job ${r.body.id} to end dead`);
+    expect(dead.attempts).toBe(1);
+    expect(dead.lastError).toMatch(why);
+  });
+});
+
 describe("any JSON value runs end to end: enqueue, run, result", () => {
   it("through POST /jobs, with the characters in the payload and the uniqueKey", async () => {
     const payload = unicodePayload("post");
