@@ -146,7 +146,9 @@ export interface BusiestKeys {
 /**
  * POST /jobs/replay's request (lib/job/replay-schemas.ts): which ended jobs to run again as new jobs
  * (`filter`: a status, and kind, queue, times, error text or ids), what to change in them, at most
- * how many, whether only to count them (`dryRun`). The same `requestId` again replays nothing twice.
+ * how many (a request takes at most 500), whether only to count them (`dryRun`), and the `cursor`
+ * of the last answer to go on from. A replay that isn't a dry run needs a `requestId`: the same one
+ * again replays nothing twice.
  */
 export type ReplayOptions<A extends AppNames> = Omit<ReplayRequest, "filter" | "overrides"> & {
   filter: Omit<ReplayRequest["filter"], "kind" | "queue"> & { kind?: KindName<A>; queue?: QueueName<A> };
@@ -206,12 +208,15 @@ export interface SkyforgeClient<A extends AppNames> {
   retry(id: string): Promise<JobView>;
   /**
    * Resumes a paused job (POST /jobs/{id}/resume): it runs again with a fresh set of attempts, with
-   * `payload` instead of its own when given (checked against its kind's schema). Not paused: 409.
+   * `payload` instead of its own when given (checked against its kind's schema, and giving the same
+   * flow, debounce, singleton or batch key as the job: it keeps its keys). Not paused: 409.
    */
   resume(id: string, options?: { payload?: unknown }): Promise<JobView>;
   /**
    * Bulk replay (POST /jobs/replay): the ended jobs the filter matches, each run again as a new job
    * naming its original (`replayOf`); `jobs` pairs each match with its new job (no id on a dry run).
+   * One call takes at most 500 jobs: while the answer has a `cursor`, call again with it (and the
+   * same request and `requestId`) to go on.
    */
   replay(request: ReplayOptions<A>): Promise<ReplayAnswer>;
   /** A durable job's recorded steps, in order, and what it waits for (GET /jobs/{id}/steps). */

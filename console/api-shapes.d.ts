@@ -97,6 +97,8 @@ export interface ReplayAnswer {
   matched: number;
   replayed: number;
   jobs: { from: string; id?: string }[];
+  /** More may match (never for `filter.ids`, which the console sends): the same request again with it goes on. */
+  cursor?: string;
 }
 
 /** POST /jobs: the job, and whether its unique key had already enqueued it. */

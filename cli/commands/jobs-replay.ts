@@ -39,15 +39,22 @@ type ReplaySummary = ReplayAnswer & { requestId?: string; dryRun?: true };
 const SHOWN = 10;
 
 /**
+ * A run replays at most this many jobs (its `--limit`, and its bound without one): it holds every
+ * match's id, and a request takes at most MAX_REPLAY of them, so the run walks the API's cursor.
+ */
+export const MAX_REPLAY_RUN = 100_000;
+
+/**
  * `skyforge jobs replay`: POST /jobs/replay (docs/architecture.md §21). A dry run answers the
- * matches alone. A real replay is a dry run first, to learn the matches, then the matched ids sent
+ * matches alone, walking the API's cursor (a request takes at most MAX_REPLAY jobs) up to
+ * `--limit`. A real replay is that dry run first, to learn the matches, then the matched ids sent
  * back 100 at a time (`filter.ids`, with the rest of the filter and the same request id). Not the
- * filter again with a growing `limit`: jobs end while it runs, so a later window could match jobs
- * the first one did not (replays of this very run that died of the same error among them), and each
- * window would list every match again. The ids are exactly what the dry run counted, each chunk is
- * one bounded request, and the progress bar counts chunks (shown past 100 matches). The request id
- * (a fresh one unless given, printed first) makes a repeat safe: an interrupted or failed run, run
- * again with it, answers the jobs already replayed and replays only the rest.
+ * filter again: jobs end while it runs, so a later request could match jobs the dry run did not
+ * (replays of this very run that died of the same error among them). The ids are exactly what the
+ * dry run counted, each chunk is one bounded request, and the progress bar counts chunks (shown
+ * past 100 matches). The request id (a fresh one unless given, printed first) makes a repeat safe:
+ * an interrupted or failed run, run again with it, answers the jobs already replayed and replays
+ * only the rest.
  */
 export function jobsReplayCommand(): Command {
   return new Command("replay")
@@ -68,7 +75,7 @@ export function jobsReplayCommand(): Command {
     )
     .option("--until <time>", "only jobs finished before: an ISO time, or a duration ago", timeOrAgo())
     .option("--error <text>", "only jobs whose last error contains this text")
-    .option(`--limit <n>`, `at most this many jobs, 1..${MAX_REPLAY}`, integer(1, MAX_REPLAY))
+    .option(`--limit <n>`, `at most this many jobs, 1..${MAX_REPLAY_RUN}`, integer(1, MAX_REPLAY_RUN))
     .option("--payload <json>", "run the replays with this payload instead of their own", jsonValue)
     .option("--to-queue <name>", "run the replays on this queue instead of their own")
     .option("--max-attempts <n>", "the replays' attempts instead of their own", integer(1, 100))
@@ -96,12 +103,7 @@ async function replay(ctx: CommandContext, o: ReplayCliOptions) {
     ...(o.maxAttempts !== undefined ? { maxAttempts: o.maxAttempts } : {}),
   };
   const withOverrides = Object.keys(overrides).length > 0 ? { overrides } : {};
-  const dry = await client.replay({
-    filter,
-    ...withOverrides,
-    ...(o.limit !== undefined ? { limit: o.limit } : {}),
-    dryRun: true,
-  });
+  const dry = await matches(ctx, { filter, ...withOverrides, dryRun: true }, o.limit);
   if (o.dryRun) {
     output.result({ ...dry, dryRun: true } satisfies ReplaySummary, () => humanSummary(dry, true));
     return undefined;
@@ -154,6 +156,37 @@ async function replay(ctx: CommandContext, o: ReplayCliOptions) {
     return lines.join("\n");
   });
   return interrupted.aborted ? exitCodes.interrupted : undefined;
+}
+
+/**
+ * The dry run's matches, request after request along the API's cursor, up to `limit` (each request
+ * asks for what is still wanted, at most MAX_REPLAY) or MAX_REPLAY_RUN without one. A run stopped
+ * there with more to match says so.
+ */
+async function matches(
+  ctx: CommandContext,
+  request: Request,
+  limit: number | undefined,
+): Promise<ReplayAnswer> {
+  const total = limit ?? MAX_REPLAY_RUN;
+  const found: ReplayAnswer = { matched: 0, replayed: 0, jobs: [] };
+  let cursor: string | undefined;
+  do {
+    const wanted = Math.min(MAX_REPLAY, total - found.matched);
+    const answer = await ctx.client.replay({
+      ...request,
+      ...(limit !== undefined ? { limit: wanted } : {}),
+      ...(cursor !== undefined ? { cursor } : {}),
+    });
+    found.jobs.push(...answer.jobs.slice(0, total - found.matched));
+    found.matched = found.jobs.length;
+    cursor = answer.cursor;
+  } while (cursor !== undefined && found.matched < total);
+  if (cursor !== undefined && limit === undefined)
+    ctx.output.note(
+      `stopped at ${MAX_REPLAY_RUN} matches, a run's most: narrow the filter, or run again once these are replayed`,
+    );
+  return found;
 }
 
 function humanSummary(answer: ReplayAnswer, dryRun: boolean): string {

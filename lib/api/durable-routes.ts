@@ -1,5 +1,6 @@
 import { loadDurable } from "../claims/durable-bodies.ts";
 import { ClientError } from "../errors.ts";
+import { eventKeyProblem } from "../job/durable.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { deliverEvent } from "../ops/deliver-event.ts";
 import { completeWaitToken, tokenView } from "../ops/durable-tokens.ts";
@@ -24,6 +25,27 @@ function dataOf(body: unknown): unknown {
       extra.map((path) => ({ path, message: "unknown field" })),
     );
   return (body as { data?: unknown }).data ?? null;
+}
+
+/**
+ * POST /events' name and match, refused with a 400 naming the field when the table can't hold them
+ * as its waiters' key (eventKeyProblem): checked here, at the request's edge, before delivery reads
+ * anything. A body of another shape is left for deliverEvent's own schema to name.
+ */
+function checkEventKeys(body: unknown): unknown {
+  if (typeof body !== "object" || body === null) return body;
+  const { name, match } = body as { name?: unknown; match?: unknown };
+  if (typeof name !== "string" || typeof match !== "string") return body;
+  const found = eventKeyProblem(name, match);
+  if (!found) return body;
+  const field = found.at === "event" ? "name" : found.at;
+  if (field === "both")
+    throw new ClientError("validation_error", `the event's name and match can't be stored as its key`, [
+      { path: "(root)", message: `the key of its name and match ${found.problem}` },
+    ]);
+  throw new ClientError("validation_error", `the event's ${field} can't be stored as its key`, [
+    { path: field, message: `its ${field} ${found.problem}` },
+  ]);
 }
 
 /**
@@ -56,7 +78,7 @@ export function durableRoutes(engine: Engine): ApiRoute[] {
       return json(200, await completeWaitToken(engine, id, secret, data));
     }),
     route("POST", "/events", async (event) =>
-      json(202, await deliverEvent(engine, readJsonBody(event, MAX_TOKEN_BODY_BYTES))),
+      json(202, await deliverEvent(engine, checkEventKeys(readJsonBody(event, MAX_TOKEN_BODY_BYTES)))),
     ),
   ];
 }

@@ -2,6 +2,7 @@ import * as z from "zod";
 import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_BATCH_KEY_CHARS } from "../job/batch.ts";
 import { concurrencyFor } from "../job/flow.ts";
+import { computedKeyWrites, storedKeyProblem } from "../job/key-layout.ts";
 import { BUSIEST_KEYS_DEFAULT, BUSIEST_KEYS_MAX, busiestKeys } from "../ops/busiest-keys.ts";
 import { livePlaces } from "../runtime/flow-places.ts";
 import type { Engine } from "../services/engine-services.ts";
@@ -43,6 +44,13 @@ export function keyRoutes(engine: Engine): ApiRoute[] {
       if (key.length === 0 || key.length > MAX_BATCH_KEY_CHARS)
         throw new ClientError("validation_error", `a flow key is 1..${MAX_BATCH_KEY_CHARS} characters`, [
           { path: "key", message: `got ${key.length} characters` },
+        ]);
+      // A key the enqueue would refuse names no key's state, and its parked line's prefix is no key
+      // DynamoDB takes in a query.
+      const problem = storedKeyProblem([key], (k) => computedKeyWrites("flow", kind.name, k));
+      if (problem)
+        throw new ClientError("validation_error", "no job can have this flow key", [
+          { path: "key", message: `the flow key ${problem}` },
         ]);
       const [state, waiting] = await Promise.all([
         readFlowKey(engine.store, kind.name, key),

@@ -5,6 +5,7 @@ import { MAX_BATCH_KEY_CHARS } from "./batch.ts";
 import { MAX_COALESCE_PAYLOAD_BYTES } from "./coalesce.ts";
 import { concurrencyFor, type FlowSettings } from "./flow.ts";
 import { tooDeepAt } from "./json-depth.ts";
+import { type ComputedKey, computedKeyWrites, storedKeyProblem } from "./key-layout.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "./schemas.ts";
 
 /**
@@ -176,12 +177,14 @@ const payloadTooLarge = () =>
   new ClientError("payload_too_large", `payload is over ${MAX_PAYLOAD_BYTES} bytes once serialized`);
 
 /**
- * The key a kind's own function (batch, debounce or singleton) gives the payload: a non-empty
- * string of at most 256 characters, or a 400 naming the kind and what went wrong.
+ * The key a kind's own function (batch, debounce, singleton or flow) gives the payload: a non-empty
+ * string of at most 256 characters that the store can hold wherever it writes it (well-formed, and
+ * within DynamoDB's key limits in bytes: storedKeyProblem), or a 400 naming the kind and what went
+ * wrong.
  */
 function keyOf(
   kind: RequestKind,
-  what: "batch" | "debounce" | "singleton" | "flow",
+  what: ComputedKey,
   fn: (payload: unknown) => string,
   payload: unknown,
 ): string | ClientError {
@@ -197,11 +200,14 @@ function keyOf(
       [{ path: "payload", message: `its key function threw: ${why.slice(0, 200)}` }],
     );
   }
+  const unusable = (message: string) =>
+    new ClientError("validation_error", `kind "${kind.name}" gave the job an unusable ${what} key`, [
+      { path: "payload", message },
+    ]);
   if (typeof key !== "string" || key.length === 0 || key.length > max) {
     const got = typeof key === "string" ? `${key.length} characters` : typeof key;
-    return new ClientError("validation_error", `kind "${kind.name}" gave the job an unusable ${what} key`, [
-      { path: "payload", message: `the ${what} key must be a string of 1..${max} characters, got ${got}` },
-    ]);
+    return unusable(`the ${what} key must be a string of 1..${max} characters, got ${got}`);
   }
-  return key;
+  const problem = storedKeyProblem([key], (k) => computedKeyWrites(what, kind.name, k));
+  return problem ? unusable(`the ${what} key ${problem}`) : key;
 }

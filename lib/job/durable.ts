@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import { eventWaiterWrites, storedKeyProblem } from "./key-layout.ts";
 
 /**
  * Durable steps, sleeps and waits (docs/architecture.md §22): what a handler calls, and the limits
@@ -90,4 +91,40 @@ export function stepNameProblem(name: unknown): string | undefined {
   if (name.length > MAX_STEP_NAME_CHARS)
     return `step name "${name.slice(0, 40)}…" is over ${MAX_STEP_NAME_CHARS} characters`;
   return undefined;
+}
+
+/** What an event wait or an event names (POST /events' `name` and `match`), where a problem was found. */
+export interface EventKeyProblem {
+  /** The value at fault: the event's name, its match, or the two together (their key's size). */
+  at: "event" | "match" | "both";
+  /**
+   * What is wrong, to follow the value's name: "contains a lone surrogate…" after "its match", or
+   * "takes 2049 bytes…" after "the key of its name and match".
+   */
+  problem: string;
+}
+
+/**
+ * Why an event's name and match can't be its waiters' key in the table, or undefined. The pair is
+ * the partition key the store writes a wait under and POST /events queries (storedKeyProblem): each
+ * value well-formed, the two URI-encoded together within DynamoDB's 2 048 bytes. A wait's match
+ * often comes from its job's data (an order's id), so this is met inside a run as well as in a
+ * request. Both values are 1..MAX_STEP_NAME_CHARS characters, as POST /events takes them: a wait
+ * on any other could never be resumed.
+ */
+export function eventKeyProblem(event: string, match: string): EventKeyProblem | undefined {
+  for (const [at, value] of [
+    ["event", event],
+    ["match", match],
+  ] as const) {
+    if (value.length === 0 || value.length > MAX_STEP_NAME_CHARS)
+      return {
+        at,
+        problem: `is ${value.length} characters; an event's name and match are 1..${MAX_STEP_NAME_CHARS}, so no event could match it`,
+      };
+  }
+  const problem = storedKeyProblem([event, match], eventWaiterWrites);
+  if (problem === undefined) return undefined;
+  const at = !event.isWellFormed() ? "event" : !match.isWellFormed() ? "match" : "both";
+  return { at, problem };
 }

@@ -2,6 +2,7 @@ import * as z from "zod";
 import type { ErrorBody } from "../errors.ts";
 import { MAX_VISIBILITY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { BoundedJson } from "./json-depth.ts";
+import { LONE_SURROGATE } from "./key-layout.ts";
 import { jobStatuses } from "./status.ts";
 
 /**
@@ -27,9 +28,7 @@ const QueueName = z
  * would collide. Refused with a 400 naming the field. (Payloads never hit this: they are stored as
  * JSON text, where JSON.stringify writes a lone surrogate as a `\uXXXX` escape.)
  */
-const StorableString = z.string().refine((s) => s.isWellFormed(), {
-  message: "contains a lone surrogate (half of a UTF-16 pair), which can't be stored; send whole characters",
-});
+const StorableString = z.string().refine((s) => s.isWellFormed(), { message: LONE_SURROGATE });
 
 /** A job's run time limit, from an enqueue or a pool kind: up to SQS's 12 h visibility ceiling. */
 export const TimeoutSeconds = z.number().int().min(1).max(MAX_VISIBILITY_SECONDS);

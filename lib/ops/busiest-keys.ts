@@ -1,10 +1,11 @@
 import pLimit from "p-limit";
 import { ClientError } from "../errors.ts";
 import { concurrencyFor } from "../job/flow.ts";
+import { parkPrefix } from "../job/key-layout.ts";
 import type { AnyKind } from "../job/kind.ts";
 import { livePlaces, type PlaceDeps } from "../runtime/flow-places.ts";
 import { readFlowKey } from "../store/flow-key-ops.ts";
-import { PARK_INDEX_SHARDS, parkPrefix } from "../store/keys.ts";
+import { PARK_INDEX_SHARDS } from "../store/keys.ts";
 import { countParked, nextParkedJob } from "../store/parked-line-ops.ts";
 
 /** Keys one listing looks at, at most: the rest of the parked index is left unread. */

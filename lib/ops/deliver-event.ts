@@ -4,12 +4,12 @@ import { type DurableBody, stowEventData } from "../claims/durable-bodies.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_STEP_NAME_CHARS } from "../job/durable.ts";
 import { BoundedJson } from "../job/json-depth.ts";
+import { eventWaitersPartition } from "../job/key-layout.ts";
 import { MAX_CURSOR_CHARS, MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { decodeWaiterCursor, encodeWaiterCursor } from "../store/cursor.ts";
 import { deleteEventWaiter, type EventWaiter, listEventWaiters } from "../store/event-waiter-ops.ts";
 import { getJobs } from "../store/group-read-ops.ts";
-import { eventWaitersPartition } from "../store/keys.ts";
 import { waiterIsStale, waitsForEvent } from "./event-waiter-state.ts";
 import { resumeJob } from "./resume-waiting.ts";
 

@@ -1,8 +1,9 @@
+import { parkPrefix } from "../job/key-layout.ts";
 import { errorFields } from "../observability/log.ts";
 import { healKey, type PlaceDeps } from "../runtime/flow-places.ts";
 import { type HealCursor, moveHealCursor, readHealCursor } from "../store/flow-heal-cursor-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
-import { PARK_INDEX_SHARDS, parkPrefix } from "../store/keys.ts";
+import { PARK_INDEX_SHARDS } from "../store/keys.ts";
 import { nextParkedJob } from "../store/parked-line-ops.ts";
 
 /**

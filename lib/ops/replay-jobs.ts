@@ -6,25 +6,41 @@ import { MAX_REPLAY, type ReplayAnswer, ReplayRequest } from "../job/replay-sche
 import { validateEnqueue } from "../producer/validate.ts";
 import type { Engine } from "../services/engine-services.ts";
 import type { JobItem } from "../store/job-item.ts";
-import { getJob, listJobs } from "../store/read-ops.ts";
-
-/** List pages one replay reads at most (each a bounded index query or scan page). */
-const MAX_PAGES = 500;
+import { matchingJobs, REPLAY_BUDGET, type ReplayBudget } from "./replay-matching.ts";
 
 type ReplayDeps = Pick<Engine, "store" | "claims" | "producer" | "registry" | "queues">;
-/** A replay ready to enqueue: the job it runs again, and its request. */
-type Checked = { from: string; request: Record<string, unknown> };
+/**
+ * A replay ready to enqueue: the job it runs again, and its request. A payload of its own over
+ * KEPT_PAYLOAD_BYTES is left out of the request (`reread`) and read again to enqueue.
+ */
+type Checked = { from: string; request: Record<string, unknown>; reread?: JobItem };
+
+/**
+ * A payload this size or less is kept from its check to its enqueue; a larger one (up to 1 MiB, in
+ * the claims bucket) is read again to enqueue, so a request holds at most PARALLEL of them at once
+ * rather than all of its jobs' payloads.
+ */
+const KEPT_PAYLOAD_BYTES = 8 * 1024;
+/** Payload reads and enqueues a request runs at once. */
+const PARALLEL = 8;
 
 /**
  * POST /jobs/replay (docs/architecture.md §21): the ended jobs a filter matches, run again as new
- * jobs that name the job they replay (`replayOf`); the originals are untouched. Every new request is
- * checked before any is enqueued, so an override the kind refuses replays nothing. With a
- * `requestId`, each new job's unique key is `replay-<requestId>-<original id>`, kept after it ends:
- * the same request again answers the same jobs and never matches the jobs it made (a debounced or
- * singleton kind takes no unique key, so it isn't deduped). `filter.ids` names the jobs to look at
- * (at most 100, each read by id) instead of listing them.
+ * jobs that name the job they replay (`replayOf`); the originals are untouched. One request does
+ * bounded work: at most `limit` (≤ MAX_REPLAY) matches and REPLAY_BUDGET's list pages, answering a
+ * `cursor` when more may match (lib/ops/replay-matching.ts). Every new request of the answer is
+ * checked before any is enqueued, so an override the kind refuses replays nothing. A request that
+ * enqueues needs a `requestId`: each new job's unique key is `replay-<requestId>-<original id>`,
+ * kept after it ends, so the same request again (a retry after a timeout, or the same cursor)
+ * answers the same jobs and never matches the jobs it made (a debounced or singleton kind takes no
+ * unique key, so it isn't deduped). `filter.ids` names the jobs to look at (at most 100, each read
+ * by id) instead of listing them.
  */
-export async function replayJobs(deps: ReplayDeps, raw: unknown): Promise<ReplayAnswer> {
+export async function replayJobs(
+  deps: ReplayDeps,
+  raw: unknown,
+  budget: ReplayBudget = REPLAY_BUDGET,
+): Promise<ReplayAnswer> {
   const parsed = ReplayRequest.safeParse(raw);
   if (!parsed.success)
     throw new ClientError("validation_error", "invalid replay request", issuesOf(parsed.error));
@@ -42,10 +58,12 @@ export async function replayJobs(deps: ReplayDeps, raw: unknown): Promise<Replay
       throw new ClientError("validation_error", `unknown queue "${queue}"`, [
         { path, message: "not declared" },
       ]);
-  const matches = await matching(deps, request, request.limit ?? MAX_REPLAY);
+  const { jobs: matches, cursor } = await matchingJobs(deps, request, request.limit ?? MAX_REPLAY, budget);
+  const more = cursor !== undefined ? { cursor } : {};
   if (request.dryRun)
-    return { matched: matches.length, replayed: 0, jobs: matches.map((j) => ({ from: j.id })) };
-  const checked = await Promise.all(matches.map((job) => checkedReplay(deps, request, job)));
+    return { matched: matches.length, replayed: 0, jobs: matches.map((j) => ({ from: j.id })), ...more };
+  const parallel = pLimit(PARALLEL);
+  const checked = await Promise.all(matches.map((job) => parallel(() => checkedReplay(deps, request, job))));
   const issues = checked.flatMap((c) => ("issues" in c ? c.issues : []));
   if (issues.length > 0)
     throw new ClientError(
@@ -54,11 +72,10 @@ export async function replayJobs(deps: ReplayDeps, raw: unknown): Promise<Replay
       issues.slice(0, 20),
     );
   const ready = checked.filter((c): c is Checked => "request" in c);
-  const limit = pLimit(8);
   const jobs = await Promise.all(
     ready.map((c) =>
-      limit(async () => {
-        const { job } = await deps.producer.enqueue(c.request, {
+      parallel(async () => {
+        const { job } = await deps.producer.enqueue(await withPayload(deps, c), {
           uniqueKeyScope: "retained",
           job: { replayOf: c.from },
         });
@@ -66,59 +83,14 @@ export async function replayJobs(deps: ReplayDeps, raw: unknown): Promise<Replay
       }),
     ),
   );
-  return { matched: matches.length, replayed: jobs.length, jobs };
+  return { matched: matches.length, replayed: jobs.length, jobs, ...more };
 }
 
-/** The ended jobs the filter matches, oldest pages first, at most `max`. */
-async function matching(deps: ReplayDeps, request: ReplayRequest, max: number): Promise<JobItem[]> {
-  const { filter } = request;
-  const after = (iso?: string) => (iso === undefined ? Number.NEGATIVE_INFINITY : Date.parse(iso));
-  const before = (iso?: string) => (iso === undefined ? Number.POSITIVE_INFINITY : Date.parse(iso));
-  // A job this same request made (its unique key names the request and its original) is never a
-  // match: once it ended like its original, the same request again would replay it too.
-  const ownReplay = (job: JobItem) =>
-    request.requestId !== undefined &&
-    job.replayOf !== undefined &&
-    job.uniqueKey === `replay-${request.requestId}-${job.replayOf}`;
-  const keep = (job: JobItem) =>
-    job.status === filter.status &&
-    !ownReplay(job) &&
-    (filter.queue === undefined || job.queue === filter.queue) &&
-    (filter.kind === undefined || job.kind === filter.kind) &&
-    job.createdAt >= after(filter.createdAfter) &&
-    job.createdAt < before(filter.createdBefore) &&
-    (job.finishedAt ?? 0) >= after(filter.finishedAfter) &&
-    (job.finishedAt ?? 0) < before(filter.finishedBefore) &&
-    (filter.errorContains === undefined || (job.lastError ?? "").includes(filter.errorContains));
-  if (filter.ids !== undefined) {
-    // Named jobs: each read by id (at most MAX_REPLAY_IDS), in the order given, each once.
-    const read = pLimit(8);
-    const jobs = await Promise.all([...new Set(filter.ids)].map((id) => read(() => getJob(deps.store, id))));
-    return jobs.filter((job): job is JobItem => job !== undefined && keep(job)).slice(0, max);
-  }
-  // Dead jobs come from each queue's status index; the others from a scan of the table.
-  const queues =
-    filter.queue !== undefined
-      ? [filter.queue]
-      : filter.status === "dead"
-        ? deps.queues.map((q) => q.name)
-        : [undefined];
-  const found: JobItem[] = [];
-  let pages = 0;
-  for (const queue of queues) {
-    let cursor: string | undefined;
-    do {
-      const page = await listJobs(deps.store, {
-        ...(queue ? { queue } : {}),
-        status: filter.status,
-        limit: 100,
-        ...(cursor ? { cursor } : {}),
-      });
-      for (const job of page.items) if (keep(job) && found.length < max) found.push(job);
-      cursor = page.cursor;
-    } while (cursor && found.length < max && ++pages < MAX_PAGES);
-  }
-  return found;
+/** A replay's request with its payload, read again when it was too large to keep. */
+async function withPayload(deps: ReplayDeps, c: Checked): Promise<Record<string, unknown>> {
+  if (!c.reread) return c.request;
+  const json = await loadPayload(deps.store, deps.claims, c.reread);
+  return { ...c.request, payload: json === undefined ? null : JSON.parse(json) };
 }
 
 /** One replay's enqueue request, checked as the API would check it; or the issues, named by path. */
@@ -146,6 +118,8 @@ async function checkedReplay(
   };
   try {
     validateEnqueue(enqueue, deps.registry, deps.queues);
+    if (payloadJson !== undefined && Buffer.byteLength(payloadJson) > KEPT_PAYLOAD_BYTES)
+      return { from: job.id, request: { ...enqueue, payload: undefined }, reread: job };
     return { from: job.id, request: enqueue };
   } catch (err) {
     if (!(err instanceof ClientError)) throw err;

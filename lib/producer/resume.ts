@@ -3,6 +3,7 @@ import { claimKey, needsClaimCheck } from "../claims/claim-keys.ts";
 import { putClaim } from "../claims/claim-store.ts";
 import { loadJobView } from "../claims/job-bodies.ts";
 import { ClientError, InvalidItemState, issuesOf } from "../errors.ts";
+import { coalesceRuleOf } from "../job/coalesce.ts";
 import type { JobView } from "../job/schemas.ts";
 import { promotionHoldUntil, sendPromoted } from "../ops/promote.ts";
 import { retentionExpiry } from "../retention.ts";
@@ -11,7 +12,7 @@ import { putPayload } from "../store/enqueue-ops.ts";
 import { INLINE_PAYLOAD_BYTES, type JobItem } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
 import { type Resume, redrive } from "../store/redrive-ops.ts";
-import { validateEnqueue } from "./validate.ts";
+import { type ValidRequest, validateEnqueue } from "./validate.ts";
 
 /** POST /jobs/{id}/resume's body: nothing, or a new payload for the job's next runs. */
 export const ResumeRequest = z.object({ payload: z.unknown().optional() }).strict();
@@ -43,11 +44,36 @@ export async function resumeJob(deps: ResumeDeps, id: string, raw: unknown): Pro
       deps.registry,
       deps.queues,
     );
+    refuseOtherKeys(job, checked);
     resume.payload = await storedPayload(deps, job, checked.payloadJson, now);
   }
   const moved = await redrive(deps.store, job, promotionHoldUntil(now, now), resume);
   const { queued } = await sendPromoted(deps, moved);
   return loadJobView(deps.store, deps.claims, queued ? { ...moved, status: "queued" } : moved);
+}
+
+/**
+ * A resume keeps the job's keys: its flow key's place and line, its singleton or debounce key's
+ * lock and its batch key's backlog were taken under them, and the item, its message and those
+ * records would disagree if only the payload moved. So a new payload must give the same keys as the
+ * job holds; one that gives another is a 400 naming the key (enqueue a new job for that key).
+ */
+function refuseOtherKeys(job: JobItem, checked: ValidRequest): void {
+  const rule = job.coalesceKey === undefined ? undefined : coalesceRuleOf(checked.kind)?.type;
+  const pairs = [
+    ["flow", job.flowKey, checked.flowKey],
+    [rule ?? "coalesce", job.coalesceKey, checked.coalesceKey],
+    ["batch", job.batchKey, checked.batchKey],
+  ] as const;
+  for (const [what, held, given] of pairs) {
+    if (held === undefined || given === undefined || held === given) continue;
+    throw new ClientError("validation_error", `the new payload gives job ${job.id} another ${what} key`, [
+      {
+        path: "payload",
+        message: `it gives ${what} key "${given}", but the job's is "${held}": a resume keeps the job's keys; enqueue a new job for another key`,
+      },
+    ]);
+  }
 }
 
 /** Where a new payload is kept, as the enqueue would keep it; the large ones are written here. */

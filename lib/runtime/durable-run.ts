@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
 import { type DurableBody, loadDurable, stepPart, stowDurable } from "../claims/durable-bodies.ts";
-import { EventTimeoutError, TokenTimeoutError, UsageError } from "../errors.ts";
+import { EventTimeoutError, TokenTimeoutError, UnrecoverableError, UsageError } from "../errors.ts";
 import {
   type DurableContext,
   type EventWait,
+  eventKeyProblem,
   MAX_SLEEP_SECONDS,
   stepNameProblem,
   type WaitToken,
@@ -220,6 +221,13 @@ export class DurableRun {
       throw new UsageError(`waitForEvent "${name}": event must be a non-empty string and match a string`);
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > MAX_SLEEP_SECONDS)
       throw new UsageError(`waitForEvent "${name}": timeoutSeconds must be within 1..${MAX_SLEEP_SECONDS}`);
+    // The match often comes from the job's data (an order's id): one the table can't hold as a key
+    // would fail this run's suspend on every delivery, so the job ends dead now, saying why.
+    const keyProblem = eventKeyProblem(event, match);
+    if (keyProblem) {
+      const subject = keyProblem.at === "both" ? "the key of its event and match" : `its ${keyProblem.at}`;
+      throw new UnrecoverableError(`waitForEvent "${name}": ${subject} ${keyProblem.problem}`);
+    }
     const now = this.deps.clock.now();
     if (recorded && (recorded.v !== undefined || recorded.o !== undefined)) {
       const data = await this.read(recorded);

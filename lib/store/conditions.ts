@@ -1,7 +1,7 @@
 import type { GroupStatus } from "../job/group-status.ts";
+import { indexSort } from "../job/key-layout.ts";
 import type { JobStatus } from "../job/status.ts";
 import { and, type Condition, or } from "./expression.ts";
-import { indexSort } from "./keys.ts";
 
 /** Named condition fragments. Each store operation composes its ConditionExpression from these. */
 

@@ -1,10 +1,11 @@
 import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { eventWaitersPartition } from "../job/key-layout.ts";
 import type { StoreTransitions } from "../job/status.ts";
 import { attributeEquals, attributeMissing } from "./conditions.ts";
 import { conditionalDelete, type StoreContext, wonRace } from "./context.ts";
 import { and, Expr } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
-import { eventWaiterKey, eventWaitersPartition } from "./keys.ts";
+import { eventWaiterKey } from "./keys.ts";
 
 /**
  * The jobs waiting for an event of one (name, match) pair (docs/architecture.md §22). A waiter is a

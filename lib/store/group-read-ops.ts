@@ -1,10 +1,11 @@
 import { BatchGetCommand, type BatchGetCommandOutput, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { TransientError } from "../errors.ts";
+import { indexSort } from "../job/key-layout.ts";
 import type { StoreContext } from "./context.ts";
 import { Expr } from "./expression.ts";
 import type { GroupItem, SliceItem } from "./group-item.ts";
 import type { JobItem } from "./job-item.ts";
-import { groupIndexPartition, groupKey, indexSort, jobKey, sliceKey } from "./keys.ts";
+import { groupIndexPartition, groupKey, jobKey, sliceKey } from "./keys.ts";
 import { statusIndex } from "./table.ts";
 
 /** getGroup — strongly consistent read of the group item. result: the item or undefined. */

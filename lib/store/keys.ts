@@ -1,3 +1,11 @@
+import {
+  batchKeyPartition,
+  coalesceLockPartition,
+  eventWaitersPartition,
+  flowKeyPartition,
+  indexSort,
+  parkSort,
+} from "../job/key-layout.ts";
 import type { IndexedStatus } from "../job/status.ts";
 import { GROUP_INDEX_SHARDS } from "./table.ts";
 
@@ -21,9 +29,6 @@ export function shardOf(id: string, shards: number): number {
 
 export const indexPartition = (queue: string, status: IndexedStatus, shard: number) =>
   `${queue}#${status}#${shard}`;
-
-/** Index sort key: time first so a shard reads in due/finish order. */
-export const indexSort = (at: number, id: string) => `${String(at).padStart(15, "0")}#${id}`;
 
 /** A job's status-index keys; `shards` is the table layout's indexShards. */
 export function indexKeys(queue: string, status: IndexedStatus, id: string, at: number, shards: number) {
@@ -65,13 +70,21 @@ export function groupIndexKeys(id: string, checkAt: number) {
   return { gsi1pk: groupIndexPartition(shardOf(id, GROUP_INDEX_SHARDS)), gsi1sk: indexSort(checkAt, id) };
 }
 
+/*
+ * The keys below hold a key computed from a payload, or an event's name and match: their layouts
+ * live in lib/job/key-layout.ts, where the enqueue check measures them (storedKeyProblem).
+ */
+
 /**
  * A batch kind's key (docs/architecture.md §18): its count of waiting jobs, and its call permits
  * (the sort key keeps its stored `slot#` prefix: items already written stay readable).
  */
-export const batchBacklogKey = (kind: string, key: string) => ({ pk: `bkey#${kind}#${key}`, sk: "backlog" });
+export const batchBacklogKey = (kind: string, key: string) => ({
+  pk: batchKeyPartition(kind, key),
+  sk: "backlog",
+});
 export const batchCallPermitKey = (kind: string, key: string, permit: number) => ({
-  pk: `bkey#${kind}#${key}`,
+  pk: batchKeyPartition(kind, key),
   sk: `slot#${permit}`,
 });
 
@@ -79,21 +92,26 @@ export const batchCallPermitKey = (kind: string, key: string, permit: number) =>
  * A debounced or singleton kind's key (docs/architecture.md §19): its lock names the job that an
  * enqueue of the key joins, or waits behind.
  */
-export const coalesceLockKey = (kind: string, key: string) => ({ pk: `coal#${kind}#${key}`, sk: "coalesce" });
+export const coalesceLockKey = (kind: string, key: string) => ({
+  pk: coalesceLockPartition(kind, key),
+  sk: "coalesce",
+});
 
 /**
  * A flow key's state (docs/architecture.md §20): the jobs holding its places, and its cool-down.
  * Its waiting jobs sit in the status index under `~park#<shard>`, sorted by kind, key, then arrival
- * (the key is URI-encoded there, so no key's entries run into another's).
+ * (parkSort: the key is URI-encoded there, so no key's entries run into another's).
  */
-export const flowKeyStateKey = (kind: string, key: string) => ({ pk: `fkey#${kind}#${key}`, sk: "state" });
+export const flowKeyStateKey = (kind: string, key: string) => ({
+  pk: flowKeyPartition(kind, key),
+  sk: "state",
+});
 export const PARK_INDEX_SHARDS = 8;
 export const parkPartition = (shard: number) => `~park#${shard}`;
-export const parkPrefix = (kind: string, key: string) => `${kind}#${encodeURIComponent(key)}#`;
 export function parkIndexKeys(kind: string, key: string, createdAt: number, id: string) {
   return {
     gsi1pk: parkPartition(shardOf(`${kind}#${key}`, PARK_INDEX_SHARDS)),
-    gsi1sk: `${parkPrefix(kind, key)}${indexSort(createdAt, id)}`,
+    gsi1sk: parkSort(kind, key, createdAt, id),
   };
 }
 
@@ -113,8 +131,6 @@ export const eventWaiterKey = (event: string, match: string, jobId: string) => (
   pk: eventWaitersPartition(event, match),
   sk: jobId,
 });
-export const eventWaitersPartition = (event: string, match: string) =>
-  `evt#${encodeURIComponent(event)}#${encodeURIComponent(match)}`;
 
 /**
  * The access pattern a partition key belongs to, named for people (the scale model in

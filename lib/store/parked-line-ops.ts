@@ -1,7 +1,8 @@
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { parkPrefix } from "../job/key-layout.ts";
 import type { StoreContext } from "./context.ts";
 import type { JobItem } from "./job-item.ts";
-import { PARK_INDEX_SHARDS, parkPartition, parkPrefix, shardOf } from "./keys.ts";
+import { PARK_INDEX_SHARDS, parkPartition, shardOf } from "./keys.ts";
 import { statusIndex } from "./table.ts";
 
 /**

@@ -1,9 +1,17 @@
 import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
 import { app } from "../../app/index.ts";
 import { errorCodes } from "../../lib/errors.ts";
+import {
+  batchBacklogKey,
+  coalesceLockKey,
+  eventWaiterKey,
+  flowKeyStateKey,
+  parkIndexKeys,
+} from "../../lib/store/keys.ts";
 import { type LocalStack, startLocalStack } from "../../local/stack.ts";
 import { batchAndIdCases } from "../support/bad-input/batch-and-id-cases.ts";
 import type { BadCase, BadRequest, Fixtures } from "../support/bad-input/case.ts";
@@ -16,6 +24,14 @@ import {
   REFUSED_MARKER,
 } from "../support/bad-input/group-fixtures.ts";
 import { invokeCases } from "../support/bad-input/invoke-cases.ts";
+import {
+  cjk,
+  EVENT_MATCH_FITS,
+  FLOW_FITS,
+  KEY_CHARS,
+  keyCases,
+  keyedKinds,
+} from "../support/bad-input/key-cases.ts";
 import { listCases } from "../support/bad-input/list-cases.ts";
 import { opsCases } from "../support/bad-input/ops-cases.ts";
 import { localLambdaClient } from "../support/local-stack-process.ts";
@@ -170,6 +186,7 @@ const cases: BadCase[] = [
   ...opsCases,
   ...invokeCases,
   ...groupCases,
+  ...keyCases,
 ];
 
 describe("bad input never causes a 5xx", () => {
@@ -202,6 +219,50 @@ async function tableItems(): Promise<Record<string, unknown>[]> {
   } while (start);
   return items;
 }
+
+/** UTF-8 bytes of a key attribute as the store writes it. */
+const bytes = (text: string) => Buffer.byteLength(text);
+
+describe("keys the store can't hold are refused, measured as the store writes them", () => {
+  // dynalite takes keys of any size, so the rows' bounds are checked here against the store's own
+  // key builders (lib/store/keys.ts), with a real id and time: what DynamoDB would be given.
+  const id = ulid();
+  const now = Date.now();
+
+  it("a flow key's parked index sort key: the longest row that fits is within 1 024 bytes, one more is over", () => {
+    for (const kind of Object.keys(keyedKinds).filter((k) => keyedKinds[k]?.type === "flow")) {
+      expect(bytes(parkIndexKeys(kind, cjk(FLOW_FITS), now, id).gsi1sk), kind).toBeLessThanOrEqual(1024);
+      expect(bytes(parkIndexKeys(kind, cjk(FLOW_FITS + 1), now, id).gsi1sk), kind).toBeGreaterThan(1024);
+      expect(bytes(flowKeyStateKey(kind, cjk(KEY_CHARS)).pk), kind).toBeLessThanOrEqual(2048);
+    }
+  });
+
+  it("an event's waiters' partition key: the longest match that fits is within 2 048 bytes, one more is over", () => {
+    expect(bytes(eventWaiterKey("order.paid", cjk(EVENT_MATCH_FITS), id).pk)).toBeLessThanOrEqual(2048);
+    expect(bytes(eventWaiterKey("order.paid", cjk(EVENT_MATCH_FITS + 1), id).pk)).toBeGreaterThan(2048);
+    expect(bytes(eventWaiterKey(cjk(200), cjk(200), id).pk)).toBeGreaterThan(2048);
+  });
+
+  it("a batch or coalesce key's partition key holds its 256 characters of any kind", () => {
+    expect(bytes(batchBacklogKey("batch-echo", cjk(KEY_CHARS)).pk)).toBeLessThanOrEqual(2048);
+    for (const kind of ["doc-index", "doc-digest", "doc-sync"])
+      expect(bytes(coalesceLockKey(kind, cjk(KEY_CHARS)).pk)).toBeLessThanOrEqual(2048);
+  });
+
+  // Runs after the rows: whatever they made, no key in the table is one DynamoDB would refuse.
+  it("and after every row, each key in the table is well-formed and within DynamoDB's byte limits", async () => {
+    const limits = { pk: 2048, sk: 1024, gsi1pk: 2048, gsi1sk: 1024 } as const;
+    const over: string[] = [];
+    for (const item of await tableItems())
+      for (const [attribute, max] of Object.entries(limits)) {
+        const value = item[attribute];
+        if (typeof value !== "string") continue;
+        if (!value.isWellFormed() || bytes(value) > max)
+          over.push(`${attribute} ${bytes(value)} bytes: ${value.slice(0, 60)}…`);
+      }
+    expect(over).toEqual([]);
+  });
+});
 
 describe("a group request with a bad child is refused whole", () => {
   const mixed = {
@@ -260,6 +321,24 @@ async function doneJob(id: string): Promise<Json> {
     return r.body.status === "done" ? r.body : undefined;
   }, `job ${id} to finish`);
 }
+
+describe("order-flow, whose event wait's match is its payload's order", () => {
+  // The order is any string at enqueue; the wait's key is made inside the run. One the table can't
+  // hold ends the job dead on its first attempt, saying why, instead of failing every delivery.
+  it.each([
+    ["a lone surrogate", "o-\uD800", /its match contains a lone surrogate/],
+    ["226 CJK characters", cjk(EVENT_MATCH_FITS + 1), /takes 2049 bytes where the table writes it/],
+  ])("an order of %s: dead on attempt 1 with the reason", async (_, order, why) => {
+    const r = await call("POST", "/jobs", { kind: "order-flow", payload: { order } });
+    expect(r.status).toBe(201);
+    const dead = await waitFor(async () => {
+      const job = (await call("GET", `/jobs/${r.body.id}`)).body;
+      return job.status === "dead" ? job : undefined;
+    }, `order-flow job ${r.body.id} to end dead`);
+    expect(dead.attempts).toBe(1);
+    expect(dead.lastError).toMatch(why);
+  });
+});
 
 describe("any JSON value runs end to end: enqueue, run, result", () => {
   it("through POST /jobs, with the characters in the payload and the uniqueKey", async () => {

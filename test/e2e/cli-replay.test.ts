@@ -7,7 +7,8 @@ import { waitFor } from "../support/wait.ts";
 /**
  * `npx skyforge jobs replay` (POST /jobs/replay, docs/architecture.md §21) against a real
  * `npm start`: dead `fail` jobs found by their error text, a dry run, a replay, the same request id
- * twice, more than 100 matches replayed in chunks with progress, and the usage errors.
+ * twice, more than 100 matches replayed in chunks with progress, more than a request's 500 found
+ * along the API's cursor, and the usage errors.
  */
 const { call, cli } = useCliOnStack("skyforge-cli-replay-");
 const { run, json } = cli;
@@ -105,6 +106,56 @@ describe("skyforge jobs replay against npm start", () => {
     expect(r.stderr).toContain("replay: 130/130 jobs (100%), 130 replayed");
     expect(r.stderr).not.toContain("request id"); // given, so not printed
   }, 180_000);
+
+  it("more matches than one request takes (500): the dry run walks the API's cursor, and every one is replayed once", async () => {
+    const since = new Date(Date.now() - 1000).toISOString();
+    const marker = `cli-walk-${randomUUID()}`;
+    const ids: string[] = [];
+    for (let at = 0; at < 510; at += 100) {
+      const jobs = Array.from({ length: Math.min(100, 510 - at) }, (_, i) => ({
+        kind: "fail",
+        payload: { message: `${marker} ${at + i}` },
+        maxAttempts: 1,
+      }));
+      const answer = await call("POST", "/jobs/batch", { jobs });
+      ids.push(...answer.body.results.map((r: Json) => r.id as string));
+    }
+    // Counted along the API's own cursor (two requests a look), not 510 GETs.
+    const deadCount = async () => {
+      let count = 0;
+      let cursor: string | undefined;
+      do {
+        const r = await call("POST", "/jobs/replay", {
+          filter: { status: "dead", kind: "fail", errorContains: marker },
+          dryRun: true,
+          ...(cursor ? { cursor } : {}),
+        });
+        count += r.body.matched;
+        cursor = r.body.cursor;
+      } while (cursor);
+      return count;
+    };
+    await waitFor(async () => (await deadCount()) === 510, "510 jobs to be dead", 60_000);
+    const filter = [
+      "jobs",
+      "replay",
+      "--status",
+      "dead",
+      "--kind",
+      "fail",
+      "--error",
+      marker,
+      "--since",
+      since,
+    ];
+    const dry = await json([...filter, "--dry-run"]);
+    expect(dry.matched).toBe(510);
+    expect(new Set(dry.jobs.map((j: Json) => j.from))).toEqual(new Set(ids));
+    expect((await json([...filter, "--dry-run", "--limit", "505"])).matched).toBe(505);
+    const replayed = await json([...filter, "--request-id", `walk-${randomUUID()}`]);
+    expect(replayed).toMatchObject({ matched: 510, replayed: 510 });
+    expect(new Set(replayed.jobs.map((j: Json) => j.id)).size).toBe(510);
+  }, 240_000);
 
   it("usage errors exit 2 before anything is sent: a status replay can't take, a bad --since", async () => {
     const status = await run(["jobs", "replay", "--status", "running", "--kind", "fail", "--json"]);

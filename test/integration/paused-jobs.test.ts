@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { createApiHandler } from "../../lib/api/routes.ts";
+import { batchKindDefinition } from "../../lib/job/batch.ts";
+import { defineUnboundKind } from "../../lib/job/kind.ts";
 import type { JobView } from "../../lib/job/schemas.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { getGroup } from "../../lib/store/group-read-ops.ts";
@@ -27,12 +29,53 @@ const fragile = kindOnDefaultQueue(
   },
 );
 
+/** Keyed kinds that pause: each computes its key from `key`, and fails unless `ok`. */
+const Keyed = z.object({ key: z.string(), ok: z.boolean() });
+const failUnlessOk = async ({ key, ok }: z.output<typeof Keyed>) => {
+  if (!ok) throw new Error("the partner refused it");
+  return { key };
+};
+const keyedKinds = [
+  defineUnboundKind({
+    name: "fragile-flow",
+    queue: "default",
+    payload: Keyed,
+    maxAttempts: 1,
+    timeoutSeconds: 30,
+    onExhausted: "pause",
+    flow: { key: (p) => p.key, concurrency: 1 },
+    handler: failUnlessOk,
+  }),
+  defineUnboundKind({
+    name: "fragile-singleton",
+    queue: "default",
+    payload: Keyed,
+    maxAttempts: 1,
+    timeoutSeconds: 30,
+    onExhausted: "pause",
+    singleton: { key: (p) => p.key, mode: "queue-one" },
+    handler: failUnlessOk,
+  }),
+  batchKindDefinition({
+    name: "fragile-batch",
+    queue: "default",
+    payload: Keyed,
+    maxAttempts: 1,
+    timeoutSeconds: 30,
+    onExhausted: "pause",
+    key: (p) => p.key,
+    batch: { maxSize: 5, maxWaitSeconds: 1, policy: "immediate" },
+    handler: async (items) =>
+      items.map((i) => (i.payload.ok ? { key: i.payload.key } : new Error("the partner refused it"))),
+  }),
+];
+
 async function setUp(): Promise<Harness> {
   // Backoff of a second: the second attempt comes within the test's bounds.
   const h = await harness.create({
     clock: new OffsetClock(),
     queue: { backoff: { baseSeconds: 1, maxSeconds: 1 } },
-    extraKinds: [fragile],
+    extraKinds: [fragile, ...keyedKinds],
   });
   h.startPoller();
   return h;
@@ -171,4 +214,43 @@ describe("a kind that pauses when its attempts run out", () => {
     }, "the group to succeed");
     expect(finished.status).toBe("succeeded");
   }, 30_000);
+});
+
+/**
+ * A paused job keeps its keys (issue 37 §11): its flow key's place and line, its singleton or
+ * debounce key's lock, its batch key's backlog were all taken under them, so a resume's new payload
+ * must give the same keys. One that gives another is refused (400 naming the key, nothing written):
+ * an operator enqueues a new job for another key.
+ */
+describe("a paused keyed job resumed with a new payload", () => {
+  it.each([
+    ["fragile-flow", "flow"],
+    ["fragile-singleton", "singleton"],
+    ["fragile-batch", "batch"],
+  ])(
+    "%s: a payload giving another %s key is refused, the same key is taken",
+    async (kind, what) => {
+      const h = await setUp();
+      const { job } = await h.engine.producer.enqueue({ kind, payload: { key: "tenant-a", ok: false } });
+      await settled(h, job.id, "paused");
+      const before = await getJob(h.engine.store, job.id);
+      const refused = await resume(h.engine, job.id, { payload: { key: "tenant-b", ok: true } });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: "validation_error" });
+      const issues = (refused.body.error as { issues: { path: string; message: string }[] }).issues;
+      expect(issues).toEqual([
+        {
+          path: "payload",
+          message: expect.stringContaining(`gives ${what} key "tenant-b", but the job's is "tenant-a"`),
+        },
+      ]);
+      expect(await getJob(h.engine.store, job.id)).toEqual(before);
+
+      const resumed = await resume(h.engine, job.id, { payload: { key: "tenant-a", ok: true } });
+      expect(resumed.status).toBe(200);
+      const done = await settled(h, job.id, "done");
+      expect(JSON.parse(done.result ?? "null")).toEqual({ key: "tenant-a" });
+    },
+    30_000,
+  );
 });

@@ -1,0 +1,103 @@
+/**
+ * Where the store writes a key that comes from a payload or a request (docs/architecture.md §3), and
+ * the one check each such key gets before anything is written: `storedKeyProblem`. It sits in the
+ * model layer beside the enqueue check that uses it (the producer and the client share that check),
+ * and lib/store/keys.ts builds these items' keys with these same functions, so the check measures
+ * the very text DynamoDB is given.
+ */
+
+/** DynamoDB's key-size limits, in UTF-8 bytes: a partition key's and a sort key's (an index's too). */
+export const MAX_PARTITION_KEY_BYTES = 2048;
+export const MAX_SORT_KEY_BYTES = 1024;
+
+/** Index sort key: time first so a shard reads in due/finish order. */
+export const indexSort = (at: number, id: string) => `${String(at).padStart(15, "0")}#${id}`;
+
+/** A batch kind's key (§18): the partition of its backlog count and its call permits. */
+export const batchKeyPartition = (kind: string, key: string) => `bkey#${kind}#${key}`;
+/** A debounced or singleton kind's key (§19): the partition of its lock. */
+export const coalesceLockPartition = (kind: string, key: string) => `coal#${kind}#${key}`;
+/** A flow key (§20): the partition of its state (places, cool-down, rate). */
+export const flowKeyPartition = (kind: string, key: string) => `fkey#${kind}#${key}`;
+/**
+ * A flow key's parked jobs sit in the status index sorted by kind, key, then arrival; the key is
+ * URI-encoded there, so no key's entries run into another's (a key may hold `#`).
+ */
+export const parkPrefix = (kind: string, key: string) => `${kind}#${encodeURIComponent(key)}#`;
+export const parkSort = (kind: string, key: string, createdAt: number, id: string) =>
+  `${parkPrefix(kind, key)}${indexSort(createdAt, id)}`;
+/** The jobs waiting for an event (§22): one partition per name and match value, both URI-encoded. */
+export const eventWaitersPartition = (event: string, match: string) =>
+  `evt#${encodeURIComponent(event)}#${encodeURIComponent(match)}`;
+
+/** One key attribute the store writes: its text, which of DynamoDB's limits holds it, its layout. */
+export interface WrittenKey {
+  text: string;
+  role: "partition" | "sort";
+  /** The layout as people read it, for the refusal's message. */
+  layout: string;
+}
+
+/** A job's id at its longest in a written key: a ULID's 26 characters. */
+const LONGEST_ID = "0".repeat(26);
+/** The latest time indexSort writes in its 15 digits (every time has as many). */
+const LATEST_TIME = 999_999_999_999_999;
+
+/** The kinds of key a kind computes from a payload at enqueue. */
+export type ComputedKey = "batch" | "debounce" | "singleton" | "flow";
+
+/** Every key attribute the store writes with a kind's computed key in it, each at its longest. */
+export function computedKeyWrites(type: ComputedKey, kind: string, key: string): WrittenKey[] {
+  switch (type) {
+    case "batch":
+      // The permits' sort keys (`slot#<n>`) hold no part of the key.
+      return [{ text: batchKeyPartition(kind, key), role: "partition", layout: "bkey#<kind>#<key>" }];
+    case "debounce":
+    case "singleton":
+      return [{ text: coalesceLockPartition(kind, key), role: "partition", layout: "coal#<kind>#<key>" }];
+    case "flow":
+      return [
+        { text: flowKeyPartition(kind, key), role: "partition", layout: "fkey#<kind>#<key>" },
+        {
+          text: parkSort(kind, key, LATEST_TIME, LONGEST_ID),
+          role: "sort",
+          layout: "<kind>#<key, URI-encoded>#<time>#<job id>, a parked job's index sort key",
+        },
+      ];
+  }
+}
+
+/** The key attribute an event wait is written under: its waiters' partition. */
+export const eventWaiterWrites = (event: string, match: string): WrittenKey[] => [
+  {
+    text: eventWaitersPartition(event, match),
+    role: "partition",
+    layout: "evt#<name, URI-encoded>#<match, URI-encoded>",
+  },
+];
+
+/** Why a lone surrogate is refused, wherever a stored string is checked. */
+export const LONE_SURROGATE =
+  "contains a lone surrogate (half of a UTF-16 pair), which can't be stored; send whole characters";
+
+/**
+ * The one check every key taken from a payload or a request gets before the store writes it: why it
+ * can't be stored, or undefined. First each value must be well-formed UTF-16: DynamoDB keeps UTF-8,
+ * which has no form for a lone surrogate (the SDK writes U+FFFD instead, so two keys would become
+ * one), and encodeURIComponent throws on one. Then every key attribute `writes` builds from the
+ * values must fit DynamoDB's limit for its role, counted in UTF-8 bytes as written: the emulators
+ * don't enforce those limits, DynamoDB refuses the write (a 500 or a delivery that fails for ever).
+ */
+export function storedKeyProblem<const V extends readonly string[]>(
+  values: V,
+  writes: (...values: V) => readonly WrittenKey[],
+): string | undefined {
+  if (!values.every((v) => v.isWellFormed())) return LONE_SURROGATE;
+  for (const written of writes(...values)) {
+    const bytes = Buffer.byteLength(written.text);
+    const max = written.role === "partition" ? MAX_PARTITION_KEY_BYTES : MAX_SORT_KEY_BYTES;
+    if (bytes > max)
+      return `takes ${bytes} bytes where the table writes it (${written.layout}), over DynamoDB's ${max}-byte ${written.role} key limit`;
+  }
+  return undefined;
+}
