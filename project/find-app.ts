@@ -67,13 +67,17 @@ export type SstConfigApp =
  */
 export function appsInSstConfig(source: string): SstConfigApp {
   const code = withoutComments(source);
+  // The same text with every string's characters masked, so nothing inside a string is read as code.
+  const masked = maskStrings(code);
   const apps = new Set<string>();
   let unreadable = 0;
-  for (const match of code.matchAll(/\bnew\s+Skyforge\s*\(/g)) {
-    const args = argumentList(code, (match.index ?? 0) + match[0].length);
-    const app = /\bapp\s*:\s*(?:"([^"\\]*)"|'([^'\\]*)'|`([^`\\$]*)`)/.exec(args);
-    const value = app?.[1] ?? app?.[2] ?? app?.[3];
-    if (value) apps.add(value);
+  for (const match of masked.matchAll(/\bnew\s+Skyforge\s*\(/g)) {
+    const start = (match.index ?? 0) + match[0].length;
+    const args = masked.slice(start, argumentsEnd(masked, start));
+    const app = /\bapp\s*:\s*(["'`])/.exec(args);
+    const open = app ? start + app.index + app[0].length - 1 : -1;
+    const value = app ? code.slice(open + 1, stringEnd(code, open)) : "";
+    if (value && !(app?.[1] === "`" && value.includes("${"))) apps.add(value);
     else unreadable += 1;
   }
   if (apps.size === 0 && unreadable === 0) return { kind: "none" };
@@ -85,16 +89,30 @@ export function appsInSstConfig(source: string): SstConfigApp {
   return { kind: "ambiguous", detail: parts.join(" and ") };
 }
 
-/** The text from `start` up to the parenthesis closing the call, strings skipped whole. */
-function argumentList(code: string, start: number): string {
+/** Where the call whose arguments start at `start` closes (strings are masked: no parenthesis in them counts). */
+function argumentsEnd(masked: string, start: number): number {
   let depth = 1;
-  for (let i = start; i < code.length; i++) {
-    const c = code[i];
-    if (c === '"' || c === "'" || c === "`") i = stringEnd(code, i);
-    else if (c === "(") depth += 1;
-    else if (c === ")" && --depth === 0) return code.slice(start, i);
+  for (let i = start; i < masked.length; i++) {
+    if (masked[i] === "(") depth += 1;
+    else if (masked[i] === ")" && --depth === 0) return i;
   }
-  return code.slice(start);
+  return masked.length;
+}
+
+/** `code` with each string's characters (not its quotes) replaced, so indices stay the same. */
+function maskStrings(code: string): string {
+  let out = "";
+  for (let i = 0; i < code.length; i++) {
+    const c = code[i] as string;
+    if (c !== '"' && c !== "'" && c !== "`") {
+      out += c;
+      continue;
+    }
+    const end = stringEnd(code, i);
+    out += c + "_".repeat(Math.max(0, Math.min(end, code.length) - i - 1)) + (end < code.length ? c : "");
+    i = end;
+  }
+  return out;
 }
 
 /** The index of the quote closing the string that opens at `start`. */

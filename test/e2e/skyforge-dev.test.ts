@@ -28,15 +28,22 @@ function write(path: string, text: string): void {
  * enqueued just after must still reach the new pollers at once (EventSourcePoller.retire).
  */
 function appModule(kinds: readonly string[]): string {
-  return `import { defineApp, defineQueues } from ${lib("declarations/define-app.ts")};
+  return `import { defineApp, defineQueues, poolKindBuilder } from ${lib("declarations/define-app.ts")};
 ${kinds.map((k) => `import { ${k} } from "./kinds/${k}.ts";`).join("\n")}
 
+const settings = { maxConcurrency: 2, recordConcurrency: 1, workerTimeoutSeconds: 30, leaseSeconds: 30,
+  backoff: { baseSeconds: 1, maxSeconds: 10 }, retentionDays: { done: 1, dead: 1 }, maxReceiveCount: 10 };
 const queues = defineQueues([
-  { name: "main", batchSize: 1, batchWindowSeconds: 5, maxConcurrency: 2, recordConcurrency: 1,
-    workerTimeoutSeconds: 30, leaseSeconds: 30, backoff: { baseSeconds: 1, maxSeconds: 10 },
-    retentionDays: { done: 1, dead: 1 }, maxReceiveCount: 10 },
+  { name: "main", batchSize: 1, batchWindowSeconds: 5, ...settings },
+  { name: "crunch", tier: "pool", batchSize: 1, batchWindowSeconds: 1, ...settings },
 ]);
-export default defineApp({ queues, kinds: [${kinds.join(", ")}], poolKinds: [], schedules: [], rateLimits: [] });
+const crunch = poolKindBuilder()({
+  name: "crunch-digest",
+  argv: [${JSON.stringify(process.execPath)}, ${JSON.stringify(join(projectRoot, "children/digest.mjs"))}],
+  queue: "crunch",
+  timeoutSeconds: 20,
+});
+export default defineApp({ queues, kinds: [${kinds.join(", ")}], poolKinds: [crunch], schedules: [], rateLimits: [] });
 `;
 }
 
@@ -133,14 +140,17 @@ async function edit(files: Record<string, string>): Promise<string> {
 }
 
 describe("skyforge dev over a user's project", () => {
-  it("finds the app from sst.config.ts and runs both kinds; jobs enqueued over HTTP end done", async () => {
+  it("finds the app from sst.config.ts and runs its kinds, its pool kind in the pool process; jobs enqueued over HTTP end done", async () => {
     expect(dev.stdout()).toMatch(/app\s+src\/jobs\/app\.ts/);
     expect(dev.stdout()).toMatch(/kinds\s+plain, durable\n/);
+    expect(dev.stdout()).toMatch(/pool kinds\s+crunch-digest /);
     expect(dev.stdout()).toContain(`data           ${dataDir}`);
     const plain = await enqueue({ kind: "plain", payload: { n: 21 } });
     const durable = await enqueue({ kind: "durable", payload: { user: "ada" } });
+    const crunch = await enqueue({ kind: "crunch-digest", payload: { text: "hi", rounds: 1 } });
     expect((await untilStatus(plain, "done")).result).toEqual({ version: 1, doubled: 42 });
     expect((await untilStatus(durable, "done")).result).toEqual({ account: "acct-ada" });
+    expect(await untilStatus(crunch, "done")).toMatchObject({ queue: "crunch", result: { rounds: 1 } });
   });
 
   it("an edited handler runs the next job, a job queued before the edit included, with no restart", async () => {
