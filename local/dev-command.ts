@@ -5,7 +5,6 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { type Env, type LocalStackSettings, localStackSettingsFromEnv } from "../functions/env-settings.ts";
-import { API_ROUTE_KEYS } from "../lib/api/route-keys.ts";
 import type { App } from "../lib/declarations/define-app.ts";
 import { loadPoolKinds } from "../lib/declarations/pool-config.ts";
 import type { PoolKindSpec } from "../lib/declarations/pool-kind.ts";
@@ -15,6 +14,7 @@ import { loadAppModule } from "../project/app-module.ts";
 import { findAppModule } from "../project/find-app.ts";
 import { type AppWatcher, watchAppInputs } from "./app-watcher.ts";
 import { type LocalStack, startLocalStack } from "./stack.ts";
+import { stackBanner } from "./stack-banner.ts";
 
 export interface DevOptions {
   /** The command and its options, as the usage line names them. */
@@ -92,11 +92,17 @@ export async function runDev(argv: string[], options: DevOptions = {}): Promise<
     watcher = watchAppInputs(() => reloads.request());
     watcher.watch(loaded.inputs);
     reloads.watcher = watcher;
-    console.log(
-      banner({ stack, app, poolKinds, settings, dataDir, shown, options, fresh: options.freshHint }).join(
-        "\n",
-      ),
-    );
+    const banner = stackBanner({
+      stack,
+      app,
+      poolKinds,
+      tickSeconds: settings.tickSeconds,
+      dataDir,
+      shown,
+      tryLines: options.tryLines?.(stack.url),
+      freshHint: options.freshHint ?? "skyforge dev --fresh",
+    });
+    console.log(banner.join("\n"));
   } catch (err) {
     // A configuration that can't run (a bad variable or pool file, a module that doesn't load, a
     // data directory in use): its message, no trace. Anything else is a bug, and throws.
@@ -211,60 +217,4 @@ function poolEntry(env: Env, appModule: string) {
     drainSeconds: 10,
     waitSeconds: 2,
   };
-}
-
-interface BannerInput {
-  stack: LocalStack;
-  app: App;
-  poolKinds: readonly PoolKindSpec[];
-  settings: LocalStackSettings;
-  dataDir: string;
-  shown: string;
-  options: DevOptions;
-  fresh: string | undefined;
-}
-
-function banner({ stack, app, poolKinds, settings, dataDir, shown, options, fresh }: BannerInput): string[] {
-  const first = app.kinds[0]?.name;
-  const tryLines =
-    options.tryLines?.(stack.url) ??
-    (first
-      ? [
-          `  try: curl -s -X POST ${stack.url}/jobs -H 'content-type: application/json' -d '{"kind":"${first}","payload":{}}'`,
-        ]
-      : []);
-  return [
-    `skyforge local stack (node ${process.version})`,
-    `  HTTP API       ${stack.url}`,
-    ...routeLines(API_ROUTE_KEYS, 100).map((l) => `                 ${l}`),
-    `  Lambda Invoke  ${stack.url}/2015-03-31/functions/{enqueue,api}/invocations`,
-    `  console        ${stack.url}/console`,
-    `  DynamoDB       ${stack.endpoints.dynamodb}  (dynalite, table skyforge-jobs)`,
-    `  SQS            ${stack.endpoints.sqs}  (fauxqs, queues: ${[...stack.queues.keys()].join(", ")})`,
-    `  app            ${shown}  (reloaded when one of its files changes)`,
-    `  kinds          ${app.kinds.map((k) => k.name).join(", ")}`,
-    poolKinds.length > 0
-      ? `  pool kinds     ${poolKinds.map((k) => k.name).join(", ")}  (functions/pool/main.ts, a child process)`
-      : "  pool kinds     none",
-    `  scheduled      reaper, cleanup, cron every ${settings.tickSeconds} s (SKYFORGE_TICK_SECONDS)`,
-    `  data           ${dataDir}  (kept across restarts; ${fresh ?? "skyforge dev --fresh"} empties it)`,
-    "",
-    ...tryLines,
-    "  operator CLI: npx skyforge help",
-    "  Ctrl-C stops everything.",
-  ];
-}
-
-/** The routes the API serves (lib/api/route-keys.ts, which infra deploys too), wrapped to `width`. */
-function routeLines(routes: readonly string[], width: number): string[] {
-  const lines: string[] = [];
-  let line = "";
-  for (const route of routes) {
-    const next = line ? `${line}, ${route}` : route;
-    if (line && next.length > width) {
-      lines.push(`${line},`);
-      line = route;
-    } else line = next;
-  }
-  return line ? [...lines, line] : lines;
 }
