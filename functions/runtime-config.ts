@@ -6,17 +6,18 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { app } from "../app/index.ts";
 import { s3OnFirstUse } from "../lib/claims/claim-store.ts";
 import { systemClock } from "../lib/clock.ts";
+import type { App } from "../lib/declarations/define-app.ts";
 import { loadPoolKinds } from "../lib/declarations/pool-config.ts";
 import type { PoolKindSpec } from "../lib/declarations/pool-kind.ts";
 import { buildEngine } from "../lib/engine.ts";
 import { ConfigError } from "../lib/errors.ts";
-import type { HandlerSettings } from "../lib/handlers/handler-settings.ts";
 import type { PoolSettings } from "../lib/handlers/pool.ts";
 import { EmfMetrics } from "../lib/observability/metrics.ts";
 import { type ChildUserSettings, DEFAULT_CHILD_UIDS } from "../lib/pool/child-users.ts";
 import type { EventSourceControl } from "../lib/queue-control/event-source-control.ts";
 import type { Engine } from "../lib/services/engine-services.ts";
 import type { RunStamp } from "../lib/store/lease-ops.ts";
+import { type Env, numberSetting, requiredSetting } from "./env-settings.ts";
 
 /**
  * The adapter layer: the only place that reads the environment, each value checked when read (a bad
@@ -33,16 +34,21 @@ import type { RunStamp } from "../lib/store/lease-ops.ts";
  * - SKYFORGE_API_URL, optionally, the HTTP API's base URL, which a durable job's token url starts
  *   with (on the functions that run jobs: workers and pool; the API's for the same views). Without
  *   it a token's url is a bare path.
- * Optional settings with their defaults: see handlerSettingsFromEnv and poolProcessFromEnv.
+ * The local stack sets SKYFORGE_APP_MODULE for its pool process: the user's app module, run instead
+ * of this repo's app/ (functions/pool/main.ts).
+ * Optional settings with their defaults: see handlerSettingsFromEnv and poolProcessFromEnv. The readers
+ * that don't need the app (numbers, the scheduled handlers' and the local stack's settings) are in
+ * env-settings.ts, which `skyforge dev` uses without loading this repo's app/.
  */
-export type Env = Readonly<Record<string, string | undefined>>;
-
-/** A value that must be set; an empty one counts as unset. */
-export function requiredSetting(env: Env, name: string): string {
-  const value = env[name];
-  if (!value) throw new ConfigError(`${name} is not set`);
-  return value;
-}
+export {
+  type Env,
+  handlerSettingsFromEnv,
+  type LocalStackSettings,
+  localStackSettingsFromEnv,
+  type NumberRange,
+  numberSetting,
+  requiredSetting,
+} from "./env-settings.ts";
 
 function jsonMapSetting(env: Env, name: string): Map<string, string> | undefined {
   const raw = env[name];
@@ -59,76 +65,6 @@ function jsonMapSetting(env: Env, name: string): Map<string, string> | undefined
     throw new ConfigError(`${name} must be a JSON object of names to strings, got ${JSON.stringify(raw)}`);
   }
   return new Map(entries as [string, string][]);
-}
-
-export interface NumberRange {
-  /** Used when the variable is unset or empty. */
-  fallback: number;
-  min: number;
-  max?: number;
-  /** Whole numbers only. */
-  whole?: boolean;
-  /** The smallest value is excluded (a positive number: min 0, above true). */
-  above?: boolean;
-}
-
-/** A number within its range, or the fallback when unset; anything else is a ConfigError naming the variable. */
-export function numberSetting(env: Env, name: string, range: NumberRange): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return range.fallback;
-  const value = Number(raw);
-  const inRange =
-    Number.isFinite(value) &&
-    (range.above ? value > range.min : value >= range.min) &&
-    (range.max === undefined || value <= range.max) &&
-    (!range.whole || Number.isInteger(value));
-  if (inRange) return value;
-  const what = range.whole ? "a whole number" : "a number";
-  const lower = range.above ? `above ${range.min}` : `from ${range.min}`;
-  const upper = range.max === undefined ? (range.above ? "" : " up") : ` to ${range.max}`;
-  throw new ConfigError(`${name} must be ${what} ${lower}${upper}, got "${raw}"`);
-}
-
-/**
- * The scheduled handlers' settings: SKYFORGE_TICK_SECONDS (60, EventBridge Scheduler's rate; the
- * fault suite shortens it) and SKYFORGE_CLEANUP_SWEEP_ITEMS (0: DynamoDB's TTL removes ended jobs,
- * so the sweep, which reads the table, is opt-in).
- */
-export function handlerSettingsFromEnv(env: Env = process.env): HandlerSettings {
-  const tickSeconds = numberSetting(env, "SKYFORGE_TICK_SECONDS", { fallback: 60, min: 0, above: true });
-  return {
-    tickMs: tickSeconds * 1000,
-    cleanupSweepItemsPerRun: numberSetting(env, "SKYFORGE_CLEANUP_SWEEP_ITEMS", {
-      fallback: 0,
-      min: 0,
-      whole: true,
-    }),
-  };
-}
-
-/** What `npm start` reads (scripts/start.ts): its port, the ticks' period, where it keeps data, and its log level. */
-export interface LocalStackSettings {
-  port: number;
-  tickSeconds: number;
-  /** SKYFORGE_DATA_DIR, when set; the caller's default otherwise. */
-  dataDir: string | undefined;
-  logLevel: (typeof LOG_LEVELS)[number];
-}
-
-/** Powertools' levels; LOG_LEVEL picks one for the local stack (WARN by default). */
-const LOG_LEVELS = ["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "SILENT"] as const;
-
-export function localStackSettingsFromEnv(env: Env = process.env): LocalStackSettings {
-  const level = (env.LOG_LEVEL ?? "WARN").toUpperCase();
-  const logLevel = LOG_LEVELS.find((l) => l === level);
-  if (!logLevel)
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.LOG_LEVEL}"`);
-  return {
-    port: numberSetting(env, "PORT", { fallback: 3000, min: 0, max: 65535, whole: true }),
-    tickSeconds: handlerSettingsFromEnv(env).tickMs / 1000,
-    dataDir: env.SKYFORGE_DATA_DIR || undefined,
-    logLevel,
-  };
 }
 
 /** The queue a worker function serves (infra/workers.ts sets it per function). */
@@ -201,11 +137,16 @@ export function poolProcessFromEnv(env: Env = process.env): PoolProcessSettings 
   };
 }
 
-/** The pool kinds: the app's, with the operator's SKYFORGE_POOL_CONFIG file laid over them. */
-export function poolKindsFromEnv(env: Env = process.env): PoolKindSpec[] {
-  return loadPoolKinds(app.queues, app.poolKinds, env.SKYFORGE_POOL_CONFIG, (path) =>
+/** The pool kinds: the app's (this repo's unless given), with the operator's SKYFORGE_POOL_CONFIG file laid over them. */
+export function poolKindsFromEnv(env: Env = process.env, forApp: App = app): PoolKindSpec[] {
+  return loadPoolKinds(forApp.queues, forApp.poolKinds, env.SKYFORGE_POOL_CONFIG, (path) =>
     readFileSync(path, "utf8"),
   );
+}
+
+/** SKYFORGE_APP_MODULE: the path of the app module the local stack's pool runs, if set. */
+export function appModuleFromEnv(env: Env = process.env): string | undefined {
+  return env.SKYFORGE_APP_MODULE || undefined;
 }
 
 /** SKYFORGE_API_URL: an absolute http(s) URL (infra sets the API's own); anything else is a ConfigError. */
@@ -231,6 +172,8 @@ export interface EngineFromEnvOptions {
   eventSources?: (mappings: ReadonlyMap<string, string>) => EventSourceControl;
   /** Who runs this process's attempts (Engine.runner): the worker's Lambda invocation, the pool's task. */
   runner?: () => RunStamp;
+  /** The app to run, when not this repo's app/ (the local pool over a user's app module: functions/pool/main.ts). */
+  app?: App;
 }
 
 /** The app's engine (with the pool kinds in force, read once) and its logger. */
@@ -243,11 +186,12 @@ export function engineFromEnv(
   const dlqUrls = jsonMapSetting(env, "SKYFORGE_DLQ_URLS");
   const mappings = jsonMapSetting(env, "SKYFORGE_EVENT_SOURCE_MAPPINGS");
   const eventSources = mappings && options.eventSources?.(mappings);
-  const poolKinds = poolKindsFromEnv(env);
+  const served = options.app ?? app;
+  const poolKinds = poolKindsFromEnv(env, served);
   const queueUrls = jsonMapSetting(env, "SKYFORGE_QUEUE_URLS");
   if (!queueUrls) throw new ConfigError("SKYFORGE_QUEUE_URLS is not set");
   const engine = buildEngine({
-    app,
+    app: served,
     poolKinds,
     dynamodb: new DynamoDBClient({}),
     sqs: new SQSClient({}),

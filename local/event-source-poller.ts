@@ -40,6 +40,8 @@ export interface PollerOptions {
 export class EventSourcePoller {
   private running = false;
   private enabled = true;
+  /** Retired: what a receive still brings is handed back, for the poller that replaced this one. */
+  private retired = false;
   private concurrency: number;
   private readonly loops = new Map<number, Promise<void>>();
   private readonly abort = new AbortController();
@@ -79,6 +81,20 @@ export class EventSourcePoller {
     this.loops.clear();
   }
 
+  /**
+   * Stops receiving, as a reload replaces this poller with another on the same queue, without
+   * cutting the receive in flight: aborted, it would leave the emulator a long poll nobody reads,
+   * which takes the next message and hides it for the receive's visibility. What it brings is
+   * handed back at once, for the new poller; the runs going finish on this poller's handler.
+   */
+  async retire(): Promise<void> {
+    this.retired = true;
+    this.running = false;
+    this.notify();
+    await Promise.allSettled(this.loops.values());
+    this.loops.clear();
+  }
+
   private notify(): void {
     this.changed.resolve();
     this.changed = Promise.withResolvers<void>();
@@ -104,8 +120,8 @@ export class EventSourcePoller {
       try {
         const messages = await this.receive();
         if (messages.length === 0) continue;
-        // Disabled during the long poll: hand the batch straight back instead of running it.
-        if (!this.enabled) await this.release(messages);
+        // Disabled or retired during the long poll: hand the batch straight back instead of running it.
+        if (!this.enabled || this.retired) await this.release(messages);
         else await this.invoke(messages);
       } catch (err) {
         if (!this.running) return;

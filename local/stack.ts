@@ -1,11 +1,10 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { TOKEN_CALLBACK_ROUTE } from "../lib/api/route-keys.ts";
 import { systemClock } from "../lib/clock.ts";
 import type { EngineConfig } from "../lib/engine.ts";
-import { assembleDeployment, type Deployment } from "../lib/handlers/deployment.ts";
+import type { Deployment } from "../lib/handlers/deployment.ts";
 import { silentLog } from "../lib/observability/log.ts";
 import { MemoryMetrics } from "../lib/observability/metrics.ts";
 import { type DataDir, openDataDir } from "./data-dir.ts";
@@ -16,16 +15,15 @@ import {
   LOOPBACK,
   type ProvisionedQueue,
   provisionClaimsBucket,
-  provisionQueues,
   provisionTable,
   s3Client,
   sqsClient,
   startEmulators,
 } from "./emulators.ts";
-import { EventSourcePoller } from "./event-source-poller.ts";
 import { startLocalHttp } from "./http-server.ts";
+import { LiveApp } from "./live-app.ts";
 import { LocalEventSources } from "./local-event-sources.ts";
-import { type PoolProcessOptions, startPoolProcess } from "./pool-process.ts";
+import type { PoolProcessOptions } from "./pool-process.ts";
 import { Ticker } from "./ticker.ts";
 
 export interface LocalStackOptions {
@@ -74,6 +72,11 @@ export interface LocalStack {
   eventSources: LocalEventSources;
   /** Where the table and queues are kept; undefined when they live in memory. */
   dataDir: string | undefined;
+  /**
+   * Serves `app` from now on, keeping the emulators, the table and the queues (so no job is lost):
+   * see LiveApp. Rejects, with the previous app still serving, if the new one can't be made ready.
+   */
+  reload(app: EngineConfig["app"], poolKinds?: EngineConfig["poolKinds"]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -109,54 +112,46 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const clients = emulatorClients(emulators);
     options.instrument?.(clients);
 
-    const queues = options.app.queues;
     const table = "skyforge-jobs";
     // Both are idempotent: a kept data directory already holds the table and the queues.
     await provisionTable(clients.dynamodb, table);
     await provisionClaimsBucket(clients.s3, CLAIMS_BUCKET);
-    const provisioned = await provisionQueues(
-      clients.sqs,
-      queues,
-      "skyforge",
-      options.visibilityTimeoutSeconds !== undefined
-        ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
-        : {},
-    );
-    const queueUrls = new Map([...provisioned].map(([name, q]) => [name, q.url]));
-    const dlqUrls = new Map([...provisioned].map(([name, q]) => [name, q.dlqUrl]));
     const metrics = new MemoryMetrics();
     const eventSources = new LocalEventSources();
     const tickMs = (options.tickSeconds ?? 60) * 1000;
-    const deployment = assembleDeployment(
+    const live = await LiveApp.prepare(
       {
-        app: options.app,
-        ...(options.poolKinds ? { poolKinds: options.poolKinds } : {}),
-        dynamodb: clients.dynamodb,
-        sqs: clients.sqs,
-        s3: clients.s3,
-        claimsBucket: CLAIMS_BUCKET,
+        clients,
         table,
-        queueUrls,
-        dlqUrls,
+        metrics,
         eventSources,
         clock: options.clock ?? systemClock,
-        metrics,
         log,
         ...(options.random ? { random: options.random } : {}),
-        // The local stack's workers all run in this process: its attempts name it in their history.
-        runner: () => ({ runner: `local:${process.pid}` }),
+        settings: { tickMs, cleanupSweepItemsPerRun: LOCAL_SWEEP_ITEMS_PER_TICK },
+        ...(options.visibilityTimeoutSeconds !== undefined
+          ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
+          : {}),
+        ...(options.pool
+          ? {
+              pool: {
+                ...options.pool,
+                endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
+              },
+            }
+          : {}),
       },
-      { tickMs, cleanupSweepItemsPerRun: LOCAL_SWEEP_ITEMS_PER_TICK },
+      options.app,
+      options.poolKinds,
     );
-    const { engine } = deployment;
+    // Stopped last (after the ticker): the runs the pollers hold finish first.
+    stoppers.unshift(() => live.stopPollers());
 
-    // The declared schedules are synced once per process, by whichever asks first (lib/handlers/cron.ts):
-    // here, at start, so the API lists them before the first tick.
-    await deployment.cron.syncDeclared();
-    const ticker = scheduledTicker(deployment, tickMs, log);
+    const ticker = scheduledTicker(live, tickMs, log);
     if (options.autoTick !== false) ticker.start();
     stoppers.unshift(() => ticker.stop());
 
+    // The HTTP server and the ticker reach the handlers through `live`, so they follow a reload.
     const http = await startLocalHttp({
       host: options.host ?? LOOPBACK,
       port: options.port ?? 3000,
@@ -164,45 +159,35 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       // its own handler (deployed as its own function, without IAM auth), the rest to the API's.
       api: (event, context) =>
         event.routeKey === TOKEN_CALLBACK_ROUTE
-          ? deployment.tokenCallback(event, context)
-          : deployment.api(event, context),
+          ? live.deployment.tokenCallback(event, context)
+          : live.deployment.api(event, context),
       // "api" takes what API Gateway would send functions/api.ts: the client's Invoke transport.
-      functions: deployment.functions,
+      functions: {
+        enqueue: (event) => live.deployment.functions.enqueue(event),
+        api: (event) => live.deployment.functions.api(event),
+      },
       log,
     });
     stoppers.unshift(() => http.close());
+    // Stopped first (before the HTTP server and the emulators), so it can hand its jobs back.
+    stoppers.unshift(() => live.stopPool());
     // Durable jobs' token urls start with the API's URL, known once the server listens (port 0
-    // picks one). The workers read it from the engine at each token they make, and start only now,
-    // so no job (one kept in the data directory included) makes a token before it is set.
-    engine.tokenUrlBase = http.url;
-    await startPollers(deployment, clients.sqs, provisioned, eventSources, log, stoppers);
-
-    if (options.pool) {
-      const pool = startPoolProcess({
-        ...options.pool,
-        endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
-        table,
-        queueUrls,
-        dlqUrls,
-        apiUrl: http.url,
-        log,
-      });
-      // Stopped first (before the HTTP server and the emulators), so it can hand its jobs back.
-      stoppers.unshift(async () => {
-        await pool.stop();
-      });
-    }
+    // picks one): the pollers and the pool start only now.
+    await live.start(http.url);
 
     return {
       url: http.url,
-      engine,
+      get engine() {
+        return live.deployment.engine;
+      },
       metrics,
       clients,
-      queues: provisioned,
+      queues: live.queues,
       endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
       ticker,
       eventSources,
       dataDir: dataDir?.root,
+      reload: (app, poolKinds) => live.reload(app, poolKinds),
       stop: async () => {
         for (const stop of stoppers) await stop();
         clients.dynamodb.destroy();
@@ -220,50 +205,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   }
 }
 
-/**
- * One event-source poller per Lambda-tier queue, feeding the deployment's worker as Lambda's
- * mapping would, each started with the queue's recorded settings; each one's stopper is added to
- * `stoppers` as soon as it runs, so a failed start stops those already started.
- */
-async function startPollers(
-  deployment: Deployment,
-  sqs: SQSClient,
-  provisioned: ReadonlyMap<string, ProvisionedQueue>,
-  eventSources: LocalEventSources,
-  log: EngineConfig["log"],
-  stoppers: (() => Promise<void>)[],
-): Promise<void> {
-  for (const q of deployment.engine.queues) {
-    const worker = deployment.workers.get(q.name);
-    if (!worker) continue; // a pool-tier queue: the pool process receives from it
-    const urls = provisioned.get(q.name) as ProvisionedQueue;
-    const attrs = await sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: urls.url, AttributeNames: ["QueueArn"] }),
-    );
-    const poller = new EventSourcePoller(sqs, {
-      queueName: q.name,
-      queueUrl: urls.url,
-      queueArn: attrs.Attributes?.QueueArn ?? q.name,
-      batchSize: q.batchSize,
-      batchWindowSeconds: q.batchWindowSeconds,
-      leaseSeconds: q.leaseSeconds,
-      maxConcurrency: q.maxConcurrency,
-      handler: worker,
-      log,
-    });
-    await eventSources.start(deployment.engine.store, q, poller);
-    stoppers.push(() => poller.stop());
-  }
-}
-
 /** EventBridge Scheduler's part: the reaper, cleanup and cron every tick. */
-function scheduledTicker(deployment: Deployment, tickMs: number, log: EngineConfig["log"]): Ticker {
+function scheduledTicker(live: LiveApp, tickMs: number, log: EngineConfig["log"]): Ticker {
   const cronOwner = `local-${process.pid}`;
   return new Ticker(
     [
-      { name: "reaper", run: deployment.reaper },
-      { name: "cleanup", run: deployment.cleanup },
-      { name: "cron", run: () => deployment.cron.run(cronOwner) },
+      { name: "reaper", run: () => live.deployment.reaper() },
+      { name: "cleanup", run: () => live.deployment.cleanup() },
+      { name: "cron", run: () => live.deployment.cron.run(cronOwner) },
     ],
     tickMs,
     log,

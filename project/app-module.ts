@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build, formatMessages, type Message, type Plugin } from "esbuild";
@@ -16,6 +16,7 @@ import { ConfigError } from "../lib/errors.ts";
  *
  * A new bundle per load, under a new name: Node caches a module by its URL, so reloading a changed
  * kind file means importing a new file (the old one's memory is kept; a dev session reloads rarely).
+ * The file is removed once imported (its source map is inline), so reloads leave none behind.
  */
 
 /** The engine's own sources (this repo's lib/), left as imports when an app bundle reaches them. */
@@ -121,6 +122,8 @@ export async function loadAppModule(path: string): Promise<LoadedAppModule> {
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     throw new AppModuleError(`${shown}: ${message}`);
+  } finally {
+    rmSync(bundle, { force: true });
   }
   const app = [mod.default, mod.app].find(isApp);
   if (!app) {

@@ -1,24 +1,31 @@
 import { hostname } from "node:os";
+import type { App } from "../../lib/declarations/define-app.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { poolRunner } from "../../lib/handlers/pool.ts";
 import { errorFields } from "../../lib/observability/log.ts";
 import { POOL_BAD_CONFIG_EXIT_CODE } from "../../lib/pool/pool-options.ts";
-import { engineFromEnv, poolProcessFromEnv } from "../runtime-config.ts";
+import { appModuleFromEnv, engineFromEnv, poolProcessFromEnv } from "../runtime-config.ts";
 
 /**
  * The Fargate pool task (`node pool.mjs` in infra/pool.Dockerfile; `npm start` runs it locally). Its
  * settings (drain, long poll, metrics, child users) are read and checked by poolProcessFromEnv.
  *
  * The engine and the runner. A configuration the pool can't run at all (a bad SKYFORGE_POOL_CONFIG,
- * a bad setting) ends it; a kind whose program is missing is refused by the runner, which serves the
- * others.
+ * a bad setting, an app module that doesn't load) ends it; a kind whose program is missing is
+ * refused by the runner, which serves the others.
+ *
+ * SKYFORGE_APP_MODULE, set by the local stack (`skyforge dev`, `npm start`), names the app module
+ * it serves: the pool loads that one (project/app-module.ts) instead of this repo's app/.
  */
-function startUp() {
+async function startUp() {
   try {
     const settings = poolProcessFromEnv();
+    const module = appModuleFromEnv();
+    const app: App | undefined = module ? await loadApp(module) : undefined;
     // A pool task's attempts name its host (the task) and process in their history.
     const { engine, logger } = engineFromEnv("skyforge-pool", {
       runner: () => ({ runner: `pool:${hostname()}/${process.pid}` }),
+      ...(app ? { app } : {}),
     });
     const runner = poolRunner(engine, settings.runner);
     return { logger, kinds: engine.poolKinds, runner, settings };
@@ -30,7 +37,18 @@ function startUp() {
   }
 }
 
-const { logger, kinds, runner, settings } = startUp();
+/**
+ * The local stack's app module, loaded through project/app-module.ts. Imported by a computed URL so
+ * the Fargate bundle (infra/pool.Dockerfile, which never sets SKYFORGE_APP_MODULE) leaves the loader
+ * and its esbuild out.
+ */
+async function loadApp(module: string): Promise<App> {
+  const loader = new URL("../../project/app-module.ts", import.meta.url).href;
+  const { loadAppModule } = (await import(loader)) as typeof import("../../project/app-module.ts");
+  return (await loadAppModule(module)).app;
+}
+
+const { logger, kinds, runner, settings } = await startUp();
 const { drainSeconds, metricsEverySeconds } = settings;
 // Where setpriv is missing, children don't die with the pool by themselves: on any exit that
 // skipped the drain (an uncaught error, process.exit), they are killed here. SIGKILL skips this too.

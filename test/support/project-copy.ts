@@ -12,6 +12,7 @@ const copied = [
   "lib",
   "functions",
   "local",
+  "project",
   "console",
   "http",
   "client",

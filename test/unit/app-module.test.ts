@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -63,6 +63,16 @@ describe("loadAppModule", () => {
     expect((await loadAppModule(file)).app.kinds).toEqual([]);
     writeFileSync(file, `export const app = ${shape(`{ name: "later" }`)};`);
     expect((await loadAppModule(file)).app.kinds).toEqual([{ name: "later" }]);
+  });
+
+  it("leaves no bundle behind once loaded, however often it is reloaded", async () => {
+    const file = write(
+      "kept.ts",
+      "export const app = { queues: [], kinds: [], poolKinds: [], schedules: [], rateLimits: [] };",
+    );
+    for (let i = 0; i < 3; i++) await loadAppModule(file);
+    // No node_modules above the scratch folder: the bundles go to .skyforge-cache beside the module.
+    expect(readdirSync(join(scratch, ".skyforge-cache")).filter((f) => f.startsWith("kept."))).toEqual([]);
   });
 
   it("names the file when it exports no defineApp value", async () => {
