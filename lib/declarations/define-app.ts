@@ -194,10 +194,11 @@ export interface Builders<A extends Partial<AppNames>> {
 }
 
 /**
- * The builders bound to an app's names, typed by annotation with an interface of `typeof` its
- * parts: `export const { defineKind }: Builders<ThisApp> = builders()`. The annotation, not a type
- * argument, because an interface is resolved lazily: a kind's handler can then enqueue a kind of
- * the same list (a type argument would be checked while the kinds' own types are being inferred).
+ * The builders bound to an app's names, typed by the annotation of the variable that holds them,
+ * an interface of `typeof` the app's parts: `const bound: Builders<ThisApp> = builders()`, then
+ * `const { defineKind } = bound`. An interface is resolved lazily, so a kind's handler can enqueue a
+ * kind of the same list; a type argument (or an annotated destructuring) would be resolved while the
+ * kinds' own types are being inferred.
  */
 export function builders<A extends Partial<AppNames> = UnboundApp>(): Builders<A> {
   return {
