@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,17 +15,20 @@ import { projectRoot } from "../support/project-copy.ts";
  * parts of issue 38): what is under test is the dispatch.
  */
 const run = promisify(execFile);
+let folder: string;
 let dist: string;
 
 beforeAll(async () => {
-  // Inside the repo, so the bin's packages resolve from its node_modules.
-  mkdirSync(join(projectRoot, "test/.snippets"), { recursive: true });
-  dist = mkdtempSync(join(projectRoot, "test/.snippets/package-bin-"));
+  // The bin's packages resolve from the repo's node_modules, linked beside its dist/.
+  folder = mkdtempSync(join(tmpdir(), "skyforge-package-bin-"));
+  symlinkSync(join(projectRoot, "node_modules"), join(folder, "node_modules"));
+  writeFileSync(join(folder, "package.json"), '{ "type": "module" }\n');
+  dist = join(folder, "dist");
   await bundlePackage("skyforge", dist);
 }, 60_000);
 
 afterAll(() => {
-  if (dist) rmSync(dist, { recursive: true, force: true });
+  if (folder) rmSync(folder, { recursive: true, force: true });
 });
 
 async function bin(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
