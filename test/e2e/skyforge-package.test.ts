@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -67,9 +67,11 @@ beforeAll(async () => {
       "",
     ].join("\n"),
   );
-  const path = [join(projectRoot, "node_modules", "node", "bin"), "/usr/local/bin", "/usr/bin", "/bin"].join(
-    ":",
-  );
+  // The Node running the tests (24: the package wants 22.5 or later) first, then the PATH without the repo's bins.
+  const outside = (process.env.PATH ?? "")
+    .split(":")
+    .filter((dir) => !repoFolders.some((r) => `${dir}/`.startsWith(r)));
+  const path = [dirname(process.execPath), ...outside].join(":");
   env = projectEnv({ PATH: path, npm_config_prefer_offline: "true" });
   await run("npm", ["init", "-y"], { cwd: project, env });
   await run("npm", ["pkg", "set", "type=module"], { cwd: project, env });
