@@ -42,7 +42,7 @@ module.exports = {
     {
       name: "no-cycles",
       severity: "error",
-      from: { path: "^(lib|app|functions|local|project|bench|infra|client|cli|console|http)/" },
+      from: { path: "^(lib|app|functions|local|project|bench|infra|client|cli|console|http|packages)/" },
       to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
     },
     {
@@ -117,6 +117,14 @@ module.exports = {
       severity: "error",
       from: { path: "^project/" },
       to: { path: "^(app|functions|local|bench|scripts|infra|test|cli|console)/" },
+    },
+    {
+      name: "package-not-app",
+      comment:
+        "the skyforge package (packages/skyforge/src, and every module its entries reach, static or dynamic imports) is the engine for any app: it never carries this repo's demo app",
+      severity: "error",
+      from: { path: "^packages/skyforge/src/" },
+      to: { path: "^app/", reachable: true },
     },
     ...upward,
   ],

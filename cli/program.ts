@@ -12,7 +12,7 @@ import { tailCommand } from "./commands/tail.ts";
 import { typesCommand } from "./commands/types.ts";
 import { errorReport, exitCodeFor } from "./exit-codes.ts";
 import { endpointUrl } from "./options.ts";
-import { createOutput, jsonText, terminalText } from "./output.ts";
+import { createOutput, flushed, jsonText, terminalText } from "./output.ts";
 import { DEFAULT_ENDPOINT } from "./target.ts";
 
 /**
@@ -20,7 +20,7 @@ import { DEFAULT_ENDPOINT } from "./target.ts";
  * through the typed client (client/), over the HTTP API or Lambda Invoke, at a local stack or a
  * deployed stage.
  */
-export function buildProgram(): Command {
+export function buildProgram(extra: readonly Command[] = []): Command {
   const program = new Command("skyforge")
     .description(
       "Operate skyforge: jobs, bulk enqueue, queues, schedules, groups, tokens, events, tail; on npm start or a deployed stage.",
@@ -63,6 +63,7 @@ Exit codes: 0 ok, 1 some items failed (bulk enqueue) or doctor found a problem, 
     doctorCommand(),
     consoleCommand(),
     typesCommand(),
+    ...extra,
   ]) {
     program.addCommand(command);
   }
@@ -84,10 +85,11 @@ function configure(command: Command, json: boolean): void {
   for (const sub of command.commands) configure(sub, json);
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
+/** Runs the command line; `extra` commands are listed beside the CLI's own (the package's bin adds its project commands). */
+export async function main(argv: readonly string[], extra: readonly Command[] = []): Promise<number> {
   // Known before parsing, so a usage error is reported in the shape the caller asked for.
   const json = argv.includes("--json");
-  const program = buildProgram();
+  const program = buildProgram(extra);
   configure(program, json);
   try {
     await program.parseAsync([...argv]);
@@ -97,4 +99,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     return exitCodeFor(err);
   }
   return Number(process.exitCode ?? 0);
+}
+
+/** The CLI as a process: runs the command line, then exits with its code once stdout has drained. */
+export async function runCli(argv: readonly string[], extra: readonly Command[] = []): Promise<never> {
+  // `skyforge tail --json | head -3`: the reader has gone, which is no failure of ours.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(0);
+    throw err;
+  });
+  const code = await main(argv, extra);
+  await flushed();
+  // Exit now: an idle keep-alive socket or the SIGINT listener would otherwise hold the process open.
+  process.exit(code);
 }

@@ -5,6 +5,7 @@ import { type AnswerShape, answerShapes, checkAnswer } from "./answer-shapes.ts"
 import type { AppTypes, AppTypesNames } from "./app-types.ts";
 import { durableCalls } from "./durable-calls.ts";
 import { enqueueInBatches } from "./enqueue-many.ts";
+import { environmentTransport } from "./environment-transport.ts";
 import { errorForAnswer, SkyforgeApiError } from "./errors.ts";
 import type {
   BusiestKeys,
@@ -23,8 +24,11 @@ import type { ApiRequest, ApiResponse, Transport } from "./transport.ts";
 import { type EnqueueCheck, enqueueCheck } from "./validate.ts";
 
 export interface ClientOptions<A extends AppNames> {
-  /** How requests reach the API: httpTransport (SigV4-signed HTTP) or invokeTransport (Lambda Invoke). */
-  transport: Transport;
+  /**
+   * How requests reach the API: httpTransport (SigV4-signed HTTP) or invokeTransport (Lambda
+   * Invoke). Left out: the HTTP API at SKYFORGE_ENDPOINT (client/environment-transport.ts).
+   */
+  transport?: Transport;
   /**
    * The app value (app/index.ts). With it, every payload is also checked by its kind's schema (and
    * the request by the API's own schema) before sending: a bad one throws the API's error
@@ -36,20 +40,20 @@ export interface ClientOptions<A extends AppNames> {
 /**
  * The typed producer and operator client:
  * `createClient<typeof app>({ transport })`, or `createClient({ app, transport })` to also validate
- * payloads before sending. An error answer throws SkyforgeApiError with the API's code; no answer,
+ * payloads before sending; `createClient<typeof app>()` sends to SKYFORGE_ENDPOINT. An error answer throws SkyforgeApiError with the API's code; no answer,
  * or one that is not the API's, throws SkyforgeTransportError (client/errors.ts).
  */
-export function createClient<A extends AppNames>(options: ClientOptions<A>): SkyforgeClient<A>;
+export function createClient<A extends AppNames>(options?: ClientOptions<A>): SkyforgeClient<A>;
 /**
  * `createClient<SkyforgeApp>({ transport })` with the interface `npx skyforge types` writes, in a
  * project without the app's source (client/app-types.ts): the same checks of kinds, payloads and
  * queues at compile time; none before sending (the API checks).
  */
-export function createClient<A extends AppTypes>(options: {
-  transport: Transport;
+export function createClient<A extends AppTypes>(options?: {
+  transport?: Transport;
 }): SkyforgeClient<AppTypesNames<A>>;
-export function createClient<A extends AppNames>(options: ClientOptions<A>): SkyforgeClient<A> {
-  const { transport } = options;
+export function createClient<A extends AppNames>(options: ClientOptions<A> = {}): SkyforgeClient<A> {
+  const transport = options.transport ?? environmentTransport();
   const check: EnqueueCheck | undefined = options.app ? enqueueCheck(options.app) : undefined;
 
   async function call(request: ApiRequest): Promise<ApiResponse> {

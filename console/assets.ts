@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
@@ -15,10 +16,13 @@ import { ClientError, type ErrorCode } from "../client/vocabulary.ts";
  */
 export const CONSOLE_PATH = "/console";
 
-const consoleDir = dirname(fileURLToPath(import.meta.url));
+/**
+ * The console's own files: beside this module in the repo; in the `skyforge` package, whose dist/
+ * holds this module bundled, in dist/console/ (scripts/build-packages.ts copies them there).
+ */
+const here = dirname(fileURLToPath(import.meta.url));
+const consoleDir = existsSync(join(here, "index.html")) ? here : join(here, "console");
 const require = createRequire(import.meta.url);
-/** The directory of a package's entry file, found the way Node finds it (hoisted or not). */
-const entryDir = (specifier: string) => dirname(require.resolve(specifier));
 
 const contentTypes: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -48,12 +52,19 @@ const ownFiles = [
   "widgets.css",
 ] as const;
 
-/** The browser's import map in index.html names these URLs. */
+/** The console's own files as a package copies them: index.html and every module and style sheet. */
+export const consoleSourceFiles = (): string[] => ["index.html", ...ownFiles].map((f) => join(consoleDir, f));
+
+/**
+ * The browser's import map in index.html names these URLs. Each package's entry is found the way
+ * Node finds it (hoisted or not); spelled out as `require.resolve("name")`, so the package build's
+ * check of declared dependencies sees them (scripts/package-imports.ts).
+ */
 function vendorFiles(): [string, string][] {
-  const preact = entryDir("preact"); // preact/dist
-  const hooks = entryDir("preact/hooks"); // preact/hooks/dist
-  const htm = entryDir("htm"); // htm/dist
-  const uplot = entryDir("uplot"); // uplot/dist
+  const preact = dirname(require.resolve("preact")); // preact/dist
+  const hooks = dirname(require.resolve("preact/hooks")); // preact/hooks/dist
+  const htm = dirname(require.resolve("htm")); // htm/dist
+  const uplot = dirname(require.resolve("uplot")); // uplot/dist
   return [
     ["preact.mjs", join(preact, "preact.mjs")],
     ["preact.mjs.map", join(preact, "preact.mjs.map")],

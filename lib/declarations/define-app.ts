@@ -124,9 +124,9 @@ export type CollectKindBuilder<A extends AppNames> = <
   def: CollectKindInput<S, R, N, Q, AppJobContext<A>>,
 ) => KindDefinition<S, readonly R[], N, Q>;
 
-export type PoolKindBuilder<A extends AppNames> = <const N extends string>(
-  declaration: PoolKindDeclaration<N, PoolQueueName<A>>,
-) => PoolKindSpec<N, PoolQueueName<A>>;
+export type PoolKindBuilder<A extends AppNames> = <const N extends string, const Q extends PoolQueueName<A>>(
+  declaration: PoolKindDeclaration<N, Q>,
+) => PoolKindSpec<N, Q>;
 
 /** One schedule per kind it may name, with that kind's payload type. */
 export type AppSchedule<A extends AppNames> = {
@@ -160,9 +160,105 @@ export const scheduleBuilder =
   (declaration) =>
     declaration as ScheduleDeclaration;
 
+/**
+ * An app whose names the types don't know: any queue (of either tier), kind or scope name. The
+ * `skyforge` package's builders are bound to it (a user's kinds are then checked by defineApp
+ * below); the queues are a union of the two tiers so a pool kind's queue is a string too.
+ */
+export interface UnboundApp {
+  queues: readonly ((QueueDeclaration & { tier?: "lambda" }) | (QueueDeclaration & { tier: "pool" }))[];
+  kinds: readonly AnyKind[];
+  poolKinds: readonly PoolKindSpec[];
+  rateLimits: readonly RateLimitScope[];
+}
+
+/**
+ * An app's names as `builders` takes them. Left out, `queues` and `kinds` take any names
+ * (UnboundApp's); `poolKinds` and `rateLimits` are none (any pool kind name would let every kind
+ * name through).
+ */
+export type BoundNames<A extends Partial<AppNames>> = {
+  queues: A extends { queues: infer Q extends AppNames["queues"] } ? Q : UnboundApp["queues"];
+  kinds: A extends { kinds: infer K extends AppNames["kinds"] } ? K : UnboundApp["kinds"];
+  poolKinds: A extends { poolKinds: infer P extends AppNames["poolKinds"] } ? P : readonly [];
+  rateLimits: A extends { rateLimits: infer R extends AppNames["rateLimits"] } ? R : readonly [];
+};
+
+/** Every builder of one app, bound to its names (any part of which may be left out). */
+export interface Builders<A extends Partial<AppNames>> {
+  defineKind: KindBuilder<BoundNames<A>>;
+  defineBatchKind: BatchKindBuilder<BoundNames<A>>;
+  defineCollectKind: CollectKindBuilder<BoundNames<A>>;
+  definePoolKind: PoolKindBuilder<BoundNames<A>>;
+  defineSchedule: ScheduleBuilder<BoundNames<A>>;
+}
+
+/**
+ * The builders bound to an app's names, typed by the annotation of the variable that holds them,
+ * an interface of `typeof` the app's parts: `const bound: Builders<ThisApp> = builders()`, then
+ * `const { defineKind } = bound`. An interface is resolved lazily, so a kind's handler can enqueue a
+ * kind of the same list; a type argument (or an annotated destructuring) would be resolved while the
+ * kinds' own types are being inferred.
+ */
+export function builders<A extends Partial<AppNames> = UnboundApp>(): Builders<A> {
+  return {
+    defineKind: kindBuilder<BoundNames<A>>(),
+    defineBatchKind: batchKindBuilder<BoundNames<A>>(),
+    defineCollectKind: collectKindBuilder<BoundNames<A>>(),
+    definePoolKind: poolKindBuilder<BoundNames<A>>(),
+    defineSchedule: scheduleBuilder<BoundNames<A>>(),
+  };
+}
+
 /** Literal-preserving identity helpers, so queue and scope names become types. */
 export const defineQueues = <const Q extends readonly QueueDeclaration[]>(queues: Q): Q => queues;
 export const defineRateLimits = <const R extends readonly RateLimitScope[]>(scopes: R): R => scopes;
+
+/** A tier's queue names; any name when the queues' names aren't literal types (declared without defineQueues). */
+type LambdaQueueOf<Q extends readonly QueueDeclaration[]> = string extends Q[number]["name"]
+  ? string
+  : Exclude<Q[number], { tier: "pool" }>["name"];
+type PoolQueueOf<Q extends readonly QueueDeclaration[]> = string extends Q[number]["name"]
+  ? string
+  : Extract<Q[number], { tier: "pool" }>["name"];
+
+/**
+ * A kind as declared when its queue is one of the app's Lambda-tier queues; else the sentence that
+ * says it is not, which no kind is assignable to, so the compile error quotes it. A queue typed only
+ * as `string` (a kind built by code, a queue list without literal names) passes: the check at start
+ * still sees it. Distributes over a union of kinds.
+ */
+type OnLambdaQueue<Q extends readonly QueueDeclaration[], K> = K extends {
+  name: infer N extends string;
+  queue: infer U extends string;
+}
+  ? [U] extends [LambdaQueueOf<Q>] | [string extends U ? U : never]
+    ? K
+    : `kind '${N}' names queue '${U}', which is not one of the app's Lambda-tier queues`
+  : K;
+
+/** The same for a pool kind and the app's pool-tier queues. */
+type OnPoolQueue<Q extends readonly QueueDeclaration[], P> = P extends {
+  name: infer N extends string;
+  queue: infer U extends string;
+}
+  ? [U] extends [PoolQueueOf<Q>] | [string extends U ? U : never]
+    ? P
+    : `pool kind '${N}' names queue '${U}', which is not one of the app's pool-tier queues`
+  : P;
+
+/**
+ * What defineApp's argument must also be: nothing more when every kind is on a queue of its tier;
+ * else kind lists in which each misplaced kind's place holds its sentence. Only then, because any
+ * type joined to the kinds' own changes how an array literal built with spreads is inferred.
+ */
+type QueueCheck<
+  Q extends readonly QueueDeclaration[],
+  K extends readonly AnyKind[],
+  P extends readonly PoolKindSpec[],
+> = [Extract<OnLambdaQueue<Q, K[number]> | OnPoolQueue<Q, P[number]>, string>] extends [never]
+  ? unknown
+  : { kinds: readonly OnLambdaQueue<Q, K[number]>[]; poolKinds: readonly OnPoolQueue<Q, P[number]>[] };
 
 /**
  * The app value. Checks at once what types can't (docs/architecture.md §2): unique names, kinds on
@@ -175,7 +271,10 @@ export function defineApp<
   const P extends readonly PoolKindSpec[],
   const S extends readonly ScheduleDeclaration[],
   const R extends readonly RateLimitScope[],
->(app: App<Q, K, P, S, R>): App<Q, K, P, S, R> {
+>(
+  // Checked at compile time too (only checked, never inferred from): each kind on a declared queue of its tier.
+  app: App<Q, K, P, S, R> & NoInfer<QueueCheck<Q, K, P>>,
+): App<Q, K, P, S, R> {
   assertValidDeclarations(app);
   return app;
 }

@@ -1,11 +1,9 @@
-import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docBlocks } from "../support/doc-blocks.ts";
 import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { repoNode as node, outsideProjectDir, run, typeCheck } from "../support/outside-project.ts";
 import { projectRoot } from "../support/project-copy.ts";
 
 /**
@@ -20,7 +18,6 @@ import { projectRoot } from "../support/project-copy.ts";
  * peers are the repo's installed copies, linked into the project first (as a workspace would), so
  * the install only has to check that they satisfy the package's ranges.
  */
-const run = promisify(execFile);
 const README = "README.md";
 const MARK = "checked by test/e2e/client-package.test.ts";
 const blocks = docBlocks(README).filter((b) => b.marker?.startsWith(MARK));
@@ -33,19 +30,15 @@ const LINKED = ["zod", "@smithy/signature-v4", "@aws-crypto/sha256-js", "@opente
  * manifest names): Node's types, and the optional peer the invoke entry needs.
  */
 const LINKED_AFTER = ["@types/node", "@aws-sdk/client-lambda"];
-const node = join(projectRoot, "node_modules", ".bin", "node");
-const tsc = join(projectRoot, "node_modules", "typescript", "bin", "tsc");
 
 let stack: StackProcess;
 let project: string;
 let installLog = "";
 /** tsc's report on the README's producer and its misspelled copy, compiled as one program. */
-let typeCheck = "";
+let typeCheckReport = "";
 
 beforeAll(async () => {
-  const parent = mkdtempSync(join(tmpdir(), "skyforge-consumer-"));
-  project = join(parent, "my-service");
-  mkdirSync(project);
+  project = outsideProjectDir("my-service").project;
   writeFileSync(
     join(project, "package.json"),
     '{ "name": "my-service", "private": true, "type": "module" }\n',
@@ -65,7 +58,7 @@ beforeAll(async () => {
     join(project, "misspelled.ts"),
     producerBlock.replace('jobs.enqueue("echo"', 'jobs.enqueue("ecko"'),
   );
-  typeCheck = await compile(["producer.ts", "misspelled.ts"]);
+  typeCheckReport = await typeCheck(project, ["producer.ts", "misspelled.ts"], { types: ["node"] });
 }, 240_000);
 
 function link(names: readonly string[]): void {
@@ -79,34 +72,6 @@ afterAll(async () => {
   await stack?.interrupt();
   if (project) rmSync(dirname(project), { recursive: true, force: true });
 });
-
-/**
- * tsc over `files` in the project (strict, NodeNext; the package's declarations checked too): its
- * report. It writes the JavaScript to out/ whatever the errors.
- */
-async function compile(files: readonly string[]): Promise<string> {
-  writeFileSync(
-    join(project, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: {
-        target: "ES2022",
-        module: "NodeNext",
-        moduleResolution: "NodeNext",
-        strict: true,
-        types: ["node"],
-        outDir: "out",
-        skipLibCheck: false,
-      },
-      files,
-    }),
-  );
-  try {
-    const out = await run(node, [tsc, "-p", project], { cwd: project, timeout: 120_000 });
-    return out.stdout;
-  } catch (err) {
-    return (err as { stdout?: string }).stdout ?? String(err);
-  }
-}
 
 describe("@skyforge/client in a project outside the repo", { timeout: 120_000 }, () => {
   it("the README's blocks are found, and the install took the packed tarball", () => {
@@ -122,7 +87,8 @@ describe("@skyforge/client in a project outside the repo", { timeout: 120_000 },
     const files = stdout.trim().split("\n");
     expect(files).toContain("package/dist/index.js");
     expect(files).toContain("package/dist/types/client/index.d.ts");
-    const stray = files.filter((f) => !/(\.js|\.d\.ts|\/package\.json|\/README\.md)$/.test(f));
+    expect(files).toContain("package/LICENSE");
+    const stray = files.filter((f) => !/(\.js|\.d\.ts|\/package\.json|\/README\.md|\/LICENSE)$/.test(f));
     expect(stray).toEqual([]);
   });
 
@@ -138,7 +104,7 @@ describe("@skyforge/client in a project outside the repo", { timeout: 120_000 },
   it("the README's producer type-checks; the same with a misspelled kind doesn't", () => {
     expect(producerBlock).toContain('jobs.enqueue("echo"');
     const line = producerBlock.split("\n").findIndex((l) => l.includes('jobs.enqueue("echo"')) + 1;
-    const errors = typeCheck.split("\n").filter((l) => /error TS/.test(l));
+    const errors = typeCheckReport.split("\n").filter((l) => /error TS/.test(l));
     expect(errors).toEqual([
       expect.stringMatching(new RegExp(`^misspelled\\.ts\\(${line},\\d+\\): error TS2345: .*"ecko"`)),
     ]);
