@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { type Env, type LocalStackSettings, localStackSettingsFromEnv } from "../functions/env-settings.ts";
@@ -27,6 +26,12 @@ export interface DevOptions {
   tryLines?: (url: string) => string[];
   cwd?: string;
   env?: Env;
+  /** The pool's entry command and the variables it needs besides (default: the package's built entry). */
+  pool?: { command: string[]; env?: Env };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 const DEV_USAGE = "skyforge dev [--app <module>] [--fresh]";
@@ -86,7 +91,7 @@ export async function runDev(argv: string[], options: DevOptions = {}): Promise<
       tickSeconds: settings.tickSeconds,
       dataDir,
       fresh: args.fresh,
-      pool: poolEntry(env, found.file),
+      ...optional("pool", poolEntry(env, found.file, options.pool)),
     });
     reloads = new Reloads(stack, found.file, shown, env);
     watcher = watchAppInputs(() => reloads.request());
@@ -200,20 +205,22 @@ function stackLog(settings: LocalStackSettings): Log {
   };
 }
 
-/** The pool's entry point (the Fargate task's: functions/pool/main.ts), run by this Node through tsx, as a child. */
-const POOL_ENTRY = fileURLToPath(new URL("../functions/pool/main.ts", import.meta.url));
-const TSCONFIG = fileURLToPath(new URL("../tsconfig.json", import.meta.url));
+/** The pool's entry (the Fargate task's, functions/pool/main.ts) built beside this file, in the `skyforge` package. */
+const BUILT_POOL_ENTRY = fileURLToPath(new URL("./pool.js", import.meta.url));
 
 /**
- * The pool child's command and environment: the caller's (PATH for python3, SKYFORGE_POOL_CONFIG
- * for extra kinds) plus SKYFORGE_APP_MODULE, so it runs the same app module. tsx is found from this
- * file, not the working directory, which may be a user's project without it.
+ * The pool child: the given entry (this repo's source through tsx: scripts/start.ts), else the
+ * package's built one, with the caller's environment (PATH for python3, SKYFORGE_POOL_CONFIG for
+ * extra kinds) plus SKYFORGE_APP_MODULE, so it runs the same app module. Without either, no pool
+ * runs (the pool-tier queues hold their jobs).
  */
-function poolEntry(env: Env, appModule: string) {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+function poolEntry(env: Env, appModule: string, given: DevOptions["pool"]) {
+  const entry =
+    given ?? (existsSync(BUILT_POOL_ENTRY) ? { command: [process.execPath, BUILT_POOL_ENTRY] } : undefined);
+  if (!entry) return undefined;
   return {
-    command: [process.execPath, "--import", tsx, POOL_ENTRY],
-    baseEnv: { ...env, SKYFORGE_APP_MODULE: appModule, TSX_TSCONFIG_PATH: env.TSX_TSCONFIG_PATH ?? TSCONFIG },
+    command: entry.command,
+    baseEnv: { ...env, ...entry.env, SKYFORGE_APP_MODULE: appModule },
     drainSeconds: 10,
     waitSeconds: 2,
   };

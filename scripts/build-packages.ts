@@ -59,7 +59,7 @@ export const packageSpecs = {
       // and the bin name them then):
       // { out: "sst", source: "infra/skyforge.ts", types: true },
       // { out: "lambda", source: "functions/handlers.ts", types: true },
-      // { out: "dev", source: "local/dev-command.ts", types: false },
+      { out: "dev", source: "local/dev-command.ts", types: false },
       // { out: "check-deploy", source: "scripts/deploy/check-deploy-command.ts", types: false },
     ],
     // The web console, served by `skyforge console` (console/assets.ts finds it in dist/console/).

@@ -12,6 +12,15 @@ const code = await runDev(["--app", app, ...process.argv.slice(2)], {
   usage: "npm start [-- --fresh]",
   freshHint: "npm start -- --fresh",
   defaultDataDir: fileURLToPath(new URL("../.skyforge", import.meta.url)),
+  // The Fargate task's entry point, from source: this Node (24) through tsx.
+  pool: {
+    command: [
+      process.execPath,
+      "--import",
+      "tsx",
+      fileURLToPath(new URL("../functions/pool/main.ts", import.meta.url)),
+    ],
+  },
   tryLines: (url) => [
     `  try: curl -s -X POST ${url}/jobs -H 'content-type: application/json' -d '{"kind":"echo","payload":{"hello":"world"}}'`,
     `  heavy job: curl -s -X POST ${url}/jobs -H 'content-type: application/json' -d '{"kind":"py-digest","payload":{"text":"hello","rounds":100000}}'`,

@@ -33,7 +33,12 @@ export function startDevProcess(
 ): DevProcess {
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
   const entry = pathToFileURL(join(projectRoot, "local/dev-command.ts")).href;
-  const script = `import { runDev } from ${JSON.stringify(entry)}; process.exit(await runDev(process.argv.slice(1)));`;
+  // The pool child runs this repo's pool entry from source, as npm start does.
+  const pool = {
+    command: [process.execPath, "--import", tsx, join(projectRoot, "functions/pool/main.ts")],
+    env: { TSX_TSCONFIG_PATH: join(projectRoot, "tsconfig.json") },
+  };
+  const script = `import { runDev } from ${JSON.stringify(entry)}; process.exit(await runDev(process.argv.slice(1), { pool: ${JSON.stringify(pool)} }));`;
   const child: ChildProcess = spawn(
     process.execPath,
     ["--import", tsx, "--input-type=module", "-e", script, "--", ...argv],
