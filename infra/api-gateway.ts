@@ -1,13 +1,6 @@
 import { TOKEN_CALLBACK_ROUTE } from "../lib/api/route-keys";
-import { apiThrottlePlan } from "../lib/deploy-plan/api-throttle";
 import { apiAccessLogFormat } from "./api-access-log";
-
-/**
- * What a flood of requests may spend (lib/deploy-plan/api-throttle.ts), from the deployer's
- * settings (SKYFORGE_API_RATE_LIMIT and the others it names; docs/guide/deploy.md): a bad one stops
- * the deploy here, before anything is planned.
- */
-export const throttle = apiThrottlePlan(process.env);
+import { throttle } from "./throttle-settings";
 
 type Routes = $util.Input<aws.apigatewayv2.Route>[];
 let resolveRoutes: (routes: Routes) => void = () => {};

@@ -1,9 +1,10 @@
 import { API_ROUTE_KEYS, UNAUTHENTICATED_ROUTE_KEYS } from "../lib/api/route-keys";
-import { api, apiUrl, routesDeclared, throttle } from "./api-gateway";
+import { api, apiUrl, routesDeclared } from "./api-gateway";
 import { permissionsFor } from "./permissions";
 import { poolConfigEnv, poolConfigFiles } from "./pool-config";
 import { dlqUrls, queueUrls } from "./queues";
 import { storage } from "./storage-env";
+import { throttle } from "./throttle-settings";
 import { eventSourceMappings, mappingArns } from "./workers";
 
 /** Producers invoke this directly: an EnqueueRequest or { jobs: [...] }. */

@@ -82,7 +82,10 @@ export function apiThrottlePlan(env: Readonly<Record<string, string | undefined>
       `${s.callbackConcurrency} must be at least the token callback's burst + rate (${tokenCallback.burst} + ${tokenCallback.rate} = ${needed}), got ${tokenCallback.reservedConcurrency}: a throttled function makes API Gateway answer 500`,
     );
   return {
-    routes: { rate: setting(env, s.routesRate, d.routes.rate), burst: setting(env, s.routesBurst, d.routes.burst) },
+    routes: {
+      rate: setting(env, s.routesRate, d.routes.rate),
+      burst: setting(env, s.routesBurst, d.routes.burst),
+    },
     tokenCallback,
   };
 }

@@ -1,5 +1,9 @@
 import { TOKEN_CALLBACK_ROUTE } from "../../lib/api/route-keys.ts";
-import { type ApiThrottlePlan, apiThrottlePlan, type RouteThrottle } from "../../lib/deploy-plan/api-throttle.ts";
+import {
+  type ApiThrottlePlan,
+  apiThrottlePlan,
+  type RouteThrottle,
+} from "../../lib/deploy-plan/api-throttle.ts";
 import type { RecordedResource } from "./pulumi-mocks.ts";
 import type { StageResources } from "./stage-resources.ts";
 
@@ -18,8 +22,10 @@ interface StageThrottles {
 
 const shown = (s: { throttlingRateLimit?: number; throttlingBurstLimit?: number } | undefined) =>
   s ? `rate ${s.throttlingRateLimit} / burst ${s.throttlingBurstLimit}` : "none";
-const same = (s: { throttlingRateLimit?: number; throttlingBurstLimit?: number } | undefined, t: RouteThrottle) =>
-  s?.throttlingRateLimit === t.rate && s.throttlingBurstLimit === t.burst;
+const same = (
+  s: { throttlingRateLimit?: number; throttlingBurstLimit?: number } | undefined,
+  t: RouteThrottle,
+) => s?.throttlingRateLimit === t.rate && s.throttlingBurstLimit === t.burst;
 
 function stageFailures(stage: StageResources, plan: ApiThrottlePlan): string[] {
   const stages = stage.ofType("aws:apigatewayv2/stage:Stage");
@@ -31,7 +37,9 @@ function stageFailures(stage: StageResources, plan: ApiThrottlePlan): string[] {
     const inputs = s.inputs as StageThrottles;
     const expected = `rate ${plan.routes.rate} / burst ${plan.routes.burst}`;
     if (!same(inputs.defaultRouteSettings, plan.routes))
-      failures.push(`API stage ${s.name} throttles its routes at ${shown(inputs.defaultRouteSettings)}, not ${expected}`);
+      failures.push(
+        `API stage ${s.name} throttles its routes at ${shown(inputs.defaultRouteSettings)}, not ${expected}`,
+      );
     const settings = inputs.routeSettings ?? [];
     const callback = settings.filter((r) => r.routeKey === TOKEN_CALLBACK_ROUTE);
     const { rate, burst } = plan.tokenCallback;
@@ -40,7 +48,8 @@ function stageFailures(stage: StageResources, plan: ApiThrottlePlan): string[] {
         `API stage ${s.name} throttles ${TOKEN_CALLBACK_ROUTE} at ${callback.map(shown).join(", ") || "the stage's default"}, not rate ${rate} / burst ${burst}`,
       );
     const others = settings.filter((r) => r.routeKey !== TOKEN_CALLBACK_ROUTE).map((r) => r.routeKey);
-    if (others.length > 0) failures.push(`API stage ${s.name} has settings of its own for ${others.join(", ")}`);
+    if (others.length > 0)
+      failures.push(`API stage ${s.name} has settings of its own for ${others.join(", ")}`);
     const early = routes.filter((r) => order(r) > order(s)).map((r) => String(r.inputs.routeKey));
     if (early.length > 0)
       failures.push(

@@ -21,7 +21,8 @@ function edit(file: string, from: string, to: string) {
   const path = join(copy.dir, file);
   const source = readFileSync(path, "utf8");
   if (!source.includes(from)) throw new Error(`${file} no longer contains ${from}`);
-  originals.set(path, source);
+  // A second edit of one file keeps the first's original, so the copy is restored whole.
+  if (!originals.has(path)) originals.set(path, source);
   writeFileSync(path, source.replace(from, to));
 }
 
@@ -200,6 +201,35 @@ describe("check:deploy on SST's own components", () => {
         expect.stringMatching(
           /role Callback\w* \(token-callback\): missing statement .*dynamodb:LeadingKeys.*job#\*.*tok#\*/,
         ),
+      ]),
+    );
+  }, 90_000);
+
+  test("an API stage without its throttles, made before its routes, or a token callback without reserved concurrency fails", async () => {
+    const failures = await failuresAfterEdits([
+      ["infra/api-gateway.ts", "args.defaultRouteSettings = {", "void {"],
+      ["infra/api-gateway.ts", "opts.dependsOn = declaredRoutes;", "void declaredRoutes;"],
+      ["infra/api.ts", "concurrency: { reserved: throttle.tokenCallback.reservedConcurrency },", ""],
+    ]);
+    expect(failures).toEqual(
+      expect.arrayContaining([
+        "API stage ApiStage throttles its routes at none, not rate 1000 / burst 2000",
+        expect.stringMatching(
+          /^API stage ApiStage is created before 29 of its routes \(POST \/tokens\/\{id\}, .*API Gateway refuses a route's settings before the route exists$/,
+        ),
+        "function CallbackFunction reserves no concurrency, not 50 (the token callback's)",
+      ]),
+    );
+    // The callback's route left to the stage's default (its own settings gone) fails too.
+    const shared = await failuresAfter(
+      "infra/api-gateway.ts",
+      "routeKey: TOKEN_CALLBACK_ROUTE,",
+      'routeKey: "POST /events",',
+    );
+    expect(shared).toEqual(
+      expect.arrayContaining([
+        "API stage ApiStage throttles POST /tokens/{id} at the stage's default, not rate 20 / burst 30",
+        "API stage ApiStage has settings of its own for POST /events",
       ]),
     );
   }, 90_000);

@@ -14,7 +14,9 @@ describe("the API's throttles, as the deployer sets them", () => {
     expect(plan.tokenCallback).toEqual({ rate: 20, burst: 30, reservedConcurrency: 50 });
     expect(plan.tokenCallback.rate).toBeLessThan(plan.routes.rate);
     // A burst that passes the route's throttle, and a second more of arrivals, each find an execution.
-    expect(plan.tokenCallback.reservedConcurrency).toBeGreaterThanOrEqual(concurrencyNeeded(plan.tokenCallback));
+    expect(plan.tokenCallback.reservedConcurrency).toBeGreaterThanOrEqual(
+      concurrencyNeeded(plan.tokenCallback),
+    );
   });
 
   test("each setting overrides its own value only", () => {
@@ -31,19 +33,25 @@ describe("the API's throttles, as the deployer sets them", () => {
     });
   });
 
-  test.each(["0", "-3", "2.5", "20rps", " 20", "1e3", "1000001"])("%j is refused, naming the setting", (raw) => {
-    expect(() => apiThrottlePlan({ [THROTTLE_SETTINGS.callbackRate]: raw })).toThrow(ConfigError);
-    expect(() => apiThrottlePlan({ [THROTTLE_SETTINGS.callbackRate]: raw })).toThrow(
-      `SKYFORGE_TOKEN_CALLBACK_RATE_LIMIT must be a whole number from 1 to 1000000, got "${raw}"`,
-    );
-  });
+  test.each(["0", "-3", "2.5", "20rps", " 20", "1e3", "1000001"])(
+    "%j is refused, naming the setting",
+    (raw) => {
+      expect(() => apiThrottlePlan({ [THROTTLE_SETTINGS.callbackRate]: raw })).toThrow(ConfigError);
+      expect(() => apiThrottlePlan({ [THROTTLE_SETTINGS.callbackRate]: raw })).toThrow(
+        `SKYFORGE_TOKEN_CALLBACK_RATE_LIMIT must be a whole number from 1 to 1000000, got "${raw}"`,
+      );
+    },
+  );
 
   test("a callback concurrency the throttle could outrun is refused: Lambda's throttle would reach callers as a 500", () => {
     expect(() => apiThrottlePlan({ [THROTTLE_SETTINGS.callbackConcurrency]: "49" })).toThrow(
       /SKYFORGE_TOKEN_CALLBACK_CONCURRENCY must be at least the token callback's burst \+ rate \(30 \+ 20 = 50\), got 49/,
     );
     expect(() =>
-      apiThrottlePlan({ [THROTTLE_SETTINGS.callbackBurst]: "100", [THROTTLE_SETTINGS.callbackConcurrency]: "100" }),
+      apiThrottlePlan({
+        [THROTTLE_SETTINGS.callbackBurst]: "100",
+        [THROTTLE_SETTINGS.callbackConcurrency]: "100",
+      }),
     ).toThrow(/\(100 \+ 20 = 120\), got 100/);
   });
 });
