@@ -19,8 +19,11 @@ export function shardOf(id: string, shards: number): number {
   return (h >>> 0) % shards;
 }
 
+/** Every index partition of one (queue, status) starts with this; the shard follows. */
+export const indexPartitionPrefix = (queue: string, status: IndexedStatus) => `${queue}#${status}#`;
+
 export const indexPartition = (queue: string, status: IndexedStatus, shard: number) =>
-  `${queue}#${status}#${shard}`;
+  `${indexPartitionPrefix(queue, status)}${shard}`;
 
 /** Index sort key: time first so a shard reads in due/finish order. */
 export const indexSort = (at: number, id: string) => `${String(at).padStart(15, "0")}#${id}`;

@@ -187,23 +187,45 @@ describe("check:deploy on SST's own components", () => {
     expect(wider).toContainEqual(
       expect.stringMatching(/role Callback\w* \(token-callback\): extra statement .*dynamodb:PutItem/),
     );
-    // Without the leading keys, its table grant would reach every item, not only tokens and jobs.
+    // Without its conditions, its table grants would reach every item and every attribute of it, not
+    // only what a token's completion and its job's resume write.
     const anyKey = await failuresAfter(
       "infra/permissions.ts",
-      "...(g.leadingKeys",
-      "...(false && g.leadingKeys",
+      "...(g.conditions",
+      "...(false && g.conditions",
     );
     expect(anyKey).toEqual(
       expect.arrayContaining([
         expect.stringMatching(
-          /role Callback\w* \(token-callback\): extra statement \{"Effect":"Allow","Action":\["dynamodb:GetItem","dynamodb:UpdateItem"\],"Resource":\["[^"]+"\]\}$/,
+          /role Callback\w* \(token-callback\): extra statement \{"Effect":"Allow","Action":\["dynamodb:UpdateItem"\],"Resource":\["[^"]+"\]\}$/,
         ),
         expect.stringMatching(
-          /role Callback\w* \(token-callback\): missing statement .*dynamodb:LeadingKeys.*job#\*.*tok#\*/,
+          /role Callback\w* \(token-callback\): missing statement .*"dynamodb:Attributes":\["gsi1pk","gsi1sk","pk","promotingUntil","runAt","sk","waiting"\].*"dynamodb:LeadingKeys":\["job#\*"\].*"dynamodb:ReturnValues":\["NONE"\]/,
+        ),
+        expect.stringMatching(
+          /role Callback\w* \(token-callback\): missing statement .*"dynamodb:Attributes":\["completedAt","o","pk","secretHash","sk","status","timeoutAt","v"\].*"dynamodb:LeadingKeys":\["tok#\*"\]/,
         ),
       ]),
     );
-  }, 90_000);
+    // Its objects widened to the whole claims prefix: it could overwrite any job's payload or result.
+    const anyObject = await failuresAfter(
+      "infra/permissions.ts",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: infra/permissions.ts's source text, matched literally.
+      "return $interpolate`${claims.arn}/${TOKEN_OBJECTS_PATTERN}`;",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the replacement source text.
+      "return $interpolate`${claims.arn}/${CLAIMS_PREFIX}*`;",
+    );
+    expect(anyObject).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /role Callback\w* \(token-callback\): extra statement .*s3:PutObject.*\/claims\/\*"\]\}$/,
+        ),
+        expect.stringMatching(
+          /role Callback\w* \(token-callback\): missing statement .*s3:PutObject.*\/claims\/\*\/token-\*"\]\}$/,
+        ),
+      ]),
+    );
+  }, 120_000);
 
   test("an API stage without its throttles, made before its routes, or a token callback without reserved concurrency fails", async () => {
     const failures = await failuresAfterEdits([
