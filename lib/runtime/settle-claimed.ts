@@ -45,7 +45,10 @@ export async function settleClaimed(
     const job = { id: item.id, attempt: item.attempts };
     ending = { ...ending, result: await stowResult(deps.claims, job, ending.result, now, ending.expiresAt) };
   }
-  if (decision.outcome === "suspend") await beforeSuspend(deps, item, decision.suspension);
+  if (decision.outcome === "suspend" && ending.outcome === "suspend") {
+    const moved = await beforeSuspend(deps, item, decision.suspension, queue.retentionDays);
+    if (moved.length > 0) ending = { ...ending, moved };
+  }
   let result = await finalize(store, item, fence, ending);
   if (!result.finalized && result.reason === "cancel_requested") {
     decision = { outcome: "cancelled", error: "cancelled on request" };
