@@ -153,8 +153,8 @@ describe("check:deploy on SST's own components", () => {
   test("another route left without IAM auth, or served by the token callback's function, fails", async () => {
     const failures = await failuresAfter(
       "infra/api.ts",
-      "if (UNAUTHENTICATED_ROUTE_KEYS.includes(route))",
-      'if (UNAUTHENTICATED_ROUTE_KEYS.includes(route) || route === "GET /keys")',
+      "  UNAUTHENTICATED_ROUTE_KEYS.includes(route)\n",
+      '  UNAUTHENTICATED_ROUTE_KEYS.includes(route) || route === "GET /keys"\n',
     );
     expect(failures).toEqual(
       expect.arrayContaining([
@@ -165,8 +165,8 @@ describe("check:deploy on SST's own components", () => {
     // The callback itself behind IAM (and in the API function) fails too: a token's url would stop working.
     const closed = await failuresAfter(
       "infra/api.ts",
-      "if (UNAUTHENTICATED_ROUTE_KEYS.includes(route))",
-      "if (UNAUTHENTICATED_ROUTE_KEYS.includes(route.toLowerCase()))",
+      "  UNAUTHENTICATED_ROUTE_KEYS.includes(route)\n",
+      "  UNAUTHENTICATED_ROUTE_KEYS.includes(route.toLowerCase())\n",
     );
     expect(closed).toEqual(
       expect.arrayContaining([
