@@ -129,23 +129,13 @@ export async function conditionalUpdateNoReturn(
   const e = new Expr();
   const { update, condition } = build(e);
   const UpdateExpression = update.toString();
-  const ConditionExpression = condition(e);
+  // Never the item back with a lost condition either: conditionalWrite reads it when the caller wants it.
+  const parts = conditionalParts(ctx, e, condition, { readCurrent: false });
   await conditionalWrite(
     ctx,
     operation,
     key,
-    () =>
-      ctx.doc.send(
-        new UpdateCommand({
-          TableName: ctx.table,
-          Key: key,
-          UpdateExpression,
-          ConditionExpression,
-          ...e.params(),
-          ReturnValues: "NONE",
-          ReturnConsumedCapacity: "TOTAL",
-        }),
-      ),
+    () => ctx.doc.send(new UpdateCommand({ ...parts, Key: key, UpdateExpression, ReturnValues: "NONE" })),
     options,
   );
 }
