@@ -24,7 +24,10 @@ type Retention = { done: number; dead: number };
 /** A queue's retention in force (its declaration, an operator's override over it), read once per event. */
 function retentionOf(engine: Pick<Engine, "store" | "queues">) {
   const read = new Map<string, Promise<Retention>>();
-  const longest = { done: 0, dead: Math.max(...engine.queues.map((q) => q.retentionDays.dead)) };
+  const longest = {
+    done: Math.max(...engine.queues.map((q) => q.retentionDays.done)),
+    dead: Math.max(...engine.queues.map((q) => q.retentionDays.dead)),
+  };
   return (queue: string): Promise<Retention> => {
     const declared = engine.queues.find((q) => q.name === queue);
     // A waiter of a queue no longer declared: as long as any queue keeps a job.
