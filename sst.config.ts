@@ -19,6 +19,8 @@ export default $config({
     const { assertValidDeclarations } = await import("./lib/declarations/validate-app");
     const { poolKinds } = await import("./infra/pool-config");
     assertValidDeclarations({ ...definition, poolKinds });
+    // The API's throttles and the token callback's reserved concurrency, refused here when malformed.
+    await import("./infra/throttle-settings");
     const { lambdaArchitecture, lambdaRuntime, nodejsBuild } = await import("./infra/function-defaults");
     $transform(sst.aws.Function, (args) => {
       args.runtime ??= lambdaRuntime;

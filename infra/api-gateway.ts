@@ -1,7 +1,25 @@
+import { TOKEN_CALLBACK_ROUTE } from "../lib/api/route-keys";
 import { apiAccessLogFormat } from "./api-access-log";
+import { throttle } from "./throttle-settings";
+
+type Routes = $util.Input<aws.apigatewayv2.Route>[];
+let resolveRoutes: (routes: Routes) => void = () => {};
+const declaredRoutes = new Promise<Routes>((resolve) => {
+  resolveRoutes = resolve;
+});
 
 /**
- * The HTTP API, IAM (SigV4) authorized on every route but the token callback (infra/api.ts). No
+ * infra/api.ts hands over every route once it has declared them. SST makes the stage in the API's
+ * constructor, before any route, and API Gateway refuses a stage whose settings name a route that
+ * doesn't exist yet ("Unable to find Route by key"): the stage waits for them (its dependsOn).
+ */
+export function routesDeclared(routes: Routes): void {
+  resolveRoutes(routes);
+}
+
+/**
+ * The HTTP API, IAM (SigV4) authorized on every route but the token callback (infra/api.ts), every
+ * route throttled by the stage's default and the token callback by a smaller limit of its own. No
  * CORS: no browser calls it (the console goes through its own loopback proxy), and SST's default
  * allows any origin. SST renders `cors: false` as an empty CORS configuration rather than none, so
  * the transform removes it. The access log names each caller (infra/api-access-log.ts).
@@ -16,7 +34,19 @@ export const api = new sst.aws.ApiGatewayV2("Api", {
     api: (args) => {
       args.corsConfiguration = undefined;
     },
-    stage: (args) => {
+    stage: (args, opts) => {
+      args.defaultRouteSettings = {
+        throttlingRateLimit: throttle.routes.rate,
+        throttlingBurstLimit: throttle.routes.burst,
+      };
+      args.routeSettings = [
+        {
+          routeKey: TOKEN_CALLBACK_ROUTE,
+          throttlingRateLimit: throttle.tokenCallback.rate,
+          throttlingBurstLimit: throttle.tokenCallback.burst,
+        },
+      ];
+      opts.dependsOn = declaredRoutes;
       args.accessLogSettings = $util.output(args.accessLogSettings).apply((settings) => {
         if (!settings) throw new Error("SST no longer gives the API stage an access log to format");
         return { ...settings, format: apiAccessLogFormat };

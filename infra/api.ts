@@ -1,9 +1,10 @@
 import { API_ROUTE_KEYS, UNAUTHENTICATED_ROUTE_KEYS } from "../lib/api/route-keys";
-import { api, apiUrl } from "./api-gateway";
+import { api, apiUrl, routesDeclared } from "./api-gateway";
 import { permissionsFor } from "./permissions";
 import { poolConfigEnv, poolConfigFiles } from "./pool-config";
 import { dlqUrls, queueUrls } from "./queues";
 import { storage } from "./storage-env";
+import { throttle } from "./throttle-settings";
 import { eventSourceMappings, mappingArns } from "./workers";
 
 /** Producers invoke this directly: an EnqueueRequest or { jobs: [...] }. */
@@ -38,8 +39,10 @@ export const apiFunction = new sst.aws.Function("ApiHandler", {
  * token's url may call it), so it runs under the narrowest role there is ("token-callback" in
  * lib/deploy-plan/grants.ts: read and complete the token, resume its job, keep its data, send the
  * job's message) and serves that route alone (lib/handlers/token-callback.ts). A bug in it can't
- * list, cancel or enqueue anything. (Named "Callback": SST puts the name in its environment, where
- * check:deploy refuses a value that looks like a secret's name.)
+ * list, cancel or enqueue anything. Its concurrency is reserved (lib/deploy-plan/api-throttle.ts):
+ * a flood of bad secrets, already cut to the route's throttle, can't take the account's unreserved
+ * concurrency from the workers, the reaper and cron. (Named "Callback": SST puts the name in its
+ * environment, where check:deploy refuses a value that looks like a secret's name.)
  */
 export const callback = new sst.aws.Function("Callback", {
   handler: "functions/token-callback.handler",
@@ -48,6 +51,7 @@ export const callback = new sst.aws.Function("Callback", {
   permissions: permissionsFor("token-callback"),
   environment: { ...storage, SKYFORGE_QUEUE_URLS: queueUrls, ...poolConfigEnv },
   copyFiles: poolConfigFiles,
+  concurrency: { reserved: throttle.tokenCallback.reservedConcurrency },
 });
 
 export { api };
@@ -56,7 +60,10 @@ export { api };
 // so a path variant (`/jobs/`) can't reach the function around a route-level IAM Deny.
 // Every route is IAM-authorized and served by the API function, but the token callback: no auth (its
 // url's secret is the credential) and its own function.
-for (const route of API_ROUTE_KEYS) {
-  if (UNAUTHENTICATED_ROUTE_KEYS.includes(route)) api.route(route, callback.arn);
-  else api.route(route, apiFunction.arn, { auth: { iam: true } });
-}
+const routes = API_ROUTE_KEYS.map((route) =>
+  UNAUTHENTICATED_ROUTE_KEYS.includes(route)
+    ? api.route(route, callback.arn)
+    : api.route(route, apiFunction.arn, { auth: { iam: true } }),
+);
+// The stage, whose throttles name routes, is made once they exist (infra/api-gateway.ts).
+routesDeclared(routes.map((r) => r.nodes.route));

@@ -1,12 +1,6 @@
 import { app } from "../app/index";
-import { CLAIMS_PREFIX } from "../lib/claims/claim-keys";
-import {
-  grantsFor,
-  LEADING_KEYS_TEST,
-  LEADING_KEYS_VARIABLE,
-  type ResourceRef,
-  type Role,
-} from "../lib/deploy-plan/grants";
+import { CLAIMS_PREFIX, TOKEN_OBJECTS_PATTERN } from "../lib/claims/claim-keys";
+import { grantsFor, type ResourceRef, type Role } from "../lib/deploy-plan/grants";
 import { queueOf } from "./queues";
 import { claims, table } from "./storage";
 
@@ -25,6 +19,8 @@ function arnOf(ref: ResourceRef, mappings: MappingArns): $util.Input<string> {
       return queueOf(ref.queue).dlq.arn;
     case "claimObjects":
       return $interpolate`${claims.arn}/${CLAIMS_PREFIX}*`;
+    case "tokenObjects":
+      return $interpolate`${claims.arn}/${TOKEN_OBJECTS_PATTERN}`;
     case "eventSourceMapping": {
       const arn = mappings.get(ref.queue);
       if (!arn) throw new Error(`no event source mapping for queue ${ref.queue}`);
@@ -35,8 +31,8 @@ function arnOf(ref: ResourceRef, mappings: MappingArns): $util.Input<string> {
 
 /**
  * lib/deploy-plan/grants.ts's plan for one role, as SST function/service permissions. A grant's
- * leading keys become IAM's `dynamodb:LeadingKeys` condition: with `ForAllValues`, every partition
- * key a request names must match one of the patterns.
+ * conditions (the token callback's: which partition keys, which attributes, no item returned) go
+ * into its statement as they are: IAM ANDs them.
  */
 export function permissionsFor(role: Role, own: readonly string[] = [], mappings: MappingArns = new Map()) {
   return grantsFor(role, app.queues, own)
@@ -44,15 +40,13 @@ export function permissionsFor(role: Role, own: readonly string[] = [], mappings
     .map((g) => ({
       actions: [...g.actions],
       resources: g.resources.map((r) => arnOf(r, mappings)),
-      ...(g.leadingKeys
+      ...(g.conditions
         ? {
-            conditions: [
-              {
-                test: LEADING_KEYS_TEST,
-                variable: LEADING_KEYS_VARIABLE,
-                values: [...g.leadingKeys],
-              },
-            ],
+            conditions: g.conditions.map((c) => ({
+              test: c.test,
+              variable: c.variable,
+              values: [...c.values],
+            })),
           }
         : {}),
     }));

@@ -15,6 +15,12 @@ export const CLAIM_CHECK_BYTES = 8 * 1024;
 export const CLAIMS_PREFIX = "claims/";
 
 /**
+ * A completed token's data object, `claims/<days>d/<job id>/token-<token id>`, as an IAM resource
+ * pattern (`*` spans the class and the job id): the token callback may write these and nothing else.
+ */
+export const TOKEN_OBJECTS_PATTERN = `${CLAIMS_PREFIX}*/token-*`;
+
+/**
  * How long objects may live, in days: each is a key prefix with a lifecycle rule that expires its
  * objects that many days after they were written. An object goes under the shortest class that
  * outlives its job's retention: past a week, never more than half as long again as needed.

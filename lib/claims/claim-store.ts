@@ -45,6 +45,27 @@ export async function putClaim(claims: ClaimStore, key: string, json: string): P
   );
 }
 
+/**
+ * copyClaim — the object under `from` copied, as it is, under `to` (one request; S3 reads it under
+ * the caller's GetObject right and writes it under its PutObject right). false when `from` is gone.
+ */
+export async function copyClaim(claims: ClaimStore, from: string, to: string): Promise<boolean> {
+  const { CopyObjectCommand, NoSuchKey } = await s3Package();
+  try {
+    await claims.s3.send(
+      new CopyObjectCommand({
+        Bucket: claims.bucket,
+        Key: to,
+        CopySource: `${claims.bucket}/${encodeURI(from)}`,
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof NoSuchKey) return false;
+    throw err;
+  }
+}
+
 /** getClaim — the JSON under a key, or undefined once its lifecycle rule has expired it. */
 export async function getClaim(claims: ClaimStore, key: string): Promise<string | undefined> {
   const { GetObjectCommand, NoSuchKey } = await s3Package();

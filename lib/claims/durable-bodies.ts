@@ -6,9 +6,68 @@ import {
   eventDataKey,
   isDurableKeyOf,
   isEventDataKey,
+  keptDays,
   needsClaimCheck,
 } from "./claim-keys.ts";
-import { type ClaimStore, getClaim, putClaim } from "./claim-store.ts";
+import { type ClaimStore, copyClaim, getClaim, putClaim } from "./claim-store.ts";
+
+const DAY_MS = 86_400_000;
+
+/**
+ * How long a durable job may still run after a body is written, beyond its waits, before it ends:
+ * its retries and their backoff, a throttle's cool-down. A week.
+ */
+export const DURABLE_RUN_ALLOWANCE_MS = 7 * DAY_MS;
+
+/**
+ * Until when a durable body (a step's result, an event's data) must be kept (docs/architecture.md
+ * §22, Retention): through the job's remaining wait (`waitEnd`; `now` while it runs), the allowance
+ * to end after it, and then as long as its queue keeps it ended, the longer of done and dead (which
+ * it ends as is not known yet). A wait that comes later moves the object (restowDurable).
+ */
+export function durableKeepUntil(
+  now: number,
+  waitEnd: number,
+  retentionDays: { done: number; dead: number },
+): number {
+  return (
+    Math.max(now, waitEnd) +
+    DURABLE_RUN_ALLOWANCE_MS +
+    Math.max(retentionDays.done, retentionDays.dead) * DAY_MS
+  );
+}
+
+/**
+ * Until when the object under `key`, written no earlier than `writtenAt`, is surely kept: its class
+ * from then, less the day of margin claimKey adds. undefined for a key of no class.
+ */
+export function keptUntil(key: string, writtenAt: number): number | undefined {
+  const days = keptDays(key);
+  return days === undefined ? undefined : writtenAt + (days - 1) * DAY_MS;
+}
+
+/**
+ * A job's durable object, `key` (the body of its step `step`), copied under the class that keeps it
+ * until `keepUntil` (an object can't be kept longer where it is: its class is its key's prefix). An
+ * event's data, which every job the event resumed shares, is copied under the job's own key.
+ * result: the new key; undefined when the object is gone already (the replay that needs it ends the
+ * job dead, naming its step).
+ */
+export async function restowDurable(
+  claims: ClaimStore,
+  jobId: string,
+  body: { step: string; key: string },
+  now: number,
+  keepUntil: number,
+): Promise<string | undefined> {
+  const { step, key } = body;
+  const shared = isEventDataKey(key);
+  if (!shared && !isDurableKeyOf(key, jobId))
+    throw new InvariantError(`job ${jobId}: ${key} is not one of its durable objects`);
+  const part = shared ? stepPart(step, `e${now}`) : (key.slice(key.lastIndexOf("/") + 1) as ClaimPart);
+  const moved = claimKey(jobId, part, now, keepUntil);
+  return (await copyClaim(claims, key, moved)) ? moved : undefined;
+}
 
 /** A durable body as a record keeps it: JSON inline (v), or the key of its claims object (o). */
 export type DurableBody = { v: string } | { o: string };

@@ -1,4 +1,6 @@
 import { type QueueDeclaration, tierOf } from "../declarations/queue-declaration.ts";
+import { RESUME_ON_TOKEN_ATTRIBUTES } from "../store/step-ops.ts";
+import { COMPLETE_TOKEN_ATTRIBUTES } from "../store/token-ops.ts";
 
 /**
  * Least privilege, as data: what each deployed role may do, on which resources. Infra turns each
@@ -25,21 +27,51 @@ export type ResourceRef =
   | { type: "dlq"; queue: string }
   | { type: "eventSourceMapping"; queue: string }
   /** `<claims bucket arn>/claims/*`: the claim check's objects (docs/architecture.md §17), nothing else. */
-  | { type: "claimObjects" };
+  | { type: "claimObjects" }
+  /** A completed token's data objects, and no other of the bucket (TOKEN_OBJECTS_PATTERN, lib/claims/claim-keys.ts). */
+  | { type: "tokenObjects" };
+
+/** One IAM condition: its operator, the context key it tests, and the values that pass. */
+export interface GrantCondition {
+  test: string;
+  variable: string;
+  values: readonly string[];
+}
 
 export interface Grant {
   actions: readonly string[];
   resources: readonly ResourceRef[];
-  /**
-   * The only partition keys the grant's table actions may name, as IAM `StringLike` patterns (the
-   * `dynamodb:LeadingKeys` condition key, every key of the request): undefined is any.
-   */
-  leadingKeys?: readonly string[];
+  /** Conditions that must all hold (IAM ANDs a statement's conditions): undefined is none. */
+  conditions?: readonly GrantCondition[];
 }
 
-/** How a grant's leadingKeys are written in IAM (infra/permissions.ts; check:deploy expects the same). */
-export const LEADING_KEYS_TEST = "ForAllValues:StringLike";
-export const LEADING_KEYS_VARIABLE = "dynamodb:LeadingKeys";
+/**
+ * The only partition keys a request may name, as IAM `StringLike` patterns: `dynamodb:LeadingKeys`,
+ * every key of the request (`ForAllValues`).
+ */
+export const leadingKeys = (...patterns: string[]): GrantCondition => ({
+  test: "ForAllValues:StringLike",
+  variable: "dynamodb:LeadingKeys",
+  values: patterns,
+});
+
+/**
+ * The only top-level attributes a request may name, read, write or test in its condition
+ * (`dynamodb:Attributes`, every one of them); the key's attributes must be among them. Such a
+ * request may not have the whole item returned, so it goes with NO_RETURN_VALUES.
+ */
+export const onlyAttributes = (names: readonly string[]): GrantCondition => ({
+  test: "ForAllValues:StringEquals",
+  variable: "dynamodb:Attributes",
+  values: names,
+});
+
+/** An UpdateItem returns nothing (`dynamodb:ReturnValues` NONE): no attribute outside the list is read. */
+export const NO_RETURN_VALUES: GrantCondition = {
+  test: "StringEquals",
+  variable: "dynamodb:ReturnValues",
+  values: ["NONE"],
+};
 
 /** The token callback's table keys: the token's item and its job's (lib/store/keys.ts tokenKey, jobKey). */
 export const TOKEN_CALLBACK_LEADING_KEYS = ["tok#*", "job#*"] as const;
@@ -158,16 +190,28 @@ export function grantsFor(
       ];
     case "token-callback":
       // Reached without AWS credentials, so the least of all: read the token and its job (and the
-      // job's payload item, for the resume's message), complete the token and queue the job, keep
-      // the data over 8 KiB as a claims object (written, never read back here), send the job's
-      // message. No Query, Scan, Delete or Put: nothing else of the table can be listed or made.
+      // job's payload item, for the resume's message); complete the token, writing only what a
+      // completion writes (its status, time and data); resume the job, writing only its due time,
+      // its hold, its index keys and its wait (never its status, result or payload); keep the data
+      // over 8 KiB as a token object (written, never read back here); send the job's message. No
+      // Query, Scan, Delete or Put: nothing else of the table can be listed or made.
       return [
         {
-          actions: ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+          actions: ["dynamodb:GetItem"],
           resources: [table],
-          leadingKeys: TOKEN_CALLBACK_LEADING_KEYS,
+          conditions: [leadingKeys(...TOKEN_CALLBACK_LEADING_KEYS)],
         },
-        { actions: ["s3:PutObject"], resources: [claimObjects] },
+        {
+          actions: ["dynamodb:UpdateItem"],
+          resources: [table],
+          conditions: [leadingKeys("tok#*"), onlyAttributes(COMPLETE_TOKEN_ATTRIBUTES), NO_RETURN_VALUES],
+        },
+        {
+          actions: ["dynamodb:UpdateItem"],
+          resources: [table],
+          conditions: [leadingKeys("job#*"), onlyAttributes(RESUME_ON_TOKEN_ATTRIBUTES), NO_RETURN_VALUES],
+        },
+        { actions: ["s3:PutObject"], resources: [{ type: "tokenObjects" }] },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
       ];
   }

@@ -1,15 +1,18 @@
 import pLimit from "p-limit";
 import * as z from "zod";
-import { type DurableBody, stowEventData } from "../claims/durable-bodies.ts";
+import { needsClaimCheck } from "../claims/claim-keys.ts";
+import { type DurableBody, durableKeepUntil, stowEventData } from "../claims/durable-bodies.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_STEP_NAME_CHARS } from "../job/durable.ts";
 import { BoundedJson } from "../job/json-depth.ts";
 import { eventWaitersPartition } from "../job/key-layout.ts";
 import { MAX_CURSOR_CHARS, MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
+import { effectiveSettings } from "../queue-control/settings.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { decodeWaiterCursor, encodeWaiterCursor } from "../store/cursor.ts";
 import { deleteEventWaiter, type EventWaiter, listEventWaiters } from "../store/event-waiter-ops.ts";
 import { getJobs } from "../store/group-read-ops.ts";
+import { getQueueState } from "../store/queue-state.ts";
 import { waiterIsStale, waitsForEvent } from "./event-waiter-state.ts";
 import { resumeJob } from "./resume-waiting.ts";
 
@@ -32,8 +35,29 @@ export interface EventDelivery {
   continuation?: string;
 }
 
-/** Event data outlives the longest wait a job may still be in after it (a year), whatever its queue keeps. */
-const EVENT_DATA_KEEP_MS = 400 * 86_400_000;
+type Retention = { done: number; dead: number };
+
+/** A queue's retention in force (its declaration, an operator's override over it), read once per event. */
+function retentionOf(engine: Pick<Engine, "store" | "queues">) {
+  const read = new Map<string, Promise<Retention>>();
+  const longest = {
+    done: Math.max(...engine.queues.map((q) => q.retentionDays.done)),
+    dead: Math.max(...engine.queues.map((q) => q.retentionDays.dead)),
+  };
+  return (queue: string): Promise<Retention> => {
+    const declared = engine.queues.find((q) => q.name === queue);
+    // A waiter of a queue no longer declared: as long as any queue keeps a job.
+    if (!declared) return Promise.resolve(longest);
+    let found = read.get(queue);
+    if (!found) {
+      found = getQueueState(engine.store, queue).then(
+        (state) => effectiveSettings(declared, state).retentionDays,
+      );
+      read.set(queue, found);
+    }
+    return found;
+  };
+}
 
 /** Waiters a page: the most keys one BatchGetItem reads, so a page's jobs are one read. */
 const WAITERS_A_PAGE = 100;
@@ -56,7 +80,7 @@ export const EVENT_BUDGET_MS = 20_000;
  * `continuation`. An event no job waits for is not kept: a wait that begins later does not see it.
  */
 export async function deliverEvent(
-  engine: Pick<Engine, "store" | "claims" | "transport" | "clock" | "metrics">,
+  engine: Pick<Engine, "store" | "claims" | "transport" | "clock" | "metrics" | "queues">,
   raw: unknown,
   { budgetMs = EVENT_BUDGET_MS }: { budgetMs?: number } = {},
 ): Promise<EventDelivery> {
@@ -79,11 +103,21 @@ export async function deliverEvent(
     continuation === undefined ? undefined : decodeWaiterCursor(continuation, partition);
   const started = engine.clock.now();
   let stowed: Promise<DurableBody> | undefined;
+  const retention = retentionOf(engine);
   const event: PairEvent = {
     name,
     match,
-    body: () => {
-      stowed ??= stowEventData(engine.claims, json, started, started + EVENT_DATA_KEEP_MS);
+    // The event ends the first job's wait: it runs from now, then its queue keeps it (a later wait
+    // moves the object: durable-suspend.ts). Data kept inline needs no retention, nor its read.
+    body: (queue) => {
+      stowed ??= (needsClaimCheck(json) ? retention(queue) : Promise.resolve(undefined)).then((kept) =>
+        stowEventData(
+          engine.claims,
+          json,
+          started,
+          kept ? durableKeepUntil(started, started, kept) : started,
+        ),
+      );
       return stowed;
     },
   };
@@ -101,7 +135,8 @@ export async function deliverEvent(
 interface PairEvent {
   name: string;
   match: string;
-  body: () => Promise<DurableBody>;
+  /** Its data's body, stored once, when the first waiting job (of `queue`) is met. */
+  body: (queue: string) => Promise<DurableBody>;
 }
 
 /** One page of waiters: their jobs in one read, then each one's resume or its stale pointer's delete. */
@@ -123,7 +158,7 @@ async function deliverToPage(
         const version = { step: waiter.step, putBy: { lease: waiter.lease } };
         if (waitsForEvent(job, name, match, waiter.step)) {
           const wait = { event: name, match, step: waiter.step };
-          if (!(await resumeJob(engine, job, wait, await event.body()))) return false;
+          if (!(await resumeJob(engine, job, wait, await event.body(waiter.queue)))) return false;
           await deleteEventWaiter(engine.store, name, match, waiter.jobId, version);
           return true;
         }

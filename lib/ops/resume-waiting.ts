@@ -1,4 +1,5 @@
 import type { Engine } from "../services/engine-services.ts";
+import { getJob } from "../store/read-ops.ts";
 import { resumeWaiting, type WaitMatch } from "../store/step-ops.ts";
 import type { StepRecord } from "../store/step-record.ts";
 import { outgoingJob, promotionHoldUntil } from "./promote.ts";
@@ -7,7 +8,9 @@ import { outgoingJob, promotionHoldUntil } from "./promote.ts";
  * Ends a suspended job's wait (docs/architecture.md §22): one conditional write makes the job due
  * now and holds the reaper off, then its message is sent. Whoever wins the write sends; a loser (the
  * job was cancelled, timed out, or already resumed) sends nothing. A crash between the two leaves the
- * job to the reaper's promotion once the hold lapses. result: whether this call resumed it.
+ * job to the reaper's promotion once the hold lapses. The message is built from the job as read
+ * after the write (which returns no item: lib/store/step-ops.ts); a job gone or moved on by then
+ * (cancelled) gets none. result: whether this call resumed it.
  */
 export async function resumeJob(
   deps: Pick<Engine, "store" | "claims" | "transport" | "clock" | "metrics">,
@@ -16,9 +19,10 @@ export async function resumeJob(
   data?: Pick<StepRecord, "v" | "o">,
 ): Promise<boolean> {
   const now = deps.clock.now();
-  const item = await resumeWaiting(deps.store, job, match, promotionHoldUntil(now, now), data);
-  if (!item) return false;
-  await deps.transport.send(await outgoingJob(deps, item));
+  if (!(await resumeWaiting(deps.store, job, match, promotionHoldUntil(now, now), data))) return false;
+  const item = await getJob(deps.store, job.id);
+  if (!item) return true;
   deps.metrics.count("resumed", item.queue, item.kind);
+  if (item.status === "scheduled") await deps.transport.send(await outgoingJob(deps, item));
   return true;
 }

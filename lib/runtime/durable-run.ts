@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
-import { type DurableBody, loadDurable, stepPart, stowDurable } from "../claims/durable-bodies.ts";
+import { keptDays } from "../claims/claim-keys.ts";
+import {
+  type DurableBody,
+  durableKeepUntil,
+  loadDurable,
+  stepPart,
+  stowDurable,
+} from "../claims/durable-bodies.ts";
 import { EventTimeoutError, TokenTimeoutError, UnrecoverableError, UsageError } from "../errors.ts";
 import {
   type DurableContext,
@@ -18,11 +25,7 @@ import { recordStep } from "../store/step-ops.ts";
 import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
 import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
 import type { WorkerDeps } from "./record-types.ts";
-import { Suspension } from "./suspension.ts";
-
-/** A durable body's objects outlive the longest sleep a job may take, whatever its queue keeps. */
-const DURABLE_OBJECT_DAYS = 400;
-const DAY_MS = 86_400_000;
+import { type StoredBody, Suspension } from "./suspension.ts";
 
 /** A token's item outlives its timeout by a week, for GET /tokens/{id} and a late caller's 409. */
 const TOKEN_KEPT_AFTER_TIMEOUT_S = 7 * 86_400;
@@ -49,13 +52,24 @@ export class DurableRun {
   private readonly item: JobItem;
   private readonly fence: string;
   private readonly live: () => boolean;
+  private readonly retentionDays: { done: number; dead: number };
 
-  /** `live`: whether the run still surely holds its job (JobWatch.live). */
-  constructor(deps: DurableDeps, item: JobItem, fence: string, live: () => boolean) {
+  /**
+   * `live`: whether the run still surely holds its job (JobWatch.live). `retentionDays`: its queue's
+   * in force, which sizes how long its bodies in the claims bucket are kept (durableKeepUntil).
+   */
+  constructor(
+    deps: DurableDeps,
+    item: JobItem,
+    fence: string,
+    live: () => boolean,
+    retentionDays: { done: number; dead: number },
+  ) {
     this.deps = deps;
     this.item = item;
     this.fence = fence;
     this.live = live;
+    this.retentionDays = retentionDays;
     this.steps = { ...(item.steps ?? {}) };
     this.mapExists = item.steps !== undefined;
     this.suspended = new Promise((resolve) => {
@@ -112,17 +126,41 @@ export class DurableRun {
     const full = inlineStepBytes(this.steps) + Buffer.byteLength(json) > INLINE_STEPS_BYTES;
     const part = stepPart(name, suffix);
     const job = { id: this.item.id, part };
-    return stowDurable(this.deps.claims, job, json, now, now + DURABLE_OBJECT_DAYS * DAY_MS, full);
+    // Written while the job runs: no wait ahead is known yet. A suspend moves it if its wait needs more.
+    return stowDurable(
+      this.deps.claims,
+      job,
+      json,
+      now,
+      durableKeepUntil(now, now, this.retentionDays),
+      full,
+    );
   }
 
-  private async read(record: StepRecord): Promise<unknown> {
+  /**
+   * A record's body. An object gone from the claims bucket (the job waited or ran longer than its
+   * class: an operator's retention, a job paused for months) ends the job dead, naming the step:
+   * replaying its result as nothing would take the handler down another path.
+   */
+  private async read(name: string, record: StepRecord): Promise<unknown> {
     const json = await loadDurable(this.deps.claims, this.item.id, record);
+    if (json === undefined && record.o !== undefined)
+      throw new UnrecoverableError(
+        `step "${name}": its ${record.event !== undefined ? "event's data" : "result"} has expired (kept ${keptDays(record.o)} days): the job waited or ran longer than its queue keeps it`,
+      );
     return json === undefined ? undefined : JSON.parse(json);
+  }
+
+  /** The job's recorded bodies in the claims bucket, as this run knows them. */
+  private storedBodies(): StoredBody[] {
+    return Object.entries(this.steps).flatMap(([name, r]) =>
+      r.o !== undefined ? [{ name, o: r.o, t: r.t }] : [],
+    );
   }
 
   private async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     const recorded = this.take(name);
-    if (recorded) return (await this.read(recorded)) as T;
+    if (recorded) return (await this.read(name, recorded)) as T;
     this.stillOurs();
     const attributes = { ...jobAttributes(this.item), "skyforge.step": name };
     const value = await withSpan(`skyforge.step ${name}`, attributes, async () => fn(), this.item.trace);
@@ -137,7 +175,7 @@ export class DurableRun {
     const kept = await this.write(name, record);
     // Both paths hand back the JSON's value, so a first run and a replay see the same types; the
     // JSON just written is parsed again rather than read back from the claims bucket.
-    return (kept === record ? JSON.parse(json) : await this.read(kept)) as T;
+    return (kept === record ? JSON.parse(json) : await this.read(name, kept)) as T;
   }
 
   private sleepFor(name: string, seconds: number): Promise<void> {
@@ -175,7 +213,7 @@ export class DurableRun {
 
   private async createToken(name: string, timeoutSeconds: number): Promise<WaitToken> {
     const recorded = this.take(name);
-    if (recorded) return (await this.read(recorded)) as WaitToken;
+    if (recorded) return (await this.read(name, recorded)) as WaitToken;
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > MAX_SLEEP_SECONDS)
       throw new UsageError(`token "${name}": timeoutSeconds must be within 1..${MAX_SLEEP_SECONDS}`);
     this.stillOurs();
@@ -196,7 +234,7 @@ export class DurableRun {
     const base = (this.deps.tokenUrlBase ?? "").replace(/\/+$/, "");
     const token: WaitToken = { id, url: `${base}/tokens/${id}?secret=${secret}` };
     const kept = await this.write(name, this.record({ token: id, v: JSON.stringify(token) }));
-    return (await this.read(kept)) as WaitToken;
+    return (await this.read(name, kept)) as WaitToken;
   }
 
   private async waitForToken<T>(token: WaitToken, schema?: { parse(v: unknown): T }): Promise<T> {
@@ -230,7 +268,7 @@ export class DurableRun {
     }
     const now = this.deps.clock.now();
     if (recorded && (recorded.v !== undefined || recorded.o !== undefined)) {
-      const data = await this.read(recorded);
+      const data = await this.read(name, recorded);
       return wait.schema ? wait.schema.parse(data) : (data as T);
     }
     const waiter = { event, match, step: name };
@@ -258,7 +296,7 @@ export class DurableRun {
 
   /** Ends the run with `s`: the handler's call never returns (its run is over). */
   private wait(s: Suspension): Promise<never> {
-    this.suspend(s);
+    this.suspend(s.withBodies(this.storedBodies()));
     return new Promise<never>(() => {});
   }
 }

@@ -1,3 +1,4 @@
+import { durableKeepUntil, keptUntil, restowDurable } from "../claims/durable-bodies.ts";
 import { resumeJob } from "../ops/resume-waiting.ts";
 import { longestRetentionExpiry } from "../retention.ts";
 import { deleteEventWaiter, putEventWaiter } from "../store/event-waiter-ops.ts";
@@ -9,25 +10,42 @@ import type { WorkerDeps } from "./record-types.ts";
 import type { Suspension } from "./suspension.ts";
 
 /**
- * Before a durable run's suspend is written: an event wait's pointer, so that an event which finds
- * the job waiting also finds it (docs/architecture.md §22). Kept as long as the job may wait; it
- * carries the run's lease token (`fence`), which tells its version from a later run's.
+ * Before a durable run's suspend is written (docs/architecture.md §22): an event wait's pointer, so
+ * that an event which finds the job waiting also finds it, kept as long as the job may wait (it
+ * carries the run's lease token, `fence`, which tells its version from a later run's); and the
+ * job's bodies in the claims bucket that the wait would outlast (the wait, a week to end after it,
+ * its queue's `retentionDays`), each copied under a class that covers it. result: those records'
+ * new keys, which the suspend's own write sets (a suspend that loses its fence leaves the copies to
+ * expire, the records unchanged).
  */
 export async function beforeSuspend(
   deps: WorkerDeps,
   item: JobItem,
   s: Suspension,
   fence: string,
-): Promise<void> {
-  if (!s.waiter) return;
-  const expiresAt = longestRetentionExpiry(s.waiting.until, deps.queues);
-  await putEventWaiter(
-    deps.store,
-    s.waiter.event,
-    s.waiter.match,
-    { jobId: item.id, queue: item.queue, step: s.waiter.step, lease: fence },
-    expiresAt,
-  );
+  retentionDays: { done: number; dead: number },
+): Promise<{ name: string; o: string }[]> {
+  if (s.waiter) {
+    const expiresAt = longestRetentionExpiry(s.waiting.until, deps.queues);
+    await putEventWaiter(
+      deps.store,
+      s.waiter.event,
+      s.waiter.match,
+      { jobId: item.id, queue: item.queue, step: s.waiter.step, lease: fence },
+      expiresAt,
+    );
+  }
+  const now = deps.clock.now();
+  const needed = durableKeepUntil(now, s.waiting.until, retentionDays);
+  const moved: { name: string; o: string }[] = [];
+  for (const body of s.bodies) {
+    // A record's time is moments after its object's write, or before it (an event's data comes after
+    // its wait's record): keptUntil takes claimKey's day of margin back for that.
+    if ((keptUntil(body.o, body.t) ?? 0) >= needed) continue;
+    const o = await restowDurable(deps.claims, item.id, { step: body.name, key: body.o }, now, needed);
+    if (o !== undefined) moved.push({ name: body.name, o });
+  }
+  return moved;
 }
 
 /**

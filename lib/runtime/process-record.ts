@@ -105,7 +105,13 @@ export class RecordProcessor {
       : undefined;
     const traced = runTrace === undefined ? item : { ...item, trace: runTrace };
     // Its steps' spans go under the attempt's (docs/architecture.md §23).
-    const durable = new DurableRun(this.deps, traced, delivery.fence, () => watch.live());
+    const durable = new DurableRun(
+      this.deps,
+      traced,
+      delivery.fence,
+      () => watch.live(),
+      delivery.queue.retentionDays,
+    );
     const ctx = handlerContext(
       this.deps,
       traced,

@@ -46,7 +46,10 @@ export async function settleClaimed(
     ending = { ...ending, result: await stowResult(deps.claims, job, ending.result, now, ending.expiresAt) };
   }
   const suspension = decision.outcome === "suspend" ? decision.suspension : undefined;
-  if (suspension) await beforeSuspend(deps, item, suspension, fence);
+  if (suspension && ending.outcome === "suspend") {
+    const moved = await beforeSuspend(deps, item, suspension, fence, queue.retentionDays);
+    if (moved.length > 0) ending = { ...ending, moved };
+  }
   let result = await finalize(store, item, fence, ending);
   if (!result.finalized && result.reason === "cancel_requested") {
     decision = { outcome: "cancelled", error: "cancelled on request" };

@@ -3,6 +3,9 @@ import type { StepRecord, WaitingRecord } from "../store/step-record.ts";
 /** mapExists: whether the job item has a steps map yet (its first entry writes the map). */
 export type SuspendStep = { name: string; record: StepRecord; mapExists: boolean };
 
+/** A recorded step whose body is a claims object: its name, the object's key, and when it was recorded. */
+export type StoredBody = { name: string; o: string; t: number };
+
 /**
  * A durable run's decision to end and wait (docs/architecture.md §22): what the suspend writes, and
  * what happens next. A class, so the run supervisor can tell it from any value a handler returns.
@@ -13,14 +16,23 @@ export class Suspension {
   readonly step: SuspendStep | undefined;
   /** An event wait's pointer, written before the suspend (lib/store/event-waiter-ops.ts). */
   readonly waiter: { event: string; match: string; step: string } | undefined;
+  /** The job's recorded bodies in the claims bucket, which the wait must not outlast (§22, Retention). */
+  readonly bodies: readonly StoredBody[];
 
   constructor(
     waiting: WaitingRecord,
     step?: SuspendStep,
     waiter?: { event: string; match: string; step: string },
+    bodies: readonly StoredBody[] = [],
   ) {
     this.waiting = waiting;
     this.step = step;
     this.waiter = waiter;
+    this.bodies = bodies;
+  }
+
+  /** The same suspension, with the job's stored bodies the run knows of. */
+  withBodies(bodies: readonly StoredBody[]): Suspension {
+    return new Suspension(this.waiting, this.step, this.waiter, bodies);
   }
 }

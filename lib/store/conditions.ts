@@ -2,6 +2,7 @@ import type { GroupStatus } from "../job/group-status.ts";
 import { indexSort } from "../job/key-layout.ts";
 import type { JobStatus } from "../job/status.ts";
 import { and, type Condition, or } from "./expression.ts";
+import { indexPartitionPrefix } from "./keys.ts";
 
 /** Named condition fragments. Each store operation composes its ConditionExpression from these. */
 
@@ -28,6 +29,18 @@ export const statusIn =
   (...statuses: JobStatus[]): Condition =>
   (e) =>
     `${e.name("status")} IN (${statuses.map((s) => e.value(s)).join(", ")})`;
+
+/**
+ * The job is scheduled, witnessed by its status-index key rather than its status: only a scheduled
+ * job of `queue` has a `<queue>#scheduled#…` index partition (§3: every write that moves a job out
+ * of the indexed statuses removes its index keys, and the partition names the status). For a role
+ * IAM lets touch no `status` attribute (the token callback's, lib/deploy-plan/grants.ts). Any shard
+ * count: a layout's shards only grow, and a job keeps the partition it was written with.
+ */
+export const scheduledIn =
+  (queue: string): Condition =>
+  (e) =>
+    `begins_with(${e.name("gsi1pk")}, ${e.value(indexPartitionPrefix(queue, "scheduled"))})`;
 
 /** The job's runAt has come. */
 export const isDue =

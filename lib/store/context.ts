@@ -112,6 +112,34 @@ export async function conditionalUpdate<T = Record<string, unknown>>(
   return (out.Attributes ?? {}) as T;
 }
 
+/**
+ * One conditional UpdateItem that asks DynamoDB for no item back, for a role IAM limits to some
+ * attributes (`dynamodb:Attributes`, the token callback's: lib/deploy-plan/grants.ts): such a role
+ * may not have the whole item returned, so the write sends ReturnValues NONE and no
+ * ReturnValuesOnConditionCheckFailure (`dynamodb:ReturnValues` is NONE). A lost condition becomes
+ * StoreConflict; when the caller wants the item as it is now, one consistent GetItem reads it.
+ */
+export async function conditionalUpdateNoReturn(
+  ctx: StoreContext,
+  operation: string,
+  key: Record<string, string>,
+  build: (e: Expr) => { update: Update; condition: Condition },
+  options: ConflictOptions = {},
+): Promise<void> {
+  const e = new Expr();
+  const { update, condition } = build(e);
+  const UpdateExpression = update.toString();
+  // Never the item back with a lost condition either: conditionalWrite reads it when the caller wants it.
+  const parts = conditionalParts(ctx, e, condition, { readCurrent: false });
+  await conditionalWrite(
+    ctx,
+    operation,
+    key,
+    () => ctx.doc.send(new UpdateCommand({ ...parts, Key: key, UpdateExpression, ReturnValues: "NONE" })),
+    options,
+  );
+}
+
 /** One conditional PutItem of a whole item; a lost condition becomes StoreConflict. */
 export async function conditionalPut(
   ctx: StoreContext,

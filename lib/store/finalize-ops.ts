@@ -30,7 +30,8 @@ export type Finalization =
    * A durable job's run ends to wait (docs/architecture.md §22): scheduled until `runAt` (the
    * sleep's end, the wait's timeout), the attempt given back. `step`: the sleep's or event wait's
    * record, written by the same write. `holdUntil`: a wake-up message goes out, so the reaper keeps
-   * off until then.
+   * off until then. `moved`: recorded steps whose claims object was copied under a longer class for
+   * the wait (docs/architecture.md §22, Retention), each record pointed at its new key.
    */
   | {
       outcome: "suspend";
@@ -38,6 +39,7 @@ export type Finalization =
       waiting: WaitingRecord;
       step?: { name: string; record: StepRecord; mapExists: boolean };
       holdUntil?: number;
+      moved?: readonly { name: string; o: string }[];
     };
 
 export type FinalizeResult =
@@ -98,6 +100,7 @@ function finalizeUpdate(
         .setAll(indexKeys(item.queue, "scheduled", item.id, f.runAt, shards))
         .remove(...LEASE_ATTRS);
       if (f.holdUntil !== undefined) u.set("promotingUntil", f.holdUntil);
+      for (const { name, o } of f.moved ?? []) u.setEntry("steps", name, o, "o");
       return u;
     case "paused":
       // Not terminal: no TTL; in the status index, so GET /jobs?status=paused finds it without a scan.

@@ -27,8 +27,11 @@ export function shardOf(id: string, shards: number): number {
   return (h >>> 0) % shards;
 }
 
+/** Every index partition of one (queue, status) starts with this; the shard follows. */
+export const indexPartitionPrefix = (queue: string, status: IndexedStatus) => `${queue}#${status}#`;
+
 export const indexPartition = (queue: string, status: IndexedStatus, shard: number) =>
-  `${queue}#${status}#${shard}`;
+  `${indexPartitionPrefix(queue, status)}${shard}`;
 
 /** A job's status-index keys; `shards` is the table layout's indexShards. */
 export function indexKeys(queue: string, status: IndexedStatus, id: string, at: number, shards: number) {

@@ -5,9 +5,16 @@ import {
   attributeExists,
   attributeMissing,
   leaseHeldBy,
+  scheduledIn,
   statusIs,
 } from "./conditions.ts";
-import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
+import {
+  conditionalUpdate,
+  conditionalUpdateNoReturn,
+  orOnConflict,
+  type StoreContext,
+  wonRace,
+} from "./context.ts";
 import { and, type Condition, type Expr, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { indexKeys, jobKey } from "./keys.ts";
@@ -85,15 +92,35 @@ export const recordStepTransitions = [] as const satisfies StoreTransitions;
 /** Which wait a resume must find the job in: a token's id, or an event's name and match. */
 export type WaitMatch = { token: string } | { event: string; match: string; step: string };
 
-/** The job still waits, as `match` says, and has not been cancelled. */
-const waitsFor = (match: WaitMatch): Condition =>
+/**
+ * The job is still scheduled (its index key witnesses it: scheduledIn) and waits, as `match` says;
+ * a cancel, a claim or a timeout's run moved it on. No `status`: the token callback's role may not
+ * touch that attribute of a job (RESUME_ON_TOKEN_ATTRIBUTES).
+ */
+const waitsFor = (queue: string, match: WaitMatch): Condition =>
   "token" in match
-    ? and(statusIs("scheduled"), attributeEquals("waiting.token", match.token))
+    ? and(scheduledIn(queue), attributeEquals("waiting.token", match.token))
     : and(
-        statusIs("scheduled"),
+        scheduledIn(queue),
         attributeEquals("waiting.event", match.event),
         attributeEquals("waiting.match", match.match),
       );
+
+/**
+ * Every top-level attribute resumeWaiting names for a token's wait: the key, what it sets, what its
+ * condition reads. The token callback's role may update a job's item in these and no other (IAM's
+ * `dynamodb:Attributes`, lib/deploy-plan/grants.ts; test/e2e/lambda-bundles.test.ts holds the real
+ * requests to it). An event's resume also writes `steps`, from the API function only.
+ */
+export const RESUME_ON_TOKEN_ATTRIBUTES = [
+  "pk",
+  "sk",
+  "gsi1pk",
+  "gsi1sk",
+  "runAt",
+  "promotingUntil",
+  "waiting",
+] as const;
 
 /**
  * resumeWaiting — a suspended job's wait is over (its token completed, its event arrived).
@@ -101,10 +128,11 @@ const waitsFor = (match: WaitMatch): Condition =>
  *   for an event the data's entry fields (v or o) to add to the wait's step.
  * condition: scheduled AND waiting for exactly this (a cancel, a timeout's run or another resume
  *   moved it first: nothing written).
- * result: still scheduled, but due now and no longer waiting, held against the reaper's promotion
- *   until `holdUntil` while the caller sends its message (if the caller dies first, the reaper sends
- *   it once the hold lapses: no job is left waiting for a message that never comes). undefined when
- *   the condition lost.
+ * result: true when it landed: still scheduled, but due now and no longer waiting, held against the
+ *   reaper's promotion until `holdUntil` while the caller sends its message (if the caller dies
+ *   first, the reaper sends it once the hold lapses: no job is left waiting for a message that never
+ *   comes). No item comes back (the token callback's role may not read one through a write). false
+ *   when the condition lost.
  */
 export async function resumeWaiting(
   ctx: StoreContext,
@@ -112,9 +140,9 @@ export async function resumeWaiting(
   match: WaitMatch,
   holdUntil: number,
   data?: Pick<StepRecord, "v" | "o">,
-): Promise<JobItem | undefined> {
+): Promise<boolean> {
   const now = ctx.clock.now();
-  const write = conditionalUpdate<JobItem>(
+  const write = conditionalUpdateNoReturn(
     ctx,
     "resumeWaiting",
     jobKey(job.id),
@@ -128,11 +156,11 @@ export async function resumeWaiting(
         for (const [field, value] of Object.entries(data))
           if (value !== undefined) update.setEntry("steps", match.step, value, field);
       }
-      return { update, condition: waitsFor(match) };
+      return { update, condition: waitsFor(job.queue, match) };
     },
     { readCurrent: false },
   );
-  return orOnConflict(write, () => undefined);
+  return wonRace(write);
 }
 
 /** The job stays scheduled: only its due time, its hold and its wait change. */

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import type { StoreTransitions } from "../job/status.ts";
 import { attributeAfter, attributeEquals, itemMissing } from "./conditions.ts";
-import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
+import { conditionalPut, conditionalUpdateNoReturn, orOnConflict, type StoreContext } from "./context.ts";
 import { and, Update } from "./expression.ts";
 import { tokenKey } from "./keys.ts";
 
@@ -64,16 +64,30 @@ export async function getToken(ctx: StoreContext, id: string): Promise<TokenItem
   return out.Item as TokenItem | undefined;
 }
 
-export type CompleteTokenResult =
-  | { completed: true; token: TokenItem }
-  | { completed: false; current?: TokenItem };
+export type CompleteTokenResult = { completed: true } | { completed: false; current?: TokenItem };
+
+/**
+ * Every attribute completeToken names: the key, what it sets, what its condition reads. The token
+ * callback's role may update a token's item in these and no other (IAM's `dynamodb:Attributes`,
+ * lib/deploy-plan/grants.ts); test/e2e/lambda-bundles.test.ts holds the real requests to it.
+ */
+export const COMPLETE_TOKEN_ATTRIBUTES = [
+  "pk",
+  "sk",
+  "status",
+  "completedAt",
+  "v",
+  "o",
+  "secretHash",
+  "timeoutAt",
+] as const;
 
 /**
  * completeToken — a token's one completion.
  * input: the token id, its secret's hash, the data (JSON inline or a claims object's key).
  * condition: pending AND the secret's hash matches AND its timeout has not passed.
- * result: completed with the data; or the token as it is now (missing, completed, timed out, or the
- *   secret was wrong), nothing written.
+ * result: completed (no item comes back: the callback's role may not read one through a write); or
+ *   the token as it is now (missing, completed, timed out, or the secret was wrong), nothing written.
  */
 export async function completeToken(
   ctx: StoreContext,
@@ -82,7 +96,7 @@ export async function completeToken(
   data: { v: string } | { o: string },
 ): Promise<CompleteTokenResult> {
   const now = ctx.clock.now();
-  const write = conditionalUpdate<TokenItem>(ctx, "completeToken", tokenKey(id), (e) => ({
+  const write = conditionalUpdateNoReturn(ctx, "completeToken", tokenKey(id), (e) => ({
     update: new Update(e).set("status", "completed").set("completedAt", now).setAll(data),
     condition: and(
       attributeEquals("status", "pending"),
@@ -91,7 +105,7 @@ export async function completeToken(
     ),
   }));
   return orOnConflict(
-    write.then((token): CompleteTokenResult => ({ completed: true, token })),
+    write.then((): CompleteTokenResult => ({ completed: true })),
     (current: TokenItem | undefined): CompleteTokenResult => ({
       completed: false,
       ...(current ? { current } : {}),

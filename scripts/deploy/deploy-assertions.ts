@@ -17,6 +17,7 @@ import { monitoringFailures } from "./monitoring-assertions.ts";
 import { poolFailures } from "./pool-assertions.ts";
 import type { StageRun } from "./sst-program.ts";
 import { arnOf, StageResources } from "./stage-resources.ts";
+import { throttleFailures } from "./throttle-assertions.ts";
 
 /**
  * What SST really produced for one stage, checked against the app's declarations. Each check
@@ -227,6 +228,7 @@ export function stageFailures(run: StageRun): string[] {
     ...eventSourceAndQueueFailures(stage),
     ...iamFailures(stage),
     ...apiAndScheduleFailures(stage),
+    ...throttleFailures(stage),
     ...tableFailures(stage, run.outputs._protect === true),
     ...claimsBucketFailures(stage),
     ...exposureFailures(stage),

@@ -1,14 +1,8 @@
 import { app } from "../../app/index.ts";
 import { poolKinds } from "../../infra/pool-config.ts";
-import { CLAIMS_PREFIX } from "../../lib/claims/claim-keys.ts";
+import { CLAIMS_PREFIX, TOKEN_OBJECTS_PATTERN } from "../../lib/claims/claim-keys.ts";
 import { tierOf } from "../../lib/declarations/queue-declaration.ts";
-import {
-  grantsFor,
-  LEADING_KEYS_TEST,
-  LEADING_KEYS_VARIABLE,
-  type ResourceRef,
-  type Role,
-} from "../../lib/deploy-plan/grants.ts";
+import { type GrantCondition, grantsFor, type ResourceRef, type Role } from "../../lib/deploy-plan/grants.ts";
 import { functionName } from "./lambda-build.ts";
 import { BOOTSTRAP } from "./rpc-stand-in.ts";
 import { arnOf, inlineStatements, type PolicyStatement, type StageResources } from "./stage-resources.ts";
@@ -58,11 +52,13 @@ function planned(stage: StageResources, role: Role, own: readonly string[]): Pol
             ? arnOf(stage.queue(ref.queue, ref.type === "dlq"))
             : ref.type === "claimObjects"
               ? claimObjectsArn(stage)
-              : arnOf(
-                  stage
-                    .ofType("aws:lambda/eventSourceMapping:EventSourceMapping")
-                    .find((m) => m.inputs.eventSourceArn === arnOf(stage.queue(ref.queue))),
-                );
+              : ref.type === "tokenObjects"
+                ? tokenObjectsArn(stage)
+                : arnOf(
+                    stage
+                      .ofType("aws:lambda/eventSourceMapping:EventSourceMapping")
+                      .find((m) => m.inputs.eventSourceArn === arnOf(stage.queue(ref.queue))),
+                  );
     if (!found) missing.push(`${ref.type}${"queue" in ref ? ` ${ref.queue}` : ""}`);
     return found ?? "?";
   };
@@ -72,11 +68,16 @@ function planned(stage: StageResources, role: Role, own: readonly string[]): Pol
       Effect: "Allow",
       Action: [...g.actions],
       Resource: g.resources.map(arn),
-      ...(g.leadingKeys
-        ? { Condition: { [LEADING_KEYS_TEST]: { [LEADING_KEYS_VARIABLE]: [...g.leadingKeys] } } }
-        : {}),
+      ...(g.conditions ? { Condition: iamCondition(g.conditions) } : {}),
     }));
   return missing.length > 0 ? `no resource for ${missing.join(", ")}` : statements;
+}
+
+/** A grant's conditions as IAM writes them: operator → context key → values. */
+function iamCondition(conditions: readonly GrantCondition[]): NonNullable<PolicyStatement["Condition"]> {
+  const out: NonNullable<PolicyStatement["Condition"]> = {};
+  for (const c of conditions) out[c.test] = { ...out[c.test], [c.variable]: [...c.values] };
+  return out;
 }
 
 /** Compares a role's statements with what it should hold; returns the differences. */
@@ -180,9 +181,18 @@ function claimObjectsArn(stage: StageResources): string | undefined {
   return bucket && `${bucket}/${CLAIMS_PREFIX}*`;
 }
 
-/** No role may name every resource, or a wildcard but `<table>/index/*` and the claim objects' prefix. */
+/** `<claims bucket arn>/` and TOKEN_OBJECTS_PATTERN: the token callback's objects, no other of the bucket. */
+function tokenObjectsArn(stage: StageResources): string | undefined {
+  const bucket = arnOf(stage.ofType("aws:s3/bucket:Bucket").find((b) => b.name.startsWith("Claims")));
+  return bucket && `${bucket}/${TOKEN_OBJECTS_PATTERN}`;
+}
+
+/**
+ * No role may name every resource, or a wildcard but `<table>/index/*`, the claim objects' prefix
+ * and the token objects' pattern.
+ */
 function wildcardFailures(stage: StageResources): string[] {
-  const allowed = new Set([`${arnOf(stage.table)}/index/*`, claimObjectsArn(stage)]);
+  const allowed = new Set([`${arnOf(stage.table)}/index/*`, claimObjectsArn(stage), tokenObjectsArn(stage)]);
   const bridge = new Set(devBridgeStatements(stage).map(canonical));
   return stage.ofType("aws:iam/role:Role").flatMap((role) =>
     inlineStatements(role)

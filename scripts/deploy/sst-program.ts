@@ -28,6 +28,8 @@ export interface StageRun {
   rpcMethods: string[];
   /** Everything the program printed: SST and Pulumi warnings land here. */
   log: string;
+  /** The settings laid over this process's environment for the program (runStage's `env`). */
+  env: NodeJS.ProcessEnv;
 }
 
 /** The program threw: what it had constructed by then comes with the error. */
@@ -226,6 +228,7 @@ export async function runStage(
       devTargets: rpc.devTargets,
       rpcMethods: rpc.methods,
       log,
+      env: options.env ?? {},
     };
   } finally {
     await rpc.close();

@@ -21,7 +21,8 @@ function edit(file: string, from: string, to: string) {
   const path = join(copy.dir, file);
   const source = readFileSync(path, "utf8");
   if (!source.includes(from)) throw new Error(`${file} no longer contains ${from}`);
-  originals.set(path, source);
+  // A second edit of one file keeps the first's original, so the copy is restored whole.
+  if (!originals.has(path)) originals.set(path, source);
   writeFileSync(path, source.replace(from, to));
 }
 
@@ -152,8 +153,8 @@ describe("check:deploy on SST's own components", () => {
   test("another route left without IAM auth, or served by the token callback's function, fails", async () => {
     const failures = await failuresAfter(
       "infra/api.ts",
-      "if (UNAUTHENTICATED_ROUTE_KEYS.includes(route))",
-      'if (UNAUTHENTICATED_ROUTE_KEYS.includes(route) || route === "GET /keys")',
+      "  UNAUTHENTICATED_ROUTE_KEYS.includes(route)\n",
+      '  UNAUTHENTICATED_ROUTE_KEYS.includes(route) || route === "GET /keys"\n',
     );
     expect(failures).toEqual(
       expect.arrayContaining([
@@ -164,8 +165,8 @@ describe("check:deploy on SST's own components", () => {
     // The callback itself behind IAM (and in the API function) fails too: a token's url would stop working.
     const closed = await failuresAfter(
       "infra/api.ts",
-      "if (UNAUTHENTICATED_ROUTE_KEYS.includes(route))",
-      "if (UNAUTHENTICATED_ROUTE_KEYS.includes(route.toLowerCase()))",
+      "  UNAUTHENTICATED_ROUTE_KEYS.includes(route)\n",
+      "  UNAUTHENTICATED_ROUTE_KEYS.includes(route.toLowerCase())\n",
     );
     expect(closed).toEqual(
       expect.arrayContaining([
@@ -186,20 +187,71 @@ describe("check:deploy on SST's own components", () => {
     expect(wider).toContainEqual(
       expect.stringMatching(/role Callback\w* \(token-callback\): extra statement .*dynamodb:PutItem/),
     );
-    // Without the leading keys, its table grant would reach every item, not only tokens and jobs.
+    // Without its conditions, its table grants would reach every item and every attribute of it, not
+    // only what a token's completion and its job's resume write.
     const anyKey = await failuresAfter(
       "infra/permissions.ts",
-      "...(g.leadingKeys",
-      "...(false && g.leadingKeys",
+      "...(g.conditions",
+      "...(false && g.conditions",
     );
     expect(anyKey).toEqual(
       expect.arrayContaining([
         expect.stringMatching(
-          /role Callback\w* \(token-callback\): extra statement \{"Effect":"Allow","Action":\["dynamodb:GetItem","dynamodb:UpdateItem"\],"Resource":\["[^"]+"\]\}$/,
+          /role Callback\w* \(token-callback\): extra statement \{"Effect":"Allow","Action":\["dynamodb:UpdateItem"\],"Resource":\["[^"]+"\]\}$/,
         ),
         expect.stringMatching(
-          /role Callback\w* \(token-callback\): missing statement .*dynamodb:LeadingKeys.*job#\*.*tok#\*/,
+          /role Callback\w* \(token-callback\): missing statement .*"dynamodb:Attributes":\["gsi1pk","gsi1sk","pk","promotingUntil","runAt","sk","waiting"\].*"dynamodb:LeadingKeys":\["job#\*"\].*"dynamodb:ReturnValues":\["NONE"\]/,
         ),
+        expect.stringMatching(
+          /role Callback\w* \(token-callback\): missing statement .*"dynamodb:Attributes":\["completedAt","o","pk","secretHash","sk","status","timeoutAt","v"\].*"dynamodb:LeadingKeys":\["tok#\*"\]/,
+        ),
+      ]),
+    );
+    // Its objects widened to the whole claims prefix: it could overwrite any job's payload or result.
+    const anyObject = await failuresAfter(
+      "infra/permissions.ts",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: infra/permissions.ts's source text, matched literally.
+      "return $interpolate`${claims.arn}/${TOKEN_OBJECTS_PATTERN}`;",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the replacement source text.
+      "return $interpolate`${claims.arn}/${CLAIMS_PREFIX}*`;",
+    );
+    expect(anyObject).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /role Callback\w* \(token-callback\): extra statement .*s3:PutObject.*\/claims\/\*"\]\}$/,
+        ),
+        expect.stringMatching(
+          /role Callback\w* \(token-callback\): missing statement .*s3:PutObject.*\/claims\/\*\/token-\*"\]\}$/,
+        ),
+      ]),
+    );
+  }, 120_000);
+
+  test("an API stage without its throttles, made before its routes, or a token callback without reserved concurrency fails", async () => {
+    const failures = await failuresAfterEdits([
+      ["infra/api-gateway.ts", "args.defaultRouteSettings = {", "void {"],
+      ["infra/api-gateway.ts", "opts.dependsOn = declaredRoutes;", "void declaredRoutes;"],
+      ["infra/api.ts", "concurrency: { reserved: throttle.tokenCallback.reservedConcurrency },", ""],
+    ]);
+    expect(failures).toEqual(
+      expect.arrayContaining([
+        "API stage ApiStage throttles its routes at none, not rate 1000 / burst 2000",
+        expect.stringMatching(
+          /^API stage ApiStage is created before 29 of its routes \(POST \/tokens\/\{id\}, .*API Gateway refuses a route's settings before the route exists$/,
+        ),
+        "function CallbackFunction reserves no concurrency, not 50 (the token callback's)",
+      ]),
+    );
+    // The callback's route left to the stage's default (its own settings gone) fails too.
+    const shared = await failuresAfter(
+      "infra/api-gateway.ts",
+      "routeKey: TOKEN_CALLBACK_ROUTE,",
+      'routeKey: "POST /events",',
+    );
+    expect(shared).toEqual(
+      expect.arrayContaining([
+        "API stage ApiStage throttles POST /tokens/{id} at the stage's default, not rate 20 / burst 30",
+        "API stage ApiStage has settings of its own for POST /events",
       ]),
     );
   }, 90_000);

@@ -76,6 +76,49 @@ describe("alarm notifications, chosen by the deploy's environment", () => {
   });
 });
 
+describe("the API's throttles, chosen by the deploy's environment", () => {
+  const settings = {
+    SKYFORGE_API_RATE_LIMIT: "300",
+    SKYFORGE_API_BURST_LIMIT: "600",
+    SKYFORGE_TOKEN_CALLBACK_RATE_LIMIT: "5",
+    SKYFORGE_TOKEN_CALLBACK_BURST_LIMIT: "10",
+    SKYFORGE_TOKEN_CALLBACK_CONCURRENCY: "15",
+  };
+
+  test("each setting reaches the stage's throttles or the callback's reserved concurrency, and the stage passes", async () => {
+    const run = await runStage(projectRoot, "ci", false, { env: { ...quiet, ...settings } });
+    const [stage] = ofType(run, "aws:apigatewayv2/stage:Stage");
+    expect(stage?.inputs).toMatchObject({
+      defaultRouteSettings: { throttlingRateLimit: 300, throttlingBurstLimit: 600 },
+      routeSettings: [{ routeKey: "POST /tokens/{id}", throttlingRateLimit: 5, throttlingBurstLimit: 10 }],
+    });
+    const reserved = run.resources
+      .filter((r) => r.type === "aws:lambda/function:Function")
+      .map((f) => [f.name, f.inputs.reservedConcurrentExecutions])
+      .filter(([, n]) => n !== undefined);
+    expect(reserved).toEqual([["CallbackFunction", 15]]);
+    expect(stageFailures(run)).toEqual([]);
+  }, 60_000);
+
+  test("a malformed setting, or a concurrency the throttle could outrun, stops the deploy before anything is declared", async () => {
+    for (const [env, message] of [
+      [
+        { SKYFORGE_TOKEN_CALLBACK_RATE_LIMIT: "20/s" },
+        /SKYFORGE_TOKEN_CALLBACK_RATE_LIMIT must be a whole number/,
+      ],
+      [{ SKYFORGE_TOKEN_CALLBACK_CONCURRENCY: "10" }, /SKYFORGE_TOKEN_CALLBACK_CONCURRENCY must be at least/],
+    ] as const) {
+      const error = await runStage(projectRoot, "ci", false, { env: { ...quiet, ...env } }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(StageFailed);
+      expect((error as StageFailed).message).toMatch(message);
+      expect((error as StageFailed).constructed).toEqual([]);
+    }
+  }, 60_000);
+});
+
 describe("the pool under sst dev", () => {
   let run: StageRun;
   beforeAll(async () => {

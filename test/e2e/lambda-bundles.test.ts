@@ -374,18 +374,30 @@ describe("every bundle, run as Lambda runs it", () => {
       );
     const wrong = await complete("secret=nope", { ok: false });
     expect(wrong.payload.statusCode).toBe(403);
-    const done = await complete(url.search.slice(1), { ok: true });
+    // Data over 8 KiB: kept as the token's object, the one kind the callback may write.
+    const note = "n".repeat(9000);
+    const done = await complete(url.search.slice(1), { ok: true, note });
     expect(done.payload.statusCode).toBe(200);
     expect(JSON.parse(done.payload.body ?? "")).toMatchObject({ jobId: job.id, resumed: true });
-    // Its role's list (lib/deploy-plan/grants.ts "token-callback"), with dynamodb:LeadingKeys
-    // tok#* and job#*: the calls stay inside it.
+    // Its role's list (lib/deploy-plan/grants.ts "token-callback": dynamodb:LeadingKeys tok#* and
+    // job#*, a token's and a job's updates each held to its attributes with nothing returned, the
+    // token objects): every call is checked against it with its conditions (invoke, above).
     expect([...operations(done.calls)].sort()).toEqual([
       "dynamodb:GetItem",
       "dynamodb:UpdateItem",
+      "s3:PutObject",
       "sqs:SendMessage",
     ]);
     for (const call of [...wrong.calls, ...done.calls].filter((c) => c.service === "dynamodb"))
       expect(call.target.partitionKey, call.operation).toMatch(/^(tok|job)#/);
+    const updates = done.calls.filter((c) => c.operation === "UpdateItem");
+    expect(updates.map((c) => [c.target.partitionKey?.split("#")[0], c.target.returnValues])).toEqual([
+      ["tok", "NONE"],
+      ["job", "NONE"],
+    ]);
+    expect(done.calls.find((c) => c.service === "s3")?.target.key).toMatch(
+      new RegExp(`^claims/\\d+d/${job.id}/token-${approval.id}$`),
+    );
     expect((await complete(url.search.slice(1), { ok: true })).payload.statusCode).toBe(409);
 
     // Any other route, even one API Gateway would send it by mistake, is a 404 that reads nothing.
@@ -397,7 +409,10 @@ describe("every bundle, run as Lambda runs it", () => {
     const rerun = await invoke("worker", sqsEvent([sqsRecord(resumed, queue.arn)]));
     expect(rerun.payload).toEqual({ batchItemFailures: [] });
     const after = await http({ method: "GET", route: "/jobs/{id}", path: `/jobs/${job.id}` });
-    expect(after.json).toMatchObject({ status: "done", result: { user: "bundle", approval: { ok: true } } });
+    expect(after.json).toMatchObject({
+      status: "done",
+      result: { user: "bundle", approval: { ok: true, note } },
+    });
   });
 
   test("no bundle logged an error, and no SDK client warned it sent elsewhere than its endpoint", () => {

@@ -17,6 +17,15 @@ export interface RecordedCall {
     indexName?: string;
     /** A DynamoDB item call's partition key (`Key.pk`), which IAM's dynamodb:LeadingKeys checks. */
     partitionKey?: string;
+    /**
+     * A DynamoDB item call's top-level attribute names, as IAM's dynamodb:Attributes sees them: the
+     * key's, and the first name of every path its expressions name (`#waiting.#token` is `waiting`).
+     * `all` when it has the whole item returned (a read without a projection, ReturnValues ALL_OLD
+     * or ALL_NEW, ReturnValuesOnConditionCheckFailure ALL_OLD), which no attribute list allows.
+     */
+    attributes?: string[] | "all";
+    /** A DynamoDB write's ReturnValues, NONE when it sends none (IAM's dynamodb:ReturnValues). */
+    returnValues?: string;
     queueUrl?: string;
     eventSourceMappingUuid?: string;
     /** S3, path-style: the bucket and the object's key. */
@@ -198,6 +207,28 @@ const mappingOperations: Record<string, string> = {
   DELETE: "DeleteEventSourceMapping",
 };
 
+/** The top-level attributes an item request names, or `all` when the whole item comes back. */
+function attributesOf(input: Record<string, unknown>, keyNames: string[]): string[] | "all" {
+  const whole =
+    input.ReturnValues === "ALL_OLD" ||
+    input.ReturnValues === "ALL_NEW" ||
+    input.ReturnValuesOnConditionCheckFailure === "ALL_OLD" ||
+    (input.UpdateExpression === undefined &&
+      input.ConditionExpression === undefined &&
+      input.ProjectionExpression === undefined);
+  if (whole) return "all";
+  const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+  const found = new Set(keyNames);
+  for (const field of ["UpdateExpression", "ConditionExpression", "ProjectionExpression"]) {
+    const expression = input[field];
+    if (typeof expression !== "string") continue;
+    // A path's first name is a placeholder not preceded by `.` (every name goes through one: lib/store/expression.ts).
+    for (const m of expression.matchAll(/(^|[^.\w#])(#\w+)/g))
+      found.add(names[m[2] as string] ?? (m[2] as string));
+  }
+  return [...found].sort();
+}
+
 function targetOf(input: Record<string, unknown>): RecordedCall["target"] {
   const text = (v: unknown) => (typeof v === "string" ? v : undefined);
   const target: RecordedCall["target"] = {};
@@ -209,6 +240,10 @@ function targetOf(input: Record<string, unknown>): RecordedCall["target"] {
   const key = input.Key as { pk?: { S?: unknown } } | undefined;
   const partitionKey = text(key?.pk?.S);
   if (partitionKey) target.partitionKey = partitionKey;
+  if (key) {
+    target.attributes = attributesOf(input, Object.keys(key));
+    target.returnValues = text(input.ReturnValues) ?? "NONE";
+  }
   if (queueUrl) target.queueUrl = queueUrl;
   return target;
 }

@@ -69,7 +69,11 @@ export async function declaredFunctions(): Promise<DeclaredFunction[]> {
       timeoutSeconds: Number(fn.inputs.timeout),
       memoryMb: Number(fn.inputs.memorySize),
       environment: Object.fromEntries(Object.entries(stage.env(fn)).map(([k, v]) => [k, toReferences(v)])),
-      permissions: statements.map((s) => ({ actions: s.Action, resources: s.Resource.map(toReferences) })),
+      permissions: statements.map((s) => ({
+        actions: s.Action,
+        resources: s.Resource.map(toReferences),
+        ...(s.Condition ? { conditions: s.Condition } : {}),
+      })),
     };
   });
 }

@@ -4,6 +4,8 @@ import type { RecordedCall } from "./aws-call-recorder.ts";
 export interface Permission {
   actions: readonly string[];
   resources: readonly string[];
+  /** Operator → context key → values, as IAM writes it; every one must hold. */
+  conditions?: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
 }
 
 /** Turns what a request names into the ARN IAM checks; undefined when the name is unknown. */
@@ -48,14 +50,54 @@ const matches = (pattern: string, arn: string) =>
   new RegExp(`^${pattern.split("*").map(escapeRegExp).join(".*")}$`).test(arn);
 const escapeRegExp = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
 
+/**
+ * The request's values for the DynamoDB condition keys skyforge's grants use, as the AWS docs
+ * describe them ("Using IAM policy conditions for fine-grained access control"): the partition key
+ * for dynamodb:LeadingKeys, the top-level attributes it names for dynamodb:Attributes (undefined when
+ * it has the whole item returned, which no list allows), its ReturnValues for dynamodb:ReturnValues.
+ */
+function contextValues(call: RecordedCall, variable: string): readonly string[] | undefined {
+  const { partitionKey, attributes, returnValues } = call.target;
+  if (variable === "dynamodb:LeadingKeys") return partitionKey === undefined ? [] : [partitionKey];
+  if (variable === "dynamodb:Attributes") return attributes === "all" ? undefined : (attributes ?? []);
+  if (variable === "dynamodb:ReturnValues") return returnValues === undefined ? [] : [returnValues];
+  return undefined;
+}
+
+const likeAny = (value: string, patterns: readonly string[]) => patterns.some((p) => matches(p, value));
+
+/** Whether every condition of a statement holds for the call; an operator or key unknown here fails. */
+function conditionsHold(call: RecordedCall, conditions: Permission["conditions"]): boolean {
+  return Object.entries(conditions ?? {}).every(([test, keys]) =>
+    Object.entries(keys).every(([variable, allowed]) => {
+      const values = contextValues(call, variable);
+      if (values === undefined) return false;
+      switch (test) {
+        case "ForAllValues:StringLike":
+          return values.every((v) => likeAny(v, allowed));
+        case "ForAllValues:StringEquals":
+          return values.every((v) => allowed.includes(v));
+        case "StringEquals":
+          return values.length === 1 && allowed.includes(values[0] as string);
+        default:
+          return false;
+      }
+    }),
+  );
+}
+
 export interface Uncovered {
   action: string;
   resource: string;
+  /** A DynamoDB item call's: what the conditions were checked against. */
+  attributes?: string[] | "all";
+  returnValues?: string;
 }
 
 /**
  * The calls no statement allows: the action listed (no action wildcards are used) on a resource
- * one of that statement's ARNs matches. A call whose resource can't be named is never covered.
+ * one of that statement's ARNs matches, with every condition of it holding. A call whose resource
+ * can't be named is never covered.
  */
 export function uncoveredCalls(
   calls: readonly RecordedCall[],
@@ -68,8 +110,19 @@ export function uncoveredCalls(
     const resource = resourceArnOf(call, arns);
     const allowed =
       resource !== undefined &&
-      permissions.some((p) => p.actions.includes(action) && p.resources.some((r) => matches(r, resource)));
-    if (!allowed) out.push({ action, resource: resource ?? `(unnamed: ${JSON.stringify(call.target)})` });
+      permissions.some(
+        (p) =>
+          p.actions.includes(action) &&
+          p.resources.some((r) => matches(r, resource)) &&
+          conditionsHold(call, p.conditions),
+      );
+    if (!allowed)
+      out.push({
+        action,
+        resource: resource ?? `(unnamed: ${JSON.stringify(call.target)})`,
+        ...(call.target.attributes ? { attributes: call.target.attributes } : {}),
+        ...(call.target.returnValues ? { returnValues: call.target.returnValues } : {}),
+      });
   }
   return out;
 }

@@ -163,7 +163,7 @@ export async function startBundleStack(root: string): Promise<BundleStack> {
           endpoints: recorder.endpoints,
         });
         const permissions = fn.permissions.map((p) => ({
-          actions: p.actions,
+          ...p,
           resources: p.resources.map((r) => resolveReferences(r, refs)),
         }));
         running.set(name, { built: b, declared: fn, permissions, recorder, process: lambda });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
+import { claimKey, TOKEN_OBJECTS_PATTERN } from "../../lib/claims/claim-keys.ts";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import {
   type Grant,
@@ -118,28 +119,71 @@ describe("least privilege, as planned per role", () => {
     }
   });
 
-  test("the token callback (the one route without IAM auth): get and update of token and job items, put of claim objects, send to the main queues; nothing else", () => {
+  test("the token callback (the one route without IAM auth): get token and job items; update a token only in what a completion writes and a job only in what a resume writes, with nothing returned; put token objects; send to the main queues; nothing else", () => {
     const grants = grantsFor("token-callback", threeQueues, ["default"]);
+    const noReturn = { test: "StringEquals", variable: "dynamodb:ReturnValues", values: ["NONE"] };
+    const keys = (...values: string[]) => ({
+      test: "ForAllValues:StringLike",
+      variable: "dynamodb:LeadingKeys",
+      values,
+    });
+    const attributes = (...values: string[]) => ({
+      test: "ForAllValues:StringEquals",
+      variable: "dynamodb:Attributes",
+      values,
+    });
     expect(grants).toEqual([
+      { actions: ["dynamodb:GetItem"], resources: [{ type: "table" }], conditions: [keys("tok#*", "job#*")] },
       {
-        actions: ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+        actions: ["dynamodb:UpdateItem"],
         resources: [{ type: "table" }],
-        leadingKeys: ["tok#*", "job#*"],
+        conditions: [
+          keys("tok#*"),
+          attributes("pk", "sk", "status", "completedAt", "v", "o", "secretHash", "timeoutAt"),
+          noReturn,
+        ],
       },
-      { actions: ["s3:PutObject"], resources: [{ type: "claimObjects" }] },
+      {
+        actions: ["dynamodb:UpdateItem"],
+        resources: [{ type: "table" }],
+        conditions: [
+          keys("job#*"),
+          attributes("pk", "sk", "gsi1pk", "gsi1sk", "runAt", "promotingUntil", "waiting"),
+          noReturn,
+        ],
+      },
+      { actions: ["s3:PutObject"], resources: [{ type: "tokenObjects" }] },
       { actions: ["sqs:SendMessage"], resources: threeQueues.map((q) => ({ type: "queue", queue: q.name })) },
     ]);
+    // A job's status, result, payload and steps are none of its writes: a bug in the callback can't end
+    // or rewrite a job, only make a waiting one due.
+    const jobWrites = grants[2]?.conditions?.find((c) => c.variable === "dynamodb:Attributes")?.values;
+    for (const field of ["status", "result", "resultObject", "payload", "steps", "lastError", "expiresAt"])
+      expect(jobWrites, field).not.toContain(field);
     // The leading keys are the store's own: a token's item, its job's and the job's payload item.
     const like = (key: string) =>
       TOKEN_CALLBACK_LEADING_KEYS.some((p) => new RegExp(`^${p.replace("*", ".*")}$`).test(key));
     for (const key of [tokenKey("tok_1"), jobKey("j1"), payloadKey("j1")])
       expect(like(key.pk), key.pk).toBe(true);
     expect(like("queue#default")).toBe(false);
-    // No other role is limited by key: their grants are unchanged by this one.
+    // No other role is limited by condition: their grants are unchanged by this one.
     for (const role of roles.filter((r) => r !== "token-callback"))
       expect(
-        grantsFor(role, threeQueues).some((g) => g.leadingKeys),
+        grantsFor(role, threeQueues).some((g) => g.conditions),
         role,
       ).toBe(false);
+  });
+
+  test("the token objects: the pattern spans a token's object of any class and job, and no payload, result or step", () => {
+    const pattern = new RegExp(
+      `^${TOKEN_OBJECTS_PATTERN.split("*")
+        .map((p) => p.replace(/[.]/g, "\\."))
+        .join(".*")}$`,
+    );
+    const now = Date.UTC(2026, 0, 1);
+    expect(claimKey("j1", "token-tok_01", now, now + 90 * 86_400_000)).toMatch(pattern);
+    expect(claimKey("j1", "token-tok_01", now, now)).toMatch(pattern);
+    for (const part of ["payload", "result-1", "step-abc-1"] as const)
+      expect(claimKey("j1", part, now, now + 86_400_000)).not.toMatch(pattern);
   });
 });
