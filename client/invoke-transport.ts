@@ -11,6 +11,7 @@ import {
   LOCAL_REGION,
   queryEntries,
   rawQueryString,
+  refusePlainHttp,
 } from "./wire.ts";
 
 export interface InvokeTransportOptions {
@@ -25,6 +26,11 @@ export interface InvokeTransportOptions {
    */
   endpoint?: string;
   region?: string;
+  /**
+   * Lets `endpoint` be plain `http:` to a host that isn't loopback, which is refused otherwise: the
+   * signed request, its session token included, would travel unencrypted.
+   */
+  allowPlainHttp?: boolean;
   /**
    * Abandons an Invoke after this long, as the HTTP transport does (API Gateway gives up after 30 s;
    * a direct Invoke would wait out the function's whole timeout). Default 35 s.
@@ -94,6 +100,7 @@ export function invokeTransport(options: InvokeTransportOptions): InvokeTranspor
 }
 
 function lambdaClientFor(options: InvokeTransportOptions): LambdaClient {
+  if (options.endpoint) refusePlainHttp(new URL(options.endpoint), options.allowPlainHttp);
   if (options.endpoint && isLoopbackUrl(new URL(options.endpoint))) {
     return new LambdaClient({
       endpoint: options.endpoint,
