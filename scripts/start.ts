@@ -62,8 +62,9 @@ const stack = await startLocalStack({
   tickSeconds,
   dataDir,
   fresh,
-  // The Fargate task's entry point, run by this Node (24) through tsx, with the caller's environment
-  // (PATH for python3, SKYFORGE_POOL_CONFIG for extra kinds).
+  // The Fargate task's entry point, run by this Node (24) through tsx. Of the caller's environment it
+  // gets only its children's allowlist and its own settings (PATH for python3, SKYFORGE_POOL_CONFIG
+  // for extra kinds): POOL_INHERITED_NAMES in local/pool-process.ts.
   pool: {
     command: [process.execPath, "--import", "tsx", "functions/pool/main.ts"],
     baseEnv: process.env,
