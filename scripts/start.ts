@@ -25,8 +25,19 @@ try {
   process.exit(2);
 }
 
-/** A configuration that can't run (a bad SKYFORGE_POOL_CONFIG, a data directory in use): its message, no trace. */
+/**
+ * A configuration that can't run (a bad SKYFORGE_POOL_CONFIG, a data directory in use, a PORT another
+ * process listens on): its message and what to do, no trace.
+ */
 function refuse(err: unknown): never {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "EADDRINUSE") {
+    const inUse = Number((err as { port?: number }).port);
+    console.error(
+      `port ${inUse} is in use: stop the other process or set PORT=${inUse < 65535 ? inUse + 1 : 0}`,
+    );
+    process.exit(2);
+  }
   if (!(err instanceof ConfigError)) throw err;
   console.error(err.message);
   process.exit(2);
