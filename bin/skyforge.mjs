@@ -3,12 +3,12 @@
  * `npx skyforge …`: the launcher of the operator CLI (cli/README.md).
  *
  * npx runs a bin with whatever `node` is on the PATH (Node 20 on some machines), while the project
- * runs on Node 24 (its `node@24` devDependency) with tsx for TypeScript. So this file stays plain
- * JavaScript that any Node ≥ 18 can run, and only starts `cli/main.ts` on the project's Node 24 with
- * `--import tsx`, both found from this file's own location (not the working directory, so the CLI
- * works from any folder of the project). It passes the arguments, stdin/stdout/stderr and the
- * working directory through, forwards SIGINT/SIGTERM/SIGHUP to the CLI, and ends as the CLI ended:
- * the same exit code, or the same signal.
+ * runs on Node 24 (its `node@24` devDependency). So this file stays plain JavaScript that any Node ≥ 18
+ * can run, and starts the CLI on the project's Node 24, found from this file's own location (not the
+ * working directory, so the CLI works from any folder of the project): the CLI bundled by esbuild and
+ * cached (bin/cli-bundle.mjs), or, when no bundle can be made, `cli/main.ts` with `--import tsx`. It
+ * passes the arguments, stdin/stdout/stderr and the working directory through, forwards
+ * SIGINT/SIGTERM/SIGHUP to the CLI, and ends as the CLI ended: the same exit code, or the same signal.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -16,6 +16,7 @@ import { createRequire } from "node:module";
 import { constants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { cliBundle } from "./cli-bundle.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -49,13 +50,20 @@ function tsxLoader() {
   }
 }
 
+const node = projectNode();
+const bundle = await cliBundle(root, require);
 const child = spawn(
-  projectNode(),
-  ["--import", tsxLoader(), join(root, "cli", "main.ts"), ...process.argv.slice(2)],
+  node,
+  [
+    ...(bundle ? [bundle] : ["--import", tsxLoader(), join(root, "cli", "main.ts")]),
+    ...process.argv.slice(2),
+  ],
   {
     stdio: "inherit",
-    // The project's tsconfig, wherever the CLI is run from.
-    env: { ...process.env, TSX_TSCONFIG_PATH: process.env.TSX_TSCONFIG_PATH ?? join(root, "tsconfig.json") },
+    // The project's tsconfig for tsx, wherever the CLI is run from.
+    env: bundle
+      ? process.env
+      : { ...process.env, TSX_TSCONFIG_PATH: process.env.TSX_TSCONFIG_PATH ?? join(root, "tsconfig.json") },
   },
 );
 

@@ -44,6 +44,10 @@ export function buildProgram(extra: readonly Command[] = []): Command {
       "--region <region>",
       "the AWS region to sign for (default: a stage's, from its outputs; an execute-api URL's; AWS_REGION)",
     )
+    .option(
+      "--allow-plain-http",
+      "send to an http:// endpoint that isn't loopback (refused otherwise: requests, signature and session token in the clear)",
+    )
     .option("--json", "machine-readable: one JSON document on stdout, errors as JSON on stderr")
     .addHelpText(
       "after",

@@ -1,4 +1,4 @@
-import { CloudWatchClient, DescribeAlarmsCommand, StateValue } from "@aws-sdk/client-cloudwatch";
+import type { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
 import type { DoctorAlarm } from "./doctor-findings.ts";
 
 /** Pages DescribeAlarms reads at most (100 alarms each): a stage has a handful per queue. */
@@ -18,6 +18,7 @@ export async function stageAlarmsInAlarm(
   cloudwatch: Pick<CloudWatchClient, "send">,
   stage: string,
 ): Promise<DoctorAlarm[]> {
+  const { DescribeAlarmsCommand, StateValue } = await cloudWatchSdk();
   const alarms: DoctorAlarm[] = [];
   let NextToken: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
@@ -43,4 +44,8 @@ export async function stageAlarmsInAlarm(
 }
 
 /** A CloudWatch client for a stage's region. */
-export const cloudWatchFor = (region: string) => new CloudWatchClient({ region });
+export const cloudWatchFor = async (region: string) =>
+  new (await cloudWatchSdk()).CloudWatchClient({ region });
+
+/** The CloudWatch SDK, imported when doctor checks a stage: slow to load, and no other command needs it. */
+const cloudWatchSdk = () => import("@aws-sdk/client-cloudwatch");

@@ -12,6 +12,7 @@ import {
 } from "../client/stage-outputs.ts";
 import type { Transport } from "../client/transport.ts";
 import type { AppNames } from "../client/vocabulary.ts";
+import { isPlainHttpOffMachine } from "../client/wire.ts";
 import { UsageError } from "./exit-codes.ts";
 
 /** npm start's address. */
@@ -26,6 +27,8 @@ export interface TargetOptions {
   transport?: "http" | "invoke";
   /** The region to sign for (default: an execute-api URL's, then AWS_REGION); a stage's is the one its outputs name. */
   region?: string;
+  /** Lets an endpoint be plain http to a host that isn't loopback (refused otherwise). */
+  allowPlainHttp?: boolean;
 }
 
 /** The project this CLI belongs to: SST writes .sst/outputs.json there, wherever the CLI is run from. */
@@ -68,12 +71,37 @@ async function targetFor(options: TargetOptions, env: NodeJS.ProcessEnv): Promis
   if (options.stage !== undefined) return stageTarget(options.stage, options.outputs, via, options.region);
   if (options.outputs !== undefined) throw new UsageError("--outputs goes with --stage");
   const endpoint = options.endpoint ?? env.SKYFORGE_ENDPOINT ?? startEndpoint(env);
+  const plain = plainHttp(endpoint, options.allowPlainHttp);
   const region = options.region ? { region: options.region } : {};
   if (via === "invoke") {
-    const transport = invokeTransport({ functionName: "api", endpoint, ...region });
+    const transport = invokeTransport({ functionName: "api", endpoint, ...region, ...plain });
     return { description: `${endpoint} (Lambda Invoke of "api")`, transport, close: () => transport.close() };
   }
-  return { description: endpoint, transport: httpTransport({ url: endpoint, ...region }), close: () => {} };
+  return {
+    description: endpoint,
+    transport: httpTransport({ url: endpoint, ...region, ...plain }),
+    close: () => {},
+  };
+}
+
+/**
+ * The transports refuse plain http to a host that isn't loopback (client/wire.ts): said here in the
+ * command line's words, and passed on as the transports' opt-in when --allow-plain-http was given.
+ */
+function plainHttp(endpoint: string, allowed: boolean | undefined): { allowPlainHttp?: true } {
+  if (allowed) return { allowPlainHttp: true };
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return {}; // the transport names what is wrong with it
+  }
+  if (isPlainHttpOffMachine(url)) {
+    throw new UsageError(
+      `refusing to send signed requests over plain http to ${url.host} (credentials and payloads would travel unencrypted): use https://, or add --allow-plain-http to accept that`,
+    );
+  }
+  return {};
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   LOCAL_REGION,
   queryEntries,
   rawQueryString,
+  refusePlainHttp,
   regionOfApiUrl,
 } from "./wire.ts";
 
@@ -35,6 +36,11 @@ export interface HttpTransportOptions {
   now?: () => Date;
   /** Abandons a request after this long: API Gateway gives up after 30 s itself. Default 35 s. */
   timeoutMs?: number;
+  /**
+   * Sends over plain `http:` to a host that isn't loopback, which is refused otherwise: the signed
+   * request, its session token included, would travel unencrypted.
+   */
+  allowPlainHttp?: boolean;
 }
 
 /**
@@ -45,6 +51,7 @@ export interface HttpTransportOptions {
  */
 export function httpTransport(options: HttpTransportOptions): Transport {
   const base = new URL(options.url);
+  refusePlainHttp(base, options.allowPlainHttp);
   const loopback = isLoopbackUrl(base);
   const region =
     options.region ?? regionOfApiUrl(base) ?? process.env.AWS_REGION ?? (loopback ? LOCAL_REGION : undefined);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { InvokeCommand, type InvokeCommandOutput, LambdaClient } from "@aws-sdk/client-lambda";
+import type { InvokeCommandOutput, LambdaClient } from "@aws-sdk/client-lambda";
 import { apiRouteMatcher, type RouteTarget } from "../lib/api/route-keys.ts";
 import { clip, describeError, SkyforgeTransportError } from "./errors.ts";
 import type { ApiRequest, ApiResponse, Transport } from "./transport.ts";
@@ -11,6 +11,7 @@ import {
   LOCAL_REGION,
   queryEntries,
   rawQueryString,
+  refusePlainHttp,
 } from "./wire.ts";
 
 export interface InvokeTransportOptions {
@@ -25,6 +26,11 @@ export interface InvokeTransportOptions {
    */
   endpoint?: string;
   region?: string;
+  /**
+   * Lets `endpoint` be plain `http:` to a host that isn't loopback, which is refused otherwise: the
+   * signed request, its session token included, would travel unencrypted.
+   */
+  allowPlainHttp?: boolean;
   /**
    * Abandons an Invoke after this long, as the HTTP transport does (API Gateway gives up after 30 s;
    * a direct Invoke would wait out the function's whole timeout). Default 35 s.
@@ -44,13 +50,21 @@ export interface InvokeTransport extends Transport {
  * route, so the event carries a stand-in IAM authorizer block; the API reads nothing from it.
  */
 export function invokeTransport(options: InvokeTransportOptions): InvokeTransport {
-  const owned = options.lambda ? undefined : lambdaClientFor(options);
-  const lambda = options.lambda ?? (owned as LambdaClient);
+  if (options.endpoint && !options.lambda) refusePlainHttp(new URL(options.endpoint), options.allowPlainHttp);
+  // Made at the first invoke: the SDK is loaded only by a caller that invokes.
+  let owned: Promise<LambdaClient> | undefined;
+  const lambdaClient = (): Promise<LambdaClient> => {
+    if (options.lambda) return Promise.resolve(options.lambda);
+    owned ??= lambdaClientFor(options);
+    return owned;
+  };
   const functionName = options.functionName;
   const timeoutMs = options.timeoutMs ?? 35_000;
 
   return {
-    close: () => owned?.destroy(),
+    close: () => {
+      owned?.then((client) => client.destroy()).catch(() => {});
+    },
     async send(request: ApiRequest): Promise<ApiResponse> {
       const route = apiRouteMatcher.find(request.method, request.path);
       if (!route) {
@@ -60,6 +74,8 @@ export function invokeTransport(options: InvokeTransportOptions): InvokeTranspor
           { status: 404, body: undefined },
         );
       }
+      // The SDK's first load is not the invoke's time: the timeout starts once it is there.
+      const [lambda, { InvokeCommand }] = await Promise.all([lambdaClient(), lambdaSdk()]);
       let out: InvokeCommandOutput;
       const abortSignal = AbortSignal.timeout(timeoutMs);
       try {
@@ -93,7 +109,14 @@ export function invokeTransport(options: InvokeTransportOptions): InvokeTranspor
   };
 }
 
-function lambdaClientFor(options: InvokeTransportOptions): LambdaClient {
+/**
+ * `@aws-sdk/client-lambda`, imported on first use: it is slow to load, and a process that never
+ * invokes (the CLI over HTTP) never needs it.
+ */
+const lambdaSdk = () => import("@aws-sdk/client-lambda");
+
+async function lambdaClientFor(options: InvokeTransportOptions): Promise<LambdaClient> {
+  const { LambdaClient } = await lambdaSdk();
   if (options.endpoint && isLoopbackUrl(new URL(options.endpoint))) {
     return new LambdaClient({
       endpoint: options.endpoint,

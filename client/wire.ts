@@ -55,6 +55,21 @@ export function isLoopbackUrl(url: URL): boolean {
   );
 }
 
+/** An `http:` URL whose host isn't loopback. */
+export const isPlainHttpOffMachine = (url: URL): boolean => url.protocol === "http:" && !isLoopbackUrl(url);
+
+/**
+ * Plain `http:` to a host that isn't loopback carries the signed request, its session token and its
+ * payloads in the clear past every hop: refused unless the caller names `allowPlainHttp`. Loopback
+ * (npm start) never leaves the machine; https is what a deployed API serves.
+ */
+export function refusePlainHttp(url: URL, allowPlainHttp: boolean | undefined): void {
+  if (!isPlainHttpOffMachine(url) || allowPlainHttp === true) return;
+  throw new Error(
+    `refusing to send signed requests over plain http to ${url.host} (credentials and payloads would travel unencrypted): use https://, or pass allowPlainHttp: true to accept that`,
+  );
+}
+
 /**
  * Credentials for the local stack, which checks no signature (as the README's Invoke example): signing
  * with them keeps one code path for both targets without needing an AWS account locally.

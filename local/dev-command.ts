@@ -110,7 +110,15 @@ export async function runDev(argv: string[], options: DevOptions = {}): Promise<
     console.log(banner.join("\n"));
   } catch (err) {
     // A configuration that can't run (a bad variable or pool file, a module that doesn't load, a
-    // data directory in use): its message, no trace. Anything else is a bug, and throws.
+    // data directory in use, a PORT another process listens on): its message and what to do, no
+    // trace. Anything else is a bug, and throws.
+    if ((err as NodeJS.ErrnoException | undefined)?.code === "EADDRINUSE") {
+      const inUse = Number((err as { port?: number }).port);
+      console.error(
+        `port ${inUse} is in use: stop the other process or set PORT=${inUse < 65535 ? inUse + 1 : 0}`,
+      );
+      return 2;
+    }
     if (!(err instanceof ConfigError)) throw err;
     console.error(err.message);
     return 2;

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { errorFields, type Log } from "../lib/observability/log.ts";
+import { INHERITED_NAMES } from "../lib/pool/child-environment.ts";
 import { dieWithParentPrefix } from "../lib/pool/child-program.ts";
 import { POOL_BAD_CONFIG_EXIT_CODE } from "../lib/pool/pool-options.ts";
 import { CLAIMS_BUCKET, LOCAL_AWS } from "./emulators.ts";
@@ -8,7 +9,10 @@ import { CLAIMS_BUCKET, LOCAL_AWS } from "./emulators.ts";
 export interface PoolProcessOptions {
   /** The pool's entry point as a command, e.g. [node, "--import", "tsx", "functions/pool/main.ts"]. */
   command: readonly string[];
-  /** The environment to start from (the caller's own); the stack adds its endpoints and queues. */
+  /**
+   * The environment it is started from (the caller's own): only POOL_INHERITED_NAMES are taken from
+   * it; the stack adds its endpoints, queues and local keys.
+   */
   baseEnv: Readonly<Record<string, string | undefined>>;
   endpoints: { dynamodb: string; sqs: string };
   table: string;
@@ -21,6 +25,48 @@ export interface PoolProcessOptions {
   /** The pool's ReceiveMessage wait, as SKYFORGE_POOL_WAIT_SECONDS: short locally, so a stop is quick. */
   waitSeconds: number;
   log: Log;
+}
+
+/**
+ * The names the pool takes from the environment it is started from: its children's allowlist
+ * (lib/pool/child-environment.ts), because a child that runs as the pool's own user (no setpriv, or
+ * not root) can read the pool's /proc/<pid>/environ, and the pool's own settings read by
+ * functions/runtime-config.ts (names and paths, never secrets). Everything else stays out, a real
+ * AWS_SESSION_TOKEN or AWS_PROFILE above all: the pool signs with the local keys for the emulators.
+ */
+export const POOL_INHERITED_NAMES = [
+  ...INHERITED_NAMES,
+  "SKYFORGE_POOL_CONFIG",
+  "SKYFORGE_POOL_CHILD_USERS",
+  "SKYFORGE_POOL_CHILD_FIRST_UID",
+  "SKYFORGE_POOL_METRICS_SECONDS",
+  "LOG_LEVEL",
+] as const;
+
+/** The pool's whole environment: POOL_INHERITED_NAMES from `baseEnv`, then the stack's endpoints, queues and local keys. */
+export function poolEnvironment(o: Omit<PoolProcessOptions, "command" | "log">): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of POOL_INHERITED_NAMES) {
+    const value = o.baseEnv[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return {
+    ...env,
+    AWS_REGION: LOCAL_AWS.region,
+    AWS_ACCESS_KEY_ID: LOCAL_AWS.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_AWS.credentials.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: o.endpoints.dynamodb,
+    AWS_ENDPOINT_URL_SQS: o.endpoints.sqs,
+    // The emulator serves S3 on its SQS endpoint.
+    AWS_ENDPOINT_URL_S3: o.endpoints.sqs,
+    SKYFORGE_TABLE: o.table,
+    SKYFORGE_CLAIMS_BUCKET: CLAIMS_BUCKET,
+    SKYFORGE_QUEUE_URLS: JSON.stringify(Object.fromEntries(o.queueUrls)),
+    SKYFORGE_DLQ_URLS: JSON.stringify(Object.fromEntries(o.dlqUrls)),
+    SKYFORGE_POOL_DRAIN_SECONDS: String(o.drainSeconds),
+    SKYFORGE_POOL_WAIT_SECONDS: String(o.waitSeconds),
+    ...(o.apiUrl ? { SKYFORGE_API_URL: o.apiUrl } : {}),
+  };
 }
 
 /** A died pool is restarted after `firstDelayMs`, doubling up to `maxDelayMs`; a run of `stableMs` resets it. */
@@ -63,23 +109,7 @@ export function startPoolProcess(o: PoolProcessOptions): PoolProcess {
   const policy = DEFAULT_RESTART;
   const via = dieWithParentPrefix(process.platform, o.baseEnv.PATH);
   const [program, ...args] = [...via, ...o.command];
-  const env = {
-    ...o.baseEnv,
-    AWS_REGION: LOCAL_AWS.region,
-    AWS_ACCESS_KEY_ID: LOCAL_AWS.credentials.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_AWS.credentials.secretAccessKey,
-    AWS_ENDPOINT_URL_DYNAMODB: o.endpoints.dynamodb,
-    AWS_ENDPOINT_URL_SQS: o.endpoints.sqs,
-    // The emulator serves S3 on its SQS endpoint.
-    AWS_ENDPOINT_URL_S3: o.endpoints.sqs,
-    SKYFORGE_TABLE: o.table,
-    SKYFORGE_CLAIMS_BUCKET: CLAIMS_BUCKET,
-    SKYFORGE_QUEUE_URLS: JSON.stringify(Object.fromEntries(o.queueUrls)),
-    SKYFORGE_DLQ_URLS: JSON.stringify(Object.fromEntries(o.dlqUrls)),
-    SKYFORGE_POOL_DRAIN_SECONDS: String(o.drainSeconds),
-    SKYFORGE_POOL_WAIT_SECONDS: String(o.waitSeconds),
-    ...(o.apiUrl ? { SKYFORGE_API_URL: o.apiUrl } : {}),
-  };
+  const env = poolEnvironment(o);
 
   let current: ChildProcess;
   let exited: Promise<number | null>;

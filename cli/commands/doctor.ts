@@ -143,7 +143,7 @@ async function busyKeys(client: CliClient, queues: readonly { name: string }[]):
 /** A stage's alarms in ALARM; undefined where there are none to read (a local stack). */
 async function stageAlarms(target: Target): Promise<DoctorAlarm[] | undefined> {
   if (!target.stage) return undefined;
-  const cloudwatch = cloudWatchFor(target.stage.region);
+  const cloudwatch = await cloudWatchFor(target.stage.region);
   try {
     return await stageAlarmsInAlarm(cloudwatch, target.stage.name);
   } finally {

@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import type { JobSteps, TokenView, WaitingView } from "../../client/skyforge-client.ts";
 import { action } from "../context.ts";
+import { UsageError } from "../exit-codes.ts";
 import { jsonValue } from "../options.ts";
 import { inlineJson, keyValues, shortTime, table } from "../output.ts";
 
@@ -61,6 +62,25 @@ function tokenText(t: TokenView): string {
   ]);
 }
 
+/** Where `tokens complete ID` finds the secret when --secret isn't given: off argv, out of ps. */
+export const TOKEN_SECRET_VARIABLE = "SKYFORGE_TOKEN_SECRET";
+
+/** `tokens complete -`: the token's url (or id), the one line on stdin. */
+async function tokenFromStdin(): Promise<string> {
+  let text = "";
+  for await (const chunk of process.stdin) text += chunk;
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+  if (lines.length !== 1) {
+    throw new UsageError(
+      `tokens complete -: expected the token's url as one line on stdin, got ${lines.length === 0 ? "nothing" : `${lines.length} lines`}`,
+    );
+  }
+  return lines[0] as string;
+}
+
 interface CompleteOptions {
   secret?: string;
   data?: unknown;
@@ -82,17 +102,25 @@ export function tokensCommand(): Command {
   tokens
     .command("complete")
     .description(
-      "complete a token with data, resuming its job (POST /tokens/{id}); its url carries the secret, or give --secret",
+      "complete a token with data, resuming its job (POST /tokens/{id}); its url carries the secret. Off the command line (where ps and shell history see it): '-' reads the url from stdin, and a bare id takes SKYFORGE_TOKEN_SECRET",
     )
-    .argument("<url-or-id>", "the token's url (from the job's token step), or its id with --secret")
-    .option("--secret <secret>", "the token's secret, when given its id")
+    .argument(
+      "<url-or-id>",
+      "the token's url (from the job's token step), '-' to read it from stdin, or its id",
+    )
+    .option(
+      "--secret <secret>",
+      "the token's secret, with its id (visible to other users in ps: prefer SKYFORGE_TOKEN_SECRET)",
+    )
     .option("--data <json>", "the data the job's waitForToken returns (JSON; default null)", jsonValue)
     .action(
-      action<[string], CompleteOptions>(async ({ client, output }, urlOrId, o) => {
+      action<[string], CompleteOptions>(async ({ client, output }, given, o) => {
+        const urlOrId = given === "-" ? await tokenFromStdin() : given;
+        const secret = o.secret ?? (urlOrId.includes("/") ? undefined : process.env[TOKEN_SECRET_VARIABLE]);
         const done = await client.completeToken(
           urlOrId,
           o.data ?? null,
-          o.secret !== undefined ? { secret: o.secret } : {},
+          secret !== undefined ? { secret } : {},
         );
         output.result(
           done,

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
@@ -60,4 +61,17 @@ it("npm start refuses a bad SKYFORGE_TICK_SECONDS, PORT or LOG_LEVEL through the
     'LOG_LEVEL must be one of TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL, SILENT, got "loud"',
   );
   expect(port.output).not.toMatch(/^\s+at /m);
+});
+
+it("npm start on a port in use says so in one line with the way out, no trace, and exits non-zero", async () => {
+  const other = createServer();
+  await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+  const port = (other.address() as { port: number }).port;
+  try {
+    const { code, output } = await startRefused({ PORT: String(port) });
+    expect(code).not.toBe(0);
+    expect(output.trim()).toBe(`port ${port} is in use: stop the other process or set PORT=${port + 1}`);
+  } finally {
+    await new Promise<void>((resolve) => other.close(() => resolve()));
+  }
 });

@@ -115,6 +115,50 @@ describe("durable jobs through the CLI against npm start", { timeout: 120_000 },
     });
   });
 
+  it("tokens complete takes the secret off the command line: the url from stdin (`-`), or an id's secret from SKYFORGE_TOKEN_SECRET", async () => {
+    const tokenOf = async (user: string) => {
+      const job = await json(["enqueue", "onboard", "--payload", JSON.stringify({ user, sleepSeconds: 1 })]);
+      const waiting = await stepsWhen(job.id, "waiting for its token", (s) => s.waiting?.for === "token");
+      return { job: job.id as string, ...(waiting.steps[2].result as { id: string; url: string }) };
+    };
+    const [piped, fromEnv] = await Promise.all([
+      tokenOf(`cli-${randomUUID().slice(0, 8)}`),
+      tokenOf(`cli-${randomUUID().slice(0, 8)}`),
+    ]);
+    const secret = new URL(fromEnv.url).searchParams.get("secret") as string;
+
+    // `echo "$URL" | skyforge tokens complete -`: the url (with its secret) comes in on stdin.
+    const viaStdin = await cli.run(["tokens", "complete", "-", "--data", '{"approved":true,"by":"stdin"}'], {
+      input: `${piped.url}\n`,
+    });
+    expect(viaStdin.code, viaStdin.stderr).toBe(0);
+    expect(viaStdin.stdout).toMatch(new RegExp(`^completed ${piped.id}: job ${piped.job} resumes`));
+
+    // A bare id: the secret from the environment when --secret isn't given.
+    const viaEnv = await cli.run(
+      ["tokens", "complete", fromEnv.id, "--data", '{"approved":true,"by":"env"}'],
+      {
+        env: { SKYFORGE_TOKEN_SECRET: secret },
+      },
+    );
+    expect(viaEnv.code, viaEnv.stderr).toBe(0);
+    expect(viaEnv.stdout).toMatch(new RegExp(`^completed ${fromEnv.id}: job ${fromEnv.job} resumes`));
+
+    for (const [token, by] of [
+      [piped, "stdin"],
+      [fromEnv, "env"],
+    ] as const)
+      expect(await json(["tokens", "show", token.id])).toMatchObject({
+        status: "completed",
+        data: { approved: true, by },
+      });
+
+    // Nothing on stdin is a usage error, and nothing is sent.
+    const empty = await cli.run(["tokens", "complete", "-", "--json"], { input: "" });
+    expect(empty.code).toBe(2);
+    expect(JSON.parse(empty.stderr).error.message).toMatch(/stdin/);
+  });
+
   it("order-flow: waits for its event; events send resumes it (once) with the event's data", async () => {
     const order = `o-${randomUUID().slice(0, 8)}`;
     const job = await json(["enqueue", "order-flow", "--payload", JSON.stringify({ order })]);
@@ -146,28 +190,35 @@ describe("durable jobs through the CLI against npm start", { timeout: 120_000 },
   it("docs/guide/cli.md's durable block: each command as written, each line as the CLI prints it (ids, times and widths aside)", async () => {
     const runs = readmeRuns();
     expect(runs.map((r) => r.args.slice(0, 2).join(" "))).toEqual([
+      "enqueue order-flow",
       "enqueue onboard",
       "jobs steps",
       "tokens complete",
       "events send",
     ]);
-    const order = runs[3]?.args[runs[3].args.indexOf("--match") + 1] as string;
-    const flow = await json(["enqueue", "order-flow", "--payload", JSON.stringify({ order })]);
-    await stepsWhen(flow.id, "waiting for its event", (s) => s.waiting?.for === "event");
-    let job = "";
+    // The block's own jobs, by kind, from what its enqueues printed: nothing is enqueued for it here.
+    const enqueued = new Map<string, string>();
     for (const { args, out } of runs) {
       let argv = args;
       if (args[0] === "jobs" || args[0] === "tokens") {
+        // A person reads the url off `jobs steps --json` once the job waits for its token.
+        const job = enqueued.get("onboard") as string;
         const steps = await stepsWhen(job, "waiting for its token", (s) => s.waiting?.for === "token");
         const url = steps.steps.find((s: Json) => s.type === "token").result.url as string;
         argv = args.map((a) => (a.includes("/tokens/") ? url : /^[0-9A-Z]{26}$/.test(a) ? job : a));
       }
+      if (args[0] === "events") {
+        // The event finds the order-flow job the block enqueued first, waiting by now (bounded here).
+        const flow = enqueued.get("order-flow") as string;
+        await stepsWhen(flow, "waiting for its event", (s) => s.waiting?.for === "event");
+      }
       const r = await run(argv);
       expect(r.code, `skyforge ${argv.join(" ")}\n${r.stderr}`).toBe(0);
       expect(r.stdout.trimEnd().split("\n").map(normalized), argv.join(" ")).toEqual(out.map(normalized));
-      job ||= /^enqueued (\w+)/.exec(r.stdout)?.[1] ?? "";
+      const made = /^enqueued (\w+) \(([\w-]+) on/.exec(r.stdout);
+      if (made) enqueued.set(made[2] as string, made[1] as string);
     }
-    await stepsWhen(job, "done", (s) => s.status === "done");
-    await stepsWhen(flow.id, "done", (s) => s.status === "done");
+    await stepsWhen(enqueued.get("onboard") as string, "done", (s) => s.status === "done");
+    await stepsWhen(enqueued.get("order-flow") as string, "done", (s) => s.status === "done");
   });
 });

@@ -127,6 +127,28 @@ describe("targets", () => {
     }
   });
 
+  it("plain http to a host that isn't loopback only with --allow-plain-http: it would carry the signature and session token in the clear", async () => {
+    for (const transport of ["http", "invoke"] as const) {
+      await expect(
+        resolveTarget({ endpoint: "http://10.0.0.5:3000", region: "eu-west-1", transport }, {}),
+      ).rejects.toThrow(
+        expect.objectContaining({
+          name: "UsageError",
+          message: expect.stringMatching(/plain http to 10\.0\.0\.5:3000 .*--allow-plain-http/),
+        }),
+      );
+      const allowed = await resolveTarget(
+        { endpoint: "http://10.0.0.5:3000", region: "eu-west-1", transport, allowPlainHttp: true },
+        {},
+      );
+      expect(allowed.description).toMatch(/^http:\/\/10\.0\.0\.5:3000/);
+      allowed.close();
+    }
+    await expect(
+      resolveTarget({}, { SKYFORGE_ENDPOINT: "http://api.example.com", AWS_REGION: "eu-west-1" }),
+    ).rejects.toThrow(/--allow-plain-http/);
+  });
+
   it("a stage from its outputs file; a missing or foreign one is a usage error", async () => {
     const dir = mkdtempSync(join(tmpdir(), "skyforge-cli-"));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,0 +1,141 @@
+/**
+ * The operator CLI as one ES module, for bin/skyforge.mjs: cli/main.ts and the project's modules it
+ * reaches (the client, lib/'s model, the app for `types`) bundled by esbuild, the packages left as
+ * imports, and kept in `.cache/skyforge-cli/main.mjs` (git-ignored). Node loads it in a fraction of
+ * the time tsx takes to resolve and load the ~150 TypeScript modules one by one through its loader.
+ *
+ * The bundle's first line records every file it was built from with its mtime and size; a start
+ * whose files all still match runs it, anything else (an edited kind, a pulled commit, a new esbuild)
+ * builds it again first. A build that can't be made or kept (esbuild missing, a syntax error, a
+ * read-only checkout, a file changed while it was read) answers undefined, and the launcher runs the
+ * sources through tsx as before, which reports any error in them as it always did.
+ *
+ * Plain JavaScript, like the launcher: it runs on whatever Node npx found.
+ */
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, sep } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+/** Bumped when the build's options change, so a bundle built the old way is built again. */
+const FORMAT = 1;
+const HEADER = "// skyforge-cli-bundle ";
+
+/** The bundle's path, fresh for the sources as they are now; undefined when the sources must run through tsx. */
+export async function cliBundle(root, require) {
+  const file = join(root, ".cache", "skyforge-cli", "main.mjs");
+  if (isFresh(file)) return file;
+  return (await build(root, require, file)) ? file : undefined;
+}
+
+/** Whether the bundle exists, was built this way, and from files that are all as they were. */
+function isFresh(file) {
+  let text;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return false;
+  }
+  if (!text.startsWith(HEADER)) return false;
+  let header;
+  try {
+    header = JSON.parse(text.slice(HEADER.length, text.indexOf("\n")));
+  } catch {
+    return false;
+  }
+  if (header.format !== FORMAT || typeof header.inputs !== "object" || header.inputs === null) return false;
+  return Object.entries(header.inputs).every(([path, seen]) => {
+    try {
+      const now = statSync(path);
+      return now.mtimeMs === seen[0] && now.size === seen[1];
+    } catch {
+      return false;
+    }
+  });
+}
+
+async function build(root, require, file) {
+  let esbuild;
+  try {
+    esbuild = require("esbuild");
+  } catch {
+    return false;
+  }
+  const startedAt = Date.now();
+  let result;
+  try {
+    result = await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: ["cli/main.ts"],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node24",
+      // Imported from node_modules at run time, found from .cache/skyforge-cli/ as from the root.
+      packages: "external",
+      tsconfig: join(root, "tsconfig.json"),
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+      plugins: [ownLocation],
+    });
+  } catch {
+    return false;
+  }
+  // What the build read, and what decides how it reads it: the launcher's files and esbuild itself.
+  const inputs = [
+    ...Object.keys(result.metafile.inputs).map((path) => join(root, path)),
+    join(root, "tsconfig.json"),
+    fileURLToPath(import.meta.url),
+    join(root, "bin", "skyforge.mjs"),
+    require.resolve("esbuild/package.json"),
+  ];
+  const stamps = {};
+  for (const path of inputs) {
+    let now;
+    try {
+      now = statSync(path);
+    } catch {
+      return false;
+    }
+    // Changed while the build read it: the bundle may hold the old text, so it is not kept.
+    if (now.mtimeMs >= startedAt) return false;
+    stamps[path] = [now.mtimeMs, now.size];
+  }
+  const text = `${HEADER}${JSON.stringify({ format: FORMAT, inputs: stamps })}\n${result.outputFiles[0].text}`;
+  // Written aside and renamed over, so a CLI starting meanwhile reads the old bundle or the new one.
+  const aside = `${file}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(aside, text);
+    renameSync(aside, file);
+    return true;
+  } catch {
+    try {
+      rmSync(aside, { force: true });
+    } catch {
+      // never written (no folder to write it in)
+    }
+    return false;
+  }
+}
+
+/**
+ * `import.meta.url` (and `dirname`, `filename`) in the project's modules keep naming the module's own
+ * file, as under tsx, rather than the bundle's: cli/target.ts finds the project's .sst/outputs.json
+ * from it, console/assets.ts the console's files.
+ */
+const ownLocation = {
+  name: "skyforge-own-location",
+  setup(build) {
+    build.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
+      if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
+      const source = readFileSync(args.path, "utf8");
+      if (!source.includes("import.meta.")) return undefined;
+      const contents = source
+        .replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href))
+        .replaceAll("import.meta.dirname", JSON.stringify(dirname(args.path)))
+        .replaceAll("import.meta.filename", JSON.stringify(args.path));
+      return { contents, loader: /\.[cm]?ts$/.test(args.path) ? "ts" : "js" };
+    });
+  },
+};
