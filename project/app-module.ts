@@ -21,6 +21,14 @@ import { ConfigError } from "../lib/errors.ts";
 
 /** The engine's own sources (this repo's lib/), left as imports when an app bundle reaches them. */
 const engineSources = fileURLToPath(new URL("../lib/", import.meta.url));
+/**
+ * Whether this process runs lib/'s own .ts files through tsx (`npm start`, the CLI's fallback, the
+ * tests' stack processes), so the engine the caller runs is those files and the app bundle must
+ * import the very same ones. Otherwise (a bundle: the CLI's, a package's; vitest's module runner)
+ * the caller has its own copy, and an app bundle that imported lib/'s .ts files natively could not
+ * load them: lib/ is bundled into it.
+ */
+const runsFromSource = process.execArgv.some((arg) => /[\\/]tsx[\\/]|^tsx$/.test(arg));
 
 export interface LoadedAppModule {
   app: App;
@@ -78,7 +86,7 @@ export async function bundleAppModule(path: string): Promise<{ bundle: string; i
       metafile: true,
       sourcemap: "inline",
       logLevel: "silent",
-      plugins: [engineSourcesExternal],
+      plugins: runsFromSource ? [engineSourcesExternal] : [],
     });
     const inputs = Object.keys(result.metafile.inputs)
       .map((input) => resolve(input))

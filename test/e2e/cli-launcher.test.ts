@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -42,7 +42,7 @@ const identity = (file: string) => {
 };
 
 describe("the skyforge launcher", { timeout: 120_000 }, () => {
-  it("builds the CLI once and runs the bundle after; an edited file it was built from is built again", async () => {
+  it("builds the CLI once and runs the bundle after; an edited file it was built from is built again, an edited kind is read as it is", async () => {
     const copy = copyProject("skyforge-launcher-");
     copies.push(copy);
     const bundle = join(copy.dir, ".cache/skyforge-cli/main.mjs");
@@ -58,10 +58,20 @@ describe("the skyforge launcher", { timeout: 120_000 }, () => {
     expect((await skyforge(copy, ["--version"])).stdout).toMatch(/^\d+\.\d+\.\d+ \(node v24\./);
     expect(identity(bundle)).toBe(built);
 
-    // A new kind (app/index.ts edited, app/kinds/shout.ts added): built again, and `types` names it.
+    // A new kind (app/index.ts edited, app/kinds/shout.ts added): `types` loads the app as it is now
+    // (project/app-module.ts), which the CLI's bundle doesn't hold, so the bundle stays.
     addKind(copy, "shout.ts", "shout", shoutKind);
     const after = await skyforge(copy, ["types"]);
     expect(after.stdout).toMatch(/\n {4}shout: ShoutPayload;\n/);
+    expect(identity(bundle)).toBe(built);
+
+    // A file the CLI was built from, edited: built again, and the edit runs.
+    const program = join(copy.dir, "cli/program.ts");
+    writeFileSync(
+      program,
+      readFileSync(program, "utf8").replace('"Operate skyforge: ', '"(edited) Operate skyforge: '),
+    );
+    expect((await skyforge(copy, ["--help"])).stdout).toContain("(edited)");
     expect(identity(bundle)).not.toBe(built);
   });
 
