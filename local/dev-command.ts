@@ -27,7 +27,7 @@ export interface DevOptions {
   cwd?: string;
   env?: Env;
   /** The pool's entry command and the variables it needs besides (default: the package's built entry). */
-  pool?: { command: string[]; env?: Env };
+  pool?: { command: string[]; env?: Record<string, string> };
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
@@ -228,7 +228,8 @@ function poolEntry(env: Env, appModule: string, given: DevOptions["pool"]) {
   if (!entry) return undefined;
   return {
     command: entry.command,
-    baseEnv: { ...env, ...entry.env, SKYFORGE_APP_MODULE: appModule },
+    baseEnv: env,
+    settings: { ...entry.env, SKYFORGE_APP_MODULE: appModule },
     drainSeconds: 10,
     waitSeconds: 2,
   };

@@ -26,7 +26,7 @@ export interface LiveAppDeps {
   settings: HandlerSettings;
   visibilityTimeoutSeconds?: number;
   /** The pool's entry point as a child process, and the emulators it is pointed at; without it, no pool. */
-  pool?: Pick<PoolProcessOptions, "command" | "baseEnv" | "drainSeconds" | "waitSeconds"> & {
+  pool?: Pick<PoolProcessOptions, "command" | "baseEnv" | "settings" | "drainSeconds" | "waitSeconds"> & {
     endpoints: PoolProcessOptions["endpoints"];
   };
 }

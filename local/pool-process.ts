@@ -14,6 +14,11 @@ export interface PoolProcessOptions {
    * it; the stack adds its endpoints, queues and local keys.
    */
   baseEnv: Readonly<Record<string, string | undefined>>;
+  /**
+   * Settings the stack's owner gives the pool itself, set as they are (not taken from the caller's
+   * environment): the app module it runs (SKYFORGE_APP_MODULE), its TypeScript loader's config.
+   */
+  settings?: Readonly<Record<string, string>>;
   endpoints: { dynamodb: string; sqs: string };
   table: string;
   queueUrls: ReadonlyMap<string, string>;
@@ -52,6 +57,7 @@ export function poolEnvironment(o: Omit<PoolProcessOptions, "command" | "log">):
   }
   return {
     ...env,
+    ...o.settings,
     AWS_REGION: LOCAL_AWS.region,
     AWS_ACCESS_KEY_ID: LOCAL_AWS.credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: LOCAL_AWS.credentials.secretAccessKey,

@@ -46,7 +46,7 @@ export interface LocalStackOptions {
   /** Start the tick timer; tests that drive `ticker.tick()` themselves turn it off. */
   autoTick?: boolean;
   /** Runs the Fargate pool's entry point as a child process for the pool-tier queues. */
-  pool?: Pick<PoolProcessOptions, "command" | "baseEnv" | "drainSeconds" | "waitSeconds">;
+  pool?: Pick<PoolProcessOptions, "command" | "baseEnv" | "settings" | "drainSeconds" | "waitSeconds">;
   /**
    * Where the emulators keep the table and the queues, so jobs, schedules and queue settings survive
    * a restart (`npm start` uses `.skyforge/`). Without it, everything lives in memory.
