@@ -26,15 +26,6 @@ function stagesFrom(values: { stage?: string[]; "dev-stage"?: string[] }): reado
   return asked.length > 0 ? asked : checkedStages;
 }
 
-/** The first lines of a program's error that say what failed: its message, without the stack. */
-function programProblem(error: string): string {
-  return error
-    .split("\n")
-    .filter((line) => !/^\s+at /.test(line))
-    .join("\n")
-    .trim();
-}
-
 function printStage({ run, failures }: StageReport, out: (line: string) => void): void {
   const kib = run.builds.map((b) => `${functionName(b.handler)} ${(b.bytes / 1024).toFixed(0)} KiB`);
   out(
@@ -78,7 +69,7 @@ export async function runCheckDeploy(
     reports = await checkDeploy(root, stagesFrom(values));
   } catch (err) {
     if (!(err instanceof StageFailed)) throw err;
-    out(`check-deploy: ${programProblem(err.programError)}`);
+    out(`check-deploy: ${err.programError}`);
     return 1;
   }
   for (const report of reports) printStage(report, out);

@@ -8,6 +8,7 @@ import {
 } from "../../lib/declarations/queue-declaration.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { statusIndex, ttlAttribute } from "../../lib/store/table.ts";
+import { BUNDLE_BUDGET_BYTES } from "../bundle-sizes.ts";
 import { claimsBucketFailures } from "./claims-assertions.ts";
 import { exposureFailures } from "./exposure-assertions.ts";
 import { componentHygieneFailures, hygieneFailures } from "./hygiene-assertions.ts";
@@ -66,6 +67,11 @@ function functionFailures(stage: StageResources): string[] {
     if (JSON.stringify(b.properties) !== JSON.stringify(nodejsBuild)) {
       failures.push(`${b.handler} was built with ${JSON.stringify(b.properties)}`);
     }
+    // Each function runs the component's own app: its bundle holds that module (and its kinds).
+    if (!b.inputs.includes(stage.report.app))
+      failures.push(`${b.handler}'s bundle does not hold the app module ${stage.report.app}`);
+    if (b.bytes > BUNDLE_BUDGET_BYTES)
+      failures.push(`${b.handler}'s bundle is ${b.bytes} bytes, over the ${BUNDLE_BUDGET_BYTES} budget`);
   }
   return failures;
 }

@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { type BuildOptions, build } from "esbuild";
 import { entryHandler, type LambdaFunction, lambdaFunctions, writeEntries } from "../../infra/entries.ts";
 import { nodejsBuild } from "../../infra/function-defaults.ts";
@@ -89,6 +89,8 @@ export interface BuiltFunction {
   /** The handler string Lambda is given for that bundle (".sst/skyforge/Jobs/worker.handler"). */
   lambdaHandler: string;
   bytes: number;
+  /** The files bundled in, as absolute paths (packages' included). */
+  inputs: string[];
 }
 
 /**
@@ -106,5 +108,6 @@ export async function buildFunction(
   const outfile = join(outDir, `${file}.mjs`);
   const result = await build({ absWorkingDir: root, ...sstNodeBuildOptions(`${file}.ts`, outfile, props) });
   const output = Object.entries(result.metafile?.outputs ?? {}).find(([path]) => path.endsWith(".mjs"));
-  return { handler, file: outfile, lambdaHandler: handler, bytes: output?.[1].bytes ?? 0 };
+  const inputs = Object.keys(output?.[1].inputs ?? {}).map((input) => resolve(root, input));
+  return { handler, file: outfile, lambdaHandler: handler, bytes: output?.[1].bytes ?? 0, inputs };
 }

@@ -38,7 +38,7 @@ export class StageFailed extends Error {
   constructor(
     message: string,
     readonly constructed: ConstructedResource[],
-    /** The error the program threw, without the program's log. */
+    /** The message of the error the program threw, without its stack or the program's log. */
     readonly programError: string = message,
     /** Every resource registered before it threw. */
     readonly resources: RecordedResource[] = [],
@@ -134,7 +134,7 @@ async function bundleProgram(root: string, stage: string, dev: boolean, outfile:
     const resources = [];
     const calls = [];
     const components = [];
-    const out = { resources, calls, constructed: [], components: [], outputs: {}, error: null };
+    const out = { resources, calls, constructed: [], components: [], outputs: {}, error: null, message: null };
     // Each resource's parent, as Pulumi registers it: a resource belongs to the Skyforge component
     // above it (the mocks see names and types, not parents).
     const owners = new Map();
@@ -163,6 +163,7 @@ async function bundleProgram(root: string, stage: string, dev: boolean, outfile:
     // reports what was constructed before it.
     process.on("unhandledRejection", (error) => {
       out.error ??= String(error?.stack ?? error);
+      out.message ??= String(error?.message ?? error);
     });
     process.on("exit", () => {
       out.constructed = constructedComponents(components, pulumi.Output.isInstance);
@@ -187,6 +188,7 @@ async function bundleProgram(root: string, stage: string, dev: boolean, outfile:
       out.outputs = await new Promise((resolve) => pulumi.output(outputs ?? {}).apply(resolve));
     } catch (error) {
       out.error = String(error?.stack ?? error);
+      out.message = String(error?.message ?? error);
     }
   `;
   await build({
@@ -267,12 +269,13 @@ export async function runStage(
       components: ComponentReport[];
       outputs: Record<string, unknown>;
       error: string | null;
+      message: string | null;
     };
     if (out.error || code !== 0) {
       throw new StageFailed(
         `SST's components failed for stage ${stage} (exit ${code}):\n${out.error}\n${log}`,
         out.constructed,
-        out.error ?? `exit ${code}`,
+        out.message ?? `exit ${code}`,
         out.resources,
       );
     }
