@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { assertValidDeclarations } from "../lib/declarations/validate-app";
 import { poolScaling } from "../lib/deploy-plan/pool-scaling";
 import { producerRoutePaths } from "../lib/deploy-plan/producer-link";
@@ -48,7 +48,7 @@ function prepare(name: string, args: SkyforgeArgs) {
   }
   if (typeof args?.app !== "string" || args.app === "")
     refuse('no `app`: name the module that exports your defineApp value, e.g. { app: "src/jobs/app.ts" }');
-  const root = $cli.paths.root;
+  const root = resolve($cli.paths.root);
   const loaded = loadAppDeclarationsSync(args.app, root);
   const poolKinds = resolvePoolKinds(root, loaded.app, args.pool?.config);
   // The app's module checked its own declarations; the pool kinds `pool.config` adds are checked with them.
