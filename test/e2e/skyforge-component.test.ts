@@ -94,7 +94,7 @@ describe("two components in one stage, and a function linked to one", () => {
       copy.dir,
       "sst.config.ts",
       sstConfig(`    const jobs = new Skyforge("Jobs", { app: "app/index.ts" });
-    new Skyforge("Mail", { app: "mail/app.ts" });
+    new Skyforge("Mail", { app: "mail/app.ts", transform: { function: { memory: "2048 MB" } } });
     new sst.aws.Function("Web", { handler: "web/index.handler", link: [jobs] });
     return jobs.outputs;`),
     );
@@ -116,6 +116,17 @@ describe("two components in one stage, and a function linked to one", () => {
       .filter((r) => r.type === "aws:sqs/queue:Queue" && r.component === "Mail")
       .map((r) => r.name);
     expect(mailQueues.sort()).toEqual(["MailMailDlqQueue", "MailMailQueueQueue"]);
+  });
+
+  test("a component's `transform` reaches its own resources only", () => {
+    const memory = (component: string) =>
+      new Set(
+        report.run.resources
+          .filter((r) => r.type === "aws:lambda/function:Function" && r.component === component)
+          .map((r) => r.inputs.memorySize),
+      );
+    expect(memory("Mail")).toEqual(new Set([2048]));
+    expect(memory("Jobs")).not.toContain(2048);
   });
 
   test("each function's bundle holds its own component's app, not the other's", () => {
