@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
 
 /**
  * The entry points a Skyforge component deploys, generated into the user's project under
@@ -71,7 +71,7 @@ export function poolEntry(component: string): string {
 
 /** An import specifier for `target` from a module in `fromDir`: relative, with forward slashes. */
 function specifier(fromDir: string, target: string): string {
-  if (!target.startsWith(sep)) return target;
+  if (!isAbsolute(target)) return target;
   const path = relative(fromDir, target).split(sep).join("/");
   return path.startsWith(".") ? path : `./${path}`;
 }

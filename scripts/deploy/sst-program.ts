@@ -114,6 +114,18 @@ function injectGlobals(globals: string): Plugin {
   };
 }
 
+/**
+ * The mocks' module beside this one: its source here, its built file where the proof ships in the
+ * skyforge package (which keeps it a file of its own, since the program imports it by path).
+ */
+function mocksModule(): string {
+  for (const name of ["./pulumi-mocks.ts", "./pulumi-mocks.js"]) {
+    const file = fileURLToPath(new URL(name, import.meta.url));
+    if (existsSync(file)) return file;
+  }
+  throw new Error(`no pulumi-mocks module beside ${fileURLToPath(import.meta.url)}`);
+}
+
 /** Bundles the program: the CLI's own esbuild step, with an entry that installs the mocks first. */
 async function bundleProgram(root: string, stage: string, dev: boolean, outfile: string, home: string) {
   const work = join(root, ".sst");
@@ -125,7 +137,7 @@ async function bundleProgram(root: string, stage: string, dev: boolean, outfile:
     paths: { home, root, work, platform },
     state: { version: {} },
   };
-  const mocks = fileURLToPath(new URL("./pulumi-mocks.ts", import.meta.url));
+  const mocks = mocksModule();
   const entry = `
     import * as pulumi from "@pulumi/pulumi";
     import { writeFileSync } from "node:fs";
