@@ -4,7 +4,7 @@ import { assertValidDeclarations } from "../lib/declarations/validate-app";
 import { poolScaling } from "../lib/deploy-plan/pool-scaling";
 import { producerRoutePaths } from "../lib/deploy-plan/producer-link";
 import { pascalCase } from "../lib/deploy-plan/resource-names";
-import { loadAppDeclarationsSync } from "../project/app-declarations";
+import { type LoadedDeclarations, loadAppDeclarationsSync } from "../project/app-declarations";
 import { createApiFunctions } from "./api";
 import { createApiGateway } from "./api-gateway";
 import type { Build } from "./build";
@@ -50,9 +50,7 @@ function prepare(name: string, args: SkyforgeArgs) {
     refuse('no `app`: name the module that exports your defineApp value, e.g. { app: "src/jobs/app.ts" }');
   const root = resolve($cli.paths.root);
   const loaded = loadAppDeclarationsSync(args.app, root);
-  const poolKinds = resolvePoolKinds(root, loaded.app, args.pool?.config);
-  // The app's module checked its own declarations; the pool kinds `pool.config` adds are checked with them.
-  assertValidDeclarations({ ...loaded.app, poolKinds });
+  const poolKinds = poolKindsOf(root, loaded, args.pool?.config, refuse);
   const handlers = handlersFor(loaded.inputs);
   const image = args.pool?.image ?? repositoryPoolImage(root, handlers);
   if (poolKinds.length > 0 && !image)
@@ -61,6 +59,26 @@ function prepare(name: string, args: SkyforgeArgs) {
     );
   taken.set(lower, name);
   return { root, loaded, poolKinds, handlers, image };
+}
+
+/**
+ * The app's pool kinds with `pool.config`'s laid over them, checked with the rest of the app (the
+ * module checked its own declarations; the kinds the file adds are checked here). A bad file or a
+ * refused kind is one error naming the file.
+ */
+function poolKindsOf(
+  root: string,
+  loaded: LoadedDeclarations,
+  config: string | undefined,
+  refuse: (problem: string) => never,
+) {
+  try {
+    const poolKinds = resolvePoolKinds(root, loaded.app, config);
+    assertValidDeclarations({ ...loaded.app, poolKinds });
+    return poolKinds;
+  } catch (err) {
+    return refuse(`${relative(root, loaded.file)} with pool.config ${config}: ${(err as Error).message}`);
+  }
 }
 
 /**

@@ -110,6 +110,62 @@ describe("the pool under sst dev", () => {
   });
 });
 
+describe("pool kinds from the component's `pool.config`", () => {
+  test("the file's kinds reach the pool and the functions that enqueue, which carry the file", async () => {
+    const file = "children/extra-pool.json";
+    writeFileSync(
+      join(copy.dir, file),
+      JSON.stringify({ kinds: { "rb-size": { argv: ["ruby", "children/size.rb"], soft: 1, hard: 2 } } }),
+    );
+    const run = await withOptions(`pool: { config: ${JSON.stringify(file)}, maxTasks: 3 }`);
+    expect(run.components[0]?.poolKinds.map((k) => k.name)).toContain("rb-size");
+    expect(stageFailures(run)).toEqual([]);
+    // The enqueue, API, callback and cron functions read it (each bundle gets a copy); the workers don't enqueue pool kinds' runs.
+    const carrying = ofType(run, "aws:lambda/function:Function")
+      .filter(
+        (f) =>
+          (f.inputs.environment as { variables: Record<string, string> }).variables.SKYFORGE_POOL_CONFIG ===
+          file,
+      )
+      .map((f) => f.name)
+      .sort();
+    expect(carrying).toEqual([
+      "JobsApiHandlerFunction",
+      "JobsCallbackFunction",
+      "JobsCronHandlerFunction",
+      "JobsEnqueueFunction",
+    ]);
+    for (const name of ["JobsEnqueue", "JobsApiHandler", "JobsCallback"]) {
+      const fn = run.constructed.find((c) => c.type === "sst:aws:Function" && c.name === name);
+      expect(fn?.props.copyFiles, name).toEqual([{ from: file }]);
+    }
+    const target = ofType(run, "aws:appautoscaling/target:Target")[0];
+    expect(target?.inputs.maxCapacity).toBe(3);
+  }, 60_000);
+
+  test("a file outside children/, or one the validator refuses, stops the program with one error naming it", async () => {
+    const outside = await withOptions('pool: { config: "pool.json" }').then(
+      () => undefined,
+      (e: unknown) => e as StageFailed,
+    );
+    expect(outside?.programError).toMatch(
+      /^Skyforge "Jobs": .*pool\.config must name a \.json file under children\//,
+    );
+    writeFileSync(
+      join(copy.dir, "children/bad-pool.json"),
+      JSON.stringify({ kinds: { "py-digest": { queue: "default" } } }),
+    );
+    const refused = await withOptions('pool: { config: "children/bad-pool.json" }').then(
+      () => undefined,
+      (e: unknown) => e as StageFailed,
+    );
+    expect(refused?.programError).toMatch(
+      /^Skyforge "Jobs": app\/index\.ts with pool\.config children\/bad-pool\.json: children\/bad-pool\.json: 1 problem\(s\): py-digest: queue "default" is served by Lambda, not the pool/,
+    );
+    expect(refused?.constructed).toEqual([]);
+  }, 60_000);
+});
+
 describe("stages", () => {
   // SST applies `removal` as a resource option, which the mocks never see; sst-program.ts evaluates
   // app() the same way, with SST's $config (an identity) in place.
