@@ -3,8 +3,7 @@ import type { HandlerSettings } from "../lib/handlers/handler-settings.ts";
 
 /**
  * The environment readers that need no app: each value checked when read (a bad one is a
- * ConfigError naming its variable). runtime-config.ts reads the rest; `skyforge dev` (local/) reads
- * its settings here, so it never loads this repo's app/.
+ * ConfigError naming its variable). engine-config.ts reads the rest with the app it is given.
  */
 export type Env = Readonly<Record<string, string | undefined>>;
 

@@ -1,6 +1,7 @@
 /**
- * How every Lambda function is built and run: sst.config.ts applies these to each sst.aws.Function,
- * and the offline deploy proof (scripts/deploy/) bundles with exactly the same settings.
+ * How every Lambda function is built and run: the component gives these to each sst.aws.Function
+ * it creates (infra/lambda-function.ts), and the offline deploy proof (scripts/deploy/) bundles
+ * with exactly the same settings.
  *
  * The AWS SDK v3 is left to the nodejs24.x runtime, which ships it: bundled, it was two thirds of
  * every bundle (about 650 KiB against about 200 KiB without it) and the cold-start budget is

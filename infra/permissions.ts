@@ -1,22 +1,29 @@
-import { app } from "../app/index";
 import { CLAIMS_PREFIX, TOKEN_OBJECTS_PATTERN } from "../lib/claims/claim-keys";
 import { grantsFor, type ResourceRef, type Role } from "../lib/deploy-plan/grants";
-import { queueOf } from "./queues";
-import { claims, table } from "./storage";
+import type { Build } from "./build";
+import type { Queues } from "./queues";
+import type { Storage } from "./storage";
 
 /** The event source mapping ARNs, by queue; known once the workers exist (infra/workers.ts). */
 export type MappingArns = ReadonlyMap<string, $util.Output<string>>;
 
-function arnOf(ref: ResourceRef, mappings: MappingArns): $util.Input<string> {
+/** What a grant's references resolve against: this component's table, bucket and queues. */
+export interface GrantTargets {
+  storage: Storage;
+  queues: Queues;
+}
+
+function arnOf(ref: ResourceRef, targets: GrantTargets, mappings: MappingArns): $util.Input<string> {
+  const { table, claims } = targets.storage;
   switch (ref.type) {
     case "table":
       return table.arn;
     case "tableIndexes":
       return $interpolate`${table.arn}/index/*`;
     case "queue":
-      return queueOf(ref.queue).queue.arn;
+      return targets.queues.queueOf(ref.queue).queue.arn;
     case "dlq":
-      return queueOf(ref.queue).dlq.arn;
+      return targets.queues.queueOf(ref.queue).dlq.arn;
     case "claimObjects":
       return $interpolate`${claims.arn}/${CLAIMS_PREFIX}*`;
     case "tokenObjects":
@@ -34,12 +41,18 @@ function arnOf(ref: ResourceRef, mappings: MappingArns): $util.Input<string> {
  * conditions (the token callback's: which partition keys, which attributes, no item returned) go
  * into its statement as they are: IAM ANDs them.
  */
-export function permissionsFor(role: Role, own: readonly string[] = [], mappings: MappingArns = new Map()) {
-  return grantsFor(role, app.queues, own)
+export function permissionsFor(
+  build: Build,
+  targets: GrantTargets,
+  role: Role,
+  own: readonly string[] = [],
+  mappings: MappingArns = new Map(),
+) {
+  return grantsFor(role, build.app.queues, own)
     .filter((g) => g.resources.length > 0)
     .map((g) => ({
       actions: [...g.actions],
-      resources: g.resources.map((r) => arnOf(r, mappings)),
+      resources: g.resources.map((r) => arnOf(r, targets, mappings)),
       ...(g.conditions
         ? {
             conditions: g.conditions.map((c) => ({

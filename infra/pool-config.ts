@@ -1,19 +1,20 @@
 import { readFileSync } from "node:fs";
-import { app } from "../app/index.ts";
+import { join } from "node:path";
+import type { App } from "../lib/declarations/define-app.ts";
 import { loadPoolKinds } from "../lib/declarations/pool-config.ts";
+import type { PoolKindSpec } from "../lib/declarations/pool-kind.ts";
 
 /**
- * The operator's pool kinds file, read at deploy time from SKYFORGE_POOL_CONFIG (a path relative to
- * the repo root). Keep it under children/: the image copies that folder, and the API and enqueue
- * functions get the same file, so producers accept the kinds it adds. A bad file fails the deploy.
+ * The operator's pool kinds file (the component's `pool.config`, a path relative to the project
+ * root), read at deploy time. Keep it under children/: the image copies that folder, and the API
+ * and enqueue functions get the same file, so producers accept the kinds it adds. A bad file fails
+ * the deploy before anything is planned.
  */
-const path = process.env.SKYFORGE_POOL_CONFIG;
-if (path && !/^(\.\/)?children\/[^/].*\.json$/.test(path)) {
-  throw new Error(
-    `SKYFORGE_POOL_CONFIG must name a .json file under children/ (the image copies only that folder), got "${path}"`,
-  );
+export function resolvePoolKinds(root: string, app: App, config: string | undefined): PoolKindSpec[] {
+  if (config !== undefined && !/^(\.\/)?children\/[^/].*\.json$/.test(config)) {
+    throw new Error(
+      `pool.config must name a .json file under children/ (the image copies only that folder), got "${config}"`,
+    );
+  }
+  return loadPoolKinds(app.queues, app.poolKinds, config, (p) => readFileSync(join(root, p), "utf8"));
 }
-
-export const poolKinds = loadPoolKinds(app.queues, app.poolKinds, path, (p) => readFileSync(p, "utf8"));
-export const poolConfigEnv: Record<string, string> = path ? { SKYFORGE_POOL_CONFIG: path } : {};
-export const poolConfigFiles = path ? [{ from: path }] : [];

@@ -213,7 +213,7 @@ function stackLog(settings: LocalStackSettings): Log {
   };
 }
 
-/** The pool's entry (the Fargate task's, functions/pool/main.ts) built beside this file, in the `skyforge` package. */
+/** The local pool entry (functions/pool/dev-main.ts) built beside this file, in the `skyforge` package. */
 const BUILT_POOL_ENTRY = fileURLToPath(new URL("./pool.js", import.meta.url));
 
 /**

@@ -36,7 +36,7 @@ export interface PoolProcessOptions {
  * The names the pool takes from the environment it is started from: its children's allowlist
  * (lib/pool/child-environment.ts), because a child that runs as the pool's own user (no setpriv, or
  * not root) can read the pool's /proc/<pid>/environ, and the pool's own settings read by
- * functions/runtime-config.ts (names and paths, never secrets). Everything else stays out, a real
+ * functions/engine-config.ts (names and paths, never secrets). Everything else stays out, a real
  * AWS_SESSION_TOKEN or AWS_PROFILE above all: the pool signs with the local keys for the emulators.
  */
 export const POOL_INHERITED_NAMES = [

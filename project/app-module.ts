@@ -44,7 +44,7 @@ export class AppModuleError extends ConfigError {
 }
 
 /** Where a bundle is written: the nearest node_modules above the module, so its packages resolve. */
-function cacheDir(file: string): string {
+export function cacheDir(file: string): string {
   let dir = dirname(file);
   for (;;) {
     if (existsSync(join(dir, "node_modules"))) return join(dir, "node_modules", ".cache", "skyforge");
@@ -101,7 +101,7 @@ export async function bundleAppModule(path: string): Promise<{ bundle: string; i
 }
 
 /** Whether a value has the shape `defineApp` returns. */
-function isApp(value: unknown): value is App {
+export function isApp(value: unknown): value is App {
   const v = value as Partial<Record<keyof App, unknown>> | null;
   return (
     typeof v === "object" &&
@@ -122,8 +122,7 @@ function isApp(value: unknown): value is App {
 export async function loadAppModule(path: string): Promise<LoadedAppModule> {
   const file = resolve(path);
   const { bundle, inputs } = await bundleAppModule(file);
-  const near = relative(process.cwd(), file);
-  const shown = near && !near.startsWith("..") ? near : file;
+  const shown = shownPath(file);
   let mod: Record<string, unknown>;
   try {
     mod = (await import(pathToFileURL(bundle).href)) as Record<string, unknown>;
@@ -134,10 +133,17 @@ export async function loadAppModule(path: string): Promise<LoadedAppModule> {
     rmSync(bundle, { force: true });
   }
   const app = [mod.default, mod.app].find(isApp);
-  if (!app) {
-    throw new AppModuleError(
-      `${shown} exports no defineApp value: export it as \`export default defineApp({...})\` or \`export const app = defineApp({...})\``,
-    );
-  }
+  if (!app) throw new AppModuleError(noAppMessage(shown));
   return { app, file, inputs };
+}
+
+/** A module's path as messages show it: relative to the working directory when inside it. */
+export function shownPath(file: string): string {
+  const near = relative(process.cwd(), file);
+  return near && !near.startsWith("..") ? near : file;
+}
+
+/** What a module that exports no `defineApp` value is told, naming it. */
+export function noAppMessage(shown: string): string {
+  return `${shown} exports no defineApp value: export it as \`export default defineApp({...})\` or \`export const app = defineApp({...})\``;
 }

@@ -2,7 +2,12 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
 import { nodejsBuild } from "../infra/function-defaults.ts";
-import { functionName, lambdaHandlers, sstNodeBuildOptions } from "./deploy/lambda-build.ts";
+import {
+  functionName,
+  lambdaHandlers,
+  sstNodeBuildOptions,
+  writeRepoEntries,
+} from "./deploy/lambda-build.ts";
 
 /** The size budget (docs/architecture.md §13): every Lambda bundle, minified. */
 export const BUNDLE_BUDGET_BYTES = 400 * 1024;
@@ -27,9 +32,9 @@ export function buildSettings(sdk: SdkOption) {
 }
 
 export interface FunctionBundle {
-  /** "worker", from the handler "functions/worker.handler". */
+  /** "worker", from the handler ".sst/skyforge/Jobs/worker.handler". */
   name: string;
-  /** Where the bundle was written (<outDir>/functions/<name>.mjs, as SST lays it out). */
+  /** Where the bundle was written (<outDir>/.sst/skyforge/Jobs/<name>.mjs, as SST lays it out). */
   file: string;
   bytes: number;
   /** The bundle's bundled inputs (project paths), and the packages it imports at run time. */
@@ -56,6 +61,7 @@ export async function buildBundles(
   { root = defaultRoot, write = true }: { root?: string; write?: boolean } = {},
 ): Promise<FunctionBundle[]> {
   const bundles: FunctionBundle[] = [];
+  writeRepoEntries(root);
   for (const handler of lambdaHandlers) {
     const entry = handler.slice(0, handler.lastIndexOf("."));
     const outfile = join(outDir, `${entry}.mjs`);

@@ -51,7 +51,7 @@ export interface BudgetReport {
 }
 
 /**
- * What a function does at init with each SDK package it imports (functions/runtime-config.ts,
+ * What a function does at init with each SDK package it imports (functions/engine-config.ts,
  * functions/lambda-event-sources.ts, lib/store/context.ts): the SDK-only file does the same, so the
  * ratio charges skyforge only for its own code. Ordered: the document client wraps the DynamoDB one.
  */
@@ -82,7 +82,7 @@ export function sdkOnlySource(packages: readonly string[]): string {
 }
 
 /**
- * Every variable a function reads at init (functions/runtime-config.ts, worker.ts), shaped as infra
+ * Every variable a function reads at init (functions/engine-config.ts, functions/handlers.ts), shaped as infra
  * sets them, with dummy values: module init builds clients but calls nothing. No credentials.
  */
 function functionEnv(): Record<string, string> {

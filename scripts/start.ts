@@ -18,7 +18,7 @@ const code = await runDev(["--app", app, ...process.argv.slice(2)], {
       process.execPath,
       "--import",
       "tsx",
-      fileURLToPath(new URL("../functions/pool/main.ts", import.meta.url)),
+      fileURLToPath(new URL("../functions/pool/dev-main.ts", import.meta.url)),
     ],
   },
   tryLines: (url) => [

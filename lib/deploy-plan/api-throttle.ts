@@ -25,14 +25,11 @@ export interface ApiThrottlePlan {
   tokenCallback: RouteThrottle & { reservedConcurrency: number };
 }
 
-/** The deploy-time settings (read by infra from the deployer's environment; docs/guide/deploy.md). */
-export const THROTTLE_SETTINGS = {
-  routesRate: "SKYFORGE_API_RATE_LIMIT",
-  routesBurst: "SKYFORGE_API_BURST_LIMIT",
-  callbackRate: "SKYFORGE_TOKEN_CALLBACK_RATE_LIMIT",
-  callbackBurst: "SKYFORGE_TOKEN_CALLBACK_BURST_LIMIT",
-  callbackConcurrency: "SKYFORGE_TOKEN_CALLBACK_CONCURRENCY",
-} as const;
+/** What a component's `throttle` option may set (infra/skyforge-args.ts); each value left out keeps its default. */
+export interface ThrottleOptions {
+  routes?: Partial<RouteThrottle>;
+  tokenCallback?: Partial<RouteThrottle & { reservedConcurrency: number }>;
+}
 
 /**
  * Defaults: the IAM routes a tenth of the account's shared limit, so one stage can't take the
@@ -55,36 +52,40 @@ export const concurrencyNeeded = (t: RouteThrottle) => t.burst + t.rate;
 /** The largest value a setting takes: API Gateway caps a route's rate and burst at the account's. */
 const MAX_SETTING = 1_000_000;
 
-function setting(env: Readonly<Record<string, string | undefined>>, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^[1-9]\d*$/.test(raw) || Number(raw) > MAX_SETTING)
-    throw new ConfigError(`${name} must be a whole number from 1 to ${MAX_SETTING}, got "${raw}"`);
-  return Number(raw);
+function setting(name: string, given: unknown, fallback: number): number {
+  if (given === undefined) return fallback;
+  if (typeof given !== "number" || !Number.isInteger(given) || given < 1 || given > MAX_SETTING)
+    throw new ConfigError(`throttle.${name} must be a whole number from 1 to ${MAX_SETTING}, got ${JSON.stringify(given)}`);
+  return given;
 }
 
 /**
- * The throttles in force: the defaults, with each setting the deployer gave laid over them. A value
- * that is not a whole number above 0, or a callback concurrency under concurrencyNeeded, is a
- * ConfigError naming its setting, so the deploy stops before anything is planned.
+ * The throttles in force: the defaults, with each value the component's `throttle` gave laid over
+ * them. A value that is not a whole number above 0, or a callback concurrency under
+ * concurrencyNeeded, is a ConfigError naming its option, so the deploy stops before anything is planned.
  */
-export function apiThrottlePlan(env: Readonly<Record<string, string | undefined>>): ApiThrottlePlan {
+export function apiThrottlePlan(given: ThrottleOptions = {}): ApiThrottlePlan {
   const d = DEFAULT_API_THROTTLE;
-  const s = THROTTLE_SETTINGS;
+  const c = given.tokenCallback ?? {};
   const tokenCallback = {
-    rate: setting(env, s.callbackRate, d.tokenCallback.rate),
-    burst: setting(env, s.callbackBurst, d.tokenCallback.burst),
-    reservedConcurrency: setting(env, s.callbackConcurrency, d.tokenCallback.reservedConcurrency),
+    rate: setting("tokenCallback.rate", c.rate, d.tokenCallback.rate),
+    burst: setting("tokenCallback.burst", c.burst, d.tokenCallback.burst),
+    reservedConcurrency: setting(
+      "tokenCallback.reservedConcurrency",
+      c.reservedConcurrency,
+      d.tokenCallback.reservedConcurrency,
+    ),
   };
   const needed = concurrencyNeeded(tokenCallback);
   if (tokenCallback.reservedConcurrency < needed)
     throw new ConfigError(
-      `${s.callbackConcurrency} must be at least the token callback's burst + rate (${tokenCallback.burst} + ${tokenCallback.rate} = ${needed}), got ${tokenCallback.reservedConcurrency}: a throttled function makes API Gateway answer 500`,
+      `throttle.tokenCallback.reservedConcurrency must be at least the token callback's burst + rate (${tokenCallback.burst} + ${tokenCallback.rate} = ${needed}), got ${tokenCallback.reservedConcurrency}: a throttled function makes API Gateway answer 500`,
     );
+  const r = given.routes ?? {};
   return {
     routes: {
-      rate: setting(env, s.routesRate, d.routes.rate),
-      burst: setting(env, s.routesBurst, d.routes.burst),
+      rate: setting("routes.rate", r.rate, d.routes.rate),
+      burst: setting("routes.burst", r.burst, d.routes.burst),
     },
     tokenCallback,
   };

@@ -1,5 +1,5 @@
 /**
- * The deployment's settings for the handlers that need any, as data: functions/runtime-config.ts
+ * The deployment's settings for the handlers that need any, as data: functions/engine-config.ts
  * reads them from the environment, the local stack passes its own.
  */
 export interface HandlerSettings {

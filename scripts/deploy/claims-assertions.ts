@@ -13,7 +13,9 @@ const forBucket = (stage: StageResources, type: string, bucket: RecordedResource
   stage.ofType(type).filter((r) => r.inputs.bucket === bucket.outputs.bucket);
 
 export function claimsBucketFailures(stage: StageResources): string[] {
-  const buckets = stage.ofType("aws:s3/bucket:Bucket").filter((b) => b.name.startsWith("Claims"));
+  const buckets = stage
+    .ofType("aws:s3/bucket:Bucket")
+    .filter((b) => b.name.startsWith(`${stage.prefix}Claims`));
   const bucket = buckets[0];
   if (!bucket || buckets.length > 1) return [`expected one claims bucket, found ${buckets.length}`];
   const failures: string[] = [];

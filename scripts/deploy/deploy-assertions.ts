@@ -1,4 +1,4 @@
-import { app } from "../../app/index.ts";
+import { lambdaFunctions } from "../../infra/entries.ts";
 import { lambdaArchitecture, lambdaRuntime, nodejsBuild } from "../../infra/function-defaults.ts";
 import { API_ROUTE_KEYS, UNAUTHENTICATED_ROUTE_KEYS } from "../../lib/api/route-keys.ts";
 import {
@@ -8,11 +8,12 @@ import {
 } from "../../lib/declarations/queue-declaration.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../../lib/limits.ts";
 import { statusIndex, ttlAttribute } from "../../lib/store/table.ts";
+import { BUNDLE_BUDGET_BYTES } from "../bundle-sizes.ts";
 import { claimsBucketFailures } from "./claims-assertions.ts";
 import { exposureFailures } from "./exposure-assertions.ts";
-import { hygieneFailures } from "./hygiene-assertions.ts";
+import { componentHygieneFailures, hygieneFailures } from "./hygiene-assertions.ts";
 import { iamFailures } from "./iam-assertions.ts";
-import { lambdaHandlers } from "./lambda-build.ts";
+import { linkFailures } from "./link-assertions.ts";
 import { monitoringFailures } from "./monitoring-assertions.ts";
 import { poolFailures } from "./pool-assertions.ts";
 import type { StageRun } from "./sst-program.ts";
@@ -20,8 +21,9 @@ import { arnOf, StageResources } from "./stage-resources.ts";
 import { throttleFailures } from "./throttle-assertions.ts";
 
 /**
- * What SST really produced for one stage, checked against the app's declarations. Each check
- * returns readable failures; an empty list means the stage is as declared.
+ * What SST really produced for one stage, checked against each Skyforge component's own app
+ * declarations (what it reported it was built from: infra/component-report.ts). Each check returns
+ * readable failures; an empty list means the stage is as declared.
  */
 
 const sameSet = (a: readonly string[], b: readonly string[]) =>
@@ -29,18 +31,19 @@ const sameSet = (a: readonly string[], b: readonly string[]) =>
 
 function functionFailures(stage: StageResources): string[] {
   const failures: string[] = [];
+  const { queues, handlers: entries } = stage.report;
   const handlers = stage.functions.map((fn) => stage.handlerOf(fn) ?? `${fn.name} (unknown handler)`);
   // One function per entry point, but one worker per Lambda-tier queue.
-  const workers = app.queues.filter((q) => tierOf(q) === "lambda").length;
-  const expected = lambdaHandlers.flatMap((h) =>
-    h === "functions/worker.handler" ? Array<string>(workers).fill(h) : [h],
+  const workers = queues.filter((q) => tierOf(q) === "lambda").length;
+  const expected = lambdaFunctions.flatMap((fn) =>
+    fn === "worker" ? Array<string>(workers).fill(entries.worker) : [entries[fn]],
   );
   if (!sameSet(handlers, expected)) {
     failures.push(`functions are ${handlers.join(", ")}; expected ${expected.join(", ")}`);
   }
   if (stage.run.dev) {
     // `sst dev` swaps each function for its bridge; what it was declared with is its dev target.
-    for (const t of stage.run.devTargets) {
+    for (const t of stage.run.devTargets.filter((d) => handlers.includes(d.handler))) {
       if (t.runtime !== lambdaRuntime || t.architecture !== lambdaArchitecture) {
         failures.push(`function ${t.functionID} is ${t.runtime} on ${t.architecture}`);
       }
@@ -61,10 +64,15 @@ function functionFailures(stage: StageResources): string[] {
       .some((c) => c.inputs.functionName === fn.inputs.name && c.inputs.updateRuntimeOn === "FunctionUpdate");
     if (!pinned) failures.push(`function ${fn.name} takes runtime updates outside a deploy`);
   }
-  for (const b of stage.run.builds) {
+  for (const b of stage.run.builds.filter((built) => handlers.includes(built.handler))) {
     if (JSON.stringify(b.properties) !== JSON.stringify(nodejsBuild)) {
       failures.push(`${b.handler} was built with ${JSON.stringify(b.properties)}`);
     }
+    // Each function runs the component's own app: its bundle holds that module (and its kinds).
+    if (!b.inputs.includes(stage.report.app))
+      failures.push(`${b.handler}'s bundle does not hold the app module ${stage.report.app}`);
+    if (b.bytes > BUNDLE_BUDGET_BYTES)
+      failures.push(`${b.handler}'s bundle is ${b.bytes} bytes, over the ${BUNDLE_BUDGET_BYTES} budget`);
   }
   return failures;
 }
@@ -73,7 +81,7 @@ function functionFailures(stage: StageResources): string[] {
 function eventSourceAndQueueFailures(stage: StageResources): string[] {
   const failures: string[] = [];
   const mappings = stage.ofType("aws:lambda/eventSourceMapping:EventSourceMapping");
-  for (const q of app.queues) {
+  for (const q of stage.report.queues) {
     const queue = stage.queue(q.name);
     const dlq = stage.queue(q.name, true);
     if (!queue || !dlq) {
@@ -171,15 +179,16 @@ function apiAndScheduleFailures(stage: StageResources): string[] {
       failures.push(`route ${key} is ${auth}, not ${open ? "NONE" : "AWS_IAM"}`);
     const integration = integrations.find((i) => r.inputs.target === `integrations/${i.outputs.id}`);
     const fn = stage.functionByArn(integration?.inputs.integrationUri);
-    const handler = open ? "functions/token-callback.handler" : "functions/api.handler";
+    const handler = open ? stage.report.handlers["token-callback"] : stage.report.handlers.api;
     if (!fn || stage.handlerOf(fn) !== handler) {
       failures.push(`route ${key} is served by ${fn?.name ?? "no function"}, not ${handler}`);
     }
   }
+  const { handlers } = stage.report;
   const expected: Record<string, string> = {
-    "functions/reaper.handler": "rate(1 minute)",
-    "functions/cleanup.handler": "rate(1 minute)",
-    "functions/cron.handler": "rate(1 minute)",
+    [handlers.reaper]: "rate(1 minute)",
+    [handlers.cleanup]: "rate(1 minute)",
+    [handlers.cron]: "rate(1 minute)",
   };
   const schedules = stage.ofType("aws:scheduler/schedule:Schedule");
   for (const [handler, expression] of Object.entries(expected)) {
@@ -221,19 +230,28 @@ function tableFailures(stage: StageResources, protectedStage: boolean): string[]
   return failures;
 }
 
-export function stageFailures(run: StageRun): string[] {
-  const stage = new StageResources(run);
+/** One component's resources against its app's declarations; each failure names the component. */
+function componentFailures(stage: StageResources): string[] {
   return [
     ...functionFailures(stage),
     ...eventSourceAndQueueFailures(stage),
     ...iamFailures(stage),
     ...apiAndScheduleFailures(stage),
     ...throttleFailures(stage),
-    ...tableFailures(stage, run.outputs._protect === true),
+    ...tableFailures(stage, stage.run.outputs._protect === true),
     ...claimsBucketFailures(stage),
     ...exposureFailures(stage),
     ...poolFailures(stage),
     ...monitoringFailures(stage),
-    ...hygieneFailures(stage),
+    ...componentHygieneFailures(stage),
+  ].map((failure) => `${stage.prefix}: ${failure}`);
+}
+
+export function stageFailures(run: StageRun): string[] {
+  if (run.components.length === 0) return ["the program creates no Skyforge component"];
+  return [
+    ...run.components.flatMap((c) => componentFailures(new StageResources(run, c))),
+    ...linkFailures(run),
+    ...hygieneFailures(run),
   ];
 }

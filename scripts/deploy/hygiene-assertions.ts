@@ -1,10 +1,11 @@
 import { REGION, type RecordedResource } from "./pulumi-mocks.ts";
 import type { StageRun } from "./sst-program.ts";
-import { type StageResources, taskContainers } from "./stage-resources.ts";
+import { StageResources, taskContainers } from "./stage-resources.ts";
 
 /**
- * Configuration hygiene across the stage: environments that carry names and URLs only, JSON logs
- * kept a month, the stack outputs README.md documents, and no Output turned into a string.
+ * Configuration hygiene: a component's environments carry names and URLs only and its logs are JSON
+ * kept a month; across the stage, the outputs the client reads point at one component, and no
+ * Output is turned into a string.
  */
 
 /**
@@ -83,27 +84,35 @@ function loggingFailures(stage: StageResources): string[] {
   return failures;
 }
 
-/** The outputs README.md documents, pointing at this stage's resources. */
-function outputFailures(stage: StageResources): string[] {
-  const out = stage.run.outputs;
+/** The outputs a component gives (Skyforge `outputs`), which the client reads from .sst/outputs.json. */
+const CLIENT_OUTPUTS = ["api", "apiFunction", "dashboard", "enqueueFunction", "region", "stage", "table"];
+
+/**
+ * When the program returns a component's `outputs` (this repository's sst.config.ts does; a
+ * project may return its own), exactly those keys, pointing at that component's resources.
+ */
+function outputFailures(run: StageRun): string[] {
+  const out = run.outputs;
+  if (!CLIENT_OUTPUTS.some((k) => k in out)) return [];
   const keys = Object.keys(out)
     .filter((k) => !k.startsWith("_") && out[k] !== undefined)
     .sort();
-  const expected = [
-    "api",
-    "apiFunction",
-    "dashboard",
-    "enqueueFunction",
-    ...(stage.run.dev ? [] : ["poolService"]),
-    "region",
-    "stage",
-    "table",
-  ];
+  const byEnqueue = run.components.map((c) => new StageResources(run, c));
+  const stage =
+    byEnqueue.find((s) =>
+      s.functions.some(
+        (fn) => s.handlerOf(fn) === s.report.handlers.enqueue && fn.inputs.name === out.enqueueFunction,
+      ),
+    ) ?? byEnqueue[0];
+  if (!stage) return ["the stack outputs a Skyforge component's outputs, but the program creates none"];
+  const pooled = !run.dev && stage.ofType("aws:ecs/service:Service").length > 0;
+  const expected = [...CLIENT_OUTPUTS, ...(pooled ? ["poolService"] : [])].sort();
   const failures: string[] = [];
   if (keys.join() !== expected.join())
     failures.push(`the stack outputs ${keys.join(", ")}; README.md documents ${expected.join(", ")}`);
-  const enqueue = stage.functions.find((fn) => stage.handlerOf(fn) === "functions/enqueue.handler");
-  const apiFunction = stage.functions.find((fn) => stage.handlerOf(fn) === "functions/api.handler");
+  const { handlers } = stage.report;
+  const enqueue = stage.functions.find((fn) => stage.handlerOf(fn) === handlers.enqueue);
+  const apiFunction = stage.functions.find((fn) => stage.handlerOf(fn) === handlers.api);
   const points: [string, RecordedResource | undefined, unknown][] = [
     ["enqueueFunction", enqueue, enqueue?.inputs.name],
     ["apiFunction", apiFunction, apiFunction?.inputs.name],
@@ -114,7 +123,7 @@ function outputFailures(stage: StageResources): string[] {
       stage.ofType("aws:apigatewayv2/api:Api")[0]?.outputs.apiEndpoint,
     ],
   ];
-  if (!stage.run.dev) {
+  if (pooled) {
     const service = stage.ofType("aws:ecs/service:Service")[0];
     points.push(["poolService", service, service?.inputs.name]);
   }
@@ -123,8 +132,7 @@ function outputFailures(stage: StageResources): string[] {
       failures.push(`output ${key} is ${String(out[key])}, not ${String(value)}`);
   }
   // The client checks `stage` against the stage it was asked for, and signs for `region`.
-  if (out.stage !== stage.run.stage)
-    failures.push(`output stage is ${String(out.stage)}, not ${stage.run.stage}`);
+  if (out.stage !== run.stage) failures.push(`output stage is ${String(out.stage)}, not ${run.stage}`);
   if (out.region !== REGION) failures.push(`output region is ${String(out.region)}, not ${REGION}`);
   return failures;
 }
@@ -147,12 +155,12 @@ function leakFailures(run: StageRun): string[] {
   return failures;
 }
 
-export function hygieneFailures(stage: StageResources): string[] {
-  return [
-    ...environmentFailures(stage),
-    ...loggingFailures(stage),
-    ...outputFailures(stage),
-    ...protectionFailures(stage.run),
-    ...leakFailures(stage.run),
-  ];
+/** A component's own functions, pool task and log groups. */
+export function componentHygieneFailures(stage: StageResources): string[] {
+  return [...environmentFailures(stage), ...loggingFailures(stage)];
+}
+
+/** Across the stage: the client's outputs, protection, and no Output leaked into a string. */
+export function hygieneFailures(run: StageRun): string[] {
+  return [...outputFailures(run), ...protectionFailures(run), ...leakFailures(run)];
 }

@@ -1,5 +1,3 @@
-import { app } from "../../app/index.ts";
-import { poolKinds } from "../../infra/pool-config.ts";
 import { CLAIMS_PREFIX, TOKEN_OBJECTS_PATTERN } from "../../lib/claims/claim-keys.ts";
 import { tierOf } from "../../lib/declarations/queue-declaration.ts";
 import { type GrantCondition, grantsFor, type ResourceRef, type Role } from "../../lib/deploy-plan/grants.ts";
@@ -62,7 +60,7 @@ function planned(stage: StageResources, role: Role, own: readonly string[]): Pol
     if (!found) missing.push(`${ref.type}${"queue" in ref ? ` ${ref.queue}` : ""}`);
     return found ?? "?";
   };
-  const statements = grantsFor(role, app.queues, own)
+  const statements = grantsFor(role, stage.report.queues, own)
     .filter((g) => g.resources.length > 0)
     .map((g) => ({
       Effect: "Allow",
@@ -148,8 +146,9 @@ function functionRoleFailures(stage: StageResources): string[] {
 
 function poolRoleFailures(stage: StageResources): string[] {
   const task = stage.ofType("aws:ecs/taskDefinition:TaskDefinition")[0];
-  if (!task) return stage.run.dev ? [] : ["no ECS task definition"];
-  const served = app.queues
+  if (!task) return stage.run.dev || stage.report.poolKinds.length === 0 ? [] : ["no ECS task definition"];
+  const { queues, poolKinds } = stage.report;
+  const served = queues
     .filter((q) => tierOf(q) === "pool" && poolKinds.some((k) => k.queue === q.name))
     .map((q) => q.name);
   const plan = planned(stage, "pool", served);
@@ -177,7 +176,9 @@ function scheduleRoleFailures(stage: StageResources): string[] {
 
 /** `<claims bucket arn>/claims/*`: the claim check's objects and nothing else of the bucket. */
 function claimObjectsArn(stage: StageResources): string | undefined {
-  const bucket = arnOf(stage.ofType("aws:s3/bucket:Bucket").find((b) => b.name.startsWith("Claims")));
+  const bucket = arnOf(
+    stage.ofType("aws:s3/bucket:Bucket").find((b) => b.name.startsWith(`${stage.prefix}Claims`)),
+  );
   return bucket && `${bucket}/${CLAIMS_PREFIX}*`;
 }
 

@@ -1,20 +1,30 @@
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { type BuildOptions, build } from "esbuild";
+import { entryHandler, type LambdaFunction, lambdaFunctions, writeEntries } from "../../infra/entries.ts";
 import { nodejsBuild } from "../../infra/function-defaults.ts";
 
-/** The Lambda entry points, by the handler string infra gives SST. */
-export const lambdaHandlers = [
-  "functions/enqueue.handler",
-  "functions/api.handler",
-  "functions/worker.handler",
-  "functions/reaper.handler",
-  "functions/cleanup.handler",
-  "functions/cron.handler",
-  "functions/token-callback.handler",
-] as const;
-export type LambdaHandler = (typeof lambdaHandlers)[number];
+/** This repository's own component (sst.config.ts): its entries are the bundles the benches and tests build. */
+export const REPO_COMPONENT = "Jobs";
 
-/** The function's short name: "functions/worker.handler" → "worker". */
+/** This repository's Lambda entry points, by the handler string its component gives SST. */
+export const lambdaHandlers = lambdaFunctions.map((fn) => entryHandler(REPO_COMPONENT, fn));
+export type LambdaHandler = string;
+
+/**
+ * Writes this repository's entries (app/index.ts's `app`, this checkout's functions/handlers.ts)
+ * as its component does when the program runs, so they can be bundled without running it.
+ */
+export function writeRepoEntries(root: string): Record<LambdaFunction, string> {
+  return writeEntries({
+    root,
+    component: REPO_COMPONENT,
+    appFile: join(root, "app", "index.ts"),
+    appExport: "app",
+    handlers: join(root, "functions", "handlers.ts"),
+  });
+}
+
+/** The function's short name: ".sst/skyforge/Jobs/worker.handler" → "worker". */
 export function functionName(handler: string): string {
   const file = handler.slice(0, handler.lastIndexOf("."));
   return file.slice(file.lastIndexOf("/") + 1);
@@ -76,9 +86,11 @@ export interface BuiltFunction {
   handler: LambdaHandler | string;
   /** The bundle's path: <outDir>/functions/<name>.mjs, as SST lays it out. */
   file: string;
-  /** The handler string Lambda is given for that bundle ("functions/worker.handler"). */
+  /** The handler string Lambda is given for that bundle (".sst/skyforge/Jobs/worker.handler"). */
   lambdaHandler: string;
   bytes: number;
+  /** The files bundled in, as absolute paths (packages' included). */
+  inputs: string[];
 }
 
 /**
@@ -96,5 +108,6 @@ export async function buildFunction(
   const outfile = join(outDir, `${file}.mjs`);
   const result = await build({ absWorkingDir: root, ...sstNodeBuildOptions(`${file}.ts`, outfile, props) });
   const output = Object.entries(result.metafile?.outputs ?? {}).find(([path]) => path.endsWith(".mjs"));
-  return { handler, file: outfile, lambdaHandler: handler, bytes: output?.[1].bytes ?? 0 };
+  const inputs = Object.keys(output?.[1].inputs ?? {}).map((input) => resolve(root, input));
+  return { handler, file: outfile, lambdaHandler: handler, bytes: output?.[1].bytes ?? 0, inputs };
 }

@@ -1,4 +1,3 @@
-import { app } from "../../app/index.ts";
 import { tierOf } from "../../lib/declarations/queue-declaration.ts";
 import { buildAlarms } from "../../lib/deploy-plan/alarms.ts";
 import { gaugeMetrics } from "../../lib/observability/metric-names.ts";
@@ -40,7 +39,7 @@ const sorted = (dimensions: unknown) =>
 function alarmFailures(stage: StageResources): string[] {
   const failures: string[] = [];
   const spec = buildAlarms(
-    app.queues.map((q) => {
+    stage.report.queues.map((q) => {
       const worker = tierOf(q) === "lambda" ? workerName(stage, q.name) : undefined;
       return {
         name: q.name,
@@ -52,13 +51,14 @@ function alarmFailures(stage: StageResources): string[] {
     }),
   );
   // The pool's scaling alarms are checked with the pool.
-  const alarms = stage.ofType(ALARM).filter((a) => !a.name.startsWith("Pool"));
+  const alarms = stage.ofType(ALARM).filter((a) => !a.name.startsWith(`${stage.prefix}Pool`));
+  const named = (s: { id: string }) => `${stage.prefix}${s.id}`;
   for (const a of alarms) {
-    if (!spec.some((s) => s.id === a.name))
+    if (!spec.some((s) => named(s) === a.name))
       failures.push(`alarm ${a.name} is not one lib/deploy-plan/alarms.ts plans`);
   }
   for (const s of spec) {
-    const a = alarms.find((x) => x.name === s.id);
+    const a = alarms.find((x) => x.name === named(s));
     if (!a) {
       failures.push(`alarm ${s.id} is missing`);
       continue;
@@ -136,13 +136,14 @@ function dashboardFailures(stage: StageResources): string[] {
       }
     }
   }
-  for (const q of app.queues) {
+  const { queues } = stage.report;
+  for (const q of queues) {
     if (!body.widgets.some((w) => w.properties.title?.startsWith(`${q.name} · `))) {
       failures.push(`the dashboard has no row for queue ${q.name}`);
     }
   }
   // The pool's children, by state, are gauges only the dashboard shows.
-  if (app.queues.some((q) => tierOf(q) === "pool")) {
+  if (queues.some((q) => tierOf(q) === "pool")) {
     for (const g of gaugeMetrics)
       if (!text.includes(`"${g}"`)) failures.push(`the dashboard lacks the ${g} gauge`);
   }

@@ -1,5 +1,3 @@
-import { app } from "../../app/index.ts";
-import { poolKinds } from "../../infra/pool-config.ts";
 import { tierOf } from "../../lib/declarations/queue-declaration.ts";
 import {
   POOL_CAPABILITIES,
@@ -37,9 +35,10 @@ function devFailures(stage: StageResources): string[] {
     for (const r of stage.ofType(type)) failures.push(`sst dev declares the pool scaling resource ${r.name}`);
   }
   for (const a of stage.ofType("aws:cloudwatch/metricAlarm:MetricAlarm")) {
-    if (a.name.startsWith("Pool")) failures.push(`sst dev declares the pool scaling alarm ${a.name}`);
+    if (a.name.startsWith(`${stage.prefix}Pool`))
+      failures.push(`sst dev declares the pool scaling alarm ${a.name}`);
   }
-  if (!stage.named("sst:sst:DevCommand", "PoolDev"))
+  if (stage.report.poolKinds.length > 0 && !stage.named("sst:sst:DevCommand", `${stage.prefix}PoolDev`))
     failures.push("sst dev has no local command for the pool");
   return failures;
 }
@@ -54,10 +53,8 @@ function taskFailures(stage: StageResources, task: RecordedResource): string[] {
   const image = stage.ofType("docker-build:index:Image")[0]?.inputs as
     | { context?: { location?: string }; dockerfile?: { location?: string }; platforms?: string[] }
     | undefined;
-  if (
-    !image?.dockerfile?.location?.endsWith("/infra/pool.Dockerfile") ||
-    image.platforms?.join() !== "linux/arm64"
-  ) {
+  const dockerfile = stage.report.poolImage?.dockerfile ?? "(none)";
+  if (!image?.dockerfile?.location?.endsWith(`/${dockerfile}`) || image.platforms?.join() !== "linux/arm64") {
     failures.push(
       `the pool image is built from ${image?.dockerfile?.location} for ${image?.platforms?.join()}`,
     );
@@ -110,7 +107,7 @@ function privilegeFailures(task: RecordedResource): string[] {
 function scalingFailures(stage: StageResources): string[] {
   const failures: string[] = [];
   const target = stage.ofType("aws:appautoscaling/target:Target")[0];
-  if (target?.inputs.minCapacity !== 0 || target.inputs.maxCapacity !== poolScaling.max) {
+  if (target?.inputs.minCapacity !== 0 || target.inputs.maxCapacity !== stage.report.poolMaxTasks) {
     failures.push(
       `the pool scales ${target?.inputs.minCapacity}..${target?.inputs.maxCapacity} tasks; an idle pool must run none`,
     );
@@ -119,13 +116,12 @@ function scalingFailures(stage: StageResources): string[] {
   if (service?.inputs.desiredCount !== 0)
     failures.push(`the pool service starts ${service?.inputs.desiredCount} tasks`);
   const policies = stage.ofType("aws:appautoscaling/policy:Policy");
-  const names = policies.map((p) => p.name).sort();
+  const names = policies.map((p) => p.name.slice(stage.prefix.length)).sort();
   if (names.join() !== "PoolScaleIn,PoolScaleOut")
     failures.push(`the pool's scaling policies are ${names.join(", ")}`);
   const config = (name: string) =>
-    stage.named("aws:appautoscaling/policy:Policy", name)?.inputs.stepScalingPolicyConfiguration as
-      | { adjustmentType?: string; stepAdjustments?: unknown[] }
-      | undefined;
+    stage.named("aws:appautoscaling/policy:Policy", `${stage.prefix}${name}`)?.inputs
+      .stepScalingPolicyConfiguration as { adjustmentType?: string; stepAdjustments?: unknown[] } | undefined;
   const out = config("PoolScaleOut");
   if (
     out?.adjustmentType !== "ChangeInCapacity" ||
@@ -142,12 +138,14 @@ function scalingFailures(stage: StageResources): string[] {
   ) {
     failures.push(`the pool scales in by ${JSON.stringify(scaleIn)}`);
   }
-  const policyArn = (name: string) => arnOf(stage.named("aws:appautoscaling/policy:Policy", name));
-  const served = app.queues.filter((q) => tierOf(q) === "pool" && poolKinds.some((k) => k.queue === q.name));
+  const policyArn = (name: string) =>
+    arnOf(stage.named("aws:appautoscaling/policy:Policy", `${stage.prefix}${name}`));
+  const { queues, poolKinds } = stage.report;
+  const served = queues.filter((q) => tierOf(q) === "pool" && poolKinds.some((k) => k.queue === q.name));
   for (const q of served) {
     const alarm = stage.named(
       "aws:cloudwatch/metricAlarm:MetricAlarm",
-      `PoolBacklog${pascalCase(q.name)}`,
+      `${stage.prefix}PoolBacklog${pascalCase(q.name)}`,
     )?.inputs;
     const watched = (alarm?.dimensions as { QueueName?: string } | undefined)?.QueueName;
     if (
@@ -160,7 +158,7 @@ function scalingFailures(stage: StageResources): string[] {
       failures.push(`queue ${q.name}'s backlog does not scale the pool out`);
     }
   }
-  const idle = stage.named("aws:cloudwatch/metricAlarm:MetricAlarm", "PoolIdle")?.inputs;
+  const idle = stage.named("aws:cloudwatch/metricAlarm:MetricAlarm", `${stage.prefix}PoolIdle`)?.inputs;
   if (
     served.length > 0 &&
     JSON.stringify(idle?.alarmActions) !== JSON.stringify([policyArn("PoolScaleIn")])
@@ -170,7 +168,16 @@ function scalingFailures(stage: StageResources): string[] {
   return failures;
 }
 
+/** Pool resources of a component whose app declares no pool kind. */
+function absentPoolFailures(stage: StageResources): string[] {
+  const pooled = stage.resources.filter(
+    (r) => /^aws:(ecs|appautoscaling)\//.test(r.type) || r.type === "sst:aws:Service",
+  );
+  return pooled.map((r) => `the app declares no pool kind, yet ${r.type} ${r.name} is planned`);
+}
+
 export function poolFailures(stage: StageResources): string[] {
+  if (stage.report.poolKinds.length === 0) return absentPoolFailures(stage);
   if (stage.run.dev) return devFailures(stage);
   const task = stage.ofType("aws:ecs/taskDefinition:TaskDefinition")[0];
   if (!task) return ["no pool task definition"];

@@ -32,12 +32,16 @@ export interface RecordedResource {
   inputs: Record<string, unknown>;
   /** The state the mocks answered with: the inputs plus computed attributes (arn, url, uuid, …). */
   outputs: Record<string, unknown>;
+  /** The Skyforge component it belongs to (written when the program ends), if any. */
+  component?: string;
 }
 /** An SST component and the args it was built with: Pulumi Outputs show as "<output>". */
 export interface ConstructedResource {
   type: string;
   name: string;
   props: Record<string, unknown>;
+  /** The Skyforge component it belongs to, if any. */
+  component?: string;
 }
 
 export interface RecordedCall {

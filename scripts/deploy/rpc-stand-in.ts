@@ -28,6 +28,8 @@ export interface BuiltRecord {
   architecture: string | undefined;
   properties: NodeBuildProperties;
   bytes: number;
+  /** The files bundled in, as absolute paths: the app module's among them. */
+  inputs: string[];
 }
 
 /** A function `sst dev` runs on the developer's machine: what it was declared with. */
@@ -91,6 +93,7 @@ export async function startRpcStandIn(root: string, workDir: string): Promise<Rp
             architecture,
             properties,
             bytes: built.bytes,
+            inputs: built.inputs,
           });
           return { handler: input.handler, out, errors: [], sourcemaps: [] };
         } catch (error) {

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build, type Plugin } from "esbuild";
+import { COMPONENT_REPORTS, type ComponentReport, SKYFORGE_TYPE } from "../../infra/component-report.ts";
 import { SST_ESM_BANNER } from "./lambda-build.ts";
 import type { ConstructedResource, RecordedCall, RecordedResource } from "./pulumi-mocks.ts";
 import { type BuiltRecord, type DevTarget, startRpcStandIn } from "./rpc-stand-in.ts";
@@ -21,6 +22,8 @@ export interface StageRun {
   resources: RecordedResource[];
   /** Every SST component as constructed, in order, with its final args (Outputs as markers). */
   constructed: ConstructedResource[];
+  /** Each Skyforge component the program created, with what it was built from (infra/component-report.ts). */
+  components: ComponentReport[];
   calls: RecordedCall[];
   outputs: Record<string, unknown>;
   builds: BuiltRecord[];
@@ -37,6 +40,10 @@ export class StageFailed extends Error {
   constructor(
     message: string,
     readonly constructed: ConstructedResource[],
+    /** The message of the error the program threw, without its stack or the program's log. */
+    readonly programError: string = message,
+    /** Every resource registered before it threw. */
+    readonly resources: RecordedResource[] = [],
   ) {
     super(message);
   }
@@ -55,15 +62,33 @@ export function ensurePlatform(root: string): void {
   });
 }
 
-/** The app() half of sst.config.ts, evaluated as the CLI does before the program is built. */
+/**
+ * The app() half of sst.config.ts, evaluated as the CLI does before the program is built: bundled
+ * by esbuild (packages left as imports), so a user's project needs no TypeScript runtime.
+ */
 async function appConfig(root: string, stage: string): Promise<Record<string, unknown>> {
   const global = globalThis as { $config?: (config: unknown) => unknown };
   global.$config ??= (config) => config;
-  const mod = (await import(pathToFileURL(join(root, "sst.config.ts")).href)) as {
-    default: { app(input: { stage: string }): Record<string, unknown> };
-  };
-  const config = mod.default.app({ stage });
-  return { providers: { aws: {} }, ...config, stage };
+  const outfile = join(root, ".sst", `check-deploy.config.${process.pid}.${stage}.mjs`);
+  try {
+    await build({
+      entryPoints: [join(root, "sst.config.ts")],
+      outfile,
+      bundle: true,
+      format: "esm",
+      platform: "node",
+      packages: "external",
+      logLevel: "silent",
+      absWorkingDir: root,
+    });
+    const mod = (await import(pathToFileURL(outfile).href)) as {
+      default: { app(input: { stage: string }): Record<string, unknown> };
+    };
+    const config = await mod.default.app({ stage });
+    return { providers: { aws: {} }, ...config, stage };
+  } finally {
+    rmSync(outfile, { force: true });
+  }
 }
 
 /** The provider aliases the CLI prepends to every project file (from .sst/provider-lock.json). */
@@ -91,6 +116,18 @@ function injectGlobals(globals: string): Plugin {
   };
 }
 
+/**
+ * The mocks' module beside this one: its source here, its built file where the proof ships in the
+ * skyforge package (which keeps it a file of its own, since the program imports it by path).
+ */
+function mocksModule(): string {
+  for (const name of ["./pulumi-mocks.ts", "./pulumi-mocks.js"]) {
+    const file = fileURLToPath(new URL(name, import.meta.url));
+    if (existsSync(file)) return file;
+  }
+  throw new Error(`no pulumi-mocks module beside ${fileURLToPath(import.meta.url)}`);
+}
+
 /** Bundles the program: the CLI's own esbuild step, with an entry that installs the mocks first. */
 async function bundleProgram(root: string, stage: string, dev: boolean, outfile: string, home: string) {
   const work = join(root, ".sst");
@@ -102,7 +139,7 @@ async function bundleProgram(root: string, stage: string, dev: boolean, outfile:
     paths: { home, root, work, platform },
     state: { version: {} },
   };
-  const mocks = fileURLToPath(new URL("./pulumi-mocks.ts", import.meta.url));
+  const mocks = mocksModule();
   const entry = `
     import * as pulumi from "@pulumi/pulumi";
     import { writeFileSync } from "node:fs";
@@ -111,14 +148,41 @@ async function bundleProgram(root: string, stage: string, dev: boolean, outfile:
     const resources = [];
     const calls = [];
     const components = [];
-    const out = { resources, calls, constructed: [], outputs: {}, error: null };
+    const out = { resources, calls, constructed: [], components: [], outputs: {}, error: null, message: null };
+    // Each resource's parent, as Pulumi registers it: a resource belongs to the Skyforge component
+    // above it (the mocks see names and types, not parents).
+    const owners = new Map();
+    // SST creates some resources without a parent but named after the component that spawned them
+    // (an API's routes, a queue's subscriber, a service's dev command): such a resource belongs to
+    // the Skyforge component whose child begins its name.
+    const spawnedBy = (name) =>
+      (globalThis[Symbol.for(${JSON.stringify(COMPONENT_REPORTS.description)})] ?? []).find((c) =>
+        c.children.some((child) => name.startsWith(child)),
+      )?.name;
+    const componentOf = (type, name) => {
+      const seen = new Set();
+      let key = type + "::" + name;
+      let top = name;
+      while (owners.has(key) && !seen.has(key)) {
+        seen.add(key);
+        const owner = owners.get(key);
+        if (!owner) break;
+        if (owner[0] === ${JSON.stringify(SKYFORGE_TYPE)}) return owner[1];
+        top = owner[1];
+        key = owner[0] + "::" + owner[1];
+      }
+      return key.startsWith(${JSON.stringify(SKYFORGE_TYPE)} + "::") ? undefined : spawnedBy(top);
+    };
     // Written however the program ends: a failure that escapes as an unhandled rejection still
     // reports what was constructed before it.
     process.on("unhandledRejection", (error) => {
       out.error ??= String(error?.stack ?? error);
+      out.message ??= String(error?.message ?? error);
     });
     process.on("exit", () => {
       out.constructed = constructedComponents(components, pulumi.Output.isInstance);
+      for (const r of [...resources, ...out.constructed]) r.component = componentOf(r.type, r.name);
+      out.components = globalThis[Symbol.for(${JSON.stringify(COMPONENT_REPORTS.description)})] ?? [];
       writeFileSync(process.env.CHECK_DEPLOY_OUT, JSON.stringify(out));
     });
     try {
@@ -126,11 +190,19 @@ async function bundleProgram(root: string, stage: string, dev: boolean, outfile:
       recordComponents([...Object.values(sst.aws), ...Object.values(sst.x)], $transform, components);
       const { run } = await import(${JSON.stringify(join(platform, "src/auto/run.ts"))});
       const mod = await import(${JSON.stringify(join(root, "sst.config.ts"))});
-      const outputs = await pulumi.runtime.runInPulumiStack(() => run(mod.default.run));
+      const outputs = await pulumi.runtime.runInPulumiStack(() => {
+        pulumi.runtime.registerStackTransformation((args) => {
+          const parent = args.opts.parent;
+          owners.set(args.type + "::" + args.name, parent ? [parent.__pulumiType, parent.__name] : null);
+          return undefined;
+        });
+        return run(mod.default.run);
+      });
       await pulumi.runtime.disconnect();
       out.outputs = await new Promise((resolve) => pulumi.output(outputs ?? {}).apply(resolve));
     } catch (error) {
       out.error = String(error?.stack ?? error);
+      out.message = String(error?.message ?? error);
     }
   `;
   await build({
@@ -208,13 +280,17 @@ export async function runStage(
       resources: RecordedResource[];
       calls: RecordedCall[];
       constructed: ConstructedResource[];
+      components: ComponentReport[];
       outputs: Record<string, unknown>;
       error: string | null;
+      message: string | null;
     };
     if (out.error || code !== 0) {
       throw new StageFailed(
         `SST's components failed for stage ${stage} (exit ${code}):\n${out.error}\n${log}`,
         out.constructed,
+        out.message ?? `exit ${code}`,
+        out.resources,
       );
     }
     return {
@@ -222,6 +298,7 @@ export async function runStage(
       dev,
       resources: out.resources,
       constructed: out.constructed,
+      components: out.components,
       calls: out.calls,
       outputs: out.outputs,
       builds: rpc.builds,

@@ -1,13 +1,36 @@
+import type { ComponentReport } from "../../infra/component-report.ts";
 import { pascalCase } from "../../lib/deploy-plan/resource-names.ts";
 import type { RecordedResource } from "./pulumi-mocks.ts";
 import type { StageRun } from "./sst-program.ts";
 
-/** Lookups over the resources SST registered for one stage, by AWS type and by what they belong to. */
+/**
+ * Lookups over the resources SST registered for one stage, by AWS type and by what they belong to:
+ * one Skyforge component's (its own resources and nothing of the project's or another
+ * component's), or the whole stage's when no component is given.
+ */
 export class StageResources {
-  constructor(readonly run: StageRun) {}
+  readonly resources: RecordedResource[];
+
+  constructor(
+    readonly run: StageRun,
+    readonly component?: ComponentReport,
+  ) {
+    this.resources = component ? run.resources.filter((r) => r.component === component.name) : run.resources;
+  }
+
+  /** The component's name: every one of its resources' logical names starts with it. */
+  get prefix(): string {
+    return this.component?.name ?? "";
+  }
+
+  /** The component it is scoped to; an assertion over a component's resources needs one. */
+  get report(): ComponentReport {
+    if (!this.component) throw new Error("these lookups are not scoped to a Skyforge component");
+    return this.component;
+  }
 
   ofType(type: string): RecordedResource[] {
-    return this.run.resources.filter((r) => r.type === type);
+    return this.resources.filter((r) => r.type === type);
   }
 
   /** The one resource of a type with that Pulumi name (SST names children after their component). */
@@ -19,7 +42,7 @@ export class StageResources {
     return this.ofType("aws:lambda/function:Function");
   }
 
-  /** The handler ("functions/worker.handler") of a Lambda function, from its build or its dev target. */
+  /** The handler (".sst/skyforge/Jobs/worker.handler") of a Lambda function, from its build or its dev target. */
   handlerOf(fn: RecordedResource): string | undefined {
     const id = fn.name.replace(/Function$/, "");
     return (
@@ -40,7 +63,10 @@ export class StageResources {
 
   /** The SQS queue of a declared queue (`dlq` for its dead-letter queue). */
   queue(declared: string, dlq = false): RecordedResource | undefined {
-    return this.named("aws:sqs/queue:Queue", `${pascalCase(declared)}${dlq ? "Dlq" : "Queue"}Queue`);
+    return this.named(
+      "aws:sqs/queue:Queue",
+      `${this.prefix}${pascalCase(declared)}${dlq ? "Dlq" : "Queue"}Queue`,
+    );
   }
 
   get table(): RecordedResource | undefined {

@@ -1,15 +1,11 @@
 import { TOKEN_CALLBACK_ROUTE } from "../../lib/api/route-keys.ts";
-import {
-  type ApiThrottlePlan,
-  apiThrottlePlan,
-  type RouteThrottle,
-} from "../../lib/deploy-plan/api-throttle.ts";
+import type { ApiThrottlePlan, RouteThrottle } from "../../lib/deploy-plan/api-throttle.ts";
 import type { RecordedResource } from "./pulumi-mocks.ts";
 import type { StageResources } from "./stage-resources.ts";
 
 /**
  * What a flood of requests can spend, as SST rendered it (lib/deploy-plan/api-throttle.ts, from the
- * same deploy-time settings infra read): the API stage throttles every route by default and the
+ * component's report of the plan it built from): the API stage throttles every route by default and the
  * token callback's route by its own, smaller limit; the stage is registered after the routes its
  * settings name (API Gateway refuses a route's settings before the route exists); and the function
  * that serves the callback holds exactly its reserved concurrency, which no other function has.
@@ -63,7 +59,7 @@ function concurrencyFailures(stage: StageResources, plan: ApiThrottlePlan): stri
   const failures: string[] = [];
   for (const fn of stage.functions) {
     const reserved = fn.inputs.reservedConcurrentExecutions as number | undefined;
-    const callback = stage.handlerOf(fn) === "functions/token-callback.handler";
+    const callback = stage.handlerOf(fn) === stage.report.handlers["token-callback"];
     const wanted = callback ? plan.tokenCallback.reservedConcurrency : undefined;
     if (reserved !== wanted)
       failures.push(
@@ -74,6 +70,6 @@ function concurrencyFailures(stage: StageResources, plan: ApiThrottlePlan): stri
 }
 
 export function throttleFailures(stage: StageResources): string[] {
-  const plan = apiThrottlePlan({ ...process.env, ...stage.run.env });
+  const plan = stage.report.throttle;
   return [...stageFailures(stage, plan), ...concurrencyFailures(stage, plan)];
 }

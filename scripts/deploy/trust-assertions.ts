@@ -118,7 +118,7 @@ function rolesByKind(stage: StageResources): Map<RecordedResource, RoleKind> {
     mark((schedule.inputs.target as { roleArn?: unknown } | undefined)?.roleArn, "schedule");
   }
   // Under `sst dev` the pool has no task definition, but SST still creates its task role.
-  const devTaskRole = stage.named("aws:iam/role:Role", "PoolTaskRole");
+  const devTaskRole = stage.named("aws:iam/role:Role", `${stage.prefix}PoolTaskRole`);
   if (stage.run.dev && devTaskRole && !kinds.has(devTaskRole)) kinds.set(devTaskRole, "pool task");
   return kinds;
 }
@@ -146,7 +146,7 @@ export function trustFailures(stage: StageResources): string[] {
       );
     }
   }
-  const otherIam = stage.run.resources.filter(
+  const otherIam = stage.resources.filter(
     (r) => r.type.startsWith("aws:iam/") && r.type !== "aws:iam/role:Role",
   );
   for (const r of otherIam) failures.push(`unexpected IAM resource ${r.type} ${r.name}`);

@@ -58,9 +58,11 @@ describe("check:deploy on SST's own components", () => {
       ["production", []],
     ]);
     // Every function was really bundled by the Runtime.Build stand-in outside dev: six (the token
-    // callback's included), and one worker per Lambda-tier queue.
+    // callback's included), and one worker per Lambda-tier queue, each from its generated entry.
     const workers = app.queues.filter((q) => tierOf(q) === "lambda").length;
     expect(reports[1]?.run.builds.map((b) => b.handler).sort()).toHaveLength(6 + workers);
+    for (const b of reports[1]?.run.builds ?? [])
+      expect(b.handler).toMatch(/^\.sst\/skyforge\/Jobs\/[a-z-]+\.handler$/);
   }, 120_000);
 
   test("dropping partial batch responses fails", async () => {
@@ -75,8 +77,8 @@ describe("check:deploy on SST's own components", () => {
   test("adding a link fails: it grants more than the plan", async () => {
     const failures = await failuresAfter(
       "infra/workers.ts",
-      'handler: "functions/worker.handler",',
-      'handler: "functions/worker.handler",\n        link: [queue],',
+      "handler: build.handlers.worker,",
+      "handler: build.handlers.worker,\n          link: [queue],",
     );
     expect(failures).toContainEqual(expect.stringMatching(/role .*\(worker\): extra statement .*sqs:\*/));
   }, 60_000);
@@ -92,9 +94,13 @@ describe("check:deploy on SST's own components", () => {
 
   test("a role that trusts more than its service fails", async () => {
     // Without the override, SST's `sst dev` policy comes back: the whole account may assume the roles.
-    const defaults = await failuresAfter("sst.config.ts", "restrictRoleTrust();", "");
+    const defaults = await failuresAfter(
+      "infra/role-trust.ts",
+      "args.assumeRolePolicy = serviceTrust(service);",
+      "",
+    );
     expect(defaults).toContainEqual(
-      expect.stringMatching(/role ReaperHandlerRole \(lambda\): trusts .*arn:aws:iam::123456789012:root/),
+      expect.stringMatching(/role JobsReaperHandlerRole \(lambda\): trusts .*arn:aws:iam::123456789012:root/),
     );
     const widened = await failuresAfter(
       "infra/role-trust.ts",
@@ -111,11 +117,11 @@ describe("check:deploy on SST's own components", () => {
   test("a managed policy more fails", async () => {
     const failures = await failuresAfter(
       "infra/schedules.ts",
-      'handler: "functions/reaper.handler",',
-      'handler: "functions/reaper.handler",\n    policies: ["arn:aws:iam::aws:policy/AdministratorAccess"],',
+      "handler: build.handlers.reaper,",
+      'handler: build.handlers.reaper,\n    policies: ["arn:aws:iam::aws:policy/AdministratorAccess"],',
     );
     expect(failures).toContainEqual(
-      expect.stringMatching(/role ReaperHandlerRole \(lambda\): managed policies .*AdministratorAccess/),
+      expect.stringMatching(/role JobsReaperHandlerRole \(lambda\): managed policies .*AdministratorAccess/),
     );
   }, 60_000);
 
@@ -128,10 +134,12 @@ describe("check:deploy on SST's own components", () => {
     ]);
     expect(failures).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^API ApiApi has a CORS configuration/),
-        expect.stringMatching(/^bucket .* has a CORS configuration \(ClaimsCors\)/),
-        expect.stringMatching(/^ECS service PoolService allows ECS Exec/),
-        expect.stringMatching(/^API stage ApiStage: the access log does not record the caller's ARN/),
+        expect.stringMatching(/^Jobs: API JobsApiApi has a CORS configuration/),
+        expect.stringMatching(/^Jobs: bucket .* has a CORS configuration \(JobsClaimsCors\)/),
+        expect.stringMatching(/^Jobs: ECS service JobsPoolService allows ECS Exec/),
+        expect.stringMatching(
+          /^Jobs: API stage JobsApiStage: the access log does not record the caller's ARN/,
+        ),
       ]),
     );
   }, 60_000);
@@ -158,8 +166,10 @@ describe("check:deploy on SST's own components", () => {
     );
     expect(failures).toEqual(
       expect.arrayContaining([
-        "route GET /keys is NONE, not AWS_IAM",
-        expect.stringMatching(/^route GET \/keys is served by Callback\w*, not functions\/api\.handler$/),
+        "Jobs: route GET /keys is NONE, not AWS_IAM",
+        expect.stringMatching(
+          /^Jobs: route GET \/keys is served by JobsCallback\w*, not \.sst\/skyforge\/Jobs\/api\.handler$/,
+        ),
       ]),
     );
     // The callback itself behind IAM (and in the API function) fails too: a token's url would stop working.
@@ -170,9 +180,9 @@ describe("check:deploy on SST's own components", () => {
     );
     expect(closed).toEqual(
       expect.arrayContaining([
-        "route POST /tokens/{id} is AWS_IAM, not NONE",
+        "Jobs: route POST /tokens/{id} is AWS_IAM, not NONE",
         expect.stringMatching(
-          /^route POST \/tokens\/\{id\} is served by ApiHandler\w*, not functions\/token-callback\.handler$/,
+          /^Jobs: route POST \/tokens\/\{id\} is served by JobsApiHandler\w*, not \.sst\/skyforge\/Jobs\/token-callback\.handler$/,
         ),
       ]),
     );
@@ -181,11 +191,11 @@ describe("check:deploy on SST's own components", () => {
   test("the token callback's function granted more than its narrow list fails", async () => {
     const wider = await failuresAfter(
       "infra/api.ts",
-      'permissions: permissionsFor("token-callback"),',
-      'permissions: permissionsFor("enqueue"),',
+      'permissions: permissionsFor(build, targets, "token-callback"),',
+      'permissions: permissionsFor(build, targets, "enqueue"),',
     );
     expect(wider).toContainEqual(
-      expect.stringMatching(/role Callback\w* \(token-callback\): extra statement .*dynamodb:PutItem/),
+      expect.stringMatching(/role JobsCallback\w* \(token-callback\): extra statement .*dynamodb:PutItem/),
     );
     // Without its conditions, its table grants would reach every item and every attribute of it, not
     // only what a token's completion and its job's resume write.
@@ -197,13 +207,13 @@ describe("check:deploy on SST's own components", () => {
     expect(anyKey).toEqual(
       expect.arrayContaining([
         expect.stringMatching(
-          /role Callback\w* \(token-callback\): extra statement \{"Effect":"Allow","Action":\["dynamodb:UpdateItem"\],"Resource":\["[^"]+"\]\}$/,
+          /role JobsCallback\w* \(token-callback\): extra statement \{"Effect":"Allow","Action":\["dynamodb:UpdateItem"\],"Resource":\["[^"]+"\]\}$/,
         ),
         expect.stringMatching(
-          /role Callback\w* \(token-callback\): missing statement .*"dynamodb:Attributes":\["gsi1pk","gsi1sk","pk","promotingUntil","runAt","sk","waiting"\].*"dynamodb:LeadingKeys":\["job#\*"\].*"dynamodb:ReturnValues":\["NONE"\]/,
+          /role JobsCallback\w* \(token-callback\): missing statement .*"dynamodb:Attributes":\["gsi1pk","gsi1sk","pk","promotingUntil","runAt","sk","waiting"\].*"dynamodb:LeadingKeys":\["job#\*"\].*"dynamodb:ReturnValues":\["NONE"\]/,
         ),
         expect.stringMatching(
-          /role Callback\w* \(token-callback\): missing statement .*"dynamodb:Attributes":\["completedAt","o","pk","secretHash","sk","status","timeoutAt","v"\].*"dynamodb:LeadingKeys":\["tok#\*"\]/,
+          /role JobsCallback\w* \(token-callback\): missing statement .*"dynamodb:Attributes":\["completedAt","o","pk","secretHash","sk","status","timeoutAt","v"\].*"dynamodb:LeadingKeys":\["tok#\*"\]/,
         ),
       ]),
     );
@@ -218,10 +228,10 @@ describe("check:deploy on SST's own components", () => {
     expect(anyObject).toEqual(
       expect.arrayContaining([
         expect.stringMatching(
-          /role Callback\w* \(token-callback\): extra statement .*s3:PutObject.*\/claims\/\*"\]\}$/,
+          /role JobsCallback\w* \(token-callback\): extra statement .*s3:PutObject.*\/claims\/\*"\]\}$/,
         ),
         expect.stringMatching(
-          /role Callback\w* \(token-callback\): missing statement .*s3:PutObject.*\/claims\/\*\/token-\*"\]\}$/,
+          /role JobsCallback\w* \(token-callback\): missing statement .*s3:PutObject.*\/claims\/\*\/token-\*"\]\}$/,
         ),
       ]),
     );
@@ -231,15 +241,15 @@ describe("check:deploy on SST's own components", () => {
     const failures = await failuresAfterEdits([
       ["infra/api-gateway.ts", "args.defaultRouteSettings = {", "void {"],
       ["infra/api-gateway.ts", "opts.dependsOn = declaredRoutes;", "void declaredRoutes;"],
-      ["infra/api.ts", "concurrency: { reserved: throttle.tokenCallback.reservedConcurrency },", ""],
+      ["infra/api.ts", "concurrency: { reserved: build.throttle.tokenCallback.reservedConcurrency },", ""],
     ]);
     expect(failures).toEqual(
       expect.arrayContaining([
-        "API stage ApiStage throttles its routes at none, not rate 1000 / burst 2000",
+        "Jobs: API stage JobsApiStage throttles its routes at none, not rate 1000 / burst 2000",
         expect.stringMatching(
-          /^API stage ApiStage is created before 29 of its routes \(POST \/tokens\/\{id\}, .*API Gateway refuses a route's settings before the route exists$/,
+          /^Jobs: API stage JobsApiStage is created before 29 of its routes \(POST \/tokens\/\{id\}, .*API Gateway refuses a route's settings before the route exists$/,
         ),
-        "function CallbackFunction reserves no concurrency, not 50 (the token callback's)",
+        "Jobs: function JobsCallbackFunction reserves no concurrency, not 50 (the token callback's)",
       ]),
     );
     // The callback's route left to the stage's default (its own settings gone) fails too.
@@ -250,8 +260,8 @@ describe("check:deploy on SST's own components", () => {
     );
     expect(shared).toEqual(
       expect.arrayContaining([
-        "API stage ApiStage throttles POST /tokens/{id} at the stage's default, not rate 20 / burst 30",
-        "API stage ApiStage has settings of its own for POST /events",
+        "Jobs: API stage JobsApiStage throttles POST /tokens/{id} at the stage's default, not rate 20 / burst 30",
+        "Jobs: API stage JobsApiStage has settings of its own for POST /events",
       ]),
     );
   }, 90_000);

@@ -10,13 +10,13 @@ import { copyProject, type ProjectCopy, projectRoot } from "../support/project-c
 
 /**
  * Infra scenarios on SST's real components (scripts/deploy/sst-program.ts), for what the per-stage
- * assertions of `npm run check:deploy` can't express: settings the deploy reads from its environment,
- * the command `sst dev` runs for the pool, and edits to the app. What every deploy must have is
- * checked there (scripts/deploy/*-assertions.ts), on every stage.
+ * assertions of `npm run check:deploy` can't express: the component's options, the command `sst dev`
+ * runs for the pool, and edits to the app. What every deploy must have is checked there
+ * (scripts/deploy/*-assertions.ts), on every stage.
  */
 
-/** Neither notification setting, whatever the developer's shell holds. */
-const quiet = { SKYFORGE_ALARM_EMAIL: undefined, SKYFORGE_ALARM_TOPIC_ARN: undefined };
+/** The repository's own component, as sst.config.ts declares it. */
+const COMPONENT = 'new Skyforge("Jobs", { app: "app/index.ts" })';
 
 interface SstConfig {
   app(input: { stage: string }): Record<string, unknown>;
@@ -26,25 +26,40 @@ let copy: ProjectCopy;
 
 const ofType = (run: StageRun, type: string) => run.resources.filter((r) => r.type === type);
 const appAlarms = (run: StageRun) =>
-  ofType(run, "aws:cloudwatch/metricAlarm:MetricAlarm").filter((a) => !a.name.startsWith("Pool"));
+  ofType(run, "aws:cloudwatch/metricAlarm:MetricAlarm").filter((a) => !a.name.startsWith("JobsPool"));
 
-beforeAll(() => ensurePlatform(projectRoot), 180_000);
+beforeAll(() => {
+  ensurePlatform(projectRoot);
+  copy = copyProject("skyforge-infra-real-", { deploy: true });
+}, 180_000);
 afterAll(() => copy?.remove());
 
-describe("alarm notifications, chosen by the deploy's environment", () => {
+/** Runs the copy's ci stage with the component declared with `options` (JS source), then restores sst.config.ts. */
+async function withOptions(options: string): Promise<StageRun> {
+  const path = join(copy.dir, "sst.config.ts");
+  const config = readFileSync(path, "utf8");
+  if (!config.includes(COMPONENT)) throw new Error(`sst.config.ts no longer declares ${COMPONENT}`);
+  writeFileSync(path, config.replace(COMPONENT, `new Skyforge("Jobs", { app: "app/index.ts", ${options} })`));
+  try {
+    return await runStage(copy.dir, "ci", false);
+  } finally {
+    writeFileSync(path, config);
+  }
+}
+
+describe("alarm notifications, chosen by the component's `alarms`", () => {
   let runs: Record<"none" | "email" | "topic", StageRun>;
   const existingTopic = "arn:aws:sns:us-east-1:123456789012:ops-pager";
   beforeAll(async () => {
     runs = {
-      none: await runStage(projectRoot, "ci", false, { env: quiet }),
-      email: await runStage(projectRoot, "ci", false, {
-        env: { ...quiet, SKYFORGE_ALARM_EMAIL: "ops@example.com" },
+      // The deploy-time variables the option replaced change nothing any more.
+      none: await runStage(copy.dir, "ci", false, {
+        env: { SKYFORGE_ALARM_EMAIL: "ops@example.com", SKYFORGE_ALARM_TOPIC_ARN: existingTopic },
       }),
-      topic: await runStage(projectRoot, "ci", false, {
-        env: { ...quiet, SKYFORGE_ALARM_TOPIC_ARN: existingTopic },
-      }),
+      email: await withOptions('alarms: { email: "ops@example.com" }'),
+      topic: await withOptions(`alarms: { topic: ${JSON.stringify(existingTopic)} }`),
     };
-  }, 60_000);
+  }, 120_000);
 
   test("with neither setting, alarms only change state: no topic, no actions", () => {
     expect(ofType(runs.none, "aws:sns/topic:Topic")).toEqual([]);
@@ -54,9 +69,9 @@ describe("alarm notifications, chosen by the deploy's environment", () => {
     }
   });
 
-  test("SKYFORGE_ALARM_EMAIL adds a topic with that address subscribed, and every alarm notifies it", () => {
+  test("`alarms.email` adds a topic with that address subscribed, and every alarm notifies it", () => {
     const topics = ofType(runs.email, "aws:sns/topic:Topic");
-    expect(topics.map((t) => t.name)).toEqual(["AlarmTopic"]);
+    expect(topics.map((t) => t.name)).toEqual(["JobsAlarmTopic"]);
     const topicArn = topics[0]?.outputs.arn;
     expect(ofType(runs.email, "aws:sns/topicSubscription:TopicSubscription").map((s) => s.inputs)).toEqual([
       expect.objectContaining({ topic: topicArn, protocol: "email", endpoint: "ops@example.com" }),
@@ -67,7 +82,7 @@ describe("alarm notifications, chosen by the deploy's environment", () => {
     expect(stageFailures(runs.email)).toEqual([]);
   });
 
-  test("SKYFORGE_ALARM_TOPIC_ARN makes every alarm notify that topic, and creates none", () => {
+  test("`alarms.topic` makes every alarm notify that topic, and creates none", () => {
     expect(ofType(runs.topic, "aws:sns/topic:Topic")).toEqual([]);
     for (const a of appAlarms(runs.topic)) {
       expect([a.name, a.inputs.alarmActions]).toEqual([a.name, [existingTopic]]);
@@ -76,17 +91,11 @@ describe("alarm notifications, chosen by the deploy's environment", () => {
   });
 });
 
-describe("the API's throttles, chosen by the deploy's environment", () => {
-  const settings = {
-    SKYFORGE_API_RATE_LIMIT: "300",
-    SKYFORGE_API_BURST_LIMIT: "600",
-    SKYFORGE_TOKEN_CALLBACK_RATE_LIMIT: "5",
-    SKYFORGE_TOKEN_CALLBACK_BURST_LIMIT: "10",
-    SKYFORGE_TOKEN_CALLBACK_CONCURRENCY: "15",
-  };
-
-  test("each setting reaches the stage's throttles or the callback's reserved concurrency, and the stage passes", async () => {
-    const run = await runStage(projectRoot, "ci", false, { env: { ...quiet, ...settings } });
+describe("the API's throttles, chosen by the component's `throttle`", () => {
+  test("each option reaches the stage's throttles or the callback's reserved concurrency, and the stage passes", async () => {
+    const run = await withOptions(
+      "throttle: { routes: { rate: 300, burst: 600 }, tokenCallback: { rate: 5, burst: 10, reservedConcurrency: 15 } }",
+    );
     const [stage] = ofType(run, "aws:apigatewayv2/stage:Stage");
     expect(stage?.inputs).toMatchObject({
       defaultRouteSettings: { throttlingRateLimit: 300, throttlingBurstLimit: 600 },
@@ -96,19 +105,19 @@ describe("the API's throttles, chosen by the deploy's environment", () => {
       .filter((r) => r.type === "aws:lambda/function:Function")
       .map((f) => [f.name, f.inputs.reservedConcurrentExecutions])
       .filter(([, n]) => n !== undefined);
-    expect(reserved).toEqual([["CallbackFunction", 15]]);
+    expect(reserved).toEqual([["JobsCallbackFunction", 15]]);
     expect(stageFailures(run)).toEqual([]);
   }, 60_000);
 
-  test("a malformed setting, or a concurrency the throttle could outrun, stops the deploy before anything is declared", async () => {
-    for (const [env, message] of [
+  test("a malformed option, or a concurrency the throttle could outrun, stops the deploy before anything is declared", async () => {
+    for (const [options, message] of [
+      ['throttle: { tokenCallback: { rate: "20/s" } }', /throttle\.tokenCallback\.rate must be a whole number/],
       [
-        { SKYFORGE_TOKEN_CALLBACK_RATE_LIMIT: "20/s" },
-        /SKYFORGE_TOKEN_CALLBACK_RATE_LIMIT must be a whole number/,
+        "throttle: { tokenCallback: { reservedConcurrency: 10 } }",
+        /throttle\.tokenCallback\.reservedConcurrency must be at least/,
       ],
-      [{ SKYFORGE_TOKEN_CALLBACK_CONCURRENCY: "10" }, /SKYFORGE_TOKEN_CALLBACK_CONCURRENCY must be at least/],
     ] as const) {
-      const error = await runStage(projectRoot, "ci", false, { env: { ...quiet, ...env } }).then(
+      const error = await withOptions(options).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -122,13 +131,13 @@ describe("the API's throttles, chosen by the deploy's environment", () => {
 describe("the pool under sst dev", () => {
   let run: StageRun;
   beforeAll(async () => {
-    run = await runStage(projectRoot, "dev", true, { env: quiet });
+    run = await runStage(copy.dir, "dev", true);
   }, 60_000);
 
   test("runs as a local command with the task's environment, and nothing is deployed for it or scales", () => {
-    const service = run.constructed.find((c) => c.type === "sst:aws:Service" && c.name === "Pool");
+    const service = run.constructed.find((c) => c.type === "sst:aws:Service" && c.name === "JobsPool");
     expect(service?.props).toMatchObject({
-      dev: { command: "node --import tsx functions/pool/main.ts" },
+      dev: { command: "node --import tsx .sst/skyforge/Jobs/pool.ts" },
       environment: expect.objectContaining({ SKYFORGE_POOL_DRAIN_SECONDS: "25" }),
     });
     expect(run.constructed.map((c) => c.type)).toContain("sst:sst:DevCommand");
@@ -136,6 +145,62 @@ describe("the pool under sst dev", () => {
       /^aws:(ecs\/(service|taskDefinition)|appautoscaling)\//.test(r.type);
     expect(run.resources.filter(deployed)).toEqual([]);
   });
+});
+
+describe("pool kinds from the component's `pool.config`", () => {
+  test("the file's kinds reach the pool and the functions that enqueue, which carry the file", async () => {
+    const file = "children/extra-pool.json";
+    writeFileSync(
+      join(copy.dir, file),
+      JSON.stringify({ kinds: { "rb-size": { argv: ["ruby", "children/size.rb"], soft: 1, hard: 2 } } }),
+    );
+    const run = await withOptions(`pool: { config: ${JSON.stringify(file)}, maxTasks: 3 }`);
+    expect(run.components[0]?.poolKinds.map((k) => k.name)).toContain("rb-size");
+    expect(stageFailures(run)).toEqual([]);
+    // The enqueue, API, callback and cron functions read it (each bundle gets a copy); the workers don't enqueue pool kinds' runs.
+    const carrying = ofType(run, "aws:lambda/function:Function")
+      .filter(
+        (f) =>
+          (f.inputs.environment as { variables: Record<string, string> }).variables.SKYFORGE_POOL_CONFIG ===
+          file,
+      )
+      .map((f) => f.name)
+      .sort();
+    expect(carrying).toEqual([
+      "JobsApiHandlerFunction",
+      "JobsCallbackFunction",
+      "JobsCronHandlerFunction",
+      "JobsEnqueueFunction",
+    ]);
+    for (const name of ["JobsEnqueue", "JobsApiHandler", "JobsCallback"]) {
+      const fn = run.constructed.find((c) => c.type === "sst:aws:Function" && c.name === name);
+      expect(fn?.props.copyFiles, name).toEqual([{ from: file }]);
+    }
+    const target = ofType(run, "aws:appautoscaling/target:Target")[0];
+    expect(target?.inputs.maxCapacity).toBe(3);
+  }, 60_000);
+
+  test("a file outside children/, or one the validator refuses, stops the program with one error naming it", async () => {
+    const outside = await withOptions('pool: { config: "pool.json" }').then(
+      () => undefined,
+      (e: unknown) => e as StageFailed,
+    );
+    expect(outside?.programError).toMatch(
+      /^Skyforge "Jobs": .*pool\.config must name a \.json file under children\//,
+    );
+    writeFileSync(
+      join(copy.dir, "children/bad-pool.json"),
+      JSON.stringify({ kinds: { "py-digest": { queue: "default" } } }),
+    );
+    const refused = await withOptions('pool: { config: "children/bad-pool.json" }').then(
+      () => undefined,
+      (e: unknown) => e as StageFailed,
+    );
+    expect(refused?.programError).toMatch(
+      /^Skyforge "Jobs": app\/index\.ts with pool\.config children\/bad-pool\.json: children\/bad-pool\.json: 1 problem\(s\): py-digest: queue "default" is served by Lambda, not the pool/,
+    );
+    expect(refused?.constructed).toEqual([]);
+  }, 60_000);
 });
 
 describe("stages", () => {
@@ -156,9 +221,8 @@ describe("editing the app in a copy of the project", () => {
   const queuesFile = () => join(copy.dir, "app/queues.ts");
   let original: string;
   beforeAll(() => {
-    copy = copyProject("skyforge-infra-real-", { deploy: true });
     original = readFileSync(queuesFile(), "utf8");
-  }, 60_000);
+  });
 
   /** Puts `source` in app/queues.ts for `body`, then restores the copy's file. */
   async function withQueues<T>(source: string, body: () => Promise<T>): Promise<T> {
@@ -195,15 +259,15 @@ describe("editing the app in a copy of the project", () => {
     expect(report?.failures).toEqual([]);
     const run = report?.run as StageRun;
     const names = run.resources.map((r) => r.name);
-    expect(names).toEqual(expect.arrayContaining(["EmailsQueueQueue", "EmailsDlqQueue"]));
+    expect(names).toEqual(expect.arrayContaining(["JobsEmailsQueueQueue", "JobsEmailsDlqQueue"]));
     const worker = ofType(run, "aws:lambda/function:Function").find(
       (f) =>
         (f.inputs.environment as { variables: Record<string, string> }).variables.SKYFORGE_WORKER_QUEUE ===
         "emails",
     );
     expect(worker?.inputs.timeout).toBe(60);
-    const queueArn = ofType(run, "aws:sqs/queue:Queue").find((q) => q.name === "EmailsQueueQueue")?.outputs
-      .arn;
+    const queueArn = ofType(run, "aws:sqs/queue:Queue").find((q) => q.name === "JobsEmailsQueueQueue")
+      ?.outputs.arn;
     expect(
       ofType(run, "aws:lambda/eventSourceMapping:EventSourceMapping").map((m) => m.inputs),
     ).toContainEqual(
@@ -214,15 +278,15 @@ describe("editing the app in a copy of the project", () => {
       }),
     );
     expect(
-      names.filter((n) => n.startsWith("Emails") && appAlarms(run).some((a) => a.name === n)).sort(),
+      names.filter((n) => n.startsWith("JobsEmails") && appAlarms(run).some((a) => a.name === n)).sort(),
     ).toEqual([
-      "EmailsCronFailed",
-      "EmailsDeadJobs",
-      "EmailsDlqNotEmpty",
-      "EmailsNearRetention",
-      "EmailsOldestMessageAge",
-      "EmailsPausedJobs",
-      "EmailsWorkerErrors",
+      "JobsEmailsCronFailed",
+      "JobsEmailsDeadJobs",
+      "JobsEmailsDlqNotEmpty",
+      "JobsEmailsNearRetention",
+      "JobsEmailsOldestMessageAge",
+      "JobsEmailsPausedJobs",
+      "JobsEmailsWorkerErrors",
     ]);
     const body = String(ofType(run, "aws:cloudwatch/dashboard:Dashboard")[0]?.inputs.dashboardBody);
     expect(body).toContain('"title":"emails · ');
@@ -232,14 +296,16 @@ describe("editing the app in a copy of the project", () => {
     const invalid = original.replace("maxConcurrency: 10,", "maxConcurrency: 1,");
     expect(invalid).not.toBe(original);
     const error = await withQueues(invalid, () =>
-      runStage(copy.dir, "ci", false, { env: quiet }).then(
+      runStage(copy.dir, "ci", false).then(
         () => undefined,
         (e: unknown) => e,
       ),
     );
     expect(error).toBeInstanceOf(StageFailed);
-    expect((error as StageFailed).message).toMatch(/queue "default": maxConcurrency 1 is outside/);
-    // Nothing at all was constructed in the stack.
+    // One error naming the app module, before anything at all was constructed in the stack.
+    expect((error as StageFailed).programError).toMatch(
+      /^app\/index\.ts: invalid declarations \(1\):\n- queue "default": maxConcurrency 1 is outside/,
+    );
     expect((error as StageFailed).constructed).toEqual([]);
   }, 60_000);
 });

@@ -1,5 +1,6 @@
 import { app } from "../../app/index.ts";
 import { pascalCase } from "../../lib/deploy-plan/resource-names.ts";
+import { REPO_COMPONENT } from "../../scripts/deploy/lambda-build.ts";
 import { ensurePlatform, runStage } from "../../scripts/deploy/sst-program.ts";
 import { arnOf, inlineStatements, StageResources } from "../../scripts/deploy/stage-resources.ts";
 import type { Permission } from "./iam-coverage.ts";
@@ -7,7 +8,7 @@ import { projectRoot } from "./project-copy.ts";
 
 /** One Lambda function as SST really declares it, with references in place of the stage's names. */
 export interface DeclaredFunction {
-  /** The handler string SST builds and Lambda loads: "functions/worker.handler". */
+  /** The handler string SST builds and Lambda loads: ".sst/skyforge/Jobs/worker.handler". */
   handler: string;
   runtime: string;
   timeoutSeconds: number;
@@ -26,7 +27,7 @@ function stageReferences(stage: StageResources): Map<string, string> {
   };
   set("Dynamo:Jobs.name", stage.table?.inputs.name);
   set("Dynamo:Jobs.arn", arnOf(stage.table));
-  const claims = stage.ofType("aws:s3/bucket:Bucket").find((b) => b.name.startsWith("Claims"));
+  const claims = stage.ofType("aws:s3/bucket:Bucket").find((b) => b.name.startsWith(`${stage.prefix}Claims`));
   set("Bucket:Claims.name", claims?.outputs.bucket);
   set("Bucket:Claims.arn", arnOf(claims));
   const mappings = stage.ofType("aws:lambda/eventSourceMapping:EventSourceMapping");
@@ -55,7 +56,12 @@ function stageReferences(stage: StageResources): Map<string, string> {
  */
 export async function declaredFunctions(): Promise<DeclaredFunction[]> {
   ensurePlatform(projectRoot);
-  const stage = new StageResources(await runStage(projectRoot, "ci", false));
+  const run = await runStage(projectRoot, "ci", false);
+  // The repository's own component: its functions, over app/.
+  const stage = new StageResources(
+    run,
+    run.components.find((c) => c.name === REPO_COMPONENT),
+  );
   // Longest first: an ARN or URL contains the resource's name.
   const refs = [...stageReferences(stage)].sort(([, a], [, b]) => b.length - a.length);
   const toReferences = (value: string) =>

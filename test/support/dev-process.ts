@@ -35,7 +35,7 @@ export function startDevProcess(
   const entry = pathToFileURL(join(projectRoot, "local/dev-command.ts")).href;
   // The pool child runs this repo's pool entry from source, as npm start does.
   const pool = {
-    command: [process.execPath, "--import", tsx, join(projectRoot, "functions/pool/main.ts")],
+    command: [process.execPath, "--import", tsx, join(projectRoot, "functions/pool/dev-main.ts")],
     env: { TSX_TSCONFIG_PATH: join(projectRoot, "tsconfig.json") },
   };
   const script = `import { runDev } from ${JSON.stringify(entry)}; process.exit(await runDev(process.argv.slice(1), { pool: ${JSON.stringify(pool)} }));`;

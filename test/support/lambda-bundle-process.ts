@@ -19,7 +19,7 @@ export interface LambdaProcessOptions {
   node: string;
   /** The bundle's root, as deployed: Lambda's /var/task. */
   taskRoot: string;
-  /** "functions/worker.handler": the module under the task root and its export. */
+  /** ".sst/skyforge/Jobs/worker.handler": the module under the task root and its export. */
   handler: string;
   functionName: string;
   runtime: string;

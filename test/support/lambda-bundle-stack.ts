@@ -15,6 +15,7 @@ import {
   buildFunction,
   functionName,
   lambdaHandlers,
+  writeRepoEntries,
 } from "../../scripts/deploy/lambda-build.ts";
 import { type AwsCallRecorder, type RecordedCall, startAwsCallRecorder } from "./aws-call-recorder.ts";
 import {
@@ -104,6 +105,7 @@ export async function startBundleStack(root: string): Promise<BundleStack> {
   };
 
   try {
+    writeRepoEntries(root);
     const [built, declared, emu] = await allSettled([
       Promise.all(lambdaHandlers.map((h) => buildFunction(root, h, outDir))),
       declaredFunctions(),

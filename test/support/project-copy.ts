@@ -1,4 +1,13 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +28,7 @@ const copied = [
   "cli",
   "bin",
   "bench",
+  "project",
   "scripts",
   "children",
   "package.json",
@@ -50,11 +60,23 @@ export function copyProject(prefix: string, options: { deploy?: boolean } = {}):
       cpSync(join(projectRoot, entry), join(dir, entry), { recursive: true });
     }
     symlinkSync(join(projectRoot, "node_modules"), join(dir, "node_modules"), "dir");
-    if (options.deploy) symlinkSync(join(projectRoot, ".sst"), join(dir, ".sst"), "dir");
+    if (options.deploy) linkPlatform(dir);
     return { dir, indexBefore: readFileSync(join(dir, "app/index.ts"), "utf8"), remove };
   } catch (err) {
     remove();
     throw err;
+  }
+}
+
+/**
+ * The copy's .sst/: SST's platform and what `sst install` wrote beside it, linked; the rest (the
+ * components' generated entries under .sst/skyforge/) the copy's own, so they import its app/.
+ */
+export function linkPlatform(dir: string): void {
+  mkdirSync(join(dir, ".sst"), { recursive: true });
+  for (const entry of readdirSync(join(projectRoot, ".sst"))) {
+    if (entry === "skyforge" || entry.startsWith("check-deploy.")) continue;
+    symlinkSync(join(projectRoot, ".sst", entry), join(dir, ".sst", entry));
   }
 }
 

@@ -3,11 +3,10 @@ import {
   apiThrottlePlan,
   concurrencyNeeded,
   DEFAULT_API_THROTTLE,
-  THROTTLE_SETTINGS,
 } from "../../lib/deploy-plan/api-throttle.ts";
 import { ConfigError } from "../../lib/errors.ts";
 
-describe("the API's throttles, as the deployer sets them", () => {
+describe("the API's throttles, as the component's `throttle` option sets them", () => {
   test("with nothing set: every route throttled, the token callback far below the rest, its concurrency reserved", () => {
     const plan = apiThrottlePlan({});
     expect(plan).toEqual(DEFAULT_API_THROTTLE);
@@ -19,13 +18,10 @@ describe("the API's throttles, as the deployer sets them", () => {
     );
   });
 
-  test("each setting overrides its own value only", () => {
+  test("each option overrides its own value only", () => {
     const plan = apiThrottlePlan({
-      [THROTTLE_SETTINGS.callbackRate]: "5",
-      [THROTTLE_SETTINGS.callbackBurst]: "10",
-      [THROTTLE_SETTINGS.callbackConcurrency]: "15",
-      [THROTTLE_SETTINGS.routesRate]: "300",
-      [THROTTLE_SETTINGS.routesBurst]: "",
+      tokenCallback: { rate: 5, burst: 10, reservedConcurrency: 15 },
+      routes: { rate: 300 },
     });
     expect(plan).toEqual({
       routes: { rate: 300, burst: DEFAULT_API_THROTTLE.routes.burst },
@@ -33,25 +29,20 @@ describe("the API's throttles, as the deployer sets them", () => {
     });
   });
 
-  test.each(["0", "-3", "2.5", "20rps", " 20", "1e3", "1000001"])(
-    "%j is refused, naming the setting",
-    (raw) => {
-      expect(() => apiThrottlePlan({ [THROTTLE_SETTINGS.callbackRate]: raw })).toThrow(ConfigError);
-      expect(() => apiThrottlePlan({ [THROTTLE_SETTINGS.callbackRate]: raw })).toThrow(
-        `SKYFORGE_TOKEN_CALLBACK_RATE_LIMIT must be a whole number from 1 to 1000000, got "${raw}"`,
-      );
-    },
-  );
+  test.each([0, -3, 2.5, "20", Number.NaN, 1_000_001])("%j is refused, naming the option", (raw) => {
+    const given = { tokenCallback: { rate: raw as number } };
+    expect(() => apiThrottlePlan(given)).toThrow(ConfigError);
+    expect(() => apiThrottlePlan(given)).toThrow(
+      `throttle.tokenCallback.rate must be a whole number from 1 to 1000000, got ${JSON.stringify(raw)}`,
+    );
+  });
 
   test("a callback concurrency the throttle could outrun is refused: Lambda's throttle would reach callers as a 500", () => {
-    expect(() => apiThrottlePlan({ [THROTTLE_SETTINGS.callbackConcurrency]: "49" })).toThrow(
-      /SKYFORGE_TOKEN_CALLBACK_CONCURRENCY must be at least the token callback's burst \+ rate \(30 \+ 20 = 50\), got 49/,
+    expect(() => apiThrottlePlan({ tokenCallback: { reservedConcurrency: 49 } })).toThrow(
+      /throttle\.tokenCallback\.reservedConcurrency must be at least the token callback's burst \+ rate \(30 \+ 20 = 50\), got 49/,
     );
     expect(() =>
-      apiThrottlePlan({
-        [THROTTLE_SETTINGS.callbackBurst]: "100",
-        [THROTTLE_SETTINGS.callbackConcurrency]: "100",
-      }),
+      apiThrottlePlan({ tokenCallback: { burst: 100, reservedConcurrency: 100 } }),
     ).toThrow(/\(100 \+ 20 = 120\), got 100/);
   });
 });

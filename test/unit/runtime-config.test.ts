@@ -1,13 +1,11 @@
 import { describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
+import { engineFromEnv, poolProcessFromEnv, workerQueueFromEnv } from "../../functions/engine-config.ts";
 import {
-  engineFromEnv,
   handlerSettingsFromEnv,
   localStackSettingsFromEnv,
-  poolProcessFromEnv,
   requiredSetting,
-  workerQueueFromEnv,
-} from "../../functions/runtime-config.ts";
+} from "../../functions/env-settings.ts";
 import { ConfigError } from "../../lib/errors.ts";
 
 /** The functions' one checked reading of the environment: a bad value is a ConfigError naming its variable. */
@@ -56,12 +54,14 @@ describe("functions' configuration", () => {
   });
 
   test("a missing required value names its variable", () => {
-    expect(configError(() => workerQueueFromEnv({})).message).toBe("SKYFORGE_WORKER_QUEUE is not set");
+    expect(configError(() => workerQueueFromEnv(app, {})).message).toBe("SKYFORGE_WORKER_QUEUE is not set");
     expect(configError(() => requiredSetting({ SKYFORGE_TABLE: "" }, "SKYFORGE_TABLE")).message).toBe(
       "SKYFORGE_TABLE is not set",
     );
     const { SKYFORGE_TABLE: _, ...noTable } = engineEnv;
-    expect(configError(() => engineFromEnv("test", {}, noTable)).message).toBe("SKYFORGE_TABLE is not set");
+    expect(configError(() => engineFromEnv(app, "test", {}, noTable)).message).toBe(
+      "SKYFORGE_TABLE is not set",
+    );
   });
 
   test("a non-numeric value names its variable and the value", () => {
@@ -81,13 +81,13 @@ describe("functions' configuration", () => {
   });
 
   test("a worker queue the app doesn't declare, and a queue map that isn't one, are refused by name", () => {
-    expect(configError(() => workerQueueFromEnv({ SKYFORGE_WORKER_QUEUE: "nowhere" })).message).toBe(
+    expect(configError(() => workerQueueFromEnv(app, { SKYFORGE_WORKER_QUEUE: "nowhere" })).message).toBe(
       "SKYFORGE_WORKER_QUEUE names an undeclared queue: nowhere",
     );
     const declared = app.queues[0]?.name as string;
-    expect(workerQueueFromEnv({ SKYFORGE_WORKER_QUEUE: declared })).toBe(declared);
+    expect(workerQueueFromEnv(app, { SKYFORGE_WORKER_QUEUE: declared })).toBe(declared);
     const badMap = { ...engineEnv, SKYFORGE_QUEUE_URLS: "default=https://sqs.example/default" };
-    expect(configError(() => engineFromEnv("test", {}, badMap)).message).toMatch(
+    expect(configError(() => engineFromEnv(app, "test", {}, badMap)).message).toMatch(
       /^SKYFORGE_QUEUE_URLS must be a JSON object of names to strings/,
     );
   });
@@ -95,12 +95,12 @@ describe("functions' configuration", () => {
   test("SKYFORGE_API_URL: the base of durable jobs' token urls (a trailing slash dropped); unset, none; not an http(s) URL, refused by name", () => {
     const base = "https://abc123.execute-api.us-east-1.amazonaws.com";
     expect(
-      engineFromEnv("test", {}, { ...engineEnv, SKYFORGE_API_URL: `${base}/` }).engine.tokenUrlBase,
+      engineFromEnv(app, "test", {}, { ...engineEnv, SKYFORGE_API_URL: `${base}/` }).engine.tokenUrlBase,
     ).toBe(base);
-    expect(engineFromEnv("test", {}, engineEnv).engine.tokenUrlBase).toBeUndefined();
+    expect(engineFromEnv(app, "test", {}, engineEnv).engine.tokenUrlBase).toBeUndefined();
     for (const bad of ["execute-api.example", "ftp://api.example", `${base}?secret=x`])
       expect(
-        configError(() => engineFromEnv("test", {}, { ...engineEnv, SKYFORGE_API_URL: bad })).message,
+        configError(() => engineFromEnv(app, "test", {}, { ...engineEnv, SKYFORGE_API_URL: bad })).message,
       ).toBe(`SKYFORGE_API_URL must be an http(s) URL without a query, got "${bad}"`);
   });
 

@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SQSClient } from "@aws-sdk/client-sqs";
-import { app } from "../app/index.ts";
 import { s3OnFirstUse } from "../lib/claims/claim-store.ts";
 import { systemClock } from "../lib/clock.ts";
 import type { App } from "../lib/declarations/define-app.ts";
@@ -20,8 +19,10 @@ import type { RunStamp } from "../lib/store/lease-ops.ts";
 import { type Env, numberSetting, requiredSetting } from "./env-settings.ts";
 
 /**
- * The adapter layer: the only place that reads the environment, each value checked when read (a bad
- * one is a ConfigError naming its variable). Infra sets (none is a secret):
+ * The adapter layer: with env-settings.ts, the only place that reads the environment, each value
+ * checked when read (a bad one is a ConfigError naming its variable). The app is given by the
+ * caller (functions/handlers.ts, from the deployment's own app module), never imported here, so a
+ * Lambda bundle holds the app it was built for and no other. Infra sets (none is a secret):
  * - SKYFORGE_TABLE;
  * - SKYFORGE_CLAIMS_BUCKET, the bucket of payloads and results over 8 KiB (lib/claims/);
  * - SKYFORGE_QUEUE_URLS, a JSON map of queue name → url;
@@ -34,21 +35,12 @@ import { type Env, numberSetting, requiredSetting } from "./env-settings.ts";
  * - SKYFORGE_API_URL, optionally, the HTTP API's base URL, which a durable job's token url starts
  *   with (on the functions that run jobs: workers and pool; the API's for the same views). Without
  *   it a token's url is a bare path.
- * The local stack sets SKYFORGE_APP_MODULE for its pool process: the user's app module, run instead
- * of this repo's app/ (functions/pool/main.ts).
- * Optional settings with their defaults: see handlerSettingsFromEnv and poolProcessFromEnv. The readers
- * that don't need the app (numbers, the scheduled handlers' and the local stack's settings) are in
- * env-settings.ts, which `skyforge dev` uses without loading this repo's app/.
+ * Optional settings with their defaults: see handlerSettingsFromEnv and poolProcessFromEnv.
  */
-export {
-  type Env,
-  handlerSettingsFromEnv,
-  type LocalStackSettings,
-  localStackSettingsFromEnv,
-  type NumberRange,
-  numberSetting,
-  requiredSetting,
-} from "./env-settings.ts";
+
+/** What the readers below need of the app: its queues, and for the pool kinds its pool kinds. */
+export type AppQueues = Pick<App, "queues">;
+export type AppPoolKinds = Pick<App, "queues" | "poolKinds">;
 
 function jsonMapSetting(env: Env, name: string): Map<string, string> | undefined {
   const raw = env[name];
@@ -68,7 +60,7 @@ function jsonMapSetting(env: Env, name: string): Map<string, string> | undefined
 }
 
 /** The queue a worker function serves (infra/workers.ts sets it per function). */
-export function workerQueueFromEnv(env: Env = process.env): string {
+export function workerQueueFromEnv(app: AppQueues, env: Env = process.env): string {
   const name = requiredSetting(env, "SKYFORGE_WORKER_QUEUE");
   if (!app.queues.some((q) => q.name === name)) {
     throw new ConfigError(`SKYFORGE_WORKER_QUEUE names an undeclared queue: ${name}`);
@@ -137,16 +129,11 @@ export function poolProcessFromEnv(env: Env = process.env): PoolProcessSettings 
   };
 }
 
-/** The pool kinds: the app's (this repo's unless given), with the operator's SKYFORGE_POOL_CONFIG file laid over them. */
-export function poolKindsFromEnv(env: Env = process.env, forApp: App = app): PoolKindSpec[] {
-  return loadPoolKinds(forApp.queues, forApp.poolKinds, env.SKYFORGE_POOL_CONFIG, (path) =>
+/** The pool kinds: the app's, with the operator's SKYFORGE_POOL_CONFIG file laid over them. */
+export function poolKindsFromEnv(app: AppPoolKinds, env: Env = process.env): PoolKindSpec[] {
+  return loadPoolKinds(app.queues, app.poolKinds, env.SKYFORGE_POOL_CONFIG, (path) =>
     readFileSync(path, "utf8"),
   );
-}
-
-/** SKYFORGE_APP_MODULE: the path of the app module the local stack's pool runs, if set. */
-export function appModuleFromEnv(env: Env = process.env): string | undefined {
-  return env.SKYFORGE_APP_MODULE || undefined;
 }
 
 /** SKYFORGE_API_URL: an absolute http(s) URL (infra sets the API's own); anything else is a ConfigError. */
@@ -172,12 +159,11 @@ export interface EngineFromEnvOptions {
   eventSources?: (mappings: ReadonlyMap<string, string>) => EventSourceControl;
   /** Who runs this process's attempts (Engine.runner): the worker's Lambda invocation, the pool's task. */
   runner?: () => RunStamp;
-  /** The app to run, when not this repo's app/ (the local pool over a user's app module: functions/pool/main.ts). */
-  app?: App;
 }
 
 /** The app's engine (with the pool kinds in force, read once) and its logger. */
 export function engineFromEnv(
+  app: App,
   serviceName: string,
   options: EngineFromEnvOptions = {},
   env: Env = process.env,
@@ -186,12 +172,11 @@ export function engineFromEnv(
   const dlqUrls = jsonMapSetting(env, "SKYFORGE_DLQ_URLS");
   const mappings = jsonMapSetting(env, "SKYFORGE_EVENT_SOURCE_MAPPINGS");
   const eventSources = mappings && options.eventSources?.(mappings);
-  const served = options.app ?? app;
-  const poolKinds = poolKindsFromEnv(env, served);
+  const poolKinds = poolKindsFromEnv(app, env);
   const queueUrls = jsonMapSetting(env, "SKYFORGE_QUEUE_URLS");
   if (!queueUrls) throw new ConfigError("SKYFORGE_QUEUE_URLS is not set");
   const engine = buildEngine({
-    app: served,
+    app,
     poolKinds,
     dynamodb: new DynamoDBClient({}),
     sqs: new SQSClient({}),
