@@ -1,8 +1,8 @@
 import { API_ROUTE_KEYS, UNAUTHENTICATED_ROUTE_KEYS } from "../lib/api/route-keys";
+import type { createApiGateway } from "./api-gateway";
 import { type Build, childName, childOpts, poolConfigEnv, poolConfigFiles } from "./build";
 import { functionArgs } from "./lambda-function";
 import { type GrantTargets, permissionsFor } from "./permissions";
-import type { createApiGateway } from "./api-gateway";
 import type { Workers } from "./workers";
 
 /** The functions producers and operators call, and the API's routes to them. */

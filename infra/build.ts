@@ -1,6 +1,6 @@
 import type { App } from "../lib/declarations/define-app.ts";
-import type { ApiThrottlePlan } from "../lib/deploy-plan/api-throttle.ts";
 import type { PoolKindSpec } from "../lib/declarations/pool-kind.ts";
+import type { ApiThrottlePlan } from "../lib/deploy-plan/api-throttle.ts";
 import type { LambdaFunction } from "./entries.ts";
 import type { SkyforgeArgs } from "./skyforge-args.ts";
 

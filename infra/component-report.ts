@@ -1,6 +1,6 @@
 import type { PoolKindSpec } from "../lib/declarations/pool-kind.ts";
-import type { ApiThrottlePlan } from "../lib/deploy-plan/api-throttle.ts";
 import type { QueueDeclaration } from "../lib/declarations/queue-declaration.ts";
+import type { ApiThrottlePlan } from "../lib/deploy-plan/api-throttle.ts";
 import type { LambdaFunction } from "./entries.ts";
 
 /**

@@ -11,7 +11,8 @@ import { startPool } from "../handlers.ts";
  */
 const module = process.env.SKYFORGE_APP_MODULE;
 try {
-  if (!module) throw new ConfigError("SKYFORGE_APP_MODULE is not set: the local pool runs the stack's app module");
+  if (!module)
+    throw new ConfigError("SKYFORGE_APP_MODULE is not set: the local pool runs the stack's app module");
   startPool((await loadAppModule(module)).app);
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;

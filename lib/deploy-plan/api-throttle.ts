@@ -55,7 +55,9 @@ const MAX_SETTING = 1_000_000;
 function setting(name: string, given: unknown, fallback: number): number {
   if (given === undefined) return fallback;
   if (typeof given !== "number" || !Number.isInteger(given) || given < 1 || given > MAX_SETTING)
-    throw new ConfigError(`throttle.${name} must be a whole number from 1 to ${MAX_SETTING}, got ${JSON.stringify(given)}`);
+    throw new ConfigError(
+      `throttle.${name} must be a whole number from 1 to ${MAX_SETTING}, got ${JSON.stringify(given)}`,
+    );
   return given;
 }
 

@@ -174,17 +174,20 @@ function scheduleRoleFailures(stage: StageResources): string[] {
   });
 }
 
+/** The component's claims bucket's ARN. */
+function claimsBucketArn(stage: StageResources): string | undefined {
+  return arnOf(stage.ofType("aws:s3/bucket:Bucket").find((b) => b.name.startsWith(`${stage.prefix}Claims`)));
+}
+
 /** `<claims bucket arn>/claims/*`: the claim check's objects and nothing else of the bucket. */
 function claimObjectsArn(stage: StageResources): string | undefined {
-  const bucket = arnOf(
-    stage.ofType("aws:s3/bucket:Bucket").find((b) => b.name.startsWith(`${stage.prefix}Claims`)),
-  );
+  const bucket = claimsBucketArn(stage);
   return bucket && `${bucket}/${CLAIMS_PREFIX}*`;
 }
 
 /** `<claims bucket arn>/` and TOKEN_OBJECTS_PATTERN: the token callback's objects, no other of the bucket. */
 function tokenObjectsArn(stage: StageResources): string | undefined {
-  const bucket = arnOf(stage.ofType("aws:s3/bucket:Bucket").find((b) => b.name.startsWith("Claims")));
+  const bucket = claimsBucketArn(stage);
   return bucket && `${bucket}/${TOKEN_OBJECTS_PATTERN}`;
 }
 

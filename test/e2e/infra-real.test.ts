@@ -111,7 +111,10 @@ describe("the API's throttles, chosen by the component's `throttle`", () => {
 
   test("a malformed option, or a concurrency the throttle could outrun, stops the deploy before anything is declared", async () => {
     for (const [options, message] of [
-      ['throttle: { tokenCallback: { rate: "20/s" } }', /throttle\.tokenCallback\.rate must be a whole number/],
+      [
+        'throttle: { tokenCallback: { rate: "20/s" } }',
+        /throttle\.tokenCallback\.rate must be a whole number/,
+      ],
       [
         "throttle: { tokenCallback: { reservedConcurrency: 10 } }",
         /throttle\.tokenCallback\.reservedConcurrency must be at least/,

@@ -41,8 +41,8 @@ describe("the API's throttles, as the component's `throttle` option sets them", 
     expect(() => apiThrottlePlan({ tokenCallback: { reservedConcurrency: 49 } })).toThrow(
       /throttle\.tokenCallback\.reservedConcurrency must be at least the token callback's burst \+ rate \(30 \+ 20 = 50\), got 49/,
     );
-    expect(() =>
-      apiThrottlePlan({ tokenCallback: { burst: 100, reservedConcurrency: 100 } }),
-    ).toThrow(/\(100 \+ 20 = 120\), got 100/);
+    expect(() => apiThrottlePlan({ tokenCallback: { burst: 100, reservedConcurrency: 100 } })).toThrow(
+      /\(100 \+ 20 = 120\), got 100/,
+    );
   });
 });
