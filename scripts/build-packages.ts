@@ -25,6 +25,11 @@ export interface PackageEntry {
   source: string;
   /** Whether the entry's declarations are written (what a user imports; not a bin). */
   types: boolean;
+  /**
+   * Imported by a user's project without declarations: the SST component, whose source is typed by
+   * SST's own platform (globals a project's sst.config.ts has, which the package's tsc doesn't).
+   */
+  untypedExport?: boolean;
 }
 
 export interface PackageSpec {
@@ -55,12 +60,13 @@ export const packageSpecs = {
       { out: "index", source: "packages/skyforge/src/index.ts", types: true },
       { out: "client", source: "client/index.ts", types: true },
       { out: "bin", source: "packages/skyforge/src/bin.ts", types: false },
-      // Not yet in this tree (issue 38's other parts, wired when they land; the manifest's "exports"
-      // and the bin name them then):
-      // { out: "sst", source: "infra/skyforge.ts", types: true },
-      // { out: "lambda", source: "functions/handlers.ts", types: true },
+      { out: "sst", source: "infra/skyforge.ts", types: false, untypedExport: true },
+      { out: "lambda", source: "functions/handlers.ts", types: true },
       { out: "dev", source: "local/dev-command.ts", types: false },
-      // { out: "check-deploy", source: "scripts/deploy/check-deploy-command.ts", types: false },
+      { out: "pool", source: "functions/pool/dev-main.ts", types: false },
+      { out: "check-deploy", source: "scripts/deploy/check-deploy-command.ts", types: false },
+      // Its own file: the offline proof's program imports the mocks by path (scripts/deploy/sst-program.ts).
+      { out: "pulumi-mocks", source: "scripts/deploy/pulumi-mocks.ts", types: false },
     ],
     // The web console, served by `skyforge console` (console/assets.ts finds it in dist/console/).
     assets: () => ({ console: consoleSourceFiles() }),

@@ -45,6 +45,7 @@ export function bareSpecifiers(text: string, declarations: boolean): string[] {
     for (const match of text.matchAll(pattern)) {
       const specifier = match[1] ?? "";
       if (/^(\.|\/)|^[a-z][a-z0-9+.-]*:/i.test(specifier)) continue; // relative, absolute, node:, file:, data:
+      if (specifier.includes("${")) continue; // a template's text: a program written for another process
       if (builtinModules.includes(specifier.split("/")[0] ?? "")) continue;
       found.add(specifier);
     }
