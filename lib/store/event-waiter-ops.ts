@@ -3,6 +3,7 @@ import type { StoreTransitions } from "../job/status.ts";
 import type { StoreContext } from "./context.ts";
 import { Expr } from "./expression.ts";
 import { eventWaiterKey, eventWaitersPartition } from "./keys.ts";
+import { formatStamp } from "./stored-formats.ts";
 
 /**
  * The jobs waiting for an event of one (name, match) pair (docs/architecture.md §22). A waiter is a
@@ -37,6 +38,7 @@ export async function putEventWaiter(
         queue: waiter.queue,
         step: waiter.step,
         expiresAt,
+        ...formatStamp("eventWaiter"),
       },
       ReturnConsumedCapacity: "TOTAL",
     }),
