@@ -28,44 +28,59 @@ import { waitFor } from "../support/wait.ts";
  * (600 s) have not timed out, however long ago they were captured.
  */
 
-const SET = "v1";
-const fixtures = loadFixtures(SET);
-const { manifest } = fixtures;
-const clock = new OffsetClock();
-clock.advance(manifest.capturedAt - Date.now());
-const errors: { message: string; attributes?: Record<string, unknown> }[] = [];
-const log: Log = {
-  debug() {},
-  info() {},
-  warn() {},
-  error: (message, attributes) => void errors.push({ message, ...(attributes ? { attributes } : {}) }),
-};
-const stack = localStackForFile({ app, clock, log });
-const { call, untilStatus } = stackHttp(() => stack().url);
+const currentFormats = Object.keys(STORED_FORMATS) as StoredFormat[];
+/** Formats kept in the table, one items file each (the message and claims objects have files of their own). */
+const tableFormats = (formats: string[]) =>
+  formats.filter((f) => f !== "message" && f !== "claimObject").sort();
 
-/** The job items of the set, as plain values (the table's attributes, unmarshalled). */
-const jobItems = (fixtures.items.get("job") ?? []).map((i) => unmarshall(i) as Json);
-const jobItem = (id: string) => jobItems.find((j) => j.id === id) as Json;
-const payloadItem = (id: string) =>
-  (fixtures.items.get("payload") ?? []).map((i) => unmarshall(i) as Json).find((p) => p.pk === `job#${id}`);
-const claimsObject = (key: string) => fixtures.claims.find((o) => o.key === key)?.body;
-
-beforeAll(async () => {
-  const { clients } = stack();
-  await loadIntoStack(fixtures, clients, "skyforge-jobs", CLAIMS_BUCKET);
+describe("the kept sets of stored-format fixtures", () => {
+  it("the newest set captures every format this code names, at its current version", () => {
+    const sets = fixtureSets();
+    expect(sets.length).toBeGreaterThan(0);
+    // A version bumped, or a format added, without a new capture fails here (docs/architecture.md §24).
+    const newest = loadFixtures(sets.at(-1) as string);
+    expect(newest.manifest.versions).toEqual(STORED_FORMATS);
+    expect([...newest.items.keys()].sort()).toEqual(tableFormats(currentFormats));
+  });
 });
 
-describe(`stored formats: set ${SET}, read by today's code`, () => {
-  it("holds a capture of every format this code names, each item stamped with a version it reads", () => {
-    expect(fixtureSets()).toContain(SET);
-    const tableFormats = Object.keys(STORED_FORMATS).filter((f) => f !== "message" && f !== "claimObject");
-    expect([...fixtures.items.keys()].sort()).toEqual(tableFormats.sort());
+describe.each(fixtureSets())("stored formats: set %s, read by today's code", (set) => {
+  const fixtures = loadFixtures(set);
+  const { manifest } = fixtures;
+  const clock = new OffsetClock();
+  clock.advance(manifest.capturedAt - Date.now());
+  const errors: { message: string; attributes?: Record<string, unknown> }[] = [];
+  const log: Log = {
+    debug() {},
+    info() {},
+    warn() {},
+    error: (message, attributes) => void errors.push({ message, ...(attributes ? { attributes } : {}) }),
+  };
+  const stack = localStackForFile({ app, clock, log });
+  const { call, untilStatus } = stackHttp(() => stack().url);
+
+  /** The job items of the set, as plain values (the table's attributes, unmarshalled). */
+  const jobItems = (fixtures.items.get("job") ?? []).map((i) => unmarshall(i) as Json);
+  const jobItem = (id: string) => jobItems.find((j) => j.id === id) as Json;
+  const payloadItem = (id: string) =>
+    (fixtures.items.get("payload") ?? []).map((i) => unmarshall(i) as Json).find((p) => p.pk === `job#${id}`);
+  const claimsObject = (key: string) => fixtures.claims.find((o) => o.key === key)?.body;
+
+  beforeAll(async () => {
+    const { clients } = stack();
+    await loadIntoStack(fixtures, clients, "skyforge-jobs", CLAIMS_BUCKET);
+  });
+
+  it("holds a capture of every format its version named, each item stamped with a version this code reads", () => {
+    expect([...fixtures.items.keys()].sort()).toEqual(tableFormats(Object.keys(manifest.versions)));
     for (const [format, items] of fixtures.items) {
       expect(items.length, format).toBeGreaterThan(0);
-      for (const item of items)
-        expect(Number(item[FORMAT_VERSION]?.N), `${format} ${item.pk?.S}`).toBeLessThanOrEqual(
-          STORED_FORMATS[format as StoredFormat],
-        );
+      // Stamped with the version its set wrote, one this code still reads.
+      for (const item of items) {
+        const version = Number(item[FORMAT_VERSION]?.N);
+        expect(version, `${format} ${item.pk?.S}`).toBe(manifest.versions[format]);
+        expect(version, `${format} ${item.pk?.S}`).toBeLessThanOrEqual(STORED_FORMATS[format]);
+      }
     }
     expect(fixtures.messages.length).toBeGreaterThan(0);
     expect(fixtures.claims.length).toBeGreaterThan(0);
@@ -204,7 +219,13 @@ describe(`stored formats: set ${SET}, read by today's code`, () => {
     );
     expect(raw.Item).toMatchObject({ status: "queued", attempts: 0, fv: 2 });
     expect(raw.Item?.leaseToken).toBeUndefined();
+    // Its view is refused too: a 500 whose log line names the item and its version.
     const view = await call("GET", `/jobs/${id}`);
     expect(view.status).toBe(500);
+    expect(
+      errors.some(
+        (e) => e.message === "unhandled API error" && /job .* format v2/.test(String(e.attributes?.error)),
+      ),
+    ).toBe(true);
   });
 });
