@@ -195,7 +195,10 @@ async function promotePage(deps: ReaperDeps, items: JobItem[], now: number, repo
       items.map((seen) =>
         writes(() =>
           // A hold we can see is live costs nothing to skip; a stale read is caught by the condition.
-          (seen.promotingUntil !== undefined && seen.promotingUntil >= now) || waitsForCaller(seen, now)
+          // A job a newer version wrote is left to it: its message would be built from a misread (§24).
+          (seen.promotingUntil !== undefined && seen.promotingUntil >= now) ||
+          waitsForCaller(seen, now) ||
+          !readsFormat("job", seen)
             ? Promise.resolve(undefined)
             : beginPromotion(deps.store, seen.id, seen.runAt, promotionHoldUntil(seen.runAt, now)),
         ),

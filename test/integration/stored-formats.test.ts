@@ -6,6 +6,7 @@ import { app } from "../../app/index.ts";
 import { itemBytes } from "../../bench/write-ledger.ts";
 import type { Log } from "../../lib/observability/log.ts";
 import { readFlowKey } from "../../lib/store/flow-key-ops.ts";
+import { indexKeys } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { FORMAT_VERSION, STORED_FORMATS, type StoredFormat } from "../../lib/store/stored-formats.ts";
 import { jobMessageProblem, parseJobMessage } from "../../lib/transport/job-message.ts";
@@ -227,5 +228,32 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
         (e) => e.message === "unhandled API error" && /job .* format v2/.test(String(e.attributes?.error)),
       ),
     ).toBe(true);
+  });
+
+  it("the reaper promotes a due scheduled job of a known format, and leaves a newer one to its version", async () => {
+    const scheduled = jobItem(manifest.jobs.scheduled as string);
+    const runAt = clock.now();
+    const copy = (suffix: string, fv: number) => {
+      const id = `${scheduled.id.slice(0, -4)}${suffix}`;
+      const keys = indexKeys(
+        scheduled.queue,
+        "scheduled",
+        id,
+        runAt,
+        stack().engine.store.layout.indexShards,
+      );
+      return { ...scheduled, pk: `job#${id}`, id, runAt, ...keys, fv };
+    };
+    const known = copy("KNWN", scheduled.fv);
+    const newer = copy("NEWR", 2);
+    const { doc } = stack().engine.store;
+    for (const Item of [known, newer]) await doc.send(new PutCommand({ TableName: "skyforge-jobs", Item }));
+    await stack().ticker.tick();
+    await untilStatus(known.id, "done");
+    const raw = await doc.send(
+      new GetCommand({ TableName: "skyforge-jobs", Key: { pk: newer.pk, sk: "job" } }),
+    );
+    expect(raw.Item).toMatchObject({ status: "scheduled", fv: 2, gsi1pk: newer.gsi1pk });
+    expect(raw.Item?.promotingUntil).toBeUndefined();
   });
 });
