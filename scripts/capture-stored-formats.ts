@@ -1,18 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { type AttributeValue, ScanCommand } from "@aws-sdk/client-dynamodb";
-import { GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { app } from "../app/index.ts";
 import { takeCallPermit } from "../lib/store/batch-key-ops.ts";
 import { moveHealCursor, readHealCursor } from "../lib/store/flow-heal-cursor-ops.ts";
 import { acquireLease } from "../lib/store/schedule-ops.ts";
-import { STORED_FORMATS, type StoredFormat } from "../lib/store/stored-formats.ts";
-import { CLAIMS_BUCKET } from "../local/emulators.ts";
-import { type LocalStack, startLocalStack } from "../local/stack.ts";
+import { STORED_FORMATS } from "../lib/store/stored-formats.ts";
+import { startLocalStack } from "../local/stack.ts";
+import { claimObjects, scanTable, type TableItem, writeFixtureSet } from "./stored-format-files.ts";
 
 /**
  * Captures today's stored formats as fixtures (docs/architecture.md §24): starts the local stack in
@@ -27,19 +24,6 @@ import { type LocalStack, startLocalStack } from "../local/stack.ts";
  *
  *   npx tsx scripts/capture-stored-formats.ts [--set v1] [--force]
  */
-
-/** The formats whose items a key prefix names alone (lib/store/keys.ts); formatOf sorts the rest. */
-const KEY_FORMATS: Readonly<Record<string, StoredFormat>> = {
-  "uniq#": "uniqueLock",
-  "queue#": "queueState",
-  "lease#": "leaderLease",
-  "rate#": "rateBucket",
-  "gslice#": "groupSlice",
-  "tok#": "token",
-  "evt#": "eventWaiter",
-  "fkey#": "flowKey",
-  "coal#": "coalesceLock",
-};
 
 const delayOf = (m: { DelaySeconds?: number }) => (m.DelaySeconds ? { delaySeconds: m.DelaySeconds } : {});
 
@@ -197,68 +181,31 @@ try {
 
   const items = await scanTable(stack);
   const capturedAt = Date.now();
-  const byFormat = new Map<StoredFormat, Record<string, AttributeValue>[]>();
-  for (const item of items) {
-    const format = formatOf(item);
-    byFormat.set(format, [...(byFormat.get(format) ?? []), item]);
-  }
-  const urls = new Map(
-    [...stack.queues].flatMap(([name, q]) => [[q.url, name] as const, [q.dlqUrl, `${name} dlq`] as const]),
-  );
-  const messages = sent.map((m) => ({
-    queue: urls.get(m.queueUrl) ?? m.queueUrl,
-    ...m,
-    queueUrl: undefined,
+  const urls = new Map([...stack.queues].map(([name, q]) => [q.url, name] as const));
+  const messages = sent.map(({ queueUrl, body, delaySeconds }) => ({
+    queue: urls.get(queueUrl) ?? queueUrl,
+    ...(delaySeconds ? { delaySeconds } : {}),
+    body,
   }));
-  const queuedMessage = messages.find((m) => (JSON.parse(m.body) as Json).id === queued);
-  if (!queuedMessage) throw new Error(`no message was sent for the queued job ${queued}`);
+  if (!messages.some((m) => (JSON.parse(m.body) as Json).id === queued))
+    throw new Error(`no message was sent for the queued job ${queued}`);
   const claims = await claimObjects(stack);
-
-  await rm(OUT, { recursive: true, force: true });
-  await mkdir(join(OUT, "items"), { recursive: true });
-  for (const [format, list] of [...byFormat].sort(([a], [b]) => a.localeCompare(b)))
-    await writeJson(join(OUT, "items", `${format}.json`), list.sort(byKey));
-  await writeJson(
-    join(OUT, "messages.json"),
-    messages.map(({ queue, body, delaySeconds }) => ({
-      queue,
-      ...(delaySeconds ? { delaySeconds } : {}),
-      body,
-    })),
-  );
-  await writeJson(join(OUT, "claims.json"), claims);
-  const token = tokenOf(items, tokenWait);
-  await writeJson(join(OUT, "manifest.json"), {
+  const manifest = {
     capturedAt,
     versions: STORED_FORMATS,
     jobs: {
-      plain,
-      largePayload,
-      claimChecked,
-      unique,
-      scheduled,
-      cancelled,
-      dead,
-      retried,
-      paused,
-      rated,
-      flowRated,
-      batched,
-      debounced,
-      collected,
-      singleton,
-      fanOut,
-      parked,
-      queued,
+      ...{ plain, largePayload, claimChecked, unique, scheduled, cancelled, dead, retried, paused },
+      ...{ rated, flowRated, batched, debounced, collected, singleton, fanOut, parked, queued },
     },
     event: { job: eventWait, event: "order.paid", match: "capture-order" },
-    token: { job: tokenWait, ...token },
+    token: { job: tokenWait, ...tokenOf(items, tokenWait) },
     flowKey: { kind: "tenant-echo", key: tenant, holders },
     group: { id: group, completion },
-  });
-  const counts = [...byFormat].map(([f, l]) => `${f} ${l.length}`).join(", ");
+  };
+  const counts = await writeFixtureSet(OUT, { items, messages, claims, manifest });
   console.log(
-    `captured into ${relative(ROOT, OUT)}: ${counts}; ${messages.length} messages, ${claims.length} claims objects`,
+    `captured into ${relative(ROOT, OUT)}: ${[...counts].map(([f, n]) => `${f} ${n}`).join(", ")}; ` +
+      `${messages.length} messages, ${claims.length} claims objects`,
   );
 } finally {
   await stack.stop();
@@ -274,70 +221,10 @@ async function waitGroup(id: string): Promise<Json> {
   }
 }
 
-/** A token's id and url, from its step record when the view didn't carry it. */
-function tokenOf(items: Record<string, AttributeValue>[], jobId: string): Json {
+/** A token's id and url, from the token step its job recorded. */
+function tokenOf(items: TableItem[], jobId: string): Json {
   const job = items.find((i) => i.pk?.S === `job#${jobId}` && i.sk?.S === "job");
   const step = job?.steps?.M?.approval?.M?.v?.S;
   if (!step) throw new Error(`job ${jobId} has no recorded token step`);
   return JSON.parse(step) as Json;
-}
-
-async function scanTable(s: LocalStack): Promise<Record<string, AttributeValue>[]> {
-  const items: Record<string, AttributeValue>[] = [];
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const out = await s.clients.dynamodb.send(
-      new ScanCommand({ TableName: "skyforge-jobs", ...(start ? { ExclusiveStartKey: start } : {}) }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
-
-async function claimObjects(s: LocalStack) {
-  const listed = await s.clients.s3.send(new ListObjectsV2Command({ Bucket: CLAIMS_BUCKET }));
-  const objects = [];
-  for (const { Key } of listed.Contents ?? []) {
-    const out = await s.clients.s3.send(new GetObjectCommand({ Bucket: CLAIMS_BUCKET, Key }));
-    objects.push({ key: Key, metadata: out.Metadata ?? {}, body: await out.Body?.transformToString("utf8") });
-  }
-  return objects.sort((a, b) => String(a.key).localeCompare(String(b.key)));
-}
-
-/** Which stored format a table item is in, by its key (lib/store/keys.ts). */
-function formatOf(item: Record<string, AttributeValue>): StoredFormat {
-  const pk = item.pk?.S ?? "";
-  const sk = item.sk?.S ?? "";
-  const prefix = pk.slice(0, pk.indexOf("#") + 1);
-  const format: StoredFormat | undefined =
-    prefix === "job#"
-      ? sk === "job"
-        ? "job"
-        : sk === "payload"
-          ? "payload"
-          : undefined
-      : prefix === "group#"
-        ? sk === "group"
-          ? "group"
-          : "groupSlice"
-        : prefix === "bkey#"
-          ? sk === "backlog"
-            ? "batchBacklog"
-            : "batchCallPermit"
-          : pk === "schedules"
-            ? "schedule"
-            : pk === "cursor#flow-heal"
-              ? "flowHealCursor"
-              : KEY_FORMATS[prefix];
-  if (!format) throw new Error(`an item of no known format: ${pk} / ${sk}`);
-  return format;
-}
-
-function byKey(a: Record<string, AttributeValue>, b: Record<string, AttributeValue>): number {
-  return `${a.pk?.S}\u0000${a.sk?.S}`.localeCompare(`${b.pk?.S}\u0000${b.sk?.S}`);
-}
-
-async function writeJson(path: string, value: unknown): Promise<void> {
-  await writeFile(path, `${JSON.stringify(value, null, 2)}\n`);
 }
