@@ -203,3 +203,22 @@ export class InvalidItemState<T = Record<string, unknown>> extends StoreError {
 export class InvalidStoreInput extends StoreError {
   override readonly name = "InvalidStoreInput";
 }
+
+/**
+ * A stored item or message in a format newer than this code reads (docs/architecture.md §24): it was
+ * written by a later skyforge, and this one (a rollback) refuses it rather than misread it. Nothing is
+ * lost: the item stays as it is, a message stays in its queue, for the newer version to read.
+ */
+export class StoredFormatTooNew extends StoreError {
+  override readonly name = "StoredFormatTooNew";
+  constructor(
+    readonly format: string,
+    readonly found: number,
+    readonly known: number,
+    what: string,
+  ) {
+    super(
+      `${what} is in ${format} format v${found}; this skyforge reads ${format} formats up to v${known}: it was written by a newer version, which must read it (roll forward)`,
+    );
+  }
+}

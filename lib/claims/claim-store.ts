@@ -1,4 +1,5 @@
 import type { S3Client } from "@aws-sdk/client-s3";
+import { checkFormat, FORMAT_VERSION, STORED_FORMATS } from "../store/stored-formats.ts";
 
 /** What the claim check asks of its S3 client: send. An S3Client, or s3OnFirstUse's stand-in. */
 export type ClaimsS3 = Pick<S3Client, "send">;
@@ -41,6 +42,8 @@ export async function putClaim(claims: ClaimStore, key: string, json: string): P
       Key: key,
       Body: json,
       ContentType: "application/json",
+      // The object's format version (lib/store/stored-formats.ts): user metadata, no extra request.
+      Metadata: { [FORMAT_VERSION]: String(STORED_FORMATS.claimObject) },
     }),
   );
 }
@@ -71,6 +74,8 @@ export async function getClaim(claims: ClaimStore, key: string): Promise<string 
   const { GetObjectCommand, NoSuchKey } = await s3Package();
   try {
     const out = await claims.s3.send(new GetObjectCommand({ Bucket: claims.bucket, Key: key }));
+    const version = Number(out.Metadata?.[FORMAT_VERSION] ?? 1);
+    checkFormat("claimObject", { [FORMAT_VERSION]: version }, `claims object ${key}`);
     return await out.Body?.transformToString("utf8");
   } catch (err) {
     if (err instanceof NoSuchKey) return undefined;

@@ -10,6 +10,7 @@ import { markQueued } from "../store/enqueue-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getQueueState } from "../store/queue-state.ts";
 import { beginPromotion, deadLetter, queryIndexBefore } from "../store/reaper-ops.ts";
+import { formatVersionOf, readsFormat } from "../store/stored-formats.ts";
 import { parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
 import { healParkedKeys } from "./flow-heal.ts";
 import { outgoingJob, promotionHoldUntil } from "./promote.ts";
@@ -194,7 +195,10 @@ async function promotePage(deps: ReaperDeps, items: JobItem[], now: number, repo
       items.map((seen) =>
         writes(() =>
           // A hold we can see is live costs nothing to skip; a stale read is caught by the condition.
-          (seen.promotingUntil !== undefined && seen.promotingUntil >= now) || waitsForCaller(seen, now)
+          // A job a newer version wrote is left to it: its message would be built from a misread (§24).
+          (seen.promotingUntil !== undefined && seen.promotingUntil >= now) ||
+          waitsForCaller(seen, now) ||
+          !readsFormat("job", seen)
             ? Promise.resolve(undefined)
             : beginPromotion(deps.store, seen.id, seen.runAt, promotionHoldUntil(seen.runAt, now)),
         ),
@@ -263,6 +267,16 @@ async function drainDeadLetters(
         tally.note(result.item);
         await tally.flush(store);
         await transport.delete(queue.name, receipt, "dlq");
+      } else if (result.current && !readsFormat("job", result.current)) {
+        // A rollback met a job a newer version wrote (docs/architecture.md §24): that version drains it.
+        report.deadLettersDeferred += 1;
+        log.error(
+          "leaving a dead-lettered job in the DLQ: its item is in a newer format than this version reads",
+          {
+            ...jobFields(msg),
+            formatVersion: formatVersionOf(result.current),
+          },
+        );
       } else if (result.current?.status !== "running") {
         // Finished already, or waiting for a retry whose own message is on its way: a stale copy.
         report.deadLetterDuplicates += 1;

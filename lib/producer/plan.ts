@@ -8,6 +8,7 @@ import { retentionExpiry } from "../retention.ts";
 import type { JobExtras } from "../services/engine-services.ts";
 import { INLINE_PAYLOAD_BYTES, type JobItem } from "../store/job-item.ts";
 import { indexKeys, jobKey } from "../store/keys.ts";
+import { STORED_FORMATS } from "../store/stored-formats.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 import type { ValidRequest } from "./validate.ts";
 
@@ -82,7 +83,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
   const startWithinSeconds = request.startWithinSeconds ?? kind.startWithinSeconds;
   const startBy = startWithinSeconds === undefined ? undefined : runAt + startWithinSeconds * 1000;
   const message: JobMessage = {
-    v: 1,
+    v: STORED_FORMATS.message,
     id,
     kind: kind.name,
     queue: queue.name,

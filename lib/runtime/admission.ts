@@ -1,7 +1,9 @@
+import { StoredFormatTooNew } from "../errors.ts";
 import { jobFields } from "../observability/log.ts";
 import { effectiveSettings, withSettings } from "../queue-control/settings.ts";
 import { coolDown, getQueueState } from "../store/queue-state.ts";
-import { type JobMessage, jobMessageProblem } from "../transport/job-message.ts";
+import { STORED_FORMATS } from "../store/stored-formats.ts";
+import { type JobMessage, jobMessageProblem, newerMessageVersion } from "../transport/job-message.ts";
 import type { Admitted } from "./delivery.ts";
 import { recordEndInGroups } from "./group-end.ts";
 import { QueueStateCache } from "./queue-state-cache.ts";
@@ -35,6 +37,11 @@ export class Admission {
   ): Promise<Ack | Admitted> {
     const { log, queues } = this.deps;
     if (!msg) {
+      // A message a newer version sent (a rollback): fail the delivery with the reason, so the message
+      // stays in the queue (then its DLQ) for that version, rather than drop it (docs/architecture.md §24).
+      const newer = newerMessageVersion(record.body);
+      if (newer !== undefined)
+        throw new StoredFormatTooNew("message", newer, STORED_FORMATS.message, `message ${record.messageId}`);
       log.error("dropping a message that is not a skyforge job", {
         messageId: record.messageId,
         reason: jobMessageProblem(record.body),

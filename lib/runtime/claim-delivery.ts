@@ -6,6 +6,7 @@ import { freeKeyPlaces } from "../store/flow-key-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { claim } from "../store/lease-ops.ts";
 import { getJob } from "../store/read-ops.ts";
+import { checkFormat } from "../store/stored-formats.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
 import type { Admitted, Claimed } from "./delivery.ts";
 import { passFlowGate } from "./flow-gate.ts";
@@ -88,6 +89,9 @@ async function notClaimed(
 ): Promise<Ack> {
   const { clock, metrics, log } = deps;
   const now = clock.now();
+  // A job a newer version wrote (a rollback): the claim left it alone, and so does this delivery,
+  // which fails with the reason and stays in the queue for that version (docs/architecture.md §24).
+  if (current) checkFormat("job", current, `job ${current.id}`);
   if (!current || isTerminal(current.status)) {
     if (current) metrics.count("duplicateDeliveries", msg.queue, msg.kind);
     // A crash between the finalize and the group's record leaves the message: this delivery repairs it.

@@ -8,6 +8,7 @@ import {
 import { conditionalDelete, conditionalUpdate, orOnConflict, type StoreContext, wonRace } from "./context.ts";
 import { or, Update } from "./expression.ts";
 import { batchBacklogKey, batchCallPermitKey } from "./keys.ts";
+import { stampFormat } from "./stored-formats.ts";
 
 /*
  * A batch kind's per-key items (docs/architecture.md §18), beside the jobs in the same table:
@@ -35,7 +36,10 @@ export function admitToBacklog(
       "admitToBacklog",
       batchBacklogKey(kind, key),
       (e) => ({
-        update: new Update(e).increment("pending", 1).set("expiresAt", expiresAt),
+        update: stampFormat(
+          new Update(e).increment("pending", 1).set("expiresAt", expiresAt),
+          "batchBacklog",
+        ),
         condition: or(attributeMissing("pending"), attributeBefore("pending", max)),
       }),
       { readCurrent: false },
@@ -98,7 +102,7 @@ export function takeCallPermit(
       "takeCallPermit",
       batchCallPermitKey(kind, key, permit),
       (e) => ({
-        update: heldUntil(new Update(e).set("token", token), until),
+        update: stampFormat(heldUntil(new Update(e).set("token", token), until), "batchCallPermit"),
         condition: or(itemMissing, attributeBefore("until", now)),
       }),
       { readCurrent: false },

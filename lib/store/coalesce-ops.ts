@@ -14,6 +14,7 @@ import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext, won
 import { and, type Condition, or, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { coalesceLockKey, jobKey } from "./keys.ts";
+import { formatStamp } from "./stored-formats.ts";
 
 /**
  * Debounce and singleton in the store (docs/architecture.md §19). A kind's key has one lock naming
@@ -72,7 +73,7 @@ export function takeCoalesceLock(
     conditionalPut(
       ctx,
       "takeCoalesceLock",
-      { ...coalesceLockKey(kind, key), ...lock, expiresAt },
+      { ...coalesceLockKey(kind, key), ...lock, expiresAt, ...formatStamp("coalesceLock") },
       condition,
       {
         readCurrent: false,

@@ -3,6 +3,7 @@ import { indexSort } from "../job/key-layout.ts";
 import type { JobStatus } from "../job/status.ts";
 import { and, type Condition, or } from "./expression.ts";
 import { indexPartitionPrefix } from "./keys.ts";
+import { FORMAT_VERSION, STORED_FORMATS } from "./stored-formats.ts";
 
 /** Named condition fragments. Each store operation composes its ConditionExpression from these. */
 
@@ -55,23 +56,40 @@ export const leaseExpired =
     `${e.name("leaseUntil")} < ${e.value(now)}`;
 
 /**
+ * The job item is in a format this code reads (none written: version 1). A claim or the DLQ drain
+ * never takes a job a newer version wrote (a rollback meets them): it stays for that version
+ * (docs/architecture.md §24). A missing item passes (it has no version).
+ */
+export const jobFormatKnown: Condition = or(
+  attributeMissing(FORMAT_VERSION),
+  (e) => `${e.name(FORMAT_VERSION)} <= ${e.value(STORED_FORMATS.job)}`,
+);
+
+/**
  * The job may be taken now: its item is missing (the enqueue died between its message and its item
- * write), OR it is queued or scheduled and due, OR its owner stopped heartbeating (takeover).
+ * write), OR it is queued or scheduled and due, OR its owner stopped heartbeating (takeover); and
+ * its item is in a format this code reads.
  */
 export const claimable = (now: number): Condition =>
-  or(
-    itemMissing,
-    and(statusIn("queued", "scheduled"), isDue(now)),
-    and(statusIs("running"), leaseExpired(now)),
+  and(
+    or(
+      itemMissing,
+      and(statusIn("queued", "scheduled"), isDue(now)),
+      and(statusIs("running"), leaseExpired(now)),
+    ),
+    jobFormatKnown,
   );
 
-/** A first claim of this attempt: the item is missing, or queued or scheduled and due (no takeover). */
+/**
+ * A first claim of this attempt: the item is missing, or queued or scheduled and due (no takeover),
+ * in a format this code reads.
+ */
 export const startable = (now: number): Condition =>
-  or(itemMissing, and(statusIn("queued", "scheduled"), isDue(now)));
+  and(or(itemMissing, and(statusIn("queued", "scheduled"), isDue(now))), jobFormatKnown);
 
-/** A takeover of the run under `token`: still running under it, its lease lapsed. */
+/** A takeover of the run under `token`: still running under it, its lease lapsed, its format known. */
 export const lapsedRunOf = (token: string, now: number): Condition =>
-  and(statusIs("running"), leaseHeldBy(token), leaseExpired(now));
+  and(statusIs("running"), leaseHeldBy(token), leaseExpired(now), jobFormatKnown);
 
 /** The caller still owns the run: the fence every post-claim write carries. */
 export const leaseHeldBy =

@@ -13,6 +13,7 @@ import {
 import { and, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { jobKey, payloadKey, uniqueKeyLock } from "./keys.ts";
+import { formatStamp } from "./stored-formats.ts";
 
 const TOTAL = "TOTAL" as const;
 
@@ -32,7 +33,7 @@ export async function putJob(
   const write = conditionalPut(
     ctx,
     "putJob",
-    item as JobItem & Record<string, unknown>,
+    { ...item, ...formatStamp("job") } as JobItem & Record<string, unknown>,
     itemMissing,
     options,
   );
@@ -63,7 +64,7 @@ export async function putPayload(
   await ctx.doc.send(
     new PutCommand({
       TableName: ctx.table,
-      Item: { ...payloadKey(id), payload: payloadJson, expiresAt },
+      Item: { ...payloadKey(id), payload: payloadJson, expiresAt, ...formatStamp("payload") },
       ReturnConsumedCapacity: TOTAL,
     }),
   );
@@ -106,6 +107,7 @@ export async function acquireUniqueLock(
       pendingUntil,
       expiresAt,
       ...(unwritten ? { unwritten } : {}),
+      ...formatStamp("uniqueLock"),
     },
     itemMissing,
   );

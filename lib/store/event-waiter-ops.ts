@@ -6,6 +6,7 @@ import { conditionalDelete, type StoreContext, wonRace } from "./context.ts";
 import { and, Expr } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { eventWaiterKey } from "./keys.ts";
+import { formatStamp } from "./stored-formats.ts";
 
 /**
  * The jobs waiting for an event of one (name, match) pair (docs/architecture.md §22). A waiter is a
@@ -46,6 +47,7 @@ export async function putEventWaiter(
         step: waiter.step,
         lease: waiter.lease,
         expiresAt,
+        ...formatStamp("eventWaiter"),
       },
       ReturnConsumedCapacity: "TOTAL",
     }),

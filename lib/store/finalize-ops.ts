@@ -8,6 +8,7 @@ import { type JobItem, resultFields, type StoredResult } from "./job-item.ts";
 import { indexKeys, jobKey } from "./keys.ts";
 import { addStep } from "./step-ops.ts";
 import type { StepRecord, WaitingRecord } from "./step-record.ts";
+import { formatStamp } from "./stored-formats.ts";
 
 /** How a run ends. `expiresAt` is the TTL of a terminal item, from the queue's retention. */
 export type Finalization =
@@ -272,6 +273,7 @@ export async function tombstone(
     cancelRequested: true,
     lastError: "cancelled before it started",
     expiresAt,
+    ...formatStamp("job"),
   };
   return orOnConflict(
     conditionalPut(ctx, "tombstone", item as JobItem & Record<string, unknown>, itemMissing, {

@@ -3,6 +3,7 @@ import { attributeMissing, revisionIs } from "./conditions.ts";
 import { conditionalUpdate, type StoreContext, wonRace } from "./context.ts";
 import { Update } from "./expression.ts";
 import { flowHealCursorKey } from "./keys.ts";
+import { stampFormat } from "./stored-formats.ts";
 
 /**
  * The reaper's place in the parked index between runs (docs/architecture.md §20): a run goes on
@@ -56,7 +57,7 @@ export function moveHealCursor(
       "moveHealCursor",
       flowHealCursorKey,
       (e) => ({
-        update: new Update(e)
+        update: stampFormat(new Update(e), "flowHealCursor")
           .set("shard", to.shard)
           .set("after", to.after)
           .set("revision", read.revision + 1)

@@ -14,6 +14,7 @@ import { and, type Condition, or, Update } from "./expression.ts";
 import type { JobSeed } from "./job-item.ts";
 import { flowKeyStateKey, jobKey, parkIndexKeys } from "./keys.ts";
 import { seedIfMissing } from "./lease-ops.ts";
+import { checkFormat, formatStamp, stampFormat } from "./stored-formats.ts";
 
 /**
  * A flow key's places and waiting line (docs/architecture.md §20). The key's state item holds the
@@ -49,6 +50,7 @@ export async function readFlowKey(ctx: StoreContext, kind: string, key: string):
     }),
   );
   const item = out.Item as Partial<FlowKeyState> | undefined;
+  if (item) checkFormat("flowKey", item, `flow key ${kind}/${key}`);
   return {
     holders: item?.holders ?? {},
     ...(item?.coolUntil !== undefined ? { coolUntil: item.coolUntil } : {}),
@@ -71,9 +73,13 @@ export function takeKeyPlace(
   now: number,
 ): Promise<boolean> {
   const state = flowKeyStateKey(kind, key);
-  const first = conditionalPut(ctx, "takeKeyPlace", { ...state, holders: { [id]: now } }, itemMissing, {
-    readCurrent: false,
-  });
+  const first = conditionalPut(
+    ctx,
+    "takeKeyPlace",
+    { ...state, holders: { [id]: now }, ...formatStamp("flowKey") },
+    itemMissing,
+    { readCurrent: false },
+  );
   const next = () =>
     conditionalUpdate(
       ctx,
@@ -207,7 +213,7 @@ export async function coolKey(ctx: StoreContext, kind: string, key: string, unti
       "coolKey",
       flowKeyStateKey(kind, key),
       (e) => ({
-        update: new Update(e).set("coolUntil", until).setIfAbsent("holders", {}),
+        update: stampFormat(new Update(e).set("coolUntil", until).setIfAbsent("holders", {}), "flowKey"),
         condition: or(attributeMissing("coolUntil"), attributeBefore("coolUntil", until)),
       }),
       { readCurrent: false },

@@ -5,6 +5,7 @@ import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext, won
 import { and, type Condition, Update } from "./expression.ts";
 import type { GroupItem } from "./group-item.ts";
 import { groupIndexKeys, groupKey } from "./keys.ts";
+import { formatStamp } from "./stored-formats.ts";
 
 /** Writes of the group item (docs/architecture.md §15). Each is one conditional UpdateItem or PutItem. */
 
@@ -18,9 +19,12 @@ export const groupMissing = (id: string) => new ItemNotFound(`group ${id} not fo
  */
 export async function putGroup(ctx: StoreContext, item: GroupItem): Promise<PutGroupResult> {
   return orOnConflict(
-    conditionalPut(ctx, "putGroup", item as GroupItem & Record<string, unknown>, itemMissing).then(
-      (): PutGroupResult => ({ created: true }),
-    ),
+    conditionalPut(
+      ctx,
+      "putGroup",
+      { ...item, ...formatStamp("group") } as GroupItem & Record<string, unknown>,
+      itemMissing,
+    ).then((): PutGroupResult => ({ created: true })),
     (current: GroupItem | undefined): PutGroupResult => {
       if (!current) throw groupMissing(item.id);
       return { created: false, current };

@@ -3,6 +3,7 @@ import type { JobStatus } from "../job/status.ts";
 import { type AttemptRecord, historyView } from "./attempt-history.ts";
 import type { Member } from "./group-item.ts";
 import { type StepRecord, toWaitingView, type WaitingRecord } from "./step-record.ts";
+import { checkFormat } from "./stored-formats.ts";
 
 /**
  * The mutable job item, rewritten by every claim and finalize, so it stays small (≤ 1 KB for typical
@@ -90,6 +91,8 @@ export interface JobItem {
   waiting?: WaitingRecord;
   gsi1pk?: string;
   gsi1sk?: string;
+  /** The item's format version (lib/store/stored-formats.ts), written with the item; absent: 1. */
+  fv?: number;
 }
 
 /** A success's result as the store records it: its JSON in the item, or the key of its claims object. */
@@ -110,6 +113,7 @@ export function toJobView(
   payloadJson: string | undefined = item.payload,
   resultJson: string | undefined = item.result,
 ): JobView {
+  checkFormat("job", item, `job ${item.id}`);
   return {
     id: item.id,
     kind: item.kind,

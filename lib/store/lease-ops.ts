@@ -5,13 +5,14 @@ import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts
 import { and, Update } from "./expression.ts";
 import type { JobItem, JobSeed } from "./job-item.ts";
 import { jobKey } from "./keys.ts";
+import { stampFormat } from "./stored-formats.ts";
 
 /**
  * Fills in a job's fields from its message, leaving any the item already has: a write that may be
  * the first to see a job (its enqueue died before the item write) builds the item as it goes.
  */
 export function seedIfMissing(update: Update, seed: JobSeed): Update {
-  update
+  stampFormat(update, "job")
     .setIfAbsent("id", seed.id)
     .setIfAbsent("kind", seed.kind)
     .setIfAbsent("queue", seed.queue)

@@ -4,6 +4,7 @@ import { conditionalPut, orOnConflict, type StoreContext } from "./context.ts";
 import { or } from "./expression.ts";
 import { type JobItem, type JobSeed, resultFields, type StoredResult } from "./job-item.ts";
 import { indexKeys, jobKey } from "./keys.ts";
+import { formatStamp } from "./stored-formats.ts";
 
 /** How an unclaimed run ended, as the at-least-once and fire-and-forget lanes record it. */
 export type RecordedOutcome =
@@ -55,6 +56,7 @@ export async function recordOutcome(
         }
       : {}),
     ...(outcome.status === "queued" ? { lastError: outcome.error, runAt: outcome.runAt } : {}),
+    ...formatStamp("job"),
   };
   const write = conditionalPut(
     ctx,

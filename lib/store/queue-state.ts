@@ -3,6 +3,7 @@ import { attributeBefore, attributeMissing } from "./conditions.ts";
 import { conditionalUpdate, type StoreContext, wonRace } from "./context.ts";
 import { Expr, or, Update } from "./expression.ts";
 import { queueStateKey } from "./keys.ts";
+import { stampFormat } from "./stored-formats.ts";
 
 /**
  * The queue's one runtime item: the cooldown a throttle set, and the operator's intent (pause and
@@ -39,7 +40,7 @@ export async function coolDown(ctx: StoreContext, queue: string, until: number):
       "coolDown",
       queueStateKey(queue),
       (e) => ({
-        update: new Update(e).set("cooldownUntil", until),
+        update: stampFormat(new Update(e).set("cooldownUntil", until), "queueState"),
         condition: or(attributeMissing("cooldownUntil"), attributeBefore("cooldownUntil", until)),
       }),
       { readCurrent: false },
@@ -58,7 +59,7 @@ export async function setQueueConfig(
   attrs: Omit<QueueState, "cooldownUntil" | "updatedAt">,
 ): Promise<QueueState> {
   const e = new Expr();
-  const update = new Update(e).setAll(attrs).set("updatedAt", ctx.clock.now());
+  const update = stampFormat(new Update(e).setAll(attrs).set("updatedAt", ctx.clock.now()), "queueState");
   const out = await ctx.doc.send(
     new UpdateCommand({
       TableName: ctx.table,

@@ -3,6 +3,7 @@ import { attributeAtLeast, attributeAtMost, attributeBefore, attributeMissing } 
 import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, or, Update } from "./expression.ts";
 import { rateLimitKey } from "./keys.ts";
+import { stampFormat } from "./stored-formats.ts";
 
 /**
  * Which side of `now` the caller believes the bucket's tat is on. An UpdateExpression has no max(),
@@ -42,7 +43,8 @@ export async function takeTokens(
   const write = conditionalUpdate<{ tat: number }>(ctx, "takeTokens", item, (e) =>
     take.form === "idle"
       ? {
-          update: new Update(e).set("tat", take.now + take.cost),
+          // Only an idle take may create the bucket: a busy one needs its tat.
+          update: stampFormat(new Update(e).set("tat", take.now + take.cost), "rateBucket"),
           condition: or(attributeMissing("tat"), attributeBefore("tat", take.now)),
         }
       : {

@@ -13,6 +13,7 @@ import {
 import { and, type Condition, Expr } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { indexPartition, jobKey } from "./keys.ts";
+import { checkFormat } from "./stored-formats.ts";
 import { statusIndex } from "./table.ts";
 
 /** getJob — strongly consistent read of the job item. result: the item or undefined. */
@@ -25,7 +26,8 @@ export async function getJob(ctx: StoreContext, id: string): Promise<JobItem | u
       ReturnConsumedCapacity: "TOTAL",
     }),
   );
-  return out.Item as JobItem | undefined;
+  const item = out.Item as JobItem | undefined;
+  return item && checkFormat("job", item, `job ${id}`);
 }
 
 export interface ListFilter {

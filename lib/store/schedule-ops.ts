@@ -20,6 +20,7 @@ import {
 import { Expr, or, Update } from "./expression.ts";
 import { leaseKey, SCHEDULES_PARTITION, scheduleKey } from "./keys.ts";
 import type { ScheduleItem, ScheduleSource, ScheduleWrite } from "./schedule-item.ts";
+import { formatStamp, stampFormat } from "./stored-formats.ts";
 
 const TOTAL = "TOTAL" as const;
 
@@ -129,6 +130,7 @@ async function writeSchedule(
       source: origin.source,
       ...(origin.declaredHash !== undefined ? { declaredHash: origin.declaredHash } : {}),
       revision: 1,
+      ...formatStamp("schedule"),
     };
     await conditionalPut(ctx, "putSchedule", item as ScheduleItem & Record<string, unknown>, itemMissing, {
       readCurrent: false,
@@ -258,7 +260,7 @@ export async function acquireLease(
   const now = ctx.clock.now();
   const leaseUntil = now + ttlMs;
   const write = conditionalUpdate(ctx, "acquireLease", leaseKey(name), (e) => ({
-    update: new Update(e).set("owner", owner).set("leaseUntil", leaseUntil),
+    update: stampFormat(new Update(e).set("owner", owner).set("leaseUntil", leaseUntil), "leaderLease"),
     condition: or(itemMissing, leaseExpired(now), leaseOwnedBy(owner)),
   }));
   return orOnConflict(

@@ -4,6 +4,7 @@ import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext, won
 import { and, Update } from "./expression.ts";
 import { type GroupItem, type Member, recordedStatuses, type SliceItem } from "./group-item.ts";
 import { sliceKey } from "./keys.ts";
+import { formatStamp } from "./stored-formats.ts";
 
 /** Writes of a group's slices (docs/architecture.md §15): the record of which child ended how. */
 
@@ -14,9 +15,13 @@ import { sliceKey } from "./keys.ts";
  */
 export function putSlice(ctx: StoreContext, slice: SliceItem): Promise<boolean> {
   return wonRace(
-    conditionalPut(ctx, "putSlice", slice as SliceItem & Record<string, unknown>, itemMissing, {
-      readCurrent: false,
-    }),
+    conditionalPut(
+      ctx,
+      "putSlice",
+      { ...slice, ...formatStamp("groupSlice") } as SliceItem & Record<string, unknown>,
+      itemMissing,
+      { readCurrent: false },
+    ),
   );
 }
 

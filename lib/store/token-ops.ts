@@ -5,6 +5,7 @@ import { attributeAfter, attributeEquals, itemMissing } from "./conditions.ts";
 import { conditionalPut, conditionalUpdateNoReturn, orOnConflict, type StoreContext } from "./context.ts";
 import { and, Update } from "./expression.ts";
 import { tokenKey } from "./keys.ts";
+import { checkFormat, formatStamp } from "./stored-formats.ts";
 
 /**
  * A durable job's wait token (docs/architecture.md §22). Only the hash of its secret is kept: the
@@ -31,12 +32,14 @@ export interface TokenItem {
   o?: string;
   /** TTL (epoch seconds). */
   expiresAt: number;
+  /** The format version (lib/store/stored-formats.ts). */
+  fv?: number;
 }
 
 /** What a token item keeps of its secret: the secret itself is in its url only. */
 export const tokenSecretHash = (secret: string) => createHash("sha256").update(secret).digest("hex");
 
-export type NewToken = Omit<TokenItem, "pk" | "sk" | "status" | "completedAt" | "v" | "o">;
+export type NewToken = Omit<TokenItem, "pk" | "sk" | "status" | "completedAt" | "v" | "o" | "fv">;
 
 /**
  * putToken — a new token, before its step is recorded (a run that dies in between leaves an orphan
@@ -44,7 +47,7 @@ export type NewToken = Omit<TokenItem, "pk" | "sk" | "status" | "completedAt" | 
  * input: the token. condition: no item under its id (ids are fresh). result: written.
  */
 export async function putToken(ctx: StoreContext, token: NewToken): Promise<void> {
-  const item: TokenItem = { ...tokenKey(token.id), ...token, status: "pending" };
+  const item: TokenItem = { ...tokenKey(token.id), ...token, status: "pending", ...formatStamp("token") };
   await conditionalPut(ctx, "putToken", item as TokenItem & Record<string, unknown>, itemMissing, {
     readCurrent: false,
   });
@@ -61,7 +64,8 @@ export async function getToken(ctx: StoreContext, id: string): Promise<TokenItem
       ReturnConsumedCapacity: "TOTAL",
     }),
   );
-  return out.Item as TokenItem | undefined;
+  const token = out.Item as TokenItem | undefined;
+  return token && checkFormat("token", token, `token ${id}`);
 }
 
 export type CompleteTokenResult = { completed: true } | { completed: false; current?: TokenItem };

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { isClaimKeyOf } from "../claims/claim-keys.ts";
 import type { JobSeed } from "../store/job-item.ts";
+import { STORED_FORMATS } from "../store/stored-formats.ts";
 
 /**
  * The SQS message body. It carries everything needed to build the job item, because the message is
@@ -8,7 +9,8 @@ import type { JobSeed } from "../store/job-item.ts";
  */
 export const JobMessage = z
   .object({
-    v: z.literal(1),
+    /** The message's format version (lib/store/stored-formats.ts). */
+    v: z.literal(STORED_FORMATS.message),
     id: z.string().min(1),
     kind: z.string().min(1),
     queue: z.string().min(1),
@@ -93,6 +95,21 @@ export function parseJobMessage(body: string): JobMessage | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The version a body claims when it is newer than this code reads (a rollback met a message a later
+ * version sent): such a message is refused and kept, not dropped as "not a job". undefined otherwise.
+ */
+export function newerMessageVersion(body: string): number | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const v = typeof value === "object" && value !== null ? (value as { v?: unknown }).v : undefined;
+  return typeof v === "number" && v > STORED_FORMATS.message ? v : undefined;
 }
 
 /** Why a body is not a job message (for the log line that drops it): its first issue, or "not JSON". */

@@ -1,4 +1,5 @@
 import type { JobItem } from "../store/job-item.ts";
+import { STORED_FORMATS } from "../store/stored-formats.ts";
 import type { JobMessage } from "./job-message.ts";
 
 /**
@@ -7,7 +8,7 @@ import type { JobMessage } from "./job-message.ts";
  */
 export function messageFromItem(item: JobItem, payloadJson: string | undefined): JobMessage {
   return {
-    v: 1,
+    v: STORED_FORMATS.message,
     id: item.id,
     kind: item.kind,
     queue: item.queue,

@@ -12,6 +12,7 @@ import { cancel } from "../../lib/store/finalize-ops.ts";
 import { uniqueKeyLock } from "../../lib/store/keys.ts";
 import { claim } from "../../lib/store/lease-ops.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
+import { STORED_FORMATS } from "../../lib/store/stored-formats.ts";
 import { seedOf } from "../support/jobs.ts";
 import {
   claimed,
@@ -35,15 +36,17 @@ onEveryBackend(({ setup }) => {
       const { store, clock } = await setup();
       const item = jobItem(clock);
       expect(await putJob(store, item)).toEqual({ created: true });
-      expect(await getJob(store, item.id)).toEqual(item);
+      // Stored with its format's version (docs/architecture.md §24).
+      const stored = { ...item, fv: STORED_FORMATS.job };
+      expect(await getJob(store, item.id)).toEqual(stored);
 
       const second = await putJob(store, {
         ...item,
         payload: JSON.stringify({ other: true }),
         maxAttempts: 9,
       });
-      expect(second).toEqual({ created: false, current: item });
-      expect(await getJob(store, item.id)).toEqual(item);
+      expect(second).toEqual({ created: false, current: stored });
+      expect(await getJob(store, item.id)).toEqual(stored);
     });
 
     it("a late enqueue write loses to a worker that already built the job from its message", async () => {

@@ -47,8 +47,14 @@ describe("RateLimiter (mocked DynamoDB)", () => {
     expect(await limiter.acquire("partner-api")).toEqual({ granted: true });
     const [input] = updates();
     expect(input?.Key).toEqual(bucket);
-    expect(input?.ConditionExpression).toBe("(attribute_not_exists(#tat)) OR (#tat < :v1)");
-    expect(input?.ExpressionAttributeValues).toEqual({ ":v0": clock.now() + 500, ":v1": clock.now() });
+    // The bucket's format version is written with it, once (lib/store/stored-formats.ts).
+    expect(input?.UpdateExpression).toBe("SET #tat = :v0, #fv = if_not_exists(#fv, :v1)");
+    expect(input?.ConditionExpression).toBe("(attribute_not_exists(#tat)) OR (#tat < :v2)");
+    expect(input?.ExpressionAttributeValues).toEqual({
+      ":v0": clock.now() + 500,
+      ":v1": 1,
+      ":v2": clock.now(),
+    });
   });
 
   it("a lost condition that returns the item decides from it: one request, then the cache answers", async () => {
@@ -77,7 +83,7 @@ describe("RateLimiter (mocked DynamoDB)", () => {
     const now = clock.now();
     // Every write sees the bucket just flipped to the other side of now.
     ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
-      const busy = input.UpdateExpression?.includes("if_not_exists");
+      const busy = input.UpdateExpression?.includes("if_not_exists(#tat");
       throw conditionalFailure({ ...bucket, tat: busy ? now - 1 : now });
     });
     const answer = await limiter.acquire("partner-api");

@@ -309,11 +309,20 @@ describe("worker: ChangeMessageVisibility fails on a retry", () => {
 });
 
 describe("worker: messages that are not jobs", () => {
+  test("a message of a newer format version (a rollback met it) fails its delivery and stays queued, untouched", async () => {
+    // A later skyforge's message: this version can't read it, and must not drop it as junk.
+    const newer = { ...message("N", "echo", 1), v: 2 };
+    const out = await worker(event(record("newer-1", JSON.stringify(newer))));
+    expect(out.batchItemFailures).toEqual([{ itemIdentifier: "newer-1" }]);
+    expect(ddb.calls()).toHaveLength(0);
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
   test("an unparseable body is acked (never a failure) and touches nothing", async () => {
     const out = await worker(
       event(
         record("junk-1", "not json at all"),
-        record("junk-2", JSON.stringify({ v: 2, id: "x" })),
+        record("junk-2", JSON.stringify({ v: 1, id: "x" })),
         record("junk-3", JSON.stringify(message("Q", "echo", 1, { queue: "undeclared" }))),
         record("junk-4", ""),
       ),
