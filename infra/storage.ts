@@ -34,7 +34,7 @@ export function createStorage(build: Build) {
           [statusIndex.name]: { hashKey: statusIndex.hashKey, rangeKey: statusIndex.rangeKey },
         },
         ttl: ttlAttribute,
-        deletionProtection: $app.protect,
+        deletionProtection: $app.protect === true,
       },
       childOpts(build),
     ),
