@@ -124,17 +124,10 @@ export class DurableRun {
   private async bodyOf(name: string, json: string, suffix: string | number): Promise<DurableBody> {
     const now = this.deps.clock.now();
     const full = inlineStepBytes(this.steps) + Buffer.byteLength(json) > INLINE_STEPS_BYTES;
-    const part = stepPart(name, suffix);
-    const job = { id: this.item.id, part };
+    const job = { id: this.item.id, part: stepPart(name, suffix) };
     // Written while the job runs: no wait ahead is known yet. A suspend moves it if its wait needs more.
-    return stowDurable(
-      this.deps.claims,
-      job,
-      json,
-      now,
-      durableKeepUntil(now, now, this.retentionDays),
-      full,
-    );
+    const keepUntil = durableKeepUntil(now, now, this.retentionDays);
+    return stowDurable(this.deps.claims, job, json, now, keepUntil, full);
   }
 
   /**

@@ -165,4 +165,5 @@ const TABLE_PATTERNS: Readonly<Record<string, string>> = {
   "fkey#": "flow key state",
   "tok#": "wait token",
   "evt#": "event waiters",
+  "cursor#": "reaper cursor",
 };

@@ -396,7 +396,7 @@ describe("every bundle, run as Lambda runs it", () => {
       ["job", "NONE"],
     ]);
     expect(done.calls.find((c) => c.service === "s3")?.target.key).toMatch(
-      new RegExp(`^claims/\\d+d/${job.id}/token-${approval.id}$`),
+      new RegExp(`^claims/\\d+d/${job.id}/token-${approval.id}-[\\w-]{12}$`),
     );
     expect((await complete(url.search.slice(1), { ok: true })).payload.statusCode).toBe(409);
 

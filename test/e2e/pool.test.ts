@@ -6,7 +6,7 @@ import { type StackProcess, startStackProcess } from "../support/local-stack-pro
 import { stackHttp } from "../support/stack-http.ts";
 
 /**
- * The pool as the README shows it: `npm start` runs functions/pool/main.ts as a child process, and
+ * The pool as the README shows it: `npm start` runs the pool (functions/pool/dev-main.ts, over app/) as a child process, and
  * heavy kinds enqueued over HTTP are done by warm children, one of them Python. An operator's
  * SKYFORGE_POOL_CONFIG file adds a kind and overrides a declared one without any TypeScript change.
  */

@@ -25,7 +25,8 @@ export {
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
 export type Json = Record<string, any>;
 
-const POOL_ENTRY = "functions/pool/main.ts";
+/** The local stack's pool entry (scripts/start.ts runs it over app/). */
+const POOL_ENTRY = "functions/pool/dev-main.ts";
 
 /**
  * `npm start` in the project copy, with the observer's log and data directory of one scenario, and

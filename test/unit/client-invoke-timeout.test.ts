@@ -33,7 +33,9 @@ afterAll(
 );
 
 it("an Invoke left unanswered is a transport error after timeoutMs, without an answer", async () => {
-  const transport = invokeTransport({ functionName: "api", endpoint: url, timeoutMs: 150 });
+  // Long enough that a loaded machine's request reaches the server before it runs out (the timeout
+  // also covers the SDK's credentials and signing: at 150 ms, CI saw it lapse with nothing sent).
+  const transport = invokeTransport({ functionName: "api", endpoint: url, timeoutMs: 2_000 });
   const started = performance.now();
   try {
     const err = await createClient<AppNames>({ transport })
@@ -43,7 +45,9 @@ it("an Invoke left unanswered is a transport error after timeoutMs, without an a
         (e: unknown) => e,
       );
     expect(err).toBeInstanceOf(SkyforgeTransportError);
-    expect((err as Error).message).toMatch(/^could not invoke api for GET \/queues: no answer within 150 ms/);
+    expect((err as Error).message).toMatch(
+      /^could not invoke api for GET \/queues: no answer within 2000 ms/,
+    );
     expect((err as SkyforgeTransportError).answer).toBeUndefined();
     expect(received).toBe(1);
     // Bounded by the timeout, far under the SDK's own (none) or a test's 30 s.
