@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { projectRoot } from "../support/project-copy.ts";
 import { waitFor } from "../support/wait.ts";
+import { POOL_OBSERVER_LOG } from "./project-copy.ts";
 import {
   assertHealthy,
   type FaultProjectCopy,
@@ -50,7 +51,7 @@ function declareCollectPoolKind(copy: FaultProjectCopy): void {
     hard: 2,
     timeoutSeconds: 60,
     maxAttempts: 5,
-    env: { FAULT_OBSERVER_LOG: process.env.FAULT_OBSERVER_LOG ?? "" },
+    env: { FAULT_OBSERVER_LOG: ${POOL_OBSERVER_LOG} },
     debounce: {
       key: (p: JsonValue) => String((p as { doc?: unknown } | null)?.doc ?? ""),
       periodSeconds: 2,

@@ -5,6 +5,7 @@ import { projectRoot } from "../support/project-copy.ts";
 import { waitFor } from "../support/wait.ts";
 import { countedSuccesses } from "./health.ts";
 import { type Run, runsByJob, runsFrom } from "./observer-log.ts";
+import { POOL_OBSERVER_LOG } from "./project-copy.ts";
 import {
   type FaultProjectCopy,
   type FaultStack,
@@ -89,7 +90,7 @@ function note(event: string, jobId: string, attempt: number, outcome?: string): 
     hard: ${POOL_FLOW_CHILDREN},
     timeoutSeconds: 60,
     maxAttempts: 5,
-    env: { FAULT_OBSERVER_LOG: process.env.FAULT_OBSERVER_LOG ?? "" },
+    env: { FAULT_OBSERVER_LOG: ${POOL_OBSERVER_LOG} },
     flow: {
       key: (p: JsonValue) => String((p as { tenant?: unknown } | null)?.tenant ?? ""),
       concurrency: ${POOL_FLOW_CONCURRENCY},

@@ -153,6 +153,13 @@ function fillCopy(copy: ProjectCopy): void {
 }
 
 /**
+ * The observer log's path as a pool kind declared in the app reads it, in the pool process: its
+ * environment is an allowlist (local/pool-process.ts) without FAULT_OBSERVER_LOG, but with
+ * SKYFORGE_POOL_CONFIG, the scenario's pool config, which lies beside the log (writePoolConfig).
+ */
+export const POOL_OBSERVER_LOG = `process.env.FAULT_OBSERVER_LOG ?? String(process.env.SKYFORGE_POOL_CONFIG).replace(/pool\\.json$/, "observer.log")`;
+
+/**
  * A scenario's pool config, beside its observer log: the observer child kind, with the log's path in
  * the kind's own `env` (a child's environment is an allowlist, the pool's own variables withheld).
  */
