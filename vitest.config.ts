@@ -3,9 +3,10 @@ import { defineConfig } from "vitest/config";
 /**
  * Most of the suite waits (on emulators, child processes, leases), not on the CPU: on a 2-core
  * machine vitest's default of one worker ran the files one at a time (15 minutes). The unit,
- * store, integration and e2e files therefore share one pool of more workers than cores, and the
- * fault suite runs after them, one file at a time and alone: its scenarios assert bounds of
- * 2 × lease, which a busy machine would eat into.
+ * store, integration and e2e files therefore share one pool of more workers than cores; the files
+ * that build this repo's packages run after them, one at a time; and the fault suite runs last, one
+ * file at a time and alone: its scenarios assert bounds of 2 × lease, which a busy machine would
+ * eat into.
  */
 const SHARED_WORKERS = 4;
 
@@ -18,6 +19,16 @@ const shared = {
   pool: "forks",
   globalSetup: [PREREQUISITES] as string[],
 } as const;
+
+/**
+ * The files that build and pack this repo's packages into their dist/ folders (README blocks run as
+ * written): one at a time, or one's build empties the folder another is packing.
+ */
+const PACKAGE_FILES = [
+  "test/e2e/client-package.test.ts",
+  "test/e2e/skyforge-package.test.ts",
+  "test/e2e/library-project.test.ts",
+];
 
 /** The files that run on both DynamoDB emulators (test/support/dynamo-backends.ts). */
 const STORE_FILES = [
@@ -34,7 +45,23 @@ export default defineConfig({
     projects: [
       // Group order 0 and one worker count: these projects' files run beside each other in one pool.
       {
-        test: { ...shared, name: "e2e", include: ["test/e2e/**/*.test.ts"], maxWorkers: SHARED_WORKERS },
+        test: {
+          ...shared,
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          exclude: PACKAGE_FILES,
+          maxWorkers: SHARED_WORKERS,
+        },
+      },
+      {
+        // After the shared pool (vitest refuses two worker counts in one group), one file at a time.
+        test: {
+          ...shared,
+          name: "packages",
+          include: PACKAGE_FILES,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
       },
       {
         test: {
@@ -64,7 +91,7 @@ export default defineConfig({
           name: "fault",
           include: ["test/fault/**/*.test.ts"],
           maxWorkers: 1,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
     ],
