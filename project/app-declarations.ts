@@ -1,9 +1,19 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { basename, join, resolve, sep } from "node:path";
-import { buildSync, formatMessagesSync, type Message } from "esbuild";
+import { basename, join, resolve } from "node:path";
+import { buildSync, formatMessagesSync } from "esbuild";
 import type { App } from "../lib/declarations/define-app.ts";
-import { AppModuleError, cacheDir, isApp, noAppMessage, shownPath } from "./app-module.ts";
+import {
+  AppModuleError,
+  appBundleOptions,
+  buildErrors,
+  cacheDir,
+  compileFailure,
+  isApp,
+  noAppMessage,
+  shownPath,
+  userInputs,
+} from "./app-module.ts";
 
 /**
  * A user's app module read for its declarations alone, synchronously: what the SST component needs
@@ -100,26 +110,11 @@ function bundleSync(file: string, shown: string): { bundle: string; inputs: stri
   mkdirSync(outDir, { recursive: true });
   const bundle = join(outDir, `${basename(file).replace(/\.[^.]+$/, "")}.declarations.${process.pid}.mjs`);
   try {
-    const result = buildSync({
-      entryPoints: [file],
-      outfile: bundle,
-      bundle: true,
-      format: "esm",
-      platform: "node",
-      target: "node20",
-      packages: "external",
-      metafile: true,
-      logLevel: "silent",
-    });
-    const inputs = Object.keys(result.metafile?.inputs ?? {})
-      .map((input) => resolve(input))
-      .filter((input) => !input.split(sep).includes("node_modules"));
-    return { bundle, inputs };
+    const result = buildSync(appBundleOptions(file, bundle));
+    return { bundle, inputs: userInputs(result.metafile) };
   } catch (err) {
-    const errors = (err as { errors?: Message[] }).errors;
-    if (!errors) throw new AppModuleError(`${shown}: ${(err as Error).message}`);
-    const text = formatMessagesSync(errors, { kind: "error", color: false });
-    throw new AppModuleError(`${shown} does not compile:\n${text.join("").trimEnd()}`);
+    const errors = buildErrors(err);
+    throw compileFailure(shown, err, errors && formatMessagesSync(errors, { kind: "error", color: false }));
   }
 }
 

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { build, formatMessages, type Message, type Plugin } from "esbuild";
+import { type BuildOptions, build, formatMessages, type Message, type Metafile, type Plugin } from "esbuild";
 import type { App } from "../lib/declarations/define-app.ts";
 import { ConfigError } from "../lib/errors.ts";
 
@@ -64,6 +64,40 @@ const engineSourcesExternal: Plugin = {
   },
 };
 
+/** The esbuild options of every app bundle: here built async, in app-declarations.ts sync. */
+export function appBundleOptions(file: string, bundle: string) {
+  return {
+    entryPoints: [file],
+    outfile: bundle,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    packages: "external",
+    metafile: true,
+    logLevel: "silent",
+  } as const satisfies BuildOptions;
+}
+
+/** The files of the user's tree a bundle was built from (its packages left out): what a reload watches. */
+export function userInputs(metafile: Metafile | undefined): string[] {
+  return Object.keys(metafile?.inputs ?? {})
+    .map((input) => resolve(input))
+    .filter((input) => !input.split(sep).includes("node_modules"));
+}
+
+/** An esbuild failure as one error naming the module: its messages (`formatted`), else its own. */
+export function compileFailure(shown: string, err: unknown, formatted: string[] | undefined): AppModuleError {
+  return formatted
+    ? new AppModuleError(`${shown} does not compile:\n${formatted.join("").trimEnd()}`)
+    : new AppModuleError(`${shown}: ${(err as Error).message}`);
+}
+
+/** esbuild's messages of a failed build, if it is one. */
+export function buildErrors(err: unknown): Message[] | undefined {
+  return (err as { errors?: Message[] }).errors;
+}
+
 let loads = 0;
 
 /** Bundles the module at `path` and returns its inputs and the bundle's file (throws AppModuleError). */
@@ -76,27 +110,15 @@ export async function bundleAppModule(path: string): Promise<{ bundle: string; i
   const bundle = join(outDir, `${basename(file).replace(/\.[^.]+$/, "")}.${process.pid}.${loads}.mjs`);
   try {
     const result = await build({
-      entryPoints: [file],
-      outfile: bundle,
-      bundle: true,
-      format: "esm",
-      platform: "node",
-      target: "node20",
-      packages: "external",
-      metafile: true,
+      ...appBundleOptions(file, bundle),
       sourcemap: "inline",
-      logLevel: "silent",
       plugins: runsFromSource ? [engineSourcesExternal] : [],
     });
-    const inputs = Object.keys(result.metafile.inputs)
-      .map((input) => resolve(input))
-      .filter((input) => !input.split(sep).includes("node_modules"));
-    return { bundle, inputs };
+    return { bundle, inputs: userInputs(result.metafile) };
   } catch (err) {
-    const errors = (err as { errors?: Message[] }).errors;
-    if (!errors) throw new AppModuleError(`${path}: ${(err as Error).message}`);
-    const text = await formatMessages(errors, { kind: "error", color: false });
-    throw new AppModuleError(`${path} does not compile:\n${text.join("").trimEnd()}`);
+    const errors = buildErrors(err);
+    const formatted = errors && (await formatMessages(errors, { kind: "error", color: false }));
+    throw compileFailure(path, err, formatted);
   }
 }
 
