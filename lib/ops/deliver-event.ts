@@ -35,28 +35,21 @@ export interface EventDelivery {
   continuation?: string;
 }
 
-type Retention = { done: number; dead: number };
-
-/** A queue's retention in force (its declaration, an operator's override over it), read once per event. */
-function retentionOf(engine: Pick<Engine, "store" | "queues">) {
-  const read = new Map<string, Promise<Retention>>();
-  const longest = {
-    done: Math.max(...engine.queues.map((q) => q.retentionDays.done)),
-    dead: Math.max(...engine.queues.map((q) => q.retentionDays.dead)),
-  };
-  return (queue: string): Promise<Retention> => {
-    const declared = engine.queues.find((q) => q.name === queue);
-    // A waiter of a queue no longer declared: as long as any queue keeps a job.
-    if (!declared) return Promise.resolve(longest);
-    let found = read.get(queue);
-    if (!found) {
-      found = getQueueState(engine.store, queue).then(
-        (state) => effectiveSettings(declared, state).retentionDays,
-      );
-      read.set(queue, found);
-    }
-    return found;
-  };
+/**
+ * A queue's retention in force (its declaration, an operator's override over it); for a queue no
+ * longer declared, as long as any queue keeps a job.
+ */
+async function retentionInForce(
+  engine: Pick<Engine, "store" | "queues">,
+  queue: string,
+): Promise<{ done: number; dead: number }> {
+  const declared = engine.queues.find((q) => q.name === queue);
+  if (!declared)
+    return {
+      done: Math.max(...engine.queues.map((q) => q.retentionDays.done)),
+      dead: Math.max(...engine.queues.map((q) => q.retentionDays.dead)),
+    };
+  return effectiveSettings(declared, await getQueueState(engine.store, queue)).retentionDays;
 }
 
 /** Waiters a page: the most keys one BatchGetItem reads, so a page's jobs are one read. */
@@ -103,21 +96,18 @@ export async function deliverEvent(
     continuation === undefined ? undefined : decodeWaiterCursor(continuation, partition);
   const started = engine.clock.now();
   let stowed: Promise<DurableBody> | undefined;
-  const retention = retentionOf(engine);
+  // The event ends the first job's wait: it runs from now, then its queue keeps it (a later wait
+  // moves the object: durable-suspend.ts). Data kept inline needs no retention, nor its read.
+  const stow = async (queue: string) => {
+    if (!needsClaimCheck(json)) return stowEventData(engine.claims, json, started, started);
+    const keepUntil = durableKeepUntil(started, started, await retentionInForce(engine, queue));
+    return stowEventData(engine.claims, json, started, keepUntil);
+  };
   const event: PairEvent = {
     name,
     match,
-    // The event ends the first job's wait: it runs from now, then its queue keeps it (a later wait
-    // moves the object: durable-suspend.ts). Data kept inline needs no retention, nor its read.
     body: (queue) => {
-      stowed ??= (needsClaimCheck(json) ? retention(queue) : Promise.resolve(undefined)).then((kept) =>
-        stowEventData(
-          engine.claims,
-          json,
-          started,
-          kept ? durableKeepUntil(started, started, kept) : started,
-        ),
-      );
+      stowed ??= stow(queue);
       return stowed;
     },
   };
