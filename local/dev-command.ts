@@ -1,12 +1,11 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Logger } from "@aws-lambda-powertools/logger";
+import { poolKindsFromEnv } from "../functions/engine-config.ts";
 import { type Env, type LocalStackSettings, localStackSettingsFromEnv } from "../functions/env-settings.ts";
 import type { App } from "../lib/declarations/define-app.ts";
-import { loadPoolKinds } from "../lib/declarations/pool-config.ts";
-import type { PoolKindSpec } from "../lib/declarations/pool-kind.ts";
 import { ConfigError } from "../lib/errors.ts";
 import type { Log } from "../lib/observability/log.ts";
 import { loadAppModule } from "../project/app-module.ts";
@@ -28,10 +27,6 @@ export interface DevOptions {
   env?: Env;
   /** The pool's entry command and the variables it needs besides (default: the package's built entry). */
   pool?: { command: string[]; env?: Record<string, string> };
-}
-
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 const DEV_USAGE = "skyforge dev [--app <module>] [--fresh]";
@@ -78,11 +73,12 @@ export async function runDev(argv: string[], options: DevOptions = {}): Promise<
     settings = localStackSettingsFromEnv(env);
     const loaded = await loadAppModule(found.file);
     app = loaded.app;
-    const poolKinds = poolKindsInForce(app, env);
+    const poolKinds = poolKindsFromEnv(app, env);
     const log = stackLog(settings);
     const dataDir = settings.dataDir
       ? resolve(cwd, settings.dataDir)
       : (options.defaultDataDir ?? join(found.projectDir, ".skyforge"));
+    const pool = poolEntry(env, found.file, options.pool);
     stack = await startLocalStack({
       app,
       poolKinds,
@@ -91,7 +87,7 @@ export async function runDev(argv: string[], options: DevOptions = {}): Promise<
       tickSeconds: settings.tickSeconds,
       dataDir,
       fresh: args.fresh,
-      ...optional("pool", poolEntry(env, found.file, options.pool)),
+      ...(pool ? { pool } : {}),
     });
     reloads = new Reloads(stack, found.file, shown, env);
     watcher = watchAppInputs(() => reloads.request());
@@ -187,20 +183,13 @@ class Reloads {
       const loaded = await loadAppModule(this.file);
       // The folders to watch follow the module's imports even if the stack refuses the new app.
       this.watcher?.watch(loaded.inputs);
-      await this.stack.reload(loaded.app, poolKindsInForce(loaded.app, this.env));
+      await this.stack.reload(loaded.app, poolKindsFromEnv(loaded.app, this.env));
       console.log(`reloaded ${this.shown}: kinds ${loaded.app.kinds.map((k) => k.name).join(", ")}`);
     } catch (err) {
       const detail = err instanceof ConfigError ? err.message : ((err as Error).stack ?? String(err));
       console.error(`${this.shown} not reloaded; the previous kinds keep serving:\n${detail}`);
     }
   }
-}
-
-/** The app's pool kinds, with the operator's SKYFORGE_POOL_CONFIG file laid over them, as on AWS. */
-function poolKindsInForce(app: App, env: Env): PoolKindSpec[] {
-  return loadPoolKinds(app.queues, app.poolKinds, env.SKYFORGE_POOL_CONFIG, (path) =>
-    readFileSync(path, "utf8"),
-  );
 }
 
 function stackLog(settings: LocalStackSettings): Log {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docBlocks } from "../support/doc-blocks.ts";
 import { type OutsideProject, projectEnv, repoFolders } from "../support/outside-project.ts";
 import { projectRoot } from "../support/project-copy.ts";
+import { stackHttp } from "../support/stack-http.ts";
 
 /**
  * docs/guide/your-project.md, block by block as written: issue 38's whole walk, as a team adopting
@@ -121,6 +122,7 @@ afterAll(async () => {
 
 describe("skyforge as a library, in a project outside the repo", { timeout: 120_000 }, () => {
   let url = "";
+  const { call, untilStatus } = stackHttp(() => url);
 
   it("the guide's blocks are found; its SST is this repo's", () => {
     expect(blocks.map((b) => b.lang)).toEqual(["bash", "ts", "ts", "bash", "js", "bash", "bash"]);
@@ -152,7 +154,7 @@ describe("skyforge as a library, in a project outside the repo", { timeout: 120_
     const promised = /^# (\{.*\})$/m.exec(enqueueBlock ?? "")?.[1] ?? "";
     expect(JSON.parse(producerLine)).toEqual(JSON.parse(promised));
     const { id } = JSON.parse(curlLine) as { id: string };
-    expect(await doneResult(id)).toEqual({ greeting: "hello curl" });
+    expect((await untilStatus(id, "done")).result).toEqual({ greeting: "hello curl" });
   });
 
   it("an edit to the plain kind's handler changes the next job's result, without a restart", async () => {
@@ -160,13 +162,8 @@ describe("skyforge as a library, in a project outside the repo", { timeout: 120_
     const file = join(project, "src/jobs/app.ts");
     writeFileSync(file, readFileSync(file, "utf8").replace('"hello " + name', '"welcome back, " + name'));
     await devOutput(/^reloaded src\/jobs\/app\.ts: kinds greet, settle$/m, from);
-    const answer = await fetch(`${url}/jobs`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ kind: "greet", payload: { name: "Ada" } }),
-    });
-    const { id } = (await answer.json()) as { id: string };
-    expect(await doneResult(id)).toEqual({ greeting: "welcome back, Ada" });
+    const { body } = await call("POST", "/jobs", { kind: "greet", payload: { name: "Ada" } });
+    expect((await untilStatus(body.id, "done")).result).toEqual({ greeting: "welcome back, Ada" });
   });
 
   it("npx skyforge check-deploy passes, listing the user's queue and its worker, whose bundle holds the user's handler", async () => {
@@ -192,21 +189,3 @@ describe("skyforge as a library, in a project outside the repo", { timeout: 120_
     expect(stdout).not.toMatch(/FAIL/);
   }, 420_000);
 });
-
-/** A job's result once it is done (bounded: 30 s). */
-async function doneResult(id: string): Promise<unknown> {
-  const until = Date.now() + 30_000;
-  for (;;) {
-    const job = (await (await fetch(`${devUrl()}/jobs/${id}`)).json()) as {
-      status: string;
-      result?: unknown;
-    };
-    if (job.status === "done") return job.result;
-    if (Date.now() > until) throw new Error(`job ${id} is ${job.status}, not done, after 30 s`);
-    await new Promise((wake) => setTimeout(wake, 100));
-  }
-}
-
-function devUrl(): string {
-  return (/HTTP API\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(devOut)?.[1] as string) ?? "";
-}
