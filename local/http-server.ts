@@ -11,7 +11,7 @@ import type { Context } from "aws-lambda";
 import { readBody } from "../http/request-body.ts";
 import { foreignRequest } from "../http/request-guard.ts";
 import { clip, type HttpEvent, type HttpResult, methodNotAllowed } from "../lib/api/http.ts";
-import { apiRouteMatcher } from "../lib/api/route-keys.ts";
+import { apiRouteMatcher, TOKEN_CALLBACK_ROUTE } from "../lib/api/route-keys.ts";
 import { ClientError, type ClientErrorCode, internalErrorBody } from "../lib/errors.ts";
 import { MAX_API_BODY_BYTES } from "../lib/limits.ts";
 import { errorFields, type Log } from "../lib/observability/log.ts";
@@ -19,10 +19,18 @@ import { splitTarget, toApiEvent } from "./api-event.ts";
 import { serveConsole } from "./console-assets.ts";
 import { INVOKE_PATH, type LocalFunctions, serveInvoke } from "./lambda-invoke.ts";
 
+type ApiHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
+
 export interface LocalHttpOptions {
   host: string;
   port: number;
-  api: (event: HttpEvent, context: Context) => Promise<HttpResult>;
+  /** Every route but the token callback's: the API function. */
+  api: ApiHandler;
+  /**
+   * POST /tokens/{id}, deployed as a function of its own without IAM auth (docs/architecture.md §22);
+   * without it, that route goes to `api` too.
+   */
+  tokenCallback?: ApiHandler;
   /** Functions callable through the Invoke API, by name. */
   functions: LocalFunctions;
   log: Log;
@@ -122,7 +130,10 @@ async function serve(
     sendError(res, "payload_too_large", `the request body is over ${MAX_API_BODY_BYTES} bytes`);
     return;
   }
-  const result = await options.api(toApiEvent(req, path, query, read.body, route), {} as Context);
+  // Each route to its function, as API Gateway's integrations send them.
+  const handler =
+    route.routeKey === TOKEN_CALLBACK_ROUTE ? (options.tokenCallback ?? options.api) : options.api;
+  const result = await handler(toApiEvent(req, path, query, read.body, route), {} as Context);
   if (res.destroyed) return;
   res.writeHead(result.statusCode ?? 200, (result.headers ?? {}) as Record<string, string>);
   res.end(

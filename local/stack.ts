@@ -1,7 +1,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { TOKEN_CALLBACK_ROUTE } from "../lib/api/route-keys.ts";
 import { systemClock } from "../lib/clock.ts";
 import type { EngineConfig } from "../lib/engine.ts";
 import type { Deployment } from "../lib/handlers/deployment.ts";
@@ -157,10 +156,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       port: options.port ?? 3000,
       // Every route on the one loopback server, as API Gateway routes them: the token callback to
       // its own handler (deployed as its own function, without IAM auth), the rest to the API's.
-      api: (event, context) =>
-        event.routeKey === TOKEN_CALLBACK_ROUTE
-          ? live.deployment.tokenCallback(event, context)
-          : live.deployment.api(event, context),
+      api: (event, context) => live.deployment.api(event, context),
+      tokenCallback: (event, context) => live.deployment.tokenCallback(event, context),
       // "api" takes what API Gateway would send functions/api.ts: the client's Invoke transport.
       functions: {
         enqueue: (event) => live.deployment.functions.enqueue(event),
