@@ -16,7 +16,7 @@ const layers = [
   // 5 the engine's service contract
   ["^lib/services/"],
   // 6 operations
-  ["^lib/producer/", "^lib/groups/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
+  ["^lib/producer/", "^lib/groups/", "^lib/durable/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
   // 7 edges
   ["^lib/api/", "^lib/deploy-plan/"],
   // 8 the builders: the engine, and a deployment's handlers assembled on it
@@ -72,6 +72,14 @@ module.exports = {
       severity: "error",
       from: { path: "^lib/store/" },
       to: { path: "^lib/cron/" },
+    },
+    {
+      name: "durable-behind-its-service",
+      comment:
+        "durable steps (lib/durable/) are reached through the engine's DurableService (deps.durable), which lib/engine.ts wires: no other module imports the room's files",
+      severity: "error",
+      from: { path: "^lib/", pathNot: ["^lib/durable/", "^lib/engine\\.ts$"] },
+      to: { path: "^lib/durable/" },
     },
     {
       name: "registry-not-pool",

@@ -7,7 +7,7 @@ import type {
 } from "../lib/declarations/define-app.ts";
 import type { MisfirePolicy } from "../lib/declarations/schedule-declaration.ts";
 import type { ErrorBody } from "../lib/errors.ts";
-import type { StepView, TokenView, WaitingView } from "../lib/job/durable.ts";
+import type { JobSteps, StepView, TokenCompleted, TokenView, WaitingView } from "../lib/job/durable.ts";
 import type { FlowRate } from "../lib/job/flow.ts";
 import type {
   ChildrenQuery,
@@ -23,7 +23,6 @@ import type {
   JobView,
   ListJobsQuery,
 } from "../lib/job/schemas.ts";
-import type { JobStatus } from "../lib/job/status.ts";
 
 /**
  * What the typed producer client offers (client/create-client.ts builds it). Kinds, payloads and
@@ -169,25 +168,7 @@ export interface GroupRequest<A extends AppNames> {
   expiresInSeconds?: number;
 }
 
-/**
- * GET /jobs/{id}/steps: a durable job's recorded steps in the handler's order, and what it waits for
- * while suspended (docs/guide/durable-jobs.md).
- */
-export interface JobSteps {
-  jobId: string;
-  status: JobStatus;
-  waiting?: WaitingView;
-  steps: StepView[];
-}
-export type { StepView, TokenView, WaitingView };
-
-/** POST /tokens/{id}'s answer: the token completed, and whether its waiting job was resumed now. */
-export interface TokenCompleted {
-  id: string;
-  jobId: string;
-  status: "completed";
-  resumed: boolean;
-}
+export type { JobSteps, StepView, TokenCompleted, TokenView, WaitingView };
 
 export interface SkyforgeClient<A extends AppNames> {
   enqueue<K extends KindName<A>>(

@@ -5,6 +5,7 @@ import type { Clock } from "./clock.ts";
 import type { App } from "./declarations/define-app.ts";
 import type { PoolKindSpec } from "./declarations/pool-kind.ts";
 import { tableLayout } from "./declarations/scale.ts";
+import { Durable } from "./durable/durable-service.ts";
 import { Groups } from "./groups/group-service.ts";
 import { buildRegistry, type KindRegistry } from "./job/registry.ts";
 import type { Log } from "./observability/log.ts";
@@ -65,13 +66,23 @@ export function buildEngine(config: EngineConfig): Engine {
   const running = new RunningJobs();
   const producer = new Producer({ store, claims, transport, registry, queues, clock, metrics, log, running });
   const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
-  return {
+  const engine: Engine = {
     app,
     store,
     claims,
     transport,
     producer,
     groups,
+    // Its token urls take the base URL in force when each token is made (a local stack sets it later).
+    durable: new Durable({
+      store,
+      claims,
+      transport,
+      queues,
+      clock,
+      metrics,
+      tokenUrlBase: () => engine.tokenUrlBase,
+    }),
     poolKinds,
     registry,
     queues,
@@ -85,4 +96,5 @@ export function buildEngine(config: EngineConfig): Engine {
     ...(config.tokenUrlBase ? { tokenUrlBase: config.tokenUrlBase } : {}),
     ...(config.runner ? { runner: config.runner } : {}),
   };
+  return engine;
 }

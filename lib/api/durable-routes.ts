@@ -1,12 +1,7 @@
-import { loadDurable } from "../claims/durable-bodies.ts";
 import { ClientError } from "../errors.ts";
 import { eventKeyProblem } from "../job/durable.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
-import { deliverEvent } from "../ops/deliver-event.ts";
-import { completeWaitToken, tokenView } from "../ops/durable-tokens.ts";
 import type { Engine } from "../services/engine-services.ts";
-import { getJob } from "../store/read-ops.ts";
-import { toStepViews, toWaitingView } from "../store/step-record.ts";
 import { type ApiRoute, type HttpEvent, json, pathParam, queryParams, readJsonBody, route } from "./http.ts";
 import { jobId } from "./job-id.ts";
 
@@ -30,7 +25,7 @@ function dataOf(body: unknown): unknown {
 /**
  * POST /events' name and match, refused with a 400 naming the field when the table can't hold them
  * as its waiters' key (eventKeyProblem): checked here, at the request's edge, before delivery reads
- * anything. A body of another shape is left for deliverEvent's own schema to name.
+ * anything. A body of another shape is left for the delivery's own schema to name.
  */
 function checkEventKeys(body: unknown): unknown {
   if (typeof body !== "object" || body === null) return body;
@@ -49,36 +44,25 @@ function checkEventKeys(body: unknown): unknown {
 }
 
 /**
- * Durable jobs' routes (docs/architecture.md §22). `POST /tokens/{id}` is the one route deployed
+ * Durable jobs' routes (docs/architecture.md §22), each one call on the engine's durable service
+ * after the request's own checks. `POST /tokens/{id}` is the one route deployed
  * without IAM auth (lib/api/route-keys.ts): it completes the token its url names, with that url's
  * secret, and does nothing else.
  */
 export function durableRoutes(engine: Engine): ApiRoute[] {
   return [
-    route("GET", "/jobs/{id}/steps", async (event) => {
-      const id = jobId(event);
-      const job = await getJob(engine.store, id);
-      if (!job) throw new ClientError("not_found", `job ${id} not found`);
-      const objects = Object.entries(job.steps ?? {}).filter(([, r]) => r.o !== undefined);
-      const loaded = await Promise.all(
-        objects.map(async ([name, r]) => [name, await loadDurable(engine.claims, job.id, r)] as const),
-      );
-      return json(200, {
-        jobId: job.id,
-        status: job.status,
-        ...(job.waiting && job.status === "scheduled" ? { waiting: toWaitingView(job.waiting) } : {}),
-        steps: toStepViews(job.steps, engine.clock.now(), new Map(loaded)),
-      });
-    }),
-    route("GET", "/tokens/{id}", async (event) => json(200, await tokenView(engine, pathParam(event, "id")))),
+    route("GET", "/jobs/{id}/steps", async (event) => json(200, await engine.durable.stepsOf(jobId(event)))),
+    route("GET", "/tokens/{id}", async (event) =>
+      json(200, await engine.durable.tokenView(pathParam(event, "id"))),
+    ),
     route("POST", "/tokens/{id}", async (event: HttpEvent) => {
       const id = pathParam(event, "id");
       const { secret } = queryParams(event);
       const data = dataOf(readJsonBody(event, MAX_TOKEN_BODY_BYTES));
-      return json(200, await completeWaitToken(engine, id, secret, data));
+      return json(200, await engine.durable.completeToken(id, secret, data));
     }),
     route("POST", "/events", async (event) =>
-      json(202, await deliverEvent(engine, checkEventKeys(readJsonBody(event, MAX_TOKEN_BODY_BYTES)))),
+      json(202, await engine.durable.deliverEvent(checkEventKeys(readJsonBody(event, MAX_TOKEN_BODY_BYTES)))),
     ),
   ];
 }

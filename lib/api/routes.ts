@@ -6,7 +6,7 @@ import { MAX_ENQUEUE_BODY_BYTES } from "../limits.ts";
 import { cancelJob } from "../ops/cancel-job.ts";
 import { replayJobs } from "../ops/replay-jobs.ts";
 import { redriveJob } from "../producer/redrive.ts";
-import { resumeJob } from "../producer/resume.ts";
+import { resumePausedJob } from "../producer/resume-paused.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
 import { getJob, listJobs } from "../store/read-ops.ts";
@@ -97,7 +97,7 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
     route("POST", "/jobs/{id}/retry", async (event) => json(200, await redriveJob(engine, jobId(event)))),
     // A paused job (onExhausted "pause") runs again, optionally with a new payload (§21).
     route("POST", "/jobs/{id}/resume", async (event) =>
-      json(200, await resumeJob(engine, jobId(event), event.body ? readJsonBody(event) : {})),
+      json(200, await resumePausedJob(engine, jobId(event), event.body ? readJsonBody(event) : {})),
     ),
     ...groupRoutes(engine),
     ...durableRoutes(engine),

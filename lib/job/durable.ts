@@ -1,5 +1,6 @@
 import type * as z from "zod";
 import { eventWaiterWrites, storedKeyProblem } from "./key-layout.ts";
+import type { JobStatus } from "./status.ts";
 
 /**
  * Durable steps, sleeps and waits (docs/architecture.md §22): what a handler calls, and the limits
@@ -83,6 +84,31 @@ export interface StepView {
   at: string;
   until?: string;
   result?: unknown;
+}
+
+/**
+ * GET /jobs/{id}/steps: a durable job's recorded steps in the handler's order, and what it waits for
+ * while suspended (docs/guide/durable-jobs.md).
+ */
+export interface JobSteps {
+  jobId: string;
+  status: JobStatus;
+  waiting?: WaitingView;
+  steps: StepView[];
+}
+
+/** POST /tokens/{id}'s answer: the token completed, and whether its waiting job was resumed now. */
+export interface TokenCompleted {
+  id: string;
+  jobId: string;
+  status: "completed";
+  resumed: boolean;
+}
+
+/** POST /events' answer: how many jobs it resumed; `continuation` when waiters are left: send it again with it. */
+export interface EventDelivery {
+  resumed: number;
+  continuation?: string;
 }
 
 /** Why a step name can't be used, or undefined when it can. */

@@ -72,11 +72,15 @@ export interface RateLimitTake {
  */
 export interface JobContextBase<Scope extends string = string> extends DurableContext {
   job: { id: string; kind: string; queue: string; maxAttempts: number; createdAt: string };
-  /** 1 for the first run. With `fence` it guards the handler's own conditional writes. */
+  /**
+   * 1 for the first run. Not the run's identity: a throttle, a hand-back or a durable wait gives its
+   * attempt back, so two runs can share one; `fence` tells them apart.
+   */
   attempt: number;
   /**
-   * This run's lease token: a write conditional on (job id, attempt, fence) can't land after a takeover.
-   * Absent on the lanes that run without a claim (at-least-once, fire-and-forget).
+   * This run's lease token, the fence (docs/architecture.md §4): a write conditional on (job id,
+   * fence) can't land after a takeover. Absent on the lanes that run without a claim (at-least-once,
+   * fire-and-forget).
    */
   fence?: string;
   /** Aborts on cancel, lost lease, timeout or shutdown; `signal.reason` is an AbortCause. */

@@ -1,5 +1,5 @@
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
-import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
+import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import type { Log } from "../observability/log.ts";
 import type { CountMetric } from "../observability/metric-names.ts";
 import { promotionHoldUntil } from "../ops/promote.ts";
@@ -7,7 +7,6 @@ import { retentionExpiry } from "../retention.ts";
 import type { Finalization } from "../store/finalize-ops.ts";
 import type { Decision } from "./outcome.ts";
 import type { Ack, WorkerDeps } from "./record-types.ts";
-import type { Suspension } from "./suspension.ts";
 import type { VisibilitySink } from "./visibility-changes.ts";
 
 /** A decision the run's owner settles (an abandoned run leaves its job to the new owner). */
@@ -113,7 +112,7 @@ const OUTCOMES: { [O in Outcome]: OutcomeRow<Of<O>> } = {
       runAt: s.waiting.until,
       waiting: s.waiting,
       ...(s.step ? { step: s.step } : {}),
-      ...(wakesByMessage(s, now) ? { holdUntil: promotionHoldUntil(s.waiting.until, now) } : {}),
+      ...(s.wakesByMessage(now) ? { holdUntil: promotionHoldUntil(s.waiting.until, now) } : {}),
     }),
     metric: "suspended",
     log: {
@@ -138,11 +137,6 @@ const OUTCOMES: { [O in Outcome]: OutcomeRow<Of<O>> } = {
     throttles: true,
   },
 };
-
-/** A sleep that ends within SQS's longest delay wakes by a delayed message; longer waits by the reaper. */
-export function wakesByMessage(s: Suspension, now: number): boolean {
-  return s.waiting.for === "sleep" && s.waiting.until - now <= MAX_DELAY_SECONDS * 1000;
-}
 
 const rowOf = <D extends Settled>(d: D) => OUTCOMES[d.outcome] as unknown as OutcomeRow<D>;
 

@@ -2,8 +2,8 @@ import { RetryAfterError, ThrottledError, UnrecoverableError } from "../errors.t
 import type { AbortCause, BackoffPolicy } from "../job/kind.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
+import { Suspension } from "../services/suspension.ts";
 import { backoffSeconds } from "./backoff.ts";
-import { Suspension } from "./suspension.ts";
 
 /** A result may be as large as a payload: past the claim check's threshold it lives in the claims bucket. */
 export const MAX_RESULT_BYTES = MAX_PAYLOAD_BYTES;

@@ -5,7 +5,6 @@ import { Admission } from "./admission.ts";
 import { runPayload } from "./claim-check.ts";
 import { claimDelivery } from "./claim-delivery.ts";
 import type { Claimed, DeliverySteps } from "./delivery.ts";
-import { DurableRun } from "./durable-run.ts";
 import { handlerContext } from "./handler-context.ts";
 import type { Decision } from "./outcome.ts";
 import { precheckRun } from "./precheck.ts";
@@ -105,8 +104,7 @@ export class RecordProcessor {
       : undefined;
     const traced = runTrace === undefined ? item : { ...item, trace: runTrace };
     // Its steps' spans go under the attempt's (docs/architecture.md §23).
-    const durable = new DurableRun(
-      this.deps,
+    const durable = this.deps.durable.openRun(
       traced,
       delivery.fence,
       () => watch.live(),

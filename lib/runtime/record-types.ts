@@ -8,13 +8,14 @@ export type WorkerDeps = Pick<
   | "transport"
   | "producer"
   | "groups"
+  | "durable"
   | "registry"
   | "queues"
   | "clock"
   | "metrics"
   | "log"
 > &
-  Partial<Pick<Engine, "running" | "random" | "rateLimiter" | "tokenUrlBase" | "runner">>;
+  Partial<Pick<Engine, "running" | "random" | "rateLimiter" | "runner">>;
 
 export interface InboundRecord {
   messageId: string;

@@ -5,7 +5,6 @@ import type { JobMessage } from "../transport/job-message.ts";
 import { BacklogTally } from "./backlog-tally.ts";
 import { stowResult } from "./claim-check.ts";
 import type { Claimed } from "./delivery.ts";
-import { afterSuspend, beforeSuspend, withdrawWaiter } from "./durable-suspend.ts";
 import { leaveKeyPlace } from "./flow-places.ts";
 import { recordEndInGroups } from "./group-end.ts";
 import type { Decision } from "./outcome.ts";
@@ -47,7 +46,7 @@ export async function settleClaimed(
   }
   const suspension = decision.outcome === "suspend" ? decision.suspension : undefined;
   if (suspension && ending.outcome === "suspend") {
-    const moved = await beforeSuspend(deps, item, suspension, fence, queue.retentionDays);
+    const moved = await deps.durable.beforeSuspend(item, suspension, fence, queue.retentionDays);
     if (moved.length > 0) ending = { ...ending, moved };
   }
   let result = await finalize(store, item, fence, ending);
@@ -55,15 +54,16 @@ export async function settleClaimed(
     decision = { outcome: "cancelled", error: "cancelled on request" };
     result = await finalize(store, item, fence, toFinalization(decision, queue, now));
   }
-  if (suspension && !(result.finalized && decision.outcome === "suspend"))
-    await withdrawWaiter(deps, item, suspension, fence);
+  if (suspension) {
+    const landed = result.finalized && decision.outcome === "suspend";
+    const write = { fence, msg: delivery.msg, item: result.finalized ? result.item : item, landed };
+    await deps.durable.afterSuspend(suspension, write, now);
+  }
   if (!result.finalized) {
     metrics.count("leaseLost", item.queue, item.kind);
     log.warn("lease lost before finalize; leaving the job to its new owner", fields);
     return false;
   }
-  if (decision.outcome === "suspend")
-    await afterSuspend(deps, result.item, delivery.msg, decision.suspension, now);
   // A flow key's place goes on to its next waiting job, whatever the run came to (§20).
   await leaveKeyPlace(deps, result.item);
   if (!(await recordEndInGroups(deps, result.item))) return false;

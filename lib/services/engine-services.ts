@@ -17,6 +17,7 @@ import type { Member } from "../store/group-item.ts";
 import type { JobItem } from "../store/job-item.ts";
 import type { RunStamp } from "../store/lease-ops.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
+import type { DurableService } from "./durable-service.ts";
 import type { RunningJobs } from "./running-jobs.ts";
 
 export interface EnqueueOptions {
@@ -86,6 +87,8 @@ export interface Engine {
   transport: SqsTransport;
   producer: JobProducer;
   groups: GroupService;
+  /** Durable steps, sleeps and waits (docs/architecture.md §22). */
+  durable: DurableService;
   /** The pool kinds in force: the app's, with the operator's file (SKYFORGE_POOL_CONFIG) laid over them. */
   poolKinds: readonly PoolKindSpec[];
   /** The app's kinds plus the pool kinds in force. */
@@ -101,7 +104,10 @@ export interface Engine {
   /** Turns a queue's event source on/off and sets its concurrency (Lambda's mapping or the local poller). */
   eventSources?: EventSourceControl;
   random?: () => number;
-  /** The HTTP API's base URL, which a durable job's token url starts with (docs/architecture.md §22). */
+  /**
+   * The HTTP API's base URL, which a durable job's token url starts with (docs/architecture.md §22):
+   * the durable service reads it when it makes a token.
+   */
   tokenUrlBase?: string;
   /**
    * Who runs this process's attempts and when its platform stops the current invocation, asked at

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import { deliverEvent } from "../../lib/durable/deliver-event.ts";
+import { completeWaitToken, tokenView } from "../../lib/durable/durable-tokens.ts";
 import { ClientError, TokenTimeoutError } from "../../lib/errors.ts";
 import type { WaitToken } from "../../lib/job/durable.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { cancelJob } from "../../lib/ops/cancel-job.ts";
-import { deliverEvent } from "../../lib/ops/deliver-event.ts";
-import { completeWaitToken, tokenView } from "../../lib/ops/durable-tokens.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { toStepViews } from "../../lib/store/step-record.ts";

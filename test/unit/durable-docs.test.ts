@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { apiRouteMatcher } from "../../lib/api/route-keys.ts";
-import { EventRequest } from "../../lib/ops/deliver-event.ts";
+import { EventRequest } from "../../lib/durable/deliver-event.ts";
 import { codeBlocks, httpRequestOf } from "../support/doc-blocks.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { waiterIsStale, waitsForEvent } from "../../lib/ops/event-waiter-state.ts";
+import { waiterIsStale, waitsForEvent } from "../../lib/durable/event-waiter-state.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import type { StepRecord } from "../../lib/store/step-record.ts";
 import { ManualClock } from "../support/clock.ts";

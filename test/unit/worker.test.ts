@@ -14,6 +14,7 @@ import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
+import { Durable } from "../../lib/durable/durable-service.ts";
 import { Groups } from "../../lib/groups/group-service.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
@@ -64,7 +65,13 @@ beforeEach(() => {
   };
   const producer = new Producer(services);
   worker = createWorker(
-    { ...services, producer, groups: new Groups({ ...services, producer }), random: () => 0 },
+    {
+      ...services,
+      producer,
+      groups: new Groups({ ...services, producer }),
+      durable: new Durable({ ...services, tokenUrlBase: () => undefined }),
+      random: () => 0,
+    },
     { recordConcurrency: 4 },
   );
   // No cooldown on the queue.

@@ -20,14 +20,15 @@ export const ResumeRequest = z.object({ payload: z.unknown().optional() }).stric
 type ResumeDeps = Pick<Engine, "store" | "claims" | "transport" | "clock" | "registry" | "queues">;
 
 /**
- * An operator's resume of a paused job (docs/architecture.md §21): optionally with a new payload,
+ * Resumes a paused job: an operator's resume (docs/architecture.md §21; not a waiting job's, §22:
+ * lib/durable/resume-waiting.ts): optionally with a new payload,
  * checked against the kind's schema first (a 400 naming the field, nothing written), then the
  * redrive's path: scheduled and held, its message sent, queued, with a fresh set of attempts.
  * A job that isn't paused: 409. The new payload is written before the job's status changes, where
  * the enqueue would keep it (inline, its own item, the claims bucket); two resumes of one job at once
  * with different large payloads may leave either payload behind the one that wins.
  */
-export async function resumeJob(deps: ResumeDeps, id: string, raw: unknown): Promise<JobView> {
+export async function resumePausedJob(deps: ResumeDeps, id: string, raw: unknown): Promise<JobView> {
   const body = ResumeRequest.safeParse(raw ?? {});
   if (!body.success)
     throw new ClientError("validation_error", "invalid resume request", issuesOf(body.error));

@@ -1,16 +1,16 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { loadDurable, stowDurable } from "../claims/durable-bodies.ts";
 import { ClientError } from "../errors.ts";
-import type { TokenView } from "../job/durable.ts";
+import type { TokenCompleted, TokenView } from "../job/durable.ts";
 import { depthIssueMessage, tooDeepAt } from "../job/json-depth.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { getJob } from "../store/read-ops.ts";
 import { completeToken, getToken, type TokenItem, tokenSecretHash } from "../store/token-ops.ts";
-import { resumeJob } from "./resume-waiting.ts";
+import { resumeWaitingJob } from "./resume-waiting.ts";
 
-/** Token ids are `tok_` and a ULID (lib/runtime/durable-run.ts): anything else names none, unread. */
+/** Token ids are `tok_` and a ULID (lib/durable/durable-run.ts): anything else names none, unread. */
 const TOKEN_ID = /^tok_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -63,7 +63,7 @@ function refusal(token: TokenItem, now: number, jobEnded: string | undefined): s
 
 /**
  * A token's one completion (POST /tokens/{id}?secret=…), then its job's resume if it waits already
- * (a job still running resumes itself: lib/runtime/durable-suspend.ts). Unknown 404, a wrong or
+ * (a job still running resumes itself: lib/durable/durable-suspend.ts). Unknown 404, a wrong or
  * missing secret 403, completed, timed out or its job ended 409, data nested over MAX_JSON_DEPTH
  * 400, over 1 MiB 413: each before anything is written.
  */
@@ -72,7 +72,7 @@ export async function completeWaitToken(
   id: string,
   secret: string | undefined,
   data: unknown,
-): Promise<{ id: string; jobId: string; status: "completed"; resumed: boolean }> {
+): Promise<TokenCompleted> {
   const token = await tokenOr404(engine, id);
   if (!secretMatches(token, secret))
     throw new ClientError("forbidden", "this token's url (with its secret) is needed to complete it");
@@ -106,6 +106,6 @@ export async function completeWaitToken(
       refusal(current, engine.clock.now(), ended) ?? `token ${id} changed; look again`,
     );
   }
-  const resumed = await resumeJob(engine, { id: token.jobId, queue: token.queue }, { token: id });
+  const resumed = await resumeWaitingJob(engine, { id: token.jobId, queue: token.queue }, { token: id });
   return { id, jobId: token.jobId, status: "completed", resumed };
 }

@@ -1,13 +1,12 @@
 import { durableKeepUntil, keptUntil, restowDurable } from "../claims/durable-bodies.ts";
-import { resumeJob } from "../ops/resume-waiting.ts";
 import { longestRetentionExpiry } from "../retention.ts";
+import type { RetentionDays, SuspendWrite } from "../services/durable-service.ts";
+import type { Suspension } from "../services/suspension.ts";
 import { deleteEventWaiter, putEventWaiter } from "../store/event-waiter-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getToken } from "../store/token-ops.ts";
-import type { JobMessage } from "../transport/job-message.ts";
-import { wakesByMessage } from "./outcome-table.ts";
-import type { WorkerDeps } from "./record-types.ts";
-import type { Suspension } from "./suspension.ts";
+import type { DurableDeps } from "./durable-deps.ts";
+import { resumeWaitingJob } from "./resume-waiting.ts";
 
 /**
  * Before a durable run's suspend is written (docs/architecture.md §22): an event wait's pointer, so
@@ -19,11 +18,11 @@ import type { Suspension } from "./suspension.ts";
  * expire, the records unchanged).
  */
 export async function beforeSuspend(
-  deps: WorkerDeps,
+  deps: DurableDeps,
   item: JobItem,
   s: Suspension,
   fence: string,
-  retentionDays: { done: number; dead: number },
+  retentionDays: RetentionDays,
 ): Promise<{ name: string; o: string }[]> {
   if (s.waiter) {
     const expiresAt = longestRetentionExpiry(s.waiting.until, deps.queues);
@@ -49,35 +48,32 @@ export async function beforeSuspend(
 }
 
 /**
- * A suspend that did not land after its pointer was written (the job was cancelled meanwhile, or
- * the run lost its lease): this run's pointer goes. Only its own version: a new owner's run that
- * wrote the same wait's pointer again keeps it.
- */
-export async function withdrawWaiter(deps: WorkerDeps, item: JobItem, s: Suspension, fence: string) {
-  if (!s.waiter) return;
-  const version = { step: s.waiter.step, putBy: { lease: fence } };
-  await deleteEventWaiter(deps.store, s.waiter.event, s.waiter.match, item.id, version);
-}
-
-/**
- * After the suspend landed: a sleep within SQS's longest delay sends its own wake-up (the message
- * the run came with, delayed); longer ones are promoted by the reaper at their end. A token
- * completed while the run was deciding to wait found the job still running and resumed nothing,
- * so the run looks once more and resumes the job itself (whoever resumes first wins the write).
+ * After the suspend's write. One that did not land after its pointer was written (the job was
+ * cancelled meanwhile, or the run lost its lease): this run's pointer goes, only its own version (a
+ * new owner's run that wrote the same wait's pointer again keeps it). One that landed: a sleep within
+ * SQS's longest delay sends its own wake-up (the message the run came with, delayed); longer ones are
+ * promoted by the reaper at their end. A token completed while the run was deciding to wait found
+ * the job still running and resumed nothing, so the run looks once more and resumes the job itself
+ * (whoever resumes first wins the write).
  */
 export async function afterSuspend(
-  deps: WorkerDeps,
-  item: JobItem,
-  msg: JobMessage,
+  deps: DurableDeps,
   s: Suspension,
+  { fence, msg, item, landed }: SuspendWrite,
   now: number,
 ): Promise<void> {
-  if (wakesByMessage(s, now)) {
+  if (!landed) {
+    if (!s.waiter) return;
+    const version = { step: s.waiter.step, putBy: { lease: fence } };
+    await deleteEventWaiter(deps.store, s.waiter.event, s.waiter.match, item.id, version);
+    return;
+  }
+  if (s.wakesByMessage(now)) {
     const delaySeconds = Math.max(0, Math.ceil((s.waiting.until - now) / 1000));
     await deps.transport.send({ message: msg, delaySeconds });
     return;
   }
   const token = s.waiting.token;
   if (token !== undefined && (await getToken(deps.store, token))?.status === "completed")
-    await resumeJob(deps, item, { token });
+    await resumeWaitingJob(deps, item, { token });
 }

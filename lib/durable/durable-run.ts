@@ -19,21 +19,16 @@ import {
 } from "../job/durable.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { jobAttributes, withSpan } from "../observability/tracing.ts";
+import { type StoredBody, Suspension } from "../services/suspension.ts";
 import { deleteEventWaiter } from "../store/event-waiter-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { recordStep } from "../store/step-ops.ts";
 import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
 import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
-import type { WorkerDeps } from "./record-types.ts";
-import { type StoredBody, Suspension } from "./suspension.ts";
+import type { DurableDeps } from "./durable-deps.ts";
 
 /** A token's item outlives its timeout by a week, for GET /tokens/{id} and a late caller's 409. */
 const TOKEN_KEPT_AFTER_TIMEOUT_S = 7 * 86_400;
-
-export type DurableDeps = Pick<WorkerDeps, "store" | "claims" | "clock"> & {
-  /** The API's base URL a token's url starts with; a bare path when the engine has none. */
-  tokenUrlBase?: string | undefined;
-};
 
 /**
  * One run's durable context (docs/architecture.md §22). The handler runs from the top: a name
@@ -224,7 +219,7 @@ export class DurableRun {
       timeoutAt,
       expiresAt: Math.ceil(timeoutAt / 1000) + TOKEN_KEPT_AFTER_TIMEOUT_S,
     });
-    const base = (this.deps.tokenUrlBase ?? "").replace(/\/+$/, "");
+    const base = (this.deps.tokenUrlBase() ?? "").replace(/\/+$/, "");
     const token: WaitToken = { id, url: `${base}/tokens/${id}?secret=${secret}` };
     const kept = await this.write(name, this.record({ token: id, v: JSON.stringify(token) }));
     return (await this.read(name, kept)) as WaitToken;

@@ -3,7 +3,7 @@ import * as z from "zod";
 import { needsClaimCheck } from "../claims/claim-keys.ts";
 import { type DurableBody, durableKeepUntil, stowEventData } from "../claims/durable-bodies.ts";
 import { ClientError, issuesOf } from "../errors.ts";
-import { MAX_STEP_NAME_CHARS } from "../job/durable.ts";
+import { type EventDelivery, MAX_STEP_NAME_CHARS } from "../job/durable.ts";
 import { BoundedJson } from "../job/json-depth.ts";
 import { eventWaitersPartition } from "../job/key-layout.ts";
 import { MAX_CURSOR_CHARS, MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
@@ -14,7 +14,7 @@ import { deleteEventWaiter, type EventWaiter, listEventWaiters } from "../store/
 import { getJobs } from "../store/group-read-ops.ts";
 import { getQueueState } from "../store/queue-state.ts";
 import { waiterIsStale, waitsForEvent } from "./event-waiter-state.ts";
-import { resumeJob } from "./resume-waiting.ts";
+import { resumeWaitingJob } from "./resume-waiting.ts";
 
 /**
  * POST /events's body: an event's name, the value waits match on, its data (nested at most
@@ -28,12 +28,6 @@ export const EventRequest = z
     continuation: z.string().min(1).max(MAX_CURSOR_CHARS).optional(),
   })
   .strict();
-
-/** How many jobs it resumed; `continuation` when waiters are left to look at: send the event again with it. */
-export interface EventDelivery {
-  resumed: number;
-  continuation?: string;
-}
 
 /**
  * A queue's retention in force (its declaration, an operator's override over it); for a queue no
@@ -148,7 +142,7 @@ async function deliverToPage(
         const version = { step: waiter.step, putBy: { lease: waiter.lease } };
         if (waitsForEvent(job, name, match, waiter.step)) {
           const wait = { event: name, match, step: waiter.step };
-          if (!(await resumeJob(engine, job, wait, await event.body(waiter.queue)))) return false;
+          if (!(await resumeWaitingJob(engine, job, wait, await event.body(waiter.queue)))) return false;
           await deleteEventWaiter(engine.store, name, match, waiter.jobId, version);
           return true;
         }

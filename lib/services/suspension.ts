@@ -1,3 +1,4 @@
+import { MAX_DELAY_SECONDS } from "../limits.ts";
 import type { StepRecord, WaitingRecord } from "../store/step-record.ts";
 
 /** mapExists: whether the job item has a steps map yet (its first entry writes the map). */
@@ -9,6 +10,8 @@ export type StoredBody = { name: string; o: string; t: number };
 /**
  * A durable run's decision to end and wait (docs/architecture.md §22): what the suspend writes, and
  * what happens next. A class, so the run supervisor can tell it from any value a handler returns.
+ * Part of the engine's contract: the durable service (lib/durable/) makes it, the delivery pipeline
+ * writes it under the run's fence and hands it back to the service around that write.
  */
 export class Suspension {
   readonly waiting: WaitingRecord;
@@ -29,6 +32,11 @@ export class Suspension {
     this.step = step;
     this.waiter = waiter;
     this.bodies = bodies;
+  }
+
+  /** A sleep that ends within SQS's longest delay wakes by a delayed message; longer waits by the reaper. */
+  wakesByMessage(now: number): boolean {
+    return this.waiting.for === "sleep" && this.waiting.until - now <= MAX_DELAY_SECONDS * 1000;
   }
 
   /** The same suspension, with the job's stored bodies the run knows of. */
