@@ -16,7 +16,7 @@ const layers = [
   // 5 the engine's service contract
   ["^lib/services/"],
   // 6 operations
-  ["^lib/producer/", "^lib/groups/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
+  ["^lib/producer/", "^lib/groups/", "^lib/flow/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
   // 7 edges
   ["^lib/api/", "^lib/deploy-plan/"],
   // 8 the builders: the engine, and a deployment's handlers assembled on it
@@ -65,6 +65,14 @@ module.exports = {
       severity: "error",
       from: { path: "^lib/" },
       to: { path: "^(app|functions|local|project|bench|scripts|infra|test)/" },
+    },
+    {
+      name: "rooms-behind-their-service",
+      comment:
+        "a feature's room (lib/groups/, lib/flow/) is reached through its service on the Engine (Engine.groups, Engine.flow): only lib/engine.ts builds it, and flow control's store operations are its room's alone",
+      severity: "error",
+      from: { path: "^lib/", pathNot: "^lib/(groups/|flow/|engine\\.ts$)" },
+      to: { path: "^lib/(groups/|flow/|store/(flow-key|parked-line|flow-heal-cursor)-ops\\.ts$)" },
     },
     {
       name: "store-not-cron",

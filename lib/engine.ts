@@ -5,6 +5,7 @@ import type { Clock } from "./clock.ts";
 import type { App } from "./declarations/define-app.ts";
 import type { PoolKindSpec } from "./declarations/pool-kind.ts";
 import { tableLayout } from "./declarations/scale.ts";
+import { Flow } from "./flow/flow-service.ts";
 import { Groups } from "./groups/group-service.ts";
 import { buildRegistry, type KindRegistry } from "./job/registry.ts";
 import type { Log } from "./observability/log.ts";
@@ -63,7 +64,19 @@ export function buildEngine(config: EngineConfig): Engine {
   const queues = app.queues;
   const claims = { s3: config.s3, bucket: config.claimsBucket };
   const running = new RunningJobs();
-  const producer = new Producer({ store, claims, transport, registry, queues, clock, metrics, log, running });
+  const flow = new Flow({ store, claims, transport, registry, queues, clock, metrics, log });
+  const producer = new Producer({
+    store,
+    claims,
+    transport,
+    registry,
+    queues,
+    clock,
+    metrics,
+    log,
+    running,
+    flow,
+  });
   const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
   return {
     app,
@@ -72,6 +85,7 @@ export function buildEngine(config: EngineConfig): Engine {
     transport,
     producer,
     groups,
+    flow,
     poolKinds,
     registry,
     queues,

@@ -8,6 +8,7 @@ export type WorkerDeps = Pick<
   | "transport"
   | "producer"
   | "groups"
+  | "flow"
   | "registry"
   | "queues"
   | "clock"

@@ -5,8 +5,9 @@ import { app } from "../../app/index.ts";
 import { createClient } from "../../client/create-client.ts";
 import { httpTransport } from "../../client/http-transport.ts";
 import type { BusyKey } from "../../client/skyforge-client.ts";
+import { busiestKeys, MAX_KEYS_LOOKED_AT } from "../../lib/flow/busiest-keys.ts";
+import { flowKey } from "../../lib/job/flow-key.ts";
 import type { AnyKind } from "../../lib/job/kind.ts";
-import { busiestKeys, MAX_KEYS_LOOKED_AT } from "../../lib/ops/busiest-keys.ts";
 import { parkJob } from "../../lib/store/flow-key-ops.ts";
 import { localStackForFile } from "../support/stack-for-file.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
@@ -113,7 +114,7 @@ describe("GET /keys: a queue's busiest flow keys", () => {
           timeoutSeconds: 60,
           flowKey: key,
         },
-        key,
+        flowKey(kind, key),
       );
     };
     const tenant = `parked-${randomUUID()}`;

@@ -3,9 +3,10 @@ import { ulid } from "ulid";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { ClientError, ThrottledError } from "../../lib/errors.ts";
+import { flowKey } from "../../lib/job/flow-key.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
-import { parkJob, readFlowKey, takeKeyPlace } from "../../lib/store/flow-key-ops.ts";
+import { parkJob, readFlowKeyState, takeKeyPlace } from "../../lib/store/flow-key-ops.ts";
 import { PARK_INDEX_SHARDS, shardOf } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { messageFromItem } from "../../lib/transport/message-from-item.ts";
@@ -120,7 +121,7 @@ async function crowdedIndex(h: Harness, busy: number, now: number) {
       flowKey: tenant,
       payload: JSON.stringify({ tenant, seq: 0, ms: 0 }),
     };
-    expect(await parkJob(store, seed, tenant)).toBe(true);
+    expect(await parkJob(store, seed, flowKey("t-solo", tenant))).toBe(true);
     return id;
   };
   const shardOfKey = (tenant: string) => shardOf(`t-solo#${tenant}`, PARK_INDEX_SHARDS);
@@ -134,13 +135,13 @@ async function crowdedIndex(h: Harness, busy: number, now: number) {
   await Promise.all(
     tenants.map((tenant) =>
       writes(async () => {
-        expect(await takeKeyPlace(store, "t-solo", tenant, ulid(), 1, now)).toBe(true);
+        expect(await takeKeyPlace(store, flowKey("t-solo", tenant), ulid(), 1, now)).toBe(true);
         await parkOne(tenant, now);
       }),
     ),
   );
   const leaseMs = (h.engine.queues.find((q) => q.name === "default")?.leaseSeconds ?? 0) * 1000;
-  expect(await takeKeyPlace(store, "t-solo", victim, ulid(), 1, now - 3 * leaseMs)).toBe(true);
+  expect(await takeKeyPlace(store, flowKey("t-solo", victim), ulid(), 1, now - 3 * leaseMs)).toBe(true);
   return { tenant: victim, id: await parkOne(victim, now) };
 }
 
@@ -181,7 +182,9 @@ describe("flow control per key", () => {
     expect(order.slice(-20)).toEqual([...order.slice(-20)].sort());
     // Every place went back (each after its job's finalize: awaited, bounded): no run holds one.
     await waitFor(
-      async () => Object.keys((await readFlowKey(h.engine.store, "t-keyed", "flood")).holders).length === 0,
+      async () =>
+        Object.keys((await readFlowKeyState(h.engine.store, flowKey("t-keyed", "flood"))).holders).length ===
+        0,
       "every flood place to be handed back",
     );
   });
@@ -214,7 +217,7 @@ describe("flow control per key", () => {
       payload: { tenant: "hot", seq: 0, throttle: true },
     });
     const coolUntil = await waitFor(
-      async () => (await readFlowKey(h.engine.store, "t-keyed", "hot")).coolUntil,
+      async () => (await readFlowKeyState(h.engine.store, flowKey("t-keyed", "hot"))).coolUntil,
       "the hot key to cool",
     );
     const cold = await h.engine.producer.enqueue({ kind: "t-keyed", payload: { tenant: "cold", seq: 0 } });
@@ -257,7 +260,7 @@ describe("flow control per key", () => {
     h.startPoller();
     for (const r of done) await settled(h, r.id ?? "", "done");
     for (const r of done)
-      expect(await takeKeyPlace(store, "t-keyed", "crashy", r.id ?? "", 2, clock.now())).toBe(true);
+      expect(await takeKeyPlace(store, flowKey("t-keyed", "crashy"), r.id ?? "", 2, clock.now())).toBe(true);
     // A job parked behind them by a worker that died before it looked at the key again (no
     // message, nobody to free the ended runs' places): only the reaper can send it on.
     const now = clock.now();
@@ -273,7 +276,7 @@ describe("flow control per key", () => {
       flowKey: "crashy",
       payload: JSON.stringify({ tenant: "crashy", seq: 2, ms: 0 }),
     };
-    expect(await parkJob(store, late, "crashy")).toBe(true);
+    expect(await parkJob(store, late, flowKey("t-keyed", "crashy"))).toBe(true);
     const report = await runReaper(h.engine, { staleSweepPassMs: 0 });
     expect(report.flowJobsSent).toBe(1);
     await settled(h, late.id, "done");
@@ -285,7 +288,8 @@ describe("flow control per key", () => {
     await settled(h, next.job.id, "done");
     // The place goes on after the job's finalize (done first, then the hand-over): awaited, bounded.
     await waitFor(
-      async () => Object.keys((await readFlowKey(store, "t-keyed", "crashy")).holders).length === 0,
+      async () =>
+        Object.keys((await readFlowKeyState(store, flowKey("t-keyed", "crashy"))).holders).length === 0,
       "the last run's place to be handed back",
     );
   });
@@ -303,7 +307,7 @@ describe("flow control per key", () => {
       if (report.flowJobsSent > 0) break;
     }
     expect(reports.map((r) => r.flowJobsSent)).toContain(1);
-    expect((await readFlowKey(h.engine.store, "t-solo", victim.tenant)).holders).toEqual({
+    expect((await readFlowKeyState(h.engine.store, flowKey("t-solo", victim.tenant))).holders).toEqual({
       [victim.id]: now,
     });
     expect(reports.at(-1)?.flowKeysChecked).toBeGreaterThan(200);
@@ -333,9 +337,9 @@ describe("flow control per key", () => {
     expect(before).toBeLessThan(busy + 1);
     expect(before + (checked.at(-1) ?? 0)).toBeGreaterThanOrEqual(busy + 1);
     expect(checked.length).toBeGreaterThan(1);
-    expect(Object.keys((await readFlowKey(h.engine.store, "t-solo", victim.tenant)).holders)).toEqual([
-      victim.id,
-    ]);
+    expect(
+      Object.keys((await readFlowKeyState(h.engine.store, flowKey("t-solo", victim.tenant))).holders),
+    ).toEqual([victim.id]);
   });
 
   it("a job enqueued while its key is full waits in the key's line from the start: no message until a place frees", async () => {
@@ -346,7 +350,8 @@ describe("flow control per key", () => {
     );
     await waitFor(
       async () =>
-        Object.keys((await readFlowKey(h.engine.store, "t-keyed", "full")).holders).length === 2 || undefined,
+        Object.keys((await readFlowKeyState(h.engine.store, flowKey("t-keyed", "full"))).holders).length ===
+          2 || undefined,
       "the key's two places taken",
     );
     const sent = h.metrics.total("keyParked");
@@ -377,7 +382,9 @@ describe("flow control per key", () => {
     await h.engine.transport.send({ message: messageFromItem(done, done.payload), delaySeconds: 0 });
     await waitFor(async () => h.metrics.total("duplicateDeliveries") > 0 || undefined, "the copy's delivery");
     await waitFor(
-      async () => Object.keys((await readFlowKey(h.engine.store, "t-keyed", "late")).holders).length === 0,
+      async () =>
+        Object.keys((await readFlowKeyState(h.engine.store, flowKey("t-keyed", "late"))).holders).length ===
+        0,
       "the copy's place to be handed back",
     );
   });

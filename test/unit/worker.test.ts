@@ -14,6 +14,7 @@ import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
+import { Flow } from "../../lib/flow/flow-service.ts";
 import { Groups } from "../../lib/groups/group-service.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
@@ -62,9 +63,10 @@ beforeEach(() => {
     metrics,
     log: silentLog,
   };
-  const producer = new Producer(services);
+  const flow = new Flow(services);
+  const producer = new Producer({ ...services, flow });
   worker = createWorker(
-    { ...services, producer, groups: new Groups({ ...services, producer }), random: () => 0 },
+    { ...services, producer, flow, groups: new Groups({ ...services, producer }), random: () => 0 },
     { recordConcurrency: 4 },
   );
   // No cooldown on the queue.
