@@ -77,6 +77,9 @@ export const eventWaiterWrites = (event: string, match: string): WrittenKey[] =>
   },
 ];
 
+/** UTF-8 as DynamoDB counts it; a web API, so the model's key checks type-check for the console too. */
+const utf8 = new TextEncoder();
+
 /** Why a lone surrogate is refused, wherever a stored string is checked. */
 export const LONE_SURROGATE =
   "contains a lone surrogate (half of a UTF-16 pair), which can't be stored; send whole characters";
@@ -95,7 +98,7 @@ export function storedKeyProblem<const V extends readonly string[]>(
 ): string | undefined {
   if (!values.every((v) => v.isWellFormed())) return LONE_SURROGATE;
   for (const written of writes(...values)) {
-    const bytes = Buffer.byteLength(written.text);
+    const bytes = utf8.encode(written.text).byteLength;
     const max = written.role === "partition" ? MAX_PARTITION_KEY_BYTES : MAX_SORT_KEY_BYTES;
     if (bytes > max)
       return `takes ${bytes} bytes where the table writes it (${written.layout}), over DynamoDB's ${max}-byte ${written.role} key limit`;

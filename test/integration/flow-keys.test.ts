@@ -2,12 +2,14 @@ import pLimit from "p-limit";
 import { ulid } from "ulid";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import type { Clock } from "../../lib/clock.ts";
 import { ClientError, ThrottledError } from "../../lib/errors.ts";
+import { Flow } from "../../lib/flow/flow-service.ts";
 import { flowKey } from "../../lib/job/flow-key.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
 import { parkJob, readFlowKeyState, takeKeyPlace } from "../../lib/store/flow-key-ops.ts";
-import { PARK_INDEX_SHARDS, shardOf } from "../../lib/store/keys.ts";
+import { PARK_INDEX_SHARDS, parkShard } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { messageFromItem } from "../../lib/transport/message-from-item.ts";
 import { OffsetClock } from "../support/clock.ts";
@@ -124,7 +126,7 @@ async function crowdedIndex(h: Harness, busy: number, now: number) {
     expect(await parkJob(store, seed, flowKey("t-solo", tenant))).toBe(true);
     return id;
   };
-  const shardOfKey = (tenant: string) => shardOf(`t-solo#${tenant}`, PARK_INDEX_SHARDS);
+  const shardOfKey = (tenant: string) => parkShard(flowKey("t-solo", tenant));
   const last = PARK_INDEX_SHARDS - 1;
   const tenants: string[] = [];
   for (let n = 0; tenants.length < busy; n++) if (shardOfKey(`busy-${n}`) < last) tenants.push(`busy-${n}`);
@@ -299,7 +301,7 @@ describe("flow control per key", () => {
     const now = h.engine.clock.now();
     const victim = await crowdedIndex(h, 210, now);
     // The reaper's own clock stands still: its time budget is not what this is about.
-    const reaper = { ...h.engine, clock: { now: () => now } };
+    const reaper = withClock(h.engine, { now: () => now });
     const reports = [];
     for (let run = 0; run < 2; run++) {
       const report = await runReaper(reaper, { staleSweepPassMs: 0 });
@@ -320,7 +322,7 @@ describe("flow control per key", () => {
     const victim = await crowdedIndex(h, busy, now);
     // A clock that moves 1 ms each time it is read: a budget of 50 ms is a few keys' looks.
     let ticks = 0;
-    const reaper = { ...h.engine, clock: { now: () => now + ticks++ } };
+    const reaper = withClock(h.engine, { now: () => now + ticks++ });
     const checked: number[] = [];
     let sent = 0;
     while (sent === 0 && checked.length < busy + 1) {
@@ -415,3 +417,9 @@ describe("flow control per key", () => {
     expect(h.metrics.total("enqueued")).toBe(0);
   });
 });
+
+/** The engine on another clock, its flow control's too (the reaper reaches it through Engine.flow). */
+function withClock<E extends ConstructorParameters<typeof Flow>[0]>(engine: E, clock: Clock) {
+  const deps = { ...engine, clock };
+  return { ...deps, flow: new Flow(deps) };
+}
