@@ -29,7 +29,7 @@ export interface ReaperOptions {
   staleSweepPassMs?: number;
   staleMessageAfterMs?: number;
   maxStaleSweepPages?: number;
-  /** How long the look at flow keys' places may take (lib/ops/flow-heal.ts); the next run goes on. */
+  /** How long the look at flow keys' places may take (lib/flow/flow-heal.ts); the next run goes on. */
   flowHealBudgetMs?: number;
 }
 

@@ -116,7 +116,7 @@ export function parkIndexKeys(fk: FlowKey, createdAt: number, id: string) {
 }
 
 /**
- * Where the reaper's look at the parked index (lib/ops/flow-heal.ts) stopped last: the next run goes
+ * Where the reaper's look at the parked index (lib/flow/flow-heal.ts) stopped last: the next run goes
  * on from there, so every waiting key is looked at in turn however many there are.
  */
 export const flowHealCursorKey = { pk: "cursor#flow-heal", sk: "cursor" } as const;

@@ -14,7 +14,7 @@ import { type Json, stackHttp } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
- * GET /keys?queue=…&limit=… on the local stack (lib/ops/busiest-keys.ts): a queue's flow keys with
+ * GET /keys?queue=…&limit=… on the local stack (lib/flow/busiest-keys.ts): a queue's flow keys with
  * parked jobs, most waiting first, over HTTP and through the typed client; its 404 and 400s.
  */
 const stack = localStackForFile({ app });
