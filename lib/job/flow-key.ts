@@ -12,6 +12,8 @@
  * - SQS: the message's fair-queue group, the text (lib/transport/outgoing-messages.ts);
  * - the API: `/keys/{kind}/{key}` (`flowKeyPath`).
  */
+import { InvariantError } from "../errors.ts";
+
 export interface FlowKey {
   readonly kind: string;
   readonly key: string;
@@ -25,7 +27,7 @@ export const encodeFlowKey = ({ kind, key }: FlowKey): string => `${kind}#${key}
 /** A flow key from its text (`encodeFlowKey`'s); a text without a kind is refused. */
 export function decodeFlowKey(text: string): FlowKey {
   const end = text.indexOf("#");
-  if (end < 1) throw new Error(`"${text.slice(0, 80)}" is not a flow key's text (<kind>#<key>)`);
+  if (end < 1) throw new InvariantError(`"${text.slice(0, 80)}" is not a flow key's text (<kind>#<key>)`);
   return { kind: text.slice(0, end), key: text.slice(end + 1) };
 }
 
