@@ -64,19 +64,9 @@ export function buildEngine(config: EngineConfig): Engine {
   const queues = app.queues;
   const claims = { s3: config.s3, bucket: config.claimsBucket };
   const running = new RunningJobs();
-  const flow = new Flow({ store, claims, transport, registry, queues, clock, metrics, log });
-  const producer = new Producer({
-    store,
-    claims,
-    transport,
-    registry,
-    queues,
-    clock,
-    metrics,
-    log,
-    running,
-    flow,
-  });
+  const shared = { store, claims, transport, registry, queues, clock, metrics, log };
+  const flow = new Flow(shared);
+  const producer = new Producer({ ...shared, running, flow });
   const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
   return {
     app,
