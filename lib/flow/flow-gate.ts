@@ -1,5 +1,5 @@
 import { concurrencyFor, type FlowSettings, rateCells, rateSlot } from "../job/flow.ts";
-import { type FlowKey, flowKeyOf, flowRateBucket } from "../job/flow-key.ts";
+import { type FlowKey, flowKeyFields, flowKeyOf, flowRateBucket } from "../job/flow-key.ts";
 import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
 import type { FlowPass } from "../services/engine-services.ts";
@@ -77,7 +77,7 @@ async function takePlaceOrPark(
     return { place: { key: fk, since: now } };
   if (await parkJob(store, seed, fk)) {
     metrics.count("keyParked", seed.queue, seed.kind);
-    log.debug("job waits for a place of its flow key", { ...jobFields(seed), flowKey: fk.key });
+    log.debug("job waits for a place of its flow key", { ...jobFields(seed), ...flowKeyFields(fk) });
     await lookAfterParking(deps, fk);
     return true;
   }
