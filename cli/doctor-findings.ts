@@ -3,6 +3,7 @@
  * GET /jobs, GET /keys) and, on a stage, its CloudWatch alarms: pure, so a test hands it views and a
  * clock. One finding a problem, each with what to do.
  */
+import { type BusyKey, flowKey, flowKeyPath } from "../client/vocabulary.ts";
 
 export interface Finding {
   /** Which check found it: a stable word scripts can branch on. */
@@ -50,13 +51,7 @@ export interface DoctorJob {
 }
 
 /** One busy flow key of a queue (GET /keys?queue=…), with when its oldest parked job became due. */
-export interface DoctorKey {
-  queue: string;
-  kind: string;
-  key: string;
-  waiting: number;
-  oldestWaitingSince?: string;
-}
+export type DoctorKey = Pick<BusyKey, "kind" | "key" | "waiting" | "oldestWaitingSince"> & { queue: string };
 /** A CloudWatch alarm of the stage in state ALARM. */
 export interface DoctorAlarm {
   name: string;
@@ -217,7 +212,7 @@ export function laggingKeys(keys: readonly DoctorKey[], now: number, lag: KeyLag
         check: "lagging-key",
         subject: `${k.kind}/${k.key}`,
         message: `flow key ${k.key} of ${k.kind} on ${queue} has a job waiting ${seconds(k.ms)}, the median of its ${peers.length} busiest peer key(s) ${seconds(typical)}; ${k.waiting} job(s) waiting`,
-        fix: `GET /keys/${k.kind}/${encodeURIComponent(k.key)} (or the console's queue view) shows what holds it back: a cool-down, its rate, its concurrency, or runs that hold its places`,
+        fix: `GET ${flowKeyPath(flowKey(k.kind, k.key))} (or the console's queue view) shows what holds it back: a cool-down, its rate, its concurrency, or runs that hold its places`,
       });
     }
   }

@@ -1,4 +1,5 @@
 import type { AppNames } from "../lib/declarations/define-app.ts";
+import { flowKey, flowKeyPath } from "../lib/job/flow-key.ts";
 import type { GroupChildrenPage, GroupView } from "../lib/job/group-schemas.ts";
 import type { JobSummary, JobView } from "../lib/job/schemas.ts";
 import { type AnswerShape, answerShapes, checkAnswer } from "./answer-shapes.ts";
@@ -149,7 +150,7 @@ export function createClient<A extends AppNames>(options: ClientOptions<A> = {})
         ),
       get: async (kind, key) =>
         object<FlowKeyView>(
-          { method: "GET", path: `/keys/${segment(kind)}/${segment(key)}` },
+          { method: "GET", path: flowKeyPath(flowKey(kind, key), segment) },
           answerShapes.flowKey,
         ),
     },

@@ -9,6 +9,7 @@ import type { MisfirePolicy } from "../lib/declarations/schedule-declaration.ts"
 import type { ErrorBody } from "../lib/errors.ts";
 import type { JobSteps, StepView, TokenCompleted, TokenView, WaitingView } from "../lib/job/durable.ts";
 import type { FlowRate } from "../lib/job/flow.ts";
+import type { BusiestKeys, FlowKeyView } from "../lib/job/flow-views.ts";
 import type {
   ChildrenQuery,
   GroupChildrenPage,
@@ -113,34 +114,8 @@ export type ScheduleInput<A extends AppNames> = {
 
 export type ScheduleView = Record<string, unknown> & { name: string };
 
-/** A flow key as GET /keys/{kind}/{key} shows it (docs/guide/flow-control.md). */
-export interface FlowKeyView {
-  kind: string;
-  key: string;
-  /** Places held: runs going, or handed a place and on their way. */
-  running: number;
-  /** Jobs parked in the key's line. */
-  waiting: number;
-  concurrency?: number;
-  rate?: FlowRate;
-  /** While the key cools down after a ThrottledError, when it ends. */
-  coolUntil?: string;
-}
-
-/** One key of GET /keys?queue=…: a key with parked jobs. */
-export type BusyKey = Pick<FlowKeyView, "kind" | "key" | "running" | "waiting" | "concurrency"> & {
-  /** When the oldest job of its line became due. */
-  oldestWaitingSince?: string;
-};
-
-/**
- * GET /keys?queue=…: the queue's keys with the most parked jobs, most first. `truncated`: the queue
- * had more waiting keys than one listing looks at (200), so these are the busiest of those looked at.
- */
-export interface BusiestKeys {
-  items: BusyKey[];
-  truncated?: true;
-}
+/** What GET /keys and GET /keys/{kind}/{key} answer: declared once, in lib/job/flow-views.ts. */
+export type { BusiestKeys, BusyKey, FlowKeyView } from "../lib/job/flow-views.ts";
 
 /**
  * POST /jobs/replay's request (lib/job/replay-schemas.ts): which ended jobs to run again as new jobs

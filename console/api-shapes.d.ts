@@ -124,20 +124,8 @@ export interface Queue {
   maxConcurrency?: number;
 }
 
-/** One key of GET /keys?queue=…: a flow key with jobs parked in its line. */
-export interface BusyKey {
-  kind: string;
-  key: string;
-  running: number;
-  waiting: number;
-  concurrency?: number;
-}
-
-/** GET /keys?queue=…: most waiting first; `truncated` when the API looked at only some waiting keys. */
-export interface BusiestKeys {
-  items: BusyKey[];
-  truncated?: true;
-}
+/** GET /keys?queue=…: a queue's flow keys with parked jobs; declared once, in lib/ (through the client's vocabulary). */
+export type { BusiestKeys, BusyKey } from "../client/vocabulary.ts";
 
 export interface Schedule {
   name: string;

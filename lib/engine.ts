@@ -6,6 +6,7 @@ import type { App } from "./declarations/define-app.ts";
 import type { PoolKindSpec } from "./declarations/pool-kind.ts";
 import { tableLayout } from "./declarations/scale.ts";
 import { Durable } from "./durable/durable-service.ts";
+import { Flow } from "./flow/flow-service.ts";
 import { Groups } from "./groups/group-service.ts";
 import { buildRegistry, type KindRegistry } from "./job/registry.ts";
 import type { Log } from "./observability/log.ts";
@@ -64,7 +65,9 @@ export function buildEngine(config: EngineConfig): Engine {
   const queues = app.queues;
   const claims = { s3: config.s3, bucket: config.claimsBucket };
   const running = new RunningJobs();
-  const producer = new Producer({ store, claims, transport, registry, queues, clock, metrics, log, running });
+  const shared = { store, claims, transport, registry, queues, clock, metrics, log };
+  const flow = new Flow(shared);
+  const producer = new Producer({ ...shared, running, flow });
   const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
   const engine: Engine = {
     app,
@@ -83,6 +86,7 @@ export function buildEngine(config: EngineConfig): Engine {
       metrics,
       tokenUrlBase: () => engine.tokenUrlBase,
     }),
+    flow,
     poolKinds,
     registry,
     queues,

@@ -39,7 +39,7 @@ export const MAX_COLLECT_BYTES = 256 * 1024;
 /** A burst can't outlast what a waiting message can be hidden for (SQS: 12 h). */
 export const MAX_DEBOUNCE_SECONDS = 12 * 3600;
 
-/** What flow control a kind declares; a kind declares at most one of the two. */
+/** How a kind coalesces its key's jobs (§19): debounce or singleton; a kind declares at most one of the two. */
 export type CoalesceRule =
   | { type: "debounce"; mode: DebounceMode; key(payload: unknown): string; settings: DebounceSettings }
   | { type: "singleton"; mode: SingletonMode; key(payload: unknown): string };

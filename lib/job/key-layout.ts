@@ -5,6 +5,7 @@
  * and lib/store/keys.ts builds these items' keys with these same functions, so the check measures
  * the very text DynamoDB is given.
  */
+import { encodeFlowKey, type FlowKey, flowKey } from "./flow-key.ts";
 
 /** DynamoDB's key-size limits, in UTF-8 bytes: a partition key's and a sort key's (an index's too). */
 export const MAX_PARTITION_KEY_BYTES = 2048;
@@ -17,15 +18,15 @@ export const indexSort = (at: number, id: string) => `${String(at).padStart(15, 
 export const batchKeyPartition = (kind: string, key: string) => `bkey#${kind}#${key}`;
 /** A debounced or singleton kind's key (§19): the partition of its lock. */
 export const coalesceLockPartition = (kind: string, key: string) => `coal#${kind}#${key}`;
-/** A flow key (§20): the partition of its state (places, cool-down, rate). */
-export const flowKeyPartition = (kind: string, key: string) => `fkey#${kind}#${key}`;
+/** A flow key (§20): the partition of its state (places, cool-down), `fkey#` and its text. */
+export const flowKeyPartition = (fk: FlowKey) => `fkey#${encodeFlowKey(fk)}`;
 /**
- * A flow key's parked jobs sit in the status index sorted by kind, key, then arrival; the key is
- * URI-encoded there, so no key's entries run into another's (a key may hold `#`).
+ * A flow key's parked jobs sit in the status index sorted by kind, key, then arrival: its text with
+ * the key URI-encoded, so no key's entries run into another's (a key may hold `#`).
  */
-export const parkPrefix = (kind: string, key: string) => `${kind}#${encodeURIComponent(key)}#`;
-export const parkSort = (kind: string, key: string, createdAt: number, id: string) =>
-  `${parkPrefix(kind, key)}${indexSort(createdAt, id)}`;
+export const parkPrefix = (fk: FlowKey) => `${encodeFlowKey(flowKey(fk.kind, encodeURIComponent(fk.key)))}#`;
+export const parkSort = (fk: FlowKey, createdAt: number, id: string) =>
+  `${parkPrefix(fk)}${indexSort(createdAt, id)}`;
 /** The jobs waiting for an event (§22): one partition per name and match value, both URI-encoded. */
 export const eventWaitersPartition = (event: string, match: string) =>
   `evt#${encodeURIComponent(event)}#${encodeURIComponent(match)}`;
@@ -57,9 +58,9 @@ export function computedKeyWrites(type: ComputedKey, kind: string, key: string):
       return [{ text: coalesceLockPartition(kind, key), role: "partition", layout: "coal#<kind>#<key>" }];
     case "flow":
       return [
-        { text: flowKeyPartition(kind, key), role: "partition", layout: "fkey#<kind>#<key>" },
+        { text: flowKeyPartition(flowKey(kind, key)), role: "partition", layout: "fkey#<kind>#<key>" },
         {
-          text: parkSort(kind, key, LATEST_TIME, LONGEST_ID),
+          text: parkSort(flowKey(kind, key), LATEST_TIME, LONGEST_ID),
           role: "sort",
           layout: "<kind>#<key, URI-encoded>#<time>#<job id>, a parked job's index sort key",
         },
@@ -75,6 +76,9 @@ export const eventWaiterWrites = (event: string, match: string): WrittenKey[] =>
     layout: "evt#<name, URI-encoded>#<match, URI-encoded>",
   },
 ];
+
+/** UTF-8 as DynamoDB counts it; a web API, so the model's key checks type-check for the console too. */
+const utf8 = new TextEncoder();
 
 /** Why a lone surrogate is refused, wherever a stored string is checked. */
 export const LONE_SURROGATE =
@@ -94,7 +98,7 @@ export function storedKeyProblem<const V extends readonly string[]>(
 ): string | undefined {
   if (!values.every((v) => v.isWellFormed())) return LONE_SURROGATE;
   for (const written of writes(...values)) {
-    const bytes = Buffer.byteLength(written.text);
+    const bytes = utf8.encode(written.text).byteLength;
     const max = written.role === "partition" ? MAX_PARTITION_KEY_BYTES : MAX_SORT_KEY_BYTES;
     if (bytes > max)
       return `takes ${bytes} bytes where the table writes it (${written.layout}), over DynamoDB's ${max}-byte ${written.role} key limit`;

@@ -12,7 +12,6 @@ import { getQueueState } from "../store/queue-state.ts";
 import { beginPromotion, deadLetter, queryIndexBefore } from "../store/reaper-ops.ts";
 import { formatVersionOf, readsFormat } from "../store/stored-formats.ts";
 import { parseJobMessage, seedFromMessage } from "../transport/job-message.ts";
-import { healParkedKeys } from "./flow-heal.ts";
 import { outgoingJob, promotionHoldUntil } from "./promote.ts";
 import { QueueAdmin } from "./queue-admin.ts";
 import { STALE_SWEEP_PASS_MS, sweepStaleMessages } from "./stale-message-sweep.ts";
@@ -30,7 +29,7 @@ export interface ReaperOptions {
   staleSweepPassMs?: number;
   staleMessageAfterMs?: number;
   maxStaleSweepPages?: number;
-  /** How long the look at flow keys' places may take (lib/ops/flow-heal.ts); the next run goes on. */
+  /** How long the look at flow keys' places may take (lib/flow/flow-heal.ts); the next run goes on. */
   flowHealBudgetMs?: number;
 }
 
@@ -74,6 +73,7 @@ export type ReaperDeps = Pick<
   | "log"
   | "eventSources"
   | "groups"
+  | "flow"
   | "registry"
 >;
 
@@ -129,7 +129,7 @@ export async function runReaper(deps: ReaperDeps, options: ReaperOptions = {}): 
     deps.log.error("group checks failed; the next tick tries again", errorFields(err));
   }
   try {
-    const healed = await healParkedKeys(deps, options.flowHealBudgetMs);
+    const healed = await deps.flow.heal(options.flowHealBudgetMs);
     report.flowKeysChecked = healed.keys;
     report.flowJobsSent = healed.sent;
   } catch (err) {

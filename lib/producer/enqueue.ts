@@ -19,13 +19,12 @@ import type { OutgoingJob } from "../transport/outgoing-messages.ts";
 import { admitToKeyBacklog, unwindUnsent } from "./backlog-admission.ts";
 import { CoalesceEnqueue } from "./coalesce-enqueue.ts";
 import { errorBody } from "./error-body.ts";
-import { lookAfterParkingAll, parkIfKeyFull } from "./flow-park.ts";
 import { type Planned, plan } from "./plan.ts";
 import { validateEnqueue } from "./validate.ts";
 
 export type ProducerDeps = Pick<
   Engine,
-  "store" | "claims" | "transport" | "registry" | "queues" | "clock" | "metrics" | "log"
+  "store" | "claims" | "transport" | "registry" | "queues" | "clock" | "metrics" | "log" | "flow"
 > &
   Partial<Pick<Engine, "running">>;
 
@@ -120,10 +119,7 @@ export class Producer {
         }),
       ),
     );
-    await parkIfKeyFull(
-      this.deps,
-      ready.map((e) => e.planned),
-    );
+    await this.deps.flow.parkIfKeyFull(ready.map((e) => e.planned));
     // Scheduled jobs have no message yet: the reaper sends it when they fall due. Parked ones wait
     // for a place of their flow key.
     const failedSends = await this.deps.transport.sendBatch(
@@ -173,11 +169,7 @@ export class Producer {
     );
     for (const e of planned) endSpan(e.span, results[e.index]?.error?.message);
     const parked = ready.filter((e) => e.planned.parked && results[e.index]?.id !== undefined);
-    if (parked.length > 0)
-      await lookAfterParkingAll(
-        this.deps,
-        parked.map((e) => e.planned),
-      );
+    if (parked.length > 0) await this.deps.flow.lookAfterParkingAll(parked.map((e) => e.planned));
     return results;
   }
 
@@ -190,7 +182,7 @@ export class Producer {
     const duplicate = await this.reserve(p, queue, options);
     if (duplicate) return duplicate;
     await admitToKeyBacklog(this.deps.store, p, queue);
-    await parkIfKeyFull(this.deps, [p]);
+    await this.deps.flow.parkIfKeyFull([p]);
     if (!p.scheduled && !p.parked) {
       try {
         await transport.send({ message: p.message, delaySeconds: p.delaySeconds });
@@ -213,7 +205,7 @@ export class Producer {
       written = p.item;
     }
     metrics.count("enqueued", queue.name, p.item.kind);
-    if (p.parked) await lookAfterParkingAll(this.deps, [p]);
+    if (p.parked) await this.deps.flow.lookAfterParkingAll([p]);
     return { job: toJobView(written, p.payloadJson), duplicate: false };
   }
 

@@ -30,7 +30,7 @@ export interface Planned {
   backlog?: { kind: string; key: string; max: number };
   /**
    * Its flow key was full at enqueue: the job's item is written parked in the key's line and no
-   * message goes out until a place frees (lib/producer/flow-park.ts).
+   * message goes out until a place frees (lib/flow/flow-park.ts, through Engine.flow).
    */
   parked?: boolean;
 }

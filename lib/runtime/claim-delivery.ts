@@ -2,14 +2,12 @@ import { randomBytes } from "node:crypto";
 import { isTerminal } from "../job/status.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
-import { freeKeyPlaces } from "../store/flow-key-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { claim } from "../store/lease-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 import { checkFormat } from "../store/stored-formats.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
 import type { Admitted, Claimed } from "./delivery.ts";
-import { passFlowGate } from "./flow-gate.ts";
 import { recordEndInGroups } from "./group-end.ts";
 import type { Ack, InboundRecord, WorkerDeps } from "./record-types.ts";
 import type { VisibilitySink } from "./visibility-changes.ts";
@@ -31,16 +29,14 @@ export async function claimDelivery(
     await visibility.change(msg.queue, record.receiptHandle, singletonLookSeconds(record.receiveCount));
     return false;
   }
-  const gated = await passFlowGate(deps, { msg, queue }, record, visibility);
+  const gated = await deps.flow.gate(msg, (s) => visibility.change(msg.queue, record.receiptHandle, s));
   if (typeof gated === "boolean") return gated;
   const fence = randomBytes(12).toString("base64url");
   const leaseMs = queue.leaseSeconds * 1000;
   const claimed = await claim(store, seedFromMessage(msg), fence, leaseMs, deps.runner?.());
   if (!claimed.claimed) {
     // A place this delivery took goes back unless the job runs under another's live lease (its own).
-    const { place } = gated;
-    if (place && claimed.current?.status !== "running")
-      await freeKeyPlaces(store, place.kind, place.key, { [msg.id]: place.since });
+    if (claimed.current?.status !== "running") await deps.flow.releasePlace(gated, msg.id);
     return notClaimed(deps, msg, claimed.current, record, visibility);
   }
 

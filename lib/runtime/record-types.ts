@@ -9,6 +9,7 @@ export type WorkerDeps = Pick<
   | "producer"
   | "groups"
   | "durable"
+  | "flow"
   | "registry"
   | "queues"
   | "clock"

@@ -1,11 +1,8 @@
 import { errorFields, jobFields } from "../observability/log.ts";
 import { finalize } from "../store/finalize-ops.ts";
-import { coolKey } from "../store/flow-key-ops.ts";
-import type { JobMessage } from "../transport/job-message.ts";
 import { BacklogTally } from "./backlog-tally.ts";
 import { stowResult } from "./claim-check.ts";
 import type { Claimed } from "./delivery.ts";
-import { leaveKeyPlace } from "./flow-places.ts";
 import { recordEndInGroups } from "./group-end.ts";
 import type { Decision } from "./outcome.ts";
 import { reportOutcome, toFinalization } from "./outcome-table.ts";
@@ -65,7 +62,7 @@ export async function settleClaimed(
     return false;
   }
   // A flow key's place goes on to its next waiting job, whatever the run came to (§20).
-  await leaveKeyPlace(deps, result.item);
+  await deps.flow.leavePlace(result.item);
   if (!(await recordEndInGroups(deps, result.item))) return false;
   if (result.item.inBacklog) {
     const own = tally ?? new BacklogTally();
@@ -84,21 +81,8 @@ export async function settleClaimed(
     fields,
     visibility: delivery.visibility,
     // A flow-controlled job's throttle cools its key, not the queue: other keys run on (§20).
-    throttle: (delaySeconds) =>
-      item.flowKey !== undefined && deps.registry.get(item.kind)?.flow
-        ? coolFlowKey(deps, delivery.msg, item.flowKey, now, delaySeconds)
-        : throttle(now, delaySeconds),
+    throttle: async (delaySeconds) => {
+      if (!(await deps.flow.coolKey(delivery.msg, now, delaySeconds))) await throttle(now, delaySeconds);
+    },
   });
-}
-
-/** A flow key cools down as a queue would, alone: the job's message is sent afresh with the delay. */
-async function coolFlowKey(
-  deps: WorkerDeps,
-  msg: JobMessage,
-  key: string,
-  now: number,
-  delaySeconds: number,
-) {
-  await coolKey(deps.store, msg.kind, key, now + delaySeconds * 1000);
-  await deps.transport.send({ message: msg, delaySeconds });
 }

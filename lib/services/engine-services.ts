@@ -4,6 +4,8 @@ import type { App } from "../declarations/define-app.ts";
 import type { PoolKindSpec } from "../declarations/pool-kind.ts";
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import type { CheckedRequest } from "../job/check-request.ts";
+import type { FlowKey } from "../job/flow-key.ts";
+import type { BusiestKeys, FlowKeyView } from "../job/flow-views.ts";
 import type { ChildrenQuery, GroupChildrenPage, GroupView } from "../job/group-schemas.ts";
 import type { AnyKind, CompletionContext, GroupSpec } from "../job/kind.ts";
 import type { KindRegistry } from "../job/registry.ts";
@@ -16,6 +18,7 @@ import type { StoreContext } from "../store/context.ts";
 import type { Member } from "../store/group-item.ts";
 import type { JobItem } from "../store/job-item.ts";
 import type { RunStamp } from "../store/lease-ops.ts";
+import type { JobMessage } from "../transport/job-message.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
 import type { DurableService } from "./durable-service.ts";
 import type { RunningJobs } from "./running-jobs.ts";
@@ -75,6 +78,49 @@ export interface GroupService {
   check(): Promise<{ groupsChecked: number; groupsExpired: number; groupRepairs: number }>;
 }
 
+/** A job an enqueue is about to write (lib/producer/plan.ts's Planned), as flow control reads and marks it. */
+export interface ParkableJob {
+  item: JobItem;
+  delaySeconds: number;
+  scheduled: boolean;
+  writesItem: boolean;
+  /** Set by parkIfKeyFull: its key is full, its item is written in the key's line, no message goes. */
+  parked?: boolean;
+}
+
+/** A delivery that may go on to its claim, with the place of its flow key it took (if it took one). */
+export interface FlowPass {
+  place?: { key: FlowKey; since: number };
+}
+
+/**
+ * Flow control per key (docs/architecture.md §20); lib/flow/flow-service.ts. The engine's one door
+ * to it: one call for each stage a flow-controlled job passes.
+ */
+export interface FlowService {
+  /** Enqueue, before the writes: jobs due now whose key is full are marked parked (no message goes). */
+  parkIfKeyFull(planned: readonly ParkableJob[]): Promise<void>;
+  /** Enqueue, after the parked items are written: one look at each key. Never throws. */
+  lookAfterParkingAll(parked: readonly ParkableJob[]): Promise<void>;
+  /**
+   * Claim, before it: the key's cool-down, rate and concurrency. true/false: the delivery's Ack (it
+   * waits: parked, sent again, or hidden through `hide`); a FlowPass: go on to the claim.
+   */
+  gate(msg: JobMessage, hide: (seconds: number) => Promise<void>): Promise<boolean | FlowPass>;
+  /** Claim lost: the place its gate took goes back (a late copy of a finished job must not keep one). */
+  releasePlace(pass: FlowPass, jobId: string): Promise<void>;
+  /** Settle, once the finalize landed: the run's place goes to the key's next parked job. Never throws. */
+  leavePlace(job: JobItem): Promise<void>;
+  /** Settle, a throttle: a flow-controlled job's key cools, not its queue. false: not a flow key's job. */
+  coolKey(msg: JobMessage, now: number, delaySeconds: number): Promise<boolean>;
+  /** The reaper: every key with parked jobs looked at in turn, places of ended runs handed on. */
+  heal(budgetMs?: number): Promise<{ keys: number; sent: number }>;
+  /** GET /keys/{kind}/{key}. */
+  keyView(kind: string, key: string): Promise<FlowKeyView>;
+  /** GET /keys?queue=…. */
+  busiestKeys(queue: string, limit: number): Promise<BusiestKeys>;
+}
+
 /**
  * The services every operation shares, wired by lib/engine.ts from injected clients and the app.
  * This module sits below all its users, so none of them imports the builder.
@@ -89,6 +135,8 @@ export interface Engine {
   groups: GroupService;
   /** Durable steps, sleeps and waits (docs/architecture.md §22). */
   durable: DurableService;
+  /** Flow control per key (docs/architecture.md §20); lib/flow/flow-service.ts. */
+  flow: FlowService;
   /** The pool kinds in force: the app's, with the operator's file (SKYFORGE_POOL_CONFIG) laid over them. */
   poolKinds: readonly PoolKindSpec[];
   /** The app's kinds plus the pool kinds in force. */

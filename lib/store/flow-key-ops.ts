@@ -1,4 +1,5 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { encodeFlowKey, type FlowKey } from "../job/flow-key.ts";
 import type { StoreTransitions } from "../job/status.ts";
 import {
   attributeBefore,
@@ -40,17 +41,17 @@ const placeFree =
     `size(${e.name("holders")}) < ${e.value(limit)}`;
 
 /** The key's state, read strongly; a key never used has no places held. */
-export async function readFlowKey(ctx: StoreContext, kind: string, key: string): Promise<FlowKeyState> {
+export async function readFlowKeyState(ctx: StoreContext, fk: FlowKey): Promise<FlowKeyState> {
   const out = await ctx.doc.send(
     new GetCommand({
       TableName: ctx.table,
-      Key: flowKeyStateKey(kind, key),
+      Key: flowKeyStateKey(fk),
       ConsistentRead: true,
       ReturnConsumedCapacity: "TOTAL",
     }),
   );
   const item = out.Item as Partial<FlowKeyState> | undefined;
-  if (item) checkFormat("flowKey", item, `flow key ${kind}/${key}`);
+  if (item) checkFormat("flowKey", item, `flow key ${encodeFlowKey(fk)}`);
   return {
     holders: item?.holders ?? {},
     ...(item?.coolUntil !== undefined ? { coolUntil: item.coolUntil } : {}),
@@ -66,13 +67,12 @@ export async function readFlowKey(ctx: StoreContext, kind: string, key: string):
  */
 export function takeKeyPlace(
   ctx: StoreContext,
-  kind: string,
-  key: string,
+  fk: FlowKey,
   id: string,
   limit: number,
   now: number,
 ): Promise<boolean> {
-  const state = flowKeyStateKey(kind, key);
+  const state = flowKeyStateKey(fk);
   const first = conditionalPut(
     ctx,
     "takeKeyPlace",
@@ -101,19 +101,12 @@ export function takeKeyPlace(
  *   once, one grants and sends, the other doesn't send the job twice.
  * result: true when granted.
  */
-export function grantKeyPlace(
-  ctx: StoreContext,
-  kind: string,
-  key: string,
-  id: string,
-  limit: number,
-  now: number,
-) {
+export function grantKeyPlace(ctx: StoreContext, fk: FlowKey, id: string, limit: number, now: number) {
   return wonRace(
     conditionalUpdate(
       ctx,
       "grantKeyPlace",
-      flowKeyStateKey(kind, key),
+      flowKeyStateKey(fk),
       (e) => ({
         update: new Update(e).set(holderName(id), now),
         condition: and(not(holds(id)), placeFree(limit)),
@@ -129,19 +122,12 @@ export function grantKeyPlace(
  * condition: the place was given at `since`, as the caller read: of two repairs, one renews.
  * result: true when renewed.
  */
-export function renewKeyPlace(
-  ctx: StoreContext,
-  kind: string,
-  key: string,
-  id: string,
-  since: number,
-  now: number,
-) {
+export function renewKeyPlace(ctx: StoreContext, fk: FlowKey, id: string, since: number, now: number) {
   return wonRace(
     conditionalUpdate(
       ctx,
       "renewKeyPlace",
-      flowKeyStateKey(kind, key),
+      flowKeyStateKey(fk),
       (e) => ({
         update: new Update(e).set(holderName(id), now),
         condition: attributeEquals(holderName(id), since),
@@ -158,19 +144,12 @@ export function renewKeyPlace(
  *   already be on its way to it).
  * result: true when handed over; false otherwise.
  */
-export function passKeyPlace(
-  ctx: StoreContext,
-  kind: string,
-  key: string,
-  from: string,
-  to: string,
-  now: number,
-) {
+export function passKeyPlace(ctx: StoreContext, fk: FlowKey, from: string, to: string, now: number) {
   return wonRace(
     conditionalUpdate(
       ctx,
       "passKeyPlace",
-      flowKeyStateKey(kind, key),
+      flowKeyStateKey(fk),
       (e) => ({
         update: new Update(e).remove(holderName(from)).set(holderName(to), now),
         condition: and(holds(from), not(holds(to))),
@@ -185,14 +164,14 @@ export function passKeyPlace(
  * found stale (their job ended, or its owner died). Each is freed only if still held as read.
  * input: the key, job id → the time its place was given (as read). result: true when freed.
  */
-export function freeKeyPlaces(ctx: StoreContext, kind: string, key: string, places: Record<string, number>) {
+export function freeKeyPlaces(ctx: StoreContext, fk: FlowKey, places: Record<string, number>) {
   const ids = Object.keys(places);
   if (ids.length === 0) return Promise.resolve(true);
   return wonRace(
     conditionalUpdate(
       ctx,
       "freeKeyPlaces",
-      flowKeyStateKey(kind, key),
+      flowKeyStateKey(fk),
       (e) => ({
         update: new Update(e).remove(...ids.map(holderName)),
         condition: and(...ids.map((id) => attributeEquals(holderName(id), places[id] as number))),
@@ -206,12 +185,12 @@ export function freeKeyPlaces(ctx: StoreContext, kind: string, key: string, plac
  * coolKey — a throttle raised for a key: its jobs wait until `until`, other keys run on.
  * condition: none; a later cool-down is never shortened by an earlier one.
  */
-export async function coolKey(ctx: StoreContext, kind: string, key: string, until: number): Promise<void> {
+export async function coolKey(ctx: StoreContext, fk: FlowKey, until: number): Promise<void> {
   await wonRace(
     conditionalUpdate(
       ctx,
       "coolKey",
-      flowKeyStateKey(kind, key),
+      flowKeyStateKey(fk),
       (e) => ({
         update: stampFormat(new Update(e).set("coolUntil", until).setIfAbsent("holders", {}), "flowKey"),
         condition: or(attributeMissing("coolUntil"), attributeBefore("coolUntil", until)),
@@ -223,11 +202,11 @@ export async function coolKey(ctx: StoreContext, kind: string, key: string, unti
 
 /**
  * parkJob — a job whose key is full waits in the key's line; the caller then deletes its message.
- * input: the job's seed (its message: a lean job has no item yet), its flow key.
+ * input: the job's seed (its message: a lean job has no item yet), its flow key (the seed's kind).
  * condition: the job's item is missing (built here from the message), queued or scheduled.
  * result: true when parked; false when the job is no longer queued (it ran, or was cancelled).
  */
-export function parkJob(ctx: StoreContext, seed: JobSeed, key: string): Promise<boolean> {
+export function parkJob(ctx: StoreContext, seed: JobSeed, fk: FlowKey): Promise<boolean> {
   return wonRace(
     conditionalUpdate(
       ctx,
@@ -238,7 +217,7 @@ export function parkJob(ctx: StoreContext, seed: JobSeed, key: string): Promise<
           .setIfAbsent("status", "queued")
           .setIfAbsent("attempts", 0)
           .set("parked", true)
-          .setAll(parkIndexKeys(seed.kind, key, seed.createdAt, seed.id));
+          .setAll(parkIndexKeys(fk, seed.createdAt, seed.id));
         // A scheduled job's message is out once it is promoted: it parks as a queued one does.
         return { update, condition: or(itemMissing, statusIn("queued", "scheduled")) };
       },

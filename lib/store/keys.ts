@@ -1,3 +1,4 @@
+import { encodeFlowKey, type FlowKey } from "../job/flow-key.ts";
 import {
   batchKeyPartition,
   coalesceLockPartition,
@@ -105,21 +106,17 @@ export const coalesceLockKey = (kind: string, key: string) => ({
  * Its waiting jobs sit in the status index under `~park#<shard>`, sorted by kind, key, then arrival
  * (parkSort: the key is URI-encoded there, so no key's entries run into another's).
  */
-export const flowKeyStateKey = (kind: string, key: string) => ({
-  pk: flowKeyPartition(kind, key),
-  sk: "state",
-});
+export const flowKeyStateKey = (fk: FlowKey) => ({ pk: flowKeyPartition(fk), sk: "state" });
 export const PARK_INDEX_SHARDS = 8;
 export const parkPartition = (shard: number) => `~park#${shard}`;
-export function parkIndexKeys(kind: string, key: string, createdAt: number, id: string) {
-  return {
-    gsi1pk: parkPartition(shardOf(`${kind}#${key}`, PARK_INDEX_SHARDS)),
-    gsi1sk: parkSort(kind, key, createdAt, id),
-  };
+/** A flow key's parked line is in one shard of the parked index: its text's. */
+export const parkShard = (fk: FlowKey) => shardOf(encodeFlowKey(fk), PARK_INDEX_SHARDS);
+export function parkIndexKeys(fk: FlowKey, createdAt: number, id: string) {
+  return { gsi1pk: parkPartition(parkShard(fk)), gsi1sk: parkSort(fk, createdAt, id) };
 }
 
 /**
- * Where the reaper's look at the parked index (lib/ops/flow-heal.ts) stopped last: the next run goes
+ * Where the reaper's look at the parked index (lib/flow/flow-heal.ts) stopped last: the next run goes
  * on from there, so every waiting key is looked at in turn however many there are.
  */
 export const flowHealCursorKey = { pk: "cursor#flow-heal", sk: "cursor" } as const;

@@ -1,8 +1,9 @@
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import type { FlowKey } from "../job/flow-key.ts";
 import { parkPrefix } from "../job/key-layout.ts";
 import type { StoreContext } from "./context.ts";
 import type { JobItem } from "./job-item.ts";
-import { PARK_INDEX_SHARDS, parkPartition, shardOf } from "./keys.ts";
+import { parkPartition, parkShard } from "./keys.ts";
 import { statusIndex } from "./table.ts";
 
 /**
@@ -12,29 +13,19 @@ import { statusIndex } from "./table.ts";
  */
 
 /** The key's parked jobs, oldest first (at most `limit`). */
-export async function parkedJobs(
-  ctx: StoreContext,
-  kind: string,
-  key: string,
-  limit: number,
-): Promise<JobItem[]> {
-  const out = await ctx.doc.send(new QueryCommand({ ...lineOf(ctx, kind, key), Limit: limit }));
+export async function parkedJobs(ctx: StoreContext, fk: FlowKey, limit: number): Promise<JobItem[]> {
+  const out = await ctx.doc.send(new QueryCommand({ ...lineOf(ctx, fk), Limit: limit }));
   return (out.Items ?? []) as JobItem[];
 }
 
 /** How many jobs wait in the key's line (counted page by page, up to `max`). */
-export async function countParked(
-  ctx: StoreContext,
-  kind: string,
-  key: string,
-  max = 100_000,
-): Promise<number> {
+export async function countParked(ctx: StoreContext, fk: FlowKey, max = 100_000): Promise<number> {
   let count = 0;
   let start: Record<string, unknown> | undefined;
   do {
     const out = await ctx.doc.send(
       new QueryCommand({
-        ...lineOf(ctx, kind, key),
+        ...lineOf(ctx, fk),
         Select: "COUNT",
         ...(start ? { ExclusiveStartKey: start } : {}),
       }),
@@ -69,15 +60,15 @@ export async function nextParkedJob(
 }
 
 /** The Query that reads one key's line in its parked-index shard, oldest first. */
-function lineOf(ctx: StoreContext, kind: string, key: string) {
+function lineOf(ctx: StoreContext, fk: FlowKey) {
   return {
     TableName: ctx.table,
     IndexName: statusIndex.name,
     KeyConditionExpression: "#p = :p AND begins_with(#s, :prefix)",
     ExpressionAttributeNames: { "#p": statusIndex.hashKey, "#s": statusIndex.rangeKey },
     ExpressionAttributeValues: {
-      ":p": parkPartition(shardOf(`${kind}#${key}`, PARK_INDEX_SHARDS)),
-      ":prefix": parkPrefix(kind, key),
+      ":p": parkPartition(parkShard(fk)),
+      ":prefix": parkPrefix(fk),
     },
     ReturnConsumedCapacity: "TOTAL" as const,
   };

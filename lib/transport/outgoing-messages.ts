@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { encodeFlowKey, flowKeyOf } from "../job/flow-key.ts";
 import { encodeMessageBody, type JobMessage } from "./job-message.ts";
 
 /** SQS takes at most this many entries in one batch request. */
@@ -11,14 +12,15 @@ export interface OutgoingJob {
 }
 
 /**
- * A flow-controlled job's message names its key as its MessageGroupId: on a standard queue that is
+ * A flow-controlled job's message names its key (its text, `<kind>#<key>`) as its MessageGroupId: on a standard queue that is
  * what SQS fair queues balance by, so one tenant's backlog doesn't hold the others' messages back
  * in the queue itself either (docs/guide/flow-control.md). No extra request or charge. SQS takes at most
  * 128 characters of letters, digits and punctuation: any other key goes as its SHA-256.
  */
 export function fairGroup(message: JobMessage): { MessageGroupId?: string } {
-  if (message.flowKey === undefined) return {};
-  const group = `${message.kind}:${message.flowKey}`;
+  const fk = flowKeyOf(message);
+  if (fk === undefined) return {};
+  const group = encodeFlowKey(fk);
   const usable = group.length <= 128 && /^[\x21-\x7e]+$/.test(group);
   return { MessageGroupId: usable ? group : createHash("sha256").update(group).digest("hex") };
 }

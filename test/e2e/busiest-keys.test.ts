@@ -5,15 +5,16 @@ import { app } from "../../app/index.ts";
 import { createClient } from "../../client/create-client.ts";
 import { httpTransport } from "../../client/http-transport.ts";
 import type { BusyKey } from "../../client/skyforge-client.ts";
+import { busiestKeys, MAX_KEYS_LOOKED_AT } from "../../lib/flow/busiest-keys.ts";
+import { flowKey } from "../../lib/job/flow-key.ts";
 import type { AnyKind } from "../../lib/job/kind.ts";
-import { busiestKeys, MAX_KEYS_LOOKED_AT } from "../../lib/ops/busiest-keys.ts";
 import { parkJob } from "../../lib/store/flow-key-ops.ts";
 import { localStackForFile } from "../support/stack-for-file.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
- * GET /keys?queue=…&limit=… on the local stack (lib/ops/busiest-keys.ts): a queue's flow keys with
+ * GET /keys?queue=…&limit=… on the local stack (lib/flow/busiest-keys.ts): a queue's flow keys with
  * parked jobs, most waiting first, over HTTP and through the typed client; its 404 and 400s.
  */
 const stack = localStackForFile({ app });
@@ -113,7 +114,7 @@ describe("GET /keys: a queue's busiest flow keys", () => {
           timeoutSeconds: 60,
           flowKey: key,
         },
-        key,
+        flowKey(kind, key),
       );
     };
     const tenant = `parked-${randomUUID()}`;

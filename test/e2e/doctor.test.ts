@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { SendMessageCommand, SetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { afterAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
+import { flowKey } from "../../lib/job/flow-key.ts";
 import { putJob } from "../../lib/store/enqueue-ops.ts";
 import { jobKey, parkIndexKeys } from "../../lib/store/keys.ts";
 import { skyforgeCli } from "../support/skyforge-cli.ts";
@@ -110,7 +111,7 @@ describe("skyforge doctor", () => {
         payload: JSON.stringify({ tenant }),
         flowKey: tenant,
         parked: true,
-        ...parkIndexKeys("tenant-echo", tenant, createdAt, id),
+        ...parkIndexKeys(flowKey("tenant-echo", tenant), createdAt, id),
       });
     }
     const report = (await cli.json(["doctor"], 1)) as unknown as Doctor & {

@@ -2,11 +2,14 @@ import pLimit from "p-limit";
 import { ulid } from "ulid";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import type { Clock } from "../../lib/clock.ts";
 import { ClientError, ThrottledError } from "../../lib/errors.ts";
+import { Flow } from "../../lib/flow/flow-service.ts";
+import { flowKey } from "../../lib/job/flow-key.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
-import { parkJob, readFlowKey, takeKeyPlace } from "../../lib/store/flow-key-ops.ts";
-import { PARK_INDEX_SHARDS, shardOf } from "../../lib/store/keys.ts";
+import { parkJob, readFlowKeyState, takeKeyPlace } from "../../lib/store/flow-key-ops.ts";
+import { PARK_INDEX_SHARDS, parkShard } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { messageFromItem } from "../../lib/transport/message-from-item.ts";
 import { OffsetClock } from "../support/clock.ts";
@@ -120,10 +123,10 @@ async function crowdedIndex(h: Harness, busy: number, now: number) {
       flowKey: tenant,
       payload: JSON.stringify({ tenant, seq: 0, ms: 0 }),
     };
-    expect(await parkJob(store, seed, tenant)).toBe(true);
+    expect(await parkJob(store, seed, flowKey("t-solo", tenant))).toBe(true);
     return id;
   };
-  const shardOfKey = (tenant: string) => shardOf(`t-solo#${tenant}`, PARK_INDEX_SHARDS);
+  const shardOfKey = (tenant: string) => parkShard(flowKey("t-solo", tenant));
   const last = PARK_INDEX_SHARDS - 1;
   const tenants: string[] = [];
   for (let n = 0; tenants.length < busy; n++) if (shardOfKey(`busy-${n}`) < last) tenants.push(`busy-${n}`);
@@ -134,13 +137,13 @@ async function crowdedIndex(h: Harness, busy: number, now: number) {
   await Promise.all(
     tenants.map((tenant) =>
       writes(async () => {
-        expect(await takeKeyPlace(store, "t-solo", tenant, ulid(), 1, now)).toBe(true);
+        expect(await takeKeyPlace(store, flowKey("t-solo", tenant), ulid(), 1, now)).toBe(true);
         await parkOne(tenant, now);
       }),
     ),
   );
   const leaseMs = (h.engine.queues.find((q) => q.name === "default")?.leaseSeconds ?? 0) * 1000;
-  expect(await takeKeyPlace(store, "t-solo", victim, ulid(), 1, now - 3 * leaseMs)).toBe(true);
+  expect(await takeKeyPlace(store, flowKey("t-solo", victim), ulid(), 1, now - 3 * leaseMs)).toBe(true);
   return { tenant: victim, id: await parkOne(victim, now) };
 }
 
@@ -181,7 +184,9 @@ describe("flow control per key", () => {
     expect(order.slice(-20)).toEqual([...order.slice(-20)].sort());
     // Every place went back (each after its job's finalize: awaited, bounded): no run holds one.
     await waitFor(
-      async () => Object.keys((await readFlowKey(h.engine.store, "t-keyed", "flood")).holders).length === 0,
+      async () =>
+        Object.keys((await readFlowKeyState(h.engine.store, flowKey("t-keyed", "flood"))).holders).length ===
+        0,
       "every flood place to be handed back",
     );
   });
@@ -214,7 +219,7 @@ describe("flow control per key", () => {
       payload: { tenant: "hot", seq: 0, throttle: true },
     });
     const coolUntil = await waitFor(
-      async () => (await readFlowKey(h.engine.store, "t-keyed", "hot")).coolUntil,
+      async () => (await readFlowKeyState(h.engine.store, flowKey("t-keyed", "hot"))).coolUntil,
       "the hot key to cool",
     );
     const cold = await h.engine.producer.enqueue({ kind: "t-keyed", payload: { tenant: "cold", seq: 0 } });
@@ -257,7 +262,7 @@ describe("flow control per key", () => {
     h.startPoller();
     for (const r of done) await settled(h, r.id ?? "", "done");
     for (const r of done)
-      expect(await takeKeyPlace(store, "t-keyed", "crashy", r.id ?? "", 2, clock.now())).toBe(true);
+      expect(await takeKeyPlace(store, flowKey("t-keyed", "crashy"), r.id ?? "", 2, clock.now())).toBe(true);
     // A job parked behind them by a worker that died before it looked at the key again (no
     // message, nobody to free the ended runs' places): only the reaper can send it on.
     const now = clock.now();
@@ -273,7 +278,7 @@ describe("flow control per key", () => {
       flowKey: "crashy",
       payload: JSON.stringify({ tenant: "crashy", seq: 2, ms: 0 }),
     };
-    expect(await parkJob(store, late, "crashy")).toBe(true);
+    expect(await parkJob(store, late, flowKey("t-keyed", "crashy"))).toBe(true);
     const report = await runReaper(h.engine, { staleSweepPassMs: 0 });
     expect(report.flowJobsSent).toBe(1);
     await settled(h, late.id, "done");
@@ -285,7 +290,8 @@ describe("flow control per key", () => {
     await settled(h, next.job.id, "done");
     // The place goes on after the job's finalize (done first, then the hand-over): awaited, bounded.
     await waitFor(
-      async () => Object.keys((await readFlowKey(store, "t-keyed", "crashy")).holders).length === 0,
+      async () =>
+        Object.keys((await readFlowKeyState(store, flowKey("t-keyed", "crashy"))).holders).length === 0,
       "the last run's place to be handed back",
     );
   });
@@ -295,7 +301,7 @@ describe("flow control per key", () => {
     const now = h.engine.clock.now();
     const victim = await crowdedIndex(h, 210, now);
     // The reaper's own clock stands still: its time budget is not what this is about.
-    const reaper = { ...h.engine, clock: { now: () => now } };
+    const reaper = withClock(h.engine, { now: () => now });
     const reports = [];
     for (let run = 0; run < 2; run++) {
       const report = await runReaper(reaper, { staleSweepPassMs: 0 });
@@ -303,7 +309,7 @@ describe("flow control per key", () => {
       if (report.flowJobsSent > 0) break;
     }
     expect(reports.map((r) => r.flowJobsSent)).toContain(1);
-    expect((await readFlowKey(h.engine.store, "t-solo", victim.tenant)).holders).toEqual({
+    expect((await readFlowKeyState(h.engine.store, flowKey("t-solo", victim.tenant))).holders).toEqual({
       [victim.id]: now,
     });
     expect(reports.at(-1)?.flowKeysChecked).toBeGreaterThan(200);
@@ -316,7 +322,7 @@ describe("flow control per key", () => {
     const victim = await crowdedIndex(h, busy, now);
     // A clock that moves 1 ms each time it is read: a budget of 50 ms is a few keys' looks.
     let ticks = 0;
-    const reaper = { ...h.engine, clock: { now: () => now + ticks++ } };
+    const reaper = withClock(h.engine, { now: () => now + ticks++ });
     const checked: number[] = [];
     let sent = 0;
     while (sent === 0 && checked.length < busy + 1) {
@@ -333,9 +339,9 @@ describe("flow control per key", () => {
     expect(before).toBeLessThan(busy + 1);
     expect(before + (checked.at(-1) ?? 0)).toBeGreaterThanOrEqual(busy + 1);
     expect(checked.length).toBeGreaterThan(1);
-    expect(Object.keys((await readFlowKey(h.engine.store, "t-solo", victim.tenant)).holders)).toEqual([
-      victim.id,
-    ]);
+    expect(
+      Object.keys((await readFlowKeyState(h.engine.store, flowKey("t-solo", victim.tenant))).holders),
+    ).toEqual([victim.id]);
   });
 
   it("a job enqueued while its key is full waits in the key's line from the start: no message until a place frees", async () => {
@@ -346,7 +352,8 @@ describe("flow control per key", () => {
     );
     await waitFor(
       async () =>
-        Object.keys((await readFlowKey(h.engine.store, "t-keyed", "full")).holders).length === 2 || undefined,
+        Object.keys((await readFlowKeyState(h.engine.store, flowKey("t-keyed", "full"))).holders).length ===
+          2 || undefined,
       "the key's two places taken",
     );
     const sent = h.metrics.total("keyParked");
@@ -377,7 +384,9 @@ describe("flow control per key", () => {
     await h.engine.transport.send({ message: messageFromItem(done, done.payload), delaySeconds: 0 });
     await waitFor(async () => h.metrics.total("duplicateDeliveries") > 0 || undefined, "the copy's delivery");
     await waitFor(
-      async () => Object.keys((await readFlowKey(h.engine.store, "t-keyed", "late")).holders).length === 0,
+      async () =>
+        Object.keys((await readFlowKeyState(h.engine.store, flowKey("t-keyed", "late"))).holders).length ===
+        0,
       "the copy's place to be handed back",
     );
   });
@@ -408,3 +417,9 @@ describe("flow control per key", () => {
     expect(h.metrics.total("enqueued")).toBe(0);
   });
 });
+
+/** The engine on another clock, its flow control's too (the reaper reaches it through Engine.flow). */
+function withClock<E extends ConstructorParameters<typeof Flow>[0]>(engine: E, clock: Clock) {
+  const deps = { ...engine, clock };
+  return { ...deps, flow: new Flow(deps) };
+}

@@ -4,8 +4,8 @@ import * as z from "zod";
 import type { DebounceMode } from "../../lib/job/coalesce.ts";
 import { collectKindDefinition } from "../../lib/job/collect.ts";
 import { rateCells, rateSlot } from "../../lib/job/flow.ts";
+import { flowKey, flowRateBucket } from "../../lib/job/flow-key.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
-import { flowRateBucket } from "../../lib/runtime/flow-gate.ts";
 import { reserveStart } from "../../lib/store/rate-limit-ops.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { ManualClock } from "../support/clock.ts";
@@ -72,7 +72,7 @@ describe("docs/guide/flow-control.md's rate timeline", () => {
       const now = clock.now();
       const before = await reserveStart(
         h.engine.store,
-        flowRateBucket("timeline", "k"),
+        flowRateBucket(flowKey("timeline", "k")),
         now,
         rateCells(rate).intervalMs,
       );

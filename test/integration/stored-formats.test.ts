@@ -4,8 +4,9 @@ import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { itemBytes } from "../../bench/write-ledger.ts";
+import { flowKey } from "../../lib/job/flow-key.ts";
 import type { Log } from "../../lib/observability/log.ts";
-import { readFlowKey } from "../../lib/store/flow-key-ops.ts";
+import { readFlowKeyState } from "../../lib/store/flow-key-ops.ts";
 import { indexKeys } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { FORMAT_VERSION, STORED_FORMATS, type StoredFormat } from "../../lib/store/stored-formats.ts";
@@ -178,7 +179,7 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
 
   it("a flow key's state reads: its places' holders, its parked job in line", async () => {
     const { kind, key, holders } = manifest.flowKey;
-    const state = await readFlowKey(stack().engine.store, kind, key);
+    const state = await readFlowKeyState(stack().engine.store, flowKey(kind, key));
     expect(Object.keys(state.holders).sort()).toEqual([...holders].sort());
     const view = await call("GET", `/keys/${kind}/${key}`);
     expect(view.status).toBe(200);

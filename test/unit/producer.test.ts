@@ -10,6 +10,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
 import { ClientError } from "../../lib/errors.ts";
+import { Flow } from "../../lib/flow/flow-service.ts";
 import { MAX_PAYLOAD_BYTES } from "../../lib/job/schemas.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
@@ -37,7 +38,7 @@ beforeEach(() => {
   sqs.reset();
   clock = new ManualClock();
   metrics = new MemoryMetrics();
-  producer = new Producer({
+  const services = {
     store: createStoreContext(newDynamoClient(), "jobs", clock),
     claims: unreachableClaimStore(),
     transport: new SqsTransport(newSqsClient(), queueUrls),
@@ -46,7 +47,8 @@ beforeEach(() => {
     clock,
     metrics,
     log: silentLog,
-  });
+  };
+  producer = new Producer({ ...services, flow: new Flow(services) });
 });
 
 afterEach(() => {

@@ -15,6 +15,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
 import { Durable } from "../../lib/durable/durable-service.ts";
+import { Flow } from "../../lib/flow/flow-service.ts";
 import { Groups } from "../../lib/groups/group-service.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
@@ -63,11 +64,13 @@ beforeEach(() => {
     metrics,
     log: silentLog,
   };
-  const producer = new Producer(services);
+  const flow = new Flow(services);
+  const producer = new Producer({ ...services, flow });
   worker = createWorker(
     {
       ...services,
       producer,
+      flow,
       groups: new Groups({ ...services, producer }),
       durable: new Durable({ ...services, tokenUrlBase: () => undefined }),
       random: () => 0,

@@ -1,42 +1,19 @@
 import pLimit from "p-limit";
 import { ClientError } from "../errors.ts";
 import { concurrencyFor } from "../job/flow.ts";
+import { type FlowKey, flowKeyOf } from "../job/flow-key.ts";
+import type { BusiestKeys, BusyKey } from "../job/flow-views.ts";
 import { parkPrefix } from "../job/key-layout.ts";
 import type { AnyKind } from "../job/kind.ts";
-import { livePlaces, type PlaceDeps } from "../runtime/flow-places.ts";
-import { readFlowKey } from "../store/flow-key-ops.ts";
+import { readFlowKeyState } from "../store/flow-key-ops.ts";
 import { PARK_INDEX_SHARDS } from "../store/keys.ts";
 import { countParked, nextParkedJob } from "../store/parked-line-ops.ts";
+import { livePlaces, type PlaceDeps } from "./flow-places.ts";
 
 /** Keys one listing looks at, at most: the rest of the parked index is left unread. */
 export const MAX_KEYS_LOOKED_AT = 200;
-export const BUSIEST_KEYS_DEFAULT = 10;
-export const BUSIEST_KEYS_MAX = 50;
 /** Keys counted at once (each count is one or more COUNT Queries of the key's line). */
 const COUNTS_AT_ONCE = 8;
-
-/** One flow key of `GET /keys?queue=…`: as `GET /keys/{kind}/{key}` shows it, without rate and cool-down. */
-export interface BusyKey {
-  kind: string;
-  key: string;
-  /** Places held: runs going (or handed a place and on their way). */
-  running: number;
-  /** Jobs parked in the key's line. */
-  waiting: number;
-  /** The key's concurrency, when its kind declares one. */
-  concurrency?: number;
-  /** When the first job of its line (the oldest parked) became due: how long the key has waited. */
-  oldestWaitingSince?: string;
-}
-
-export interface BusiestKeys {
-  items: BusyKey[];
-  /**
-   * Set when the queue had more waiting keys than one listing looks at (MAX_KEYS_LOOKED_AT): the
-   * items are the busiest of the keys looked at, not surely of them all.
-   */
-  truncated?: true;
-}
 
 export type BusiestKeysDeps = PlaceDeps;
 
@@ -46,7 +23,7 @@ export type BusiestKeysDeps = PlaceDeps;
  * reads: the parked index, shard by shard, visiting each waiting key once as the reaper's heal does
  *   (one Query per key, skipping past its line; one more to step over each other kind's lines met),
  *   at most MAX_KEYS_LOOKED_AT keys; a COUNT of each key's line (countParked); then the state item
- *   of each key answered (readFlowKey) for its places held. Nothing is written.
+ *   of each key answered (readFlowKeyState) for its places held. Nothing is written.
  * scope: keys of the kinds whose home queue (the kind's `queue`) is this one and that declare `flow`;
  *   a job enqueued onto another queue is counted under its kind's home queue.
  * result: keys with at least one parked job, by `waiting` descending (then kind, then key); a key
@@ -62,46 +39,44 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
   if (kinds.size === 0) return { items: [] };
 
   const counting = pLimit(COUNTS_AT_ONCE);
-  const counted: Promise<{ kind: string; key: string; waiting: number; since: number }>[] = [];
+  const counted: Promise<{ fk: FlowKey; waiting: number; since: number }>[] = [];
   let truncated = false;
   for (let shard = 0; shard < PARK_INDEX_SHARDS && !truncated; shard++) {
     let after = "";
     for (;;) {
       const job = await nextParkedJob(deps.store, shard, after);
       if (!job) break;
-      if (!kinds.has(job.kind) || job.flowKey === undefined) {
+      const fk = flowKeyOf(job);
+      if (!kinds.has(job.kind) || fk === undefined) {
         // Another queue's kind: step over all its lines in this shard ("#" sorts before any character
         // of a kind's name, so `<kind>#\uffff` ends exactly that kind's lines).
-        after = job.flowKey === undefined && job.gsi1sk ? job.gsi1sk : `${job.kind}#\uffff`;
+        after = fk === undefined && job.gsi1sk ? job.gsi1sk : `${job.kind}#\uffff`;
         continue;
       }
       if (counted.length >= MAX_KEYS_LOOKED_AT) {
         truncated = true;
         break;
       }
-      const { kind, flowKey: key } = job;
-      after = `${parkPrefix(kind, key)}\uffff`;
+      after = `${parkPrefix(fk)}\uffff`;
       // A line is in arrival order: its first job, the one the walk meets, has waited the longest.
       const since = Math.max(job.createdAt, job.runAt);
-      counted.push(
-        counting(async () => ({ kind, key, since, waiting: await countParked(deps.store, kind, key) })),
-      );
+      counted.push(counting(async () => ({ fk, since, waiting: await countParked(deps.store, fk) })));
     }
   }
 
   const top = (await Promise.all(counted))
     .filter((k) => k.waiting > 0)
-    .sort((a, b) => b.waiting - a.waiting || a.kind.localeCompare(b.kind) || a.key.localeCompare(b.key))
+    .sort((a, b) => b.waiting - a.waiting || byKindThenKey(a.fk, b.fk))
     .slice(0, limit);
   const items = await Promise.all(
-    top.map(async ({ kind, key, waiting, since }): Promise<BusyKey> => {
-      const state = await readFlowKey(deps.store, kind, key);
-      const flow = kinds.get(kind)?.flow;
-      const concurrency = flow ? concurrencyFor(flow, key) : undefined;
+    top.map(async ({ fk, waiting, since }): Promise<BusyKey> => {
+      const state = await readFlowKeyState(deps.store, fk);
+      const flow = kinds.get(fk.kind)?.flow;
+      const concurrency = flow ? concurrencyFor(flow, fk.key) : undefined;
       return {
-        kind,
-        key,
-        running: await livePlaces(deps, kind, key, state, deps.clock.now()),
+        kind: fk.kind,
+        key: fk.key,
+        running: await livePlaces(deps, fk, state, deps.clock.now()),
         waiting,
         ...(typeof concurrency === "number" ? { concurrency } : {}),
         oldestWaitingSince: new Date(since).toISOString(),
@@ -110,3 +85,5 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
   );
   return { items, ...(truncated ? { truncated: true as const } : {}) };
 }
+
+const byKindThenKey = (a: FlowKey, b: FlowKey) => a.kind.localeCompare(b.kind) || a.key.localeCompare(b.key);

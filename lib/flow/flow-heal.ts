@@ -1,10 +1,11 @@
+import { type FlowKey, flowKeyFields, flowKeyOf } from "../job/flow-key.ts";
 import { parkPrefix } from "../job/key-layout.ts";
 import { errorFields } from "../observability/log.ts";
-import { healKey, type PlaceDeps } from "../runtime/flow-places.ts";
 import { type HealCursor, moveHealCursor, readHealCursor } from "../store/flow-heal-cursor-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { PARK_INDEX_SHARDS } from "../store/keys.ts";
 import { nextParkedJob } from "../store/parked-line-ops.ts";
+import { healKey, type PlaceDeps } from "./flow-places.ts";
 
 /**
  * How long one reaper run looks at waiting keys, at most (by the injected clock): the reaper's
@@ -53,9 +54,10 @@ export async function healParkedKeys(
       continue;
     }
     at = { shard: at.shard, after: past };
-    if (job.flowKey === undefined) continue;
+    const fk = flowKeyOf(job);
+    if (fk === undefined) continue;
     counts.keys += 1;
-    counts.sent += await healOne(deps, job.kind, job.flowKey);
+    counts.sent += await healOne(deps, fk);
   }
   // Once round: the next run starts where this one did.
   return counts;
@@ -63,13 +65,13 @@ export async function healParkedKeys(
 
 /** The sort key just past a parked job's whole line (its key's prefix + U+FFFF), or past it alone. */
 function pastLine(job: JobItem): string | undefined {
-  if (job.flowKey !== undefined) return `${parkPrefix(job.kind, job.flowKey)}\uffff`;
-  return job.gsi1sk;
+  const fk = flowKeyOf(job);
+  return fk === undefined ? job.gsi1sk : `${parkPrefix(fk)}\uffff`;
 }
 
-async function healOne(deps: PlaceDeps, kind: string, flowKey: string): Promise<number> {
-  return healKey(deps, kind, flowKey).catch((error: unknown) => {
-    deps.log.warn("could not look at a flow key's places", { kind, flowKey, ...errorFields(error) });
+async function healOne(deps: PlaceDeps, fk: FlowKey): Promise<number> {
+  return healKey(deps, fk).catch((error: unknown) => {
+    deps.log.warn("could not look at a flow key's places", { ...flowKeyFields(fk), ...errorFields(error) });
     return 0;
   });
 }

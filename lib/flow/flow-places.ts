@@ -1,5 +1,6 @@
 import { loadPayload } from "../claims/job-bodies.ts";
 import { concurrencyFor } from "../job/flow.ts";
+import { type FlowKey, flowKeyFields, flowKeyOf } from "../job/flow-key.ts";
 import { isTerminal } from "../job/status.ts";
 import { errorFields } from "../observability/log.ts";
 import {
@@ -7,18 +8,18 @@ import {
   freeKeyPlaces,
   grantKeyPlace,
   passKeyPlace,
-  readFlowKey,
+  readFlowKeyState,
   renewKeyPlace,
 } from "../store/flow-key-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { parkedJobs } from "../store/parked-line-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 import { messageFromItem } from "../transport/message-from-item.ts";
-import type { WorkerDeps } from "./record-types.ts";
+import type { FlowDeps } from "./flow-deps.ts";
 
 /** What the place bookkeeping uses of the engine. */
 export type PlaceDeps = Pick<
-  WorkerDeps,
+  FlowDeps,
   "store" | "claims" | "transport" | "registry" | "queues" | "clock" | "log"
 >;
 
@@ -29,35 +30,34 @@ const LINE_LOOK = 5;
  * A flow-controlled job's run ended (any outcome its owner wrote: done, dead, cancelled, a retry's
  * wait, a throttle, a hand-back): its place goes to its key's oldest parked job, whose message is
  * sent again, or back to the key when none waits. A failure is logged: the reaper's look at the
- * parked jobs (lib/ops/flow-heal.ts) finds a place left held by an ended run.
+ * parked jobs (lib/flow/flow-heal.ts) finds a place left held by an ended run.
  */
 export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<void> {
-  const kind = item.flowKey === undefined ? undefined : deps.registry.get(item.kind);
-  if (!kind?.flow?.concurrency || item.flowKey === undefined) return;
-  const key = item.flowKey;
+  const fk = flowKeyOf(item);
+  const flow = fk === undefined ? undefined : deps.registry.get(fk.kind)?.flow;
+  if (!flow?.concurrency || fk === undefined) return;
   const { store, clock, log } = deps;
   try {
-    const limit = concurrencyFor(kind.flow, key);
+    const limit = concurrencyFor(flow, fk.key);
     const look = (typeof limit === "number" ? limit : 0) + LINE_LOOK;
     // The line's head may hold places already (on their way to their claims): skip those.
-    let state = await readFlowKey(store, kind.name, key);
+    let state = await readFlowKeyState(store, fk);
     if (state.holders[item.id] === undefined) return;
-    for (const next of await parkedJobs(store, kind.name, key, look)) {
+    for (const next of await parkedJobs(store, fk, look)) {
       if (next.id === item.id || state.holders[next.id] !== undefined) continue;
-      if (await passKeyPlace(store, kind.name, key, item.id, next.id, clock.now())) {
+      if (await passKeyPlace(store, fk, item.id, next.id, clock.now())) {
         await resendJob(deps, next);
         return;
       }
       // Lost: this run held no place any more, or the next job got one meanwhile.
-      state = await readFlowKey(store, kind.name, key);
+      state = await readFlowKeyState(store, fk);
       if (state.holders[item.id] === undefined) return;
     }
     const since = state.holders[item.id];
-    if (since !== undefined) await freeKeyPlaces(store, kind.name, key, { [item.id]: since });
+    if (since !== undefined) await freeKeyPlaces(store, fk, { [item.id]: since });
   } catch (error) {
     log.warn("could not hand a flow key's place on; the reaper will", {
-      kind: item.kind,
-      flowKey: key,
+      ...flowKeyFields(fk),
       ...errorFields(error),
     });
   }
@@ -76,14 +76,13 @@ export async function resendJob(deps: PlaceDeps, job: JobItem): Promise<void> {
  */
 export async function freeStalePlaces(
   deps: PlaceDeps,
-  kind: string,
-  key: string,
+  fk: FlowKey,
   state: FlowKeyState,
   now: number,
 ): Promise<number> {
-  const stale = await stalePlaces(deps, kind, key, state, now);
+  const stale = await stalePlaces(deps, fk, state, now);
   if (Object.keys(stale).length === 0) return 0;
-  return (await freeKeyPlaces(deps.store, kind, key, stale)) ? Object.keys(stale).length : 0;
+  return (await freeKeyPlaces(deps.store, fk, stale)) ? Object.keys(stale).length : 0;
 }
 
 /**
@@ -92,12 +91,11 @@ export async function freeStalePlaces(
  */
 export async function livePlaces(
   deps: PlaceDeps,
-  kind: string,
-  key: string,
+  fk: FlowKey,
   state: FlowKeyState,
   now: number,
 ): Promise<number> {
-  const stale = await stalePlaces(deps, kind, key, state, now);
+  const stale = await stalePlaces(deps, fk, state, now);
   return Object.keys(state.holders).length - Object.keys(stale).length;
 }
 
@@ -111,55 +109,54 @@ function leaseMsOf(deps: PlaceDeps, kindName: string): number {
   return (queue ? queue.leaseSeconds : Math.max(...deps.queues.map((q) => q.leaseSeconds))) * 1000;
 }
 
-async function stalePlaces(deps: PlaceDeps, kind: string, key: string, state: FlowKeyState, now: number) {
-  const leaseMs = leaseMsOf(deps, kind);
+async function stalePlaces(deps: PlaceDeps, fk: FlowKey, state: FlowKeyState, now: number) {
+  const leaseMs = leaseMsOf(deps, fk.kind);
   const stale: Record<string, number> = {};
   const ids = Object.keys(state.holders);
   const jobs = await Promise.all(ids.map((id) => getJob(deps.store, id)));
   ids.forEach((id, i) => {
     const job = jobs[i];
     const since = state.holders[id] as number;
-    if (job ? isTerminal(job.status) || job.flowKey !== key : now - since > leaseMs) stale[id] = since;
+    if (job ? isTerminal(job.status) || job.flowKey !== fk.key : now - since > leaseMs) stale[id] = since;
   });
   return stale;
 }
 
 /**
- * The reaper's look at one flow key with parked jobs (lib/ops/flow-heal.ts): places of ended runs
+ * The reaper's look at one flow key with parked jobs (lib/flow/flow-heal.ts): places of ended runs
  * are freed, then the key's places are filled (fillPlaces). result: jobs sent.
  */
-export async function healKey(deps: PlaceDeps, kindName: string, key: string): Promise<number> {
-  const limit = limitOf(deps, kindName, key);
+export async function healKey(deps: PlaceDeps, fk: FlowKey): Promise<number> {
+  const limit = limitOf(deps, fk);
   if (limit === undefined) return 0;
   const now = deps.clock.now();
-  let state = await readFlowKey(deps.store, kindName, key);
-  if ((await freeStalePlaces(deps, kindName, key, state, now)) > 0)
-    state = await readFlowKey(deps.store, kindName, key);
-  return fillPlaces(deps, kindName, key, limit, state, now);
+  let state = await readFlowKeyState(deps.store, fk);
+  if ((await freeStalePlaces(deps, fk, state, now)) > 0) state = await readFlowKeyState(deps.store, fk);
+  return fillPlaces(deps, fk, limit, state, now);
 }
 
 /**
- * One look at a key after jobs parked in its line (at delivery, lib/runtime/flow-gate.ts, or at
- * enqueue, lib/producer/flow-park.ts): a run that ended meanwhile may have found the line empty and
+ * One look at a key after jobs parked in its line (at delivery, lib/flow/flow-gate.ts, or at
+ * enqueue, lib/flow/flow-park.ts): a run that ended meanwhile may have found the line empty and
  * freed its place, or every place may be held by runs that ended without handing on. With a place
  * free, or freed here, the key's places are filled.
  */
-export async function lookAfterParking(deps: PlaceDeps, kindName: string, key: string): Promise<void> {
-  const limit = limitOf(deps, kindName, key);
+export async function lookAfterParking(deps: PlaceDeps, fk: FlowKey): Promise<void> {
+  const limit = limitOf(deps, fk);
   if (limit === undefined) return;
   const now = deps.clock.now();
-  let state = await readFlowKey(deps.store, kindName, key);
+  let state = await readFlowKeyState(deps.store, fk);
   if (Object.keys(state.holders).length >= limit) {
-    if ((await freeStalePlaces(deps, kindName, key, state, now)) === 0) return;
-    state = await readFlowKey(deps.store, kindName, key);
+    if ((await freeStalePlaces(deps, fk, state, now)) === 0) return;
+    state = await readFlowKeyState(deps.store, fk);
   }
-  await fillPlaces(deps, kindName, key, limit, state, now);
+  await fillPlaces(deps, fk, limit, state, now);
 }
 
 /** The key's concurrency, when its kind bounds one. */
-function limitOf(deps: PlaceDeps, kindName: string, key: string): number | undefined {
-  const flow = deps.registry.get(kindName)?.flow;
-  const limit = flow ? concurrencyFor(flow, key) : undefined;
+function limitOf(deps: PlaceDeps, fk: FlowKey): number | undefined {
+  const flow = deps.registry.get(fk.kind)?.flow;
+  const limit = flow ? concurrencyFor(flow, fk.key) : undefined;
   return typeof limit === "number" ? limit : undefined;
 }
 
@@ -170,30 +167,29 @@ function limitOf(deps: PlaceDeps, kindName: string, key: string): number | undef
  */
 async function fillPlaces(
   deps: PlaceDeps,
-  kindName: string,
-  key: string,
+  fk: FlowKey,
   limit: number,
   state: FlowKeyState,
   now: number,
 ): Promise<number> {
   const { store } = deps;
-  const leaseMs = leaseMsOf(deps, kindName);
+  const leaseMs = leaseMsOf(deps, fk.kind);
   let sent = 0;
   for (const [id, since] of Object.entries(state.holders)) {
     if (now - since <= leaseMs) continue;
     const job = await getJob(store, id);
     if (job?.status !== "queued") continue;
     // Placed, but it hasn't started a lease after: its message went missing. Renew the place, send it.
-    if (await renewKeyPlace(store, kindName, key, id, since, now)) {
+    if (await renewKeyPlace(store, fk, id, since, now)) {
       await resendJob(deps, job);
       sent++;
     }
   }
   let free = limit - Object.keys(state.holders).length;
-  for (const next of free > 0 ? await parkedJobs(store, kindName, key, free + LINE_LOOK) : []) {
+  for (const next of free > 0 ? await parkedJobs(store, fk, free + LINE_LOOK) : []) {
     if (free <= 0) break;
     if (state.holders[next.id] !== undefined) continue;
-    if (!(await grantKeyPlace(store, kindName, key, next.id, limit, now))) break;
+    if (!(await grantKeyPlace(store, fk, next.id, limit, now))) break;
     await resendJob(deps, next);
     sent++;
     free--;

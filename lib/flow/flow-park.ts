@@ -1,10 +1,11 @@
 import { concurrencyFor } from "../job/flow.ts";
+import { encodeFlowKey, flowKeyFields, flowKeyOf } from "../job/flow-key.ts";
 import { errorFields } from "../observability/log.ts";
-import { lookAfterParking, type PlaceDeps } from "../runtime/flow-places.ts";
-import type { Engine } from "../services/engine-services.ts";
-import { readFlowKey } from "../store/flow-key-ops.ts";
+import type { ParkableJob } from "../services/engine-services.ts";
+import { readFlowKeyState } from "../store/flow-key-ops.ts";
 import { parkIndexKeys } from "../store/keys.ts";
-import type { Planned } from "./plan.ts";
+import type { FlowDeps } from "./flow-deps.ts";
+import { lookAfterParking, type PlaceDeps } from "./flow-places.ts";
 
 /**
  * Flow-controlled jobs whose key is full when they are enqueued wait in its line from the start
@@ -14,25 +15,25 @@ import type { Planned } from "./plan.ts";
  * the request. A job due later (a delay) goes through the delivery's gate instead.
  */
 export async function parkIfKeyFull(
-  deps: Pick<PlaceDeps, "store" | "registry"> & Pick<Engine, "metrics">,
-  planned: readonly Planned[],
+  deps: Pick<FlowDeps, "store" | "registry" | "metrics">,
+  planned: readonly ParkableJob[],
 ) {
   const keyed = planned.filter((p) => p.item.flowKey !== undefined && p.delaySeconds === 0 && !p.scheduled);
-  const byKey = Map.groupBy(keyed, (p) => `${p.item.kind}#${p.item.flowKey}`);
+  const byKey = Map.groupBy(keyed, (p) => encodeFlowKey({ kind: p.item.kind, key: p.item.flowKey ?? "" }));
   await Promise.all(
     [...byKey.values()].map(async (same) => {
-      const { kind, flowKey } = same[0]?.item ?? {};
-      const flow = kind === undefined ? undefined : deps.registry.get(kind)?.flow;
-      if (!flow || kind === undefined || flowKey === undefined) return;
-      const limit = concurrencyFor(flow, flowKey);
+      const fk = same[0] && flowKeyOf(same[0].item);
+      const flow = fk === undefined ? undefined : deps.registry.get(fk.kind)?.flow;
+      if (!flow || fk === undefined) return;
+      const limit = concurrencyFor(flow, fk.key);
       if (typeof limit !== "number") return;
-      const state = await readFlowKey(deps.store, kind, flowKey);
+      const state = await readFlowKeyState(deps.store, fk);
       if (Object.keys(state.holders).length < limit) return;
       for (const p of same) {
-        deps.metrics.count("keyParked", p.item.queue, kind);
+        deps.metrics.count("keyParked", p.item.queue, fk.kind);
         p.parked = true;
         p.writesItem = true;
-        p.item = { ...p.item, parked: true, ...parkIndexKeys(kind, flowKey, p.item.createdAt, p.item.id) };
+        p.item = { ...p.item, parked: true, ...parkIndexKeys(fk, p.item.createdAt, p.item.id) };
       }
     }),
   );
@@ -43,18 +44,21 @@ export async function parkIfKeyFull(
  * parks a delivery). A failure is logged: the reaper's look comes within a minute, and the jobs are
  * parked, not lost.
  */
-export async function lookAfterParkingAll(deps: PlaceDeps, parked: readonly Planned[]): Promise<void> {
-  const keys = new Map(parked.map((p) => [`${p.item.kind}#${p.item.flowKey}`, p.item]));
+export async function lookAfterParkingAll(deps: PlaceDeps, parked: readonly ParkableJob[]): Promise<void> {
+  const keys = new Map(
+    parked.flatMap((p) => {
+      const fk = flowKeyOf(p.item);
+      return fk === undefined ? [] : [[encodeFlowKey(fk), fk] as const];
+    }),
+  );
   await Promise.all(
-    [...keys.values()].map(async ({ kind, flowKey }) => {
-      if (flowKey === undefined) return;
-      await lookAfterParking(deps, kind, flowKey).catch((error: unknown) =>
+    [...keys.values()].map((fk) =>
+      lookAfterParking(deps, fk).catch((error: unknown) =>
         deps.log.warn("could not look at a flow key after parking; the reaper will", {
-          kind,
-          flowKey,
+          ...flowKeyFields(fk),
           ...errorFields(error),
         }),
-      );
-    }),
+      ),
+    ),
   );
 }

@@ -1,0 +1,62 @@
+import { flowKeyOf } from "../job/flow-key.ts";
+import type { FlowPass, FlowService, ParkableJob } from "../services/engine-services.ts";
+import { coolKey, freeKeyPlaces } from "../store/flow-key-ops.ts";
+import type { JobItem } from "../store/job-item.ts";
+import type { JobMessage } from "../transport/job-message.ts";
+import { busiestKeys } from "./busiest-keys.ts";
+import type { FlowDeps } from "./flow-deps.ts";
+import { passFlowGate } from "./flow-gate.ts";
+import { healParkedKeys } from "./flow-heal.ts";
+import { lookAfterParkingAll, parkIfKeyFull } from "./flow-park.ts";
+import { leaveKeyPlace } from "./flow-places.ts";
+import { flowKeyView } from "./key-view.ts";
+
+/**
+ * Flow control per key (docs/architecture.md §20): the engine's one door to it. The producer, the
+ * delivery pipeline, the reaper and the API each call it once at their stage; nothing else in lib/
+ * imports a file of lib/flow/.
+ */
+export class Flow implements FlowService {
+  constructor(private readonly deps: FlowDeps) {}
+
+  parkIfKeyFull(planned: readonly ParkableJob[]) {
+    return parkIfKeyFull(this.deps, planned);
+  }
+
+  lookAfterParkingAll(parked: readonly ParkableJob[]) {
+    return lookAfterParkingAll(this.deps, parked);
+  }
+
+  gate(msg: JobMessage, hide: (seconds: number) => Promise<void>) {
+    return passFlowGate(this.deps, msg, hide);
+  }
+
+  async releasePlace({ place }: FlowPass, jobId: string) {
+    if (place) await freeKeyPlaces(this.deps.store, place.key, { [jobId]: place.since });
+  }
+
+  leavePlace(job: JobItem) {
+    return leaveKeyPlace(this.deps, job);
+  }
+
+  /** A flow key cools down as a queue would, alone: the job's message is sent afresh with the delay. */
+  async coolKey(msg: JobMessage, now: number, delaySeconds: number) {
+    const fk = flowKeyOf(msg);
+    if (fk === undefined || !this.deps.registry.get(fk.kind)?.flow) return false;
+    await coolKey(this.deps.store, fk, now + delaySeconds * 1000);
+    await this.deps.transport.send({ message: msg, delaySeconds });
+    return true;
+  }
+
+  heal(budgetMs?: number) {
+    return healParkedKeys(this.deps, budgetMs);
+  }
+
+  keyView(kind: string, key: string) {
+    return flowKeyView(this.deps, kind, key);
+  }
+
+  busiestKeys(queue: string, limit: number) {
+    return busiestKeys(this.deps, queue, limit);
+  }
+}

@@ -1,0 +1,41 @@
+import type { FlowRate } from "./flow.ts";
+
+/**
+ * What the API answers about flow keys (docs/architecture.md §20), declared once: lib/flow/ builds
+ * them, the client (client/skyforge-client.ts) and the console (console/api-shapes.d.ts) read them.
+ */
+
+/** GET /keys?queue=…&limit=…: how many keys it answers when `limit` is absent, and at most. */
+export const BUSIEST_KEYS_DEFAULT = 10;
+export const BUSIEST_KEYS_MAX = 50;
+
+/** A flow key as GET /keys/{kind}/{key} shows it (docs/guide/flow-control.md). */
+export interface FlowKeyView {
+  kind: string;
+  key: string;
+  /** Places held: runs going, or handed a place and on their way. */
+  running: number;
+  /** Jobs parked in the key's line. */
+  waiting: number;
+  /** The key's concurrency, when its kind declares one. */
+  concurrency?: number;
+  rate?: FlowRate;
+  /** While the key cools down after a ThrottledError, when it ends. */
+  coolUntil?: string;
+}
+
+/** One flow key of GET /keys?queue=…: as GET /keys/{kind}/{key} shows it, without rate and cool-down. */
+export type BusyKey = Pick<FlowKeyView, "kind" | "key" | "running" | "waiting" | "concurrency"> & {
+  /** When the first job of its line (the oldest parked) became due: how long the key has waited. */
+  oldestWaitingSince?: string;
+};
+
+/**
+ * GET /keys?queue=…: the queue's keys with the most parked jobs, most first. `truncated`: the queue
+ * had more waiting keys than one listing looks at (200), so these are the busiest of those looked
+ * at, not surely of them all.
+ */
+export interface BusiestKeys {
+  items: BusyKey[];
+  truncated?: true;
+}
