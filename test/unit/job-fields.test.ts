@@ -3,9 +3,11 @@ import { describe, expect, it } from "vitest";
 import { defineKind } from "../../app/define.ts";
 import { app } from "../../app/index.ts";
 import { itemBytes } from "../../bench/write-ledger.ts";
+import { JobView } from "../../lib/job/schemas.ts";
 import { plan } from "../../lib/producer/plan.ts";
 import { validateEnqueue } from "../../lib/producer/validate.ts";
 import { Expr, Update } from "../../lib/store/expression.ts";
+import { JOB_FIELD_PARTS, JOB_FIELDS } from "../../lib/store/job-fields.ts";
 import { type JobItem, toJobView } from "../../lib/store/job-item.ts";
 import { seedIfMissing } from "../../lib/store/lease-ops.ts";
 import { encodeMessageBody, type JobMessage, seedFromMessage } from "../../lib/transport/job-message.ts";
@@ -571,5 +573,32 @@ describe("a job's fields, as each copy keeps them", () => {
         },
       }
     `);
+  });
+});
+
+describe("the map of a job's fields", () => {
+  const entries = Object.entries(JOB_FIELDS);
+  const names = (test: (f: (typeof entries)[number][1]) => boolean) =>
+    entries.filter(([, f]) => test(f)).map(([n]) => n);
+
+  it("names each field in one feature's part only", () => {
+    const inParts = Object.values(JOB_FIELD_PARTS).flatMap((part) => Object.keys(part));
+    expect(inParts.length).toBe(new Set(inParts).size);
+    expect(inParts.sort()).toEqual(Object.keys(JOB_FIELDS).sort());
+  });
+
+  it("seeds only fields the item stores and every message carries, and resends only what the item stores", () => {
+    for (const name of names((f) => f.seed !== undefined)) {
+      expect(JOB_FIELDS[name as keyof typeof JOB_FIELDS].item, name).toBeDefined();
+      expect(JOB_FIELDS[name as keyof typeof JOB_FIELDS].message, name).toBeDefined();
+    }
+    expect(names((f) => f.message === "always" && f.item === undefined)).toEqual([]);
+    // A message is rebuilt from the item with what the worker reads before it has the item.
+    expect(names((f) => f.message === "sender")).toEqual(["lane", "member", "completes", "rateSlot"]);
+  });
+
+  it("shows a bare item as a whole JobView: every field the view requires has a rule", () => {
+    const bare = planOf({ kind: "echo", payload: { hi: 1 } }).item;
+    expect(JobView.safeParse(toJobView(bare)).error).toBeUndefined();
   });
 });
