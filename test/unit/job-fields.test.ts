@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { marshall } from "@aws-sdk/util-dynamodb";
 import { describe, expect, it } from "vitest";
 import { defineKind } from "../../app/define.ts";
@@ -600,5 +601,14 @@ describe("the map of a job's fields", () => {
   it("shows a bare item as a whole JobView: every field the view requires has a rule", () => {
     const bare = planOf({ kind: "echo", payload: { hi: 1 } }).item;
     expect(JobView.safeParse(toJobView(bare)).error).toBeUndefined();
+  });
+});
+
+describe("docs/architecture.md §3", () => {
+  it("names every field of the map", () => {
+    const doc = readFileSync(new URL("../../docs/architecture.md", import.meta.url), "utf8");
+    const section = doc.slice(doc.indexOf("## 3. Data model"), doc.indexOf("## 4. Job lifecycle"));
+    const missing = Object.keys(JOB_FIELDS).filter((name) => !new RegExp(`\`${name}\\??\``).test(section));
+    expect(missing).toEqual([]);
   });
 });
