@@ -9,6 +9,7 @@ import {
   type MessageFieldName,
   type ResentFieldName,
   type SeedFieldName,
+  type ViewedItem,
 } from "./job-fields.ts";
 
 /**
@@ -17,7 +18,7 @@ import {
  */
 
 /** A value counts as absent when undefined, false, "" or an empty list: none of these is ever stored. */
-export const present = (value: unknown): boolean =>
+const present = (value: unknown): boolean =>
   value !== undefined && value !== false && value !== "" && !(Array.isArray(value) && value.length === 0);
 
 type Entry = (typeof JOB_FIELDS)[JobFieldName];
@@ -25,10 +26,10 @@ const entries = Object.entries(JOB_FIELDS) as [JobFieldName, Entry][];
 const namesWhere = <K extends JobFieldName>(test: (entry: Entry) => boolean): readonly K[] =>
   entries.filter(([, entry]) => test(entry)).map(([name]) => name as K);
 
-export const ITEM_FIELDS = namesWhere<ItemFieldName>((f) => f.item !== undefined);
+const ITEM_FIELDS = namesWhere<ItemFieldName>((f) => f.item !== undefined);
 export const MESSAGE_FIELDS = namesWhere<MessageFieldName>((f) => f.message !== undefined);
-export const RESENT_FIELDS = namesWhere<ResentFieldName>((f) => f.message === "always");
-export const SEED_FIELDS = namesWhere<SeedFieldName>((f) => f.seed !== undefined);
+const RESENT_FIELDS = namesWhere<ResentFieldName>((f) => f.message === "always");
+const SEED_FIELDS = namesWhere<SeedFieldName>((f) => f.seed !== undefined);
 
 /** The names of `T`'s fields among `K`. */
 type Among<T, K> = Pick<T, Extract<keyof T, K>>;
@@ -77,7 +78,7 @@ export function viewFields(item: JobItem): Omit<JobView, "payload"> {
       if (present(value)) view[name] = value;
     } else if (rule === "time") {
       if (value !== undefined) view[name] = iso(value as number);
-    } else Object.assign(view, (rule as (v: unknown, i: JobItem) => Partial<JobView>)(value, item));
+    } else Object.assign(view, (rule as (v: unknown, i: ViewedItem) => Partial<JobView>)(value, item));
   }
   return view as Omit<JobView, "payload">;
 }

@@ -42,7 +42,7 @@ interface Field<T> {
  * What a view rule may read of the item besides its own field. Declared apart from the map, which
  * the item's type is derived from; toJobView passes the whole item, so JobItem must fit it.
  */
-type ViewedItem = Parameters<typeof historyView>[0] & { enqueues?: number };
+export type ViewedItem = Parameters<typeof historyView>[0] & { enqueues?: number };
 
 type Item = Field<unknown>["item"];
 type Message = Field<unknown>["message"];
@@ -63,6 +63,7 @@ function field<
 /** A type the map declares without a check: only the store writes it, nothing parses it from a caller. */
 const stored = <T>() => z.custom<T>();
 
+/** Most of a job's fields: the item stores them, every message carries them, a claim seeds them. */
 const kept = { item: true, message: "always", seed: true } as const;
 
 /** Every job's own fields. */
@@ -141,7 +142,11 @@ const run = {
 
 /** Groups (docs/architecture.md §15). */
 const group = {
-  /** A group's child: where its end is recorded (lib/store/group-item.ts Member). */
+  /**
+   * A group's child: where its end is recorded (lib/store/group-item.ts Member): the group, its
+   * slice, its position there, and the group's slicePartitions (absent for a group created before
+   * slices spread), so a child's end finds its slice without reading the group.
+   */
   member: field(
     z
       .object({

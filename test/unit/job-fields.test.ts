@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { marshall } from "@aws-sdk/util-dynamodb";
 import { describe, expect, it } from "vitest";
+import * as z from "zod";
 import { defineKind } from "../../app/define.ts";
 import { app } from "../../app/index.ts";
 import { itemBytes } from "../../bench/write-ledger.ts";
@@ -27,9 +28,11 @@ const TRACE = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01;v=1";
 const lean = defineKind({
   name: "fields-lean",
   queue: "default",
+  payload: z.object({ blob: z.string() }),
   lane: "at-least-once",
   maxAttempts: 1,
-  handler: () => null,
+  timeoutSeconds: 30,
+  handler: async () => null,
 });
 const registry = testRegistry([lean]);
 const planOf = (raw: object, extras: Parameters<typeof plan>[3] = {}) =>
@@ -95,7 +98,7 @@ describe("a job's fields, as each copy keeps them", () => {
       startedAt: NOW + 1000,
       runner: "local:1",
       runDeadline: NOW + 900_000,
-      history: [{ a: 1, s: NOW + 10, e: NOW + 20, o: "failed", x: "boom" }],
+      history: [{ a: 1, s: NOW + 10, e: NOW + 20, o: "retry", x: "boom" }],
       historyDropped: 1,
       cancelRequested: true,
       lastError: "boom",
@@ -241,7 +244,7 @@ describe("a job's fields, as each copy keeps them", () => {
               "attempt": 1,
               "endedAt": "2026-01-02T03:04:05.020Z",
               "error": "boom",
-              "outcome": "failed",
+              "outcome": "retry",
               "startedAt": "2026-01-02T03:04:05.010Z",
             },
             {
