@@ -601,6 +601,11 @@ describe("the map of a job's fields", () => {
     expect(names((f) => f.message === "sender")).toEqual(["lane", "member", "completes", "rateSlot"]);
   });
 
+  it("shows a field as it is or as a time only under a name JobView has", () => {
+    const shownAsIs = names((f) => f.view === "same" || f.view === "time");
+    expect(shownAsIs.filter((name) => !(name in JobView.shape))).toEqual([]);
+  });
+
   it("shows a bare item as a whole JobView: every field the view requires has a rule", () => {
     const bare = planOf({ kind: "echo", payload: { hi: 1 } }).item;
     expect(JobView.safeParse(toJobView(bare)).error).toBeUndefined();
