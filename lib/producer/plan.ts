@@ -6,6 +6,7 @@ import { writesAtEnqueue } from "../job/lanes.ts";
 import { MAX_DELAY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { JobExtras } from "../services/engine-services.ts";
+import { itemFields, messageFields } from "../store/job-field-copies.ts";
 import { INLINE_PAYLOAD_BYTES, type JobItem } from "../store/job-item.ts";
 import { indexKeys, jobKey } from "../store/keys.ts";
 import { STORED_FORMATS } from "../store/stored-formats.ts";
@@ -40,10 +41,6 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
   const { request, kind, queue, payloadJson, batchKey, coalesceKey, flowKey } = v;
   const maxPending =
     batchKey !== undefined && isBatchKind(kind) ? kind.batch.settings.maxPendingPerKey : undefined;
-  const batch = {
-    ...(batchKey !== undefined ? { batchKey } : {}),
-    ...(maxPending !== undefined ? { inBacklog: true } : {}),
-  };
   const rule = coalesceKey === undefined ? undefined : coalesceRuleOf(kind);
   // A trailing or collect burst runs a period after its first enqueue unless a later one joins it.
   const burstWait =
@@ -61,29 +58,18 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
   const scheduled = delaySeconds > MAX_DELAY_SECONDS;
   const id = extras.id ?? ulid(now);
   const lane = kind.lane ?? "fenced";
-  const keys = {
-    ...(rule ? { coalesceKey } : {}),
-    ...(flowKey !== undefined ? { flowKey } : {}),
-  };
-  // Where the job comes from: its group, the group it completes, the job it replays.
-  const lineage = {
-    ...(extras.member ? { member: extras.member } : {}),
-    ...(extras.completes ? { completes: extras.completes } : {}),
-    ...(extras.replayOf ? { replayOf: extras.replayOf } : {}),
-    ...(extras.trace ? { trace: extras.trace } : {}),
-  };
   const bytes = Buffer.byteLength(payloadJson);
   // Kept as long as a job's key: a far-off runAt must not find its payload already expired.
   const keepUntil = retentionExpiry(runAt, queue.retentionDays.dead) * 1000;
   const payloadObject = needsClaimCheck(payloadJson) ? claimKey(id, "payload", now, keepUntil) : undefined;
   // A debounced or singleton job's payload stays in its item, where a later enqueue revises it.
   const large = !payloadObject && !rule && bytes > INLINE_PAYLOAD_BYTES;
-  const timeoutSeconds = request.timeoutSeconds;
   // Counted from when the job is due, so a delayed job's deadline starts with its delay's end.
   const startWithinSeconds = request.startWithinSeconds ?? kind.startWithinSeconds;
   const startBy = startWithinSeconds === undefined ? undefined : runAt + startWithinSeconds * 1000;
-  const message: JobMessage = {
-    v: STORED_FORMATS.message,
+  // The job's fields; the map of a job's fields (lib/store/job-fields.ts) says which of them its
+  // message carries and its item stores.
+  const fields = {
     id,
     kind: kind.name,
     queue: queue.name,
@@ -91,37 +77,29 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     priority: request.priority ?? "normal",
     createdAt: now,
     runAt,
-    ...(payloadObject ? { payloadObject } : { payload: payloadJson }),
-    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
-    ...(startBy !== undefined ? { startBy } : {}),
-    ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
-    ...(large ? { payloadRef: true } : {}),
-    ...lineage,
-    ...batch,
-    ...keys,
-    ...(lane !== "fenced" ? { lane } : {}),
+    timeoutSeconds: request.timeoutSeconds,
+    startBy,
+    uniqueKey: request.uniqueKey,
+    lane: lane === "fenced" ? undefined : lane,
+    ...(payloadObject ? { payloadObject } : { payload: payloadJson, payloadRef: large }),
+    // Where the job comes from: its group, the group it completes, the job it replays, its trace.
+    member: extras.member,
+    completes: extras.completes,
+    replayOf: extras.replayOf,
+    trace: extras.trace,
+    batchKey,
+    inBacklog: maxPending !== undefined,
+    ...(rule ? { coalesceKey, enqueues: 1 } : {}),
+    ...(rule?.mode === "collect" ? { burst: [payloadJson], burstBytes: bytes } : {}),
+    flowKey,
   };
+  const message: JobMessage = { v: STORED_FORMATS.message, ...messageFields(fields) };
   const item: JobItem = {
     ...jobKey(id),
-    id,
-    kind: kind.name,
-    queue: queue.name,
     status: scheduled ? "scheduled" : "queued",
     attempts: 0,
-    maxAttempts: message.maxAttempts,
-    priority: message.priority,
-    createdAt: now,
-    runAt,
-    ...(payloadObject ? { payloadObject } : large ? { payloadRef: true } : { payload: payloadJson }),
-    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
-    ...(startBy !== undefined ? { startBy } : {}),
-    ...(request.uniqueKey !== undefined ? { uniqueKey: request.uniqueKey } : {}),
+    ...itemFields(fields),
     ...(scheduled ? indexKeys(queue.name, "scheduled", id, runAt, indexShards) : {}),
-    ...lineage,
-    ...batch,
-    ...keys,
-    ...(rule ? { enqueues: 1 } : {}),
-    ...(rule?.mode === "collect" ? { burst: [payloadJson], burstBytes: bytes } : {}),
   };
   const writesItem = scheduled || writesAtEnqueue(lane);
   // A job with no item until it starts may wait in SQS as long as SQS keeps a message.

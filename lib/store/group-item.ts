@@ -1,19 +1,14 @@
 import type { GroupFailureMode } from "../job/group-schemas.ts";
 import type { GroupStatus } from "../job/group-status.ts";
 import type { TerminalStatus } from "../job/status.ts";
+import type { JobItem } from "./job-fields.ts";
 
 /**
  * A child's membership in its group: the group, the slice that records it, its position there. A job
  * carries it from its message to its item, so whoever ends the job can record it
- * (docs/architecture.md §15).
+ * (docs/architecture.md §15). Its shape is declared with the job's fields (lib/store/job-fields.ts).
  */
-export interface Member {
-  g: string;
-  s: number;
-  p: number;
-  /** The group's slicePartitions (absent for a group created before slices spread), so a child's end finds its slice without reading the group. */
-  n?: number;
-}
+export type Member = NonNullable<JobItem["member"]>;
 
 /** Children per slice: a slice item of 25 ULIDs and its three sets stays under 1 KB (1 WCU a write). */
 export const SLICE_SIZE = 25;

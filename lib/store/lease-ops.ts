@@ -3,38 +3,19 @@ import { lapsedRun, withRecord } from "./attempt-history.ts";
 import { lapsedRunOf, leaseHeldBy, startable, statusIs } from "./conditions.ts";
 import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, Update } from "./expression.ts";
+import { seedFields } from "./job-field-copies.ts";
 import type { JobItem, JobSeed } from "./job-item.ts";
 import { jobKey } from "./keys.ts";
 import { stampFormat } from "./stored-formats.ts";
 
 /**
- * Fills in a job's fields from its message, leaving any the item already has: a write that may be
- * the first to see a job (its enqueue died before the item write) builds the item as it goes.
+ * Fills in a job's fields from its message (those the map of a job's fields seeds:
+ * lib/store/job-fields.ts), leaving any the item already has: a write that may be the first to see
+ * a job (its enqueue died before the item write) builds the item as it goes.
  */
 export function seedIfMissing(update: Update, seed: JobSeed): Update {
-  stampFormat(update, "job")
-    .setIfAbsent("id", seed.id)
-    .setIfAbsent("kind", seed.kind)
-    .setIfAbsent("queue", seed.queue)
-    .setIfAbsent("maxAttempts", seed.maxAttempts)
-    .setIfAbsent("priority", seed.priority)
-    .setIfAbsent("createdAt", seed.createdAt)
-    .setIfAbsent("runAt", seed.runAt);
-  if (seed.payloadObject) update.setIfAbsent("payloadObject", seed.payloadObject);
-  else if (seed.payloadRef) update.set("payloadRef", true);
-  else if (seed.payload !== undefined) update.setIfAbsent("payload", seed.payload);
-  if (seed.timeoutSeconds !== undefined) update.setIfAbsent("timeoutSeconds", seed.timeoutSeconds);
-  if (seed.startBy !== undefined) update.setIfAbsent("startBy", seed.startBy);
-  if (seed.uniqueKey !== undefined) update.setIfAbsent("uniqueKey", seed.uniqueKey);
-  if (seed.member !== undefined) update.setIfAbsent("member", seed.member);
-  if (seed.completes !== undefined) update.setIfAbsent("completes", seed.completes);
-  if (seed.batchKey !== undefined) update.setIfAbsent("batchKey", seed.batchKey);
-  if (seed.inBacklog) update.setIfAbsent("inBacklog", true);
-  if (seed.coalesceKey !== undefined) update.setIfAbsent("coalesceKey", seed.coalesceKey);
-  if (seed.after?.length) update.setIfAbsent("after", seed.after);
-  if (seed.flowKey !== undefined) update.setIfAbsent("flowKey", seed.flowKey);
-  if (seed.replayOf !== undefined) update.setIfAbsent("replayOf", seed.replayOf);
-  if (seed.trace !== undefined) update.setIfAbsent("trace", seed.trace);
+  stampFormat(update, "job");
+  for (const [name, value] of Object.entries(seedFields(seed))) update.setIfAbsent(name, value);
   return update;
 }
 

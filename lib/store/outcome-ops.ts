@@ -2,6 +2,7 @@ import type { StoreTransitions } from "../job/status.ts";
 import { itemMissing, statusIs } from "./conditions.ts";
 import { conditionalPut, orOnConflict, type StoreContext } from "./context.ts";
 import { or } from "./expression.ts";
+import { itemFields } from "./job-field-copies.ts";
 import { type JobItem, type JobSeed, resultFields, type StoredResult } from "./job-item.ts";
 import { indexKeys, jobKey } from "./keys.ts";
 import { formatStamp } from "./stored-formats.ts";
@@ -29,17 +30,9 @@ export async function recordOutcome(
   outcome: RecordedOutcome,
 ): Promise<{ recorded: true; item: JobItem } | { recorded: false; current: JobItem | undefined }> {
   const now = ctx.clock.now();
-  const { payload, payloadRef, payloadObject, ...fields } = seed;
   const item: JobItem = {
     ...jobKey(seed.id),
-    ...fields,
-    ...(payloadObject
-      ? { payloadObject }
-      : payloadRef
-        ? { payloadRef: true }
-        : payload !== undefined
-          ? { payload }
-          : {}),
+    ...itemFields(seed),
     status: outcome.status,
     ...(outcome.status === "dead" && outcome.unstarted
       ? { attempts: attempt - 1 }

@@ -1,7 +1,14 @@
 import * as z from "zod";
 import { isClaimKeyOf } from "../claims/claim-keys.ts";
+import { MESSAGE_FIELDS, seedFields } from "../store/job-field-copies.ts";
+import { type FieldShape, JOB_FIELDS, type MessageFieldName } from "../store/job-fields.ts";
 import type { JobSeed } from "../store/job-item.ts";
 import { STORED_FORMATS } from "../store/stored-formats.ts";
+
+/** The fields a message carries, each checked by its schema in the map of a job's fields. */
+const MESSAGE_SHAPE = Object.fromEntries(
+  MESSAGE_FIELDS.map((name) => [name, JOB_FIELDS[name].schema]),
+) as FieldShape<MessageFieldName>;
 
 /**
  * The SQS message body. It carries everything needed to build the job item, because the message is
@@ -11,51 +18,7 @@ export const JobMessage = z
   .object({
     /** The message's format version (lib/store/stored-formats.ts). */
     v: z.literal(STORED_FORMATS.message),
-    id: z.string().min(1),
-    kind: z.string().min(1),
-    queue: z.string().min(1),
-    maxAttempts: z.number().int().min(1),
-    priority: z.enum(["normal", "critical"]),
-    createdAt: z.number(),
-    runAt: z.number(),
-    timeoutSeconds: z.number().int().optional(),
-    /** The start deadline (ms): a claim after it ends the job dead without running it. */
-    startBy: z.number().optional(),
-    uniqueKey: z.string().optional(),
-    /** Payload JSON, the source of truth for the handler; absent when it is in the claims bucket. */
-    payload: z.string().optional(),
-    /** The payload was too large to inline in the item and also lives in its own item. */
-    payloadRef: z.boolean().optional(),
-    /** The key of the payload's object in the claims bucket (lib/claims/): the message carries only this. */
-    payloadObject: z.string().min(1).optional(),
-    /** A group's child: where its end is recorded (docs/architecture.md §15). */
-    member: z
-      .object({
-        g: z.string().min(1),
-        s: z.number().int().min(0),
-        p: z.number().int().min(0),
-        n: z.number().int().min(1).optional(),
-      })
-      .optional(),
-    /** A group's completion job: the group it completes. */
-    completes: z.string().min(1).optional(),
-    /** A debounced or singleton kind's job: its key (§19); its item carries its payload. */
-    coalesceKey: z.string().min(1).optional(),
-    /** A singleton job: jobs of its key that must end before it starts (§19). */
-    after: z.array(z.string().min(1)).max(20).optional(),
-    /** A replay's job: the job it runs again (§21). */
-    replayOf: z.string().min(1).optional(),
-    /** Its producer's W3C trace context, `traceparent[;tracestate]` (lib/observability/tracing.ts). */
-    trace: z.string().min(1).max(600).optional(),
-    /** A flow-controlled kind's job: its flow key (§20). */
-    flowKey: z.string().min(1).optional(),
-    /** The start its key's rate reserved for it (ms): it doesn't take from the rate again (§20). */
-    rateSlot: z.number().optional(),
-    /** A batch kind's job: its key, and whether it is counted in the key's backlog (§18). */
-    batchKey: z.string().min(1).max(256).optional(),
-    inBacklog: z.boolean().optional(),
-    /** The kind's delivery lane when it is not fenced (docs/architecture.md §16). */
-    lane: z.enum(["lean", "at-least-once", "fire-and-forget"]).optional(),
+    ...MESSAGE_SHAPE,
   })
   // A message carries its payload or the key of its object, exactly one of the two.
   .refine((m) => (m.payload === undefined) !== (m.payloadObject === undefined), {
@@ -125,31 +88,4 @@ export function jobMessageProblem(body: string): string {
 }
 
 /** The fields a claim needs to build the job item when the enqueue's own write hasn't landed. */
-export function seedFromMessage(msg: JobMessage): JobSeed {
-  return {
-    id: msg.id,
-    kind: msg.kind,
-    queue: msg.queue,
-    maxAttempts: msg.maxAttempts,
-    priority: msg.priority,
-    createdAt: msg.createdAt,
-    runAt: msg.runAt,
-    ...(msg.timeoutSeconds !== undefined ? { timeoutSeconds: msg.timeoutSeconds } : {}),
-    ...(msg.startBy !== undefined ? { startBy: msg.startBy } : {}),
-    ...(msg.uniqueKey !== undefined ? { uniqueKey: msg.uniqueKey } : {}),
-    ...(msg.payloadObject
-      ? { payloadObject: msg.payloadObject }
-      : msg.payloadRef
-        ? { payloadRef: true }
-        : { payload: msg.payload }),
-    ...(msg.member ? { member: msg.member } : {}),
-    ...(msg.completes ? { completes: msg.completes } : {}),
-    ...(msg.batchKey !== undefined ? { batchKey: msg.batchKey } : {}),
-    ...(msg.inBacklog ? { inBacklog: true } : {}),
-    ...(msg.coalesceKey !== undefined ? { coalesceKey: msg.coalesceKey } : {}),
-    ...(msg.after?.length ? { after: msg.after } : {}),
-    ...(msg.flowKey !== undefined ? { flowKey: msg.flowKey } : {}),
-    ...(msg.replayOf !== undefined ? { replayOf: msg.replayOf } : {}),
-    ...(msg.trace !== undefined ? { trace: msg.trace } : {}),
-  };
-}
+export const seedFromMessage = (msg: JobMessage): JobSeed => seedFields(msg);
