@@ -16,7 +16,7 @@ const layers = [
   // 5 the engine's service contract
   ["^lib/services/"],
   // 6 operations
-  ["^lib/producer/", "^lib/groups/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
+  ["^lib/producer/", "^lib/groups/", "^lib/coalesce/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
   // 7 edges
   ["^lib/api/", "^lib/deploy-plan/"],
   // 8 the builders: the engine, and a deployment's handlers assembled on it

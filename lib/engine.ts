@@ -2,6 +2,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { ClaimsS3 } from "./claims/claim-store.ts";
 import type { Clock } from "./clock.ts";
+import { Coalescing } from "./coalesce/coalesce-service.ts";
 import type { App } from "./declarations/define-app.ts";
 import type { PoolKindSpec } from "./declarations/pool-kind.ts";
 import { tableLayout } from "./declarations/scale.ts";
@@ -63,7 +64,19 @@ export function buildEngine(config: EngineConfig): Engine {
   const queues = app.queues;
   const claims = { s3: config.s3, bucket: config.claimsBucket };
   const running = new RunningJobs();
-  const producer = new Producer({ store, claims, transport, registry, queues, clock, metrics, log, running });
+  const coalesce = new Coalescing({ store, queues, clock, metrics, log, running });
+  const producer = new Producer({
+    store,
+    claims,
+    transport,
+    registry,
+    queues,
+    clock,
+    metrics,
+    log,
+    running,
+    coalesce,
+  });
   const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
   return {
     app,
@@ -72,6 +85,7 @@ export function buildEngine(config: EngineConfig): Engine {
     transport,
     producer,
     groups,
+    coalesce,
     poolKinds,
     registry,
     queues,

@@ -14,7 +14,7 @@ export type WorkerDeps = Pick<
   | "metrics"
   | "log"
 > &
-  Partial<Pick<Engine, "running" | "random" | "rateLimiter" | "tokenUrlBase" | "runner">>;
+  Partial<Pick<Engine, "running" | "random" | "rateLimiter" | "tokenUrlBase" | "runner" | "coalesce">>;
 
 export interface InboundRecord {
   messageId: string;

@@ -17,6 +17,7 @@ import type { Member } from "../store/group-item.ts";
 import type { JobItem } from "../store/job-item.ts";
 import type { RunStamp } from "../store/lease-ops.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
+import type { CoalesceService } from "./coalesce-service.ts";
 import type { RunningJobs } from "./running-jobs.ts";
 
 export interface EnqueueOptions {
@@ -86,6 +87,8 @@ export interface Engine {
   transport: SqsTransport;
   producer: JobProducer;
   groups: GroupService;
+  /** Debounce and singleton (docs/architecture.md §19): lib/services/coalesce-service.ts. */
+  coalesce: CoalesceService;
   /** The pool kinds in force: the app's, with the operator's file (SKYFORGE_POOL_CONFIG) laid over them. */
   poolKinds: readonly PoolKindSpec[];
   /** The app's kinds plus the pool kinds in force. */
