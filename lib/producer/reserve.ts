@@ -15,8 +15,8 @@ import type { Submission, WriteOrderDeps } from "./submission.ts";
 
 /** A unique key whose job never got written is presumed in flight for this long, then reclaimed. */
 const UNIQUE_LOCK_GRACE_MS = 60_000;
-/** How long a duplicate waits, look by look, for the item of the job a lock names before answering 409. */
-const LOCKED_JOB_WAITS_MS = [20, 50, 100, 200, 400];
+/** How long a duplicate waits, look by look, for the item of the key's holder before answering 409. */
+const HOLDER_WAITS_MS = [20, 50, 100, 200, 400];
 
 /**
  * The writes that must land before a job's message: its large payload's item or object, then its
@@ -39,7 +39,7 @@ export async function reserve(deps: WriteOrderDeps, entry: Submission): Promise<
   return lockUniqueKey(deps, p, queue, entry.uniqueKeyScope, lockExpiry);
 }
 
-/** A unique key's lock for the job. result: the job it already names (a duplicate), or undefined. */
+/** A unique key's lock for the job. result: the job already holding it (a duplicate), or undefined. */
 async function lockUniqueKey(
   deps: WriteOrderDeps,
   p: Planned,
@@ -63,12 +63,12 @@ async function lockUniqueKey(
     unwritten,
   );
   if (lock.acquired) return undefined;
-  const named = await getJob(store, lock.holder.jobId);
-  if (named && (scope === "retained" || !isTerminal(named.status))) {
-    return { job: await loadJobView(store, deps.claims, named), duplicate: true };
+  const holder = await getJob(store, lock.holder.jobId);
+  if (holder && (scope === "retained" || !isTerminal(holder.status))) {
+    return { job: await loadJobView(store, deps.claims, holder), duplicate: true };
   }
-  // A job of a lane that writes no item at enqueue is queued until it starts: a duplicate.
-  if (!named && lock.holder.unwritten && deps.clock.now() < (lock.holder.pendingUntil ?? 0)) {
+  // A holder of a lane that writes no item at enqueue is queued until it starts: a duplicate.
+  if (!holder && lock.holder.unwritten && deps.clock.now() < (lock.holder.pendingUntil ?? 0)) {
     const queued = {
       ...p.item,
       id: lock.holder.jobId,
@@ -77,13 +77,13 @@ async function lockUniqueKey(
     };
     return { job: toJobView(queued, undefined), duplicate: true };
   }
-  // A missing job may be a delayed message whose item write failed: it still runs at its runAt.
+  // A missing holder may be a delayed message whose item write failed: it still runs at its runAt.
   const pendingSince = Math.max(lock.holder.createdAt, lock.holder.pendingUntil ?? 0);
-  if (!named && deps.clock.now() - pendingSince < UNIQUE_LOCK_GRACE_MS) {
-    // Most often that job's enqueue is between its lock and its item write (a batch sends all its
+  if (!holder && deps.clock.now() - pendingSince < UNIQUE_LOCK_GRACE_MS) {
+    // Most often the holder's enqueue is between its lock and its item write (a batch sends all its
     // messages first): its item lands within milliseconds, so look again a few times first.
-    if (waits < LOCKED_JOB_WAITS_MS.length) {
-      await setTimeout(LOCKED_JOB_WAITS_MS[waits]);
+    if (waits < HOLDER_WAITS_MS.length) {
+      await setTimeout(HOLDER_WAITS_MS[waits]);
       return lockUniqueKey(deps, p, queue, scope, lockExpiry, tries, waits + 1);
     }
     throw new ClientError(
