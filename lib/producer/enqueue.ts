@@ -1,6 +1,7 @@
 import type { Span } from "@opentelemetry/api";
 import pLimit from "p-limit";
 import { Coalescing } from "../coalesce/coalesce-service.ts";
+import { InvariantError } from "../errors.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import { endSpan, enqueueSpan, withEnqueueSpan, withTraceOf } from "../observability/tracing.ts";
 import type { CoalesceTarget } from "../services/coalesce-service.ts";
@@ -44,7 +45,7 @@ export class Producer {
       const entry: Submission = { planned, queue: valid.queue, ...(target ? { target } : {}) };
       if (options.uniqueKeyScope) entry.uniqueKeyScope = options.uniqueKeyScope;
       await submit(this.deps, [entry], "alone");
-      const outcome = entry.outcome ?? { error: new Error("enqueue ended without an outcome") };
+      const outcome = entry.outcome ?? { error: new InvariantError("an enqueue ended without an outcome") };
       if ("error" in outcome) throw outcome.error;
       if ("answer" in outcome) return outcome.answer;
       const { accepted } = outcome;

@@ -20,7 +20,9 @@ const WRITES_AT_ONCE = 16;
  *    answered here, and nothing else is written);
  * 2. backlog: a batch kind's place in its key's backlog (§18);
  * 3. park: a flow key with no place free takes the job into its line, with no message (§20);
- * 4. send: the message, which carries the whole job, so a crash after it still runs the job;
+ * 4. send: the message, which carries the whole job: a crash before the item write still runs it
+ *    (the claim builds the item from the message). A job due past SQS's 15-minute delay has none
+ *    yet: its item, in the scheduled index, is its one write, and the reaper sends it later;
  * 5. unwind: a message that could not go out frees what 1 and 2 took (nothing of the job exists);
  * 6. write: the job item (a worker may have built it from the message first: that's the job);
  * 7. count: `enqueued`, after cancel-running's cancels of the key's earlier jobs;
@@ -50,10 +52,8 @@ export async function submit(
     ),
   );
   const ready = entries.filter((entry) => entry.outcome === undefined);
-  await parkIfKeyFull(
-    deps,
-    ready.map((e) => e.planned),
-  );
+  const readyJobs = ready.map((e) => e.planned);
+  await parkIfKeyFull(deps, readyJobs);
   // Scheduled jobs have no message yet: the reaper sends it when they fall due. Parked ones wait
   // for a place of their flow key.
   const unsent = await send(
@@ -68,12 +68,10 @@ export async function submit(
       }),
     ),
   );
-  const parked = ready.filter((e) => e.planned.parked && e.outcome && "accepted" in e.outcome);
-  if (parked.length > 0)
-    await lookAfterParkingAll(
-      deps,
-      parked.map((e) => e.planned),
-    );
+  const parked = ready
+    .filter((e) => e.planned.parked && e.outcome && "accepted" in e.outcome)
+    .map((e) => e.planned);
+  if (parked.length > 0) await lookAfterParkingAll(deps, parked);
 }
 
 /** Step 4. result: the jobs whose message did not go out, by id, with what to answer for each. */
