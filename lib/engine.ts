@@ -2,6 +2,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { ClaimsS3 } from "./claims/claim-store.ts";
 import type { Clock } from "./clock.ts";
+import { Coalescing } from "./coalesce/coalesce-service.ts";
 import type { App } from "./declarations/define-app.ts";
 import type { PoolKindSpec } from "./declarations/pool-kind.ts";
 import { tableLayout } from "./declarations/scale.ts";
@@ -67,7 +68,8 @@ export function buildEngine(config: EngineConfig): Engine {
   const running = new RunningJobs();
   const shared = { store, claims, transport, registry, queues, clock, metrics, log };
   const flow = new Flow(shared);
-  const producer = new Producer({ ...shared, running, flow });
+  const coalesce = new Coalescing({ store, queues, clock, metrics, log, running });
+  const producer = new Producer({ ...shared, running, flow, coalesce });
   const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
   const engine: Engine = {
     app,
@@ -87,6 +89,7 @@ export function buildEngine(config: EngineConfig): Engine {
       tokenUrlBase: () => engine.tokenUrlBase,
     }),
     flow,
+    coalesce,
     poolKinds,
     registry,
     queues,

@@ -103,7 +103,7 @@ export class KeyBatches<T> {
     return left;
   }
 
-  /** The policies that hold a key's first item up to maxWaitSeconds. */
+  /** The policies that keep a key's first item waiting up to maxWaitSeconds. */
   private waits(): boolean {
     return this.options.policy === "size" || this.options.policy === "duration";
   }

@@ -142,6 +142,6 @@ export function checkedOutcomes<R>(items: number, outcomes: unknown): readonly B
   return outcomes as BatchOutcome<R>[];
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: a registry holds batch kinds of every payload type.
+// biome-ignore lint/suspicious/noExplicitAny: a registry keeps batch kinds of every payload type.
 export const isBatchKind = (kind: KindDefinition<any, unknown>): kind is BatchKindDefinition =>
   "batch" in kind && kind.batch !== undefined;

@@ -2,7 +2,7 @@
  * Debounce and singleton (docs/architecture.md §19): a kind's jobs of one key, computed from the
  * payload at enqueue, share one job at a time. Every enqueue is answered with the id of the job
  * that will run for it. The rules are pure functions here; the store's writes carry them out
- * (lib/store/coalesce-ops.ts, lib/producer/coalesce-enqueue.ts).
+ * (lib/store/coalesce-ops.ts), and lib/coalesce/ uses them behind the Engine's CoalesceService.
  */
 
 export const debounceModes = ["trailing", "leading", "collect"] as const;
@@ -33,7 +33,7 @@ export interface SingletonSettings<P = unknown> {
  * there), so it stays under the claim check's threshold: at most this many bytes of JSON.
  */
 export const MAX_COALESCE_PAYLOAD_BYTES = 8 * 1024;
-/** A collect burst closes once it holds this many payloads, or this many bytes of them. */
+/** A collect burst closes once it has this many payloads, or this many bytes of them. */
 export const MAX_COLLECT_ITEMS = 100;
 export const MAX_COLLECT_BYTES = 256 * 1024;
 /** A burst can't outlast what a waiting message can be hidden for (SQS: 12 h). */

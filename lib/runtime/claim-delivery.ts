@@ -4,7 +4,6 @@ import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { claim } from "../store/lease-ops.ts";
-import { getJob } from "../store/read-ops.ts";
 import { checkFormat } from "../store/stored-formats.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
 import type { Admitted, Claimed } from "./delivery.ts";
@@ -23,12 +22,7 @@ export async function claimDelivery(
   visibility: VisibilitySink,
 ): Promise<Ack | Claimed> {
   const { store, clock, metrics, log } = deps;
-  if (msg.after?.length && (await earlierJobRuns(deps, msg.after))) {
-    // A singleton key runs one job at a time: look again shortly, the attempt unspent.
-    metrics.count("singletonWaits", msg.queue, msg.kind);
-    await visibility.change(msg.queue, record.receiptHandle, singletonLookSeconds(record.receiveCount));
-    return false;
-  }
+  if (msg.after?.length && (await deps.coalesce.waitForEarlierJobs(msg, record, visibility))) return false;
   const gated = await deps.flow.gate(msg, (s) => visibility.change(msg.queue, record.receiptHandle, s));
   if (typeof gated === "boolean") return gated;
   const fence = randomBytes(12).toString("base64url");
@@ -56,23 +50,6 @@ export async function claimDelivery(
   if (item.completes && item.claimedFrom !== "running")
     metrics.time("groupCompletionLag", item.queue, item.kind, Math.max(0, now - item.createdAt));
   return { item, delivery: { msg, record, queue, fence, leaseMs, visibility } };
-}
-
-/**
- * How long a singleton job's delivery waits before it looks again whether the earlier jobs of its
- * key have ended (docs/architecture.md §19): 2 s, doubling with each receive up to a minute. A
- * cancelled run ends within seconds, so cancel-running starts the new job quickly; a long wait
- * behind a running job costs a receive a minute, and each counts toward the queue's
- * maxReceiveCount (120 on `default`: about two hours of waiting before the dead-letter queue).
- */
-export function singletonLookSeconds(receiveCount = 1): number {
-  return Math.min(60, 2 ** Math.min(6, Math.max(1, receiveCount)));
-}
-
-/** Whether any of a singleton job's earlier jobs may still run (one that was never written can't). */
-async function earlierJobRuns(deps: WorkerDeps, ids: readonly string[]): Promise<boolean> {
-  const jobs = await Promise.all(ids.map((id) => getJob(deps.store, id)));
-  return jobs.some((job) => job !== undefined && !isTerminal(job.status));
 }
 
 /** A claim that lost: decide from the job's current state what to do with this delivery. */

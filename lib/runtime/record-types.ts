@@ -10,6 +10,7 @@ export type WorkerDeps = Pick<
   | "groups"
   | "durable"
   | "flow"
+  | "coalesce"
   | "registry"
   | "queues"
   | "clock"

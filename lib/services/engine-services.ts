@@ -20,6 +20,7 @@ import type { JobItem } from "../store/job-item.ts";
 import type { RunStamp } from "../store/lease-ops.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
+import type { CoalesceService } from "./coalesce-service.ts";
 import type { DurableService } from "./durable-service.ts";
 import type { RunningJobs } from "./running-jobs.ts";
 
@@ -137,6 +138,8 @@ export interface Engine {
   durable: DurableService;
   /** Flow control per key (docs/architecture.md §20); lib/flow/flow-service.ts. */
   flow: FlowService;
+  /** Debounce and singleton (docs/architecture.md §19): lib/services/coalesce-service.ts. */
+  coalesce: CoalesceService;
   /** The pool kinds in force: the app's, with the operator's file (SKYFORGE_POOL_CONFIG) laid over them. */
   poolKinds: readonly PoolKindSpec[];
   /** The app's kinds plus the pool kinds in force. */

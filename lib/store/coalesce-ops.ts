@@ -188,7 +188,7 @@ export function appendToBurst(
 /**
  * Where a trailing or collect burst's run moves with a later enqueue: its new runAt, and the start
  * deadline of that enqueue counted from it (none: the job has none any more). The latest enqueue's
- * deadline holds, as its payload does.
+ * deadline is the one in force, as its payload is.
  */
 export interface BurstMove {
   runAt: number;

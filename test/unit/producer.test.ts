@@ -9,6 +9,7 @@ import { DeleteCommand, DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
+import { Coalescing } from "../../lib/coalesce/coalesce-service.ts";
 import { ClientError } from "../../lib/errors.ts";
 import { Flow } from "../../lib/flow/flow-service.ts";
 import { MAX_PAYLOAD_BYTES } from "../../lib/job/schemas.ts";
@@ -48,7 +49,7 @@ beforeEach(() => {
     metrics,
     log: silentLog,
   };
-  producer = new Producer({ ...services, flow: new Flow(services) });
+  producer = new Producer({ ...services, flow: new Flow(services), coalesce: new Coalescing(services) });
 });
 
 afterEach(() => {

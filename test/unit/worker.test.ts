@@ -14,6 +14,7 @@ import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
+import { Coalescing } from "../../lib/coalesce/coalesce-service.ts";
 import { Durable } from "../../lib/durable/durable-service.ts";
 import { Flow } from "../../lib/flow/flow-service.ts";
 import { Groups } from "../../lib/groups/group-service.ts";
@@ -65,12 +66,14 @@ beforeEach(() => {
     log: silentLog,
   };
   const flow = new Flow(services);
-  const producer = new Producer({ ...services, flow });
+  const coalesce = new Coalescing(services);
+  const producer = new Producer({ ...services, flow, coalesce });
   worker = createWorker(
     {
       ...services,
       producer,
       flow,
+      coalesce,
       groups: new Groups({ ...services, producer }),
       durable: new Durable({ ...services, tokenUrlBase: () => undefined }),
       random: () => 0,
