@@ -2,7 +2,7 @@ import { concurrencyFor, type FlowSettings, rateCells, rateSlot } from "../job/f
 import { type FlowKey, flowKeyFields, flowKeyOf, flowRateBucket } from "../job/flow-key.ts";
 import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
-import type { FlowPass } from "../services/engine-services.ts";
+import type { FlowPass } from "../services/flow-service.ts";
 import { type FlowKeyState, parkJob, readFlowKeyState, takeKeyPlace } from "../store/flow-key-ops.ts";
 import type { JobSeed } from "../store/job-item.ts";
 import { reserveStart } from "../store/rate-limit-ops.ts";

@@ -1,7 +1,7 @@
 import { concurrencyFor } from "../job/flow.ts";
 import { encodeFlowKey, flowKeyFields, flowKeyOf } from "../job/flow-key.ts";
 import { errorFields } from "../observability/log.ts";
-import type { ParkableJob } from "../services/engine-services.ts";
+import type { ParkableJob } from "../services/flow-service.ts";
 import { readFlowKeyState } from "../store/flow-key-ops.ts";
 import { parkIndexKeys } from "../store/keys.ts";
 import type { FlowDeps } from "./flow-deps.ts";

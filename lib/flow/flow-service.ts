@@ -1,5 +1,5 @@
 import { flowKeyOf } from "../job/flow-key.ts";
-import type { FlowPass, FlowService, ParkableJob } from "../services/engine-services.ts";
+import type { FlowPass, FlowService, ParkableJob } from "../services/flow-service.ts";
 import { coolKey, freeKeyPlaces } from "../store/flow-key-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import type { JobMessage } from "../transport/job-message.ts";

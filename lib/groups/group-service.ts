@@ -1,7 +1,7 @@
 import { ClientError } from "../errors.ts";
 import type { ChildrenQuery, GroupChildrenPage, GroupView } from "../job/group-schemas.ts";
 import type { CompletionContext, GroupSpec } from "../job/kind.ts";
-import type { GroupService } from "../services/engine-services.ts";
+import type { GroupService } from "../services/group-service.ts";
 import { getGroup } from "../store/group-read-ops.ts";
 import { noteChildGroup } from "../store/job-group-ops.ts";
 import type { JobItem } from "../store/job-item.ts";

@@ -4,10 +4,7 @@ import type { App } from "../declarations/define-app.ts";
 import type { PoolKindSpec } from "../declarations/pool-kind.ts";
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import type { CheckedRequest } from "../job/check-request.ts";
-import type { FlowKey } from "../job/flow-key.ts";
-import type { BusiestKeys, FlowKeyView } from "../job/flow-views.ts";
-import type { ChildrenQuery, GroupChildrenPage, GroupView } from "../job/group-schemas.ts";
-import type { AnyKind, CompletionContext, GroupSpec } from "../job/kind.ts";
+import type { AnyKind } from "../job/kind.ts";
 import type { KindRegistry } from "../job/registry.ts";
 import type { BatchResultItem, EnqueueResult } from "../job/schemas.ts";
 import type { Log } from "../observability/log.ts";
@@ -16,12 +13,12 @@ import type { EventSourceControl } from "../queue-control/event-source-control.t
 import type { RateLimiter } from "../rate-limit/rate-limiter.ts";
 import type { StoreContext } from "../store/context.ts";
 import type { Member } from "../store/group-item.ts";
-import type { JobItem } from "../store/job-item.ts";
 import type { RunStamp } from "../store/lease-ops.ts";
-import type { JobMessage } from "../transport/job-message.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
 import type { CoalesceService } from "./coalesce-service.ts";
 import type { DurableService } from "./durable-service.ts";
+import type { FlowService } from "./flow-service.ts";
+import type { GroupService } from "./group-service.ts";
 import type { RunningJobs } from "./running-jobs.ts";
 
 export interface EnqueueOptions {
@@ -61,65 +58,6 @@ export interface JobProducer {
   enqueueBatch(raws: readonly unknown[], trace?: string): Promise<BatchResultItem[]>;
   /** Requests already checked, any number: sent in batches of 10, each failing alone. */
   enqueueChecked(entries: readonly CheckedEnqueue[]): Promise<BatchResultItem[]>;
-}
-
-/** Job groups (docs/architecture.md §15); lib/groups/group-service.ts. */
-export interface GroupService {
-  /** `trace`: the caller's W3C trace context, the group's span's parent (docs/architecture.md §23). */
-  create(raw: unknown, trace?: string): Promise<{ group: GroupView; created: boolean }>;
-  createFromJob(job: JobItem, fence: string | undefined, spec: GroupSpec): Promise<GroupView>;
-  addChildren(id: string, raw: unknown): Promise<GroupView>;
-  seal(id: string): Promise<GroupView>;
-  get(id: string): Promise<GroupView>;
-  children(id: string, query: ChildrenQuery): Promise<GroupChildrenPage>;
-  cancel(id: string): Promise<GroupView>;
-  /** A job became terminal: record it in its group, finish the group it completes. Idempotent. */
-  recordEnd(job: JobItem): Promise<void>;
-  completionFor(job: JobItem): Promise<CompletionContext | undefined>;
-  check(): Promise<{ groupsChecked: number; groupsExpired: number; groupRepairs: number }>;
-}
-
-/** A job an enqueue is about to write (lib/producer/plan.ts's Planned), as flow control reads and marks it. */
-export interface ParkableJob {
-  item: JobItem;
-  delaySeconds: number;
-  scheduled: boolean;
-  writesItem: boolean;
-  /** Set by parkIfKeyFull: its key is full, its item is written in the key's line, no message goes. */
-  parked?: boolean;
-}
-
-/** A delivery that may go on to its claim, with the place of its flow key it took (if it took one). */
-export interface FlowPass {
-  place?: { key: FlowKey; since: number };
-}
-
-/**
- * Flow control per key (docs/architecture.md §20); lib/flow/flow-service.ts. The engine's one door
- * to it: one call for each stage a flow-controlled job passes.
- */
-export interface FlowService {
-  /** Enqueue, before the writes: jobs due now whose key is full are marked parked (no message goes). */
-  parkIfKeyFull(planned: readonly ParkableJob[]): Promise<void>;
-  /** Enqueue, after the parked items are written: one look at each key. Never throws. */
-  lookAfterParkingAll(parked: readonly ParkableJob[]): Promise<void>;
-  /**
-   * Claim, before it: the key's cool-down, rate and concurrency. true/false: the delivery's Ack (it
-   * waits: parked, sent again, or hidden through `hide`); a FlowPass: go on to the claim.
-   */
-  gate(msg: JobMessage, hide: (seconds: number) => Promise<void>): Promise<boolean | FlowPass>;
-  /** Claim lost: the place its gate took goes back (a late copy of a finished job must not keep one). */
-  releasePlace(pass: FlowPass, jobId: string): Promise<void>;
-  /** Settle, once the finalize landed: the run's place goes to the key's next parked job. Never throws. */
-  leavePlace(job: JobItem): Promise<void>;
-  /** Settle, a throttle: a flow-controlled job's key cools, not its queue. false: not a flow key's job. */
-  coolKey(msg: JobMessage, now: number, delaySeconds: number): Promise<boolean>;
-  /** The reaper: every key with parked jobs looked at in turn, places of ended runs handed on. */
-  heal(budgetMs?: number): Promise<{ keys: number; sent: number }>;
-  /** GET /keys/{kind}/{key}. */
-  keyView(kind: string, key: string): Promise<FlowKeyView>;
-  /** GET /keys?queue=…. */
-  busiestKeys(queue: string, limit: number): Promise<BusiestKeys>;
 }
 
 /**

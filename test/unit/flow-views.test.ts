@@ -5,7 +5,7 @@ import type {
   BusyKey as ConsoleBusyKey,
 } from "../../console/api-shapes.d.ts";
 import type { BusiestKeys, BusyKey, FlowKeyView } from "../../lib/job/flow-views.ts";
-import type { FlowService } from "../../lib/services/engine-services.ts";
+import type { FlowService } from "../../lib/services/flow-service.ts";
 
 // Checked by `npm run typecheck` (expectTypeOf is a compile-time assertion): GET /keys' answer is
 // declared once, in lib/job/flow-views.ts, and what the engine answers is what the client and the

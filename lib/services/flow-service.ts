@@ -1,0 +1,47 @@
+import type { FlowKey } from "../job/flow-key.ts";
+import type { BusiestKeys, FlowKeyView } from "../job/flow-views.ts";
+import type { JobItem } from "../store/job-item.ts";
+import type { JobMessage } from "../transport/job-message.ts";
+
+/** A job an enqueue is about to write (lib/producer/plan.ts's Planned), as flow control reads and marks it. */
+export interface ParkableJob {
+  item: JobItem;
+  delaySeconds: number;
+  scheduled: boolean;
+  writesItem: boolean;
+  /** Set by parkIfKeyFull: its key is full, its item is written in the key's line, no message goes. */
+  parked?: boolean;
+}
+
+/** A delivery that may go on to its claim, with the place of its flow key it took (if it took one). */
+export interface FlowPass {
+  place?: { key: FlowKey; since: number };
+}
+
+/**
+ * Flow control per key (docs/architecture.md §20); lib/flow/flow-service.ts. The engine's one door
+ * to it: one call for each stage a flow-controlled job passes.
+ */
+export interface FlowService {
+  /** Enqueue, before the writes: jobs due now whose key is full are marked parked (no message goes). */
+  parkIfKeyFull(planned: readonly ParkableJob[]): Promise<void>;
+  /** Enqueue, after the parked items are written: one look at each key. Never throws. */
+  lookAfterParkingAll(parked: readonly ParkableJob[]): Promise<void>;
+  /**
+   * Claim, before it: the key's cool-down, rate and concurrency. true/false: the delivery's Ack (it
+   * waits: parked, sent again, or hidden through `hide`); a FlowPass: go on to the claim.
+   */
+  gate(msg: JobMessage, hide: (seconds: number) => Promise<void>): Promise<boolean | FlowPass>;
+  /** Claim lost: the place its gate took goes back (a late copy of a finished job must not keep one). */
+  releasePlace(pass: FlowPass, jobId: string): Promise<void>;
+  /** Settle, once the finalize landed: the run's place goes to the key's next parked job. Never throws. */
+  leavePlace(job: JobItem): Promise<void>;
+  /** Settle, a throttle: a flow-controlled job's key cools, not its queue. false: not a flow key's job. */
+  coolKey(msg: JobMessage, now: number, delaySeconds: number): Promise<boolean>;
+  /** The reaper: every key with parked jobs looked at in turn, places of ended runs handed on. */
+  heal(budgetMs?: number): Promise<{ keys: number; sent: number }>;
+  /** GET /keys/{kind}/{key}. */
+  keyView(kind: string, key: string): Promise<FlowKeyView>;
+  /** GET /keys?queue=…. */
+  busiestKeys(queue: string, limit: number): Promise<BusiestKeys>;
+}
