@@ -63,7 +63,17 @@ export default defineConfig({
         },
       },
       {
-        test: { ...shared, name: "unit", include: ["test/unit/**/*.test.ts"], maxWorkers: SHARED_WORKERS },
+        test: {
+          ...shared,
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+          maxWorkers: SHARED_WORKERS,
+          // A worker runs its unit files one after another in one process, importing what they share
+          // (typescript, the AWS SDK, zod) once, not once a file: half the CPU of a process a file.
+          // So a unit file puts back what it changes (its SDK mocks' restore(), vi.restoreAllMocks(),
+          // process.env).
+          isolate: false,
+        },
       },
       {
         test: {
