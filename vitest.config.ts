@@ -50,6 +50,9 @@ export default defineConfig({
           include: ["test/integration/**/*.test.ts"],
           exclude: STORE_FILES,
           maxWorkers: SHARED_WORKERS,
+          // As the unit files (below): a third less CPU a file. Each file starts and stops its own
+          // emulators, stacks and pollers in its hooks, and none patches a global.
+          isolate: false,
         },
       },
       {
@@ -60,6 +63,7 @@ export default defineConfig({
           include: STORE_FILES,
           globalSetup: [PREREQUISITES, "test/support/dynamodb-local-setup.ts"],
           maxWorkers: SHARED_WORKERS,
+          isolate: false,
         },
       },
       {
