@@ -20,7 +20,7 @@ import { deferred, withinMs } from "../support/wait.ts";
 let server: Server;
 let url: string;
 /** Resolved as the server takes each Invoke (and never answers it), in order. */
-const arrivals: ReturnType<typeof deferred>[] = [];
+const arrivals: ReturnType<typeof deferred<void>>[] = [];
 let received = 0;
 beforeAll(async () => {
   server = createServer((req) => {
