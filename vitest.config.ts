@@ -3,10 +3,11 @@ import { defineConfig } from "vitest/config";
 /**
  * Most of the suite waits (on emulators, child processes, leases), not on the CPU: on a 2-core
  * machine vitest's default of one worker ran the files one at a time (15 minutes). The unit,
- * store, integration and e2e files therefore share one pool of more workers than cores; the files
- * that build this repo's packages run after them, one at a time; and the fault suite runs last, one
- * file at a time and alone: its scenarios assert bounds of 2 × lease, which a busy machine would
- * eat into.
+ * store, integration and e2e files therefore share one pool of more workers than cores (the files
+ * that build this repo's packages among them: they take turns at their build-and-pack steps,
+ * test/support/packages-dist-lock.ts, not a phase of one worker of their own); and the fault suite
+ * runs last, one file at a time and alone: its scenarios assert bounds of 2 × lease, which a busy
+ * machine would eat into.
  */
 const SHARED_WORKERS = 4;
 
@@ -19,16 +20,6 @@ const shared = {
   pool: "forks",
   globalSetup: [PREREQUISITES] as string[],
 } as const;
-
-/**
- * The files that build and pack this repo's packages into their dist/ folders (README blocks run as
- * written): one at a time, or one's build empties the folder another is packing.
- */
-const PACKAGE_FILES = [
-  "test/e2e/client-package.test.ts",
-  "test/e2e/skyforge-package.test.ts",
-  "test/e2e/library-project.test.ts",
-];
 
 /** The files that run on both DynamoDB emulators (test/support/dynamo-backends.ts). */
 const STORE_FILES = [
@@ -49,18 +40,7 @@ export default defineConfig({
           ...shared,
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
-          exclude: PACKAGE_FILES,
           maxWorkers: SHARED_WORKERS,
-        },
-      },
-      {
-        // After the shared pool (vitest refuses two worker counts in one group), one file at a time.
-        test: {
-          ...shared,
-          name: "packages",
-          include: PACKAGE_FILES,
-          maxWorkers: 1,
-          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -70,6 +50,9 @@ export default defineConfig({
           include: ["test/integration/**/*.test.ts"],
           exclude: STORE_FILES,
           maxWorkers: SHARED_WORKERS,
+          // As the unit files (below): a third less CPU a file. Each file starts and stops its own
+          // emulators, stacks and pollers in its hooks, and none patches a global.
+          isolate: false,
         },
       },
       {
@@ -80,10 +63,21 @@ export default defineConfig({
           include: STORE_FILES,
           globalSetup: [PREREQUISITES, "test/support/dynamodb-local-setup.ts"],
           maxWorkers: SHARED_WORKERS,
+          isolate: false,
         },
       },
       {
-        test: { ...shared, name: "unit", include: ["test/unit/**/*.test.ts"], maxWorkers: SHARED_WORKERS },
+        test: {
+          ...shared,
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+          maxWorkers: SHARED_WORKERS,
+          // A worker runs its unit files one after another in one process, importing what they share
+          // (typescript, the AWS SDK, zod) once, not once a file: half the CPU of a process a file.
+          // So a unit file puts back what it changes (its SDK mocks' restore(), vi.restoreAllMocks(),
+          // process.env).
+          isolate: false,
+        },
       },
       {
         test: {
@@ -91,7 +85,7 @@ export default defineConfig({
           name: "fault",
           include: ["test/fault/**/*.test.ts"],
           maxWorkers: 1,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -30,14 +30,24 @@ async function deadJobs(message: string, n: number): Promise<string[]> {
   return ids;
 }
 
+/**
+ * Until each of `ids` has been seen dead (a terminal status: a job seen dead is not asked again).
+ * A look every 250 ms, not every 50: each look is a GET per job still to die, and the stack is
+ * running those jobs on the same two cores.
+ */
 async function allDead(ids: readonly string[]) {
+  const pending = new Set(ids);
   await waitFor(
     async () => {
-      for (const id of ids) if ((await call("GET", `/jobs/${id}`)).body.status !== "dead") return false;
+      for (const id of [...pending]) {
+        if ((await call("GET", `/jobs/${id}`)).body.status !== "dead") return false;
+        pending.delete(id);
+      }
       return true;
     },
     `${ids.length} jobs to be dead`,
     60_000,
+    250,
   );
 }
 
@@ -135,7 +145,8 @@ describe("skyforge jobs replay against npm start", () => {
       } while (cursor);
       return count;
     };
-    await waitFor(async () => (await deadCount()) === 510, "510 jobs to be dead", 60_000);
+    // A look every 500 ms: each walks the cursor over all 510, while the stack is running them.
+    await waitFor(async () => (await deadCount()) === 510, "510 jobs to be dead", 60_000, 500);
     const filter = [
       "jobs",
       "replay",

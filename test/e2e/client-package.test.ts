@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docBlocks } from "../support/doc-blocks.ts";
 import { type LocalRegistry, startLocalRegistry } from "../support/local-registry.ts";
 import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { withPackagesDistLock } from "../support/packages-dist-lock.ts";
 import { projectRoot } from "../support/project-copy.ts";
 
 /**
@@ -71,11 +72,14 @@ beforeAll(async () => {
     npm_config_update_notifier: "false",
   };
   stack = await startStackProcess();
-  const out = await run("bash", ["-euo", "pipefail", "-c", setupBlock.replaceAll("../my-service", project)], {
-    cwd: projectRoot,
-    env: { ...process.env, ...npmEnv },
-    timeout: 180_000,
-  });
+  // It builds and packs packages/client: no other file's build may empty its dist/ meanwhile.
+  const out = await withPackagesDistLock(() =>
+    run("bash", ["-euo", "pipefail", "-c", setupBlock.replaceAll("../my-service", project)], {
+      cwd: projectRoot,
+      env: { ...process.env, ...npmEnv },
+      timeout: 180_000,
+    }),
+  );
   installLog = `${out.stdout}${out.stderr}`;
   for (const name of LINKED_AFTER) {
     mkdirSync(dirname(join(project, "node_modules", name)), { recursive: true });

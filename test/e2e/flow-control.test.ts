@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
+import { OffsetClock } from "../support/clock.ts";
 import { localStackForFile } from "../support/stack-for-file.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
 
@@ -10,7 +10,9 @@ import { type Json, stackHttp } from "../support/stack-http.ts";
  * (trailing debounce), doc-digest (collect), doc-sync (singleton, cancel-running), and a start
  * deadline that passes while the queue is paused.
  */
-const stack = localStackForFile({ app });
+/** The stack's clock: the start-deadline case moves it past the deadline instead of waiting it out. */
+const clock = new OffsetClock();
+const stack = localStackForFile({ app, clock });
 
 const { call, untilStatus } = stackHttp(() => stack().url);
 const job = async (id: string) => (await call("GET", `/jobs/${id}`)).body;
@@ -65,7 +67,7 @@ describe("flow control on the local stack", () => {
     expect(Date.parse(done.startedAt)).toBeGreaterThanOrEqual(Date.parse(cancelled.finishedAt));
   });
 
-  it("a job with startWithinSeconds 2 on a paused queue, resumed after 4 s, never runs: dead, saying why", async () => {
+  it("a job with startWithinSeconds 2 on a paused queue, resumed 4 s later by the stack's clock, never runs: dead, saying why", async () => {
     expect((await call("POST", "/queues/default/pause")).status).toBe(200);
     try {
       const { body } = await call("POST", "/jobs", {
@@ -73,8 +75,9 @@ describe("flow control on the local stack", () => {
         payload: { n: 1 },
         startWithinSeconds: 2,
       });
-      // The deadline is the scenario: the queue stays paused past it.
-      await delay(4000);
+      // The deadline is the scenario: the queue stays paused past it (the stack's clock moves on 4 s;
+      // this case is the file's last, so no other case sees the moved clock).
+      clock.advance(4000);
       expect((await job(body.id)).status).toBe("queued");
       expect((await call("POST", "/queues/default/resume")).status).toBe(200);
       const dead = await untilStatus(body.id, "dead");

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docBlocks } from "../support/doc-blocks.ts";
 import { type OutsideProject, projectEnv, repoFolders } from "../support/outside-project.ts";
+import { withPackagesDistLock } from "../support/packages-dist-lock.ts";
 import { projectRoot } from "../support/project-copy.ts";
 import { stackHttp } from "../support/stack-http.ts";
 
@@ -74,14 +75,17 @@ beforeAll(async () => {
     SST_SKIP_DEPENDENCY_CHECK: "1",
     SST_NO_BUN: "1",
   });
-  await execFileAsync(
-    "bash",
-    ["-euo", "pipefail", "-c", (installBlock ?? "").replaceAll("../my-service", project)],
-    {
-      cwd: projectRoot,
-      env,
-      timeout: 300_000,
-    },
+  // It builds every package and packs packages/skyforge: no other file's build may empty a dist/ meanwhile.
+  await withPackagesDistLock(() =>
+    execFileAsync(
+      "bash",
+      ["-euo", "pipefail", "-c", (installBlock ?? "").replaceAll("../my-service", project)],
+      {
+        cwd: projectRoot,
+        env,
+        timeout: 300_000,
+      },
+    ),
   );
   mkdirSync(join(project, "src/jobs"), { recursive: true });
   writeFileSync(join(project, "src/jobs/app.ts"), appBlock ?? "");

@@ -1,13 +1,14 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_ROUTE_KEYS } from "../../lib/api/route-keys.ts";
 import { createStoreContext } from "../../lib/store/context.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { dynamoClient } from "../../local/emulators.ts";
 import { ManualClock } from "../support/clock.ts";
 import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { copyProject, type ProjectCopy } from "../support/project-copy.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -19,19 +20,44 @@ import { waitFor } from "../support/wait.ts";
  * The observer is the stack's own log (LOG_LEVEL=DEBUG: a success is a DEBUG line): the worker writes "job done" only after the
  * finalize write that made the job done has landed, so one such line per job is one completion.
  */
-const LEASE_MS = 30_000; // app/queues.ts, queue "default"
+/**
+ * The stack runs in a copy of the project whose default queue leases for 6 s, not app/queues.ts's
+ * 30: after the SIGKILL a running job is taken over once its lease ends, which the test would
+ * otherwise wait out in real time. Nothing else of the app changes.
+ */
+const LEASE_SECONDS = 6;
+const LEASE_MS = LEASE_SECONDS * 1000;
+/** A sleep job's run: it outlasts its first renewal (a third of the lease) by 10 s, so the kill finds it running. */
+const SLEEP_MS = 12_000;
 const dataDir = mkdtempSync(join(tmpdir(), "skyforge-restart-"));
 const env = { SKYFORGE_DATA_DIR: dataDir, SKYFORGE_TICK_SECONDS: "1", LOG_LEVEL: "DEBUG" };
 const outputs: string[] = [];
 let stack: StackProcess | undefined;
+let copy: ProjectCopy | undefined;
+
+beforeAll(() => {
+  copy = copyProject("skyforge-restart-copy-");
+  const queuesPath = join(copy.dir, "app/queues.ts");
+  const queues = readFileSync(queuesPath, "utf8");
+  // The first queue declared is "default" (its lease is the first one written).
+  const at = queues.indexOf('name: "default"');
+  const lease = queues.indexOf("leaseSeconds: 30,", at);
+  if (at < 0 || lease < 0 || queues.indexOf('name: "', at + 1) < lease)
+    throw new Error(`${queuesPath}: no "leaseSeconds: 30," in queue "default"`);
+  writeFileSync(
+    queuesPath,
+    `${queues.slice(0, lease)}leaseSeconds: ${LEASE_SECONDS},${queues.slice(lease + "leaseSeconds: 30,".length)}`,
+  );
+});
 
 afterAll(async () => {
   await stack?.interrupt();
   rmSync(dataDir, { recursive: true, force: true });
+  copy?.remove();
 });
 
 async function boot(): Promise<StackProcess> {
-  stack = await startStackProcess(env);
+  stack = await startStackProcess(env, copy?.dir);
   return stack;
 }
 
@@ -158,9 +184,10 @@ describe("npm start keeps its state across a restart", () => {
   it("after SIGKILL mid-run: running jobs are taken over once their lease ends, queued ones run, each completes once", async () => {
     const s = stack as StackProcess;
     const running: string[] = [];
-    for (let i = 0; i < 4; i++) running.push((await enqueue({ kind: "sleep", payload: { ms: 20_000 } })).id);
+    for (let i = 0; i < 4; i++)
+      running.push((await enqueue({ kind: "sleep", payload: { ms: SLEEP_MS } })).id);
     // Each must have renewed its lease once (a third of the lease after its claim): from then on its
-    // message is hidden for one lease only, so the restarted stack gets it back within 30 s.
+    // message is hidden for one lease only, so the restarted stack gets it back within a lease.
     const table = tableOf(s);
     try {
       await waitFor(
@@ -195,9 +222,9 @@ describe("npm start keeps its state across a restart", () => {
     expect((await call("POST", "/queues/default/resume")).status).toBe(200);
     for (const job of await allReach(queuedAtKill, "done", 20_000))
       expect(job).toMatchObject({ attempts: 1 });
-    // Lease end (≤ 30 s after the kill) + a fresh 20 s run, with room for a loaded machine.
+    // Lease end (≤ a lease after the kill) + a fresh run, with room for a loaded machine.
     for (const job of await allReach(running, "done", 90_000))
-      expect(job).toMatchObject({ attempts: 2, result: { sleptMs: 20_000 } });
+      expect(job).toMatchObject({ attempts: 2, result: { sleptMs: SLEEP_MS } });
 
     const done = completions();
     for (const id of [...queuedAtTerm, uniqueId, ...running, ...queuedAtKill])

@@ -15,6 +15,7 @@ import {
   tscLibDir,
   typeCheck,
 } from "../support/outside-project.ts";
+import { withPackagesDistLock } from "../support/packages-dist-lock.ts";
 import { projectRoot } from "../support/project-copy.ts";
 
 /**
@@ -76,12 +77,15 @@ beforeAll(async () => {
   await run("npm", ["init", "-y"], { cwd: project, env });
   await run("npm", ["pkg", "set", "type=module"], { cwd: project, env });
 
-  await buildPackage("skyforge");
+  // It builds and packs packages/skyforge: no other file's build may empty its dist/ meanwhile.
   const script = bashBlock.slice(BUILD.length).replaceAll("../my-app", project);
-  const out = await run("bash", ["-euo", "pipefail", "-c", script], {
-    cwd: projectRoot,
-    env,
-    timeout: 150_000,
+  const out = await withPackagesDistLock(async () => {
+    await buildPackage("skyforge");
+    return run("bash", ["-euo", "pipefail", "-c", script], {
+      cwd: projectRoot,
+      env,
+      timeout: 150_000,
+    });
   });
   installLog = `${out.stdout}${out.stderr}`;
   env.NODE_OPTIONS = `--import ${pathToFileURL(guard).href}`;

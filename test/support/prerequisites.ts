@@ -49,6 +49,10 @@ export function missingPrerequisites(machine: Machine): string[] {
     missing.push(
       "setpriv for the pool's children, each run as a user of its own; install: apt-get install util-linux",
     );
+  if (!machine.runs("flock"))
+    missing.push(
+      "flock for the package tests' turns at building packages/*/dist (test/support/packages-dist-lock.ts); install: apt-get install util-linux",
+    );
   if (machine.uid !== 0)
     missing.push(
       `root: the pool tests switch each child to a user of its own (setpriv --reuid), which only root may; running as uid ${machine.uid ?? "unknown"}; run npm test as root (a container or VM of its own)`,

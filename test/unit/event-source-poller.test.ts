@@ -1,6 +1,6 @@
 import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, expect, test } from "vitest";
+import { afterAll, afterEach, expect, test } from "vitest";
 import type { Log } from "../../lib/observability/log.ts";
 import { EventSourcePoller } from "../../local/event-source-poller.ts";
 import { waitFor } from "../support/wait.ts";
@@ -11,6 +11,10 @@ import { waitFor } from "../support/wait.ts";
  * whole visibility timeout, so it is tried once more and, if refused again, logged.
  */
 const sqs = mockClient(SQSClient);
+// The mocks patch the SDK classes themselves: put them back for the files that share this worker.
+afterAll(() => {
+  sqs.restore();
+});
 afterEach(() => sqs.reset());
 
 const messages = [

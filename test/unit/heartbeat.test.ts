@@ -2,7 +2,7 @@ import { ProvisionedThroughputExceededException } from "@aws-sdk/client-dynamodb
 import { ChangeMessageVisibilityCommand, MessageNotInflight, SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { AbortCause } from "../../lib/job/kind.ts";
 import type { Log } from "../../lib/observability/log.ts";
 import { Heartbeat } from "../../lib/runtime/heartbeat.ts";
@@ -14,6 +14,11 @@ import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
+// The mocks patch the SDK classes themselves: put them back for the files that share this worker.
+afterAll(() => {
+  ddb.restore();
+  sqs.restore();
+});
 
 let clock: ManualClock;
 let aborts: AbortCause[];

@@ -40,7 +40,7 @@ describe("npm test's prerequisites", () => {
       runs: () => false,
       uid: 1000,
     });
-    expect(none).toHaveLength(5);
+    expect(none).toHaveLength(6);
     expect(none[0]).toBe(
       "Java 17+ for DynamoDB Local (the store suite): no java on PATH; install: apt-get install openjdk-17-jre-headless",
     );
@@ -49,12 +49,16 @@ describe("npm test's prerequisites", () => {
     );
     expect(none[2]).toMatch(/^python3 on PATH .*apt-get install python3$/);
     expect(none[3]).toMatch(/^setpriv .*apt-get install util-linux$/);
-    expect(none[4]).toMatch(/^root: .*running as uid 1000;/);
+    expect(none[4]).toMatch(/^flock .*apt-get install util-linux$/);
+    expect(none[5]).toMatch(/^root: .*running as uid 1000;/);
     expect(missingPrerequisites({ ...complete, javaVersion: () => 'java version "1.8.0_292"' })).toEqual([
       expect.stringMatching(/^Java 17\+ .*: found Java 8; install/),
     ]);
     expect(missingPrerequisites({ ...complete, runs: (p) => p !== "setpriv" })).toEqual([
       expect.stringMatching(/^setpriv/),
+    ]);
+    expect(missingPrerequisites({ ...complete, runs: (p) => p !== "flock" })).toEqual([
+      expect.stringMatching(/^flock/),
     ]);
   });
 

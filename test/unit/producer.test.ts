@@ -7,7 +7,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
 import { Coalescing } from "../../lib/coalesce/coalesce-service.ts";
 import { ClientError } from "../../lib/errors.ts";
@@ -29,6 +29,11 @@ const { queues } = app;
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
+// The mocks patch the SDK classes themselves: put them back for the files that share this worker.
+afterAll(() => {
+  ddb.restore();
+  sqs.restore();
+});
 
 let clock: ManualClock;
 let metrics: MemoryMetrics;

@@ -36,6 +36,11 @@ const declaredQueues = app.queues;
 
 const lambda = mockClient(LambdaClient);
 const sqs = mockClient(SQSClient);
+// The mocks patch the SDK classes themselves: put them back for the files that share this worker.
+afterAll(() => {
+  lambda.restore();
+  sqs.restore();
+});
 
 const MAPPING = "esm-uuid-default";
 const defaultQueue = declaredQueues[0] as QueueDeclaration;

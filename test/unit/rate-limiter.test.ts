@@ -6,7 +6,7 @@ import {
   type UpdateCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { RateLimiter } from "../../lib/rate-limit/rate-limiter.ts";
 import { createStoreContext } from "../../lib/store/context.ts";
@@ -15,6 +15,10 @@ import { ManualClock } from "../support/clock.ts";
 import { conditionalFailure, newDynamoClient } from "./aws-mocks.ts";
 
 const ddb = mockClient(DynamoDBDocumentClient);
+// The mocks patch the SDK classes themselves: put them back for the files that share this worker.
+afterAll(() => {
+  ddb.restore();
+});
 const bucket = rateLimitKey("partner-api");
 
 let clock: ManualClock;

@@ -1,7 +1,7 @@
 import { ChangeMessageVisibilityCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { DeleteCommand, DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
 import type { BatchKindDefinition } from "../../lib/job/batch.ts";
 import type { Log } from "../../lib/observability/log.ts";
@@ -15,6 +15,11 @@ import { newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
+// The mocks patch the SDK classes themselves: put them back for the files that share this worker.
+afterAll(() => {
+  ddb.restore();
+  sqs.restore();
+});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A log that keeps its warnings, to see what a failure left behind. */

@@ -5,7 +5,7 @@ import {
   type SendMessageCommandInput,
 } from "@aws-sdk/client-sqs";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { encodeMessageBody, type JobMessage, parseJobMessage } from "../../lib/transport/job-message.ts";
 import type { OutgoingJob } from "../../lib/transport/outgoing-messages.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
@@ -13,6 +13,10 @@ import { newSqsClient, queueUrls } from "./aws-mocks.ts";
 
 const sqs = newSqsClient();
 const mock = mockClient(sqs);
+// The mock patches the client it was given: put it back, as every mock of this suite is.
+afterAll(() => {
+  mock.restore();
+});
 afterEach(() => mock.reset());
 
 function job(id: string, payloadBytes: number): OutgoingJob {

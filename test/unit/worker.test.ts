@@ -12,7 +12,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
 import { Coalescing } from "../../lib/coalesce/coalesce-service.ts";
 import { Durable } from "../../lib/durable/durable-service.ts";
@@ -37,6 +37,11 @@ const { queues } = app;
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
+// The mocks patch the SDK classes themselves: put them back for the files that share this worker.
+afterAll(() => {
+  ddb.restore();
+  sqs.restore();
+});
 
 /** A kind that counts its runs, to prove a handler did or did not run. */
 let countedRuns = 0;
