@@ -46,7 +46,11 @@ function stageFailures(stage: StageResources, plan: ApiThrottlePlan): string[] {
     const others = settings.filter((r) => r.routeKey !== TOKEN_CALLBACK_ROUTE).map((r) => r.routeKey);
     if (others.length > 0)
       failures.push(`API stage ${s.name} has settings of its own for ${others.join(", ")}`);
-    const early = routes.filter((r) => order(r) > order(s)).map((r) => String(r.inputs.routeKey));
+    // Sorted: the order Pulumi registers resources whose inputs wait on outputs varies run to run.
+    const early = routes
+      .filter((r) => order(r) > order(s))
+      .map((r) => String(r.inputs.routeKey))
+      .sort();
     if (early.length > 0)
       failures.push(
         `API stage ${s.name} is created before ${early.length} of its routes (${early.slice(0, 3).join(", ")}${early.length > 3 ? ", …" : ""}): API Gateway refuses a route's settings before the route exists`,
