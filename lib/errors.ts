@@ -71,7 +71,18 @@ export class ConfigError extends SkyforgeError {
  * backoff" of any failure, and the fix is in the app.
  */
 export class UsageError extends SkyforgeError {
-  override readonly name = "UsageError";
+  override readonly name: string = "UsageError";
+}
+
+/**
+ * A durable call the app's code makes wrongly (docs/architecture.md §22): a step name used twice in
+ * one run, a sleep or a wait's timeout out of range, a step result JSON can't hold. The handler runs
+ * from the top on every attempt and would make the same call again, so unlike a plain UsageError the
+ * job ends dead at once, as on an UnrecoverableError; the message names the step. A run that lost its
+ * lease throws a plain UsageError instead: that is no mistake of the app's, and the new owner goes on.
+ */
+export class DurableMisuseError extends UsageError {
+  override readonly name = "DurableMisuseError";
 }
 
 /**

@@ -8,13 +8,20 @@ import {
   stepPart,
   stowDurable,
 } from "../claims/durable-bodies.ts";
-import { EventTimeoutError, TokenTimeoutError, UnrecoverableError, UsageError } from "../errors.ts";
+import {
+  DurableMisuseError,
+  EventTimeoutError,
+  TokenTimeoutError,
+  UnrecoverableError,
+  UsageError,
+} from "../errors.ts";
 import {
   type DurableContext,
   type EventWait,
   eventKeyProblem,
   MAX_SLEEP_SECONDS,
   stepNameProblem,
+  stepResultJson,
   type WaitToken,
 } from "../job/durable.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
@@ -86,9 +93,9 @@ export class DurableRun {
   /** The name checked and taken for this run; its record if an earlier run made one. */
   private take(name: string): StepRecord | undefined {
     const problem = stepNameProblem(name);
-    if (problem) throw new UsageError(problem);
+    if (problem) throw new DurableMisuseError(problem);
     if (this.seen.has(name))
-      throw new UsageError(
+      throw new DurableMisuseError(
         `step "${name}" is used twice in one run: each step, sleep and wait needs its own name`,
       );
     this.seen.add(name);
@@ -156,9 +163,11 @@ export class DurableRun {
       await this.write(name, this.record({}));
       return value;
     }
-    const json = JSON.stringify(value);
+    const json = stepResultJson(value);
+    if (typeof json !== "string")
+      throw new DurableMisuseError(`step "${name}" returned a value JSON can't hold: ${json.problem}`);
     if (Buffer.byteLength(json) > MAX_PAYLOAD_BYTES)
-      throw new UsageError(`step "${name}" returned over ${MAX_PAYLOAD_BYTES} bytes of JSON`);
+      throw new DurableMisuseError(`step "${name}" returned over ${MAX_PAYLOAD_BYTES} bytes of JSON`);
     const record = this.record(await this.bodyOf(name, json, this.item.attempts));
     const kept = await this.write(name, record);
     // Both paths hand back the JSON's value, so a first run and a replay see the same types; the
@@ -169,7 +178,9 @@ export class DurableRun {
   private sleepFor(name: string, seconds: number): Promise<void> {
     if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_SLEEP_SECONDS)
       return Promise.reject(
-        new UsageError(`sleep "${name}": ${seconds} s is outside 0..${MAX_SLEEP_SECONDS} s (365 days)`),
+        new DurableMisuseError(
+          `sleep "${name}": ${seconds} s is outside 0..${MAX_SLEEP_SECONDS} s (365 days)`,
+        ),
       );
     return this.sleepTo(name, () => this.deps.clock.now() + seconds * 1000);
   }
@@ -178,7 +189,7 @@ export class DurableRun {
     const at = until instanceof Date ? until.getTime() : Number.NaN;
     const now = this.deps.clock.now();
     if (Number.isNaN(at) || at - now > MAX_SLEEP_SECONDS * 1000)
-      return Promise.reject(new UsageError(`sleepUntil "${name}": not a date within 365 days`));
+      return Promise.reject(new DurableMisuseError(`sleepUntil "${name}": not a date within 365 days`));
     return this.sleepTo(name, () => at);
   }
 
@@ -203,7 +214,7 @@ export class DurableRun {
     const recorded = this.take(name);
     if (recorded) return (await this.read(name, recorded)) as WaitToken;
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > MAX_SLEEP_SECONDS)
-      throw new UsageError(`token "${name}": timeoutSeconds must be within 1..${MAX_SLEEP_SECONDS}`);
+      throw new DurableMisuseError(`token "${name}": timeoutSeconds must be within 1..${MAX_SLEEP_SECONDS}`);
     this.stillOurs();
     const now = this.deps.clock.now();
     const id = `tok_${ulid(now)}`;
@@ -229,7 +240,7 @@ export class DurableRun {
     this.stillOurs();
     const current = await getToken(this.deps.store, token.id);
     if (!current || current.jobId !== this.item.id)
-      throw new UsageError(`token ${token.id} is not one of this job's tokens`);
+      throw new DurableMisuseError(`waitForToken: token ${token.id} is not one of this job's tokens`);
     if (current.status === "completed") {
       const json = await loadDurable(this.deps.claims, this.item.id, current);
       const data: unknown = json === undefined ? undefined : JSON.parse(json);
@@ -244,9 +255,13 @@ export class DurableRun {
     const recorded = this.take(name);
     const { event, match, timeoutSeconds } = wait;
     if (typeof event !== "string" || event.length === 0 || typeof match !== "string")
-      throw new UsageError(`waitForEvent "${name}": event must be a non-empty string and match a string`);
+      throw new DurableMisuseError(
+        `waitForEvent "${name}": event must be a non-empty string and match a string`,
+      );
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > MAX_SLEEP_SECONDS)
-      throw new UsageError(`waitForEvent "${name}": timeoutSeconds must be within 1..${MAX_SLEEP_SECONDS}`);
+      throw new DurableMisuseError(
+        `waitForEvent "${name}": timeoutSeconds must be within 1..${MAX_SLEEP_SECONDS}`,
+      );
     // The match often comes from the job's data (an order's id): one the table can't hold as a key
     // would fail this run's suspend on every delivery, so the job ends dead now, saying why.
     const keyProblem = eventKeyProblem(event, match);

@@ -119,6 +119,15 @@ export function stepNameProblem(name: unknown): string | undefined {
   return undefined;
 }
 
+/** A step's result as JSON, or why JSON can't hold it (a BigInt, a cycle, a function). */
+export function stepResultJson(value: unknown): string | { problem: string } {
+  try {
+    return JSON.stringify(value) ?? { problem: `a ${typeof value}` };
+  } catch (err) {
+    return { problem: err instanceof Error ? err.message : String(err) };
+  }
+}
+
 /** What an event wait or an event names (POST /events' `name` and `match`), where a problem was found. */
 export interface EventKeyProblem {
   /** The value at fault: the event's name, its match, or the two together (their key's size). */

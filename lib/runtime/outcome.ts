@@ -1,4 +1,4 @@
-import { RetryAfterError, ThrottledError, UnrecoverableError } from "../errors.ts";
+import { DurableMisuseError, RetryAfterError, ThrottledError, UnrecoverableError } from "../errors.ts";
 import type { AbortCause, BackoffPolicy } from "../job/kind.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
@@ -66,7 +66,9 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
     const delay = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(end.error.retryAfterSeconds)));
     return { outcome: "throttled", delaySeconds: delay, reason: error };
   }
-  if (end.error instanceof UnrecoverableError) return { outcome: "dead", error };
+  // A durable misuse would be made again by every attempt: the job ends now (docs/architecture.md §22).
+  if (end.error instanceof UnrecoverableError || end.error instanceof DurableMisuseError)
+    return { outcome: "dead", error };
   if (input.attempt >= input.maxAttempts) return { outcome: "dead", error, exhausted: true };
   const delaySeconds =
     end.error instanceof RetryAfterError

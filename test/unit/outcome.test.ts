@@ -1,5 +1,11 @@
 import { describe, expect, test } from "vitest";
-import { RetryAfterError, ThrottledError, UnrecoverableError } from "../../lib/errors.ts";
+import {
+  DurableMisuseError,
+  RetryAfterError,
+  ThrottledError,
+  UnrecoverableError,
+  UsageError,
+} from "../../lib/errors.ts";
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../../lib/limits.ts";
 import { backoffSeconds } from "../../lib/runtime/backoff.ts";
 import { decideOutcome, MAX_RESULT_BYTES, type OutcomeInput } from "../../lib/runtime/outcome.ts";
@@ -48,6 +54,19 @@ describe("decideOutcome", () => {
     ).toEqual({
       outcome: "dead",
       error: "no such user",
+    });
+  });
+
+  test("DurableMisuseError → dead at once; a plain UsageError (a lost lease's) is retried", () => {
+    const misuse = new DurableMisuseError('step "a" is used twice in one run');
+    expect(decideOutcome({ ok: false, error: misuse }, input({ attempt: 1 }))).toEqual({
+      outcome: "dead",
+      error: 'step "a" is used twice in one run',
+    });
+    const lost = new UsageError('step "a" was not recorded: this run lost its lease');
+    expect(decideOutcome({ ok: false, error: lost }, input({ attempt: 1 })).outcome).toBe("retry");
+    expect(decideOutcome({ ok: false, abort: "lease_lost", error: misuse }, input())).toEqual({
+      outcome: "abandon",
     });
   });
 
