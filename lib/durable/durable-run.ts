@@ -20,8 +20,10 @@ import {
   type EventWait,
   eventKeyProblem,
   MAX_SLEEP_SECONDS,
+  sleepProblem,
   stepNameProblem,
   stepResultJson,
+  timeoutProblem,
   type WaitToken,
 } from "../job/durable.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
@@ -163,9 +165,7 @@ export class DurableRun {
       await this.write(name, this.record({}));
       return value;
     }
-    const json = stepResultJson(value);
-    if (typeof json !== "string")
-      throw new DurableMisuseError(`step "${name}" returned a value JSON can't hold: ${json.problem}`);
+    const json = stepResultJson(name, value);
     if (Buffer.byteLength(json) > MAX_PAYLOAD_BYTES)
       throw new DurableMisuseError(`step "${name}" returned over ${MAX_PAYLOAD_BYTES} bytes of JSON`);
     const record = this.record(await this.bodyOf(name, json, this.item.attempts));
@@ -176,12 +176,8 @@ export class DurableRun {
   }
 
   private sleepFor(name: string, seconds: number): Promise<void> {
-    if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_SLEEP_SECONDS)
-      return Promise.reject(
-        new DurableMisuseError(
-          `sleep "${name}": ${seconds} s is outside 0..${MAX_SLEEP_SECONDS} s (365 days)`,
-        ),
-      );
+    const problem = sleepProblem(name, seconds);
+    if (problem) return Promise.reject(new DurableMisuseError(problem));
     return this.sleepTo(name, () => this.deps.clock.now() + seconds * 1000);
   }
 
@@ -213,8 +209,8 @@ export class DurableRun {
   private async createToken(name: string, timeoutSeconds: number): Promise<WaitToken> {
     const recorded = this.take(name);
     if (recorded) return (await this.read(name, recorded)) as WaitToken;
-    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > MAX_SLEEP_SECONDS)
-      throw new DurableMisuseError(`token "${name}": timeoutSeconds must be within 1..${MAX_SLEEP_SECONDS}`);
+    const problem = timeoutProblem(`token "${name}"`, timeoutSeconds);
+    if (problem) throw new DurableMisuseError(problem);
     this.stillOurs();
     const now = this.deps.clock.now();
     const id = `tok_${ulid(now)}`;
@@ -258,10 +254,8 @@ export class DurableRun {
       throw new DurableMisuseError(
         `waitForEvent "${name}": event must be a non-empty string and match a string`,
       );
-    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > MAX_SLEEP_SECONDS)
-      throw new DurableMisuseError(
-        `waitForEvent "${name}": timeoutSeconds must be within 1..${MAX_SLEEP_SECONDS}`,
-      );
+    const problem = timeoutProblem(`waitForEvent "${name}"`, timeoutSeconds);
+    if (problem) throw new DurableMisuseError(problem);
     // The match often comes from the job's data (an order's id): one the table can't hold as a key
     // would fail this run's suspend on every delivery, so the job ends dead now, saying why.
     const keyProblem = eventKeyProblem(event, match);

@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import { DurableMisuseError } from "../errors.ts";
 import { eventWaiterWrites, storedKeyProblem } from "./key-layout.ts";
 import type { JobStatus } from "./status.ts";
 
@@ -119,13 +120,33 @@ export function stepNameProblem(name: unknown): string | undefined {
   return undefined;
 }
 
-/** A step's result as JSON, or why JSON can't hold it (a BigInt, a cycle, a function). */
-export function stepResultJson(value: unknown): string | { problem: string } {
+/**
+ * A step's result as its JSON. A value JSON can't hold (a BigInt, a cycle, a function) fails the same
+ * way on every attempt: a DurableMisuseError naming the step.
+ */
+export function stepResultJson(name: string, value: unknown): string {
+  let json: string | undefined;
   try {
-    return JSON.stringify(value) ?? { problem: `a ${typeof value}` };
+    json = JSON.stringify(value);
   } catch (err) {
-    return { problem: err instanceof Error ? err.message : String(err) };
+    const why = err instanceof Error ? err.message : String(err);
+    throw new DurableMisuseError(`step "${name}" returned a value JSON can't hold: ${why}`);
   }
+  if (json === undefined)
+    throw new DurableMisuseError(`step "${name}" returned a value JSON can't hold: a ${typeof value}`);
+  return json;
+}
+
+/** Why a sleep of `seconds` can't be (0..365 days), or undefined when it can. */
+export function sleepProblem(name: string, seconds: number): string | undefined {
+  if (Number.isFinite(seconds) && seconds >= 0 && seconds <= MAX_SLEEP_SECONDS) return undefined;
+  return `sleep "${name}": ${seconds} s is outside 0..${MAX_SLEEP_SECONDS} s (365 days)`;
+}
+
+/** Why a token's or an event wait's timeout can't be (`call` names it), or undefined when it can. */
+export function timeoutProblem(call: string, seconds: number): string | undefined {
+  if (Number.isFinite(seconds) && seconds > 0 && seconds <= MAX_SLEEP_SECONDS) return undefined;
+  return `${call}: timeoutSeconds must be within 1..${MAX_SLEEP_SECONDS}`;
 }
 
 /** What an event wait or an event names (POST /events' `name` and `match`), where a problem was found. */

@@ -294,7 +294,7 @@ describe("durable steps", () => {
     ["negative", 'sleep "nap": -1 s is outside'],
     ["year", 'sleep "nap": 31622400 s is outside'],
     ["twice", 'step "same" is used twice in one run'],
-  ])("a bad step (%s) fails the attempt, naming it", async (what, message) => {
+  ])("a bad step (%s) ends the job dead, naming it", async (what, message) => {
     const clock = new OffsetClock();
     const h = await harness.create({ clock, extraKinds: kinds });
     h.startPoller();
