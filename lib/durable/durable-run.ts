@@ -43,6 +43,11 @@ export class DurableRun {
   private mapExists: boolean;
   private readonly seen = new Set<string>();
   private order = 0;
+  /** Steps whose function or record is in flight: a suspend waits for them (wait). */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Set by the run's first sleep or wait that must wait; `ended` once its suspension is handed over. */
+  private suspending = false;
+  private ended = false;
   private readonly deps: DurableDeps;
   private readonly item: JobItem;
   private readonly fence: string;
@@ -146,9 +151,20 @@ export class DurableRun {
     );
   }
 
-  private async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+  /** A step, kept among those in flight until it settles. */
+  private step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+    const running = this.stepOnce(name, fn);
+    const settled = () => this.inFlight.delete(running);
+    this.inFlight.add(running);
+    running.then(settled, settled);
+    return running;
+  }
+
+  private async stepOnce<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     const recorded = this.take(name);
     if (recorded) return (await this.read(name, recorded)) as T;
+    // Its function would run now and again after the wake, its record lost with the ending run.
+    if (this.ended) return new Promise<never>(() => {});
     this.stillOurs();
     const attributes = { ...jobAttributes(this.item), "skyforge.step": name };
     const value = await withSpan(`skyforge.step ${name}`, attributes, async () => fn(), this.item.trace);
@@ -282,9 +298,34 @@ export class DurableRun {
     );
   }
 
-  /** Ends the run with `s`: the handler's call never returns (its run is over). */
+  /**
+   * Ends the run with `s` once the steps in flight have settled: the handler's call never returns
+   * (its run is over). The run's first wait wins; a later one side by side waits after the wake.
+   */
   private wait(s: Suspension): Promise<never> {
-    this.suspend(s.withBodies(this.storedBodies()));
+    if (!this.suspending) {
+      this.suspending = true;
+      void this.suspendAfterSteps(s);
+    }
     return new Promise<never>(() => {});
+  }
+
+  /**
+   * A step side by side with a sleep or a wait is recorded before the run ends, so its function runs
+   * once per job (§22, Suspend). A turn of the event loop before each look lets steps started in the
+   * wait's tick join, and lets a handler that doesn't catch a step's error fail the attempt with it
+   * first, as any step's error does.
+   */
+  private async suspendAfterSteps(s: Suspension): Promise<void> {
+    const turn = () => new Promise((r) => setImmediate(r));
+    await turn();
+    while (this.inFlight.size > 0) {
+      await Promise.allSettled(this.inFlight);
+      await turn();
+    }
+    this.ended = true;
+    // A step recorded meanwhile may have written the job's first steps map.
+    const step = s.step && { ...s.step, mapExists: this.mapExists };
+    this.suspend(new Suspension(s.waiting, step, s.waiter, this.storedBodies()));
   }
 }
