@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
-import { keptDays } from "../claims/claim-keys.ts";
+import { keptDays, needsClaimCheck } from "../claims/claim-keys.ts";
 import {
   type DurableBody,
   durableKeepUntil,
@@ -48,6 +48,8 @@ export class DurableRun {
   /** Set by the run's first sleep or wait that must wait; `ended` once its suspension is handed over. */
   private suspending = false;
   private ended = false;
+  /** Bytes of inline results chosen (bodyOf) and not yet in `steps`: steps side by side share the budget. */
+  private inlineHeld = 0;
   private readonly deps: DurableDeps;
   private readonly item: JobItem;
   private readonly fence: string;
@@ -123,7 +125,10 @@ export class DurableRun {
 
   private async bodyOf(name: string, json: string, suffix: string | number): Promise<DurableBody> {
     const now = this.deps.clock.now();
-    const full = inlineStepBytes(this.steps) + Buffer.byteLength(json) > INLINE_STEPS_BYTES;
+    const bytes = Buffer.byteLength(json);
+    const full = inlineStepBytes(this.steps) + this.inlineHeld + bytes > INLINE_STEPS_BYTES;
+    // Held before any await, so a step beside this one sees it; its step lets go once written.
+    if (!full && !needsClaimCheck(json)) this.inlineHeld += bytes;
     const job = { id: this.item.id, part: stepPart(name, suffix) };
     // Written while the job runs: no wait ahead is known yet. A suspend moves it if its wait needs more.
     const keepUntil = durableKeepUntil(now, now, this.retentionDays);
@@ -176,7 +181,9 @@ export class DurableRun {
     if (Buffer.byteLength(json) > MAX_PAYLOAD_BYTES)
       throw new UsageError(`step "${name}" returned over ${MAX_PAYLOAD_BYTES} bytes of JSON`);
     const record = this.record(await this.bodyOf(name, json, this.item.attempts));
-    const kept = await this.write(name, record);
+    const kept = await this.write(name, record).finally(() => {
+      if (record.v !== undefined) this.inlineHeld -= Buffer.byteLength(record.v);
+    });
     // Both paths hand back the JSON's value, so a first run and a replay see the same types; the
     // JSON just written is parsed again rather than read back from the claims bucket.
     return (kept === record ? JSON.parse(json) : await this.read(name, kept)) as T;

@@ -3,14 +3,16 @@ import * as z from "zod";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import type { StoreContext } from "../../lib/store/context.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
+import { INLINE_STEPS_BYTES, inlineStepBytes } from "../../lib/store/step-record.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { harnessPerTest, settled } from "../support/engine-harness.ts";
 
 /**
- * A sleep side by side with a step (docs/architecture.md §22, Suspend): the suspend waits for the
- * step in flight to settle and be recorded, so its function runs once per job; a step in flight that
- * throws fails the attempt as any step's error does. On the real emulators; SQS's 1 s delay of the
- * sleep's wake-up is the only real wait.
+ * Durable calls side by side (docs/architecture.md §22). A sleep beside a step (Suspend): the
+ * suspend waits for the step in flight to settle and be recorded, so its function runs once per job;
+ * a step in flight that throws fails the attempt as any step's error does. Steps side by side hold
+ * the item's inline budget together (Steps). On the real emulators; SQS's 1 s delay of the sleep's
+ * wake-up is the only real wait.
  */
 const calls: string[] = [];
 /** Runs that saw their own job suspended while their step was still in flight. */
@@ -53,6 +55,18 @@ const kinds = [
       return charged;
     },
   }),
+  defineUnboundKind({
+    name: "t-wide-steps",
+    queue: "default",
+    payload: z.object({ steps: z.number(), bytes: z.number() }),
+    maxAttempts: 1,
+    timeoutSeconds: 30,
+    handler: async ({ steps, bytes }, ctx) => {
+      const names = Array.from({ length: steps }, (_, i) => `part-${i}`);
+      const parts = await Promise.all(names.map((name) => ctx.step(name, async () => "p".repeat(bytes))));
+      return parts.reduce((sum, part) => sum + part.length, 0);
+    },
+  }),
 ];
 
 const harness = harnessPerTest();
@@ -84,5 +98,26 @@ describe("a sleep side by side with a step", () => {
     expect(dead.lastError ?? "").toContain("card declined");
     expect(calls.filter((u) => u === "c2")).toEqual(["c2"]);
     expect(dead.steps?.nap).toBeUndefined();
+  });
+});
+
+describe("steps side by side", () => {
+  it("hold the item's inline budget together: past 32 KiB their results go to the claims bucket", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    h.startPoller();
+    // 40 results of 3 000 bytes: each under the 8 KiB claim check, together 120 000 bytes.
+    const { job } = await h.engine.producer.enqueue({
+      kind: "t-wide-steps",
+      payload: { steps: 40, bytes: 3000 },
+    });
+    const done = await settled(h, job.id, "done");
+    expect(JSON.parse(done.result ?? "")).toBe(120_000);
+    const records = Object.values(done.steps ?? {});
+    expect(records).toHaveLength(40);
+    expect(inlineStepBytes(done.steps)).toBeLessThanOrEqual(INLINE_STEPS_BYTES);
+    // Each within the budget stays inline; the rest are objects.
+    const inline = records.filter((r) => r.v !== undefined).length;
+    expect(inline).toBe(Math.floor(INLINE_STEPS_BYTES / 3002));
+    expect(records.filter((r) => r.o !== undefined)).toHaveLength(40 - inline);
   });
 });
