@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
-import { keptDays } from "../claims/claim-keys.ts";
+import { needsClaimCheck } from "../claims/claim-keys.ts";
 import {
   type DurableBody,
   durableKeepUntil,
@@ -28,13 +28,15 @@ import {
 } from "../job/durable.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { jobAttributes, withSpan } from "../observability/tracing.ts";
-import { type StoredBody, Suspension } from "../services/suspension.ts";
+import { Suspension } from "../services/suspension.ts";
 import { deleteEventWaiter } from "../store/event-waiter-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { recordStep } from "../store/step-ops.ts";
 import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
 import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
 import type { DurableDeps } from "./durable-deps.ts";
+import { readRecorded, storedBodiesOf } from "./recorded-bodies.ts";
+import { StepsInFlight } from "./steps-in-flight.ts";
 
 /** A token's item outlives its timeout by a week, for GET /tokens/{id} and a late caller's 409. */
 const TOKEN_KEPT_AFTER_TIMEOUT_S = 7 * 86_400;
@@ -52,28 +54,20 @@ export class DurableRun {
   private mapExists: boolean;
   private readonly seen = new Set<string>();
   private order = 0;
-  private readonly deps: DurableDeps;
-  private readonly item: JobItem;
-  private readonly fence: string;
-  private readonly live: () => boolean;
-  private readonly retentionDays: { done: number; dead: number };
+  /** Steps in flight: a suspend waits for them, and they share the inline budget. */
+  private readonly inFlight = new StepsInFlight();
 
   /**
    * `live`: whether the run still surely holds its job (JobWatch.live). `retentionDays`: its queue's
    * in force, which sizes how long its bodies in the claims bucket are kept (durableKeepUntil).
    */
   constructor(
-    deps: DurableDeps,
-    item: JobItem,
-    fence: string,
-    live: () => boolean,
-    retentionDays: { done: number; dead: number },
+    private readonly deps: DurableDeps,
+    private readonly item: JobItem,
+    private readonly fence: string,
+    private readonly live: () => boolean,
+    private readonly retentionDays: { done: number; dead: number },
   ) {
-    this.deps = deps;
-    this.item = item;
-    this.fence = fence;
-    this.live = live;
-    this.retentionDays = retentionDays;
     this.steps = { ...(item.steps ?? {}) };
     this.mapExists = item.steps !== undefined;
     this.suspended = new Promise((resolve) => {
@@ -127,37 +121,30 @@ export class DurableRun {
 
   private async bodyOf(name: string, json: string, suffix: string | number): Promise<DurableBody> {
     const now = this.deps.clock.now();
-    const full = inlineStepBytes(this.steps) + Buffer.byteLength(json) > INLINE_STEPS_BYTES;
+    const bytes = Buffer.byteLength(json);
+    const full = inlineStepBytes(this.steps) + this.inFlight.inlineHeld + bytes > INLINE_STEPS_BYTES;
+    // Held before any await, so a step beside this one sees it; its step lets go once written.
+    if (!full && !needsClaimCheck(json)) this.inFlight.inlineHeld += bytes;
     const job = { id: this.item.id, part: stepPart(name, suffix) };
     // Written while the job runs: no wait ahead is known yet. A suspend moves it if its wait needs more.
     const keepUntil = durableKeepUntil(now, now, this.retentionDays);
     return stowDurable(this.deps.claims, job, json, now, keepUntil, full);
   }
 
-  /**
-   * A record's body. An object gone from the claims bucket (the job waited or ran longer than its
-   * class: an operator's retention, a job paused for months) ends the job dead, naming the step:
-   * replaying its result as nothing would take the handler down another path.
-   */
-  private async read(name: string, record: StepRecord): Promise<unknown> {
-    const json = await loadDurable(this.deps.claims, this.item.id, record);
-    if (json === undefined && record.o !== undefined)
-      throw new UnrecoverableError(
-        `step "${name}": its ${record.event !== undefined ? "event's data" : "result"} has expired (kept ${keptDays(record.o)} days): the job waited or ran longer than its queue keeps it`,
-      );
-    return json === undefined ? undefined : JSON.parse(json);
+  private read(name: string, record: StepRecord): Promise<unknown> {
+    return readRecorded(this.deps.claims, this.item.id, name, record);
   }
 
-  /** The job's recorded bodies in the claims bucket, as this run knows them. */
-  private storedBodies(): StoredBody[] {
-    return Object.entries(this.steps).flatMap(([name, r]) =>
-      r.o !== undefined ? [{ name, o: r.o, t: r.t }] : [],
-    );
+  /** A step, kept among those in flight until it settles. */
+  private step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+    return this.inFlight.track(this.stepOnce(name, fn));
   }
 
-  private async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+  private async stepOnce<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     const recorded = this.take(name);
     if (recorded) return (await this.read(name, recorded)) as T;
+    // Its function would run now and again after the wake, its record lost with the ending run.
+    if (this.inFlight.ended) return new Promise<never>(() => {});
     this.stillOurs();
     const attributes = { ...jobAttributes(this.item), "skyforge.step": name };
     const value = await withSpan(`skyforge.step ${name}`, attributes, async () => fn(), this.item.trace);
@@ -169,7 +156,9 @@ export class DurableRun {
     if (Buffer.byteLength(json) > MAX_PAYLOAD_BYTES)
       throw new DurableMisuseError(`step "${name}" returned over ${MAX_PAYLOAD_BYTES} bytes of JSON`);
     const record = this.record(await this.bodyOf(name, json, this.item.attempts));
-    const kept = await this.write(name, record);
+    const kept = await this.write(name, record).finally(() => {
+      if (record.v !== undefined) this.inFlight.inlineHeld -= Buffer.byteLength(record.v);
+    });
     // Both paths hand back the JSON's value, so a first run and a replay see the same types; the
     // JSON just written is parsed again rather than read back from the claims bucket.
     return (kept === record ? JSON.parse(json) : await this.read(name, kept)) as T;
@@ -291,9 +280,16 @@ export class DurableRun {
     );
   }
 
-  /** Ends the run with `s`: the handler's call never returns (its run is over). */
+  /**
+   * Ends the run with `s` once the steps in flight have settled: the handler's call never returns
+   * (its run is over). The run's first wait wins; a later one side by side waits after the wake.
+   */
   private wait(s: Suspension): Promise<never> {
-    this.suspend(s.withBodies(this.storedBodies()));
+    this.inFlight.endAfterSteps(() => {
+      // A step recorded meanwhile may have written the job's first steps map.
+      const step = s.step && { ...s.step, mapExists: this.mapExists };
+      this.suspend(new Suspension(s.waiting, step, s.waiter, storedBodiesOf(this.steps)));
+    });
     return new Promise<never>(() => {});
   }
 }
