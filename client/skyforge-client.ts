@@ -8,7 +8,6 @@ import type {
 import type { MisfirePolicy } from "../lib/declarations/schedule-declaration.ts";
 import type { ErrorBody } from "../lib/errors.ts";
 import type { JobSteps, StepView, TokenCompleted, TokenView, WaitingView } from "../lib/job/durable.ts";
-import type { FlowRate } from "../lib/job/flow.ts";
 import type { BusiestKeys, FlowKeyView } from "../lib/job/flow-views.ts";
 import type {
   ChildrenQuery,
