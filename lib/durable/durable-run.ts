@@ -19,6 +19,7 @@ import {
   type DurableContext,
   type EventWait,
   eventKeyProblem,
+  journalFullProblem,
   MAX_SLEEP_SECONDS,
   sleepProblem,
   stepNameProblem,
@@ -94,6 +95,9 @@ export class DurableRun {
       throw new DurableMisuseError(
         `step "${name}" is used twice in one run: each step, sleep and wait needs its own name`,
       );
+    const journal = new Set([...Object.keys(this.steps), ...this.seen]);
+    const full = this.steps[name] ? undefined : journalFullProblem(name, journal);
+    if (full) throw new DurableMisuseError(full);
     this.seen.add(name);
     this.order += 1;
     return this.steps[name];

@@ -12,6 +12,30 @@ import type { JobStatus } from "./status.ts";
 /** A step's, sleep's or wait's name: unique within its job, 1..256 characters. */
 export const MAX_STEP_NAME_CHARS = 256;
 
+/**
+ * A job's journal: at most this many steps, sleeps and waits, and their names at most this many
+ * bytes together. Both bound the job item, which carries a record of each (DynamoDB refuses an item
+ * over 400 KB, and then every later write of the job, its finalize and a cancel too): 1 000 records
+ * of a few dozen bytes plus 128 KiB of names plus 32 KiB of inline results stay well under it.
+ */
+export const MAX_STEPS_PER_JOB = 1_000;
+export const MAX_STEP_NAMES_BYTES = 128 * 1024;
+
+/**
+ * A new name the journal can't take (`known`: the names the job has recorded or this run has met,
+ * without `name`): the same on every attempt, so the caller ends the job dead at once.
+ */
+export function journalFullProblem(name: string, known: ReadonlySet<string>): string | undefined {
+  if (known.size >= MAX_STEPS_PER_JOB)
+    return `step "${name}": a job records at most ${MAX_STEPS_PER_JOB} steps, sleeps and waits`;
+  const utf8 = new TextEncoder();
+  let bytes = utf8.encode(name).length;
+  for (const n of known) bytes += utf8.encode(n).length;
+  if (bytes > MAX_STEP_NAMES_BYTES)
+    return `step "${name}": a job's step, sleep and wait names come to at most ${MAX_STEP_NAMES_BYTES} bytes together`;
+  return undefined;
+}
+
 /** The longest sleep or wait: a year. */
 export const MAX_SLEEP_SECONDS = 365 * 86_400;
 

@@ -67,3 +67,55 @@ describe("durable misuse", () => {
     expect(calls.get(run) ?? 0).toBeLessThanOrEqual(1);
   });
 });
+
+/**
+ * A job's journal is bounded (MAX_STEPS_PER_JOB records, MAX_STEP_NAMES_BYTES of names), so its item
+ * stays under DynamoDB's 400 KB: a job past either ends dead on its first attempt, naming the step,
+ * with every record before it kept, instead of a write refused for size on every later attempt.
+ */
+const journalKinds = [
+  defineUnboundKind({
+    name: "t-journal",
+    queue: "default",
+    payload: z.object({ steps: z.number().int(), wide: z.boolean() }),
+    maxAttempts: 3,
+    backoff: { baseSeconds: 1, maxSeconds: 1 },
+    timeoutSeconds: 120,
+    handler: async ({ steps, wide }, ctx) => {
+      // 256 characters of 3 UTF-8 bytes each: 768 bytes a name.
+      const name = (i: number) => (wide ? `${i}`.padEnd(256, "界") : `s${i}`);
+      for (let i = 0; i < steps; i++) await ctx.step(name(i), () => undefined);
+      return { steps };
+    },
+  }),
+];
+
+describe("a job's journal", () => {
+  it.each([
+    ["1 001 short names", { steps: 1_001, wide: false }, "a job records at most 1000 steps", 1_000],
+    ["wide names past 128 KiB", { steps: 200, wide: true }, "names come to at most 131072 bytes", 171],
+  ] as const)(
+    "%s: dead on the first attempt at the cap",
+    async (_, payload, message, kept) => {
+      const h = await harness.create({ clock: new OffsetClock(), extraKinds: journalKinds });
+      h.startPoller();
+      const { job } = await h.engine.producer.enqueue({ kind: "t-journal", payload });
+      const dead = await settled(h, job.id, "dead");
+      expect(dead.lastError).toContain(message);
+      expect(dead.attempts).toBe(1);
+      expect(Object.keys(dead.steps ?? {})).toHaveLength(kept);
+    },
+    120_000,
+  );
+
+  it("a job of 1 000 steps, the cap, completes", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: journalKinds });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({
+      kind: "t-journal",
+      payload: { steps: 1_000, wide: false },
+    });
+    const done = await settled(h, job.id, "done");
+    expect(Object.keys(done.steps ?? {})).toHaveLength(1_000);
+  }, 120_000);
+});
