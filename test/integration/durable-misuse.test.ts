@@ -115,7 +115,7 @@ describe("a job's journal", () => {
       kind: "t-journal",
       payload: { steps: 1_000, wide: false },
     });
-    const done = await settled(h, job.id, "done");
+    const done = await settled(h, job.id, "done", 100_000);
     expect(Object.keys(done.steps ?? {})).toHaveLength(1_000);
   }, 120_000);
 });

@@ -111,12 +111,16 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
   };
 }
 
-/** Resolves with the job once it reaches `status` (bounded by waitFor's timeout). */
-export const settled = (harness: Harness, id: string, status: JobItem["status"]) =>
-  waitFor(async () => {
-    const item = await getJob(harness.engine.store, id);
-    return item?.status === status ? item : undefined;
-  }, `job ${id} to be ${status}`);
+/** Resolves with the job once it reaches `status` (bounded by waitFor's timeout, or `timeoutMs`). */
+export const settled = (harness: Harness, id: string, status: JobItem["status"], timeoutMs?: number) =>
+  waitFor(
+    async () => {
+      const item = await getJob(harness.engine.store, id);
+      return item?.status === status ? item : undefined;
+    },
+    `job ${id} to be ${status}`,
+    timeoutMs,
+  );
 
 /**
  * Emulators for the whole file, a fresh harness per test, everything stopped afterwards. `emulators`
