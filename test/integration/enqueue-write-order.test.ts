@@ -1,17 +1,12 @@
 import { DeleteQueueCommand } from "@aws-sdk/client-sqs";
-import { trace } from "@opentelemetry/api";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import * as z from "zod";
 import { systemClock } from "../../lib/clock.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { readCoalesceLock } from "../../lib/store/coalesce-ops.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { type Harness, harnessPerTest } from "../support/engine-harness.ts";
+import { recordSpans } from "../support/span-recorder.ts";
 
 /**
  * A single enqueue, a batch and a debounced or singleton enqueue are one write order
@@ -30,15 +25,7 @@ const single = defineUnboundKind({
 });
 
 const harness = harnessPerTest();
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-beforeAll(() => {
-  trace.setGlobalTracerProvider(provider);
-});
-afterAll(async () => {
-  trace.disable();
-  await provider.shutdown();
-});
+const exporter = recordSpans();
 
 type Step = "lock" | "send" | "item" | "unlock";
 

@@ -1,11 +1,5 @@
-import { trace } from "@opentelemetry/api";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { beforeEach, describe, expect, test } from "vitest";
 import * as z from "zod";
 import { handleEnqueueInvoke } from "../../lib/api/invoke.ts";
 import { createApiHandler } from "../../lib/api/routes.ts";
@@ -15,6 +9,7 @@ import { getGroup } from "../../lib/store/group-read-ops.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { harnessPerTest, settled } from "../support/engine-harness.ts";
 import { type HttpRequest, httpApiEvent } from "../support/lambda-events.ts";
+import { recordSpans } from "../support/span-recorder.ts";
 import { waitFor } from "../support/wait.ts";
 
 /** A job whose run records a durable step, fans out a group of two echoes, folded by "test-trace-fold", and enqueues one follow-up. */
@@ -55,15 +50,7 @@ const lean = defineUnboundKind({
   handler: async (payload) => payload,
 });
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-beforeAll(() => {
-  trace.setGlobalTracerProvider(provider);
-});
-afterAll(async () => {
-  trace.disable();
-  await provider.shutdown();
-});
+const exporter = recordSpans();
 beforeEach(() => exporter.reset());
 
 const harness = harnessPerTest();
