@@ -19,7 +19,7 @@ import {
   type DurableContext,
   type EventWait,
   eventKeyProblem,
-  journalFullProblem,
+  JournalBounds,
   MAX_SLEEP_SECONDS,
   sleepProblem,
   stepNameProblem,
@@ -54,6 +54,7 @@ export class DurableRun {
   private readonly steps: Record<string, StepRecord>;
   private mapExists: boolean;
   private readonly seen = new Set<string>();
+  private readonly journal: JournalBounds;
   private order = 0;
   /** Steps in flight: a suspend waits for them, and they share the inline budget. */
   private readonly inFlight = new StepsInFlight();
@@ -70,6 +71,7 @@ export class DurableRun {
     private readonly retentionDays: { done: number; dead: number },
   ) {
     this.steps = { ...(item.steps ?? {}) };
+    this.journal = new JournalBounds(Object.keys(this.steps));
     this.mapExists = item.steps !== undefined;
     this.suspended = new Promise((resolve) => {
       this.suspend = resolve;
@@ -95,8 +97,7 @@ export class DurableRun {
       throw new DurableMisuseError(
         `step "${name}" is used twice in one run: each step, sleep and wait needs its own name`,
       );
-    const journal = new Set([...Object.keys(this.steps), ...this.seen]);
-    const full = this.steps[name] ? undefined : journalFullProblem(name, journal);
+    const full = this.steps[name] ? undefined : this.journal.admit(name);
     if (full) throw new DurableMisuseError(full);
     this.seen.add(name);
     this.order += 1;

@@ -22,18 +22,33 @@ export const MAX_STEPS_PER_JOB = 1_000;
 export const MAX_STEP_NAMES_BYTES = 128 * 1024;
 
 /**
- * A new name the journal can't take (`known`: the names the job has recorded or this run has met,
- * without `name`): the same on every attempt, so the caller ends the job dead at once.
+ * The names a job's journal holds (those it recorded, then those a run meets), kept with their bytes,
+ * so a new name is checked against both bounds without going over the others again.
  */
-export function journalFullProblem(name: string, known: ReadonlySet<string>): string | undefined {
-  if (known.size >= MAX_STEPS_PER_JOB)
-    return `step "${name}": a job records at most ${MAX_STEPS_PER_JOB} steps, sleeps and waits`;
-  const utf8 = new TextEncoder();
-  let bytes = utf8.encode(name).length;
-  for (const n of known) bytes += utf8.encode(n).length;
-  if (bytes > MAX_STEP_NAMES_BYTES)
-    return `step "${name}": a job's step, sleep and wait names come to at most ${MAX_STEP_NAMES_BYTES} bytes together`;
-  return undefined;
+export class JournalBounds {
+  private names: number;
+  private bytes = 0;
+  private readonly utf8 = new TextEncoder();
+
+  constructor(recorded: readonly string[]) {
+    this.names = recorded.length;
+    for (const name of recorded) this.bytes += this.utf8.encode(name).length;
+  }
+
+  /**
+   * Takes a name the journal doesn't hold yet. result: why it can't (the same on every attempt, so
+   * the caller ends the job dead at once), or undefined, the name now counted.
+   */
+  admit(name: string): string | undefined {
+    if (this.names >= MAX_STEPS_PER_JOB)
+      return `step "${name}": a job records at most ${MAX_STEPS_PER_JOB} steps, sleeps and waits`;
+    const bytes = this.bytes + this.utf8.encode(name).length;
+    if (bytes > MAX_STEP_NAMES_BYTES)
+      return `step "${name}": a job's step, sleep and wait names come to at most ${MAX_STEP_NAMES_BYTES} bytes together`;
+    this.names += 1;
+    this.bytes = bytes;
+    return undefined;
+  }
 }
 
 /** The longest sleep or wait: a year. */
