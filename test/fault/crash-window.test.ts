@@ -31,10 +31,10 @@ async function counts(stack: FaultStack, queue: string): Promise<Json> {
 
 /** Kills the whole stack and starts it again on the same data; when it was back. */
 async function killAndRestart(stack: FaultStack) {
-  const { killedAt, processes } = await stack.killAll();
+  const { killedAt, deadAt, processes } = await stack.killAll();
   await stack.restart();
   const faultEndedAt = Date.now();
-  return { faultEndedAt, killedAt, processes, downMs: faultEndedAt - killedAt };
+  return { faultEndedAt, killedAt, deadAt, processes, downMs: faultEndedAt - killedAt };
 }
 
 describe("a whole-stack kill between receive and hold", () => {
@@ -48,7 +48,7 @@ describe("a whole-stack kill between receive and hold", () => {
       const figures = await assertHealthy(stack, ids, {
         leaseMs: BATCH_LEASE_MS,
         faultEndedAt: kill.faultEndedAt,
-        killedAt: kill.killedAt,
+        killLandedBy: kill.deadAt,
       });
       report("gathering", { ...kill, ...figures });
     });
@@ -69,22 +69,22 @@ describe("a whole-stack kill between receive and hold", () => {
         const seen = new Set(stack.observerLog().map((l) => l.jobId));
         return ids.some((id) => seen.has(id)) || undefined;
       };
-      const batchIds = await stack.enqueueMany(times(400, (i) => batchJob(`k${i % 40}`, 2000)));
+      const batchIds = await stack.enqueueMany(times(200, (i) => batchJob(`k${i % 20}`, 2000)));
       await waitFor(async () => started(batchIds), "runs on the batch queue", 30_000);
-      const defaultIds = await stack.enqueueMany(times(100, () => lambdaJob(700)));
+      const defaultIds = await stack.enqueueMany(times(50, () => lambdaJob(700)));
       await waitFor(async () => started(defaultIds), "runs on the default queue", 30_000);
       const kill = await killAndRestart(stack);
       const [onDefault, onBatch] = await Promise.all([
         assertHealthy(stack, defaultIds, {
           leaseMs: LEASE_MS,
           faultEndedAt: kill.faultEndedAt,
-          killedAt: kill.killedAt,
+          killLandedBy: kill.deadAt,
           timeoutMs: 60_000,
         }),
         assertHealthy(stack, batchIds, {
           leaseMs: BATCH_LEASE_MS,
           faultEndedAt: kill.faultEndedAt,
-          killedAt: kill.killedAt,
+          killLandedBy: kill.deadAt,
           timeoutMs: 60_000,
         }),
       ]);
@@ -118,7 +118,7 @@ describe("a whole-stack kill between receive and hold", () => {
       const figures = await assertHealthy(stack, childIds, {
         leaseMs: LEASE_MS,
         faultEndedAt: kill.faultEndedAt,
-        killedAt: kill.killedAt,
+        killLandedBy: kill.deadAt,
         timeoutMs: 60_000,
       });
       const group = await waitFor(

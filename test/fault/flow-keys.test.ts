@@ -225,8 +225,8 @@ interface FlowCheck {
   limitOf: (tenant: string) => number;
   /** When the fault ended (the restart, the pool back, the thaw). */
   faultEndedAt: number;
-  /** When a whole-stack kill landed (a run whose handler returned just before it may run again). */
-  killedAt?: number;
+  /** By when a whole-stack kill had landed (a run whose handler returned just before it may run again). */
+  killLandedBy?: number;
   timeoutMs: number;
 }
 
@@ -268,7 +268,7 @@ async function assertFlowHealthy(stack: FaultStack, jobs: readonly KeyedJob[], c
       const prev = jobRuns.slice(0, i).reduce((m, r) => Math.max(m, r.end ?? Number.POSITIVE_INFINITY), 0);
       if ((jobRuns[i] as Run).start < prev) problems.push(`job ${id}: two runs at once (${evidence()})`);
     }
-    const counted = countedSuccesses(jobRuns, view, check.killedAt);
+    const counted = countedSuccesses(jobRuns, view, check.killLandedBy);
     if (view.status === "done" && counted.length !== 1)
       problems.push(
         `job ${id} is done with ${counted.length} successful runs, expected 1 (${evidence()}; history ${JSON.stringify(view.history ?? [])})`,
@@ -363,7 +363,7 @@ describe("flow control per key under faults on npm start", () => {
       ]);
       // The flood's key is full, its line long: the kill lands with runs going and jobs parked.
       const before = await untilRunningAndParked(stack, TENANT_KIND, flood);
-      const { killedAt, processes } = await stack.killAll();
+      const { killedAt, deadAt, processes } = await stack.killAll();
       const startedBeforeKill = new Set(stack.observerLog().map((l) => l.jobId)).size;
       await stack.restart();
       const faultEndedAt = Date.now();
@@ -372,7 +372,7 @@ describe("flow control per key under faults on npm start", () => {
         kind: TENANT_KIND,
         limitOf: tenantLimit,
         faultEndedAt,
-        killedAt,
+        killLandedBy: deadAt,
         timeoutMs: 45_000,
       });
       report("keys-kill", {

@@ -12,11 +12,12 @@ export interface HealthOptions {
   /** How long the jobs get to reach a terminal status. */
   timeoutMs?: number;
   /**
-   * When a whole-stack kill landed: a run whose handler succeeded before it may have had no time to
-   * write its end, so its job runs again (at least once, by design). Such a run doesn't count against
-   * "exactly one successful run" when the job's own history says the store never recorded its end.
+   * By when a whole-stack kill had landed (its last process seen dead): a run whose handler
+   * succeeded before then may have had no time to write its end, so its job runs again (at least
+   * once, by design). Such a run doesn't count against "exactly one successful run" when the job's
+   * own history says the store never recorded its end.
    */
-  killedAt?: number;
+  killLandedBy?: number;
 }
 
 /** One entry of GET /jobs/{id}'s attempt history, as far as the fault suite reads it. */
@@ -32,14 +33,18 @@ interface HistoryEntry {
  * followed by another run by design, and the run after it is the one that counts. The store's own
  * record decides, not a guess at how long a finalize takes on a loaded machine.
  */
-export function countedSuccesses(jobRuns: readonly Run[], view: Json, killedAt: number | undefined): Run[] {
+export function countedSuccesses(
+  jobRuns: readonly Run[],
+  view: Json,
+  killLandedBy: number | undefined,
+): Run[] {
   const history: HistoryEntry[] = view.history ?? [];
   const lapsed = (attempt: number) =>
     history.some((h) => h.attempt === attempt && h.outcome === "lapsed") &&
     !history.some((h) => h.attempt === attempt && h.outcome === "done");
   const succeeded = jobRuns.filter((r) => r.outcome === "ok");
   const endNeverWritten = (r: Run) =>
-    killedAt !== undefined && r.end !== undefined && r.end <= killedAt && lapsed(r.attempt);
+    killLandedBy !== undefined && r.end !== undefined && r.end <= killLandedBy && lapsed(r.attempt);
   return succeeded.filter((r, i) => !(i < succeeded.length - 1 && endNeverWritten(r)));
 }
 
@@ -141,7 +146,7 @@ export async function assertHealthy(
       problems.push(
         `job ${id} ended ${view.status} (${view.lastError ?? ""}); expected ${allowed.join(" or ")}`,
       );
-    const counted = countedSuccesses(jobRuns, view, options.killedAt);
+    const counted = countedSuccesses(jobRuns, view, options.killLandedBy);
     const wanted = view.status === "done" ? 1 : 0;
     if (counted.length !== wanted)
       problems.push(

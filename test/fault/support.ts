@@ -185,13 +185,18 @@ export class FaultStack {
     return { frozenAt, thawedAt: Date.now(), processes: pids.length };
   }
 
-  /** SIGKILLs every process of the stack at once (no shutdown runs) and resolves once all are dead. */
-  async killAll(): Promise<{ killedAt: number; processes: number }> {
+  /**
+   * SIGKILLs every process of the stack at once (no shutdown runs) and resolves once all are dead:
+   * when the signals went out (`killedAt`) and when the last process was seen dead (`deadAt`). A run
+   * may still write its end line between the two, its finalize never reached.
+   */
+  async killAll(): Promise<{ killedAt: number; deadAt: number; processes: number }> {
     const pids = this.processes().map((p) => p.pid);
     const killedAt = Date.now();
     await this.killPids(pids, "every stack process");
     this.killed = true;
-    return { killedAt, processes: pids.length };
+    const deadAt = Math.max(killedAt, ...pids.map((pid) => this.deaths.get(pid) ?? killedAt));
+    return { killedAt, deadAt, processes: pids.length };
   }
 
   /** Starts `npm start` again on the same data directory and observer log. */

@@ -100,7 +100,7 @@ describe("a job's journal", () => {
       const h = await harness.create({ clock: new OffsetClock(), extraKinds: journalKinds });
       h.startPoller();
       const { job } = await h.engine.producer.enqueue({ kind: "t-journal", payload });
-      const dead = await settled(h, job.id, "dead");
+      const dead = await settled(h, job.id, "dead", 100_000);
       expect(dead.lastError).toContain(message);
       expect(dead.attempts).toBe(1);
       expect(Object.keys(dead.steps ?? {})).toHaveLength(kept);
