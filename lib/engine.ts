@@ -9,6 +9,7 @@ import { tableLayout } from "./declarations/scale.ts";
 import { Durable } from "./durable/durable-service.ts";
 import { Flow } from "./flow/flow-service.ts";
 import { Groups } from "./groups/group-service.ts";
+import type { JournalLimits } from "./job/durable.ts";
 import { buildRegistry, type KindRegistry } from "./job/registry.ts";
 import type { Log } from "./observability/log.ts";
 import type { JobMetrics } from "./observability/metrics.ts";
@@ -46,6 +47,8 @@ export interface EngineConfig {
   tokenUrlBase?: string;
   /** Who runs this process's attempts (Engine.runner): lambda:…, pool:…, local:<pid>. */
   runner?: () => RunStamp;
+  /** Durable jobs' journal bounds; the documented JOURNAL_LIMITS unless a test injects smaller ones. */
+  journalLimits?: JournalLimits;
 }
 
 /** Every kind a deployment of the app runs: its Lambda kinds and the pool kinds in force. */
@@ -87,6 +90,7 @@ export function buildEngine(config: EngineConfig): Engine {
       clock,
       metrics,
       tokenUrlBase: () => engine.tokenUrlBase,
+      ...(config.journalLimits ? { journalLimits: config.journalLimits } : {}),
     }),
     flow,
     coalesce,

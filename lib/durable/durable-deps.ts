@@ -1,3 +1,4 @@
+import type { JournalLimits } from "../job/durable.ts";
 import type { Engine } from "../services/engine-services.ts";
 
 /** What durable steps use of the engine (lib/engine.ts wires them). */
@@ -7,4 +8,6 @@ export type DurableDeps = Pick<Engine, "store" | "claims" | "transport" | "queue
    * its API's url after the engine is built); a bare path when there is none.
    */
   tokenUrlBase: () => string | undefined;
+  /** The journal's bounds (JOURNAL_LIMITS unless a test injects smaller ones). */
+  journalLimits?: JournalLimits;
 };

@@ -71,7 +71,7 @@ export class DurableRun {
     private readonly retentionDays: { done: number; dead: number },
   ) {
     this.steps = { ...(item.steps ?? {}) };
-    this.journal = new JournalBounds(Object.keys(this.steps));
+    this.journal = new JournalBounds(Object.keys(this.steps), deps.journalLimits);
     this.mapExists = item.steps !== undefined;
     this.suspended = new Promise((resolve) => {
       this.suspend = resolve;

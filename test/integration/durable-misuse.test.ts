@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import type { JournalLimits } from "../../lib/job/durable.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { harnessPerTest, settled } from "../support/engine-harness.ts";
@@ -69,10 +70,13 @@ describe("durable misuse", () => {
 });
 
 /**
- * A job's journal is bounded (MAX_STEPS_PER_JOB records, MAX_STEP_NAMES_BYTES of names), so its item
- * stays under DynamoDB's 400 KB: a job past either ends dead on its first attempt, naming the step,
- * with every record before it kept, instead of a write refused for size on every later attempt.
+ * A job's journal is bounded (JOURNAL_LIMITS: 1 000 records, 128 KiB of names), so its item stays
+ * under DynamoDB's 400 KB (test/unit/journal-limits.test.ts sizes the worst case): a job past either
+ * ends dead on its first attempt, naming the step, with every record before it kept, instead of a
+ * write refused for size on every later attempt. Played here at a smaller size (40 records, 4 KiB
+ * of names), the same code path: a thousand writes to one growing item took minutes on a loaded CI.
  */
+const limits: JournalLimits = { steps: 40, nameBytes: 4096 };
 const journalKinds = [
   defineUnboundKind({
     name: "t-journal",
@@ -82,7 +86,7 @@ const journalKinds = [
     backoff: { baseSeconds: 1, maxSeconds: 1 },
     timeoutSeconds: 120,
     handler: async ({ steps, wide }, ctx) => {
-      // 256 characters of 3 UTF-8 bytes each: 768 bytes a name.
+      // One ASCII digit and 255 characters of 3 UTF-8 bytes each: 766 bytes a name.
       const name = (i: number) => (wide ? `${i}`.padEnd(256, "界") : `s${i}`);
       for (let i = 0; i < steps; i++) await ctx.step(name(i), () => undefined);
       return { steps };
@@ -92,30 +96,35 @@ const journalKinds = [
 
 describe("a job's journal", () => {
   it.each([
-    ["1 001 short names", { steps: 1_001, wide: false }, "a job records at most 1000 steps", 1_000],
-    ["wide names past 128 KiB", { steps: 200, wide: true }, "names come to at most 131072 bytes", 171],
-  ] as const)(
-    "%s: dead on the first attempt at the cap",
-    async (_, payload, message, kept) => {
-      const h = await harness.create({ clock: new OffsetClock(), extraKinds: journalKinds });
-      h.startPoller();
-      const { job } = await h.engine.producer.enqueue({ kind: "t-journal", payload });
-      const dead = await settled(h, job.id, "dead", 100_000);
-      expect(dead.lastError).toContain(message);
-      expect(dead.attempts).toBe(1);
-      expect(Object.keys(dead.steps ?? {})).toHaveLength(kept);
-    },
-    120_000,
-  );
+    ["41 short names", { steps: 41, wide: false }, "a job records at most 40 steps", 40],
+    // 5 names of 766 bytes are 3 830; a sixth would make 4 596.
+    ["wide names past 4 KiB", { steps: 9, wide: true }, "names come to at most 4096 bytes", 5],
+  ] as const)("%s: dead on the first attempt at the cap", async (_, payload, message, kept) => {
+    const h = await harness.create({
+      clock: new OffsetClock(),
+      extraKinds: journalKinds,
+      journalLimits: limits,
+    });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({ kind: "t-journal", payload });
+    const dead = await settled(h, job.id, "dead");
+    expect(dead.lastError).toContain(message);
+    expect(dead.attempts).toBe(1);
+    expect(Object.keys(dead.steps ?? {})).toHaveLength(kept);
+  });
 
-  it("a job of 1 000 steps, the cap, completes", async () => {
-    const h = await harness.create({ clock: new OffsetClock(), extraKinds: journalKinds });
+  it("a job of 40 steps, the cap, completes", async () => {
+    const h = await harness.create({
+      clock: new OffsetClock(),
+      extraKinds: journalKinds,
+      journalLimits: limits,
+    });
     h.startPoller();
     const { job } = await h.engine.producer.enqueue({
       kind: "t-journal",
-      payload: { steps: 1_000, wide: false },
+      payload: { steps: 40, wide: false },
     });
-    const done = await settled(h, job.id, "done", 100_000);
-    expect(Object.keys(done.steps ?? {})).toHaveLength(1_000);
-  }, 120_000);
+    const done = await settled(h, job.id, "done");
+    expect(Object.keys(done.steps ?? {})).toHaveLength(40);
+  });
 });

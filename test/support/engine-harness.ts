@@ -4,6 +4,7 @@ import { afterEach } from "vitest";
 import type { Clock } from "../../lib/clock.ts";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import { buildEngine } from "../../lib/engine.ts";
+import type { JournalLimits } from "../../lib/job/durable.ts";
 import type { AnyKind } from "../../lib/job/kind.ts";
 import { type Log, silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
@@ -27,6 +28,8 @@ export interface HarnessOptions {
   random?: () => number;
   /** Where the engine logs (silent by default). */
   log?: Log;
+  /** Durable jobs' journal bounds, when a test plays the caps at a smaller size. */
+  journalLimits?: JournalLimits;
 }
 
 export interface Harness {
@@ -67,6 +70,7 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
     metrics,
     log: options.log ?? silentLog,
     ...(options.random ? { random: options.random } : {}),
+    ...(options.journalLimits ? { journalLimits: options.journalLimits } : {}),
   });
   const worker = createWorker(engine, { recordConcurrency: queue.recordConcurrency });
   const pollers: EventSourcePoller[] = [];
