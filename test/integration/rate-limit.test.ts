@@ -12,8 +12,9 @@ const partner = app.rateLimits.find((s) => s.scope === "partner-api") as RateLim
 const thirds: RateLimitScope = { scope: "thirds", capacity: 3, refillPerSecond: 3 };
 const SCOPES = [partner, thirds];
 
-const WORKERS = 20;
-const ACQUIRES_PER_WORKER = 10;
+/** 40 takes at once: eight times the largest bucket, so demand is over supply at every step. */
+const WORKERS = 8;
+const ACQUIRES_PER_WORKER = 5;
 
 /**
  * Clock steps (ms) for the "demand exceeds supply" runs. Each refills fewer than `capacity` tokens, so
