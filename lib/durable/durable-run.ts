@@ -8,17 +8,10 @@ import {
   stepPart,
   stowDurable,
 } from "../claims/durable-bodies.ts";
-import {
-  DurableMisuseError,
-  EventTimeoutError,
-  TokenTimeoutError,
-  UnrecoverableError,
-  UsageError,
-} from "../errors.ts";
+import { DurableMisuseError, EventTimeoutError, TokenTimeoutError, UsageError } from "../errors.ts";
 import {
   type DurableContext,
   type EventWait,
-  eventKeyProblem,
   JournalBounds,
   MAX_SLEEP_SECONDS,
   sleepProblem,
@@ -36,6 +29,8 @@ import { recordStep } from "../store/step-ops.ts";
 import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
 import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
 import type { DurableDeps } from "./durable-deps.ts";
+import { waitSince } from "./event-lookback.ts";
+import { checkEventWait } from "./event-wait-checks.ts";
 import { readRecorded, storedBodiesOf } from "./recorded-bodies.ts";
 import { StepsInFlight } from "./steps-in-flight.ts";
 
@@ -244,25 +239,14 @@ export class DurableRun {
   private async waitForEvent<T>(name: string, wait: EventWait<T>): Promise<T> {
     const recorded = this.take(name);
     const { event, match, timeoutSeconds } = wait;
-    if (typeof event !== "string" || event.length === 0 || typeof match !== "string")
-      throw new DurableMisuseError(
-        `waitForEvent "${name}": event must be a non-empty string and match a string`,
-      );
-    const problem = timeoutProblem(`waitForEvent "${name}"`, timeoutSeconds);
-    if (problem) throw new DurableMisuseError(problem);
-    // The match often comes from the job's data (an order's id): one the table can't hold as a key
-    // would fail this run's suspend on every delivery, so the job ends dead now, saying why.
-    const keyProblem = eventKeyProblem(event, match);
-    if (keyProblem) {
-      const subject = keyProblem.at === "both" ? "the key of its event and match" : `its ${keyProblem.at}`;
-      throw new UnrecoverableError(`waitForEvent "${name}": ${subject} ${keyProblem.problem}`);
-    }
+    checkEventWait(name, wait);
     const now = this.deps.clock.now();
     if (recorded && (recorded.v !== undefined || recorded.o !== undefined)) {
       const data = await this.read(name, recorded);
       return wait.schema ? wait.schema.parse(data) : (data as T);
     }
-    const waiter = { event, match, step: name };
+    const since = waitSince(this.deps.app, event, recorded?.t ?? now, wait.since);
+    const waiter = { event, match, step: name, since };
     if (recorded) {
       const until = recorded.until ?? now;
       if (until <= now) {

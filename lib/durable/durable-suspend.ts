@@ -6,6 +6,7 @@ import { deleteEventWaiter, putEventWaiter } from "../store/event-waiter-ops.ts"
 import type { JobItem } from "../store/job-item.ts";
 import { getToken } from "../store/token-ops.ts";
 import type { DurableDeps } from "./durable-deps.ts";
+import { resumeFromBuffer } from "./event-lookback.ts";
 import { resumeWaitingJob } from "./resume-waiting.ts";
 
 /**
@@ -54,7 +55,8 @@ export async function beforeSuspend(
  * SQS's longest delay sends its own wake-up (the message the run came with, delayed); longer ones are
  * promoted by the reaper at their end. A token completed while the run was deciding to wait found
  * the job still running and resumed nothing, so the run looks once more and resumes the job itself
- * (whoever resumes first wins the write).
+ * (whoever resumes first wins the write); an event wait likewise reads the events kept for its
+ * lookback (the ordering: lib/durable/event-lookback.ts).
  */
 export async function afterSuspend(
   deps: DurableDeps,
@@ -66,6 +68,10 @@ export async function afterSuspend(
     if (!s.waiter) return;
     const version = { step: s.waiter.step, putBy: { lease: fence } };
     await deleteEventWaiter(deps.store, s.waiter.event, s.waiter.match, item.id, version);
+    return;
+  }
+  if (s.waiter) {
+    await resumeFromBuffer(deps, item, s.waiter, fence);
     return;
   }
   if (s.wakesByMessage(now)) {

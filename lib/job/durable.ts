@@ -74,6 +74,11 @@ export interface EventWait<T = unknown> {
   timeoutSeconds: number;
   /** Checks and types the event's data; `unknown` without it. */
   schema?: z.ZodType<T>;
+  /**
+   * "lookback" (the default): an event that came within its name's lookback before the wait began
+   * resumes it too. "wait": only one that comes after the wait began.
+   */
+  since?: "lookback" | "wait";
 }
 
 /** The durable half of a handler's context; each name is recorded once per job. */

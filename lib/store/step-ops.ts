@@ -125,7 +125,7 @@ export const RESUME_ON_TOKEN_ATTRIBUTES = [
 /**
  * resumeWaiting — a suspended job's wait is over (its token completed, its event arrived).
  * input: the job (id, queue), what it must wait for, the promotion hold for its message's send, and
- *   for an event the data's entry fields (v or o) to add to the wait's step.
+ *   for an event the data's entry fields (v or o, and the event's id e) to add to the wait's step.
  * condition: scheduled AND waiting for exactly this (a cancel, a timeout's run or another resume
  *   moved it first: nothing written).
  * result: true when it landed: still scheduled, but due now and no longer waiting, held against the
@@ -139,7 +139,7 @@ export async function resumeWaiting(
   job: { id: string; queue: string },
   match: WaitMatch,
   holdUntil: number,
-  data?: Pick<StepRecord, "v" | "o">,
+  data?: Pick<StepRecord, "v" | "o" | "e">,
 ): Promise<boolean> {
   const now = ctx.clock.now();
   const write = conditionalUpdateNoReturn(

@@ -8,7 +8,8 @@ import type { StepView, WaitingView } from "../job/durable.ts";
  * - v: the result's JSON inline, or o: the key of its claims object (over 8 KiB, or once the job's
  *   inline steps fill INLINE_STEPS_BYTES).
  * - until: a sleep's end, or a wait's timeout. token: a token step's id (its result is the token).
- * - event, match: an event wait's; its data arrives in v or o.
+ * - event, match: an event wait's; its data arrives in v or o, and e: the id of the event it took
+ *   (so a later wait of the job on the same pair doesn't take a buffered event again).
  */
 export interface StepRecord {
   n: number;
@@ -20,6 +21,7 @@ export interface StepRecord {
   token?: string;
   event?: string;
   match?: string;
+  e?: string;
 }
 
 /** What a suspended job waits for: the item's `waiting`, set by the suspend, removed by the claim. */
