@@ -15,6 +15,7 @@ import { getJobs } from "../store/group-read-ops.ts";
 import { getQueueState } from "../store/queue-state.ts";
 import { bufferEvent } from "./event-lookback.ts";
 import { waiterIsStale, waitsForEvent } from "./event-waiter-state.ts";
+import { loseRace } from "./race-losers.ts";
 import { resumeWaitingJob } from "./resume-waiting.ts";
 
 /**
@@ -151,9 +152,12 @@ async function deliverToPage(
         const version = { step: waiter.step, putBy: { lease: waiter.lease } };
         if (waitsForEvent(job, name, match, waiter.step)) {
           const wait = { event: name, match, step: waiter.step };
-          const data = { ...(await event.body(waiter.queue)), ...(event.id ? { e: event.id } : {}) };
+          const won = waiter.branch !== undefined ? { w: waiter.branch } : {};
+          const data = { ...(await event.body(waiter.queue)), ...(event.id ? { e: event.id } : {}), ...won };
           if (!(await resumeWaitingJob(engine, job, wait, data))) return false;
           await deleteEventWaiter(engine.store, name, match, waiter.jobId, version);
+          // A race this event won: its other branches are cancelled now, not at the job's next run.
+          if (waiter.branch !== undefined) await loseRace(engine, job, waiter.step, waiter.branch);
           return true;
         }
         if (waiterIsStale(job, waiter.step, now))

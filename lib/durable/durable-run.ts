@@ -20,6 +20,7 @@ import {
   timeoutProblem,
   type WaitToken,
 } from "../job/durable.ts";
+import { raceBranches } from "../job/race.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { jobAttributes, withSpan } from "../observability/tracing.ts";
 import { Suspension } from "../services/suspension.ts";
@@ -31,6 +32,7 @@ import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
 import type { DurableDeps } from "./durable-deps.ts";
 import { waitSince } from "./event-lookback.ts";
 import { checkEventWait } from "./event-wait-checks.ts";
+import { waitForAny } from "./race.ts";
 import { readRecorded, storedBodiesOf } from "./recorded-bodies.ts";
 import { StepsInFlight } from "./steps-in-flight.ts";
 
@@ -47,7 +49,7 @@ export class DurableRun {
   readonly suspended: Promise<Suspension>;
   private suspend!: (s: Suspension) => void;
   private readonly steps: Record<string, StepRecord>;
-  private mapExists: boolean;
+  mapExists: boolean;
   private readonly seen = new Set<string>();
   private readonly journal: JournalBounds;
   private order = 0;
@@ -59,9 +61,9 @@ export class DurableRun {
    * in force, which sizes how long its bodies in the claims bucket are kept (durableKeepUntil).
    */
   constructor(
-    private readonly deps: DurableDeps,
-    private readonly item: JobItem,
-    private readonly fence: string,
+    readonly deps: DurableDeps,
+    readonly item: JobItem,
+    readonly fence: string,
     private readonly live: () => boolean,
     private readonly retentionDays: { done: number; dead: number },
   ) {
@@ -81,11 +83,13 @@ export class DurableRun {
       createToken: (name, options) => this.createToken(name, options.timeoutSeconds),
       waitForToken: (token, options) => this.waitForToken(token, options?.schema),
       waitForEvent: (name, wait) => this.waitForEvent(name, wait),
+      ...raceBranches,
+      waitForAny: (name, branches) => waitForAny(this, name, branches),
     };
   }
 
   /** The name checked and taken for this run; its record if an earlier run made one. */
-  private take(name: string): StepRecord | undefined {
+  take(name: string): StepRecord | undefined {
     const problem = stepNameProblem(name);
     if (problem) throw new DurableMisuseError(problem);
     if (this.seen.has(name))
@@ -100,15 +104,15 @@ export class DurableRun {
   }
 
   /** Before work a new owner may also do: a run that may have lost its job does none of it. */
-  private stillOurs(): void {
+  stillOurs(): void {
     if (!this.live()) throw new UsageError("this run may have lost its lease: it records nothing more");
   }
 
-  private record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord {
+  record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord {
     return { n: this.order, a: this.item.attempts, t: this.deps.clock.now(), ...fields };
   }
 
-  private async write(name: string, record: StepRecord): Promise<StepRecord> {
+  async write(name: string, record: StepRecord): Promise<StepRecord> {
     this.stillOurs();
     const out = await recordStep(this.deps.store, this.item.id, this.fence, name, record, this.mapExists);
     if (!out.recorded && out.reason === "lease_lost")
@@ -131,7 +135,7 @@ export class DurableRun {
     return stowDurable(this.deps.claims, job, json, now, keepUntil, full);
   }
 
-  private read(name: string, record: StepRecord): Promise<unknown> {
+  read(name: string, record: StepRecord): Promise<unknown> {
     return readRecorded(this.deps.claims, this.item.id, name, record);
   }
 
@@ -273,11 +277,11 @@ export class DurableRun {
    * Ends the run with `s` once the steps in flight have settled: the handler's call never returns
    * (its run is over). The run's first wait wins; a later one side by side waits after the wake.
    */
-  private wait(s: Suspension): Promise<never> {
+  wait(s: Suspension): Promise<never> {
     this.inFlight.endAfterSteps(() => {
       // A step recorded meanwhile may have written the job's first steps map.
       const step = s.step && { ...s.step, mapExists: this.mapExists };
-      this.suspend(new Suspension(s.waiting, step, s.waiter, storedBodiesOf(this.steps)));
+      this.suspend(new Suspension(s.waiting, step, s.waiter, storedBodiesOf(this.steps), s.raceWaiters));
     });
     return new Promise<never>(() => {});
   }

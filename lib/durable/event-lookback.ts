@@ -5,6 +5,7 @@ import type { Engine } from "../services/engine-services.ts";
 import { type BufferedEvent, listBufferedEvents, putBufferedEvent } from "../store/event-buffer-ops.ts";
 import { deleteEventWaiter } from "../store/event-waiter-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
+import { loseRace } from "./race-losers.ts";
 import { resumeWaitingJob } from "./resume-waiting.ts";
 
 /**
@@ -70,6 +71,8 @@ export interface LookbackWaiter {
   match: string;
   step: string;
   since: number;
+  /** In a race: the branch the event wins. */
+  branch?: string | undefined;
 }
 
 /**
@@ -92,8 +95,10 @@ export async function resumeFromBuffer(
   const found = await listBufferedEvents(deps.store, event, match, waiter.since, taken.size + 1);
   const next = found.find((b) => !taken.has(b.id));
   if (!next) return false;
-  const data = { ...(next.v !== undefined ? { v: next.v } : { o: next.o }), e: next.id };
+  const body = next.v !== undefined ? { v: next.v } : { o: next.o };
+  const data = { ...body, e: next.id, ...(waiter.branch !== undefined ? { w: waiter.branch } : {}) };
   if (!(await resumeWaitingJob(deps, item, { event, match, step }, data))) return false;
   await deleteEventWaiter(deps.store, event, match, item.id, { step, putBy: { lease: fence } });
+  if (waiter.branch !== undefined) await loseRace(deps, item, step, waiter.branch);
   return true;
 }
