@@ -3,6 +3,7 @@ import * as z from "zod";
 import { completeWaitToken, tokenView } from "../../lib/durable/durable-tokens.ts";
 import type { WaitToken } from "../../lib/job/durable.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
+import { cancelJob } from "../../lib/ops/cancel-job.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
 import { listEventWaiters } from "../../lib/store/event-waiter-ops.ts";
@@ -133,6 +134,46 @@ describe("ctx.waitForAny", () => {
     await runOnce(h);
     await expectLosersCancelled(h, "r-3", token, true);
     expect((await finish(h, id, "r-3")).won).toEqual({ branch: "give-up" });
+  });
+
+  it("a token and an event both come before the job runs again: one winner, the token's; the event resumes nothing", async () => {
+    const { h, id, token } = await startRace("r-4");
+    expect((await completeWaitToken(h.engine, token.id, secretOf(token), { ok: false })).resumed).toBe(true);
+    // The token's resume took the job out of its wait: the event finds nothing to resume.
+    expect(await ship(h.engine, "r-4", "too late")).toEqual({ resumed: 0 });
+    await runOnce(h);
+    const raced = await getJob(h.engine.store, id);
+    expect(raced?.steps?.["approve-or-ship"]).toMatchObject({ w: "approved" });
+    expect(raced?.steps?.["approve-or-ship"]?.e).toBeUndefined();
+    await expectLosersCancelled(h, "r-4", token, false);
+    expect((await finish(h, id, "r-4")).won).toEqual({ branch: "approved", data: { ok: false } });
+  });
+
+  it("an event kept from before the race (its lookback) wins it as the race's suspend ends", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    expect(await ship(h.engine, "r-5", "early")).toEqual({ resumed: 0 });
+    const { job } = await h.engine.producer.enqueue({ kind: "t-race", payload: { order: "r-5" } });
+    await runOnce(h);
+    const raced = await getJob(h.engine.store, job.id);
+    expect(raced?.waiting).toBeUndefined();
+    expect(raced?.steps?.["approve-or-ship"]?.w).toBe("shipped");
+    const token = JSON.parse(raced?.steps?.approval?.v ?? "") as WaitToken;
+    await runOnce(h);
+    await expectLosersCancelled(h, "r-5", token, true);
+    expect((await finish(h, job.id, "r-5")).won).toEqual({ branch: "shipped", data: "early" });
+  });
+
+  it("cancelling a job in a race deletes its event branch's waiter; its token answers 409", async () => {
+    const { h, id, token } = await startRace("r-6");
+    await cancelJob(h.engine, id);
+    expect((await getJob(h.engine.store, id))?.status).toBe("cancelled");
+    expect((await listEventWaiters(h.engine.store, "race.shipped", "r-6", { limit: 10 })).waiters).toEqual(
+      [],
+    );
+    await expect(completeWaitToken(h.engine, token.id, secretOf(token), { ok: true })).rejects.toMatchObject({
+      code: "conflict",
+    });
   });
 
   it.each([
