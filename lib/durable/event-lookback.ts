@@ -89,7 +89,12 @@ export async function resumeFromBuffer(
   const { event, match, step } = waiter;
   const taken = new Set(
     Object.values(item.steps ?? {})
-      .filter((r) => r.event === event && r.match === match && r.e !== undefined)
+      .filter((r) => r.e !== undefined)
+      .filter(
+        (r) =>
+          (r.event === event && r.match === match) ||
+          r.race?.some((b) => b.event === event && b.match === match),
+      )
       .map((r) => r.e),
   );
   const found = await listBufferedEvents(deps.store, event, match, waiter.since, taken.size + 1);

@@ -52,6 +52,25 @@ const kinds = [
         ? ctx.waitForAny("lonely", [ctx.timer("t", 5)])
         : ctx.waitForAny("twins", [ctx.timer("t", 5), ctx.event("t", { event: "x", match: "y" })]),
   }),
+  defineUnboundKind({
+    name: "t-race-then-wait",
+    queue: "default",
+    payload: z.object({ order: z.string() }),
+    maxAttempts: 3,
+    timeoutSeconds: 30,
+    handler: async ({ order }, ctx) => {
+      const won = await ctx.waitForAny("ship-or-not", [
+        ctx.event("shipped", { event: "race.shipped", match: order }),
+        ctx.timer("not", 60),
+      ]);
+      const again = await ctx.waitForEvent("again", {
+        event: "race.shipped",
+        match: order,
+        timeoutSeconds: 600,
+      });
+      return { won, again };
+    },
+  }),
 ];
 
 const harness = harnessPerTest();
@@ -162,6 +181,24 @@ describe("ctx.waitForAny", () => {
     await runOnce(h);
     await expectLosersCancelled(h, "r-5", token, true);
     expect((await finish(h, job.id, "r-5")).won).toEqual({ branch: "shipped", data: "early" });
+  });
+
+  it("a kept event that won a race is not taken again by a later wait of the job on the same pair", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    await ship(h.engine, "r-7", "first");
+    const { job } = await h.engine.producer.enqueue({ kind: "t-race-then-wait", payload: { order: "r-7" } });
+    await runOnce(h);
+    await runOnce(h);
+    const waiting = await getJob(h.engine.store, job.id);
+    expect(waiting?.steps?.["ship-or-not"]?.w).toBe("shipped");
+    expect(waiting?.waiting).toMatchObject({ for: "event", event: "race.shipped" });
+    expect(await ship(h.engine, "r-7", "second")).toEqual({ resumed: 1 });
+    await runOnce(h);
+    const done = await settled(h, job.id, "done");
+    expect(JSON.parse(done.result ?? "null")).toEqual({
+      won: { branch: "shipped", data: "first" },
+      again: "second",
+    });
   });
 
   it("cancelling a job in a race deletes its event branch's waiter; its token answers 409", async () => {
