@@ -182,12 +182,13 @@ export interface SkyforgeClient<A extends AppNames> {
    * Completes a wait token with `data` (POST /tokens/{id}?secret=…), resuming its job. Give the
    * token's url (`{ id, url }` from the handler's createToken): its id and secret are taken from it,
    * and the request goes through this client's transport, not to the url's host. Or give the id and
-   * `{ secret }`. Completed twice, timed out or its job ended: a 409 SkyforgeApiError.
+   * `{ secret }`. Completed twice, timed out, lost its job's race or its job ended: a 409 SkyforgeApiError.
    */
   completeToken(urlOrId: string, data: unknown, options?: { secret?: string }): Promise<TokenCompleted>;
   /**
    * Sends an event (POST /events): every job waiting for `name` with this `match` resumes with
-   * `data`. An answer's `continuation` is followed (the event sent again with it) until none is
+   * `data`; it is kept for its name's lookback for the waits that begin after it (docs/guide/durable-jobs.md).
+   * An answer's `continuation` is followed (the event sent again with it) until none is
    * left; `resumed` adds up every call's.
    */
   sendEvent(name: string, match: string, data?: unknown): Promise<{ resumed: number }>;

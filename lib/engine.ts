@@ -83,6 +83,7 @@ export function buildEngine(config: EngineConfig): Engine {
     groups,
     // Its token urls take the base URL in force when each token is made (a local stack sets it later).
     durable: new Durable({
+      app,
       store,
       claims,
       transport,

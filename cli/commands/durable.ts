@@ -18,7 +18,9 @@ export function waitingText(w: WaitingView | undefined): string | undefined {
       ? `token ${w.token ?? "?"}`
       : w.for === "event"
         ? `event ${w.event} (match ${w.match})`
-        : "sleep";
+        : w.for === "any"
+          ? "the first branch of a race"
+          : "sleep";
   return w.until ? `${what} until ${shortTime(w.until)}` : what;
 }
 
@@ -143,7 +145,7 @@ export function eventsCommand(): Command {
   events
     .command("send")
     .description(
-      "resume every job waiting for this event name and match value (POST /events); an event no job waits for is not kept",
+      "resume every job waiting for this event name and match value (POST /events); it is kept for its lookback (5 minutes unless declared) for waits that begin later",
     )
     .argument("<name>", "the event's name (order.paid)")
     .requiredOption("--match <value>", "the value the waits match on (an order's id)")

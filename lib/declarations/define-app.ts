@@ -12,6 +12,7 @@ import type {
   KindInput,
 } from "../job/kind.ts";
 import type { EnqueueRequest, EnqueueResult } from "../job/schemas.ts";
+import type { EventDeclaration } from "./event-declaration.ts";
 import { type PoolKindDeclaration, type PoolKindSpec, poolKindSpec } from "./pool-kind.ts";
 import type { QueueDeclaration } from "./queue-declaration.ts";
 import type { RateLimitScope } from "./rate-limit-scope.ts";
@@ -37,6 +38,8 @@ export interface App<
   rateLimits: R;
   /** The rate the table's layout is built for (docs/guide/scale.md); 1 000 jobs a second when left out. */
   scale?: ScaleDeclaration;
+  /** Event names kept longer or shorter than 5 minutes for the waits that begin after them (defineEvent). */
+  events?: readonly EventDeclaration[];
 }
 
 /** The parts of an app its names come from; the builders below read them lazily, so kinds can refer to each other. */

@@ -3,6 +3,7 @@ import type { BatchSettings } from "../job/batch.ts";
 import { type KindDefinition, onExhaustedChoices } from "../job/kind.ts";
 import { type DeliveryLane, deliveryLanes, isClaimed } from "../job/lanes.ts";
 import { MAX_VISIBILITY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
+import { type EventDeclaration, eventDeclarationProblems } from "./event-declaration.ts";
 import { MAX_CHILDREN_PER_KIND, type PoolKindSpec } from "./pool-kind.ts";
 import {
   LAMBDA_INIT_SECONDS,
@@ -41,6 +42,7 @@ export interface Declarations {
   schedules?: readonly { name: string; kind: string; queue?: string }[];
   rateLimits?: readonly RateLimitScope[];
   scale?: ScaleDeclaration;
+  events?: readonly EventDeclaration[];
 }
 
 /** Queue names become SQS queue, Lambda function and alarm names, so they stay short and plain. */
@@ -195,6 +197,7 @@ export function validateDeclarations(d: Declarations): string[] {
     problems.push((err as Error).message);
   }
   problems.push(...scaleProblems(d.scale));
+  problems.push(...eventDeclarationProblems(d.events ?? []));
   return problems;
 }
 

@@ -13,7 +13,9 @@ import { decodeWaiterCursor, encodeWaiterCursor } from "../store/cursor.ts";
 import { deleteEventWaiter, type EventWaiter, listEventWaiters } from "../store/event-waiter-ops.ts";
 import { getJobs } from "../store/group-read-ops.ts";
 import { getQueueState } from "../store/queue-state.ts";
+import { bufferEvent } from "./event-lookback.ts";
 import { waiterIsStale, waitsForEvent } from "./event-waiter-state.ts";
+import { loseRace } from "./race-losers.ts";
 import { resumeWaitingJob } from "./resume-waiting.ts";
 
 /**
@@ -64,10 +66,12 @@ export const EVENT_BUDGET_MS = 20_000;
  * waits for it is resumed (its pointer then deleted); a pointer that can no longer resume its job is
  * deleted; the data is stored once, when the first job that waits is met. Pages are started while
  * `budgetMs` (by the engine's clock) lasts, at least one; waiters left over are the answer's
- * `continuation`. An event no job waits for is not kept: a wait that begins later does not see it.
+ * `continuation`. First (not on a continuation: that is the same event) the event is kept for its
+ * name's lookback, so a wait that begins after it, or whose pointer this call missed, takes it
+ * (the ordering: lib/durable/event-lookback.ts).
  */
 export async function deliverEvent(
-  engine: Pick<Engine, "store" | "claims" | "transport" | "clock" | "metrics" | "queues">,
+  engine: Pick<Engine, "store" | "claims" | "transport" | "clock" | "metrics" | "queues" | "app">,
   raw: unknown,
   { budgetMs = EVENT_BUDGET_MS }: { budgetMs?: number } = {},
 ): Promise<EventDelivery> {
@@ -89,6 +93,9 @@ export async function deliverEvent(
   let after: Record<string, unknown> | undefined =
     continuation === undefined ? undefined : decodeWaiterCursor(continuation, partition);
   const started = engine.clock.now();
+  // A continuation's event was kept by its first call; its pages' resumes record no event id.
+  const id =
+    continuation === undefined ? (await bufferEvent(engine, { name, match, json }, started)).id : undefined;
   let stowed: Promise<DurableBody> | undefined;
   // The event ends the first job's wait: it runs from now, then its queue keeps it (a later wait
   // moves the object: durable-suspend.ts). Data kept inline needs no retention, nor its read.
@@ -100,6 +107,7 @@ export async function deliverEvent(
   const event: PairEvent = {
     name,
     match,
+    id,
     body: (queue) => {
       stowed ??= stow(queue);
       return stowed;
@@ -119,6 +127,8 @@ export async function deliverEvent(
 interface PairEvent {
   name: string;
   match: string;
+  /** The buffered event's id, recorded with the data it resumes a job with. */
+  id: string | undefined;
   /** Its data's body, stored once, when the first waiting job (of `queue`) is met. */
   body: (queue: string) => Promise<DurableBody>;
 }
@@ -142,8 +152,12 @@ async function deliverToPage(
         const version = { step: waiter.step, putBy: { lease: waiter.lease } };
         if (waitsForEvent(job, name, match, waiter.step)) {
           const wait = { event: name, match, step: waiter.step };
-          if (!(await resumeWaitingJob(engine, job, wait, await event.body(waiter.queue)))) return false;
+          const won = waiter.branch !== undefined ? { w: waiter.branch } : {};
+          const data = { ...(await event.body(waiter.queue)), ...(event.id ? { e: event.id } : {}), ...won };
+          if (!(await resumeWaitingJob(engine, job, wait, data))) return false;
           await deleteEventWaiter(engine.store, name, match, waiter.jobId, version);
+          // A race this event won: its other branches are cancelled now, not at the job's next run.
+          if (waiter.branch !== undefined) await loseRace(engine, job, waiter.step, waiter.branch);
           return true;
         }
         if (waiterIsStale(job, waiter.step, now))

@@ -8,17 +8,10 @@ import {
   stepPart,
   stowDurable,
 } from "../claims/durable-bodies.ts";
-import {
-  DurableMisuseError,
-  EventTimeoutError,
-  TokenTimeoutError,
-  UnrecoverableError,
-  UsageError,
-} from "../errors.ts";
+import { DurableMisuseError, EventTimeoutError, TokenTimeoutError, UsageError } from "../errors.ts";
 import {
   type DurableContext,
   type EventWait,
-  eventKeyProblem,
   JournalBounds,
   MAX_SLEEP_SECONDS,
   sleepProblem,
@@ -27,6 +20,7 @@ import {
   timeoutProblem,
   type WaitToken,
 } from "../job/durable.ts";
+import { raceBranches } from "../job/race.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { jobAttributes, withSpan } from "../observability/tracing.ts";
 import { Suspension } from "../services/suspension.ts";
@@ -36,6 +30,9 @@ import { recordStep } from "../store/step-ops.ts";
 import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
 import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
 import type { DurableDeps } from "./durable-deps.ts";
+import { waitSince } from "./event-lookback.ts";
+import { checkEventWait } from "./event-wait-checks.ts";
+import { waitForAny } from "./race.ts";
 import { readRecorded, storedBodiesOf } from "./recorded-bodies.ts";
 import { StepsInFlight } from "./steps-in-flight.ts";
 
@@ -52,7 +49,7 @@ export class DurableRun {
   readonly suspended: Promise<Suspension>;
   private suspend!: (s: Suspension) => void;
   private readonly steps: Record<string, StepRecord>;
-  private mapExists: boolean;
+  mapExists: boolean;
   private readonly seen = new Set<string>();
   private readonly journal: JournalBounds;
   private order = 0;
@@ -64,9 +61,9 @@ export class DurableRun {
    * in force, which sizes how long its bodies in the claims bucket are kept (durableKeepUntil).
    */
   constructor(
-    private readonly deps: DurableDeps,
-    private readonly item: JobItem,
-    private readonly fence: string,
+    readonly deps: DurableDeps,
+    readonly item: JobItem,
+    readonly fence: string,
     private readonly live: () => boolean,
     private readonly retentionDays: { done: number; dead: number },
   ) {
@@ -86,11 +83,13 @@ export class DurableRun {
       createToken: (name, options) => this.createToken(name, options.timeoutSeconds),
       waitForToken: (token, options) => this.waitForToken(token, options?.schema),
       waitForEvent: (name, wait) => this.waitForEvent(name, wait),
+      ...raceBranches,
+      waitForAny: (name, branches) => waitForAny(this, name, branches),
     };
   }
 
   /** The name checked and taken for this run; its record if an earlier run made one. */
-  private take(name: string): StepRecord | undefined {
+  take(name: string): StepRecord | undefined {
     const problem = stepNameProblem(name);
     if (problem) throw new DurableMisuseError(problem);
     if (this.seen.has(name))
@@ -105,15 +104,15 @@ export class DurableRun {
   }
 
   /** Before work a new owner may also do: a run that may have lost its job does none of it. */
-  private stillOurs(): void {
+  stillOurs(): void {
     if (!this.live()) throw new UsageError("this run may have lost its lease: it records nothing more");
   }
 
-  private record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord {
+  record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord {
     return { n: this.order, a: this.item.attempts, t: this.deps.clock.now(), ...fields };
   }
 
-  private async write(name: string, record: StepRecord): Promise<StepRecord> {
+  async write(name: string, record: StepRecord): Promise<StepRecord> {
     this.stillOurs();
     const out = await recordStep(this.deps.store, this.item.id, this.fence, name, record, this.mapExists);
     if (!out.recorded && out.reason === "lease_lost")
@@ -136,7 +135,7 @@ export class DurableRun {
     return stowDurable(this.deps.claims, job, json, now, keepUntil, full);
   }
 
-  private read(name: string, record: StepRecord): Promise<unknown> {
+  read(name: string, record: StepRecord): Promise<unknown> {
     return readRecorded(this.deps.claims, this.item.id, name, record);
   }
 
@@ -244,25 +243,14 @@ export class DurableRun {
   private async waitForEvent<T>(name: string, wait: EventWait<T>): Promise<T> {
     const recorded = this.take(name);
     const { event, match, timeoutSeconds } = wait;
-    if (typeof event !== "string" || event.length === 0 || typeof match !== "string")
-      throw new DurableMisuseError(
-        `waitForEvent "${name}": event must be a non-empty string and match a string`,
-      );
-    const problem = timeoutProblem(`waitForEvent "${name}"`, timeoutSeconds);
-    if (problem) throw new DurableMisuseError(problem);
-    // The match often comes from the job's data (an order's id): one the table can't hold as a key
-    // would fail this run's suspend on every delivery, so the job ends dead now, saying why.
-    const keyProblem = eventKeyProblem(event, match);
-    if (keyProblem) {
-      const subject = keyProblem.at === "both" ? "the key of its event and match" : `its ${keyProblem.at}`;
-      throw new UnrecoverableError(`waitForEvent "${name}": ${subject} ${keyProblem.problem}`);
-    }
+    checkEventWait(name, wait);
     const now = this.deps.clock.now();
     if (recorded && (recorded.v !== undefined || recorded.o !== undefined)) {
       const data = await this.read(name, recorded);
       return wait.schema ? wait.schema.parse(data) : (data as T);
     }
-    const waiter = { event, match, step: name };
+    const since = waitSince(this.deps.app, event, recorded?.t ?? now, wait.since);
+    const waiter = { event, match, step: name, since };
     if (recorded) {
       const until = recorded.until ?? now;
       if (until <= now) {
@@ -289,11 +277,11 @@ export class DurableRun {
    * Ends the run with `s` once the steps in flight have settled: the handler's call never returns
    * (its run is over). The run's first wait wins; a later one side by side waits after the wake.
    */
-  private wait(s: Suspension): Promise<never> {
+  wait(s: Suspension): Promise<never> {
     this.inFlight.endAfterSteps(() => {
       // A step recorded meanwhile may have written the job's first steps map.
       const step = s.step && { ...s.step, mapExists: this.mapExists };
-      this.suspend(new Suspension(s.waiting, step, s.waiter, storedBodiesOf(this.steps)));
+      this.suspend(new Suspension(s.waiting, step, s.waiter, storedBodiesOf(this.steps), s.raceWaiters));
     });
     return new Promise<never>(() => {});
   }

@@ -6,6 +6,7 @@ import { deleteEventWaiter, putEventWaiter } from "../store/event-waiter-ops.ts"
 import type { JobItem } from "../store/job-item.ts";
 import { getToken } from "../store/token-ops.ts";
 import type { DurableDeps } from "./durable-deps.ts";
+import { resumeFromBuffer } from "./event-lookback.ts";
 import { resumeWaitingJob } from "./resume-waiting.ts";
 
 /**
@@ -24,15 +25,10 @@ export async function beforeSuspend(
   fence: string,
   retentionDays: RetentionDays,
 ): Promise<{ name: string; o: string }[]> {
-  if (s.waiter) {
+  for (const w of s.waiters()) {
     const expiresAt = longestRetentionExpiry(s.waiting.until, deps.queues);
-    await putEventWaiter(
-      deps.store,
-      s.waiter.event,
-      s.waiter.match,
-      { jobId: item.id, queue: item.queue, step: s.waiter.step, lease: fence },
-      expiresAt,
-    );
+    const pointer = { jobId: item.id, queue: item.queue, step: w.step, lease: fence, branch: w.branch };
+    await putEventWaiter(deps.store, w.event, w.match, pointer, expiresAt);
   }
   const now = deps.clock.now();
   const needed = durableKeepUntil(now, s.waiting.until, retentionDays);
@@ -54,7 +50,8 @@ export async function beforeSuspend(
  * SQS's longest delay sends its own wake-up (the message the run came with, delayed); longer ones are
  * promoted by the reaper at their end. A token completed while the run was deciding to wait found
  * the job still running and resumed nothing, so the run looks once more and resumes the job itself
- * (whoever resumes first wins the write).
+ * (whoever resumes first wins the write); an event wait likewise reads the events kept for its
+ * lookback (the ordering: lib/durable/event-lookback.ts).
  */
 export async function afterSuspend(
   deps: DurableDeps,
@@ -63,17 +60,19 @@ export async function afterSuspend(
   now: number,
 ): Promise<void> {
   if (!landed) {
-    if (!s.waiter) return;
-    const version = { step: s.waiter.step, putBy: { lease: fence } };
-    await deleteEventWaiter(deps.store, s.waiter.event, s.waiter.match, item.id, version);
+    for (const w of s.waiters()) {
+      const version = { step: w.step, putBy: { lease: fence } };
+      await deleteEventWaiter(deps.store, w.event, w.match, item.id, version);
+    }
     return;
   }
+  for (const w of s.waiters()) if (await resumeFromBuffer(deps, item, w, fence)) return;
   if (s.wakesByMessage(now)) {
     const delaySeconds = Math.max(0, Math.ceil((s.waiting.until - now) / 1000));
     await deps.transport.send({ message: msg, delaySeconds });
     return;
   }
-  const token = s.waiting.token;
-  if (token !== undefined && (await getToken(deps.store, token))?.status === "completed")
-    await resumeWaitingJob(deps, item, { token });
+  for (const token of s.waiting.token !== undefined ? [s.waiting.token] : (s.waiting.tokens ?? []))
+    if ((await getToken(deps.store, token))?.status === "completed")
+      if (await resumeWaitingJob(deps, item, { token })) return;
 }

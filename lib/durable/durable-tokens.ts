@@ -56,6 +56,7 @@ function secretMatches(token: TokenItem, secret: string | undefined): boolean {
 /** Why a token can't be completed now, or undefined when it can. */
 function refusal(token: TokenItem, now: number, jobEnded: string | undefined): string | undefined {
   if (token.status === "completed") return `token ${token.id} is already completed`;
+  if (token.status === "cancelled") return `token ${token.id} lost its job's race: another branch won`;
   if (token.timeoutAt <= now) return `token ${token.id} timed out at ${iso(token.timeoutAt)}`;
   if (jobEnded) return `token ${token.id}'s job is ${jobEnded}`;
   return undefined;

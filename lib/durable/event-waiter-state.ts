@@ -1,5 +1,6 @@
 import { isTerminal } from "../job/status.ts";
 import type { JobItem } from "../store/job-item.ts";
+import { eventPairOf } from "../store/step-record.ts";
 
 /**
  * What an event's waiter (a pointer to a job's wait, docs/architecture.md §22) is worth, judged from
@@ -9,7 +10,8 @@ import type { JobItem } from "../store/job-item.ts";
 
 /**
  * The job waits for this event, at this step, now: scheduled, its `waiting` on the pair, and the
- * step's entry of that pair still without data. A resume of it can win (unless something else
+ * step's entry of that pair still without data (or, in a race, the race's entry with a branch on
+ * the pair, no winner yet, and the pair among its `waiting.pairs`). A resume of it can win (unless something else
  * moves the job first).
  */
 export function waitsForEvent(
@@ -20,6 +22,11 @@ export function waitsForEvent(
 ): job is JobItem {
   if (job?.status !== "scheduled") return false;
   const w = job.waiting;
+  if (w?.for === "any") {
+    const race = job.steps?.[step];
+    const branch = race?.race?.some((b) => b.event === event && b.match === match);
+    return branch === true && race?.w === undefined && (w.pairs ?? []).includes(eventPairOf(event, match));
+  }
   if (w?.for !== "event" || w.event !== event || w.match !== match) return false;
   const entry = job.steps?.[step];
   return entry?.event === event && entry.match === match && entry.v === undefined && entry.o === undefined;
@@ -36,6 +43,6 @@ export function waiterIsStale(job: JobItem | undefined, step: string, now: numbe
   if (!job || isTerminal(job.status)) return true;
   const entry = job.steps?.[step];
   if (!entry) return false;
-  if (entry.v !== undefined || entry.o !== undefined) return true;
+  if (entry.v !== undefined || entry.o !== undefined || entry.w !== undefined) return true;
   return entry.until !== undefined && entry.until <= now;
 }

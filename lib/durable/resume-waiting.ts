@@ -18,7 +18,7 @@ export async function resumeWaitingJob(
   deps: Pick<Engine, "store" | "claims" | "transport" | "clock" | "metrics">,
   job: { id: string; queue: string },
   match: WaitMatch,
-  data?: Pick<StepRecord, "v" | "o">,
+  data?: Pick<StepRecord, "v" | "o" | "e" | "w">,
 ): Promise<boolean> {
   const now = deps.clock.now();
   if (!(await resumeWaiting(deps.store, job, match, promotionHoldUntil(now, now), data))) return false;

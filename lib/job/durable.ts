@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { DurableMisuseError } from "../errors.ts";
 import { eventWaiterWrites, storedKeyProblem } from "./key-layout.ts";
+import type { EventBranch, RaceBranch, RaceToken, RaceWon, TimerBranch, TokenBranch } from "./race.ts";
 import type { JobStatus } from "./status.ts";
 
 /**
@@ -86,6 +87,11 @@ export interface EventWait<T = unknown> {
   timeoutSeconds: number;
   /** Checks and types the event's data; `unknown` without it. */
   schema?: z.ZodType<T>;
+  /**
+   * "lookback" (the default): an event that came within its name's lookback before the wait began
+   * resumes it too. "wait": only one that comes after the wait began.
+   */
+  since?: "lookback" | "wait";
 }
 
 /** The durable half of a handler's context; each name is recorded once per job. */
@@ -101,6 +107,24 @@ export interface DurableContext {
   waitForToken<T = unknown>(token: WaitToken, options?: { schema?: z.ZodType<T> }): Promise<T>;
   /** Ends the run until a matching event arrives, then returns its data (EventTimeoutError on timeout). */
   waitForEvent<T = unknown>(name: string, wait: EventWait<T>): Promise<T>;
+  /** A race's branch (`waitForAny`): the token's completion wins, with its data. */
+  token<const N extends string, T = unknown>(
+    name: N,
+    token: RaceToken,
+    options?: { schema?: z.ZodType<T> },
+  ): TokenBranch<N, T>;
+  /** A race's branch: a matching event wins, with its data (kept ones within the lookback too). */
+  event<const N extends string, T = unknown>(
+    name: N,
+    wait: Omit<EventWait<T>, "timeoutSeconds">,
+  ): EventBranch<N, T>;
+  /** A race's branch: it wins when `seconds` (0..365 days) have passed, with no data. */
+  timer<const N extends string>(name: N, seconds: number): TimerBranch<N>;
+  /**
+   * Ends the run until the first of its branches (at least two, each named once) wins, then returns
+   * `{ branch, data }`; the others are cancelled (a losing token answers 409, an event's waiter goes).
+   */
+  waitForAny<const B extends readonly RaceBranch[]>(name: string, branches: B): Promise<RaceWon<B[number]>>;
 }
 
 /** A wait token as GET /tokens/{id} shows it, never its secret. */
@@ -119,7 +143,7 @@ export interface TokenView {
 
 /** What a waiting job waits for, as GET /jobs/{id} shows it. */
 export interface WaitingView {
-  for: "sleep" | "token" | "event";
+  for: "sleep" | "token" | "event" | "any";
   until?: string;
   token?: string;
   event?: string;
@@ -129,12 +153,14 @@ export interface WaitingView {
 /** One recorded step, as GET /jobs/{id}/steps lists it. */
 export interface StepView {
   name: string;
-  type: "step" | "sleep" | "token" | "event";
+  type: "step" | "sleep" | "token" | "event" | "race";
   /** done: recorded (a sleep that has passed, an event that arrived); sleeping, waiting, timed-out. */
   status: "done" | "sleeping" | "waiting" | "timed-out";
   attempt: number;
   at: string;
   until?: string;
+  /** A race's winning branch (`ctx.waitForAny`). */
+  won?: string;
   result?: unknown;
 }
 

@@ -30,6 +30,9 @@ export const parkSort = (fk: FlowKey, createdAt: number, id: string) =>
 /** The jobs waiting for an event (§22): one partition per name and match value, both URI-encoded. */
 export const eventWaitersPartition = (event: string, match: string) =>
   `evt#${encodeURIComponent(event)}#${encodeURIComponent(match)}`;
+/** The events kept for a lookback (§22): one partition per name and match, as long as its waiters'. */
+export const bufferedEventsPartition = (event: string, match: string) =>
+  `evb#${encodeURIComponent(event)}#${encodeURIComponent(match)}`;
 
 /** One key attribute the store writes: its text, which of DynamoDB's limits holds it, its layout. */
 export interface WrittenKey {

@@ -123,7 +123,7 @@ export const JobView = z.object({
   /** A suspended durable job: a sleep, a token or an event, until when (docs/architecture.md §22). */
   waiting: z
     .object({
-      for: z.enum(["sleep", "token", "event"]),
+      for: z.enum(["sleep", "token", "event", "any"]),
       until: z.iso.datetime().optional(),
       token: z.string().optional(),
       event: z.string().optional(),

@@ -2,6 +2,7 @@ import { ClientError, type ClientErrorCode, ConfigError, UnrecoverableError, Usa
 import { coalesceRuleOf } from "../job/coalesce.ts";
 import type { DurableContext } from "../job/durable.ts";
 import type { CompletionContext, FollowUpOptions, JobContext } from "../job/kind.ts";
+import { raceBranches } from "../job/race.ts";
 import { jobFields, type Log, withFields } from "../observability/log.ts";
 import type { Engine } from "../services/engine-services.ts";
 import type { JobItem } from "../store/job-item.ts";
@@ -59,6 +60,9 @@ export function durableUnavailable(why: string): DurableContext {
     createToken: async () => refuse(),
     waitForToken: async () => refuse(),
     waitForEvent: async () => refuse(),
+    // Building a branch records nothing; the race itself is refused.
+    ...raceBranches,
+    waitForAny: async () => refuse(),
   };
 }
 

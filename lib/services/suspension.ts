@@ -4,6 +4,12 @@ import type { StepRecord, WaitingRecord } from "../store/step-record.ts";
 /** mapExists: whether the job item has a steps map yet (its first entry writes the map). */
 export type SuspendStep = { name: string; record: StepRecord; mapExists: boolean };
 
+/**
+ * An event wait's pointer, and the time (ms) from which it takes buffered events; in a race, the
+ * branch it is (its step is the race's name).
+ */
+export type SuspendWaiter = { event: string; match: string; step: string; since: number; branch?: string };
+
 /** A recorded step whose body is a claims object: its name, the object's key, and when it was recorded. */
 export type StoredBody = { name: string; o: string; t: number };
 
@@ -17,17 +23,24 @@ export class Suspension {
   readonly waiting: WaitingRecord;
   /** The sleep's or event wait's record, written by the suspend itself (absent when recorded before). */
   readonly step: SuspendStep | undefined;
-  /** An event wait's pointer, written before the suspend (lib/store/event-waiter-ops.ts). */
-  readonly waiter: { event: string; match: string; step: string } | undefined;
+  /**
+   * An event wait's pointer, written before the suspend (lib/store/event-waiter-ops.ts); `since`: the
+   * time from which the wait takes events kept for a lookback (lib/durable/event-lookback.ts).
+   */
+  readonly waiter: SuspendWaiter | undefined;
   /** The job's recorded bodies in the claims bucket, which the wait must not outlast (§22, Retention). */
   readonly bodies: readonly StoredBody[];
+  /** A race's event branches' pointers (`ctx.waitForAny`), written as `waiter` is. */
+  readonly raceWaiters: readonly SuspendWaiter[];
 
   constructor(
     waiting: WaitingRecord,
     step?: SuspendStep,
-    waiter?: { event: string; match: string; step: string },
+    waiter?: SuspendWaiter,
     bodies: readonly StoredBody[] = [],
+    raceWaiters: readonly SuspendWaiter[] = [],
   ) {
+    this.raceWaiters = raceWaiters;
     this.waiting = waiting;
     this.step = step;
     this.waiter = waiter;
@@ -41,6 +54,11 @@ export class Suspension {
 
   /** The same suspension, with the job's stored bodies the run knows of. */
   withBodies(bodies: readonly StoredBody[]): Suspension {
-    return new Suspension(this.waiting, this.step, this.waiter, bodies);
+    return new Suspension(this.waiting, this.step, this.waiter, bodies, this.raceWaiters);
+  }
+
+  /** Every event pointer the wait writes before its suspend. */
+  waiters(): readonly SuspendWaiter[] {
+    return this.waiter ? [this.waiter, ...this.raceWaiters] : this.raceWaiters;
   }
 }

@@ -23,6 +23,8 @@ export interface EventWaiter {
    * decided on one version never takes a later run's. Undefined on pointers written before it was kept.
    */
   lease?: string | undefined;
+  /** In a race (`ctx.waitForAny`, whose name is `step`): the branch this event would win. */
+  branch?: string | undefined;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function putEventWaiter(
         queue: waiter.queue,
         step: waiter.step,
         lease: waiter.lease,
+        ...(waiter.branch !== undefined ? { branch: waiter.branch } : {}),
         expiresAt,
         ...formatStamp("eventWaiter"),
       },
@@ -90,6 +93,7 @@ export async function listEventWaiters(
       queue: String(item.queue),
       step: String(item.step),
       lease: typeof item.lease === "string" ? item.lease : undefined,
+      branch: typeof item.branch === "string" ? item.branch : undefined,
     }),
   );
   return { waiters, next: out.LastEvaluatedKey };
@@ -135,10 +139,21 @@ export const deleteEventWaiterTransitions = [] as const satisfies StoreTransitio
 
 /**
  * A job that ended while it waited for an event (a cancel of the scheduled job) leaves its
- * pointer: deleted here, by its wait's step (the entry of the pair with the wait's timeout and no data).
+ * pointer: deleted here, by its wait's step (the entry of the pair with the wait's timeout and no
+ * data); a race's, each of its event branches' pointers.
  */
 export async function deleteWaiterOfEnded(ctx: StoreContext, job: JobItem): Promise<void> {
   const w = job.waiting;
+  if (w?.for === "any") {
+    // A race's entry carries the pair of each of its event branches.
+    const race = Object.entries(job.steps ?? {}).find(
+      ([, r]) => r.race && r.w === undefined && r.until === w.until,
+    );
+    for (const b of race?.[1].race ?? [])
+      if (b.event !== undefined && b.match !== undefined)
+        await deleteEventWaiter(ctx, b.event, b.match, job.id, { step: race?.[0] ?? "" });
+    return;
+  }
   if (w?.for !== "event" || w.event === undefined || w.match === undefined) return;
   const step = Object.entries(job.steps ?? {}).find(
     ([, r]) =>

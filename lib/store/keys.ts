@@ -1,6 +1,7 @@
 import { encodeFlowKey, type FlowKey } from "../job/flow-key.ts";
 import {
   batchKeyPartition,
+  bufferedEventsPartition,
   coalesceLockPartition,
   eventWaitersPartition,
   flowKeyPartition,
@@ -131,6 +132,14 @@ export const eventWaiterKey = (event: string, match: string, jobId: string) => (
   pk: eventWaitersPartition(event, match),
   sk: jobId,
 });
+/**
+ * An event POST /events keeps for its lookback: under its pair's partition, sorted by when it came
+ * (then its id), so a wait reads those since a time in one query.
+ */
+export const bufferedEventKey = (event: string, match: string, at: number, id: string) => ({
+  pk: bufferedEventsPartition(event, match),
+  sk: indexSort(at, id),
+});
 
 /**
  * The access pattern a partition key belongs to, named for people (the scale model in
@@ -162,5 +171,6 @@ const TABLE_PATTERNS: Readonly<Record<string, string>> = {
   "fkey#": "flow key state",
   "tok#": "wait token",
   "evt#": "event waiters",
+  "evb#": "buffered events",
   "cursor#": "reaper cursor",
 };

@@ -6,6 +6,7 @@ import {
   attributeMissing,
   leaseHeldBy,
   scheduledIn,
+  setContains,
   statusIs,
 } from "./conditions.ts";
 import {
@@ -15,10 +16,10 @@ import {
   type StoreContext,
   wonRace,
 } from "./context.ts";
-import { and, type Condition, type Expr, Update } from "./expression.ts";
+import { and, type Condition, type Expr, or, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { indexKeys, jobKey } from "./keys.ts";
-import type { StepRecord } from "./step-record.ts";
+import { eventPairOf, type StepRecord } from "./step-record.ts";
 
 /** No entry of this name in the job's steps map (the map itself may be missing). */
 export const stepMissing =
@@ -93,17 +94,23 @@ export const recordStepTransitions = [] as const satisfies StoreTransitions;
 export type WaitMatch = { token: string } | { event: string; match: string; step: string };
 
 /**
- * The job is still scheduled (its index key witnesses it: scheduledIn) and waits, as `match` says;
- * a cancel, a claim or a timeout's run moved it on. No `status`: the token callback's role may not
+ * The job is still scheduled (its index key witnesses it: scheduledIn) and waits, as `match` says
+ * (alone, or as one branch of a race: `waiting.tokens`, `waiting.pairs`); a cancel, a claim, a
+ * timeout's run or a race's other branch moved it on. No `status`: the token callback's role may not
  * touch that attribute of a job (RESUME_ON_TOKEN_ATTRIBUTES).
  */
 const waitsFor = (queue: string, match: WaitMatch): Condition =>
   "token" in match
-    ? and(scheduledIn(queue), attributeEquals("waiting.token", match.token))
+    ? and(
+        scheduledIn(queue),
+        or(attributeEquals("waiting.token", match.token), setContains("waiting.tokens", match.token)),
+      )
     : and(
         scheduledIn(queue),
-        attributeEquals("waiting.event", match.event),
-        attributeEquals("waiting.match", match.match),
+        or(
+          and(attributeEquals("waiting.event", match.event), attributeEquals("waiting.match", match.match)),
+          setContains("waiting.pairs", eventPairOf(match.event, match.match)),
+        ),
       );
 
 /**
@@ -125,7 +132,8 @@ export const RESUME_ON_TOKEN_ATTRIBUTES = [
 /**
  * resumeWaiting — a suspended job's wait is over (its token completed, its event arrived).
  * input: the job (id, queue), what it must wait for, the promotion hold for its message's send, and
- *   for an event the data's entry fields (v or o) to add to the wait's step.
+ *   for an event the data's entry fields (v or o, the event's id e, and in a race its branch w) to
+ *   add to the wait's step.
  * condition: scheduled AND waiting for exactly this (a cancel, a timeout's run or another resume
  *   moved it first: nothing written).
  * result: true when it landed: still scheduled, but due now and no longer waiting, held against the
@@ -139,7 +147,7 @@ export async function resumeWaiting(
   job: { id: string; queue: string },
   match: WaitMatch,
   holdUntil: number,
-  data?: Pick<StepRecord, "v" | "o">,
+  data?: Pick<StepRecord, "v" | "o" | "e" | "w">,
 ): Promise<boolean> {
   const now = ctx.clock.now();
   const write = conditionalUpdateNoReturn(

@@ -8,7 +8,10 @@ import type { StepView, WaitingView } from "../job/durable.ts";
  * - v: the result's JSON inline, or o: the key of its claims object (over 8 KiB, or once the job's
  *   inline steps fill INLINE_STEPS_BYTES).
  * - until: a sleep's end, or a wait's timeout. token: a token step's id (its result is the token).
- * - event, match: an event wait's; its data arrives in v or o.
+ * - event, match: an event wait's; its data arrives in v or o, and e: the id of the event it took
+ *   (so a later wait of the job on the same pair doesn't take a buffered event again).
+ * - race: a `waitForAny`'s branches (until: its deadline), and w: the branch that won (its data in v
+ *   or o; a timer's none), written once (lib/store/race-ops.ts, or an event's resume).
  */
 export interface StepRecord {
   n: number;
@@ -20,16 +23,36 @@ export interface StepRecord {
   token?: string;
   event?: string;
   match?: string;
+  e?: string;
+  race?: RaceBranchRecord[];
+  w?: string;
+}
+
+/** One branch of a race as its entry keeps it: its name, and its token's id or its event's pair. */
+export interface RaceBranchRecord {
+  b: string;
+  token?: string;
+  event?: string;
+  match?: string;
+  /** A timer's end. */
+  until?: number;
 }
 
 /** What a suspended job waits for: the item's `waiting`, set by the suspend, removed by the claim. */
 export interface WaitingRecord {
-  for: "sleep" | "token" | "event";
+  for: "sleep" | "token" | "event" | "any";
   until: number;
   token?: string;
   event?: string;
   match?: string;
+  /** A race's (`for: "any"`) tokens, and its events' pairs (eventPairOf), which a resume's condition finds. */
+  tokens?: string[];
+  pairs?: string[];
 }
+
+/** An event's name and match as one value, as a race's `waiting.pairs` holds them. */
+export const eventPairOf = (event: string, match: string) =>
+  `${encodeURIComponent(event)}#${encodeURIComponent(match)}`;
 
 /** A job's inline step results stop here; later ones go to the claims bucket, keeping the item small. */
 export const INLINE_STEPS_BYTES = 32 * 1024;
@@ -53,6 +76,7 @@ export function toWaitingView(w: WaitingRecord): WaitingView {
 }
 
 function typeOf(r: StepRecord): StepView["type"] {
+  if (r.race !== undefined) return "race";
   if (r.event !== undefined) return "event";
   if (r.token !== undefined) return "token";
   if (r.until !== undefined) return "sleep";
@@ -61,6 +85,7 @@ function typeOf(r: StepRecord): StepView["type"] {
 
 function statusOf(r: StepRecord, now: number): StepView["status"] {
   const type = typeOf(r);
+  if (type === "race" && r.w === undefined) return (r.until ?? 0) > now ? "waiting" : "timed-out";
   if (type === "sleep") return (r.until ?? 0) > now ? "sleeping" : "done";
   if (type === "event" && r.v === undefined && r.o === undefined)
     return (r.until ?? 0) > now ? "waiting" : "timed-out";
@@ -87,6 +112,7 @@ export function toStepViews(
         attempt: r.a,
         at: iso(r.t),
         ...(r.until !== undefined ? { until: iso(r.until) } : {}),
+        ...(r.w !== undefined ? { won: r.w } : {}),
         ...(json !== undefined ? { result: JSON.parse(json) } : {}),
       };
     });

@@ -2,7 +2,13 @@ import { createHash } from "node:crypto";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import type { StoreTransitions } from "../job/status.ts";
 import { attributeAfter, attributeEquals, itemMissing } from "./conditions.ts";
-import { conditionalPut, conditionalUpdateNoReturn, orOnConflict, type StoreContext } from "./context.ts";
+import {
+  conditionalPut,
+  conditionalUpdateNoReturn,
+  orOnConflict,
+  type StoreContext,
+  wonRace,
+} from "./context.ts";
 import { and, Update } from "./expression.ts";
 import { tokenKey } from "./keys.ts";
 import { checkFormat, formatStamp } from "./stored-formats.ts";
@@ -10,8 +16,8 @@ import { checkFormat, formatStamp } from "./stored-formats.ts";
 /**
  * A durable job's wait token (docs/architecture.md §22). Only the hash of its secret is kept: the
  * url that carries the secret lives in the job's step record, which only the job's readers see.
- * Tokens have no status machine of the job's: pending → completed, once; a timeout is read from
- * `timeoutAt`, not written.
+ * Tokens have no status machine of the job's: pending → completed, once, or pending → cancelled when
+ * it lost its job's race (`ctx.waitForAny`); a timeout is read from `timeoutAt`, not written.
  */
 export interface TokenItem {
   pk: string;
@@ -22,7 +28,7 @@ export interface TokenItem {
   queue: string;
   /** The step it was created under. */
   step: string;
-  status: "pending" | "completed";
+  status: "pending" | "completed" | "cancelled";
   secretHash: string;
   createdAt: number;
   timeoutAt: number;
@@ -118,3 +124,25 @@ export async function completeToken(
 }
 
 export const completeTokenTransitions = [] as const satisfies StoreTransitions;
+
+/**
+ * cancelToken — a pending token lost its job's race (lib/durable/race.ts): a completion after it
+ * answers 409.
+ * input: the token id. condition: pending (a completion that landed first stays; its data is not
+ *   the race's). result: whether it was cancelled.
+ */
+export async function cancelToken(ctx: StoreContext, id: string): Promise<boolean> {
+  const write = conditionalUpdateNoReturn(
+    ctx,
+    "cancelToken",
+    tokenKey(id),
+    (e) => ({
+      update: new Update(e).set("status", "cancelled"),
+      condition: attributeEquals("status", "pending"),
+    }),
+    { readCurrent: false },
+  );
+  return wonRace(write);
+}
+
+export const cancelTokenTransitions = [] as const satisfies StoreTransitions;

@@ -2,6 +2,7 @@ import { ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { SQSEvent } from "aws-lambda";
 import { afterEach } from "vitest";
 import type { Clock } from "../../lib/clock.ts";
+import type { EventDeclaration } from "../../lib/declarations/event-declaration.ts";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import { buildEngine } from "../../lib/engine.ts";
 import type { JournalLimits } from "../../lib/job/durable.ts";
@@ -30,6 +31,8 @@ export interface HarnessOptions {
   log?: Log;
   /** Durable jobs' journal bounds, when a test plays the caps at a smaller size. */
   journalLimits?: JournalLimits;
+  /** The app's event declarations (their lookbacks); none by default. */
+  events?: EventDeclaration[];
 }
 
 export interface Harness {
@@ -61,7 +64,11 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
   const { sqs } = wiring;
   const urls = fresh.queues.get(queue.name) as ProvisionedQueue;
   const metrics = new MemoryMetrics();
-  const app = testApp({ queues: [queue], kinds: [...testApp().kinds, ...(options.extraKinds ?? [])] });
+  const app = testApp({
+    queues: [queue],
+    kinds: [...testApp().kinds, ...(options.extraKinds ?? [])],
+    ...(options.events ? { events: options.events } : {}),
+  });
   const engine = buildEngine({
     app,
     poolKinds: [],

@@ -2,11 +2,11 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { apiRouteMatcher } from "../../lib/api/route-keys.ts";
 import { EventRequest } from "../../lib/durable/deliver-event.ts";
-import { codeBlocks, httpRequestOf } from "../support/doc-blocks.ts";
+import { codeBlocks, docBlocks, httpRequestOf } from "../support/doc-blocks.ts";
 
 /**
- * docs/guide/durable-jobs.md can't drift: its TypeScript block is the demo kind's file (type-checked and
- * run by the suite), and each HTTP block names a route the API serves, with a body the route takes.
+ * docs/guide/durable-jobs.md can't drift: its first TypeScript block is the demo kind's file (type-checked
+ * and run by the suite), the others compile as files of the project, and each HTTP block names a route the API serves, with a body the route takes.
  * The event block is also sent to a waiting job by test/integration/durable.test.ts.
  */
 const DOC = "docs/guide/durable-jobs.md";
@@ -14,7 +14,12 @@ const DOC = "docs/guide/durable-jobs.md";
 describe("docs/guide/durable-jobs.md", () => {
   it("its TypeScript block is app/kinds/onboard.ts", () => {
     const file = readFileSync(new URL("../../app/kinds/onboard.ts", import.meta.url), "utf8");
-    expect(codeBlocks(DOC, "ts")).toEqual([file]);
+    const blocks = docBlocks(DOC).filter((b) => b.lang === "ts");
+    const marked = blocks.filter((b) => b.marker?.includes("it is app/kinds/onboard.ts"));
+    expect(marked.map((b) => b.text)).toEqual([file]);
+    // Every other TypeScript block is compiled as a file of the project (test/unit/guide-snippets.test.ts).
+    for (const block of blocks.filter((b) => !marked.includes(b)))
+      expect(block.marker, block.text).toMatch(/^checked by test\/unit\/guide-snippets\.test\.ts/);
   });
 
   it("each HTTP block is a route of the API with a JSON body", () => {

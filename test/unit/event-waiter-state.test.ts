@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { waiterIsStale, waitsForEvent } from "../../lib/durable/event-waiter-state.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
-import type { StepRecord } from "../../lib/store/step-record.ts";
+import { eventPairOf, type StepRecord } from "../../lib/store/step-record.ts";
 import { ManualClock } from "../support/clock.ts";
 import { queuedItem } from "../support/jobs.ts";
 
@@ -66,5 +66,36 @@ describe("waiterIsStale", () => {
     ["its job is paused, to be resumed by an operator", waitingJob({ status: "paused", waiting: undefined })],
   ])("%s: kept", (_, job) => {
     expect(waiterIsStale(job, "paid", now)).toBe(false);
+  });
+});
+
+describe("a race's waiter (ctx.waitForAny)", () => {
+  const raceEntry: StepRecord = {
+    n: 1,
+    a: 1,
+    t: now - 1000,
+    until,
+    race: [
+      { b: "shipped", event: "order.shipped", match: "o-1" },
+      { b: "give-up", until },
+    ],
+  };
+  const racing = (overrides: Partial<JobItem> = {}) =>
+    waitingJob({
+      waiting: { for: "any", until, pairs: [eventPairOf("order.shipped", "o-1")] },
+      steps: { race: raceEntry },
+      ...overrides,
+    });
+
+  it("a job racing on the pair, no branch won yet: a resume can win", () => {
+    expect(waitsForEvent(racing(), "order.shipped", "o-1", "race")).toBe(true);
+  });
+
+  it("another pair, or a race already won: no resume is tried; a won race's pointer is stale", () => {
+    expect(waitsForEvent(racing(), "order.shipped", "o-2", "race")).toBe(false);
+    const won = racing({ steps: { race: { ...raceEntry, w: "give-up" } } });
+    expect(waitsForEvent(won, "order.shipped", "o-1", "race")).toBe(false);
+    expect(waiterIsStale(won, "race", now)).toBe(true);
+    expect(waiterIsStale(racing(), "race", now)).toBe(false);
   });
 });

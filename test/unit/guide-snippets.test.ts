@@ -12,7 +12,12 @@ import { projectRoot } from "../support/project-copy.ts";
  * project's compiler options. Every block marked `<!-- checked by test/unit/guide-snippets.test.ts -->`
  * in these documents compiles here.
  */
-const DOCS = ["docs/guide/enqueue.md", "docs/guide/deploy.md", "docs/guide/lanes-and-cost.md"];
+const DOCS = [
+  "docs/guide/enqueue.md",
+  "docs/guide/deploy.md",
+  "docs/guide/lanes-and-cost.md",
+  "docs/guide/durable-jobs.md",
+];
 const MARK = "checked by test/unit/guide-snippets.test.ts";
 const dir = join(projectRoot, "test/.snippets");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -29,7 +29,7 @@ import type { JobMessage } from "../../lib/transport/job-message.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { unreachableClaimStore } from "../support/claims.ts";
 import { ManualClock } from "../support/clock.ts";
-import { testRegistry } from "../support/test-app.ts";
+import { testApp, testRegistry } from "../support/test-app.ts";
 import { kindOnDefaultQueue } from "../support/test-kinds.ts";
 import { conditionalFailure, newDynamoClient, newSqsClient, queueUrls } from "./aws-mocks.ts";
 
@@ -80,7 +80,7 @@ beforeEach(() => {
       flow,
       coalesce,
       groups: new Groups({ ...services, producer }),
-      durable: new Durable({ ...services, tokenUrlBase: () => undefined }),
+      durable: new Durable({ ...services, app: testApp(), tokenUrlBase: () => undefined }),
       random: () => 0,
     },
     { recordConcurrency: 4 },

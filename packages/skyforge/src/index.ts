@@ -44,6 +44,7 @@ export {
   type ScopeName,
   type UnboundApp,
 } from "../../../lib/declarations/define-app.ts";
+export { defineEvent, type EventDeclaration } from "../../../lib/declarations/event-declaration.ts";
 export type { PoolBatch, PoolKindDeclaration, PoolKindSpec } from "../../../lib/declarations/pool-kind.ts";
 export type { QueueDeclaration, QueueTier } from "../../../lib/declarations/queue-declaration.ts";
 export type { RateLimitScope } from "../../../lib/declarations/rate-limit-scope.ts";
