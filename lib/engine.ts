@@ -86,6 +86,8 @@ export function buildEngine(config: EngineConfig): Engine {
       queues,
       clock,
       metrics,
+      producer,
+      registry,
       tokenUrlBase: () => engine.tokenUrlBase,
     }),
     flow,

@@ -64,8 +64,8 @@ export class DurableRun {
    * in force, which sizes how long its bodies in the claims bucket are kept (durableKeepUntil).
    */
   constructor(
-    private readonly deps: DurableDeps,
-    private readonly item: JobItem,
+    readonly deps: DurableDeps,
+    readonly item: JobItem,
     private readonly fence: string,
     private readonly live: () => boolean,
     private readonly retentionDays: { done: number; dead: number },
@@ -78,7 +78,7 @@ export class DurableRun {
     });
   }
 
-  get context(): DurableContext {
+  get context(): Omit<DurableContext, "invoke"> {
     return {
       step: (name, fn) => this.step(name, fn),
       sleep: (name, seconds) => this.sleepFor(name, seconds),
@@ -90,7 +90,7 @@ export class DurableRun {
   }
 
   /** The name checked and taken for this run; its record if an earlier run made one. */
-  private take(name: string): StepRecord | undefined {
+  take(name: string): StepRecord | undefined {
     const problem = stepNameProblem(name);
     if (problem) throw new DurableMisuseError(problem);
     if (this.seen.has(name))
@@ -105,15 +105,15 @@ export class DurableRun {
   }
 
   /** Before work a new owner may also do: a run that may have lost its job does none of it. */
-  private stillOurs(): void {
+  stillOurs(): void {
     if (!this.live()) throw new UsageError("this run may have lost its lease: it records nothing more");
   }
 
-  private record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord {
+  record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord {
     return { n: this.order, a: this.item.attempts, t: this.deps.clock.now(), ...fields };
   }
 
-  private async write(name: string, record: StepRecord): Promise<StepRecord> {
+  async write(name: string, record: StepRecord): Promise<StepRecord> {
     this.stillOurs();
     const out = await recordStep(this.deps.store, this.item.id, this.fence, name, record, this.mapExists);
     if (!out.recorded && out.reason === "lease_lost")
@@ -289,7 +289,7 @@ export class DurableRun {
    * Ends the run with `s` once the steps in flight have settled: the handler's call never returns
    * (its run is over). The run's first wait wins; a later one side by side waits after the wake.
    */
-  private wait(s: Suspension): Promise<never> {
+  wait(s: Suspension): Promise<never> {
     this.inFlight.endAfterSteps(() => {
       // A step recorded meanwhile may have written the job's first steps map.
       const step = s.step && { ...s.step, mapExists: this.mapExists };

@@ -1,6 +1,6 @@
 import { loadDurable } from "../claims/durable-bodies.ts";
 import { ClientError } from "../errors.ts";
-import type { EventDelivery, JobSteps, TokenCompleted, TokenView } from "../job/durable.ts";
+import type { DurableContext, EventDelivery, JobSteps, TokenCompleted, TokenView } from "../job/durable.ts";
 import type {
   DurableRunHandle,
   DurableService,
@@ -11,6 +11,8 @@ import type { Suspension } from "../services/suspension.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
 import { toStepViews, toWaitingView } from "../store/step-record.ts";
+import { childEnded } from "./child-end.ts";
+import { invokeChild } from "./child-jobs.ts";
 import { deliverEvent } from "./deliver-event.ts";
 import type { DurableDeps } from "./durable-deps.ts";
 import { DurableRun } from "./durable-run.ts";
@@ -23,7 +25,9 @@ export class Durable implements DurableService {
 
   openRun(item: JobItem, fence: string, live: () => boolean, retentionDays: RetentionDays): DurableRunHandle {
     const run = new DurableRun(this.deps, item, fence, live, retentionDays);
-    return { context: run.context, suspended: run.suspended };
+    const invoke: DurableContext["invoke"] = (kind, payload, options) =>
+      invokeChild(run, kind, payload, options);
+    return { context: { ...run.context, invoke }, suspended: run.suspended };
   }
 
   beforeSuspend(item: JobItem, s: Suspension, fence: string, retentionDays: RetentionDays) {
@@ -59,5 +63,9 @@ export class Durable implements DurableService {
 
   deliverEvent(raw: unknown): Promise<EventDelivery> {
     return deliverEvent(this.deps, raw);
+  }
+
+  async childEnded(job: JobItem): Promise<void> {
+    await childEnded(this.deps, job);
   }
 }

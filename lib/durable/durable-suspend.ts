@@ -4,7 +4,9 @@ import type { RetentionDays, SuspendWrite } from "../services/durable-service.ts
 import type { Suspension } from "../services/suspension.ts";
 import { deleteEventWaiter, putEventWaiter } from "../store/event-waiter-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
+import { getJob } from "../store/read-ops.ts";
 import { getToken } from "../store/token-ops.ts";
+import { childEnded } from "./child-end.ts";
 import type { DurableDeps } from "./durable-deps.ts";
 import { resumeWaitingJob } from "./resume-waiting.ts";
 
@@ -54,7 +56,7 @@ export async function beforeSuspend(
  * SQS's longest delay sends its own wake-up (the message the run came with, delayed); longer ones are
  * promoted by the reaper at their end. A token completed while the run was deciding to wait found
  * the job still running and resumed nothing, so the run looks once more and resumes the job itself
- * (whoever resumes first wins the write).
+ * (whoever resumes first wins the write); so does a child job (`ctx.invoke`) that ended meanwhile.
  */
 export async function afterSuspend(
   deps: DurableDeps,
@@ -76,4 +78,7 @@ export async function afterSuspend(
   const token = s.waiting.token;
   if (token !== undefined && (await getToken(deps.store, token))?.status === "completed")
     await resumeWaitingJob(deps, item, { token });
+  // A child that ended while this run decided to wait for it found its parent running: look again.
+  const child = s.waiting.child === undefined ? undefined : await getJob(deps.store, s.waiting.child);
+  if (child) await childEnded(deps, child);
 }

@@ -76,6 +76,12 @@ export interface EventWait<T = unknown> {
   schema?: z.ZodType<T>;
 }
 
+/** `ctx.invoke`'s options (docs/guide/durable-jobs.md, "Child jobs"). */
+export interface InvokeOptions {
+  /** The child step's name in this job; the child's kind when left out. */
+  name?: string;
+}
+
 /** The durable half of a handler's context; each name is recorded once per job. */
 export interface DurableContext {
   /** Runs `fn` once per job: a later run returns its recorded result (JSON, ≤ 1 MiB). */
@@ -89,6 +95,11 @@ export interface DurableContext {
   waitForToken<T = unknown>(token: WaitToken, options?: { schema?: z.ZodType<T> }): Promise<T>;
   /** Ends the run until a matching event arrives, then returns its data (EventTimeoutError on timeout). */
   waitForEvent<T = unknown>(name: string, wait: EventWait<T>): Promise<T>;
+  /**
+   * Enqueues a child job once per job, ends the run until it ends, then returns its result (or throws
+   * ChildJobError). An app's kinds see it typed by the child's kind (lib/declarations/define-app.ts).
+   */
+  invoke(kind: string, payload: unknown, options?: InvokeOptions): Promise<unknown>;
 }
 
 /** A wait token as GET /tokens/{id} shows it, never its secret. */
@@ -107,22 +118,26 @@ export interface TokenView {
 
 /** What a waiting job waits for, as GET /jobs/{id} shows it. */
 export interface WaitingView {
-  for: "sleep" | "token" | "event";
+  for: "sleep" | "token" | "event" | "child";
   until?: string;
   token?: string;
   event?: string;
   match?: string;
+  /** The child job a `ctx.invoke` waits for. */
+  child?: string;
 }
 
 /** One recorded step, as GET /jobs/{id}/steps lists it. */
 export interface StepView {
   name: string;
-  type: "step" | "sleep" | "token" | "event";
+  type: "step" | "sleep" | "token" | "event" | "child";
   /** done: recorded (a sleep that has passed, an event that arrived); sleeping, waiting, timed-out. */
   status: "done" | "sleeping" | "waiting" | "timed-out";
   attempt: number;
   at: string;
   until?: string;
+  /** A child step's job id (`ctx.invoke`). */
+  child?: string;
   result?: unknown;
 }
 

@@ -22,7 +22,7 @@ const FUTURE_SKEW_MS = 60_000;
  * Older or future ids name no job that can still run: not found.
  */
 export async function cancelJob(
-  engine: Pick<Engine, "store" | "queues" | "clock" | "running" | "groups">,
+  engine: Pick<Engine, "store" | "queues" | "clock" | "running" | "groups" | "durable">,
   id: string,
 ): Promise<CancelJobResult> {
   const { store, clock } = engine;
@@ -35,6 +35,8 @@ export async function cancelJob(
       // A job cancelled while it waited for an event: its pointer goes with the wait (§22).
       await deleteWaiterOfEnded(store, result.item);
       await engine.groups.recordEnd(result.item);
+      // A child a durable handler invoked: its waiting parent resumes, with ChildJobError (§22).
+      await engine.durable.childEnded(result.item);
       // A batch key's queued job leaves its key's backlog: its message will be dropped unrun.
       const tally = new BacklogTally();
       tally.note(result.item);

@@ -9,6 +9,7 @@ import type { StepView, WaitingView } from "../job/durable.ts";
  *   inline steps fill INLINE_STEPS_BYTES).
  * - until: a sleep's end, or a wait's timeout. token: a token step's id (its result is the token).
  * - event, match: an event wait's; its data arrives in v or o.
+ * - child: a child job's id (`ctx.invoke`); its outcome (ChildOutcome's JSON) arrives in v or o.
  */
 export interface StepRecord {
   n: number;
@@ -20,15 +21,17 @@ export interface StepRecord {
   token?: string;
   event?: string;
   match?: string;
+  child?: string;
 }
 
 /** What a suspended job waits for: the item's `waiting`, set by the suspend, removed by the claim. */
 export interface WaitingRecord {
-  for: "sleep" | "token" | "event";
+  for: "sleep" | "token" | "event" | "child";
   until: number;
   token?: string;
   event?: string;
   match?: string;
+  child?: string;
 }
 
 /** A job's inline step results stop here; later ones go to the claims bucket, keeping the item small. */
@@ -49,10 +52,12 @@ export function toWaitingView(w: WaitingRecord): WaitingView {
     until: iso(w.until),
     ...(w.token !== undefined ? { token: w.token } : {}),
     ...(w.event !== undefined ? { event: w.event, match: w.match ?? "" } : {}),
+    ...(w.child !== undefined ? { child: w.child } : {}),
   };
 }
 
 function typeOf(r: StepRecord): StepView["type"] {
+  if (r.child !== undefined) return "child";
   if (r.event !== undefined) return "event";
   if (r.token !== undefined) return "token";
   if (r.until !== undefined) return "sleep";
@@ -62,6 +67,7 @@ function typeOf(r: StepRecord): StepView["type"] {
 function statusOf(r: StepRecord, now: number): StepView["status"] {
   const type = typeOf(r);
   if (type === "sleep") return (r.until ?? 0) > now ? "sleeping" : "done";
+  if (type === "child" && r.v === undefined && r.o === undefined) return "waiting";
   if (type === "event" && r.v === undefined && r.o === undefined)
     return (r.until ?? 0) > now ? "waiting" : "timed-out";
   return "done";
@@ -87,6 +93,7 @@ export function toStepViews(
         attempt: r.a,
         at: iso(r.t),
         ...(r.until !== undefined ? { until: iso(r.until) } : {}),
+        ...(r.child !== undefined ? { child: r.child } : {}),
         ...(json !== undefined ? { result: JSON.parse(json) } : {}),
       };
     });

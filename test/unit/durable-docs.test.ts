@@ -5,16 +5,20 @@ import { EventRequest } from "../../lib/durable/deliver-event.ts";
 import { codeBlocks, httpRequestOf } from "../support/doc-blocks.ts";
 
 /**
- * docs/guide/durable-jobs.md can't drift: its TypeScript block is the demo kind's file (type-checked and
- * run by the suite), and each HTTP block names a route the API serves, with a body the route takes.
+ * docs/guide/durable-jobs.md can't drift: its first TypeScript block is the demo kind's file (type-checked
+ * and run by the suite), its second lines of test/unit/invoke-types.test.ts (type-checked), and each HTTP block names a route the API serves, with a body the route takes.
  * The event block is also sent to a waiting job by test/integration/durable.test.ts.
  */
 const DOC = "docs/guide/durable-jobs.md";
 
 describe("docs/guide/durable-jobs.md", () => {
-  it("its TypeScript block is app/kinds/onboard.ts", () => {
+  it("its TypeScript blocks are app/kinds/onboard.ts, then lines of the type-checked invoke example", () => {
     const file = readFileSync(new URL("../../app/kinds/onboard.ts", import.meta.url), "utf8");
-    expect(codeBlocks(DOC, "ts")).toEqual([file]);
+    const invoke = readFileSync(new URL("./invoke-types.test.ts", import.meta.url), "utf8");
+    const [onboard, child, ...rest] = codeBlocks(DOC, "ts");
+    expect(onboard).toEqual(file);
+    expect(child && invoke.includes(child), child).toBe(true);
+    expect(rest).toEqual([]);
   });
 
   it("each HTTP block is a route of the API with a JSON body", () => {

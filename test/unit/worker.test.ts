@@ -80,7 +80,7 @@ beforeEach(() => {
       flow,
       coalesce,
       groups: new Groups({ ...services, producer }),
-      durable: new Durable({ ...services, tokenUrlBase: () => undefined }),
+      durable: new Durable({ ...services, producer, tokenUrlBase: () => undefined }),
       random: () => 0,
     },
     { recordConcurrency: 4 },

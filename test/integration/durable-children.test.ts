@@ -1,0 +1,164 @@
+import { describe, expect, it } from "vitest";
+import * as z from "zod";
+import { loadJobView } from "../../lib/claims/job-bodies.ts";
+import { ChildJobError } from "../../lib/errors.ts";
+import { defineUnboundKind } from "../../lib/job/kind.ts";
+import { getJob } from "../../lib/store/read-ops.ts";
+import { OffsetClock } from "../support/clock.ts";
+import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
+import { waitFor } from "../support/wait.ts";
+
+/**
+ * Child jobs (`ctx.invoke`, docs/guide/durable-jobs.md "Child jobs") on the real emulators: the
+ * parent waits, holding nothing, until its child ends; the child's end resumes it with the result
+ * or a ChildJobError; a child is enqueued once per (parent, step) whatever happens in between.
+ */
+const journal: string[] = [];
+const ran = (prefix: string) => journal.filter((l) => l.startsWith(prefix));
+
+const kinds = [
+  defineUnboundKind({
+    name: "t-double",
+    queue: "default",
+    payload: z.object({ tag: z.string(), n: z.number() }),
+    maxAttempts: 1,
+    timeoutSeconds: 30,
+    handler: async ({ tag, n }) => {
+      journal.push(`${tag}:child`);
+      if (n < 0) throw new Error(`no negatives: ${n}`);
+      return { doubled: n * 2 };
+    },
+  }),
+  defineUnboundKind({
+    name: "t-parent",
+    queue: "default",
+    payload: z.object({
+      tag: z.string(),
+      n: z.unknown(),
+      kind: z.string().optional(),
+      catch: z.boolean().optional(),
+      failBeside: z.boolean().optional(),
+    }),
+    maxAttempts: 3,
+    timeoutSeconds: 30,
+    handler: async (p, ctx) => {
+      journal.push(`${p.tag}:parent:${ctx.attempt}`);
+      const child = ctx.invoke(p.kind ?? "t-double", { tag: p.tag, n: p.n }, { name: "double" });
+      // A step beside the invoke that fails on the first attempt: that run ends after the child's
+      // enqueue and before its step's record, as a crash there would.
+      const beside = ctx.step("beside", () => {
+        if (p.failBeside && ctx.attempt === 1) throw new Error("crash after the enqueue");
+        return "ok";
+      });
+      try {
+        const [result] = await Promise.all([child, beside]);
+        return { result };
+      } catch (err) {
+        if (p.catch && err instanceof ChildJobError)
+          return { caught: { status: err.childStatus, error: err.childError, step: err.step } };
+        throw err;
+      }
+    },
+  }),
+];
+
+const harness = harnessPerTest();
+
+/** GET /jobs/{id}'s answer. */
+async function viewOf(h: Harness, id: string) {
+  const item = await getJob(h.engine.store, id);
+  if (!item) throw new Error(`no job ${id}`);
+  return loadJobView(h.engine.store, h.engine.claims, item);
+}
+
+describe("child jobs", () => {
+  it("the parent waits for its child and gets its result; the views link the two", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({ kind: "t-parent", payload: { tag: "c1", n: 21 } });
+    const done = await settled(h, job.id, "done");
+    expect(JSON.parse(done.result ?? "")).toEqual({ result: { doubled: 42 } });
+    expect(ran("c1:")).toEqual(["c1:parent:1", "c1:child", "c1:parent:1"]);
+    const childId = done.steps?.double?.child ?? "";
+    const child = await viewOf(h, childId);
+    expect(child).toMatchObject({ kind: "t-double", status: "done", parent: { id: job.id, step: "double" } });
+    const steps = await h.engine.durable.stepsOf(job.id);
+    expect(steps.steps.find((s) => s.name === "double")).toMatchObject({
+      type: "child",
+      status: "done",
+      child: childId,
+      result: { status: "done", result: { doubled: 42 } },
+    });
+  });
+
+  it("a child that ends dead throws ChildJobError with its error; uncaught, the parent ends dead at once", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    h.startPoller();
+    const caught = await h.engine.producer.enqueue({
+      kind: "t-parent",
+      payload: { tag: "c2", n: -1, catch: true },
+    });
+    const uncaught = await h.engine.producer.enqueue({ kind: "t-parent", payload: { tag: "c3", n: -2 } });
+    const done = await settled(h, caught.job.id, "done");
+    expect(JSON.parse(done.result ?? "")).toEqual({
+      caught: { status: "dead", error: "no negatives: -1", step: "double" },
+    });
+    const dead = await settled(h, uncaught.job.id, "dead");
+    expect(dead.lastError).toContain("no negatives: -2");
+    // Dead on the run that met the child's end: its replay would meet it again.
+    expect(dead.attempts).toBe(1);
+    expect(ran("c3:parent")).toHaveLength(2);
+  });
+
+  it("a rerun after a run that ended between the child's enqueue and its record enqueues no second child", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({
+      kind: "t-parent",
+      payload: { tag: "c4", n: 5, failBeside: true },
+    });
+    const done = await settled(h, job.id, "done");
+    expect(JSON.parse(done.result ?? "")).toEqual({ result: { doubled: 10 } });
+    expect(ran("c4:parent")).toEqual(["c4:parent:1", "c4:parent:2", "c4:parent:2"]);
+    expect(ran("c4:child")).toEqual(["c4:child"]);
+    expect(h.metrics.total("enqueued")).toBe(2);
+  });
+
+  it("a payload the child's schema refuses, or an unknown kind: the parent's step fails with the validation error, nothing enqueued", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    h.startPoller();
+    const bad = await h.engine.producer.enqueue({ kind: "t-parent", payload: { tag: "c5", n: "five" } });
+    const unknown = await h.engine.producer.enqueue({
+      kind: "t-parent",
+      payload: { tag: "c6", n: 1, kind: "t-nope" },
+    });
+    const badDead = await settled(h, bad.job.id, "dead");
+    expect(badDead.lastError).toMatch(/invoke "double": kind "t-double" refused the child: .*n/);
+    expect(badDead.attempts).toBe(1);
+    const unknownDead = await settled(h, unknown.job.id, "dead");
+    expect(unknownDead.lastError).toMatch(/invoke "double": kind "t-nope" refused the child/);
+    expect(ran("c5:child")).toEqual([]);
+    expect(h.metrics.total("enqueued")).toBe(2);
+    expect(badDead.steps?.double).toBeUndefined();
+  });
+
+  it("a parent waiting for its child holds nothing: it is scheduled, waiting for the child by id", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    const { job } = await h.engine.producer.enqueue({ kind: "t-parent", payload: { tag: "c7", n: 1 } });
+    // Only the parent's message is taken: the child stays queued, so the parent is seen waiting.
+    await h.worker(await h.receive(1));
+    const waiting = await waitFor(async () => {
+      const item = await getJob(h.engine.store, job.id);
+      return item?.waiting ? item : undefined;
+    }, "the parent to wait");
+    expect(waiting.status).toBe("scheduled");
+    expect(waiting.waiting).toMatchObject({ for: "child", child: waiting.steps?.double?.child });
+    const view = await viewOf(h, job.id);
+    expect(view.waiting).toMatchObject({ for: "child", child: waiting.steps?.double?.child });
+  });
+});
