@@ -44,6 +44,13 @@ export function inlineStepBytes(steps: Readonly<Record<string, StepRecord>> | un
   return bytes;
 }
 
+/** The child jobs a job's steps invoked (`ctx.invoke`) whose end its steps haven't recorded: those it may wait for. */
+export function childrenAwaited(steps: Readonly<Record<string, StepRecord>> | undefined): string[] {
+  return Object.values(steps ?? {}).flatMap((r) =>
+    r.child !== undefined && r.v === undefined && r.o === undefined ? [r.child] : [],
+  );
+}
+
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function toWaitingView(w: WaitingRecord): WaitingView {

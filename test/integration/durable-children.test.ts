@@ -3,6 +3,7 @@ import * as z from "zod";
 import { loadJobView } from "../../lib/claims/job-bodies.ts";
 import { ChildJobError } from "../../lib/errors.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
+import { cancelJob } from "../../lib/ops/cancel-job.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
@@ -160,5 +161,23 @@ describe("child jobs", () => {
     expect(waiting.waiting).toMatchObject({ for: "child", child: waiting.steps?.double?.child });
     const view = await viewOf(h, job.id);
     expect(view.waiting).toMatchObject({ for: "child", child: waiting.steps?.double?.child });
+  });
+
+  it("cancelling a waiting parent cancels its child, which then resumes nothing", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    const { job } = await h.engine.producer.enqueue({ kind: "t-parent", payload: { tag: "c8", n: 1 } });
+    await h.worker(await h.receive(1));
+    const waiting = await waitFor(async () => {
+      const item = await getJob(h.engine.store, job.id);
+      return item?.waiting ? item : undefined;
+    }, "the parent to wait");
+    const childId = waiting.steps?.double?.child ?? "";
+    expect((await cancelJob(h.engine, job.id)).outcome).toBe("cancelled");
+    expect(await getJob(h.engine.store, childId)).toMatchObject({ status: "cancelled" });
+    // The child's message finds it cancelled: it never runs, and the parent stays cancelled.
+    h.startPoller();
+    await expect(settled(h, job.id, "cancelled")).resolves.toMatchObject({ status: "cancelled" });
+    expect(ran("c8:child")).toEqual([]);
   });
 });
