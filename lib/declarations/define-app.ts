@@ -1,7 +1,7 @@
 import type * as z from "zod";
 import { type BatchKindInput, type BatchSpec, batchKindDefinition } from "../job/batch.ts";
 import { collectKindDefinition } from "../job/collect.ts";
-import type { InvokeOptions } from "../job/durable.ts";
+import type { InvokeManyOptions, InvokeOptions } from "../job/durable.ts";
 import type { GroupView } from "../job/group-schemas.ts";
 import type {
   AnyKind,
@@ -92,6 +92,12 @@ export interface AppJobContext<A extends AppNames> extends JobContextBase<ScopeN
     payload: KindPayloads<A>[K],
     options?: InvokeOptions,
   ): Promise<KindResults<A>[K]>;
+  /** A child per payload, all awaited: their results in the payloads' order, typed by their kind. */
+  invokeMany<K extends KindName<A>>(
+    kind: K,
+    payloads: readonly KindPayloads<A>[K][],
+    options?: InvokeManyOptions,
+  ): Promise<KindResults<A>[K][]>;
 }
 
 /** One job of the app, typed by its kind: a group's child (which carries no uniqueKey: the group dedupes). */

@@ -2,6 +2,7 @@ import { durableKeepUntil, stepPart, stowDurable } from "../claims/durable-bodie
 import { loadResult } from "../claims/job-bodies.ts";
 import { ChildJobError, UnrecoverableError } from "../errors.ts";
 import { isTerminal } from "../job/status.ts";
+import { recordChildOutcome } from "../store/child-step-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import type { DurableDeps } from "./durable-deps.ts";
 import { resumeWaitingJob } from "./resume-waiting.ts";
@@ -47,9 +48,10 @@ function retentionOf(deps: Pick<DurableDeps, "queues">, queue: string): { done: 
  * child's outcome in its step, by resumeWaiting's one conditional write (docs/architecture.md §22),
  * then its message. Called by whoever saw the child end (its worker after the finalize, a duplicate
  * delivery that found it finished, the DLQ drain, a cancel) and by the parent's own suspend, which
- * looks once more after it landed: idempotent, the write deciding. A parent that no longer waits for
- * it (cancelled, resumed already, or waiting for another child of its `invokeMany`) is left alone:
- * its replay reads the child's end from the child. result: whether this call resumed the parent.
+ * looks once more after it landed: idempotent, the writes deciding. A parent that waits for another
+ * child (`invokeMany`: one wait at a time) or still runs gets the outcome into the child's step
+ * (recordChildOutcome), for its replay; one that ended is left alone. result: whether this call
+ * resumed the parent.
  */
 export async function childEnded(deps: DurableDeps, child: JobItem): Promise<boolean> {
   if (!child.parent || !isTerminal(child.status)) return false;
@@ -59,5 +61,8 @@ export async function childEnded(deps: DurableDeps, child: JobItem): Promise<boo
   // Kept as a step's result is while its job runs (the parent's suspend moves it if a wait needs more).
   const keepUntil = durableKeepUntil(now, now, retentionOf(deps, queue));
   const body = await stowDurable(deps.claims, { id, part: stepPart(step, `c${now}`) }, json, now, keepUntil);
-  return resumeWaitingJob(deps, { id, queue }, { child: child.id, step }, body);
+  if (await resumeWaitingJob(deps, { id, queue }, { child: child.id, step }, body)) return true;
+  // Not waiting for this child (an invokeMany's other child, or still running): its step keeps the end.
+  await recordChildOutcome(deps.store, id, step, child.id, body);
+  return false;
 }

@@ -78,7 +78,7 @@ export class DurableRun {
     });
   }
 
-  get context(): Omit<DurableContext, "invoke"> {
+  get context(): Omit<DurableContext, "invoke" | "invokeMany"> {
     return {
       step: (name, fn) => this.step(name, fn),
       sleep: (name, seconds) => this.sleepFor(name, seconds),

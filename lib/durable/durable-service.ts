@@ -18,6 +18,7 @@ import type { DurableDeps } from "./durable-deps.ts";
 import { DurableRun } from "./durable-run.ts";
 import { afterSuspend, beforeSuspend } from "./durable-suspend.ts";
 import { completeWaitToken, tokenView } from "./durable-tokens.ts";
+import { invokeMany as invokeManyChildren } from "./invoke-many.ts";
 
 /** Durable steps, sleeps and waits (docs/architecture.md §22): the engine's one door to them. */
 export class Durable implements DurableService {
@@ -27,7 +28,9 @@ export class Durable implements DurableService {
     const run = new DurableRun(this.deps, item, fence, live, retentionDays);
     const invoke: DurableContext["invoke"] = (kind, payload, options) =>
       invokeChild(run, kind, payload, options);
-    return { context: { ...run.context, invoke }, suspended: run.suspended };
+    const invokeMany: DurableContext["invokeMany"] = (kind, payloads, options) =>
+      invokeManyChildren(run, kind, payloads, options);
+    return { context: { ...run.context, invoke, invokeMany }, suspended: run.suspended };
   }
 
   beforeSuspend(item: JobItem, s: Suspension, fence: string, retentionDays: RetentionDays) {

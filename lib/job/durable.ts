@@ -82,6 +82,11 @@ export interface InvokeOptions {
   name?: string;
 }
 
+/** `ctx.invokeMany`'s options: at most `concurrency` (1..100, 10 when left out) children not yet ended at once. */
+export interface InvokeManyOptions extends InvokeOptions {
+  concurrency?: number;
+}
+
 /** The durable half of a handler's context; each name is recorded once per job. */
 export interface DurableContext {
   /** Runs `fn` once per job: a later run returns its recorded result (JSON, ≤ 1 MiB). */
@@ -100,6 +105,8 @@ export interface DurableContext {
    * ChildJobError). An app's kinds see it typed by the child's kind (lib/declarations/define-app.ts).
    */
   invoke(kind: string, payload: unknown, options?: InvokeOptions): Promise<unknown>;
+  /** One child per payload, its step `name[i]`; all awaited, their results in the payloads' order. */
+  invokeMany(kind: string, payloads: readonly unknown[], options?: InvokeManyOptions): Promise<unknown[]>;
 }
 
 /** A wait token as GET /tokens/{id} shows it, never its secret. */

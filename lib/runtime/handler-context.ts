@@ -60,6 +60,7 @@ export function durableUnavailable(why: string): DurableContext {
     waitForToken: async () => refuse(),
     waitForEvent: async () => refuse(),
     invoke: async () => refuse(),
+    invokeMany: async () => refuse(),
   };
 }
 

@@ -4,6 +4,7 @@ import { loadJobView } from "../../lib/claims/job-bodies.ts";
 import { ChildJobError } from "../../lib/errors.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { cancelJob } from "../../lib/ops/cancel-job.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
@@ -57,6 +58,32 @@ const kinds = [
       } catch (err) {
         if (p.catch && err instanceof ChildJobError)
           return { caught: { status: err.childStatus, error: err.childError, step: err.step } };
+        throw err;
+      }
+    },
+  }),
+  defineUnboundKind({
+    name: "t-parent-many",
+    queue: "default",
+    payload: z.object({
+      tag: z.string(),
+      ns: z.array(z.unknown()),
+      concurrency: z.number().optional(),
+      catch: z.boolean().optional(),
+    }),
+    maxAttempts: 3,
+    timeoutSeconds: 30,
+    handler: async (p, ctx) => {
+      const payloads = p.ns.map((n) => ({ tag: p.tag, n }));
+      const options = {
+        name: "many",
+        ...(p.concurrency !== undefined ? { concurrency: p.concurrency } : {}),
+      };
+      try {
+        return { results: await ctx.invokeMany("t-double", payloads, options) };
+      } catch (err) {
+        if (p.catch && err instanceof ChildJobError)
+          return { caught: { step: err.step, error: err.childError } };
         throw err;
       }
     },
@@ -179,5 +206,75 @@ describe("child jobs", () => {
     h.startPoller();
     await expect(settled(h, job.id, "cancelled")).resolves.toMatchObject({ status: "cancelled" });
     expect(ran("c8:child")).toEqual([]);
+  });
+
+  it("invokeMany waits for all, results in the payloads' order, never more than `concurrency` children open at once", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    h.startPoller();
+    const ns = [1, 2, 3, 4, 5, 6, 7];
+    const { job } = await h.engine.producer.enqueue({
+      kind: "t-parent-many",
+      payload: { tag: "m1", ns, concurrency: 3 },
+    });
+    const done = await settled(h, job.id, "done");
+    expect(JSON.parse(done.result ?? "")).toEqual({ results: ns.map((n) => ({ doubled: n * 2 })) });
+    expect(ran("m1:child")).toHaveLength(ns.length);
+    const children = await Promise.all(
+      ns.map(
+        async (_, i) => (await getJob(h.engine.store, done.steps?.[`many[${i}]`]?.child ?? "")) as JobItem,
+      ),
+    );
+    expect(children.map((c) => c.status)).toEqual(ns.map(() => "done"));
+    // When each child was enqueued, the others enqueued before it and not yet ended, and itself: at most 3.
+    for (const c of children) {
+      const open = children.filter((o) => o.createdAt <= c.createdAt && (o.finishedAt ?? 0) > c.createdAt);
+      expect(open.length, c.id).toBeLessThanOrEqual(3);
+    }
+    expect(Object.values(done.steps ?? {}).every((r) => r.v !== undefined || r.o !== undefined)).toBe(true);
+  });
+
+  it("invokeMany: a failed child fails the call once all ended, with its ChildJobError", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({
+      kind: "t-parent-many",
+      payload: { tag: "m2", ns: [1, -1, 3, -4], concurrency: 2, catch: true },
+    });
+    const done = await settled(h, job.id, "done");
+    expect(JSON.parse(done.result ?? "")).toEqual({ caught: { step: "many[1]", error: "no negatives: -1" } });
+    expect(ran("m2:child")).toHaveLength(4);
+  });
+
+  it("invokeMany: concurrency outside 1..100, or a payload the child refuses, fails the call by name with nothing enqueued", async () => {
+    const clock = new OffsetClock();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    h.startPoller();
+    const zero = await h.engine.producer.enqueue({
+      kind: "t-parent-many",
+      payload: { tag: "m3", ns: [1], concurrency: 0 },
+    });
+    const many = await h.engine.producer.enqueue({
+      kind: "t-parent-many",
+      payload: { tag: "m4", ns: [1], concurrency: 101 },
+    });
+    const bad = await h.engine.producer.enqueue({
+      kind: "t-parent-many",
+      payload: { tag: "m5", ns: [1, 2, "three"], concurrency: 5 },
+    });
+    const zeroDead = await settled(h, zero.job.id, "dead");
+    expect(zeroDead.lastError).toContain('invokeMany "many": concurrency 0 is outside 1..100');
+    const manyDead = await settled(h, many.job.id, "dead");
+    expect(manyDead.lastError).toContain('invokeMany "many": concurrency 101 is outside 1..100');
+    const badDead = await settled(h, bad.job.id, "dead");
+    expect(badDead.lastError).toMatch(/invokeMany "many": child 2: kind "t-double" refused it/);
+    expect([zeroDead.attempts, manyDead.attempts, badDead.attempts]).toEqual([1, 1, 1]);
+    expect(
+      ran("m3:")
+        .concat(ran("m4:"), ran("m5:"))
+        .filter((l) => l.endsWith(":child")),
+    ).toEqual([]);
+    expect(h.metrics.total("enqueued")).toBe(3);
   });
 });

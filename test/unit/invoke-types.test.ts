@@ -43,6 +43,10 @@ const typeChecks = defineKind({
     await ctx.invoke("score-rows", { row: 3 });
     // @ts-expect-error a payload the child kind's schema doesn't take
     await ctx.invoke("score-row", { row: "3" });
+    const many = await ctx.invokeMany("score-row", [{ row: 1 }, { row: 2 }], { concurrency: 2 });
+    expectTypeOf(many).toEqualTypeOf<{ row: number; score: number }[]>();
+    // @ts-expect-error one payload the child kind's schema doesn't take
+    await ctx.invokeMany("score-row", [{ row: 1 }, { row: "2" }]);
     return null;
   },
 });
