@@ -1,14 +1,18 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { loadJobView } from "../../lib/claims/job-bodies.ts";
+import { systemClock } from "../../lib/clock.ts";
 import { ChildJobError } from "../../lib/errors.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { cancelJob } from "../../lib/ops/cancel-job.ts";
+import { createWorker } from "../../lib/runtime/worker.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
+import { CRASH_LEASE_SECONDS } from "../support/takeover.ts";
 import { waitFor } from "../support/wait.ts";
+import { doomedEngine } from "./crash-switch.ts";
 
 /**
  * Child jobs (`ctx.invoke`, docs/guide/durable-jobs.md "Child jobs") on the real emulators: the
@@ -153,6 +157,38 @@ describe("child jobs", () => {
     expect(ran("c4:parent")).toEqual(["c4:parent:1", "c4:parent:2", "c4:parent:2"]);
     expect(ran("c4:child")).toEqual(["c4:child"]);
     expect(h.metrics.total("enqueued")).toBe(2);
+  });
+
+  it("a parent whose worker dies between the child's send and its record: the takeover gets the same child, run once", async () => {
+    const h = await harness.create({
+      clock: systemClock,
+      queue: { leaseSeconds: CRASH_LEASE_SECONDS },
+      extraKinds: kinds,
+    });
+    const { job } = await h.engine.producer.enqueue({ kind: "t-parent", payload: { tag: "c9", n: 4 } });
+    const event = await h.receive(1, 2);
+    // The parent's worker dies once the child's message is out: before the child's item, the parent's record.
+    const doomed = doomedEngine(
+      harness.emulators(),
+      h.engine,
+      { name: h.queue.name, url: h.urls.url },
+      {
+        afterAnswerMatching: (command, input) =>
+          command === "SendMessageCommand" && String(input.MessageBody ?? "").includes('"kind":"t-double"'),
+      },
+    );
+    void createWorker(doomed.engine, { recordConcurrency: 1 })(event);
+    await waitFor(
+      async () => doomed.crash.tripped || undefined,
+      "the parent's worker to die after the child's send",
+    );
+    h.startPoller();
+    const done = await settled(h, job.id, "done");
+    expect(JSON.parse(done.result ?? "")).toEqual({ result: { doubled: 8 } });
+    expect(ran("c9:child")).toEqual(["c9:child"]);
+    const child = await getJob(h.engine.store, done.steps?.double?.child ?? "");
+    expect(child).toMatchObject({ status: "done", parent: { j: job.id, s: "double" } });
+    expect(h.metrics.total("succeeded")).toBe(2);
   });
 
   it("a payload the child's schema refuses, or an unknown kind: the parent's step fails with the validation error, nothing enqueued", async () => {
