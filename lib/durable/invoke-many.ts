@@ -68,6 +68,8 @@ export async function invokeMany(
     throw new DurableMisuseError(`invokeMany "${name}": payloads must be an array`);
   const steps = payloads.map((_, i) => childStepName(name, i));
   const records: (StepRecord | undefined)[] = steps.map((step) => run.take(step));
+  // Each child's place in the handler's order, as its name was taken (the last one's is the run's now).
+  const firstPlace = run.record({}).n - steps.length + 1;
   const other = records.findIndex((r) => r !== undefined && r.child === undefined);
   if (other !== -1)
     throw new DurableMisuseError(
@@ -84,7 +86,7 @@ export async function invokeMany(
     fresh.map(async (i) => {
       const step = steps[i] as string;
       const child = await enqueueChild(run, step, kind, payloads[i]);
-      records[i] = await run.write(step, run.record({ child }));
+      records[i] = await run.write(step, { ...run.record({ child }), n: firstPlace + i });
     }),
   );
   // The first child not yet ended is waited for; with none open, this run has enqueued the next.

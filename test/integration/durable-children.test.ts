@@ -268,6 +268,10 @@ describe("child jobs", () => {
       expect(open.length, c.id).toBeLessThanOrEqual(3);
     }
     expect(Object.values(done.steps ?? {}).every((r) => r.v !== undefined || r.o !== undefined)).toBe(true);
+    // Each child step keeps its own place in the handler's order.
+    const views = await h.engine.durable.stepsOf(job.id);
+    expect(views.steps.map((v) => v.name)).toEqual(ns.map((_, i) => `many[${i}]`));
+    expect(new Set(ns.map((_, i) => done.steps?.[`many[${i}]`]?.n)).size).toBe(ns.length);
   });
 
   it("invokeMany: a failed child fails the call once all ended, with its ChildJobError", async () => {
