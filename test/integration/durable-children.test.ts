@@ -191,6 +191,42 @@ describe("child jobs", () => {
     expect(h.metrics.total("succeeded")).toBe(2);
   });
 
+  it("a child whose worker dies after its finalize, before its parent's resume: its next delivery resumes the parent, once", async () => {
+    const h = await harness.create({
+      clock: systemClock,
+      queue: { leaseSeconds: CRASH_LEASE_SECONDS },
+      extraKinds: kinds,
+    });
+    const { job } = await h.engine.producer.enqueue({ kind: "t-parent", payload: { tag: "c10", n: 6 } });
+    await h.worker(await h.receive(1, 2));
+    const waiting = await settled(h, job.id, "scheduled");
+    const childId = waiting.steps?.double?.child ?? "";
+    // The child's worker dies once the child's finalize landed: its end never reached the parent.
+    const doomed = doomedEngine(
+      harness.emulators(),
+      h.engine,
+      { name: h.queue.name, url: h.urls.url },
+      {
+        afterAnswerMatching: (command, input) =>
+          command.startsWith("Update") && JSON.stringify(input).includes('"done"'),
+      },
+    );
+    void createWorker(doomed.engine, { recordConcurrency: 1 })(await h.receive(1, 2));
+    await waitFor(
+      async () => doomed.crash.tripped || undefined,
+      "the child's worker to die after its finalize",
+    );
+    expect(await getJob(h.engine.store, childId)).toMatchObject({ status: "done" });
+    expect(await getJob(h.engine.store, job.id)).toMatchObject({
+      status: "scheduled",
+      waiting: { child: childId },
+    });
+    h.startPoller();
+    const done = await settled(h, job.id, "done");
+    expect(JSON.parse(done.result ?? "")).toEqual({ result: { doubled: 12 } });
+    expect(ran("c10:")).toEqual(["c10:parent:1", "c10:child", "c10:parent:1"]);
+  });
+
   it("a payload the child's schema refuses, or an unknown kind: the parent's step fails with the validation error, nothing enqueued", async () => {
     const clock = new OffsetClock();
     const h = await harness.create({ clock, extraKinds: kinds });
