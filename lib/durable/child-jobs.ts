@@ -116,7 +116,7 @@ export function waitForChild(
   const until = record.until ?? run.deps.clock.now() + CHILD_WAIT_MS;
   if (until <= run.deps.clock.now())
     throw new UnrecoverableError(
-      `child step "${step}": job ${child} did not end within ${MAX_SLEEP_SECONDS} s`,
+      `child step "${step}": job ${child} did not end within ${MAX_SLEEP_SECONDS / 86_400} days`,
     );
   const waiting = { for: "child" as const, child, until };
   return run.wait(new Suspension(waiting, recordNow ? { name: step, record, mapExists: false } : undefined));
