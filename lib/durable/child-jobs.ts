@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { ClientError, type ClientErrorCode, DurableMisuseError, UnrecoverableError } from "../errors.ts";
+import { DurableMisuseError, UnrecoverableError } from "../errors.ts";
 import { coalesceRuleOf } from "../job/coalesce.ts";
 import { type InvokeOptions, MAX_SLEEP_SECONDS } from "../job/durable.ts";
 import { isClaimed } from "../job/lanes.ts";
 import { isTerminal } from "../job/status.ts";
+import { refusalIsFinal } from "../runtime/handler-context.ts";
 import { Suspension } from "../services/suspension.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
@@ -28,13 +29,6 @@ export interface ChildRun {
 
 /** How long a parent waits for a child before the reaper runs it again to look: the longest wait. */
 const CHILD_WAIT_MS = MAX_SLEEP_SECONDS * 1000;
-
-/** What the producer refuses for the request's content: the same on every run, so the job can't succeed. */
-const REFUSED_FOR_GOOD: ReadonlySet<ClientErrorCode> = new Set([
-  "validation_error",
-  "unknown_kind",
-  "payload_too_large",
-]);
 
 /**
  * The child's uniqueKey: one per (parent job, step), kept after the child ended ("retained"), so a
@@ -73,16 +67,11 @@ export async function enqueueChild(
     parent: { j: item.id, q: item.queue, s: step },
     ...(item.trace ? { trace: item.trace } : {}),
   };
-  try {
-    const answer = await deps.producer.enqueue(request, { uniqueKeyScope: "retained", job: extras });
-    return answer.job.id;
-  } catch (err) {
-    if (err instanceof ClientError && REFUSED_FOR_GOOD.has(err.code))
-      throw new UnrecoverableError(`invoke "${step}": kind "${kind}" refused the child: ${err.message}`, {
-        cause: err,
-      });
-    throw err;
-  }
+  // The producer's refusal for the request's content fails the step for good (an UnrecoverableError).
+  const answer = await refusalIsFinal(`invoke "${step}": child of kind "${kind}"`, () =>
+    deps.producer.enqueue(request, { uniqueKeyScope: "retained", job: extras }),
+  );
+  return answer.job.id;
 }
 
 /**

@@ -1,6 +1,7 @@
-import { ClientError, DurableMisuseError, InvariantError, UnrecoverableError } from "../errors.ts";
+import { DurableMisuseError, InvariantError } from "../errors.ts";
 import type { InvokeManyOptions } from "../job/durable.ts";
 import { validateEnqueue } from "../producer/validate.ts";
+import { refusalIsFinal } from "../runtime/handler-context.ts";
 import type { StepRecord } from "../store/step-record.ts";
 import { type ChildOutcome, childValue } from "./child-end.ts";
 import { type ChildRun, childOutcome, enqueueChild, waitForChild } from "./child-jobs.ts";
@@ -24,26 +25,17 @@ export function concurrencyProblem(name: string, concurrency: unknown): string |
  * Every payload not yet enqueued, checked against the child kind before any is: one the kind refuses
  * fails the call (naming its index) with nothing of it enqueued, as ctx.invoke's bad input does.
  */
-function checkPayloads(
+async function checkPayloads(
   run: ChildRun,
   name: string,
   kind: string,
   payloads: readonly unknown[],
   fresh: number[],
-) {
-  for (const i of fresh) {
-    try {
-      validateEnqueue({ kind, payload: payloads[i] }, run.deps.registry, run.deps.queues);
-    } catch (err) {
-      if (!(err instanceof ClientError)) throw err;
-      throw new UnrecoverableError(
-        `invokeMany "${name}": child ${i}: kind "${kind}" refused it: ${err.message}`,
-        {
-          cause: err,
-        },
-      );
-    }
-  }
+): Promise<void> {
+  for (const i of fresh)
+    await refusalIsFinal(`invokeMany "${name}": child ${i} of kind "${kind}"`, async () =>
+      validateEnqueue({ kind, payload: payloads[i] }, run.deps.registry, run.deps.queues),
+    );
 }
 
 /**
@@ -79,7 +71,7 @@ export async function invokeMany(
     records.map((r, i) => (r ? childOutcome(run, steps[i] as string, r) : undefined)),
   );
   const unrecorded = records.flatMap((r, i) => (r === undefined ? [i] : []));
-  checkPayloads(run, name, kind, payloads, unrecorded);
+  await checkPayloads(run, name, kind, payloads, unrecorded);
   const open = records.filter((r, i) => r !== undefined && outcomes[i] === undefined).length;
   const fresh = unrecorded.slice(0, Math.max(0, concurrency - open));
   await Promise.all(

@@ -237,10 +237,10 @@ describe("child jobs", () => {
       payload: { tag: "c6", n: 1, kind: "t-nope" },
     });
     const badDead = await settled(h, bad.job.id, "dead");
-    expect(badDead.lastError).toMatch(/invoke "double": kind "t-double" refused the child: .*n/);
+    expect(badDead.lastError).toMatch(/invoke "double": child of kind "t-double" refused: .*n/);
     expect(badDead.attempts).toBe(1);
     const unknownDead = await settled(h, unknown.job.id, "dead");
-    expect(unknownDead.lastError).toMatch(/invoke "double": kind "t-nope" refused the child/);
+    expect(unknownDead.lastError).toMatch(/invoke "double": child of kind "t-nope" refused/);
     expect(ran("c5:child")).toEqual([]);
     expect(h.metrics.total("enqueued")).toBe(2);
     expect(badDead.steps?.double).toBeUndefined();
@@ -344,7 +344,7 @@ describe("child jobs", () => {
     const manyDead = await settled(h, many.job.id, "dead");
     expect(manyDead.lastError).toContain('invokeMany "many": concurrency 101 is outside 1..100');
     const badDead = await settled(h, bad.job.id, "dead");
-    expect(badDead.lastError).toMatch(/invokeMany "many": child 2: kind "t-double" refused it/);
+    expect(badDead.lastError).toMatch(/invokeMany "many": child 2 of kind "t-double" refused: .*n/);
     expect([zeroDead.attempts, manyDead.attempts, badDead.attempts]).toEqual([1, 1, 1]);
     expect(
       ran("m3:")
