@@ -25,6 +25,8 @@ export interface Job {
   replayOf?: string;
   /** A suspended durable job: what it waits for (docs/guide/durable-jobs.md). */
   waiting?: Waiting;
+  /** A child a durable handler invoked (ctx.invoke): its parent and the parent's step. */
+  parent?: { id: string; step: string };
   /** A flow-controlled kind's job: its key; parked (queued, waiting for a place among its key's runs). */
   flowKey?: string;
   waitingForKey?: boolean;
@@ -58,21 +60,24 @@ export interface Group {
 
 /** What a suspended durable job waits for: a sleep's end, a token's completion or an event. */
 export interface Waiting {
-  for: "sleep" | "token" | "event";
+  for: "sleep" | "token" | "event" | "child";
   until?: string;
   token?: string;
   event?: string;
   match?: string;
+  child?: string;
 }
 
 /** One recorded step of GET /jobs/{id}/steps; a token step's result is `{ id, url }`. */
 export interface Step {
   name: string;
-  type: "step" | "sleep" | "token" | "event";
+  type: "step" | "sleep" | "token" | "event" | "child";
   status: string;
   attempt: number;
   at: string;
   until?: string;
+  /** A child step's job id (ctx.invoke). */
+  child?: string;
   result?: unknown;
 }
 

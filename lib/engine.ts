@@ -90,6 +90,8 @@ export function buildEngine(config: EngineConfig): Engine {
       queues,
       clock,
       metrics,
+      producer,
+      registry,
       tokenUrlBase: () => engine.tokenUrlBase,
       ...(config.journalLimits ? { journalLimits: config.journalLimits } : {}),
     }),

@@ -111,7 +111,26 @@ export abstract class HandlerError extends SkyforgeError {}
 
 /** The job can never succeed (bad input, missing resource): dead at once, no retry. */
 export class UnrecoverableError extends HandlerError {
-  override readonly name = "UnrecoverableError";
+  override readonly name: string = "UnrecoverableError";
+}
+
+/**
+ * A child job `ctx.invoke` waited for ended without a result (docs/guide/durable-jobs.md, "Child
+ * jobs"): dead, or cancelled. Thrown into the parent's handler, which may catch it; uncaught, the
+ * parent ends dead at once, as on an UnrecoverableError: its replay would meet the same end.
+ */
+export class ChildJobError extends UnrecoverableError {
+  override readonly name = "ChildJobError";
+  constructor(
+    /** The child step's name in the parent. */
+    readonly step: string,
+    readonly childId: string,
+    readonly childStatus: "dead" | "cancelled",
+    /** The child's last error (its lastError), or why it ended without one. */
+    readonly childError: string,
+  ) {
+    super(`child step "${step}": job ${childId} ended ${childStatus}: ${childError}`);
+  }
 }
 
 /** Retry, but after exactly this many seconds instead of the queue's backoff. Spends an attempt. */

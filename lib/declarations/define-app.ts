@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { type BatchKindInput, type BatchSpec, batchKindDefinition } from "../job/batch.ts";
 import { collectKindDefinition } from "../job/collect.ts";
+import type { InvokeManyOptions, InvokeOptions } from "../job/durable.ts";
 import type { GroupView } from "../job/group-schemas.ts";
 import type {
   AnyKind,
@@ -64,6 +65,13 @@ export type KindPayloads<A extends AppNames> = {
   [K in A["kinds"][number] as K["name"]]: z.input<K["payload"]>;
 } & { [P in A["poolKinds"][number] as P["name"]]: JsonValue };
 export type KindName<A extends AppNames> = keyof KindPayloads<A> & string;
+/**
+ * Every kind's result type (as `ctx.invoke` hands it back, from JSON) by name: a Lambda kind's from its
+ * handler, a pool kind's any JSON.
+ */
+export type KindResults<A extends AppNames> = {
+  [K in A["kinds"][number] as K["name"]]: K extends KindDefinition<z.ZodType, infer R> ? R : unknown;
+} & { [P in A["poolKinds"][number] as P["name"]]: JsonValue };
 /** The payload of one kind, looked up by name: `PayloadOf<typeof app, "resize-image">`. */
 export type PayloadOf<A extends AppNames, N extends KindName<A>> = KindPayloads<A>[N];
 
@@ -81,6 +89,18 @@ export interface AppJobContext<A extends AppNames> extends JobContextBase<ScopeN
   ): Promise<EnqueueResult>;
   /** Fans out to a group of children and names the job that folds their results (docs/architecture.md §15). */
   group(spec: AppGroupSpec<A>): Promise<GroupView>;
+  /** A child job awaited (docs/guide/durable-jobs.md, "Child jobs"): its result, typed by its kind. */
+  invoke<K extends KindName<A>>(
+    kind: K,
+    payload: KindPayloads<A>[K],
+    options?: InvokeOptions,
+  ): Promise<KindResults<A>[K]>;
+  /** A child per payload, all awaited: their results in the payloads' order, typed by their kind. */
+  invokeMany<K extends KindName<A>>(
+    kind: K,
+    payloads: readonly KindPayloads<A>[K][],
+    options?: InvokeManyOptions,
+  ): Promise<KindResults<A>[K][]>;
 }
 
 /** One job of the app, typed by its kind: a group's child (which carries no uniqueKey: the group dedupes). */

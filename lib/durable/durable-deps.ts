@@ -4,7 +4,7 @@ import type { Engine } from "../services/engine-services.ts";
 /** What durable steps use of the engine (lib/engine.ts wires them). */
 export type DurableDeps = Pick<
   Engine,
-  "store" | "claims" | "transport" | "queues" | "clock" | "metrics" | "app"
+  "store" | "claims" | "transport" | "queues" | "clock" | "metrics" | "app" | "producer" | "registry"
 > & {
   /**
    * The API's base URL a token's url starts with, read when a token is made (the local stack learns

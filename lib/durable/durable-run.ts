@@ -75,7 +75,7 @@ export class DurableRun {
     });
   }
 
-  get context(): DurableContext {
+  get context(): Omit<DurableContext, "invoke" | "invokeMany"> {
     return {
       step: (name, fn) => this.step(name, fn),
       sleep: (name, seconds) => this.sleepFor(name, seconds),

@@ -1,6 +1,6 @@
 import { loadDurable } from "../claims/durable-bodies.ts";
 import { ClientError } from "../errors.ts";
-import type { EventDelivery, JobSteps, TokenCompleted, TokenView } from "../job/durable.ts";
+import type { DurableContext, EventDelivery, JobSteps, TokenCompleted, TokenView } from "../job/durable.ts";
 import type {
   DurableRunHandle,
   DurableService,
@@ -11,11 +11,14 @@ import type { Suspension } from "../services/suspension.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
 import { toStepViews, toWaitingView } from "../store/step-record.ts";
+import { childEnded } from "./child-end.ts";
+import { invokeChild } from "./child-jobs.ts";
 import { deliverEvent } from "./deliver-event.ts";
 import type { DurableDeps } from "./durable-deps.ts";
 import { DurableRun } from "./durable-run.ts";
 import { afterSuspend, beforeSuspend } from "./durable-suspend.ts";
 import { completeWaitToken, tokenView } from "./durable-tokens.ts";
+import { invokeMany as invokeManyChildren } from "./invoke-many.ts";
 
 /** Durable steps, sleeps and waits (docs/architecture.md §22): the engine's one door to them. */
 export class Durable implements DurableService {
@@ -23,7 +26,11 @@ export class Durable implements DurableService {
 
   openRun(item: JobItem, fence: string, live: () => boolean, retentionDays: RetentionDays): DurableRunHandle {
     const run = new DurableRun(this.deps, item, fence, live, retentionDays);
-    return { context: run.context, suspended: run.suspended };
+    const invoke: DurableContext["invoke"] = (kind, payload, options) =>
+      invokeChild(run, kind, payload, options);
+    const invokeMany: DurableContext["invokeMany"] = (kind, payloads, options) =>
+      invokeManyChildren(run, kind, payloads, options);
+    return { context: { ...run.context, invoke, invokeMany }, suspended: run.suspended };
   }
 
   beforeSuspend(item: JobItem, s: Suspension, fence: string, retentionDays: RetentionDays) {
@@ -59,5 +66,9 @@ export class Durable implements DurableService {
 
   deliverEvent(raw: unknown): Promise<EventDelivery> {
     return deliverEvent(this.deps, raw);
+  }
+
+  async childEnded(job: JobItem): Promise<void> {
+    await childEnded(this.deps, job);
   }
 }

@@ -4,7 +4,9 @@ import type { RetentionDays, SuspendWrite } from "../services/durable-service.ts
 import type { Suspension } from "../services/suspension.ts";
 import { deleteEventWaiter, putEventWaiter } from "../store/event-waiter-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
+import { getJob } from "../store/read-ops.ts";
 import { getToken } from "../store/token-ops.ts";
+import { childEnded } from "./child-end.ts";
 import type { DurableDeps } from "./durable-deps.ts";
 import { resumeFromBuffer } from "./event-lookback.ts";
 import { resumeWaitingJob } from "./resume-waiting.ts";
@@ -51,7 +53,8 @@ export async function beforeSuspend(
  * promoted by the reaper at their end. A token completed while the run was deciding to wait found
  * the job still running and resumed nothing, so the run looks once more and resumes the job itself
  * (whoever resumes first wins the write); an event wait likewise reads the events kept for its
- * lookback (the ordering: lib/durable/event-lookback.ts).
+ * lookback (the ordering: lib/durable/event-lookback.ts), and a child job (`ctx.invoke`) that
+ * ended meanwhile resumes it likewise.
  */
 export async function afterSuspend(
   deps: DurableDeps,
@@ -75,4 +78,7 @@ export async function afterSuspend(
   for (const token of s.waiting.token !== undefined ? [s.waiting.token] : (s.waiting.tokens ?? []))
     if ((await getToken(deps.store, token))?.status === "completed")
       if (await resumeWaitingJob(deps, item, { token })) return;
+  // A child that ended while this run decided to wait for it found its parent running: look again.
+  const child = s.waiting.child === undefined ? undefined : await getJob(deps.store, s.waiting.child);
+  if (child) await childEnded(deps, child);
 }

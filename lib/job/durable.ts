@@ -94,6 +94,17 @@ export interface EventWait<T = unknown> {
   since?: "lookback" | "wait";
 }
 
+/** `ctx.invoke`'s options (docs/guide/durable-jobs.md, "Child jobs"). */
+export interface InvokeOptions {
+  /** The child step's name in this job; the child's kind when left out. */
+  name?: string;
+}
+
+/** `ctx.invokeMany`'s options: at most `concurrency` (1..100, 10 when left out) children not yet ended at once. */
+export interface InvokeManyOptions extends InvokeOptions {
+  concurrency?: number;
+}
+
 /** The durable half of a handler's context; each name is recorded once per job. */
 export interface DurableContext {
   /** Runs `fn` once per job: a later run returns its recorded result (JSON, ≤ 1 MiB). */
@@ -125,6 +136,13 @@ export interface DurableContext {
    * `{ branch, data }`; the others are cancelled (a losing token answers 409, an event's waiter goes).
    */
   waitForAny<const B extends readonly RaceBranch[]>(name: string, branches: B): Promise<RaceWon<B[number]>>;
+  /**
+   * Enqueues a child job once per job, ends the run until it ends, then returns its result (or throws
+   * ChildJobError). An app's kinds see it typed by the child's kind (lib/declarations/define-app.ts).
+   */
+  invoke(kind: string, payload: unknown, options?: InvokeOptions): Promise<unknown>;
+  /** One child per payload, its step `name[i]`; all awaited, their results in the payloads' order. */
+  invokeMany(kind: string, payloads: readonly unknown[], options?: InvokeManyOptions): Promise<unknown[]>;
 }
 
 /** A wait token as GET /tokens/{id} shows it, never its secret. */
@@ -143,17 +161,19 @@ export interface TokenView {
 
 /** What a waiting job waits for, as GET /jobs/{id} shows it. */
 export interface WaitingView {
-  for: "sleep" | "token" | "event" | "any";
+  for: "sleep" | "token" | "event" | "any" | "child";
   until?: string;
   token?: string;
   event?: string;
   match?: string;
+  /** The child job a `ctx.invoke` waits for. */
+  child?: string;
 }
 
 /** One recorded step, as GET /jobs/{id}/steps lists it. */
 export interface StepView {
   name: string;
-  type: "step" | "sleep" | "token" | "event" | "race";
+  type: "step" | "sleep" | "token" | "event" | "race" | "child";
   /** done: recorded (a sleep that has passed, an event that arrived); sleeping, waiting, timed-out. */
   status: "done" | "sleeping" | "waiting" | "timed-out";
   attempt: number;
@@ -161,6 +181,8 @@ export interface StepView {
   until?: string;
   /** A race's winning branch (`ctx.waitForAny`). */
   won?: string;
+  /** A child step's job id (`ctx.invoke`). */
+  child?: string;
   result?: unknown;
 }
 

@@ -123,13 +123,16 @@ export const JobView = z.object({
   /** A suspended durable job: a sleep, a token or an event, until when (docs/architecture.md §22). */
   waiting: z
     .object({
-      for: z.enum(["sleep", "token", "event", "any"]),
+      for: z.enum(["sleep", "token", "event", "any", "child"]),
       until: z.iso.datetime().optional(),
       token: z.string().optional(),
       event: z.string().optional(),
       match: z.string().optional(),
+      child: z.string().optional(),
     })
     .optional(),
+  /** A child job a durable handler invoked (`ctx.invoke`): its parent and the parent's step. */
+  parent: z.object({ id: z.string(), step: z.string() }).optional(),
   /** Every attempt, oldest first (the last HISTORY_KEEP ended ones and the current one). */
   history: z.array(AttemptView).optional(),
   /** Older attempts dropped from `history`. */

@@ -1,11 +1,13 @@
 import { decodeTime } from "ulid";
-import { ItemNotFound } from "../errors.ts";
+import { InvalidItemState, ItemNotFound } from "../errors.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { longestRetentionExpiry } from "../retention.ts";
 import { BacklogTally } from "../runtime/backlog-tally.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { deleteWaiterOfEnded } from "../store/event-waiter-ops.ts";
 import { type CancelResult, cancel, tombstone } from "../store/finalize-ops.ts";
+import type { JobItem } from "../store/job-item.ts";
+import { childrenAwaited } from "../store/step-record.ts";
 
 export type CancelJobResult =
   | CancelResult
@@ -22,7 +24,7 @@ const FUTURE_SKEW_MS = 60_000;
  * Older or future ids name no job that can still run: not found.
  */
 export async function cancelJob(
-  engine: Pick<Engine, "store" | "queues" | "clock" | "running" | "groups">,
+  engine: Pick<Engine, "store" | "queues" | "clock" | "running" | "groups" | "durable">,
   id: string,
 ): Promise<CancelJobResult> {
   const { store, clock } = engine;
@@ -35,6 +37,10 @@ export async function cancelJob(
       // A job cancelled while it waited for an event: its pointer goes with the wait (§22).
       await deleteWaiterOfEnded(store, result.item);
       await engine.groups.recordEnd(result.item);
+      // A child a durable handler invoked: its waiting parent resumes, with ChildJobError (§22).
+      await engine.durable.childEnded(result.item);
+      // A parent waiting for its children: they are cancelled too, and theirs in turn.
+      await cancelChildren(engine, result.item);
       // A batch key's queued job leaves its key's backlog: its message will be dropped unrun.
       const tally = new BacklogTally();
       tally.note(result.item);
@@ -46,6 +52,23 @@ export async function cancelJob(
     const item = await tombstone(store, id, ttl);
     // An item appeared in between (its claim, or a late enqueue write): cancel that one.
     return item ? { outcome: "tombstoned", item } : cancelJob(engine, id);
+  }
+}
+
+/**
+ * Cancels the children a cancelled durable job invoked and had not seen end (§22). One that ended
+ * meanwhile (InvalidItemState) or never got an item is left as it is.
+ */
+async function cancelChildren(
+  engine: Parameters<typeof cancelJob>[0],
+  parent: Pick<JobItem, "steps">,
+): Promise<void> {
+  for (const id of childrenAwaited(parent.steps)) {
+    try {
+      await cancelJob(engine, id);
+    } catch (err) {
+      if (!(err instanceof InvalidItemState) && !(err instanceof ItemNotFound)) throw err;
+    }
   }
 }
 

@@ -73,6 +73,7 @@ export type ReaperDeps = Pick<
   | "log"
   | "eventSources"
   | "groups"
+  | "durable"
   | "flow"
   | "registry"
 >;
@@ -263,6 +264,7 @@ async function drainDeadLetters(
         log.warn("job dead: its message exceeded the receive count", jobFields(result.item));
         // Its group hears of it before the message goes: a crash here repeats this, idempotently.
         await deps.groups.recordEnd(result.item);
+        await deps.durable.childEnded(result.item);
         const tally = new BacklogTally();
         tally.note(result.item);
         await tally.flush(store);
@@ -281,6 +283,7 @@ async function drainDeadLetters(
         // Finished already, or waiting for a retry whose own message is on its way: a stale copy.
         report.deadLetterDuplicates += 1;
         if (result.current) await deps.groups.recordEnd(result.current);
+        if (result.current) await deps.durable.childEnded(result.current);
         await transport.delete(queue.name, receipt, "dlq");
       } else {
         // A worker holds a live lease: its run decides. If it dies, the next run here marks the job.

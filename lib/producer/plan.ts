@@ -86,6 +86,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     member: extras.member,
     completes: extras.completes,
     replayOf: extras.replayOf,
+    parent: extras.parent,
     trace: extras.trace,
     batchKey,
     inBacklog: maxPending !== undefined,

@@ -26,7 +26,7 @@ const REFUSED_FOR_GOOD: ReadonlySet<ClientErrorCode> = new Set([
 ]);
 
 /** A request the producer refuses for its content fails the run for good: no retry could fix it. */
-async function refusalIsFinal<T>(what: string, send: () => Promise<T>): Promise<T> {
+export async function refusalIsFinal<T>(what: string, send: () => Promise<T>): Promise<T> {
   try {
     return await send();
   } catch (err) {
@@ -63,6 +63,8 @@ export function durableUnavailable(why: string): DurableContext {
     // Building a branch records nothing; the race itself is refused.
     ...raceBranches,
     waitForAny: async () => refuse(),
+    invoke: async () => refuse(),
+    invokeMany: async () => refuse(),
   };
 }
 

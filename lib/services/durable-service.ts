@@ -60,4 +60,10 @@ export interface DurableService {
   completeToken(id: string, secret: string | undefined, data: unknown): Promise<TokenCompleted>;
   /** POST /events. */
   deliverEvent(raw: unknown): Promise<EventDelivery>;
+  /**
+   * A job ended: when it is a child a durable handler invoked (`ctx.invoke`), its parent waiting for
+   * it resumes with its outcome. Called wherever a job's end is seen, as GroupService.recordEnd is;
+   * idempotent.
+   */
+  childEnded(job: JobItem): Promise<void>;
 }

@@ -41,6 +41,8 @@ export interface JobExtras {
   completes?: string;
   /** A replay (POST /jobs/replay): the job this one runs again. */
   replayOf?: string;
+  /** A durable handler's child (`ctx.invoke`): the parent its end resumes (lib/store/job-fields.ts). */
+  parent?: { j: string; q: string; s: string };
   /** The W3C trace context its span is made under (lib/observability/tracing.ts); else the active one. */
   trace?: string;
 }

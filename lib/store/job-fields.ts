@@ -226,6 +226,16 @@ const durable = {
     item: true,
     view: (w, item) => (w && item.status === "scheduled" ? { waiting: toWaitingView(w) } : {}),
   }),
+  /**
+   * A child job a durable handler invoked (`ctx.invoke`): its parent's id (j) and queue (q), and the
+   * parent's step (s) its end resumes with its outcome (lib/durable/child-jobs.ts).
+   */
+  parent: field(z.object({ j: z.string().min(1), q: z.string().min(1), s: z.string().min(1) }).optional(), {
+    item: true,
+    message: "sender",
+    seed: true,
+    view: (p) => (p ? { parent: { id: p.j, step: p.s } } : {}),
+  }),
 };
 
 /** The parts, by feature; the map is their union. */

@@ -90,8 +90,14 @@ export async function recordStep(
 
 export const recordStepTransitions = [] as const satisfies StoreTransitions;
 
-/** Which wait a resume must find the job in: a token's id, or an event's name and match. */
-export type WaitMatch = { token: string } | { event: string; match: string; step: string };
+/**
+ * Which wait a resume must find the job in: a token's id, an event's name and match, or a child
+ * job's id (`ctx.invoke`). An event's and a child's name the step their data is added to.
+ */
+export type WaitMatch =
+  | { token: string }
+  | { event: string; match: string; step: string }
+  | { child: string; step: string };
 
 /**
  * The job is still scheduled (its index key witnesses it: scheduledIn) and waits, as `match` says
@@ -105,13 +111,15 @@ const waitsFor = (queue: string, match: WaitMatch): Condition =>
         scheduledIn(queue),
         or(attributeEquals("waiting.token", match.token), setContains("waiting.tokens", match.token)),
       )
-    : and(
-        scheduledIn(queue),
-        or(
-          and(attributeEquals("waiting.event", match.event), attributeEquals("waiting.match", match.match)),
-          setContains("waiting.pairs", eventPairOf(match.event, match.match)),
-        ),
-      );
+    : "child" in match
+      ? and(scheduledIn(queue), attributeEquals("waiting.child", match.child))
+      : and(
+          scheduledIn(queue),
+          or(
+            and(attributeEquals("waiting.event", match.event), attributeEquals("waiting.match", match.match)),
+            setContains("waiting.pairs", eventPairOf(match.event, match.match)),
+          ),
+        );
 
 /**
  * Every top-level attribute resumeWaiting names for a token's wait: the key, what it sets, what its
@@ -130,10 +138,11 @@ export const RESUME_ON_TOKEN_ATTRIBUTES = [
 ] as const;
 
 /**
- * resumeWaiting — a suspended job's wait is over (its token completed, its event arrived).
+ * resumeWaiting — a suspended job's wait is over (its token completed, its event arrived, its child
+ *   job ended).
  * input: the job (id, queue), what it must wait for, the promotion hold for its message's send, and
- *   for an event the data's entry fields (v or o, the event's id e, and in a race its branch w) to
- *   add to the wait's step.
+ *   for an event or a child the data's entry fields (v or o; for an event also its id e, and in a
+ *   race its branch w) to add to the wait's step.
  * condition: scheduled AND waiting for exactly this (a cancel, a timeout's run or another resume
  *   moved it first: nothing written).
  * result: true when it landed: still scheduled, but due now and no longer waiting, held against the
@@ -160,7 +169,7 @@ export async function resumeWaiting(
         .set("promotingUntil", holdUntil)
         .setAll(indexKeys(job.queue, "scheduled", job.id, now, ctx.layout.indexShards))
         .remove("waiting");
-      if ("event" in match && data) {
+      if ("step" in match && data) {
         for (const [field, value] of Object.entries(data))
           if (value !== undefined) update.setEntry("steps", match.step, value, field);
       }

@@ -12,6 +12,8 @@ import type { StepView, WaitingView } from "../job/durable.ts";
  *   (so a later wait of the job on the same pair doesn't take a buffered event again).
  * - race: a `waitForAny`'s branches (until: its deadline), and w: the branch that won (its data in v
  *   or o; a timer's none), written once (lib/store/race-ops.ts, or an event's resume).
+ * - event, match: an event wait's; its data arrives in v or o.
+ * - child: a child job's id (`ctx.invoke`); its outcome (ChildOutcome's JSON) arrives in v or o.
  */
 export interface StepRecord {
   n: number;
@@ -26,6 +28,7 @@ export interface StepRecord {
   e?: string;
   race?: RaceBranchRecord[];
   w?: string;
+  child?: string;
 }
 
 /** One branch of a race as its entry keeps it: its name, and its token's id or its event's pair. */
@@ -40,7 +43,7 @@ export interface RaceBranchRecord {
 
 /** What a suspended job waits for: the item's `waiting`, set by the suspend, removed by the claim. */
 export interface WaitingRecord {
-  for: "sleep" | "token" | "event" | "any";
+  for: "sleep" | "token" | "event" | "any" | "child";
   until: number;
   token?: string;
   event?: string;
@@ -48,6 +51,7 @@ export interface WaitingRecord {
   /** A race's (`for: "any"`) tokens, and its events' pairs (eventPairOf), which a resume's condition finds. */
   tokens?: string[];
   pairs?: string[];
+  child?: string;
 }
 
 /** An event's name and match as one value, as a race's `waiting.pairs` holds them. */
@@ -64,6 +68,13 @@ export function inlineStepBytes(steps: Readonly<Record<string, StepRecord>> | un
   return bytes;
 }
 
+/** The child jobs a job's steps invoked (`ctx.invoke`) whose end its steps haven't recorded: those it may wait for. */
+export function childrenAwaited(steps: Readonly<Record<string, StepRecord>> | undefined): string[] {
+  return Object.values(steps ?? {}).flatMap((r) =>
+    r.child !== undefined && r.v === undefined && r.o === undefined ? [r.child] : [],
+  );
+}
+
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function toWaitingView(w: WaitingRecord): WaitingView {
@@ -72,11 +83,13 @@ export function toWaitingView(w: WaitingRecord): WaitingView {
     until: iso(w.until),
     ...(w.token !== undefined ? { token: w.token } : {}),
     ...(w.event !== undefined ? { event: w.event, match: w.match ?? "" } : {}),
+    ...(w.child !== undefined ? { child: w.child } : {}),
   };
 }
 
 function typeOf(r: StepRecord): StepView["type"] {
   if (r.race !== undefined) return "race";
+  if (r.child !== undefined) return "child";
   if (r.event !== undefined) return "event";
   if (r.token !== undefined) return "token";
   if (r.until !== undefined) return "sleep";
@@ -87,6 +100,7 @@ function statusOf(r: StepRecord, now: number): StepView["status"] {
   const type = typeOf(r);
   if (type === "race" && r.w === undefined) return (r.until ?? 0) > now ? "waiting" : "timed-out";
   if (type === "sleep") return (r.until ?? 0) > now ? "sleeping" : "done";
+  if (type === "child" && r.v === undefined && r.o === undefined) return "waiting";
   if (type === "event" && r.v === undefined && r.o === undefined)
     return (r.until ?? 0) > now ? "waiting" : "timed-out";
   return "done";
@@ -113,6 +127,7 @@ export function toStepViews(
         at: iso(r.t),
         ...(r.until !== undefined ? { until: iso(r.until) } : {}),
         ...(r.w !== undefined ? { won: r.w } : {}),
+        ...(r.child !== undefined ? { child: r.child } : {}),
         ...(json !== undefined ? { result: JSON.parse(json) } : {}),
       };
     });

@@ -8,6 +8,7 @@ import {
   type Transition,
   type TransitionStart,
 } from "../../lib/job/status.ts";
+import { recordChildOutcome, recordChildOutcomeTransitions } from "../../lib/store/child-step-ops.ts";
 import { appendToBurst, coalesceTransitions, reviseWaitingJob } from "../../lib/store/coalesce-ops.ts";
 import { createStoreContext, type StoreContext } from "../../lib/store/context.ts";
 import { markQueued, markQueuedTransitions, putJob, putJobTransitions } from "../../lib/store/enqueue-ops.ts";
@@ -101,6 +102,18 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
         const stored = await getJob(s, i.id);
         if (stored) await s.doc.send(new PutCommand({ TableName: s.table, Item: { ...stored, waiting } }));
         return resumeWaiting(s, i, { token: "tok_1" }, s.clock.now() + 120_000);
+      },
+    ],
+  },
+  // A child's end into its parent's step (ctx.invokeMany): the parent's status never changes.
+  recordChildOutcome: {
+    declared: recordChildOutcomeTransitions,
+    run: [
+      async (s, i) => {
+        const steps = { kids: { n: 1, a: 1, t: s.clock.now(), child: "01CHILD" } };
+        const stored = await getJob(s, i.id);
+        if (stored) await s.doc.send(new PutCommand({ TableName: s.table, Item: { ...stored, steps } }));
+        return recordChildOutcome(s, i.id, "kids", "01CHILD", { v: '{"status":"done"}' });
       },
     ],
   },

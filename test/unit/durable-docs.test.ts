@@ -6,20 +6,25 @@ import { codeBlocks, docBlocks, httpRequestOf } from "../support/doc-blocks.ts";
 
 /**
  * docs/guide/durable-jobs.md can't drift: its first TypeScript block is the demo kind's file (type-checked
- * and run by the suite), the others compile as files of the project, and each HTTP block names a route the API serves, with a body the route takes.
+ * and run by the suite), a child job's block lines of test/unit/invoke-types.test.ts (type-checked), the others compile as files of the project, and each HTTP block names a route the API serves, with a body the route takes.
  * The event block is also sent to a waiting job by test/integration/durable.test.ts.
  */
 const DOC = "docs/guide/durable-jobs.md";
 
 describe("docs/guide/durable-jobs.md", () => {
-  it("its TypeScript block is app/kinds/onboard.ts", () => {
+  it("its TypeScript blocks are app/kinds/onboard.ts, then lines of the type-checked invoke example", () => {
     const file = readFileSync(new URL("../../app/kinds/onboard.ts", import.meta.url), "utf8");
     const blocks = docBlocks(DOC).filter((b) => b.lang === "ts");
     const marked = blocks.filter((b) => b.marker?.includes("it is app/kinds/onboard.ts"));
     expect(marked.map((b) => b.text)).toEqual([file]);
-    // Every other TypeScript block is compiled as a file of the project (test/unit/guide-snippets.test.ts).
-    for (const block of blocks.filter((b) => !marked.includes(b)))
-      expect(block.marker, block.text).toMatch(/^checked by test\/unit\/guide-snippets\.test\.ts/);
+    const invoke = readFileSync(new URL("./invoke-types.test.ts", import.meta.url), "utf8");
+    // A child job's block is lines of test/unit/invoke-types.test.ts (type-checked there); every
+    // other TypeScript block is compiled as a file of the project (test/unit/guide-snippets.test.ts).
+    for (const block of blocks.filter((b) => !marked.includes(b))) {
+      if (block.marker?.includes("invoke-types.test.ts"))
+        expect(invoke.includes(block.text), block.text).toBe(true);
+      else expect(block.marker, block.text).toMatch(/^checked by test\/unit\/guide-snippets\.test\.ts/);
+    }
   });
 
   it("each HTTP block is a route of the API with a JSON body", () => {

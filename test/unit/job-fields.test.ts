@@ -598,7 +598,13 @@ describe("the map of a job's fields", () => {
     }
     expect(names((f) => f.message === "always" && f.item === undefined)).toEqual([]);
     // A message is rebuilt from the item with what the worker reads before it has the item.
-    expect(names((f) => f.message === "sender")).toEqual(["lane", "member", "completes", "rateSlot"]);
+    expect(names((f) => f.message === "sender")).toEqual([
+      "lane",
+      "member",
+      "completes",
+      "rateSlot",
+      "parent",
+    ]);
   });
 
   it("shows a field as it is or as a time only under a name JobView has", () => {

@@ -80,7 +80,7 @@ beforeEach(() => {
       flow,
       coalesce,
       groups: new Groups({ ...services, producer }),
-      durable: new Durable({ ...services, app: testApp(), tokenUrlBase: () => undefined }),
+      durable: new Durable({ ...services, app: testApp(), producer, tokenUrlBase: () => undefined }),
       random: () => 0,
     },
     { recordConcurrency: 4 },

@@ -51,6 +51,7 @@ export type { RateLimitScope } from "../../../lib/declarations/rate-limit-scope.
 export type { ScaleDeclaration } from "../../../lib/declarations/scale.ts";
 export type { MisfirePolicy, ScheduleDeclaration } from "../../../lib/declarations/schedule-declaration.ts";
 export {
+  ChildJobError,
   ConfigError,
   EventTimeoutError,
   HandlerError,
