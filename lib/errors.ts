@@ -213,6 +213,17 @@ export class StoreConflict<T = Record<string, unknown>> extends StoreError {
   }
 }
 
+/**
+ * DynamoDB refused a write because the item would pass its 400 KB limit. The same write fails on
+ * every retry, so the caller ends the job instead of retrying it (lib/store/oversized-ops.ts).
+ */
+export class ItemTooLarge extends StoreError {
+  override readonly name = "ItemTooLarge";
+  constructor(readonly operation: string) {
+    super(`${operation}: the item would pass DynamoDB's 400 KB limit`);
+  }
+}
+
 /** The item the operation needs does not exist. */
 export class ItemNotFound extends StoreError {
   override readonly name = "ItemNotFound";

@@ -26,13 +26,13 @@ import { jobAttributes, withSpan } from "../observability/tracing.ts";
 import { Suspension } from "../services/suspension.ts";
 import { deleteEventWaiter } from "../store/event-waiter-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
-import { recordStep } from "../store/step-ops.ts";
 import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
 import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
 import type { DurableDeps } from "./durable-deps.ts";
 import { waitSince } from "./event-lookback.ts";
 import { checkEventWait } from "./event-wait-checks.ts";
 import { waitForAny } from "./race.ts";
+import { recordStepFitting } from "./record-step-fitting.ts";
 import { readRecorded, storedBodiesOf } from "./recorded-bodies.ts";
 import { StepsInFlight } from "./steps-in-flight.ts";
 
@@ -114,7 +114,8 @@ export class DurableRun {
 
   async write(name: string, record: StepRecord): Promise<StepRecord> {
     this.stillOurs();
-    const out = await recordStep(this.deps.store, this.item.id, this.fence, name, record, this.mapExists);
+    const { store } = this.deps;
+    const out = await recordStepFitting(store, this.item.id, this.fence, name, record, this.mapExists);
     if (!out.recorded && out.reason === "lease_lost")
       throw new UsageError(`step "${name}" was not recorded: this run lost its lease`);
     this.mapExists = true;

@@ -1,5 +1,5 @@
 import { decodeTime } from "ulid";
-import { InvalidItemState, ItemNotFound } from "../errors.ts";
+import { InvalidItemState, ItemNotFound, ItemTooLarge } from "../errors.ts";
 import { QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { longestRetentionExpiry } from "../retention.ts";
 import { BacklogTally } from "../runtime/backlog-tally.ts";
@@ -7,6 +7,8 @@ import type { Engine } from "../services/engine-services.ts";
 import { deleteWaiterOfEnded } from "../store/event-waiter-ops.ts";
 import { type CancelResult, cancel, tombstone } from "../store/finalize-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
+import { endOversized } from "../store/oversized-ops.ts";
+import { getJob } from "../store/read-ops.ts";
 import { childrenAwaited } from "../store/step-record.ts";
 
 export type CancelJobResult =
@@ -30,7 +32,12 @@ export async function cancelJob(
   const { store, clock } = engine;
   const ttl = longestRetentionExpiry(clock.now(), engine.queues);
   try {
-    const result = await cancel(store, id, ttl);
+    const result: CancelResult & { steps?: JobItem["steps"] } = await cancel(store, id, ttl).catch(
+      (err: unknown) => {
+        if (err instanceof ItemTooLarge) return cancelOversized(engine, id, ttl, err);
+        throw err;
+      },
+    );
     if (result.outcome === "requested") engine.running.requestCancel(result.item.id);
     // A queued child ended here, not in a worker: its group hears of it now.
     if (result.outcome === "cancelled") {
@@ -40,7 +47,7 @@ export async function cancelJob(
       // A child a durable handler invoked: its waiting parent resumes, with ChildJobError (§22).
       await engine.durable.childEnded(result.item);
       // A parent waiting for its children: they are cancelled too, and theirs in turn.
-      await cancelChildren(engine, result.item);
+      await cancelChildren(engine, { steps: result.item.steps ?? result.steps });
       // A batch key's queued job leaves its key's backlog: its message will be dropped unrun.
       const tally = new BacklogTally();
       tally.note(result.item);
@@ -53,6 +60,24 @@ export async function cancelJob(
     // An item appeared in between (its claim, or a late enqueue write): cancel that one.
     return item ? { outcome: "tombstoned", item } : cancelJob(engine, id);
   }
+}
+
+/**
+ * The cancel of a job whose item is at DynamoDB's 400 KB limit, where the cancel's own write was
+ * refused: the job ends cancelled with its steps map dropped (endOversized), which always fits. Its
+ * steps as they were are returned beside it, so the children it waited for are cancelled too.
+ */
+async function cancelOversized(
+  engine: Pick<Engine, "store">,
+  id: string,
+  expiresAt: number,
+  refused: ItemTooLarge,
+): Promise<CancelResult & { steps?: JobItem["steps"] }> {
+  const before = await getJob(engine.store, id);
+  if (!before) throw new ItemNotFound(`job ${id} not found`);
+  const end = { as: "cancelled" as const, error: refused.message, expiresAt };
+  const item = await endOversized(engine.store, before, end);
+  return { outcome: "cancelled", item, ...(before.steps ? { steps: before.steps } : {}) };
 }
 
 /**

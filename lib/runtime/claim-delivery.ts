@@ -3,11 +3,11 @@ import { isTerminal } from "../job/status.ts";
 import { MAX_VISIBILITY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
 import type { JobItem } from "../store/job-item.ts";
-import { claim } from "../store/lease-ops.ts";
 import { checkFormat } from "../store/stored-formats.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
 import type { Admitted, Claimed } from "./delivery.ts";
 import { recordEndInGroups } from "./group-end.ts";
+import { claimFitting } from "./oversized-ends.ts";
 import type { Ack, InboundRecord, WorkerDeps } from "./record-types.ts";
 import type { VisibilitySink } from "./visibility-changes.ts";
 
@@ -21,13 +21,13 @@ export async function claimDelivery(
   record: InboundRecord,
   visibility: VisibilitySink,
 ): Promise<Ack | Claimed> {
-  const { store, clock, metrics, log } = deps;
+  const { clock, metrics, log } = deps;
   if (msg.after?.length && (await deps.coalesce.waitForEarlierJobs(msg, record, visibility))) return false;
   const gated = await deps.flow.gate(msg, (s) => visibility.change(msg.queue, record.receiptHandle, s));
   if (typeof gated === "boolean") return gated;
   const fence = randomBytes(12).toString("base64url");
   const leaseMs = queue.leaseSeconds * 1000;
-  const claimed = await claim(store, seedFromMessage(msg), fence, leaseMs, deps.runner?.());
+  const claimed = await claimFitting(deps, seedFromMessage(msg), fence, leaseMs, deps.runner?.(), queue);
   if (!claimed.claimed) {
     // A place this delivery took goes back unless the job runs under another's live lease (its own).
     if (claimed.current?.status !== "running") await deps.flow.releasePlace(gated, msg.id);

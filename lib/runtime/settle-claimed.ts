@@ -1,11 +1,12 @@
 import { errorFields, jobFields } from "../observability/log.ts";
-import { finalize } from "../store/finalize-ops.ts";
+import { type FinalizeResult, finalize } from "../store/finalize-ops.ts";
 import { BacklogTally } from "./backlog-tally.ts";
 import { stowResult } from "./claim-check.ts";
 import type { Claimed } from "./delivery.ts";
 import { recordEndInGroups } from "./group-end.ts";
 import type { Decision } from "./outcome.ts";
 import { reportOutcome, toFinalization } from "./outcome-table.ts";
+import { finalizeFitting } from "./oversized-ends.ts";
 import type { Ack, WorkerDeps } from "./record-types.ts";
 
 /**
@@ -46,7 +47,8 @@ export async function settleClaimed(
     const moved = await deps.durable.beforeSuspend(item, suspension, fence, queue.retentionDays);
     if (moved.length > 0) ending = { ...ending, moved };
   }
-  let result = await finalize(store, item, fence, ending);
+  let result: FinalizeResult;
+  ({ result, decision } = await finalizeFitting(deps, item, fence, ending, decision, queue, now));
   if (!result.finalized && result.reason === "cancel_requested") {
     decision = { outcome: "cancelled", error: "cancelled on request" };
     result = await finalize(store, item, fence, toFinalization(decision, queue, now));

@@ -9,7 +9,7 @@ import {
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { Clock } from "../clock.ts";
 import { type TableLayout, tableLayout } from "../declarations/scale.ts";
-import { StoreConflict } from "../errors.ts";
+import { ItemTooLarge, StoreConflict } from "../errors.ts";
 import { type Condition, Expr, type Update } from "./expression.ts";
 
 export interface StoreContext {
@@ -52,6 +52,7 @@ export async function conditionalWrite<T>(
   try {
     return await write();
   } catch (err) {
+    if (isItemSizeRefusal(err)) throw new ItemTooLarge(operation);
     if (!(err instanceof ConditionalCheckFailedException)) throw err;
     if (!readCurrent) throw new StoreConflict(operation, undefined);
     const current = err.Item
@@ -68,6 +69,18 @@ export async function conditionalWrite<T>(
         ).Item;
     throw new StoreConflict(operation, current);
   }
+}
+
+/**
+ * DynamoDB's refusal of an item over 400 KB: a ValidationException "Item size has exceeded the maximum
+ * allowed size" (PutItem) or "Item size to update has exceeded …" (UpdateItem); the emulators say the same.
+ */
+function isItemSizeRefusal(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    err.name === "ValidationException" &&
+    /item size (to update )?has exceeded the maximum allowed size/i.test(err.message)
+  );
 }
 
 /**

@@ -24,6 +24,7 @@ import {
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { claim, claimTransitions, heartbeat, heartbeatTransitions } from "../../lib/store/lease-ops.ts";
 import { recordOutcome, recordOutcomeTransitions } from "../../lib/store/outcome-ops.ts";
+import { endOversized, endOversizedTransitions } from "../../lib/store/oversized-ops.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import {
   beginPromotion,
@@ -66,6 +67,14 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
     run: [(s, i) => putJob(s, i), (s, i) => putJob(s, { ...i, status: "scheduled" })],
   },
   claim: { declared: claimTransitions, run: [(s, i) => claim(s, seedOf(i), "new-token", 30_000)] },
+  // An item at DynamoDB's size limit ends, dead (a run's or a claim's write refused) or cancelled.
+  endOversized: {
+    declared: endOversizedTransitions,
+    run: [
+      (s, i) => endOversized(s, i, { as: "dead", error: "refused", expiresAt: TTL }),
+      (s, i) => endOversized(s, i, { as: "cancelled", error: "refused", expiresAt: TTL }),
+    ],
+  },
   heartbeat: { declared: heartbeatTransitions, run: [(s, i) => heartbeat(s, i.id, TOKEN, 30_000)] },
   finalize: {
     declared: finalizeTransitions,
