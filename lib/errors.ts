@@ -160,6 +160,31 @@ export class EventTimeoutError extends WaitTimeoutError {
   override readonly name = "EventTimeoutError";
 }
 
+/**
+ * A durable job's replay met a name where its journal says otherwise (docs/guide/durable-jobs.md,
+ * "Changing a durable kind safely"): at another kind of operation (a step where a sleep was
+ * recorded), or out of the recorded order. The code deployed took another path than the run that
+ * recorded the job: going on would hand it records of the wrong calls, so the job pauses for an
+ * operator (as a kind's onExhausted "pause" does) and `skyforge doctor` lists it.
+ */
+/** How a NonDeterminismError's message ends, as a paused job's lastError keeps it: `skyforge doctor` looks for it. */
+export const NON_DETERMINISM_PAUSE = "the handler no longer matches the job's journal, so the job is paused";
+
+export class NonDeterminismError extends SkyforgeError {
+  override readonly name = "NonDeterminismError";
+  readonly jobId: string;
+  /** The name the replay met. */
+  readonly step: string;
+  /** What changed, as the message says it. */
+  readonly change: string;
+  constructor(jobId: string, step: string, change: string) {
+    super(`job ${jobId}: step "${step}" ${change}: ${NON_DETERMINISM_PAUSE}`);
+    this.jobId = jobId;
+    this.step = step;
+    this.change = change;
+  }
+}
+
 /** A caller's mistake. Never a 5xx; the message is safe to show. */
 export class ClientError extends SkyforgeError {
   override readonly name = "ClientError";

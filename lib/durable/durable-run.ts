@@ -11,6 +11,7 @@ import {
 import {
   DurableMisuseError,
   EventTimeoutError,
+  type NonDeterminismError,
   TokenTimeoutError,
   UnrecoverableError,
   UsageError,
@@ -19,10 +20,9 @@ import {
   type DurableContext,
   type EventWait,
   eventKeyProblem,
-  JournalBounds,
   MAX_SLEEP_SECONDS,
+  type StepType,
   sleepProblem,
-  stepNameProblem,
   stepResultJson,
   timeoutProblem,
   type WaitToken,
@@ -36,6 +36,7 @@ import { recordStep } from "../store/step-ops.ts";
 import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
 import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
 import type { DurableDeps } from "./durable-deps.ts";
+import { Journal } from "./journal.ts";
 import { readRecorded, storedBodiesOf } from "./recorded-bodies.ts";
 import { StepsInFlight } from "./steps-in-flight.ts";
 
@@ -51,11 +52,11 @@ const TOKEN_KEPT_AFTER_TIMEOUT_S = 7 * 86_400;
 export class DurableRun {
   readonly suspended: Promise<Suspension>;
   private suspend!: (s: Suspension) => void;
+  /** A divergence from the journal ends the run with it, whatever the handler does with the error. */
+  private diverge!: (e: NonDeterminismError) => void;
   private readonly steps: Record<string, StepRecord>;
   private mapExists: boolean;
-  private readonly seen = new Set<string>();
-  private readonly journal: JournalBounds;
-  private order = 0;
+  private readonly journal: Journal;
   /** Steps in flight: a suspend waits for them, and they share the inline budget. */
   private readonly inFlight = new StepsInFlight();
 
@@ -71,11 +72,13 @@ export class DurableRun {
     private readonly retentionDays: { done: number; dead: number },
   ) {
     this.steps = { ...(item.steps ?? {}) };
-    this.journal = new JournalBounds(Object.keys(this.steps));
+    this.journal = new Journal(item.id, this.steps, (e) => this.diverge(e));
     this.mapExists = item.steps !== undefined;
-    this.suspended = new Promise((resolve) => {
+    this.suspended = new Promise((resolve, reject) => {
       this.suspend = resolve;
+      this.diverge = reject;
     });
+    this.suspended.catch(() => {}); // The run's race settles on it; a run that has none leaves it.
   }
 
   get context(): DurableContext {
@@ -89,28 +92,14 @@ export class DurableRun {
     };
   }
 
-  /** The name checked and taken for this run; its record if an earlier run made one. */
-  private take(name: string): StepRecord | undefined {
-    const problem = stepNameProblem(name);
-    if (problem) throw new DurableMisuseError(problem);
-    if (this.seen.has(name))
-      throw new DurableMisuseError(
-        `step "${name}" is used twice in one run: each step, sleep and wait needs its own name`,
-      );
-    const full = this.steps[name] ? undefined : this.journal.admit(name);
-    if (full) throw new DurableMisuseError(full);
-    this.seen.add(name);
-    this.order += 1;
-    return this.steps[name];
-  }
-
   /** Before work a new owner may also do: a run that may have lost its job does none of it. */
   private stillOurs(): void {
+    this.journal.check();
     if (!this.live()) throw new UsageError("this run may have lost its lease: it records nothing more");
   }
 
-  private record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord {
-    return { n: this.order, a: this.item.attempts, t: this.deps.clock.now(), ...fields };
+  private record(at: number, op: StepType, fields: Omit<StepRecord, "n" | "op" | "a" | "t">): StepRecord {
+    return { n: at, op, a: this.item.attempts, t: this.deps.clock.now(), ...fields };
   }
 
   private async write(name: string, record: StepRecord): Promise<StepRecord> {
@@ -146,7 +135,7 @@ export class DurableRun {
   }
 
   private async stepOnce<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
-    const recorded = this.take(name);
+    const { recorded, at } = this.journal.take(name, "step");
     if (recorded) return (await this.read(name, recorded)) as T;
     // Its function would run now and again after the wake, its record lost with the ending run.
     if (this.inFlight.ended) return new Promise<never>(() => {});
@@ -154,13 +143,13 @@ export class DurableRun {
     const attributes = { ...jobAttributes(this.item), "skyforge.step": name };
     const value = await withSpan(`skyforge.step ${name}`, attributes, async () => fn(), this.item.trace);
     if (value === undefined) {
-      await this.write(name, this.record({}));
+      await this.write(name, this.record(at, "step", {}));
       return value;
     }
     const json = stepResultJson(name, value);
     if (Buffer.byteLength(json) > MAX_PAYLOAD_BYTES)
       throw new DurableMisuseError(`step "${name}" returned over ${MAX_PAYLOAD_BYTES} bytes of JSON`);
-    const record = this.record(await this.bodyOf(name, json, this.item.attempts));
+    const record = this.record(at, "step", await this.bodyOf(name, json, this.item.attempts));
     const kept = await this.write(name, record).finally(() => {
       if (record.v !== undefined) this.inFlight.inlineHeld -= Buffer.byteLength(record.v);
     });
@@ -184,14 +173,14 @@ export class DurableRun {
   }
 
   private async sleepTo(name: string, untilOf: () => number): Promise<void> {
-    const recorded = this.take(name);
+    const { recorded, at } = this.journal.take(name, "sleep");
     const now = this.deps.clock.now();
     if (recorded) {
       if ((recorded.until ?? 0) <= now) return;
       return this.wait(new Suspension({ for: "sleep", until: recorded.until ?? now }));
     }
     const until = Math.round(untilOf());
-    const record = this.record({ until });
+    const record = this.record(at, "sleep", { until });
     if (until <= now) {
       await this.write(name, record);
       return;
@@ -201,7 +190,7 @@ export class DurableRun {
   }
 
   private async createToken(name: string, timeoutSeconds: number): Promise<WaitToken> {
-    const recorded = this.take(name);
+    const { recorded, at } = this.journal.take(name, "token");
     if (recorded) return (await this.read(name, recorded)) as WaitToken;
     const problem = timeoutProblem(`token "${name}"`, timeoutSeconds);
     if (problem) throw new DurableMisuseError(problem);
@@ -222,7 +211,7 @@ export class DurableRun {
     });
     const base = (this.deps.tokenUrlBase() ?? "").replace(/\/+$/, "");
     const token: WaitToken = { id, url: `${base}/tokens/${id}?secret=${secret}` };
-    const kept = await this.write(name, this.record({ token: id, v: JSON.stringify(token) }));
+    const kept = await this.write(name, this.record(at, "token", { token: id, v: JSON.stringify(token) }));
     return (await this.read(name, kept)) as WaitToken;
   }
 
@@ -242,7 +231,7 @@ export class DurableRun {
   }
 
   private async waitForEvent<T>(name: string, wait: EventWait<T>): Promise<T> {
-    const recorded = this.take(name);
+    const { recorded, at } = this.journal.take(name, "event");
     const { event, match, timeoutSeconds } = wait;
     if (typeof event !== "string" || event.length === 0 || typeof match !== "string")
       throw new DurableMisuseError(
@@ -275,7 +264,7 @@ export class DurableRun {
     }
     this.stillOurs();
     const until = now + Math.round(timeoutSeconds * 1000);
-    const record = this.record({ event, match, until });
+    const record = this.record(at, "event", { event, match, until });
     return this.wait(
       new Suspension(
         { for: "event", event, match, until },

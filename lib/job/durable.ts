@@ -114,10 +114,14 @@ export interface WaitingView {
   match?: string;
 }
 
+/** What a journal's record was: the call that made it. Each record keeps its type, checked on replay. */
+export const stepTypes = ["step", "sleep", "token", "event"] as const;
+export type StepType = (typeof stepTypes)[number];
+
 /** One recorded step, as GET /jobs/{id}/steps lists it. */
 export interface StepView {
   name: string;
-  type: "step" | "sleep" | "token" | "event";
+  type: StepType;
   /** done: recorded (a sleep that has passed, an event that arrived); sleeping, waiting, timed-out. */
   status: "done" | "sleeping" | "waiting" | "timed-out";
   attempt: number;

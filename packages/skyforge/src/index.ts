@@ -53,6 +53,7 @@ export {
   ConfigError,
   EventTimeoutError,
   HandlerError,
+  NonDeterminismError,
   RetryAfterError,
   SkyforgeError,
   ThrottledError,
