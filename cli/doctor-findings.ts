@@ -3,7 +3,7 @@
  * GET /jobs, GET /keys) and, on a stage, its CloudWatch alarms: pure, so a test hands it views and a
  * clock. One finding a problem, each with what to do.
  */
-import { type BusyKey, flowKey, flowKeyPath, NON_DETERMINISM_PAUSE } from "../client/vocabulary.ts";
+import { type BusyKey, CODE_CHANGE_PAUSE, flowKey, flowKeyPath } from "../client/vocabulary.ts";
 
 export interface Finding {
   /** Which check found it: a stable word scripts can branch on. */
@@ -179,7 +179,8 @@ export function findProblems(input: DoctorInput): Finding[] {
     });
   }
   for (const job of input.paused ?? []) {
-    if (!job.lastError?.endsWith(NON_DETERMINISM_PAUSE)) continue;
+    // A NonDeterminismError's or a VersionChangedError's: the job's code changed under it.
+    if (!job.lastError?.endsWith(CODE_CHANGE_PAUSE)) continue;
     findings.push({
       check: "nondeterministic-job",
       subject: job.id,

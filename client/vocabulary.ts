@@ -7,11 +7,11 @@ export type { AppNames } from "../lib/declarations/define-app.ts";
 export { type MisfirePolicy, misfirePolicies } from "../lib/declarations/schedule-declaration.ts";
 export {
   ClientError,
+  CODE_CHANGE_PAUSE,
   type ErrorBody,
   type ErrorCode,
   errorCodes,
   internalErrorBody,
-  NON_DETERMINISM_PAUSE,
 } from "../lib/errors.ts";
 export { type FlowKey, flowKey, flowKeyPath } from "../lib/job/flow-key.ts";
 export type { BusiestKeys, BusyKey, FlowKeyView } from "../lib/job/flow-views.ts";

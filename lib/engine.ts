@@ -82,6 +82,7 @@ export function buildEngine(config: EngineConfig): Engine {
     durable: new Durable({
       store,
       claims,
+      registry,
       transport,
       queues,
       clock,

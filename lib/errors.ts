@@ -167,8 +167,11 @@ export class EventTimeoutError extends WaitTimeoutError {
  * recorded the job: going on would hand it records of the wrong calls, so the job pauses for an
  * operator (as a kind's onExhausted "pause" does) and `skyforge doctor` lists it.
  */
-/** How a NonDeterminismError's message ends, as a paused job's lastError keeps it: `skyforge doctor` looks for it. */
-export const NON_DETERMINISM_PAUSE = "the handler no longer matches the job's journal, so the job is paused";
+/**
+ * How the message of an error that pauses a durable job for its code's change ends (NonDeterminismError,
+ * VersionChangedError), as the job's lastError keeps it: `skyforge doctor` looks for it.
+ */
+export const CODE_CHANGE_PAUSE = ", so the job is paused";
 
 export class NonDeterminismError extends SkyforgeError {
   override readonly name = "NonDeterminismError";
@@ -178,10 +181,26 @@ export class NonDeterminismError extends SkyforgeError {
   /** What changed, as the message says it. */
   readonly change: string;
   constructor(jobId: string, step: string, change: string) {
-    super(`job ${jobId}: step "${step}" ${change}: ${NON_DETERMINISM_PAUSE}`);
+    super(
+      `job ${jobId}: step "${step}" ${change}: the handler no longer matches the job's journal${CODE_CHANGE_PAUSE}`,
+    );
     this.jobId = jobId;
     this.step = step;
     this.change = change;
+  }
+}
+
+/**
+ * A durable job resumed under another version of its kind than the one that started its journal,
+ * and its kind's onVersionChange is "pause" (docs/guide/durable-jobs.md, "Versions"): the job waits
+ * for an operator, as on a NonDeterminismError, before its handler is given any record.
+ */
+export class VersionChangedError extends SkyforgeError {
+  override readonly name = "VersionChangedError";
+  constructor(jobId: string, kind: string, from: string, to: string) {
+    super(
+      `job ${jobId} of kind ${kind} was started by version "${from}" and resumes under version "${to}": its kind's onVersionChange is "pause"${CODE_CHANGE_PAUSE}`,
+    );
   }
 }
 

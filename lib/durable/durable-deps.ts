@@ -1,7 +1,10 @@
 import type { Engine } from "../services/engine-services.ts";
 
 /** What durable steps use of the engine (lib/engine.ts wires them). */
-export type DurableDeps = Pick<Engine, "store" | "claims" | "transport" | "queues" | "clock" | "metrics"> & {
+export type DurableDeps = Pick<
+  Engine,
+  "store" | "claims" | "transport" | "queues" | "clock" | "metrics" | "registry"
+> & {
   /**
    * The API's base URL a token's url starts with, read when a token is made (the local stack learns
    * its API's url after the engine is built); a bare path when there is none.

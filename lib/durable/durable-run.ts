@@ -1,5 +1,3 @@
-import { randomBytes } from "node:crypto";
-import { ulid } from "ulid";
 import { needsClaimCheck } from "../claims/claim-keys.ts";
 import {
   type DurableBody,
@@ -11,7 +9,6 @@ import {
 import {
   DurableMisuseError,
   EventTimeoutError,
-  type NonDeterminismError,
   TokenTimeoutError,
   UnrecoverableError,
   UsageError,
@@ -34,14 +31,13 @@ import { deleteEventWaiter } from "../store/event-waiter-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { recordStep } from "../store/step-ops.ts";
 import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
-import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
+import { getToken } from "../store/token-ops.ts";
 import type { DurableDeps } from "./durable-deps.ts";
-import { Journal } from "./journal.ts";
+import { putWaitToken } from "./durable-tokens.ts";
+import type { Journal } from "./journal.ts";
+import { type OpenJournal, openJournal } from "./open-journal.ts";
 import { readRecorded, storedBodiesOf } from "./recorded-bodies.ts";
 import { StepsInFlight } from "./steps-in-flight.ts";
-
-/** A token's item outlives its timeout by a week, for GET /tokens/{id} and a late caller's 409. */
-const TOKEN_KEPT_AFTER_TIMEOUT_S = 7 * 86_400;
 
 /**
  * One run's durable context (docs/architecture.md §22). The handler runs from the top: a name
@@ -53,10 +49,12 @@ export class DurableRun {
   readonly suspended: Promise<Suspension>;
   private suspend!: (s: Suspension) => void;
   /** A divergence from the journal ends the run with it, whatever the handler does with the error. */
-  private diverge!: (e: NonDeterminismError) => void;
+  private diverge!: (e: Error) => void;
   private readonly steps: Record<string, StepRecord>;
   private mapExists: boolean;
   private readonly journal: Journal;
+  /** Its journal as opened under its kind's version: `ready` once it may be written. */
+  private readonly opened: OpenJournal;
   /** Steps in flight: a suspend waits for them, and they share the inline budget. */
   private readonly inFlight = new StepsInFlight();
 
@@ -71,14 +69,13 @@ export class DurableRun {
     private readonly live: () => boolean,
     private readonly retentionDays: { done: number; dead: number },
   ) {
-    this.steps = { ...(item.steps ?? {}) };
-    this.journal = new Journal(item.id, this.steps, (e) => this.diverge(e));
-    this.mapExists = item.steps !== undefined;
     this.suspended = new Promise((resolve, reject) => {
       this.suspend = resolve;
       this.diverge = reject;
     });
     this.suspended.catch(() => {}); // The run's race settles on it; a run that has none leaves it.
+    this.opened = openJournal(deps, item, fence, (e) => this.diverge(e));
+    ({ steps: this.steps, journal: this.journal, mapExists: this.mapExists } = this.opened);
   }
 
   get context(): DurableContext {
@@ -89,6 +86,7 @@ export class DurableRun {
       createToken: (name, options) => this.createToken(name, options.timeoutSeconds),
       waitForToken: (token, options) => this.waitForToken(token, options?.schema),
       waitForEvent: (name, wait) => this.waitForEvent(name, wait),
+      version: (name, range) => this.inFlight.track(this.versionAt(name, range)),
     };
   }
 
@@ -103,8 +101,11 @@ export class DurableRun {
   }
 
   private async write(name: string, record: StepRecord): Promise<StepRecord> {
+    const { ready, version } = this.opened;
+    await ready;
     this.stillOurs();
-    const out = await recordStep(this.deps.store, this.item.id, this.fence, name, record, this.mapExists);
+    const job = [this.deps.store, this.item.id, this.fence] as const;
+    const out = await recordStep(...job, name, record, this.mapExists, version);
     if (!out.recorded && out.reason === "lease_lost")
       throw new UsageError(`step "${name}" was not recorded: this run lost its lease`);
     this.mapExists = true;
@@ -127,6 +128,13 @@ export class DurableRun {
 
   private read(name: string, record: StepRecord): Promise<unknown> {
     return readRecorded(this.deps.claims, this.item.id, name, record);
+  }
+
+  /** ctx.version: recorded once per job, the first time a run of it asks (lib/durable/versions.ts). */
+  private async versionAt(name: string, range: readonly [number, number]): Promise<number> {
+    const { value, fresh, at } = this.journal.takeVersion(name, range);
+    if (fresh) await this.write(name, this.record(at, "version", { v: JSON.stringify(value) }));
+    return value;
   }
 
   /** A step, kept among those in flight until it settles. */
@@ -195,23 +203,11 @@ export class DurableRun {
     const problem = timeoutProblem(`token "${name}"`, timeoutSeconds);
     if (problem) throw new DurableMisuseError(problem);
     this.stillOurs();
-    const now = this.deps.clock.now();
-    const id = `tok_${ulid(now)}`;
-    const secret = randomBytes(24).toString("base64url");
-    const timeoutAt = now + Math.round(timeoutSeconds * 1000);
-    await putToken(this.deps.store, {
-      id,
-      jobId: this.item.id,
-      queue: this.item.queue,
-      step: name,
-      secretHash: tokenSecretHash(secret),
-      createdAt: now,
-      timeoutAt,
-      expiresAt: Math.ceil(timeoutAt / 1000) + TOKEN_KEPT_AFTER_TIMEOUT_S,
-    });
-    const base = (this.deps.tokenUrlBase() ?? "").replace(/\/+$/, "");
-    const token: WaitToken = { id, url: `${base}/tokens/${id}?secret=${secret}` };
-    const kept = await this.write(name, this.record(at, "token", { token: id, v: JSON.stringify(token) }));
+    const token = await putWaitToken(this.deps, this.item, name, timeoutSeconds);
+    const kept = await this.write(
+      name,
+      this.record(at, "token", { token: token.id, v: JSON.stringify(token) }),
+    );
     return (await this.read(name, kept)) as WaitToken;
   }
 
@@ -279,11 +275,13 @@ export class DurableRun {
    * (its run is over). The run's first wait wins; a later one side by side waits after the wake.
    */
   private wait(s: Suspension): Promise<never> {
-    this.inFlight.endAfterSteps(() => {
+    const { ready, version } = this.opened;
+    const end = () => {
       // A step recorded meanwhile may have written the job's first steps map.
-      const step = s.step && { ...s.step, mapExists: this.mapExists };
+      const step = s.step && { ...s.step, mapExists: this.mapExists, version };
       this.suspend(new Suspension(s.waiting, step, s.waiter, storedBodiesOf(this.steps)));
-    });
+    };
+    ready.then(() => this.inFlight.endAfterSteps(end), this.diverge);
     return new Promise<never>(() => {});
   }
 }

@@ -89,6 +89,13 @@ export interface DurableContext {
   waitForToken<T = unknown>(token: WaitToken, options?: { schema?: z.ZodType<T> }): Promise<T>;
   /** Ends the run until a matching event arrives, then returns its data (EventTimeoutError on timeout). */
   waitForEvent<T = unknown>(name: string, wait: EventWait<T>): Promise<T>;
+  /**
+   * Which version of the code at this point the job takes, `from`..`to` (whole numbers): `to` for a
+   * job that reaches it first under this code, `from` for one whose journal went past it without
+   * it; recorded once per job, so each run of the job takes the same branch (docs/guide/durable-jobs.md,
+   * "Versions"). Takes no place among the handler's calls.
+   */
+  version(name: string, range: readonly [from: number, to: number]): Promise<number>;
 }
 
 /** A wait token as GET /tokens/{id} shows it, never its secret. */
@@ -115,7 +122,7 @@ export interface WaitingView {
 }
 
 /** What a journal's record was: the call that made it. Each record keeps its type, checked on replay. */
-export const stepTypes = ["step", "sleep", "token", "event"] as const;
+export const stepTypes = ["step", "sleep", "token", "event", "version"] as const;
 export type StepType = (typeof stepTypes)[number];
 
 /** One recorded step, as GET /jobs/{id}/steps lists it. */

@@ -120,6 +120,8 @@ export const JobView = z.object({
   flowKey: z.string().optional(),
   /** Queued behind its flow key's concurrency: it starts when one of the key's runs ends. */
   waitingForKey: z.boolean().optional(),
+  /** A durable job: the version of its kind that started its journal (docs/guide/durable-jobs.md, "Versions"). */
+  version: z.string().optional(),
   /** A suspended durable job: a sleep, a token or an event, until when (docs/architecture.md §22). */
   waiting: z
     .object({

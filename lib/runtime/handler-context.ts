@@ -59,6 +59,7 @@ export function durableUnavailable(why: string): DurableContext {
     createToken: async () => refuse(),
     waitForToken: async () => refuse(),
     waitForEvent: async () => refuse(),
+    version: async () => refuse(),
   };
 }
 

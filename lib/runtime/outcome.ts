@@ -4,6 +4,7 @@ import {
   RetryAfterError,
   ThrottledError,
   UnrecoverableError,
+  VersionChangedError,
 } from "../errors.ts";
 import type { AbortCause, BackoffPolicy } from "../job/kind.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
@@ -77,7 +78,8 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
   }
   // Code that no longer matches the job's journal would meet the same divergence on every attempt,
   // and its records are not wrong: the job waits for an operator, as an exhausted "pause" kind's does.
-  if (end.error instanceof NonDeterminismError) return { outcome: "paused", error };
+  if (end.error instanceof NonDeterminismError || end.error instanceof VersionChangedError)
+    return { outcome: "paused", error };
   // A durable misuse would be made again by every attempt: the job ends now (docs/architecture.md §22).
   if (end.error instanceof UnrecoverableError || end.error instanceof DurableMisuseError)
     return { outcome: "dead", error };

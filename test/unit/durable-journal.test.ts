@@ -68,7 +68,7 @@ describe("Journal", () => {
   });
 
   it("a reordered handler: NonDeterminismError naming the job, the step and the change, then nothing more", () => {
-    const heard: NonDeterminismError[] = [];
+    const heard: Error[] = [];
     const journal = new Journal("job1", steps, (e) => heard.push(e));
     expect(journal.take("a", "step").at).toBe(1);
     const thrown = (() => {

@@ -60,6 +60,7 @@ export {
   TokenTimeoutError,
   UnrecoverableError,
   UsageError,
+  VersionChangedError,
   WaitTimeoutError,
 } from "../../../lib/errors.ts";
 export type {
