@@ -184,6 +184,11 @@ export const ListJobsQuery = z
     status: JobStatusSchema.optional(),
     limit: z.coerce.number().int().min(1).max(100).default(25),
     view: z.enum(listViews).default("full"),
+    /**
+     * `true`: instead of a page of jobs, the suspended durable jobs counted per kind and version
+     * (docs/guide/durable-jobs.md, "Versions"); only `queue` may go with it.
+     */
+    waiting: z.literal("true").optional(),
     /** Opaque to the caller; the store checks what it decodes to (lib/store/cursor.ts). Empty means none. */
     cursor: z
       .string()

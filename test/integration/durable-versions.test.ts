@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import { createApiHandler } from "../../lib/api/routes.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { type Harness, harnessPerTest, settled } from "../support/engine-harness.ts";
+import { httpApiEvent } from "../support/lambda-events.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
@@ -41,6 +43,22 @@ const versioned = defineUnboundKind({
   },
 });
 
+/** Its handler's body is the guide's block (docs/guide/durable-jobs.md, "Versions"; test/unit/durable-docs.test.ts). */
+const docVersion = defineUnboundKind({
+  name: "t-doc-version",
+  queue: "default",
+  payload: z.object({ user: z.string() }),
+  maxAttempts: 1,
+  timeoutSeconds: 30,
+  handler: async ({ user }, ctx) => {
+    const account = await ctx.step("create-account", async () => ({ account: `acct-${user}` }));
+    if ((await ctx.version("email-check", [1, 2])) === 2)
+      await ctx.step("verify-email", async () => ({ verified: account.account }));
+    await ctx.sleep("cool-off", 2);
+    return account;
+  },
+});
+
 const harness = harnessPerTest();
 
 async function asleep(h: Harness, id: string): Promise<JobItem> {
@@ -59,7 +77,7 @@ async function start(): Promise<{ h: Harness; clock: OffsetClock }> {
   code = "old";
   Object.assign(versioned, { version: "v1", onVersionChange: undefined });
   const clock = new OffsetClock();
-  const h = await harness.create({ clock, extraKinds: [versioned] });
+  const h = await harness.create({ clock, extraKinds: [versioned, docVersion] });
   h.startPoller();
   return { h, clock };
 }
@@ -137,5 +155,49 @@ describe("a durable kind's versions", () => {
     expect(JSON.parse(done.result ?? "")).toEqual({ charge: 1, charged: "charge-old" });
     expect(done.version).toBe("v1");
     expect(callsOf(run)).toEqual(["a", "charge-old"]);
+  });
+
+  it("GET /jobs?waiting=true counts suspended jobs per kind and version; other list parameters are a 400", async () => {
+    const { h } = await start();
+    const api = createApiHandler(h.engine);
+    const get = async (query: string) => {
+      const out = await api(httpApiEvent({ method: "GET", path: "/jobs", query }), {} as never);
+      return { status: out.statusCode, body: JSON.parse(String(out.body)) };
+    };
+    expect(await get("waiting=true")).toEqual({ status: 200, body: { waiting: [], complete: true } });
+    const v1 = [await enqueue(h, `count-a-${Date.now()}`), await enqueue(h, `count-b-${Date.now()}`)];
+    for (const id of v1) await asleep(h, id);
+    Object.assign(versioned, { version: "v2" });
+    await asleep(h, await enqueue(h, `count-c-${Date.now()}`));
+    // A job that is merely scheduled for later, not suspended, is not counted.
+    await h.engine.producer.enqueue({ kind: "t-versioned", payload: { run: "later" }, delaySeconds: 3600 });
+    const counts = {
+      status: 200,
+      body: {
+        waiting: [
+          { queue: "default", kind: "t-versioned", version: "v1", jobs: 2 },
+          { queue: "default", kind: "t-versioned", version: "v2", jobs: 1 },
+        ],
+        complete: true,
+      },
+    };
+    expect(await get("waiting=true")).toEqual(counts);
+    expect(await get("waiting=true&queue=default")).toEqual(counts);
+    const refused = await get("waiting=true&status=scheduled");
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toBe(
+      "waiting=true counts suspended jobs and takes only queue, not status",
+    );
+    expect((await get("waiting=true&queue=nope")).status).toBe(400);
+    expect((await get("waiting=yes")).status).toBe(400);
+  });
+
+  it("the guide's example: a new job takes the new step, and finishes after its sleep", async () => {
+    const { h } = await start();
+    const { job } = await h.engine.producer.enqueue({ kind: "t-doc-version", payload: { user: "u1" } });
+    const done = await settled(h, job.id, "done");
+    expect(JSON.parse(done.result ?? "")).toEqual({ account: "acct-u1" });
+    expect(done.steps?.["verify-email"]).toMatchObject({ op: "step", n: 2 });
+    expect(done.steps?.["cool-off"]).toMatchObject({ op: "sleep", n: 3 });
   });
 });

@@ -12,9 +12,18 @@ import { codeBlocks, httpRequestOf } from "../support/doc-blocks.ts";
 const DOC = "docs/guide/durable-jobs.md";
 
 describe("docs/guide/durable-jobs.md", () => {
-  it("its TypeScript block is app/kinds/onboard.ts", () => {
+  it("its TypeScript blocks are app/kinds/onboard.ts, and the body of a kind a test runs", () => {
     const file = readFileSync(new URL("../../app/kinds/onboard.ts", import.meta.url), "utf8");
-    expect(codeBlocks(DOC, "ts")).toEqual([file]);
+    const [onboard, versions, ...more] = codeBlocks(DOC, "ts");
+    expect(onboard).toEqual(file);
+    expect(more).toEqual([]);
+    // Versions: the handler of t-doc-version, line for line once its indentation is taken off.
+    const test = readFileSync(new URL("../integration/durable-versions.test.ts", import.meta.url), "utf8");
+    const lines = test.split("\n").map((line) => line.replace(/^ {4}/, ""));
+    const block = (versions ?? "").trimEnd().split("\n");
+    const start = lines.indexOf(block[0] ?? "");
+    expect(start, "the block's first line in the test").toBeGreaterThan(0);
+    expect(lines.slice(start, start + block.length)).toEqual(block);
   });
 
   it("each HTTP block is a route of the API with a JSON body", () => {
