@@ -1,8 +1,8 @@
 import { DurableMisuseError, VersionChangedError } from "../errors.ts";
 import type { KindDefinition } from "../job/kind.ts";
+import { kindVersionOf } from "../job/kind-version.ts";
 import type { JobItem } from "../store/job-item.ts";
 import type { StepRecord } from "../store/step-record.ts";
-import { kindVersionOf } from "./kind-version.ts";
 
 /**
  * Versions of a durable kind (docs/guide/durable-jobs.md, "Versions"): what a run opens its job's

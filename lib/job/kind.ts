@@ -154,7 +154,7 @@ export interface KindDefinition<
   onExhausted?: OnExhausted;
   /**
    * The version of the kind's code a durable job records when its journal starts (1..64 characters).
-   * Absent: derived from the handler's source (lib/durable/kind-version.ts).
+   * Absent: derived from the handler's source (lib/job/kind-version.ts).
    */
   version?: string;
   /** What a suspended durable job does when it resumes under another version: "continue" when absent. */

@@ -222,7 +222,7 @@ const durable = {
   /** Its recorded steps, by name. */
   steps: field(stored<Record<string, StepRecord>>().optional(), { item: true }),
   /**
-   * The version of its kind (lib/durable/kind-version.ts) whose run started its journal: set with
+   * The version of its kind (lib/job/kind-version.ts) whose run started its journal: set with
    * its steps map's first write, dropped and set anew by an onVersionChange "restart".
    */
   version: field(z.string().optional(), { item: true, view: "same" }),

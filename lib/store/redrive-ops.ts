@@ -9,12 +9,14 @@ import { indexKeys, jobKey } from "./keys.ts";
 /** A resume (POST /jobs/{id}/resume): the paused job's new payload, as the store keeps it, if any. */
 export interface Resume {
   payload?: Pick<JobItem, "payload" | "payloadRef" | "payloadObject">;
+  /** A durable job's kind's version in force: the resume accepts it as the job's (§22, Versions). */
+  version?: string;
 }
 
 /**
  * redrive — an operator's retry of a dead or cancelled job, or the resume of a paused one (§21).
  * input: the job as last read (its queue names the index partition); `resume` for a paused job,
- *   with its new payload's fields if it gets one.
+ *   with its new payload's fields if it gets one, and a durable job's version in force if it changed.
  * condition: dead or cancelled; with `resume`, paused.
  * result: scheduled and due now, attempts reset, its start deadline gone, in the scheduled index, held against promotion until
  *   `holdUntil` (the caller is about to send its message and mark it queued). If the caller dies in
@@ -28,7 +30,7 @@ export async function redrive(
 ): Promise<JobItem> {
   const now = ctx.clock.now();
   const write = conditionalUpdate<JobItem>(ctx, resume ? "resume" : "redrive", jobKey(job.id), (e) => ({
-    update: withPayload(new Update(e), resume?.payload)
+    update: withVersion(withPayload(new Update(e), resume?.payload), resume?.version)
       .set("status", "scheduled")
       .set("runAt", now)
       .set("attempts", 0)
@@ -79,3 +81,8 @@ export const redriveTransitions = [
   // A resume: a paused job runs again with a fresh set of attempts.
   ["paused", "scheduled"],
 ] as const satisfies StoreTransitions;
+
+/** A resumed durable job's version, when the operator's resume accepts the one in force. */
+function withVersion(update: Update, version: string | undefined): Update {
+  return version === undefined ? update : update.set("version", version);
+}

@@ -3,6 +3,7 @@ import * as z from "zod";
 import { createApiHandler } from "../../lib/api/routes.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
+import { resumePausedJob } from "../../lib/producer/resume-paused.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { OffsetClock } from "../support/clock.ts";
@@ -126,6 +127,13 @@ describe("a durable kind's versions", () => {
     expect(paused.steps).toEqual(before.steps);
     expect(paused.version).toBe("v1");
     expect(callsOf(run)).toEqual(["a"]);
+    // The operator's resume accepts the new version: the job runs on under it, from its records.
+    code = "old";
+    await resumePausedJob(h.engine, id, {});
+    const done = await settled(h, id, "done");
+    expect(done.version).toBe("v2");
+    expect(JSON.parse(done.result ?? "")).toEqual({ charge: 1, charged: "charge-old" });
+    expect(callsOf(run)).toEqual(["a", "charge-old"]);
   });
 
   it('onVersionChange "restart": the journal is dropped and the job runs from the top as the new version\'s', async () => {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { KindDefinition } from "../job/kind.ts";
+import type { KindDefinition } from "./kind.ts";
 
 const derived = new WeakMap<object, string>();
 
