@@ -25,6 +25,8 @@ export interface Job {
   replayOf?: string;
   /** A suspended durable job: what it waits for (docs/guide/durable-jobs.md). */
   waiting?: Waiting;
+  /** A durable job: the version of its kind that started its journal (docs/guide/durable-jobs.md, "Versions"). */
+  version?: string;
   /** A flow-controlled kind's job: its key; parked (queued, waiting for a place among its key's runs). */
   flowKey?: string;
   waitingForKey?: boolean;
@@ -68,7 +70,7 @@ export interface Waiting {
 /** One recorded step of GET /jobs/{id}/steps; a token step's result is `{ id, url }`. */
 export interface Step {
   name: string;
-  type: "step" | "sleep" | "token" | "event";
+  type: "step" | "sleep" | "token" | "event" | "version";
   status: string;
   attempt: number;
   at: string;
