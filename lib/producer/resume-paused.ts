@@ -4,7 +4,6 @@ import { putClaim } from "../claims/claim-store.ts";
 import { loadJobView } from "../claims/job-bodies.ts";
 import { ClientError, InvalidItemState, issuesOf } from "../errors.ts";
 import { coalesceRuleOf } from "../job/coalesce.ts";
-import { kindVersionOf } from "../job/kind-version.ts";
 import type { JobView } from "../job/schemas.ts";
 import { promotionHoldUntil, sendPromoted } from "../ops/promote.ts";
 import { retentionExpiry } from "../retention.ts";
@@ -39,11 +38,9 @@ export async function resumePausedJob(deps: ResumeDeps, id: string, raw: unknown
     throw new InvalidItemState(`job ${id} is ${job.status}; only paused jobs can be resumed`, job);
   const now = deps.clock.now();
   const resume: Resume = {};
-  // A durable job paused for a version change runs on as the version in force: the operator chose
-  // to resume it under the new code (docs/guide/durable-jobs.md, "Versions").
-  const kind = deps.registry.get(job.kind);
-  const version = kind && job.version !== undefined ? kindVersionOf(kind) : undefined;
-  if (version !== undefined && version !== job.version) resume.version = version;
+  // A durable job (paused for a version change, say) runs on under the code in force: the operator
+  // chose to resume it so. Its next record sets that code's version (docs/guide/durable-jobs.md, "Versions").
+  if (job.version !== undefined) resume.dropVersion = true;
   if (body.data.payload !== undefined) {
     // The enqueue's own checks (schema, size, depth), so a resumed payload is one an enqueue would take.
     const checked = validateEnqueue(

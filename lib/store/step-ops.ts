@@ -30,7 +30,8 @@ export const stepMissing =
  * Adds a step's entry to an update. A job's first step writes the whole map (an entry can't be set
  * in a map that isn't there), so the caller says whether the item it read has one; the condition
  * it returns holds the write to that: a map that appeared meanwhile loses the race, it is not lost.
- * `version`: the kind's version the run runs, which the map's first write records as the job's.
+ * `version`: the kind's version the run runs, which the job keeps if it has none yet (its journal's
+ * first write, or the first after an operator's resume dropped it).
  */
 export function addStep(
   update: Update,
@@ -39,12 +40,12 @@ export function addStep(
   mapExists: boolean,
   version?: string,
 ): Condition {
+  if (version !== undefined) update.setIfAbsent("version", version);
   if (mapExists) {
     update.setEntry("steps", name, record);
     return and(attributeExists("steps"), stepMissing(name));
   }
   update.set("steps", { [name]: record });
-  if (version !== undefined) update.set("version", version);
   return attributeMissing("steps");
 }
 
@@ -56,7 +57,7 @@ export type RecordStepResult =
 /**
  * recordStep — a durable step's result, written once per job under the run's fence.
  * input: the job id, the run's fence, the step's name and record, whether the item has a steps map,
- *   the kind's version the run runs (recorded as the job's with the map's first write).
+ *   the kind's version the run runs (kept as the job's if it has none).
  * condition: running under this fence, its lease not yet ended (a run thawed after its lease lapsed
  *   records nothing, even before another worker took the job over) AND the name has no entry yet.
  * result: the new item; or lease_lost (a takeover owns the job: nothing written, the stale run must
