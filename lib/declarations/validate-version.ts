@@ -25,5 +25,11 @@ export function versionProblems(
     problems.push(
       `${label}: onVersionChange "${String(onVersionChange)}" is not one of ${onVersionChangeChoices.join(", ")}`,
     );
+  // A derived version is a hash of the handler as bundled: a minifier may rename inside it when only
+  // other code changed, which must not pause or restart a kind's suspended jobs.
+  if ((onVersionChange === "pause" || onVersionChange === "restart") && version === undefined)
+    problems.push(
+      `${label}: onVersionChange "${onVersionChange}" needs a declared version (the derived one, a hash of the handler as bundled, can change with a build that left the handler alone)`,
+    );
   return problems;
 }

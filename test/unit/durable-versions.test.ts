@@ -90,6 +90,8 @@ describe("a kind's version and onVersionChange are checked at start", () => {
         { ...kind, name: "k2", version: "x".repeat(65) },
         { ...kind, name: "k3", onVersionChange: "rewind" as never },
         { ...kind, name: "k4", version: "v1", onVersionChange: "restart" },
+        { ...kind, name: "k5", onVersionChange: "pause" },
+        { ...kind, name: "k6", onVersionChange: "continue" },
       ],
       poolKinds: [],
     });
@@ -97,6 +99,7 @@ describe("a kind's version and onVersionChange are checked at start", () => {
       'kind "k1": version must be 1..64 printable ASCII characters without spaces, got "has space"',
       `kind "k2": version must be 1..64 printable ASCII characters without spaces, got "${"x".repeat(65)}"`,
       'kind "k3": onVersionChange "rewind" is not one of pause, continue, restart',
+      'kind "k5": onVersionChange "pause" needs a declared version (the derived one, a hash of the handler as bundled, can change with a build that left the handler alone)',
     ]);
   });
 });
