@@ -3,7 +3,7 @@
  * GET /jobs, GET /keys) and, on a stage, its CloudWatch alarms: pure, so a test hands it views and a
  * clock. One finding a problem, each with what to do.
  */
-import { type BusyKey, flowKey, flowKeyPath } from "../client/vocabulary.ts";
+import { type BusyKey, CODE_CHANGE_PAUSE, flowKey, flowKeyPath } from "../client/vocabulary.ts";
 
 export interface Finding {
   /** Which check found it: a stable word scripts can branch on. */
@@ -17,6 +17,7 @@ export interface Finding {
     | "overdue-queue"
     | "failing-schedule"
     | "lagging-key"
+    | "nondeterministic-job"
     | "alarm";
   /** The queue, schedule or job it is about. */
   subject: string;
@@ -48,6 +49,7 @@ export interface DoctorJob {
   queue: string;
   runAt: string;
   leaseUntil?: string;
+  lastError?: string;
 }
 
 /** One busy flow key of a queue (GET /keys?queue=…), with when its oldest parked job became due. */
@@ -77,6 +79,8 @@ export interface DoctorInput {
   running: readonly DoctorJob[];
   /** Each queue's oldest queued job, where it has one. */
   oldestQueued: readonly DoctorJob[];
+  /** Paused jobs (absent: not checked): those a durable replay paused are named. */
+  paused?: readonly DoctorJob[];
   /** Each queue's queued jobs as listed (absent: none listed). */
   queuedCounts?: Readonly<Record<string, number>>;
   now: number;
@@ -172,6 +176,16 @@ export function findProblems(input: DoctorInput): Finding[] {
       subject: s.name,
       message: `schedule ${s.name} failed at ${s.lastErrorAt}: ${s.lastError ?? "no error recorded"}`,
       fix: "fix what the error names (its kind, queue or payload), then npx skyforge schedules put it again",
+    });
+  }
+  for (const job of input.paused ?? []) {
+    // A NonDeterminismError's or a VersionChangedError's: the job's code changed under it.
+    if (!job.lastError?.endsWith(CODE_CHANGE_PAUSE)) continue;
+    findings.push({
+      check: "nondeterministic-job",
+      subject: job.id,
+      message: `durable job ${job.id} (${job.kind}) is paused: ${job.lastError}`,
+      fix: `deploy a handler that takes the job's recorded path (ctx.version keeps old runs on theirs: docs/guide/durable-jobs.md, "Changing a durable kind safely"), then npx skyforge jobs resume ${job.id}; or npx skyforge jobs cancel ${job.id}`,
     });
   }
   findings.push(...laggingKeys(input.keys ?? [], input.now, input.keyLag ?? DEFAULT_KEY_LAG));

@@ -85,7 +85,7 @@ export interface JobPage<J = JobView> {
  * GET /jobs's query. `view: "summary"` lists jobs without payload and result (JobSummary): what a
  * poller wants, and the only view whose page of 100 large jobs surely fits an API Gateway answer.
  */
-export type ListOptions<A extends AppNames> = Partial<Omit<ListJobsQuery, "queue">> & {
+export type ListOptions<A extends AppNames> = Partial<Omit<ListJobsQuery, "queue" | "waiting">> & {
   queue?: QueueName<A>;
 };
 

@@ -5,7 +5,14 @@
  */
 export type { AppNames } from "../lib/declarations/define-app.ts";
 export { type MisfirePolicy, misfirePolicies } from "../lib/declarations/schedule-declaration.ts";
-export { ClientError, type ErrorBody, type ErrorCode, errorCodes, internalErrorBody } from "../lib/errors.ts";
+export {
+  ClientError,
+  CODE_CHANGE_PAUSE,
+  type ErrorBody,
+  type ErrorCode,
+  errorCodes,
+  internalErrorBody,
+} from "../lib/errors.ts";
 export { type FlowKey, flowKey, flowKeyPath } from "../lib/job/flow-key.ts";
 export type { BusiestKeys, BusyKey, FlowKeyView } from "../lib/job/flow-views.ts";
 export {

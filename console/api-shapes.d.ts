@@ -27,6 +27,8 @@ export interface Job {
   waiting?: Waiting;
   /** A child a durable handler invoked (ctx.invoke): its parent and the parent's step. */
   parent?: { id: string; step: string };
+  /** A durable job: the version of its kind that started its journal (docs/guide/durable-jobs.md, "Versions"). */
+  version?: string;
   /** A flow-controlled kind's job: its key; parked (queued, waiting for a place among its key's runs). */
   flowKey?: string;
   waitingForKey?: boolean;
@@ -71,7 +73,7 @@ export interface Waiting {
 /** One recorded step of GET /jobs/{id}/steps; a token step's result is `{ id, url }`. */
 export interface Step {
   name: string;
-  type: "step" | "sleep" | "token" | "event" | "child";
+  type: "step" | "sleep" | "token" | "event" | "race" | "child" | "version";
   status: string;
   attempt: number;
   at: string;

@@ -179,6 +179,50 @@ export class EventTimeoutError extends WaitTimeoutError {
   override readonly name = "EventTimeoutError";
 }
 
+/**
+ * A durable job's replay met a name where its journal says otherwise (docs/guide/durable-jobs.md,
+ * "Changing a durable kind safely"): at another kind of operation (a step where a sleep was
+ * recorded), or out of the recorded order. The code deployed took another path than the run that
+ * recorded the job: going on would hand it records of the wrong calls, so the job pauses for an
+ * operator (as a kind's onExhausted "pause" does) and `skyforge doctor` lists it.
+ */
+/**
+ * How the message of an error that pauses a durable job for its code's change ends (NonDeterminismError,
+ * VersionChangedError), as the job's lastError keeps it: `skyforge doctor` looks for it.
+ */
+export const CODE_CHANGE_PAUSE = ", so the job is paused";
+
+export class NonDeterminismError extends SkyforgeError {
+  override readonly name = "NonDeterminismError";
+  readonly jobId: string;
+  /** The name the replay met. */
+  readonly step: string;
+  /** What changed, as the message says it. */
+  readonly change: string;
+  constructor(jobId: string, step: string, change: string) {
+    super(
+      `job ${jobId}: step "${step}" ${change}: the handler no longer matches the job's journal${CODE_CHANGE_PAUSE}`,
+    );
+    this.jobId = jobId;
+    this.step = step;
+    this.change = change;
+  }
+}
+
+/**
+ * A durable job resumed under another version of its kind than the one that started its journal,
+ * and its kind's onVersionChange is "pause" (docs/guide/durable-jobs.md, "Versions"): the job waits
+ * for an operator, as on a NonDeterminismError, before its handler is given any record.
+ */
+export class VersionChangedError extends SkyforgeError {
+  override readonly name = "VersionChangedError";
+  constructor(jobId: string, kind: string, from: string, to: string) {
+    super(
+      `job ${jobId} of kind ${kind} was started by version "${from}" and resumes under version "${to}": its kind's onVersionChange is "pause"${CODE_CHANGE_PAUSE}`,
+    );
+  }
+}
+
 /** A caller's mistake. Never a 5xx; the message is safe to show. */
 export class ClientError extends SkyforgeError {
   override readonly name = "ClientError";

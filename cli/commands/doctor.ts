@@ -35,7 +35,7 @@ const NO_ALARMS_LOCALLY =
 export function doctorCommand(): Command {
   return new Command("doctor")
     .description(
-      "find what is stuck or off: runs past their lease, paused queues holding jobs, event sources off on queues not paused or without partial batch responses, visibility timeouts below what a run needs, dead letters waiting, overdue queues, failing schedules, flow keys waiting far longer than their peers, and on a stage its alarms in ALARM",
+      "find what is stuck or off: runs past their lease, paused queues holding jobs, event sources off on queues not paused or without partial batch responses, visibility timeouts below what a run needs, dead letters waiting, overdue queues, failing schedules, flow keys waiting far longer than their peers, durable jobs paused because their handler no longer matches their journal, and on a stage its alarms in ALARM",
     )
     .option("--stuck-after <seconds>", "a run this long past its lease is stuck (default 60)", integer(0), 60)
     .option(
@@ -64,6 +64,7 @@ export function doctorCommand(): Command {
         const alarms = await stageAlarms(target);
         const notChecked = alarms ? [] : [NO_ALARMS_LOCALLY];
         const running = await listAll(client, { status: "running" });
+        const paused = await listAll(client, { status: "paused" });
         const oldestQueued: DoctorJob[] = [];
         const queuedCounts: Record<string, number> = {};
         for (const q of queues) {
@@ -79,6 +80,7 @@ export function doctorCommand(): Command {
           queues: queues as unknown as DoctorQueue[],
           schedules: schedules as unknown as DoctorSchedule[],
           running,
+          paused,
           oldestQueued,
           queuedCounts,
           now: Date.now(),
@@ -112,7 +114,7 @@ export function doctorCommand(): Command {
 /** Every job of a listing, page by page (summaries: no payloads), up to MAX_PAGES pages. */
 async function listAll(
   client: CliClient,
-  query: { status: "running" | "queued"; queue?: string },
+  query: { status: "running" | "queued" | "paused"; queue?: string },
 ): Promise<DoctorJob[]> {
   const jobs: DoctorJob[] = [];
   let cursor: string | undefined;

@@ -31,6 +31,7 @@ import { queueRoutes } from "./queue-routes.ts";
 import { routeMatcher } from "./route-keys.ts";
 import { scheduleRoutes } from "./schedule-routes.ts";
 import { requestTrace } from "./trace-header.ts";
+import { waitingCounts } from "./waiting-counts.ts";
 
 /**
  * A job without its payload and result: neither is parsed, and a payload kept in its own item is not
@@ -73,7 +74,8 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
       const parsed = ListJobsQuery.safeParse(queryParams(event));
       if (!parsed.success)
         throw new ClientError("validation_error", "invalid list query", issuesOf(parsed.error));
-      const { view, ...filter } = parsed.data;
+      const { view, waiting, ...filter } = parsed.data;
+      if (waiting) return json(200, await waitingCounts(engine, queryParams(event)));
       const page = await listJobs(store, filter);
       const items =
         view === "summary"

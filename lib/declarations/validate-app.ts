@@ -19,6 +19,7 @@ import { type ScaleDeclaration, scaleProblems } from "./scale.ts";
 import { batchKindProblems } from "./validate-batch.ts";
 import { coalesceKindProblems } from "./validate-coalesce.ts";
 import { flowKindProblems } from "./validate-flow.ts";
+import { versionProblems } from "./validate-version.ts";
 
 /** What the validator reads of an app (docs/architecture.md §2): the app value itself, or parts of one. */
 export interface Declarations {
@@ -35,6 +36,8 @@ export interface Declarations {
     | "debounce"
     | "singleton"
     | "onExhausted"
+    | "version"
+    | "onVersionChange"
   > & {
     batch?: { settings: BatchSettings };
   })[];
@@ -153,6 +156,7 @@ export function validateDeclarations(d: Declarations): string[] {
     if (lane !== undefined && !(deliveryLanes as readonly string[]).includes(lane))
       problems.push(`${k.label}: lane "${lane}" is not one of ${deliveryLanes.join(", ")}`);
     problems.push(...onExhaustedProblems(k.label, k.onExhausted, lane));
+    if (k.tier === "lambda") problems.push(...versionProblems(k.label, k));
     const startWithin = "startWithinSeconds" in k ? k.startWithinSeconds : undefined;
     if (startWithin !== undefined && !within(startWithin, 1, QUEUE_MESSAGE_RETENTION_SECONDS))
       problems.push(

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { DurableMisuseError, UnrecoverableError } from "../errors.ts";
 import { coalesceRuleOf } from "../job/coalesce.ts";
-import { type InvokeOptions, MAX_SLEEP_SECONDS } from "../job/durable.ts";
+import { type InvokeOptions, MAX_SLEEP_SECONDS, type StepType } from "../job/durable.ts";
 import { isClaimed } from "../job/lanes.ts";
 import { isTerminal } from "../job/status.ts";
 import { refusalIsFinal } from "../runtime/handler-context.ts";
@@ -20,8 +20,8 @@ import { readRecorded } from "./recorded-bodies.ts";
 export interface ChildRun {
   readonly deps: DurableDeps;
   readonly item: JobItem;
-  take(name: string): StepRecord | undefined;
-  record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord;
+  take(name: string, type: StepType): { recorded: StepRecord | undefined; at: number };
+  record(at: number, op: StepType, fields: Omit<StepRecord, "n" | "op" | "a" | "t">): StepRecord;
   write(name: string, record: StepRecord): Promise<StepRecord>;
   stillOurs(): void;
   wait(s: Suspension): Promise<never>;
@@ -123,7 +123,7 @@ export async function invokeChild(
   options: InvokeOptions = {},
 ): Promise<unknown> {
   const step = options.name ?? kind;
-  const recorded = run.take(step);
+  const { recorded, at } = run.take(step, "child");
   if (recorded) {
     if (recorded.child === undefined)
       throw new DurableMisuseError(`invoke "${step}": the name is recorded for another step, not a child`);
@@ -133,6 +133,6 @@ export async function invokeChild(
   }
   const child = await enqueueChild(run, step, kind, payload);
   run.stillOurs();
-  const record = run.record({ child, until: run.deps.clock.now() + CHILD_WAIT_MS });
+  const record = run.record(at, "child", { child, until: run.deps.clock.now() + CHILD_WAIT_MS });
   return waitForChild(run, step, record, true);
 }

@@ -1,5 +1,3 @@
-import { randomBytes } from "node:crypto";
-import { ulid } from "ulid";
 import { needsClaimCheck } from "../claims/claim-keys.ts";
 import {
   type DurableBody,
@@ -12,10 +10,9 @@ import { DurableMisuseError, EventTimeoutError, TokenTimeoutError, UsageError } 
 import {
   type DurableContext,
   type EventWait,
-  JournalBounds,
   MAX_SLEEP_SECONDS,
+  type StepType,
   sleepProblem,
-  stepNameProblem,
   stepResultJson,
   timeoutProblem,
   type WaitToken,
@@ -27,17 +24,17 @@ import { Suspension } from "../services/suspension.ts";
 import { deleteEventWaiter } from "../store/event-waiter-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { INLINE_STEPS_BYTES, inlineStepBytes, type StepRecord } from "../store/step-record.ts";
-import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
+import { getToken } from "../store/token-ops.ts";
 import type { DurableDeps } from "./durable-deps.ts";
+import { putWaitToken } from "./durable-tokens.ts";
 import { waitSince } from "./event-lookback.ts";
 import { checkEventWait } from "./event-wait-checks.ts";
+import type { Journal } from "./journal.ts";
+import { type OpenJournal, openJournal } from "./open-journal.ts";
 import { waitForAny } from "./race.ts";
 import { recordStepFitting } from "./record-step-fitting.ts";
 import { readRecorded, storedBodiesOf } from "./recorded-bodies.ts";
 import { StepsInFlight } from "./steps-in-flight.ts";
-
-/** A token's item outlives its timeout by a week, for GET /tokens/{id} and a late caller's 409. */
-const TOKEN_KEPT_AFTER_TIMEOUT_S = 7 * 86_400;
 
 /**
  * One run's durable context (docs/architecture.md §22). The handler runs from the top: a name
@@ -48,11 +45,13 @@ const TOKEN_KEPT_AFTER_TIMEOUT_S = 7 * 86_400;
 export class DurableRun {
   readonly suspended: Promise<Suspension>;
   private suspend!: (s: Suspension) => void;
+  /** A divergence from the journal ends the run with it, whatever the handler does with the error. */
+  private diverge!: (e: Error) => void;
   private readonly steps: Record<string, StepRecord>;
   mapExists: boolean;
-  private readonly seen = new Set<string>();
-  private readonly journal: JournalBounds;
-  private order = 0;
+  private readonly journal: Journal;
+  /** Its journal as opened under its kind's version: `ready` once it may be written. */
+  private readonly opened: OpenJournal;
   /** Steps in flight: a suspend waits for them, and they share the inline budget. */
   private readonly inFlight = new StepsInFlight();
 
@@ -67,15 +66,16 @@ export class DurableRun {
     private readonly live: () => boolean,
     private readonly retentionDays: { done: number; dead: number },
   ) {
-    this.steps = { ...(item.steps ?? {}) };
-    this.journal = new JournalBounds(Object.keys(this.steps), deps.journalLimits);
-    this.mapExists = item.steps !== undefined;
-    this.suspended = new Promise((resolve) => {
+    this.suspended = new Promise((resolve, reject) => {
       this.suspend = resolve;
+      this.diverge = reject;
     });
+    this.suspended.catch(() => {}); // The run's race settles on it; a run that has none leaves it.
+    this.opened = openJournal(deps, item, fence, (e) => this.diverge(e));
+    ({ steps: this.steps, journal: this.journal, mapExists: this.mapExists } = this.opened);
   }
 
-  get context(): Omit<DurableContext, "invoke" | "invokeMany"> {
+  get context(): Omit<DurableContext, "invoke" | "invokeMany" | "parallel" | "map"> {
     return {
       step: (name, fn) => this.step(name, fn),
       sleep: (name, seconds) => this.sleepFor(name, seconds),
@@ -83,39 +83,33 @@ export class DurableRun {
       createToken: (name, options) => this.createToken(name, options.timeoutSeconds),
       waitForToken: (token, options) => this.waitForToken(token, options?.schema),
       waitForEvent: (name, wait) => this.waitForEvent(name, wait),
+      version: (name, range) => this.inFlight.track(this.versionAt(name, range)),
       ...raceBranches,
       waitForAny: (name, branches) => waitForAny(this, name, branches),
     };
   }
 
-  /** The name checked and taken for this run; its record if an earlier run made one. */
-  take(name: string): StepRecord | undefined {
-    const problem = stepNameProblem(name);
-    if (problem) throw new DurableMisuseError(problem);
-    if (this.seen.has(name))
-      throw new DurableMisuseError(
-        `step "${name}" is used twice in one run: each step, sleep and wait needs its own name`,
-      );
-    const full = this.steps[name] ? undefined : this.journal.admit(name);
-    if (full) throw new DurableMisuseError(full);
-    this.seen.add(name);
-    this.order += 1;
-    return this.steps[name];
+  /** The name taken at its place as a call of `type` (Journal.take), for the features in files of their own. */
+  take(name: string, type: StepType): { recorded: StepRecord | undefined; at: number } {
+    return this.journal.take(name, type);
   }
 
   /** Before work a new owner may also do: a run that may have lost its job does none of it. */
   stillOurs(): void {
+    this.journal.check();
     if (!this.live()) throw new UsageError("this run may have lost its lease: it records nothing more");
   }
 
-  record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord {
-    return { n: this.order, a: this.item.attempts, t: this.deps.clock.now(), ...fields };
+  record(at: number, op: StepType, fields: Omit<StepRecord, "n" | "op" | "a" | "t">): StepRecord {
+    return { n: at, op, a: this.item.attempts, t: this.deps.clock.now(), ...fields };
   }
 
   async write(name: string, record: StepRecord): Promise<StepRecord> {
+    const { ready, version } = this.opened;
+    await ready;
     this.stillOurs();
-    const { store } = this.deps;
-    const out = await recordStepFitting(store, this.item.id, this.fence, name, record, this.mapExists);
+    const job = [this.deps.store, this.item.id, this.fence] as const;
+    const out = await recordStepFitting(...job, name, record, this.mapExists, version);
     if (!out.recorded && out.reason === "lease_lost")
       throw new UsageError(`step "${name}" was not recorded: this run lost its lease`);
     this.mapExists = true;
@@ -140,13 +134,20 @@ export class DurableRun {
     return readRecorded(this.deps.claims, this.item.id, name, record);
   }
 
+  /** ctx.version: recorded once per job, the first time a run of it asks (lib/durable/versions.ts). */
+  private async versionAt(name: string, range: readonly [number, number]): Promise<number> {
+    const { value, fresh, at } = this.journal.takeVersion(name, range);
+    if (fresh) await this.write(name, this.record(at, "version", { v: JSON.stringify(value) }));
+    return value;
+  }
+
   /** A step, kept among those in flight until it settles. */
   private step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     return this.inFlight.track(this.stepOnce(name, fn));
   }
 
   private async stepOnce<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
-    const recorded = this.take(name);
+    const { recorded, at } = this.journal.take(name, "step");
     if (recorded) return (await this.read(name, recorded)) as T;
     // Its function would run now and again after the wake, its record lost with the ending run.
     if (this.inFlight.ended) return new Promise<never>(() => {});
@@ -154,13 +155,13 @@ export class DurableRun {
     const attributes = { ...jobAttributes(this.item), "skyforge.step": name };
     const value = await withSpan(`skyforge.step ${name}`, attributes, async () => fn(), this.item.trace);
     if (value === undefined) {
-      await this.write(name, this.record({}));
+      await this.write(name, this.record(at, "step", {}));
       return value;
     }
     const json = stepResultJson(name, value);
     if (Buffer.byteLength(json) > MAX_PAYLOAD_BYTES)
       throw new DurableMisuseError(`step "${name}" returned over ${MAX_PAYLOAD_BYTES} bytes of JSON`);
-    const record = this.record(await this.bodyOf(name, json, this.item.attempts));
+    const record = this.record(at, "step", await this.bodyOf(name, json, this.item.attempts));
     const kept = await this.write(name, record).finally(() => {
       if (record.v !== undefined) this.inFlight.inlineHeld -= Buffer.byteLength(record.v);
     });
@@ -184,14 +185,14 @@ export class DurableRun {
   }
 
   private async sleepTo(name: string, untilOf: () => number): Promise<void> {
-    const recorded = this.take(name);
+    const { recorded, at } = this.journal.take(name, "sleep");
     const now = this.deps.clock.now();
     if (recorded) {
       if ((recorded.until ?? 0) <= now) return;
       return this.wait(new Suspension({ for: "sleep", until: recorded.until ?? now }));
     }
     const until = Math.round(untilOf());
-    const record = this.record({ until });
+    const record = this.record(at, "sleep", { until });
     if (until <= now) {
       await this.write(name, record);
       return;
@@ -201,28 +202,16 @@ export class DurableRun {
   }
 
   private async createToken(name: string, timeoutSeconds: number): Promise<WaitToken> {
-    const recorded = this.take(name);
+    const { recorded, at } = this.journal.take(name, "token");
     if (recorded) return (await this.read(name, recorded)) as WaitToken;
     const problem = timeoutProblem(`token "${name}"`, timeoutSeconds);
     if (problem) throw new DurableMisuseError(problem);
     this.stillOurs();
-    const now = this.deps.clock.now();
-    const id = `tok_${ulid(now)}`;
-    const secret = randomBytes(24).toString("base64url");
-    const timeoutAt = now + Math.round(timeoutSeconds * 1000);
-    await putToken(this.deps.store, {
-      id,
-      jobId: this.item.id,
-      queue: this.item.queue,
-      step: name,
-      secretHash: tokenSecretHash(secret),
-      createdAt: now,
-      timeoutAt,
-      expiresAt: Math.ceil(timeoutAt / 1000) + TOKEN_KEPT_AFTER_TIMEOUT_S,
-    });
-    const base = (this.deps.tokenUrlBase() ?? "").replace(/\/+$/, "");
-    const token: WaitToken = { id, url: `${base}/tokens/${id}?secret=${secret}` };
-    const kept = await this.write(name, this.record({ token: id, v: JSON.stringify(token) }));
+    const token = await putWaitToken(this.deps, this.item, name, timeoutSeconds);
+    const kept = await this.write(
+      name,
+      this.record(at, "token", { token: token.id, v: JSON.stringify(token) }),
+    );
     return (await this.read(name, kept)) as WaitToken;
   }
 
@@ -242,7 +231,7 @@ export class DurableRun {
   }
 
   private async waitForEvent<T>(name: string, wait: EventWait<T>): Promise<T> {
-    const recorded = this.take(name);
+    const { recorded, at } = this.journal.take(name, "event");
     const { event, match, timeoutSeconds } = wait;
     checkEventWait(name, wait);
     const now = this.deps.clock.now();
@@ -264,7 +253,7 @@ export class DurableRun {
     }
     this.stillOurs();
     const until = now + Math.round(timeoutSeconds * 1000);
-    const record = this.record({ event, match, until });
+    const record = this.record(at, "event", { event, match, until });
     return this.wait(
       new Suspension(
         { for: "event", event, match, until },
@@ -279,11 +268,13 @@ export class DurableRun {
    * (its run is over). The run's first wait wins; a later one side by side waits after the wake.
    */
   wait(s: Suspension): Promise<never> {
-    this.inFlight.endAfterSteps(() => {
+    const { ready, version } = this.opened;
+    const end = () => {
       // A step recorded meanwhile may have written the job's first steps map.
-      const step = s.step && { ...s.step, mapExists: this.mapExists };
+      const step = s.step && { ...s.step, mapExists: this.mapExists, version };
       this.suspend(new Suspension(s.waiting, step, s.waiter, storedBodiesOf(this.steps), s.raceWaiters));
-    });
+    };
+    ready.then(() => this.inFlight.endAfterSteps(end), this.diverge);
     return new Promise<never>(() => {});
   }
 }

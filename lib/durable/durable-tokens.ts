@@ -1,14 +1,48 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
+import { ulid } from "ulid";
 import { loadDurable, stowDurable } from "../claims/durable-bodies.ts";
 import { ClientError } from "../errors.ts";
-import type { TokenCompleted, TokenView } from "../job/durable.ts";
+import type { TokenCompleted, TokenView, WaitToken } from "../job/durable.ts";
 import { depthIssueMessage, tooDeepAt } from "../job/json-depth.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { isTerminal } from "../job/status.ts";
 import type { Engine } from "../services/engine-services.ts";
+import type { JobItem } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
-import { completeToken, getToken, type TokenItem, tokenSecretHash } from "../store/token-ops.ts";
+import { completeToken, getToken, putToken, type TokenItem, tokenSecretHash } from "../store/token-ops.ts";
+import type { DurableDeps } from "./durable-deps.ts";
 import { resumeWaitingJob } from "./resume-waiting.ts";
+
+/** A token's item outlives its timeout by a week, for GET /tokens/{id} and a late caller's 409. */
+const TOKEN_KEPT_AFTER_TIMEOUT_S = 7 * 86_400;
+
+/**
+ * A new token for the job's step `name` (ctx.createToken, lib/durable/durable-run.ts): its item,
+ * keeping its secret's hash, put; the token with its url (which carries the secret) returned.
+ */
+export async function putWaitToken(
+  deps: Pick<DurableDeps, "store" | "clock" | "tokenUrlBase">,
+  item: Pick<JobItem, "id" | "queue">,
+  name: string,
+  timeoutSeconds: number,
+): Promise<WaitToken> {
+  const now = deps.clock.now();
+  const id = `tok_${ulid(now)}`;
+  const secret = randomBytes(24).toString("base64url");
+  const timeoutAt = now + Math.round(timeoutSeconds * 1000);
+  await putToken(deps.store, {
+    id,
+    jobId: item.id,
+    queue: item.queue,
+    step: name,
+    secretHash: tokenSecretHash(secret),
+    createdAt: now,
+    timeoutAt,
+    expiresAt: Math.ceil(timeoutAt / 1000) + TOKEN_KEPT_AFTER_TIMEOUT_S,
+  });
+  const base = (deps.tokenUrlBase() ?? "").replace(/\/+$/, "");
+  return { id, url: `${base}/tokens/${id}?secret=${secret}` };
+}
 
 /** Token ids are `tok_` and a ULID (lib/durable/durable-run.ts): anything else names none, unread. */
 const TOKEN_ID = /^tok_[0-9A-HJKMNP-TV-Z]{26}$/;

@@ -59,9 +59,9 @@ export async function invokeMany(
   if (!Array.isArray(payloads))
     throw new DurableMisuseError(`invokeMany "${name}": payloads must be an array`);
   const steps = payloads.map((_, i) => childStepName(name, i));
-  const records: (StepRecord | undefined)[] = steps.map((step) => run.take(step));
-  // Each child's place in the handler's order, as its name was taken (the last one's is the run's now).
-  const firstPlace = run.record({}).n - steps.length + 1;
+  // Each child's place in the handler's order, as its name was taken.
+  const taken = steps.map((step) => run.take(step, "child"));
+  const records: (StepRecord | undefined)[] = taken.map((t) => t.recorded);
   const other = records.findIndex((r) => r !== undefined && r.child === undefined);
   if (other !== -1)
     throw new DurableMisuseError(
@@ -78,7 +78,7 @@ export async function invokeMany(
     fresh.map(async (i) => {
       const step = steps[i] as string;
       const child = await enqueueChild(run, step, kind, payloads[i]);
-      records[i] = await run.write(step, { ...run.record({ child }), n: firstPlace + i });
+      records[i] = await run.write(step, run.record(taken[i]?.at ?? 0, "child", { child }));
     }),
   );
   // The first child not yet ended is waited for; with none open, this run has enqueued the next.

@@ -1,5 +1,5 @@
 import { DurableMisuseError, TokenTimeoutError, UnrecoverableError, UsageError } from "../errors.ts";
-import { eventKeyProblem, sleepProblem } from "../job/durable.ts";
+import { eventKeyProblem, type StepType, sleepProblem } from "../job/durable.ts";
 import type { RaceBranch, RaceWon } from "../job/race.ts";
 import type { SuspendWaiter } from "../services/suspension.ts";
 import { Suspension } from "../services/suspension.ts";
@@ -73,8 +73,8 @@ export interface RaceRun {
   readonly deps: DurableDeps;
   readonly item: JobItem;
   readonly fence: string;
-  take(name: string): StepRecord | undefined;
-  record(fields: Omit<StepRecord, "n" | "a" | "t">): StepRecord;
+  take(name: string, type: StepType): { recorded: StepRecord | undefined; at: number };
+  record(at: number, op: StepType, fields: Omit<StepRecord, "n" | "op" | "a" | "t">): StepRecord;
   write(name: string, record: StepRecord): Promise<StepRecord>;
   read(name: string, record: StepRecord): Promise<unknown>;
   wait(s: Suspension): Promise<never>;
@@ -97,12 +97,12 @@ export async function waitForAny<const B extends readonly RaceBranch[]>(
         `waitForAny "${name}": branch "${b.name}": its ${keyProblem.at} ${keyProblem.problem}`,
       );
   }
-  const recorded = run.take(name);
+  const { recorded, at } = run.take(name, "race");
   if (recorded?.w !== undefined) return won(run, name, recorded, branches);
   run.stillOurs();
   const now = run.deps.clock.now();
   const tokens = await tokensOf(run, name, branches);
-  const entry = recorded ?? run.record(raceRecord(branches, tokens, now));
+  const entry = recorded ?? run.record(at, "race", raceRecord(branches, tokens, now));
   const done = [...tokens.entries()]
     .filter(([, t]) => t.status === "completed")
     .sort(([, x], [, y]) => (x.completedAt ?? 0) - (y.completedAt ?? 0))[0];

@@ -16,9 +16,10 @@ export async function recordStepFitting(
   name: string,
   record: StepRecord,
   mapExists: boolean,
+  version?: string,
 ): Promise<RecordStepResult> {
   try {
-    return await recordStep(store, jobId, fence, name, record, mapExists);
+    return await recordStep(store, jobId, fence, name, record, mapExists, version);
   } catch (err) {
     if (err instanceof ItemTooLarge)
       throw new DurableMisuseError(`step "${name}" was not recorded: ${err.message}`);

@@ -143,6 +143,13 @@ export interface DurableContext {
   invoke(kind: string, payload: unknown, options?: InvokeOptions): Promise<unknown>;
   /** One child per payload, its step `name[i]`; all awaited, their results in the payloads' order. */
   invokeMany(kind: string, payloads: readonly unknown[], options?: InvokeManyOptions): Promise<unknown[]>;
+  /**
+   * Which version of the code at this point the job takes, `from`..`to` (whole numbers): `to` for a
+   * job that reaches it first under this code, `from` for one whose journal went past it without
+   * it; recorded once per job, so each run of the job takes the same branch (docs/guide/durable-jobs.md,
+   * "Versions"). Takes no place among the handler's calls.
+   */
+  version(name: string, range: readonly [from: number, to: number]): Promise<number>;
 }
 
 /** A wait token as GET /tokens/{id} shows it, never its secret. */
@@ -170,10 +177,14 @@ export interface WaitingView {
   child?: string;
 }
 
+/** What a journal's record was: the call that made it. Each record keeps its type, checked on replay. */
+export const stepTypes = ["step", "sleep", "token", "event", "race", "child", "version"] as const;
+export type StepType = (typeof stepTypes)[number];
+
 /** One recorded step, as GET /jobs/{id}/steps lists it. */
 export interface StepView {
   name: string;
-  type: "step" | "sleep" | "token" | "event" | "race" | "child";
+  type: StepType;
   /** done: recorded (a sleep that has passed, an event that arrived); sleeping, waiting, timed-out. */
   status: "done" | "sleeping" | "waiting" | "timed-out";
   attempt: number;

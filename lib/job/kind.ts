@@ -114,6 +114,15 @@ export interface JobContext extends JobContextBase {
   group(spec: GroupSpec): Promise<GroupView>;
 }
 
+/**
+ * What a suspended durable job does when it resumes under another version of its kind than the one
+ * that started its journal (docs/guide/durable-jobs.md, "Versions"): go on replaying its records
+ * ("continue", the default), wait for an operator ("pause"), or drop its records and run from the top
+ * under the new version ("restart").
+ */
+export const onVersionChangeChoices = ["pause", "continue", "restart"] as const;
+export type OnVersionChange = (typeof onVersionChangeChoices)[number];
+
 export const onExhaustedChoices = ["dead", "pause"] as const;
 export type OnExhausted = (typeof onExhaustedChoices)[number];
 
@@ -143,6 +152,13 @@ export interface KindDefinition<
    * the lanes that claim their runs.
    */
   onExhausted?: OnExhausted;
+  /**
+   * The version of the kind's code a durable job records when its journal starts (1..64 characters).
+   * Absent: derived from the handler's source (lib/job/kind-version.ts).
+   */
+  version?: string;
+  /** What a suspended durable job does when it resumes under another version: "continue" when absent. */
+  onVersionChange?: OnVersionChange;
   /** Which guarantees the kind pays for (docs/architecture.md §16); fenced when absent. */
   lane?: DeliveryLane;
   /** One run per burst of enqueues of a key (docs/architecture.md §19). Not with `singleton`. */

@@ -120,6 +120,8 @@ export const JobView = z.object({
   flowKey: z.string().optional(),
   /** Queued behind its flow key's concurrency: it starts when one of the key's runs ends. */
   waitingForKey: z.boolean().optional(),
+  /** A durable job: the version of its kind that started its journal (docs/guide/durable-jobs.md, "Versions"). */
+  version: z.string().optional(),
   /** A suspended durable job: a sleep, a token or an event, until when (docs/architecture.md §22). */
   waiting: z
     .object({
@@ -185,6 +187,11 @@ export const ListJobsQuery = z
     status: JobStatusSchema.optional(),
     limit: z.coerce.number().int().min(1).max(100).default(25),
     view: z.enum(listViews).default("full"),
+    /**
+     * `true`: instead of a page of jobs, the suspended durable jobs counted per kind and version
+     * (docs/guide/durable-jobs.md, "Versions"); only `queue` may go with it.
+     */
+    waiting: z.literal("true").optional(),
     /** Opaque to the caller; the store checks what it decodes to (lib/store/cursor.ts). Empty means none. */
     cursor: z
       .string()

@@ -38,6 +38,9 @@ export async function resumePausedJob(deps: ResumeDeps, id: string, raw: unknown
     throw new InvalidItemState(`job ${id} is ${job.status}; only paused jobs can be resumed`, job);
   const now = deps.clock.now();
   const resume: Resume = {};
+  // A durable job (paused for a version change, say) runs on under the code in force: the operator
+  // chose to resume it so. Its next record sets that code's version (docs/guide/durable-jobs.md, "Versions").
+  if (job.version !== undefined) resume.dropVersion = true;
   if (body.data.payload !== undefined) {
     // The enqueue's own checks (schema, size, depth), so a resumed payload is one an enqueue would take.
     const checked = validateEnqueue(

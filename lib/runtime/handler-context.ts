@@ -65,6 +65,7 @@ export function durableUnavailable(why: string): DurableContext {
     waitForAny: async () => refuse(),
     invoke: async () => refuse(),
     invokeMany: async () => refuse(),
+    version: async () => refuse(),
   };
 }
 

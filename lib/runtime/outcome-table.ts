@@ -55,7 +55,7 @@ const OUTCOMES: { [O in Outcome]: OutcomeRow<Of<O>> } = {
   paused: {
     write: (d) => ({ outcome: "paused", error: d.error }),
     metric: "paused",
-    log: { level: "warn", message: "job paused: its attempts ran out", fields: (d) => ({ error: d.error }) },
+    log: { level: "warn", message: "job paused for an operator", fields: (d) => ({ error: d.error }) },
     // No item to wait in without a claim (the validator refuses the setting there): it ends dead.
     withoutClaim: (d) => ({ outcome: "dead", error: d.error }),
   },

@@ -1,4 +1,11 @@
-import { DurableMisuseError, RetryAfterError, ThrottledError, UnrecoverableError } from "../errors.ts";
+import {
+  DurableMisuseError,
+  NonDeterminismError,
+  RetryAfterError,
+  ThrottledError,
+  UnrecoverableError,
+  VersionChangedError,
+} from "../errors.ts";
 import type { AbortCause, BackoffPolicy } from "../job/kind.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
@@ -18,7 +25,10 @@ export type Decision =
    * `unstarted`: its handler never ran (its start deadline passed): the claim's attempt is given back.
    */
   | { outcome: "dead"; error: string; exhausted?: true; unstarted?: true }
-  /** Its attempts used, it waits for an operator (docs/architecture.md §21). Claimed lanes only. */
+  /**
+   * It waits for an operator (docs/architecture.md §21): its attempts used, or its durable replay
+   * diverged from its journal (§22). Claimed lanes only.
+   */
   | { outcome: "paused"; error: string }
   | { outcome: "cancelled"; error?: string }
   /** Back to the queue at once with the attempt given back: the process stopped, not the job. */
@@ -66,6 +76,10 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
     const delay = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(end.error.retryAfterSeconds)));
     return { outcome: "throttled", delaySeconds: delay, reason: error };
   }
+  // Code that no longer matches the job's journal would meet the same divergence on every attempt,
+  // and its records are not wrong: the job waits for an operator, as an exhausted "pause" kind's does.
+  if (end.error instanceof NonDeterminismError || end.error instanceof VersionChangedError)
+    return { outcome: "paused", error };
   // A durable misuse would be made again by every attempt: the job ends now (docs/architecture.md §22).
   if (end.error instanceof UnrecoverableError || end.error instanceof DurableMisuseError)
     return { outcome: "dead", error };

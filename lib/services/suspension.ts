@@ -1,8 +1,11 @@
 import { MAX_DELAY_SECONDS } from "../limits.ts";
 import type { StepRecord, WaitingRecord } from "../store/step-record.ts";
 
-/** mapExists: whether the job item has a steps map yet (its first entry writes the map). */
-export type SuspendStep = { name: string; record: StepRecord; mapExists: boolean };
+/**
+ * mapExists: whether the job item has a steps map yet (its first entry writes the map, and with it
+ * `version`, the kind's version the run runs, as the job's).
+ */
+export type SuspendStep = { name: string; record: StepRecord; mapExists: boolean; version?: string };
 
 /**
  * An event wait's pointer, and the time (ms) from which it takes buffered events; in a race, the

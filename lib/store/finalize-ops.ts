@@ -38,7 +38,7 @@ export type Finalization =
       outcome: "suspend";
       runAt: number;
       waiting: WaitingRecord;
-      step?: { name: string; record: StepRecord; mapExists: boolean };
+      step?: { name: string; record: StepRecord; mapExists: boolean; version?: string };
       holdUntil?: number;
       moved?: readonly { name: string; o: string }[];
     };
@@ -165,7 +165,7 @@ export async function finalize(
     const ended = ran ? endedRun({ attempts: 0, ...job }, f.outcome, now, errorOf(f)) : undefined;
     if (ended) update.setAll(withRecord({ attempts: 0, ...job }, ended));
     const step = f.outcome === "suspend" ? f.step : undefined;
-    const fresh = step ? [addStep(update, step.name, step.record, step.mapExists)] : [];
+    const fresh = step ? [addStep(update, step.name, step.record, step.mapExists, step.version)] : [];
     return { update, condition: and(...guards, ...fresh) };
   });
   return orOnConflict(

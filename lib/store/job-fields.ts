@@ -221,6 +221,11 @@ const trace = {
 const durable = {
   /** Its recorded steps, by name. */
   steps: field(stored<Record<string, StepRecord>>().optional(), { item: true }),
+  /**
+   * The version of its kind (lib/job/kind-version.ts) whose run started its journal: set by a
+   * record's write when absent, set anew by an onVersionChange "restart", dropped by an operator's resume.
+   */
+  version: field(z.string().optional(), { item: true, view: "same" }),
   /** A suspended job: what it waits for (a sleep, a token, an event), until when. */
   waiting: field(stored<WaitingRecord>().optional(), {
     item: true,

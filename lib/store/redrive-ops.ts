@@ -9,12 +9,17 @@ import { indexKeys, jobKey } from "./keys.ts";
 /** A resume (POST /jobs/{id}/resume): the paused job's new payload, as the store keeps it, if any. */
 export interface Resume {
   payload?: Pick<JobItem, "payload" | "payloadRef" | "payloadObject">;
+  /**
+   * A durable job's version goes: the resume accepts the code in force, whose run's next record
+   * sets its own (§22, Versions). Not set here: the API's bundle may hash a handler otherwise.
+   */
+  dropVersion?: true;
 }
 
 /**
  * redrive — an operator's retry of a dead or cancelled job, or the resume of a paused one (§21).
  * input: the job as last read (its queue names the index partition); `resume` for a paused job,
- *   with its new payload's fields if it gets one.
+ *   with its new payload's fields if it gets one, and for a durable job with a version, that it goes.
  * condition: dead or cancelled; with `resume`, paused.
  * result: scheduled and due now, attempts reset, its start deadline gone, in the scheduled index, held against promotion until
  *   `holdUntil` (the caller is about to send its message and mark it queued). If the caller dies in
@@ -28,7 +33,7 @@ export async function redrive(
 ): Promise<JobItem> {
   const now = ctx.clock.now();
   const write = conditionalUpdate<JobItem>(ctx, resume ? "resume" : "redrive", jobKey(job.id), (e) => ({
-    update: withPayload(new Update(e), resume?.payload)
+    update: withoutVersion(withPayload(new Update(e), resume?.payload), resume?.dropVersion)
       .set("status", "scheduled")
       .set("runAt", now)
       .set("attempts", 0)
@@ -79,3 +84,8 @@ export const redriveTransitions = [
   // A resume: a paused job runs again with a fresh set of attempts.
   ["paused", "scheduled"],
 ] as const satisfies StoreTransitions;
+
+/** A resumed durable job's version dropped, when the operator's resume accepts the code in force. */
+function withoutVersion(update: Update, drop: true | undefined): Update {
+  return drop ? update.remove("version") : update;
+}

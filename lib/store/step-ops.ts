@@ -31,8 +31,17 @@ export const stepMissing =
  * Adds a step's entry to an update. A job's first step writes the whole map (an entry can't be set
  * in a map that isn't there), so the caller says whether the item it read has one; the condition
  * it returns holds the write to that: a map that appeared meanwhile loses the race, it is not lost.
+ * `version`: the kind's version the run runs, which the job keeps if it has none yet (its journal's
+ * first write, or the first after an operator's resume dropped it).
  */
-export function addStep(update: Update, name: string, record: StepRecord, mapExists: boolean): Condition {
+export function addStep(
+  update: Update,
+  name: string,
+  record: StepRecord,
+  mapExists: boolean,
+  version?: string,
+): Condition {
+  if (version !== undefined) update.setIfAbsent("version", version);
   if (mapExists) {
     update.setEntry("steps", name, record);
     return and(attributeExists("steps"), stepMissing(name));
@@ -48,7 +57,8 @@ export type RecordStepResult =
 
 /**
  * recordStep — a durable step's result, written once per job under the run's fence.
- * input: the job id, the run's fence, the step's name and record, whether the item has a steps map.
+ * input: the job id, the run's fence, the step's name and record, whether the item has a steps map,
+ *   the kind's version the run runs (kept as the job's if it has none).
  * condition: running under this fence, its lease not yet ended (a run thawed after its lease lapsed
  *   records nothing, even before another worker took the job over) AND the name has no entry yet.
  * result: the new item; or lease_lost (a takeover owns the job: nothing written, the stale run must
@@ -62,10 +72,11 @@ export async function recordStep(
   name: string,
   record: StepRecord,
   mapExists: boolean,
+  version?: string,
 ): Promise<RecordStepResult> {
   const write = conditionalUpdate<JobItem>(ctx, "recordStep", jobKey(jobId), (e) => {
     const update = new Update(e);
-    const fresh = addStep(update, name, record, mapExists);
+    const fresh = addStep(update, name, record, mapExists, version);
     const live = attributeAfter("leaseUntil", ctx.clock.now());
     return { update, condition: and(statusIs("running"), leaseHeldBy(fence), live, fresh) };
   });
@@ -81,7 +92,7 @@ export async function recordStep(
       // The map appeared under our own fence (a step of this run that ran alongside wrote it first):
       // write the entry into it.
       if (!existing && !mapExists && current.steps !== undefined)
-        return recordStep(ctx, jobId, fence, name, record, true);
+        return recordStep(ctx, jobId, fence, name, record, true, version);
       if (!existing) return { recorded: false, reason: "lease_lost" };
       return { recorded: false, reason: "exists", record: existing, item: current };
     },
@@ -89,6 +100,37 @@ export async function recordStep(
 }
 
 export const recordStepTransitions = [] as const satisfies StoreTransitions;
+
+/**
+ * restartJournal — a suspended job resumed under another version of its kind, whose onVersionChange
+ * is "restart": its journal goes, and it runs from the top as the new version's.
+ * input: the job id, the run's fence, the kind's version the run runs.
+ * condition: running under this fence, its lease not yet ended (as recordStep's).
+ * result: true, the steps map removed and `version` set (the run's first record writes the map
+ *   anew); false: the run lost its job, nothing written. The records' claims objects expire with
+ *   their class.
+ */
+export async function restartJournal(
+  ctx: StoreContext,
+  jobId: string,
+  fence: string,
+  version: string,
+): Promise<boolean> {
+  const write = conditionalUpdateNoReturn(
+    ctx,
+    "restartJournal",
+    jobKey(jobId),
+    (e) => ({
+      update: new Update(e).remove("steps").set("version", version),
+      condition: and(statusIs("running"), leaseHeldBy(fence), attributeAfter("leaseUntil", ctx.clock.now())),
+    }),
+    { readCurrent: false },
+  );
+  return wonRace(write);
+}
+
+/** The job stays running: only its journal and version change. */
+export const restartJournalTransitions = [] as const satisfies StoreTransitions;
 
 /**
  * Which wait a resume must find the job in: a token's id, an event's name and match, or a child

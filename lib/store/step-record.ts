@@ -1,10 +1,14 @@
-import type { StepView, WaitingView } from "../job/durable.ts";
+import type { StepType, StepView, WaitingView } from "../job/durable.ts";
 
 /**
  * One recorded step of a durable job, an entry of the job item's `steps` map under its name
  * (docs/architecture.md §22). Short attribute names: the map rides in the job item, which every
  * claim, heartbeat and finalize rewrites, and DynamoDB bills writes by the KB.
- * - n: its place in the handler's order; a: the attempt that recorded it; t: when (ms).
+ * - n: its place in the handler's order (the count of calls the run had met, this one included);
+ *   a: the attempt that recorded it; t: when (ms).
+ * - op: the call that made it (a step, a sleep...). Absent: a record written before journal checks
+ *   (lib/durable/journal.ts), whose type is read from its fields and whose n, for steps side by
+ *   side, may be a later place than its call's: a replay checks its type, not its place.
  * - v: the result's JSON inline, or o: the key of its claims object (over 8 KiB, or once the job's
  *   inline steps fill INLINE_STEPS_BYTES).
  * - until: a sleep's end, or a wait's timeout. token: a token step's id (its result is the token).
@@ -17,6 +21,7 @@ import type { StepView, WaitingView } from "../job/durable.ts";
  */
 export interface StepRecord {
   n: number;
+  op?: StepType;
   a: number;
   t: number;
   v?: string;
@@ -87,7 +92,9 @@ export function toWaitingView(w: WaitingRecord): WaitingView {
   };
 }
 
-function typeOf(r: StepRecord): StepView["type"] {
+/** What call made a record: its own `op`, or for an older record, what its fields say. */
+export function stepTypeOf(r: StepRecord): StepType {
+  if (r.op !== undefined) return r.op;
   if (r.race !== undefined) return "race";
   if (r.child !== undefined) return "child";
   if (r.event !== undefined) return "event";
@@ -97,7 +104,7 @@ function typeOf(r: StepRecord): StepView["type"] {
 }
 
 function statusOf(r: StepRecord, now: number): StepView["status"] {
-  const type = typeOf(r);
+  const type = stepTypeOf(r);
   if (type === "race" && r.w === undefined) return (r.until ?? 0) > now ? "waiting" : "timed-out";
   if (type === "sleep") return (r.until ?? 0) > now ? "sleeping" : "done";
   if (type === "child" && r.v === undefined && r.o === undefined) return "waiting";
@@ -121,7 +128,7 @@ export function toStepViews(
       const json = results.get(name) ?? r.v;
       return {
         name,
-        type: typeOf(r),
+        type: stepTypeOf(r),
         status: statusOf(r, now),
         attempt: r.a,
         at: iso(r.t),

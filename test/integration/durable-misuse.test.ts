@@ -14,7 +14,7 @@ import { harnessPerTest, settled } from "../support/engine-harness.ts";
 const calls = new Map<string, number>();
 const called = (key: string) => calls.set(key, (calls.get(key) ?? 0) + 1);
 
-const misuses = ["twice", "negative", "year", "until", "token", "event", "bigint"] as const;
+const misuses = ["twice", "negative", "year", "until", "token", "event", "bigint", "version"] as const;
 
 const kinds = [
   defineUnboundKind({
@@ -35,6 +35,7 @@ const kinds = [
       if (what === "token") await ctx.createToken("approval", { timeoutSeconds: 0 });
       if (what === "event")
         await ctx.waitForEvent("paid", { event: "order.paid", match: "o1", timeoutSeconds: 0 });
+      if (what === "version") await ctx.version("pricing", [2, 1]);
       if (what === "bigint")
         await ctx.step("count", () => {
           called(run);
@@ -56,6 +57,7 @@ describe("durable misuse", () => {
     ["token", 'token "approval": timeoutSeconds must be within'],
     ["event", 'waitForEvent "paid": timeoutSeconds must be within'],
     ["bigint", 'step "count" returned a value JSON can\'t hold'],
+    ["version", 'version "pricing": the range must be [from, to], whole numbers 0 <= from <= to'],
   ] as const)("%s: dead on the first attempt, naming the step", async (what, message) => {
     const clock = new OffsetClock();
     const h = await harness.create({ clock, extraKinds: kinds });

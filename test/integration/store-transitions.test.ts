@@ -37,6 +37,8 @@ import { markResent, markResentTransitions } from "../../lib/store/stale-message
 import {
   recordStep,
   recordStepTransitions,
+  restartJournal,
+  restartJournalTransitions,
   resumeWaiting,
   resumeWaitingTransitions,
 } from "../../lib/store/step-ops.ts";
@@ -101,6 +103,11 @@ const operations: Record<string, { declared: StoreTransitions; run: Operation[] 
   recordStep: {
     declared: recordStepTransitions,
     run: [(s, i) => recordStep(s, i.id, TOKEN, "a", { n: 1, a: 1, t: s.clock.now(), v: "1" }, false)],
+  },
+  // An onVersionChange "restart" drops a running job's journal under its fence: no status changes.
+  restartJournal: {
+    declared: restartJournalTransitions,
+    run: [(s, i) => restartJournal(s, i.id, TOKEN, "v2")],
   },
   resumeWaiting: {
     declared: resumeWaitingTransitions,

@@ -3,6 +3,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_KEY_LAG, type DoctorInput, findProblems, laggingKeys } from "../../cli/doctor-findings.ts";
 import { stageAlarmsInAlarm } from "../../cli/stage-alarms.ts";
+import { NonDeterminismError } from "../../lib/errors.ts";
 
 const NOW = Date.parse("2026-06-01T12:00:00Z");
 const at = (secondsAgo: number) => new Date(NOW - secondsAgo * 1000).toISOString();
@@ -148,6 +149,25 @@ describe("doctor's lagging keys: far longer than the median of their peers", () 
 });
 
 describe("doctor's alarms on a stage", () => {
+  it("names a durable job paused by a NonDeterminismError, not one paused as its attempts ran out", () => {
+    const diverged = new NonDeterminismError("j1", "b", "was recorded as a sleep, and is now met as a step");
+    const findings = findProblems({
+      ...clean,
+      paused: [
+        { id: "j1", kind: "onboard", queue: "default", runAt: at(60), lastError: diverged.message },
+        { id: "j2", kind: "echo", queue: "default", runAt: at(60), lastError: "boom" },
+      ],
+    });
+    expect(findings).toEqual([
+      {
+        check: "nondeterministic-job",
+        subject: "j1",
+        message: `durable job j1 (onboard) is paused: ${diverged.message}`,
+        fix: expect.stringContaining("npx skyforge jobs resume j1"),
+      },
+    ]);
+  });
+
   it("each alarm in ALARM is a finding; none given (a local stack) checks nothing", () => {
     expect(findProblems({ ...clean, alarms: [] })).toEqual([]);
     const findings = findProblems({

@@ -12,16 +12,27 @@ import { codeBlocks, docBlocks, httpRequestOf } from "../support/doc-blocks.ts";
 const DOC = "docs/guide/durable-jobs.md";
 
 describe("docs/guide/durable-jobs.md", () => {
-  it("its TypeScript blocks are app/kinds/onboard.ts, then lines of the type-checked invoke example", () => {
+  it("its TypeScript blocks: app/kinds/onboard.ts, a kind's body a test runs, compiled snippets, type-checked lines", () => {
     const file = readFileSync(new URL("../../app/kinds/onboard.ts", import.meta.url), "utf8");
     const blocks = docBlocks(DOC).filter((b) => b.lang === "ts");
     const marked = blocks.filter((b) => b.marker?.includes("it is app/kinds/onboard.ts"));
     expect(marked.map((b) => b.text)).toEqual([file]);
     const invoke = readFileSync(new URL("./invoke-types.test.ts", import.meta.url), "utf8");
-    // A child job's block is lines of test/unit/invoke-types.test.ts (type-checked there); every
-    // other TypeScript block is compiled as a file of the project (test/unit/guide-snippets.test.ts).
+    const versionsTest = readFileSync(
+      new URL("../integration/durable-versions.test.ts", import.meta.url),
+      "utf8",
+    );
+    const testLines = versionsTest.split("\n").map((line) => line.replace(/^ {4}/, ""));
+    // Versions: the handler of t-doc-version, line for line once its indentation is taken off; a
+    // child job's block is lines of test/unit/invoke-types.test.ts (type-checked there); every other
+    // TypeScript block is compiled as a file of the project (test/unit/guide-snippets.test.ts).
     for (const block of blocks.filter((b) => !marked.includes(b))) {
-      if (block.marker?.includes("invoke-types.test.ts"))
+      if (block.marker?.includes("t-doc-version")) {
+        const lines = block.text.trimEnd().split("\n");
+        const start = testLines.indexOf(lines[0] ?? "");
+        expect(start, "the block's first line in the test").toBeGreaterThan(0);
+        expect(testLines.slice(start, start + lines.length)).toEqual(lines);
+      } else if (block.marker?.includes("invoke-types.test.ts"))
         expect(invoke.includes(block.text), block.text).toBe(true);
       else expect(block.marker, block.text).toMatch(/^checked by test\/unit\/guide-snippets\.test\.ts/);
     }

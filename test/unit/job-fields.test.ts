@@ -385,6 +385,7 @@ describe("a job's fields, as each copy keeps them", () => {
       enqueues: 3,
       status: "scheduled",
       steps: { a: { n: 0, a: 1, t: NOW, v: "1" } },
+      version: "v2",
       waiting: { for: "event", until: NOW + 600_000, event: "paid", match: "o-1" },
     } as Partial<JobItem>;
     expect(copies(p, item, { after: ["01JEARLIER"] })).toMatchInlineSnapshot(`
@@ -486,6 +487,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "queue": "default",
           "runAt": "2026-01-02T03:04:07.000Z",
           "status": "scheduled",
+          "version": "v2",
           "waiting": {
             "event": "paid",
             "for": "event",

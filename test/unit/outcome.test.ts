@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import {
   DurableMisuseError,
+  NonDeterminismError,
   RetryAfterError,
   ThrottledError,
   UnrecoverableError,
@@ -68,6 +69,15 @@ describe("decideOutcome", () => {
     expect(decideOutcome({ ok: false, abort: "lease_lost", error: misuse }, input())).toEqual({
       outcome: "abandon",
     });
+  });
+
+  test("NonDeterminismError → paused for an operator on any attempt, never retried or dead", () => {
+    const diverged = new NonDeterminismError("j1", "b", "was recorded as a sleep, and is now met as a step");
+    for (const attempt of [1, 3])
+      expect(decideOutcome({ ok: false, error: diverged }, input({ attempt, maxAttempts: 3 }))).toEqual({
+        outcome: "paused",
+        error: diverged.message,
+      });
   });
 
   test("RetryAfterError → retry after exactly its delay, not the backoff", () => {

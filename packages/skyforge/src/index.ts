@@ -55,12 +55,14 @@ export {
   ConfigError,
   EventTimeoutError,
   HandlerError,
+  NonDeterminismError,
   RetryAfterError,
   SkyforgeError,
   ThrottledError,
   TokenTimeoutError,
   UnrecoverableError,
   UsageError,
+  VersionChangedError,
   WaitTimeoutError,
 } from "../../../lib/errors.ts";
 export type {
