@@ -160,6 +160,31 @@ export class EventTimeoutError extends WaitTimeoutError {
   override readonly name = "EventTimeoutError";
 }
 
+/**
+ * A step of `ctx.parallel` or `ctx.map` failed, once every other step of the call had settled:
+ * names the call and the lowest failed index, the step's error as `cause`. The job's outcome is
+ * the cause's (a DurableMisuseError or an UnrecoverableError ends it at once, a plain error
+ * retries), and a retry runs only the steps not recorded (docs/guide/durable-jobs.md).
+ */
+export class ParallelStepError extends SkyforgeError {
+  override readonly name = "ParallelStepError";
+  constructor(
+    /** The call: `map` or `parallel`. */
+    readonly method: "map" | "parallel",
+    /** The call's name, as `ctx.map(name, …)` gave it. */
+    readonly call: string,
+    /** The lowest index whose step failed. */
+    readonly index: number,
+    /** How many of the call's steps failed. */
+    readonly failed: number,
+    cause: unknown,
+  ) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    const more = failed > 1 ? ` (${failed} of its steps failed)` : "";
+    super(`${method} "${call}": step ${index} failed${more}: ${why}`, { cause });
+  }
+}
+
 /** A caller's mistake. Never a 5xx; the message is safe to show. */
 export class ClientError extends SkyforgeError {
   override readonly name = "ClientError";

@@ -32,6 +32,7 @@ import { getToken, putToken, tokenSecretHash } from "../store/token-ops.ts";
 import type { DurableDeps } from "./durable-deps.ts";
 import { waitSince } from "./event-lookback.ts";
 import { checkEventWait } from "./event-wait-checks.ts";
+import { parallelSteps } from "./parallel.ts";
 import { waitForAny } from "./race.ts";
 import { readRecorded, storedBodiesOf } from "./recorded-bodies.ts";
 import { StepsInFlight } from "./steps-in-flight.ts";
@@ -85,6 +86,10 @@ export class DurableRun {
       waitForEvent: (name, wait) => this.waitForEvent(name, wait),
       ...raceBranches,
       waitForAny: (name, branches) => waitForAny(this, name, branches),
+      ...parallelSteps({
+        step: (name, fn) => this.step(name, fn),
+        suspending: () => this.inFlight.suspending,
+      }),
     };
   }
 

@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { DurableMisuseError } from "../errors.ts";
 import { eventWaiterWrites, storedKeyProblem } from "./key-layout.ts";
+import type { ParallelOptions, ParallelResults } from "./parallel.ts";
 import type { EventBranch, RaceBranch, RaceToken, RaceWon, TimerBranch, TokenBranch } from "./race.ts";
 import type { JobStatus } from "./status.ts";
 
@@ -125,6 +126,23 @@ export interface DurableContext {
    * `{ branch, data }`; the others are cancelled (a losing token answers 409, an event's waiter goes).
    */
   waitForAny<const B extends readonly RaceBranch[]>(name: string, branches: B): Promise<RaceWon<B[number]>>;
+  /**
+   * Runs each function as a step named `<name>[<index>]`, at most `concurrency` (1..100, default 10)
+   * at a time, and returns their results in order; one failing fails the call (ParallelStepError)
+   * once the others have settled, and a retry runs only the steps not recorded.
+   */
+  parallel<const F extends readonly (() => unknown)[]>(
+    name: string,
+    fns: F,
+    options?: ParallelOptions,
+  ): Promise<ParallelResults<F>>;
+  /** `parallel` over items (at most 1 000): `fn(item, index)` as the step `<name>[<index>]`. */
+  map<I, T>(
+    name: string,
+    items: readonly I[],
+    fn: (item: I, index: number) => Promise<T> | T,
+    options?: ParallelOptions,
+  ): Promise<T[]>;
 }
 
 /** A wait token as GET /tokens/{id} shows it, never its secret. */

@@ -63,6 +63,8 @@ export function durableUnavailable(why: string): DurableContext {
     // Building a branch records nothing; the race itself is refused.
     ...raceBranches,
     waitForAny: async () => refuse(),
+    parallel: async () => refuse(),
+    map: async () => refuse(),
   };
 }
 

@@ -1,4 +1,10 @@
-import { DurableMisuseError, RetryAfterError, ThrottledError, UnrecoverableError } from "../errors.ts";
+import {
+  DurableMisuseError,
+  ParallelStepError,
+  RetryAfterError,
+  ThrottledError,
+  UnrecoverableError,
+} from "../errors.ts";
 import type { AbortCause, BackoffPolicy } from "../job/kind.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
@@ -62,17 +68,19 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
     return { outcome: "done", result };
   }
   const error = end.abort === "timeout" ? `timed out after ${input.timeoutSeconds}s` : describe(end.error);
-  if (end.error instanceof ThrottledError) {
-    const delay = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(end.error.retryAfterSeconds)));
+  // A parallel step's error picks the outcome its step would have (lib/durable/parallel.ts).
+  const cause = end.error instanceof ParallelStepError ? end.error.cause : end.error;
+  if (cause instanceof ThrottledError) {
+    const delay = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(cause.retryAfterSeconds)));
     return { outcome: "throttled", delaySeconds: delay, reason: error };
   }
   // A durable misuse would be made again by every attempt: the job ends now (docs/architecture.md §22).
-  if (end.error instanceof UnrecoverableError || end.error instanceof DurableMisuseError)
+  if (cause instanceof UnrecoverableError || cause instanceof DurableMisuseError)
     return { outcome: "dead", error };
   if (input.attempt >= input.maxAttempts) return { outcome: "dead", error, exhausted: true };
   const delaySeconds =
-    end.error instanceof RetryAfterError
-      ? Math.max(1, Math.ceil(end.error.retryAfterSeconds))
+    cause instanceof RetryAfterError
+      ? Math.max(1, Math.ceil(cause.retryAfterSeconds))
       : backoffSeconds(input.attempt, input.backoff, input.random);
   return delaySeconds > MAX_VISIBILITY_SECONDS
     ? { outcome: "reschedule", delaySeconds, error }
