@@ -89,6 +89,7 @@ export class DurableRun {
       ...parallelSteps({
         step: (name, fn) => this.step(name, fn),
         suspending: () => this.inFlight.suspending,
+        mapExists: () => this.mapExists,
       }),
     };
   }

@@ -24,6 +24,8 @@ export interface ParallelRun {
   step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
   /** Whether a sleep or a wait is ending the run: then no lane starts another step. */
   suspending(): boolean;
+  /** Whether the job item has a steps map yet, as the run knows now. */
+  mapExists(): boolean;
 }
 
 type ParallelCalls = Pick<DurableContext, "parallel" | "map">;
@@ -40,7 +42,7 @@ export function parallelSteps(run: ParallelRun): ParallelCalls {
         run,
         "map",
         name,
-        items.map((item, index) => () => fn(item, index)),
+        Array.from(items, (item, index) => () => fn(item, index)),
         concurrency,
       );
     },
@@ -57,20 +59,24 @@ async function runSteps<T>(
   const results: T[] = new Array(fns.length);
   const failures: { index: number; error: unknown }[] = [];
   let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < fns.length) {
-      // The run is ending: the steps not started run after its wake, never twice.
-      if (run.suspending()) return new Promise<never>(() => {});
-      const index = next++;
-      const fn = fns[index] as () => Promise<T> | T;
-      try {
-        results[index] = await run.step(parallelStepName(name, index), fn);
-      } catch (error) {
-        failures.push({ index, error });
-      }
+  const runNext = async (): Promise<void> => {
+    // The run is ending: the steps not started run after its wake, never twice.
+    if (run.suspending()) return new Promise<never>(() => {});
+    const index = next++;
+    const fn = fns[index] as () => Promise<T> | T;
+    try {
+      results[index] = await run.step(parallelStepName(name, index), fn);
+    } catch (error) {
+      failures.push({ index, error });
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, fns.length) }, lane));
+  const lane = async (): Promise<void> => {
+    while (next < fns.length) await runNext();
+  };
+  // A job's first record writes its steps map: steps side by side would each try to, and all but one
+  // write again (a refused write is billed too). So the first step goes alone.
+  if (!run.mapExists() && fns.length > 1) await runNext();
+  await Promise.all(Array.from({ length: Math.min(concurrency, fns.length - next) }, lane));
   if (failures.length === 0) return results;
   // A misuse ends the job at once whichever step met it, so it is the one the error carries.
   const decisive =
