@@ -15,6 +15,9 @@ const calls = new Map<string, number>();
 const callsOf = (run: string, n: number) =>
   Array.from({ length: n }, (_, i) => calls.get(`${run}:${i}`) ?? 0);
 const inside = new Map<string, { now: number; max: number }>();
+/** Each run's step functions' starts and ends, in order: `+3`, `-3`. */
+const events = new Map<string, string[]>();
+const log = (run: string, event: string) => events.set(run, [...(events.get(run) ?? []), event]);
 
 /** One step function's call: counted, held for `turns` turns of the event loop (never the clock). */
 async function work<T>(run: string, index: number, turns: number, value: T): Promise<T> {
@@ -23,7 +26,9 @@ async function work<T>(run: string, index: number, turns: number, value: T): Pro
   inside.set(run, seen);
   seen.now += 1;
   seen.max = Math.max(seen.max, seen.now);
+  log(run, `+${index}`);
   for (let t = 0; t < turns; t++) await new Promise((resolve) => setImmediate(resolve));
+  log(run, `-${index}`);
   seen.now -= 1;
   return value;
 }
@@ -141,6 +146,8 @@ describe("ctx.map and ctx.parallel", () => {
     expect(JSON.parse(done.result ?? "")).toEqual(Array.from({ length: 12 }, (_, i) => i * 10));
     expect(inside.get(run)?.max).toBe(3);
     expect(callsOf(run, 12)).toEqual(Array(12).fill(1));
+    // The job's first record writes its steps map: that step ran alone, the others after it.
+    expect(events.get(run)?.slice(0, 3)).toEqual(["+0", "-0", "+1"]);
     expect(Object.keys(done.steps ?? {}).sort()).toEqual(
       Array.from({ length: 12 }, (_, i) => `m[${i}]`).sort(),
     );
