@@ -4,7 +4,7 @@
  */
 const layers = [
   // 0 base
-  ["^lib/(clock|errors|limits|retention)\\.ts$", "^lib/job/status\\.ts$", "^lib/observability/(log|metric-names|tracing)\\.ts$"],
+  ["^lib/(clock|errors|durable-errors|limits|retention)\\.ts$", "^lib/job/status\\.ts$", "^lib/observability/(log|metric-names|tracing)\\.ts$"],
   // 1 model: jobs, kinds, the app's declarations
   ["^lib/job/", "^lib/declarations/", "^lib/batching/"],
   // 2 store
@@ -97,10 +97,10 @@ module.exports = {
     {
       name: "client-is-light",
       comment:
-        "the producer client (client/) ships to other services: it may use lib/'s model (lib/job/, lib/declarations/: types, schemas, the request check), the error-code table (lib/errors.ts) and the API's route keys (lib/api/route-keys.ts: data and a matcher), nothing that runs the engine",
+        "the producer client (client/) ships to other services: it may use lib/'s model (lib/job/, lib/declarations/: types, schemas, the request check), the error-code table (lib/errors.ts, lib/durable-errors.ts) and the API's route keys (lib/api/route-keys.ts: data and a matcher), nothing that runs the engine",
       severity: "error",
       from: { path: "^client/" },
-      to: { path: "^(lib/(?!job/|declarations/|errors\\.ts$|api/route-keys\\.ts$)|app/|functions/|local/|bench/|scripts/|infra/|cli/|console/)" },
+      to: { path: "^(lib/(?!job/|declarations/|errors\\.ts$|durable-errors\\.ts$|api/route-keys\\.ts$)|app/|functions/|local/|bench/|scripts/|infra/|cli/|console/)" },
     },
     {
       name: "cli-over-the-client",

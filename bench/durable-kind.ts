@@ -13,6 +13,7 @@ import { noopKind } from "./noop-kind.ts";
 export const BENCH_STEPS_KIND = "bench-steps";
 export const BENCH_SMALL_STEPS_KIND = "bench-small-steps";
 export const BENCH_SLEEP_KIND = "bench-sleep";
+export const BENCH_MAP_KIND = "bench-map";
 /** Steps a job of the steps kind records. */
 export const STEPS_PER_JOB = 10;
 /** The sleep kind's one sleep: short, so it wakes by a delayed SQS message (up to 15 min), not the reaper. */
@@ -25,6 +26,12 @@ export const STEP_RESULT_BYTES = 100;
  */
 export const SMALL_STEPS_PER_JOB = 3;
 export const SMALL_STEP_RESULT_BYTES = 40;
+/**
+ * The map kind: one `ctx.map` of the steps kind's shape (10 results of ~100 bytes), all side by side,
+ * so its steps price against the steps kind's sequential ones.
+ */
+export const MAP_STEPS_PER_JOB = STEPS_PER_JOB;
+export const MAP_CONCURRENCY = 10;
 
 const Payload = z.object({ seq: z.number(), pad: z.string() });
 
@@ -70,6 +77,19 @@ export const sleepKind = defineUnboundKind({
   },
 });
 
+export const mapKind = defineUnboundKind({
+  name: BENCH_MAP_KIND,
+  payload: Payload,
+  queue: "default",
+  maxAttempts: 3,
+  timeoutSeconds: 30,
+  handler: async (_payload, ctx) => {
+    const items = Array.from({ length: MAP_STEPS_PER_JOB }, (_, i) => i + 1);
+    await ctx.map("m", items, (i) => stepResult(i), { concurrency: MAP_CONCURRENCY });
+    return null;
+  },
+});
+
 /**
  * The `default` queue's lease in the bench: on AWS a 10-step job ends in about a tenth of a second,
  * long before its first renewal (every third of the lease, 10 s at the app's 30 s); on this shared
@@ -84,5 +104,5 @@ export const durableBenchApp = (): App =>
   defineApp({
     ...app,
     queues: app.queues.map((q) => (q.name === "default" ? { ...q, leaseSeconds: BENCH_LEASE_SECONDS } : q)),
-    kinds: [...app.kinds, noopKind, stepsKind, smallStepsKind, sleepKind],
+    kinds: [...app.kinds, noopKind, stepsKind, smallStepsKind, sleepKind, mapKind],
   });

@@ -1,4 +1,4 @@
-import type { AppNames } from "../lib/declarations/define-app.ts";
+import type { AppNames } from "../lib/declarations/app-names.ts";
 import { flowKey, flowKeyPath } from "../lib/job/flow-key.ts";
 import type { GroupChildrenPage, GroupView } from "../lib/job/group-schemas.ts";
 import type { JobSummary, JobView } from "../lib/job/schemas.ts";

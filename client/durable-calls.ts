@@ -1,4 +1,4 @@
-import type { AppNames } from "../lib/declarations/define-app.ts";
+import type { AppNames } from "../lib/declarations/app-names.ts";
 import { type AnswerShape, answerShapes } from "./answer-shapes.ts";
 import { SkyforgeApiError } from "./errors.ts";
 import type { JobSteps, SkyforgeClient, TokenCompleted, TokenView } from "./skyforge-client.ts";

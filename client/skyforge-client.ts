@@ -1,10 +1,5 @@
-import type {
-  AppJobRequest,
-  AppNames,
-  KindName,
-  PayloadOf,
-  QueueName,
-} from "../lib/declarations/define-app.ts";
+import type { AppNames, KindName, PayloadOf, QueueName } from "../lib/declarations/app-names.ts";
+import type { AppJobRequest } from "../lib/declarations/define-app.ts";
 import type { MisfirePolicy } from "../lib/declarations/schedule-declaration.ts";
 import type { ErrorBody } from "../lib/errors.ts";
 import type { JobSteps, StepView, TokenCompleted, TokenView, WaitingView } from "../lib/job/durable.ts";

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { AppNames } from "../lib/declarations/define-app.ts";
+import type { AppNames } from "../lib/declarations/app-names.ts";
 import type { AppTypes, AppTypesNames } from "./app-types.ts";
 import { type ClientOptions, createClient } from "./create-client.ts";
 import { SkyforgeClientError } from "./errors.ts";

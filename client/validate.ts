@@ -1,4 +1,4 @@
-import type { AppNames } from "../lib/declarations/define-app.ts";
+import type { AppNames } from "../lib/declarations/app-names.ts";
 import { ClientError } from "../lib/errors.ts";
 import { checkEnqueueRequest, type RequestKind } from "../lib/job/check-request.ts";
 import { SkyforgeApiError } from "./errors.ts";

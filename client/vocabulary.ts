@@ -3,11 +3,11 @@
  * import them from here, never from lib/, so they reach skyforge only through the client
  * (docs/architecture.md §14). Each is defined once, in lib/'s model.
  */
-export type { AppNames } from "../lib/declarations/define-app.ts";
+export type { AppNames } from "../lib/declarations/app-names.ts";
 export { type MisfirePolicy, misfirePolicies } from "../lib/declarations/schedule-declaration.ts";
+export { CODE_CHANGE_PAUSE } from "../lib/durable-errors.ts";
 export {
   ClientError,
-  CODE_CHANGE_PAUSE,
   type ErrorBody,
   type ErrorCode,
   errorCodes,

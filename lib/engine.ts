@@ -9,7 +9,7 @@ import { tableLayout } from "./declarations/scale.ts";
 import { Durable } from "./durable/durable-service.ts";
 import { Flow } from "./flow/flow-service.ts";
 import { Groups } from "./groups/group-service.ts";
-import type { JournalLimits } from "./job/durable.ts";
+import type { JournalLimits } from "./job/journal-bounds.ts";
 import { buildRegistry, type KindRegistry } from "./job/registry.ts";
 import type { Log } from "./observability/log.ts";
 import type { JobMetrics } from "./observability/metrics.ts";

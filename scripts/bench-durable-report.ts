@@ -9,7 +9,8 @@ import { costPerUnit, type MeteredUsage } from "./bench-usage.ts";
 /**
  * The durable scenario's figures (scripts/bench-durable.ts), for the table and the JSON line: each
  * window's $/M jobs, and a step's and a sleep's share: what the steps window's job costs beyond the
- * plain job's, over its steps, and what the sleeps window's job costs beyond it.
+ * plain job's, over its steps, and what the sleeps window's job costs beyond it; a parallel step's
+ * (`ctx.map`), the map window's job beyond the plain job's, over its steps.
  */
 
 /** Issue #28's goal: a step at most $1 per million, an eighth of Lambda durable functions' price. */
@@ -39,10 +40,11 @@ export function windowFigures(w: DurableWindow, stepsPerJob = 0) {
 export type JobFigures = ReturnType<typeof windowFigures>;
 type Numeric = { [K in keyof JobFigures]: JobFigures[K] extends number ? K : never }[keyof JobFigures];
 
-/** Steps per job of the two step windows: the grown item's and the small one's. */
+/** Steps per job of the step windows: the grown item's, the small one's and the map's. */
 export interface StepCounts {
   steps: number;
   smallSteps: number;
+  map: number;
 }
 
 /**
@@ -53,12 +55,13 @@ export interface StepCounts {
  * of the $ and are priced apart (withIndex).
  */
 export function deriveDurable(per: Partial<Record<WindowName, JobFigures>>, counts: StepCounts) {
-  const { plain, steps, smallSteps, sleeps } = per;
+  const { plain, steps, smallSteps, sleeps, map } = per;
   const share = (w: JobFigures | undefined, over: number) => (k: Numeric) =>
     w && plain ? (w[k] - plain[k]) / over : null;
   const step = share(steps, counts.steps);
   const smallStep = share(smallSteps, counts.smallSteps);
   const sleep = share(sleeps, 1);
+  const mapStep = share(map, counts.map);
   const perOp = (of: (k: Numeric) => number | null) => ({
     dynamodbWrites: of("writes"),
     wcu: of("wcu"),
@@ -78,6 +81,7 @@ export function deriveDurable(per: Partial<Record<WindowName, JobFigures>>, coun
   const usdPerMillionSteps = step("usdPerMillion");
   const usdPerMillionSmallSteps = smallStep("usdPerMillion");
   const usdPerMillionSleeps = sleep("usdPerMillion");
+  const usdPerMillionMapSteps = mapStep("usdPerMillion");
   const lambda = lambdaDurablePrices.usdPerMillionOperations;
   const meets = (usd: number | null) => (usd === null ? null : usd <= GOAL_USD_PER_MILLION_STEPS);
   const cheaper = (usd: number | null) => (usd === null ? null : lambda / usd);
@@ -85,11 +89,13 @@ export function deriveDurable(per: Partial<Record<WindowName, JobFigures>>, coun
     usdPerMillionSteps,
     usdPerMillionSmallSteps,
     usdPerMillionSleeps,
+    usdPerMillionMapSteps,
     usdPerMillionStepsWithIndex: withIndex(usdPerMillionSteps, step("indexWcu")),
     usdPerMillionSleepsWithIndex: withIndex(usdPerMillionSleeps, sleep("indexWcu")),
     perStep: perOp(step),
     perSmallStep: perOp(smallStep),
     perSleep: perOp(sleep),
+    perMapStep: perOp(mapStep),
     goalUsdPerMillionSteps: GOAL_USD_PER_MILLION_STEPS,
     /** The goal against each step window: the grown item's steps and the small item's. */
     goalMet: { steps: meets(usdPerMillionSteps), smallSteps: meets(usdPerMillionSmallSteps) },
@@ -99,21 +105,29 @@ export function deriveDurable(per: Partial<Record<WindowName, JobFigures>>, coun
       step: cheaper(usdPerMillionSteps),
       smallStep: cheaper(usdPerMillionSmallSteps),
       sleep: cheaper(usdPerMillionSleeps),
+      mapStep: cheaper(usdPerMillionMapSteps),
     },
   };
 }
 
 export function analyseDurable(r: DurableRun) {
   const per: Partial<Record<WindowName, JobFigures>> = {};
-  const { plain, steps, smallSteps, sleeps } = r.windows;
+  const { plain, steps, smallSteps, sleeps, map } = r.windows;
   if (plain) per.plain = windowFigures(plain);
   if (steps) per.steps = windowFigures(steps, r.stepsPerJob);
   if (smallSteps) per.smallSteps = windowFigures(smallSteps, r.smallStepsPerJob);
   if (sleeps) per.sleeps = windowFigures(sleeps);
+  // Side by side, its steps add one round trip a lane's turn, not one a step; the first step goes
+  // alone (it writes the job's steps map: lib/durable/parallel.ts), one more.
+  if (map) per.map = windowFigures(map, 1 + Math.ceil((r.mapStepsPerJob - 1) / r.mapConcurrency));
   return {
     ...r,
     per,
-    derived: deriveDurable(per, { steps: r.stepsPerJob, smallSteps: r.smallStepsPerJob }),
+    derived: deriveDurable(per, {
+      steps: r.stepsPerJob,
+      smallSteps: r.smallStepsPerJob,
+      map: r.mapStepsPerJob,
+    }),
   };
 }
 
@@ -138,6 +152,8 @@ export const durableJson = (a: DurableAnalysis) => {
     smallStepsPerJob: a.smallStepsPerJob,
     smallStepResultBytes: a.smallStepResultBytes,
     sleepSeconds: a.sleepSeconds,
+    mapStepsPerJob: a.mapStepsPerJob,
+    mapConcurrency: a.mapConcurrency,
     usdPerMillionJobs: byWindow((w) => w?.usdPerMillion),
     /** Lease renewals per job: none expected (BENCH_LEASE_SECONDS); each one costs a write and a request. */
     renewalsPerJob: byWindow((w) => w?.renewals),
@@ -146,11 +162,13 @@ export const durableJson = (a: DurableAnalysis) => {
     usdPerMillionSteps: r4(d.usdPerMillionSteps),
     usdPerMillionSmallSteps: r4(d.usdPerMillionSmallSteps),
     usdPerMillionSleeps: r4(d.usdPerMillionSleeps),
+    usdPerMillionMapSteps: r4(d.usdPerMillionMapSteps),
     usdPerMillionStepsWithIndex: r4(d.usdPerMillionStepsWithIndex),
     usdPerMillionSleepsWithIndex: r4(d.usdPerMillionSleepsWithIndex),
     perStep: rounded(d.perStep),
     perSmallStep: rounded(d.perSmallStep),
     perSleep: rounded(d.perSleep),
+    perMapStep: rounded(d.perMapStep),
     goalUsdPerMillionSteps: d.goalUsdPerMillionSteps,
     goalMet: d.goalMet,
     lambdaDurableUsdPerMillionOperations: d.lambdaDurableUsdPerMillionOperations,
@@ -176,15 +194,17 @@ export function printDurableTable(a: DurableAnalysis): void {
   const rows: [string, string][] = [
     [
       "windows",
-      `${a.jobs} jobs each; steps: ${a.stepsPerJob} of ~${a.stepResultBytes} B; small steps: ${a.smallStepsPerJob} of ~${a.smallStepResultBytes} B; sleeps: one ${a.sleepSeconds} s sleep`,
+      `${a.jobs} jobs each; steps: ${a.stepsPerJob} of ~${a.stepResultBytes} B; small steps: ${a.smallStepsPerJob} of ~${a.smallStepResultBytes} B; sleeps: one ${a.sleepSeconds} s sleep; map: ${a.mapStepsPerJob} of ~${a.stepResultBytes} B, ${a.mapConcurrency} at once`,
     ],
     ["plain job (bench-noop)", job(per.plain)],
     [`${a.stepsPerJob}-step job`, job(per.steps)],
     [`${a.smallStepsPerJob}-small-step job`, job(per.smallSteps)],
     ["sleeping job", job(per.sleeps)],
+    [`${a.mapStepsPerJob}-step ctx.map job`, job(per.map)],
     ["per step", op(d.perStep)],
     ["per small step", op(d.perSmallStep)],
     ["per sleep", op(d.perSleep)],
+    ["per parallel step", op(d.perMapStep)],
     [
       "usdPerMillionSteps",
       `${usd(d.usdPerMillionSteps)}  (goal ≤ $${d.goalUsdPerMillionSteps}: ${goal(d.goalMet.steps)}; ${times(d.timesCheaperThanLambdaDurable.step)} cheaper than Lambda durable's $${d.lambdaDurableUsdPerMillionOperations}/M; with the index estimate ${usd(d.usdPerMillionStepsWithIndex)})`,
@@ -196,6 +216,10 @@ export function printDurableTable(a: DurableAnalysis): void {
     [
       "usdPerMillionSleeps",
       `${usd(d.usdPerMillionSleeps)}  (${times(d.timesCheaperThanLambdaDurable.sleep)} cheaper than Lambda durable's $${d.lambdaDurableUsdPerMillionOperations}/M; with the index estimate ${usd(d.usdPerMillionSleepsWithIndex)})`,
+    ],
+    [
+      "usdPerMillionMapSteps",
+      `${usd(d.usdPerMillionMapSteps)}  (${times(d.timesCheaperThanLambdaDurable.mapStep)} cheaper than Lambda durable's $${d.lambdaDurableUsdPerMillionOperations}/M)`,
     ],
   ];
   if (a.ticks > 0) rows.push(["ticks", `${a.ticks} (a window stalled: the reaper's tick ran)`]);

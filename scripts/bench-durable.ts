@@ -1,9 +1,12 @@
 import { marshall } from "@aws-sdk/util-dynamodb";
 import {
+  BENCH_MAP_KIND,
   BENCH_SLEEP_KIND,
   BENCH_SMALL_STEPS_KIND,
   BENCH_STEPS_KIND,
   durableBenchApp,
+  MAP_CONCURRENCY,
+  MAP_STEPS_PER_JOB,
   SLEEP_SECONDS,
   SMALL_STEP_RESULT_BYTES,
   SMALL_STEPS_PER_JOB,
@@ -18,11 +21,12 @@ import { type JobsSide, type JobsWindow, jobsWindow, openJobsSide } from "./benc
 
 /**
  * The durable scenario (`npm run bench -- --scenario durable`; docs/guide/durable-jobs.md "Cost"): on a
- * local stack of its own, four metered windows of JOBS jobs each (scripts/bench-jobs.ts):
+ * local stack of its own, five metered windows of JOBS jobs each (scripts/bench-jobs.ts):
  * 1. plain: the no-op kind (fenced), what a job costs without durable calls;
  * 2. steps: a kind recording STEPS_PER_JOB steps of ~100 bytes of JSON each (its item outgrows 1 KB);
  * 3. smallSteps: a kind recording SMALL_STEPS_PER_JOB steps of ~40 bytes (its item stays under 1 KB);
- * 4. sleeps: a kind with one 1 s sleep and nothing else (it wakes by a delayed SQS message).
+ * 4. sleeps: a kind with one 1 s sleep and nothing else (it wakes by a delayed SQS message);
+ * 5. map: a kind recording MAP_STEPS_PER_JOB steps of the steps kind's shape in one `ctx.map`, side by side.
  * A window that fails ends the scenario: the windows measured before it are kept, with the error,
  * so the report still prints what was measured.
  */
@@ -32,7 +36,7 @@ export const JOBS = intEnv("BENCH_DURABLE_JOBS", 500, 1);
 /** Each kind's warm-up window (unreported): the first requests of its code path. */
 const WARMUP_JOBS = Math.min(JOBS, BATCH);
 
-export const WINDOWS = ["plain", "steps", "smallSteps", "sleeps"] as const;
+export const WINDOWS = ["plain", "steps", "smallSteps", "sleeps", "map"] as const;
 export type WindowName = (typeof WINDOWS)[number];
 /** Each window's kind, and the steps its jobs record (a sleep is recorded as one). */
 const windowKinds: Record<WindowName, { kind: string; steps: number }> = {
@@ -40,6 +44,7 @@ const windowKinds: Record<WindowName, { kind: string; steps: number }> = {
   steps: { kind: BENCH_STEPS_KIND, steps: STEPS_PER_JOB },
   smallSteps: { kind: BENCH_SMALL_STEPS_KIND, steps: SMALL_STEPS_PER_JOB },
   sleeps: { kind: BENCH_SLEEP_KIND, steps: 1 },
+  map: { kind: BENCH_MAP_KIND, steps: MAP_STEPS_PER_JOB },
 };
 
 /** A measured window without its items (checked, then dropped), and the done items' mean size. */
@@ -80,6 +85,9 @@ export interface DurableRun {
   stepResultBytes: number;
   smallStepsPerJob: number;
   smallStepResultBytes: number;
+  /** The map window's steps per job, and how many of them run at once. */
+  mapStepsPerJob: number;
+  mapConcurrency: number;
   /** Ticks run because a window stalled (none expected: every sleep wakes by its own message). */
   ticks: number;
   windows: Partial<Record<WindowName, DurableWindow>>;
@@ -95,6 +103,8 @@ export async function runDurableScenario(jobs = JOBS): Promise<DurableRun> {
     stepResultBytes: STEP_RESULT_BYTES,
     smallStepsPerJob: SMALL_STEPS_PER_JOB,
     smallStepResultBytes: SMALL_STEP_RESULT_BYTES,
+    mapStepsPerJob: MAP_STEPS_PER_JOB,
+    mapConcurrency: MAP_CONCURRENCY,
     ticks: 0,
     windows: {},
   };

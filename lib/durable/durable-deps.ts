@@ -1,4 +1,4 @@
-import type { JournalLimits } from "../job/durable.ts";
+import type { JournalLimits } from "../job/journal-bounds.ts";
 import type { Engine } from "../services/engine-services.ts";
 
 /** What durable steps use of the engine (lib/engine.ts wires them). */

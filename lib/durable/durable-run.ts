@@ -6,7 +6,8 @@ import {
   stepPart,
   stowDurable,
 } from "../claims/durable-bodies.ts";
-import { DurableMisuseError, EventTimeoutError, TokenTimeoutError, UsageError } from "../errors.ts";
+import { EventTimeoutError, TokenTimeoutError } from "../durable-errors.ts";
+import { DurableMisuseError, UsageError } from "../errors.ts";
 import {
   type DurableContext,
   type EventWait,
@@ -31,6 +32,7 @@ import { waitSince } from "./event-lookback.ts";
 import { checkEventWait } from "./event-wait-checks.ts";
 import type { Journal } from "./journal.ts";
 import { type OpenJournal, openJournal } from "./open-journal.ts";
+import { parallelSteps } from "./parallel.ts";
 import { waitForAny } from "./race.ts";
 import { recordStepFitting } from "./record-step-fitting.ts";
 import { readRecorded, storedBodiesOf } from "./recorded-bodies.ts";
@@ -75,7 +77,7 @@ export class DurableRun {
     ({ steps: this.steps, journal: this.journal, mapExists: this.mapExists } = this.opened);
   }
 
-  get context(): Omit<DurableContext, "invoke" | "invokeMany" | "parallel" | "map"> {
+  get context(): Omit<DurableContext, "invoke" | "invokeMany"> {
     return {
       step: (name, fn) => this.step(name, fn),
       sleep: (name, seconds) => this.sleepFor(name, seconds),
@@ -86,6 +88,11 @@ export class DurableRun {
       version: (name, range) => this.inFlight.track(this.versionAt(name, range)),
       ...raceBranches,
       waitForAny: (name, branches) => waitForAny(this, name, branches),
+      ...parallelSteps({
+        step: (name, fn) => this.step(name, fn),
+        suspending: () => this.inFlight.suspending,
+        mapExists: () => this.mapExists,
+      }),
     };
   }
 

@@ -1,5 +1,7 @@
-import { DurableMisuseError, NonDeterminismError } from "../errors.ts";
-import { JournalBounds, type JournalLimits, type StepType, stepNameProblem } from "../job/durable.ts";
+import { NonDeterminismError } from "../durable-errors.ts";
+import { DurableMisuseError } from "../errors.ts";
+import { type StepType, stepNameProblem } from "../job/durable.ts";
+import { JournalBounds, type JournalLimits } from "../job/journal-bounds.ts";
 import { type StepRecord, stepTypeOf } from "../store/step-record.ts";
 import { checkVersionRange, versionToTake } from "./versions.ts";
 

@@ -1,4 +1,5 @@
-import { DurableMisuseError, TokenTimeoutError, UnrecoverableError, UsageError } from "../errors.ts";
+import { TokenTimeoutError } from "../durable-errors.ts";
+import { DurableMisuseError, UnrecoverableError, UsageError } from "../errors.ts";
 import { eventKeyProblem, type StepType, sleepProblem } from "../job/durable.ts";
 import type { RaceBranch, RaceWon } from "../job/race.ts";
 import type { SuspendWaiter } from "../services/suspension.ts";

@@ -7,7 +7,7 @@
 export class StepsInFlight {
   private readonly running = new Set<Promise<unknown>>();
   /** Set by the run's first sleep or wait that must wait. */
-  private suspending = false;
+  suspending = false;
   /** Once the run's suspension is handed over: no new step function starts. */
   ended = false;
   /** Bytes of inline results chosen and not yet recorded. */

@@ -1,4 +1,5 @@
-import { DurableMisuseError, VersionChangedError } from "../errors.ts";
+import { VersionChangedError } from "../durable-errors.ts";
+import { DurableMisuseError } from "../errors.ts";
 import type { KindDefinition } from "../job/kind.ts";
 import { kindVersionOf } from "../job/kind-version.ts";
 import type { JobItem } from "../store/job-item.ts";

@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { DurableMisuseError } from "../errors.ts";
 import { eventWaiterWrites, storedKeyProblem } from "./key-layout.ts";
+import type { ParallelOptions, ParallelResults } from "./parallel.ts";
 import type { EventBranch, RaceBranch, RaceToken, RaceWon, TimerBranch, TokenBranch } from "./race.ts";
 import type { JobStatus } from "./status.ts";
 
@@ -12,57 +13,6 @@ import type { JobStatus } from "./status.ts";
 
 /** A step's, sleep's or wait's name: unique within its job, 1..256 characters. */
 export const MAX_STEP_NAME_CHARS = 256;
-
-/**
- * A job's journal: at most this many steps, sleeps and waits, and their names at most this many
- * bytes together. Both bound the job item, which carries a record of each (DynamoDB refuses an item
- * over 400 KB, and then every later write of the job, its finalize and a cancel too): 1 000 records
- * of a few dozen bytes plus 128 KiB of names plus 32 KiB of inline results stay well under it
- * (test/unit/journal-limits.test.ts sizes that worst case).
- */
-export const MAX_STEPS_PER_JOB = 1_000;
-export const MAX_STEP_NAMES_BYTES = 128 * 1024;
-
-/** The journal's bounds in force: the documented ones, or smaller ones a test injects (EngineConfig). */
-export interface JournalLimits {
-  steps: number;
-  nameBytes: number;
-}
-
-export const JOURNAL_LIMITS: JournalLimits = { steps: MAX_STEPS_PER_JOB, nameBytes: MAX_STEP_NAMES_BYTES };
-
-/**
- * The names a job's journal holds (those it recorded, then those a run meets), kept with their bytes,
- * so a new name is checked against both bounds without going over the others again.
- */
-export class JournalBounds {
-  private names: number;
-  private bytes = 0;
-  private readonly utf8 = new TextEncoder();
-
-  constructor(
-    recorded: readonly string[],
-    private readonly limits: JournalLimits = JOURNAL_LIMITS,
-  ) {
-    this.names = recorded.length;
-    for (const name of recorded) this.bytes += this.utf8.encode(name).length;
-  }
-
-  /**
-   * Takes a name the journal doesn't hold yet. result: why it can't (the same on every attempt, so
-   * the caller ends the job dead at once), or undefined, the name now counted.
-   */
-  admit(name: string): string | undefined {
-    const { steps, nameBytes } = this.limits;
-    if (this.names >= steps) return `step "${name}": a job records at most ${steps} steps, sleeps and waits`;
-    const bytes = this.bytes + this.utf8.encode(name).length;
-    if (bytes > nameBytes)
-      return `step "${name}": a job's step, sleep and wait names come to at most ${nameBytes} bytes together`;
-    this.names += 1;
-    this.bytes = bytes;
-    return undefined;
-  }
-}
 
 /** The longest sleep or wait: a year. */
 export const MAX_SLEEP_SECONDS = 365 * 86_400;
@@ -150,6 +100,23 @@ export interface DurableContext {
    * "Versions"). Takes no place among the handler's calls.
    */
   version(name: string, range: readonly [from: number, to: number]): Promise<number>;
+  /**
+   * Runs each function as a step named `<name>[<index>]`, at most `concurrency` (1..100, default 10)
+   * at a time, and returns their results in order; one failing fails the call (ParallelStepError)
+   * once the others have settled, and a retry runs only the steps not recorded.
+   */
+  parallel<const F extends readonly (() => unknown)[]>(
+    name: string,
+    fns: F,
+    options?: ParallelOptions,
+  ): Promise<ParallelResults<F>>;
+  /** `parallel` over items (at most 1 000): `fn(item, index)` as the step `<name>[<index>]`. */
+  map<I, T>(
+    name: string,
+    items: readonly I[],
+    fn: (item: I, index: number) => Promise<T> | T,
+    options?: ParallelOptions,
+  ): Promise<T[]>;
 }
 
 /** A wait token as GET /tokens/{id} shows it, never its secret. */

@@ -66,6 +66,8 @@ export function durableUnavailable(why: string): DurableContext {
     invoke: async () => refuse(),
     invokeMany: async () => refuse(),
     version: async () => refuse(),
+    parallel: async () => refuse(),
+    map: async () => refuse(),
   };
 }
 

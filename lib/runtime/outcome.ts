@@ -1,11 +1,5 @@
-import {
-  DurableMisuseError,
-  NonDeterminismError,
-  RetryAfterError,
-  ThrottledError,
-  UnrecoverableError,
-  VersionChangedError,
-} from "../errors.ts";
+import { NonDeterminismError, ParallelStepError, VersionChangedError } from "../durable-errors.ts";
+import { DurableMisuseError, RetryAfterError, ThrottledError, UnrecoverableError } from "../errors.ts";
 import type { AbortCause, BackoffPolicy } from "../job/kind.ts";
 import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
 import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../limits.ts";
@@ -72,8 +66,10 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
     return { outcome: "done", result };
   }
   const error = end.abort === "timeout" ? `timed out after ${input.timeoutSeconds}s` : describe(end.error);
-  if (end.error instanceof ThrottledError) {
-    const delay = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(end.error.retryAfterSeconds)));
+  // A parallel step's error picks the outcome its step would have (lib/durable/parallel.ts).
+  const cause = end.error instanceof ParallelStepError ? end.error.cause : end.error;
+  if (cause instanceof ThrottledError) {
+    const delay = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(cause.retryAfterSeconds)));
     return { outcome: "throttled", delaySeconds: delay, reason: error };
   }
   // Code that no longer matches the job's journal would meet the same divergence on every attempt,
@@ -81,12 +77,12 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
   if (end.error instanceof NonDeterminismError || end.error instanceof VersionChangedError)
     return { outcome: "paused", error };
   // A durable misuse would be made again by every attempt: the job ends now (docs/architecture.md §22).
-  if (end.error instanceof UnrecoverableError || end.error instanceof DurableMisuseError)
+  if (cause instanceof UnrecoverableError || cause instanceof DurableMisuseError)
     return { outcome: "dead", error };
   if (input.attempt >= input.maxAttempts) return { outcome: "dead", error, exhausted: true };
   const delaySeconds =
-    end.error instanceof RetryAfterError
-      ? Math.max(1, Math.ceil(end.error.retryAfterSeconds))
+    cause instanceof RetryAfterError
+      ? Math.max(1, Math.ceil(cause.retryAfterSeconds))
       : backoffSeconds(input.attempt, input.backoff, input.random);
   return delaySeconds > MAX_VISIBILITY_SECONDS
     ? { outcome: "reschedule", delaySeconds, error }

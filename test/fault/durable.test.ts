@@ -59,12 +59,45 @@ export const faultDurable = defineKind({
 });
 `;
 
-const onStack = faultScenarios((copy) => addKind(copy, "fault-durable.ts", "faultDurable", durableKind));
+/**
+ * `ctx.map` under a kill: items before `held` run at once and are recorded; from `held` on, each
+ * item's function waits at the "map" barrier (noted under `<job>:<item>`) before its effect, so the
+ * kill lands with a lane's worth of steps in flight and the rest not started.
+ */
+const MAP_KIND = "fault-map";
+const MAP_ITEMS = 12;
+const MAP_HELD = 6;
+const MAP_CONCURRENCY = 3;
+const mapKind = durableKind
+  .slice(0, durableKind.indexOf("export const faultDurable"))
+  .concat(`export const faultMap = defineKind({
+  name: "${MAP_KIND}",
+  payload: z.object({ items: z.number().int(), held: z.number().int() }),
+  queue: "default",
+  maxAttempts: 10,
+  timeoutSeconds: 120,
+  handler: async ({ items, held }, ctx) => {
+    const list = Array.from({ length: items }, (_, i) => i);
+    const step = async (i: number) => {
+      if (i >= held) await barrier(\`\${ctx.job.id}:\${i}\`, "map", ctx.signal);
+      note({ jobId: ctx.job.id, item: i, pid: process.pid, attempt: ctx.attempt });
+      return i * 2;
+    };
+    return ctx.map("items", list, step, { concurrency: ${MAP_CONCURRENCY} });
+  },
+});
+`);
+
+const onStack = faultScenarios((copy) => {
+  addKind(copy, "fault-durable.ts", "faultDurable", durableKind);
+  addKind(copy, "fault-map.ts", "faultMap", mapKind);
+});
 
 interface JournalLine {
   jobId: string;
   step?: string;
   barrier?: string;
+  item?: number;
 }
 
 const journalOf = (stack: FaultStack) => `${stack.logPath}.journal`;
@@ -166,4 +199,42 @@ describe("durable steps under faults on npm start", () => {
       report("durable-freeze", { jobs: ids.length, barrierOneArrivals: reached });
     });
   }, 90_000);
+
+  it("the stack SIGKILLed in the middle of ctx.map, started again: each item's function ran once", async () => {
+    await onStack("durable-map-kill", async (stack) => {
+      const [id] = await stack.enqueueMany([
+        { kind: MAP_KIND, payload: { items: MAP_ITEMS, held: MAP_HELD } },
+      ]);
+      if (!id) throw new Error("no job enqueued");
+      const inFlight = times(MAP_CONCURRENCY, (i) => `${id}:${MAP_HELD + i}`);
+      await allAt(stack, inFlight, "map");
+      const itemsOf = () => readJournal(stack).flatMap((l) => (l.item === undefined ? [] : [l.item]));
+      // In the middle: the first items recorded, a lane's worth in flight, the rest not started.
+      expect(itemsOf().sort((x, y) => x - y)).toEqual(times(MAP_HELD, (i) => i));
+      const killedAt = Date.now();
+      await stack.killAll();
+      await stack.restart();
+      open(stack, "map");
+      const view = await waitFor(
+        async () => {
+          const answer = await stack.call("GET", `/jobs/${id}`);
+          return ["done", "dead", "cancelled"].includes(answer.body.status) && answer;
+        },
+        "the job to end",
+        60_000,
+        200,
+      );
+      expect(view.body.status).toBe("done");
+      expect(view.body.result).toEqual(times(MAP_ITEMS, (i) => i * 2));
+      const calls = times(MAP_ITEMS, (i) => itemsOf().filter((item) => item === i).length);
+      expect(calls).toEqual(times(MAP_ITEMS, () => 1));
+      const steps = await stack.call("GET", `/jobs/${id}/steps`);
+      expect((steps.body.steps as Json[]).filter((s) => s.status === "done")).toHaveLength(MAP_ITEMS);
+      report("durable-map-kill", {
+        items: MAP_ITEMS,
+        inFlightAtKill: MAP_CONCURRENCY,
+        secondsAfterKill: Math.round((Date.now() - killedAt) / 1000),
+      });
+    });
+  }, 60_000);
 });

@@ -151,6 +151,10 @@ describe("bench from its flags", () => {
     expect(durable.usdPerMillionSleeps).toBeGreaterThan(0);
     expect(durable).toMatchObject({ goalUsdPerMillionSteps: 1, lambdaDurableUsdPerMillionOperations: 8 });
     expect(durable.timesCheaperThanLambdaDurable.step).toBeCloseTo(8 / durable.usdPerMillionSteps, 1);
+    // A parallel step is one write, as a step is: the map window's 10 steps in one ctx.map.
+    expect(durable).toMatchObject({ mapStepsPerJob: 10, mapConcurrency: 10 });
+    expect(durable.perMapStep).toMatchObject({ dynamodbWrites: 1, jobItemWrites: 1, sends: 0, receives: 0 });
+    expect(durable.usdPerMillionMapSteps).toBeGreaterThan(0);
   }, 60_000);
 
   test("the script: an unknown flag is exit 2 with the usage, before any stack starts", async () => {

@@ -7,7 +7,7 @@ import * as z from "zod";
 import { createApiHandler } from "../../lib/api/routes.ts";
 import { loadResult } from "../../lib/claims/job-bodies.ts";
 import { deliverEvent } from "../../lib/durable/deliver-event.ts";
-import { EventTimeoutError } from "../../lib/errors.ts";
+import { EventTimeoutError } from "../../lib/durable-errors.ts";
 import { eventWaitersPartition } from "../../lib/job/key-layout.ts";
 import { type AnyKind, defineUnboundKind } from "../../lib/job/kind.ts";
 import { cancelJob } from "../../lib/ops/cancel-job.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import type { JournalLimits } from "../../lib/job/durable.ts";
+import type { JournalLimits } from "../../lib/job/journal-bounds.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { OffsetClock } from "../support/clock.ts";
 import { harnessPerTest, settled } from "../support/engine-harness.ts";

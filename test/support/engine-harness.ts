@@ -5,7 +5,7 @@ import type { Clock } from "../../lib/clock.ts";
 import type { EventDeclaration } from "../../lib/declarations/event-declaration.ts";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import { buildEngine } from "../../lib/engine.ts";
-import type { JournalLimits } from "../../lib/job/durable.ts";
+import type { JournalLimits } from "../../lib/job/journal-bounds.ts";
 import type { AnyKind } from "../../lib/job/kind.ts";
 import { type Log, silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";

@@ -53,7 +53,16 @@ const smallSteps = figures({
   sends: 1,
   sqsBilled: 0.4,
 });
-const counts = { steps: 10, smallSteps: 3 };
+const counts = { steps: 10, smallSteps: 3, map: 10 };
+/** A 10-step ctx.map job: the steps job's writes, its steps side by side. */
+const map = figures({
+  usdPerMillion: 13,
+  writes: 13,
+  wcu: 21,
+  jobItemWrites: 13,
+  sends: 1,
+  sqsBilled: 0.4,
+});
 const sleeps = figures({
   usdPerMillion: 4.5,
   writes: 5,
@@ -73,6 +82,14 @@ describe("durable bench: a step's and a sleep's share", () => {
     expect(d.perStep).toMatchObject({ dynamodbWrites: 1, wcu: 1.8, jobItemWrites: 1, sends: 0 });
     expect(d.perSleep).toMatchObject({ dynamodbWrites: 2, wcu: 2, sends: 1, sqsRequests: 1.6 });
     expect(d.perSleep.lambdaInvocations).toBeCloseTo(0.2, 12);
+  });
+
+  it("a parallel step (ctx.map): (map job − plain job) / its steps, beside Lambda durable's $8/M", () => {
+    const d = deriveDurable({ plain, map }, counts);
+    expect(d.usdPerMillionMapSteps).toBeCloseTo(1.1, 12);
+    expect(d.perMapStep).toMatchObject({ dynamodbWrites: 1, wcu: 1.8, jobItemWrites: 1, sends: 0 });
+    expect(d.timesCheaperThanLambdaDurable.mapStep).toBeCloseTo(8 / 1.1, 12);
+    expect(deriveDurable({ plain, steps }, counts).usdPerMillionMapSteps).toBeNull();
   });
 
   it("the status-index estimate is priced apart, at the write unit's list price", () => {
@@ -110,13 +127,22 @@ describe("durable bench: a step's and a sleep's share", () => {
         stepResultBytes: 100,
         smallStepsPerJob: 3,
         smallStepResultBytes: 40,
+        mapStepsPerJob: 10,
+        mapConcurrency: 10,
         ticks: 0,
         windows: {},
         error: "durable scenario: timed out, 3/500 done",
       }),
     );
     expect(json.error).toBe("durable scenario: timed out, 3/500 done");
-    expect(json.usdPerMillionJobs).toEqual({ plain: null, steps: null, smallSteps: null, sleeps: null });
+    expect(json.usdPerMillionJobs).toEqual({
+      plain: null,
+      steps: null,
+      smallSteps: null,
+      sleeps: null,
+      map: null,
+    });
+    expect(json.usdPerMillionMapSteps).toBeNull();
     expect([json.usdPerMillionSteps, json.usdPerMillionSmallSteps, json.usdPerMillionSleeps]).toEqual([
       null,
       null,

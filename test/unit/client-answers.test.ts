@@ -7,7 +7,7 @@ import { MAX_BATCH_BODY_BYTES } from "../../client/enqueue-many.ts";
 import { SkyforgeApiError, SkyforgeTransportError } from "../../client/errors.ts";
 import { httpTransport } from "../../client/http-transport.ts";
 import type { ApiRequest, ApiResponse, Transport } from "../../client/transport.ts";
-import type { AppNames } from "../../lib/declarations/define-app.ts";
+import type { AppNames } from "../../lib/declarations/app-names.ts";
 
 /**
  * How the client reads answers that are not a plain success: the API's error shape becomes

@@ -6,7 +6,7 @@ import { tokenTarget } from "../../client/durable-calls.ts";
 import { SkyforgeApiError, SkyforgeTransportError } from "../../client/errors.ts";
 import { httpTransport } from "../../client/http-transport.ts";
 import type { ApiRequest, ApiResponse, Transport } from "../../client/transport.ts";
-import type { AppNames } from "../../lib/declarations/define-app.ts";
+import type { AppNames } from "../../lib/declarations/app-names.ts";
 
 /**
  * The client's durable calls (docs/guide/durable-jobs.md): what each sends, a token's url taken apart

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
 import { createClient } from "../../client/create-client.ts";
 import { SkyforgeTransportError } from "../../client/errors.ts";
 import { invokeTransport } from "../../client/invoke-transport.ts";
-import type { AppNames } from "../../lib/declarations/define-app.ts";
+import type { AppNames } from "../../lib/declarations/app-names.ts";
 import { deferred, withinMs } from "../support/wait.ts";
 
 /**

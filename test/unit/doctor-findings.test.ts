@@ -3,7 +3,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_KEY_LAG, type DoctorInput, findProblems, laggingKeys } from "../../cli/doctor-findings.ts";
 import { stageAlarmsInAlarm } from "../../cli/stage-alarms.ts";
-import { NonDeterminismError } from "../../lib/errors.ts";
+import { NonDeterminismError } from "../../lib/durable-errors.ts";
 
 const NOW = Date.parse("2026-06-01T12:00:00Z");
 const at = (secondsAgo: number) => new Date(NOW - secondsAgo * 1000).toISOString();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Journal, journalChange } from "../../lib/durable/journal.ts";
-import { NonDeterminismError } from "../../lib/errors.ts";
+import { NonDeterminismError } from "../../lib/durable-errors.ts";
 import type { StepRecord } from "../../lib/store/step-record.ts";
 
 /**

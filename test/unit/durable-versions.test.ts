@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { validateDeclarations } from "../../lib/declarations/validate-app.ts";
 import { Journal } from "../../lib/durable/journal.ts";
 import { openUnder, versionRangeProblem, versionToTake } from "../../lib/durable/versions.ts";
-import { NonDeterminismError, VersionChangedError } from "../../lib/errors.ts";
+import { NonDeterminismError, VersionChangedError } from "../../lib/durable-errors.ts";
 import { kindVersionOf } from "../../lib/job/kind-version.ts";
 import type { StepRecord } from "../../lib/store/step-record.ts";
 import { defaultQueue } from "../support/test-app.ts";

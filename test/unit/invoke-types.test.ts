@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import * as z from "zod";
 import { defineKind } from "../../app/define.ts";
-import type { JsonValue } from "../../lib/declarations/define-app.ts";
+import type { JsonValue } from "../../lib/declarations/app-names.ts";
 import { ChildJobError } from "../../lib/errors.ts";
 
 /**

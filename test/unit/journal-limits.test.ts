@@ -8,7 +8,7 @@ import {
   JournalBounds,
   MAX_STEP_NAMES_BYTES,
   MAX_STEPS_PER_JOB,
-} from "../../lib/job/durable.ts";
+} from "../../lib/job/journal-bounds.ts";
 import { INLINE_STEPS_BYTES, type StepRecord } from "../../lib/store/step-record.ts";
 
 /** DynamoDB refuses an item over 400 KB, its attribute names included. */

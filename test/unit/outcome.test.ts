@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
+import { NonDeterminismError, ParallelStepError } from "../../lib/durable-errors.ts";
 import {
   DurableMisuseError,
-  NonDeterminismError,
   RetryAfterError,
   ThrottledError,
   UnrecoverableError,
@@ -78,6 +78,24 @@ describe("decideOutcome", () => {
         outcome: "paused",
         error: diverged.message,
       });
+  });
+
+  test("a parallel step's error (ParallelStepError) → the outcome its step's error would have", () => {
+    const failed = (cause: unknown) => ({
+      ok: false as const,
+      error: new ParallelStepError("map", "m", 2, 1, cause),
+    });
+    expect(decideOutcome(failed(new UnrecoverableError("no such user")), input())).toEqual({
+      outcome: "dead",
+      error: 'map "m": step 2 failed: no such user',
+    });
+    expect(decideOutcome(failed(new DurableMisuseError("bad")), input()).outcome).toBe("dead");
+    expect(decideOutcome(failed(new RetryAfterError(42)), input())).toMatchObject({
+      outcome: "retry",
+      delaySeconds: 42,
+    });
+    expect(decideOutcome(failed(new ThrottledError(5)), input()).outcome).toBe("throttled");
+    expect(decideOutcome(failed(new Error("boom")), input())).toMatchObject({ outcome: "retry" });
   });
 
   test("RetryAfterError → retry after exactly its delay, not the backoff", () => {

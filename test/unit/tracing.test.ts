@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "../../client/create-client.ts";
 import type { ApiRequest, Transport } from "../../client/transport.ts";
 import { invokeTrace } from "../../lib/api/trace-header.ts";
-import type { AppNames } from "../../lib/declarations/define-app.ts";
+import type { AppNames } from "../../lib/declarations/app-names.ts";
 import {
   contextOfTrace,
   enqueueSpan,

@@ -18,32 +18,8 @@ import {
   type UnboundApp,
 } from "../../../lib/declarations/define-app.ts";
 
-export {
-  type App,
-  type AppGroupSpec,
-  type AppJobContext,
-  type AppJobRequest,
-  type AppNames,
-  type AppSchedule,
-  type BatchKindBuilder,
-  type Builders,
-  builders,
-  type CollectKindBuilder,
-  defineApp,
-  defineQueues,
-  defineRateLimits,
-  type KindBuilder,
-  type KindName,
-  type KindPayloads,
-  type LambdaQueueName,
-  type PayloadOf,
-  type PoolKindBuilder,
-  type PoolQueueName,
-  type QueueName,
-  type ScheduleBuilder,
-  type ScopeName,
-  type UnboundApp,
-} from "../../../lib/declarations/define-app.ts";
+export { type App, type AppGroupSpec, type AppJobContext, type AppJobRequest, type AppSchedule, type BatchKindBuilder, type Builders, builders, type CollectKindBuilder, defineApp, defineQueues, defineRateLimits, type KindBuilder, type PoolKindBuilder, type ScheduleBuilder, type UnboundApp } from "../../../lib/declarations/define-app.ts";
+export { type AppNames, type KindName, type KindPayloads, type LambdaQueueName, type PayloadOf, type PoolQueueName, type QueueName, type ScopeName } from "../../../lib/declarations/app-names.ts";
 export { defineEvent, type EventDeclaration } from "../../../lib/declarations/event-declaration.ts";
 export type { PoolBatch, PoolKindDeclaration, PoolKindSpec } from "../../../lib/declarations/pool-kind.ts";
 export type { QueueDeclaration, QueueTier } from "../../../lib/declarations/queue-declaration.ts";
@@ -51,19 +27,22 @@ export type { RateLimitScope } from "../../../lib/declarations/rate-limit-scope.
 export type { ScaleDeclaration } from "../../../lib/declarations/scale.ts";
 export type { MisfirePolicy, ScheduleDeclaration } from "../../../lib/declarations/schedule-declaration.ts";
 export {
+  EventTimeoutError,
+  NonDeterminismError,
+  ParallelStepError,
+  TokenTimeoutError,
+  VersionChangedError,
+  WaitTimeoutError,
+} from "../../../lib/durable-errors.ts";
+export {
   ChildJobError,
   ConfigError,
-  EventTimeoutError,
   HandlerError,
-  NonDeterminismError,
   RetryAfterError,
   SkyforgeError,
   ThrottledError,
-  TokenTimeoutError,
   UnrecoverableError,
   UsageError,
-  VersionChangedError,
-  WaitTimeoutError,
 } from "../../../lib/errors.ts";
 export type {
   BatchContext,
