@@ -1,5 +1,6 @@
 import { marshall } from "@aws-sdk/util-dynamodb";
 import {
+  BENCH_INVOKE_KIND,
   BENCH_SLEEP_KIND,
   BENCH_SMALL_STEPS_KIND,
   BENCH_STEPS_KIND,
@@ -18,11 +19,13 @@ import { type JobsSide, type JobsWindow, jobsWindow, openJobsSide } from "./benc
 
 /**
  * The durable scenario (`npm run bench -- --scenario durable`; docs/guide/durable-jobs.md "Cost"): on a
- * local stack of its own, four metered windows of JOBS jobs each (scripts/bench-jobs.ts):
+ * local stack of its own, five metered windows of JOBS jobs each (scripts/bench-jobs.ts):
  * 1. plain: the no-op kind (fenced), what a job costs without durable calls;
  * 2. steps: a kind recording STEPS_PER_JOB steps of ~100 bytes of JSON each (its item outgrows 1 KB);
  * 3. smallSteps: a kind recording SMALL_STEPS_PER_JOB steps of ~40 bytes (its item stays under 1 KB);
- * 4. sleeps: a kind with one 1 s sleep and nothing else (it wakes by a delayed SQS message).
+ * 4. sleeps: a kind with one 1 s sleep and nothing else (it wakes by a delayed SQS message);
+ * 5. invoke: a kind invoking one child of the no-op kind (ctx.invoke), so each job is a parent, its
+ *    child and the parent's resume (the children's requests fall in the window too).
  * A window that fails ends the scenario: the windows measured before it are kept, with the error,
  * so the report still prints what was measured.
  */
@@ -32,7 +35,7 @@ export const JOBS = intEnv("BENCH_DURABLE_JOBS", 500, 1);
 /** Each kind's warm-up window (unreported): the first requests of its code path. */
 const WARMUP_JOBS = Math.min(JOBS, BATCH);
 
-export const WINDOWS = ["plain", "steps", "smallSteps", "sleeps"] as const;
+export const WINDOWS = ["plain", "steps", "smallSteps", "sleeps", "invoke"] as const;
 export type WindowName = (typeof WINDOWS)[number];
 /** Each window's kind, and the steps its jobs record (a sleep is recorded as one). */
 const windowKinds: Record<WindowName, { kind: string; steps: number }> = {
@@ -40,6 +43,7 @@ const windowKinds: Record<WindowName, { kind: string; steps: number }> = {
   steps: { kind: BENCH_STEPS_KIND, steps: STEPS_PER_JOB },
   smallSteps: { kind: BENCH_SMALL_STEPS_KIND, steps: SMALL_STEPS_PER_JOB },
   sleeps: { kind: BENCH_SLEEP_KIND, steps: 1 },
+  invoke: { kind: BENCH_INVOKE_KIND, steps: 1 },
 };
 
 /** A measured window without its items (checked, then dropped), and the done items' mean size. */
