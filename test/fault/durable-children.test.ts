@@ -186,9 +186,10 @@ describe("child jobs and racing waits under a stack SIGKILL on npm start", () =>
         parents: parents.length,
         childRuns: health.runs,
         childReruns: health.reruns,
+        settledAfterRestartMs: Date.now() - restartedAt,
       });
     });
-  }, 60_000);
+  }, 120_000);
 
   it("the stack SIGKILLed just after a race's first branch arrived: that branch wins once, the late loser is refused", async () => {
     await onStack("race-kill", async (stack) => {
@@ -270,5 +271,5 @@ describe("child jobs and racing waits under a stack SIGKILL on npm start", () =>
         settledAfterRestartMs: Date.now() - restartedAt,
       });
     });
-  }, 60_000);
+  }, 120_000);
 });
