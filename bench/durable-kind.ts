@@ -2,7 +2,7 @@ import * as z from "zod";
 import { app } from "../app/index.ts";
 import { type App, defineApp } from "../lib/declarations/define-app.ts";
 import { defineUnboundKind } from "../lib/job/kind.ts";
-import { noopKind } from "./noop-kind.ts";
+import { NOOP_KIND, noopKind } from "./noop-kind.ts";
 
 /**
  * The bench's durable scenario (docs/architecture.md §22, docs/guide/durable-jobs.md "Cost"): fenced
@@ -14,6 +14,7 @@ export const BENCH_STEPS_KIND = "bench-steps";
 export const BENCH_SMALL_STEPS_KIND = "bench-small-steps";
 export const BENCH_SLEEP_KIND = "bench-sleep";
 export const BENCH_MAP_KIND = "bench-map";
+export const BENCH_INVOKE_KIND = "bench-invoke";
 /** Steps a job of the steps kind records. */
 export const STEPS_PER_JOB = 10;
 /** The sleep kind's one sleep: short, so it wakes by a delayed SQS message (up to 15 min), not the reaper. */
@@ -91,6 +92,23 @@ export const mapKind = defineUnboundKind({
 });
 
 /**
+ * A parent that invokes one child, the no-op kind, with its own payload, and does nothing else: its
+ * job beside the plain job prices a child invocation (the child's enqueue, its run as a plain job,
+ * the parent's resume and second run).
+ */
+export const invokeKind = defineUnboundKind({
+  name: BENCH_INVOKE_KIND,
+  payload: Payload,
+  queue: "default",
+  maxAttempts: 3,
+  timeoutSeconds: 30,
+  handler: async (payload, ctx) => {
+    await ctx.invoke(NOOP_KIND, payload, { name: "child" });
+    return null;
+  },
+});
+
+/**
  * The `default` queue's lease in the bench: on AWS a 10-step job ends in about a tenth of a second,
  * long before its first renewal (every third of the lease, 10 s at the app's 30 s); on this shared
  * machine a hundred jobs writing steps one after another into one dynalite can take longer than
@@ -104,5 +122,5 @@ export const durableBenchApp = (): App =>
   defineApp({
     ...app,
     queues: app.queues.map((q) => (q.name === "default" ? { ...q, leaseSeconds: BENCH_LEASE_SECONDS } : q)),
-    kinds: [...app.kinds, noopKind, stepsKind, smallStepsKind, sleepKind, mapKind],
+    kinds: [...app.kinds, noopKind, stepsKind, smallStepsKind, sleepKind, mapKind, invokeKind],
   });

@@ -8,9 +8,9 @@ import { costPerUnit, type MeteredUsage } from "./bench-usage.ts";
 
 /**
  * The durable scenario's figures (scripts/bench-durable.ts), for the table and the JSON line: each
- * window's $/M jobs, and a step's and a sleep's share: what the steps window's job costs beyond the
- * plain job's, over its steps, and what the sleeps window's job costs beyond it; a parallel step's
- * (`ctx.map`), the map window's job beyond the plain job's, over its steps.
+ * window's $/M jobs, and a step's, a sleep's and a child invocation's share: what the steps window's
+ * job costs beyond the plain job's, over its steps, and what the sleeps and invoke windows' jobs cost
+ * beyond it; a parallel step's (`ctx.map`), the map window's job beyond the plain job's, over its steps.
  */
 
 /** Issue #28's goal: a step at most $1 per million, an eighth of Lambda durable functions' price. */
@@ -50,18 +50,20 @@ export interface StepCounts {
 /**
  * Pure: a step's and a sleep's figures from the windows' per-job figures (null where a window is
  * missing). A step: (steps job − plain job) / steps, for the grown item (steps) and the small one
- * (smallSteps); a sleep: sleeps job − plain job. $/M jobs are $/job × 1e6, so their difference over
+ * (smallSteps); a sleep: sleeps job − plain job; a child invocation: invoke job − plain job (the
+ * parent's invoke, the child's whole run and the parent's resume, the parent itself a plain job). $/M jobs are $/job × 1e6, so their difference over
  * the steps is $/M steps. The status-index units are estimates dynalite never bills, so they stay out
  * of the $ and are priced apart (withIndex).
  */
 export function deriveDurable(per: Partial<Record<WindowName, JobFigures>>, counts: StepCounts) {
-  const { plain, steps, smallSteps, sleeps, map } = per;
+  const { plain, steps, smallSteps, sleeps, map, invoke } = per;
   const share = (w: JobFigures | undefined, over: number) => (k: Numeric) =>
     w && plain ? (w[k] - plain[k]) / over : null;
   const step = share(steps, counts.steps);
   const smallStep = share(smallSteps, counts.smallSteps);
   const sleep = share(sleeps, 1);
   const mapStep = share(map, counts.map);
+  const childInvocation = share(invoke, 1);
   const perOp = (of: (k: Numeric) => number | null) => ({
     dynamodbWrites: of("writes"),
     wcu: of("wcu"),
@@ -82,6 +84,7 @@ export function deriveDurable(per: Partial<Record<WindowName, JobFigures>>, coun
   const usdPerMillionSmallSteps = smallStep("usdPerMillion");
   const usdPerMillionSleeps = sleep("usdPerMillion");
   const usdPerMillionMapSteps = mapStep("usdPerMillion");
+  const usdPerMillionChildInvocations = childInvocation("usdPerMillion");
   const lambda = lambdaDurablePrices.usdPerMillionOperations;
   const meets = (usd: number | null) => (usd === null ? null : usd <= GOAL_USD_PER_MILLION_STEPS);
   const cheaper = (usd: number | null) => (usd === null ? null : lambda / usd);
@@ -90,12 +93,14 @@ export function deriveDurable(per: Partial<Record<WindowName, JobFigures>>, coun
     usdPerMillionSmallSteps,
     usdPerMillionSleeps,
     usdPerMillionMapSteps,
+    usdPerMillionChildInvocations,
     usdPerMillionStepsWithIndex: withIndex(usdPerMillionSteps, step("indexWcu")),
     usdPerMillionSleepsWithIndex: withIndex(usdPerMillionSleeps, sleep("indexWcu")),
     perStep: perOp(step),
     perSmallStep: perOp(smallStep),
     perSleep: perOp(sleep),
     perMapStep: perOp(mapStep),
+    perChildInvocation: perOp(childInvocation),
     goalUsdPerMillionSteps: GOAL_USD_PER_MILLION_STEPS,
     /** The goal against each step window: the grown item's steps and the small item's. */
     goalMet: { steps: meets(usdPerMillionSteps), smallSteps: meets(usdPerMillionSmallSteps) },
@@ -106,13 +111,14 @@ export function deriveDurable(per: Partial<Record<WindowName, JobFigures>>, coun
       smallStep: cheaper(usdPerMillionSmallSteps),
       sleep: cheaper(usdPerMillionSleeps),
       mapStep: cheaper(usdPerMillionMapSteps),
+      childInvocation: cheaper(usdPerMillionChildInvocations),
     },
   };
 }
 
 export function analyseDurable(r: DurableRun) {
   const per: Partial<Record<WindowName, JobFigures>> = {};
-  const { plain, steps, smallSteps, sleeps, map } = r.windows;
+  const { plain, steps, smallSteps, sleeps, map, invoke } = r.windows;
   if (plain) per.plain = windowFigures(plain);
   if (steps) per.steps = windowFigures(steps, r.stepsPerJob);
   if (smallSteps) per.smallSteps = windowFigures(smallSteps, r.smallStepsPerJob);
@@ -120,6 +126,7 @@ export function analyseDurable(r: DurableRun) {
   // Side by side, its steps add one round trip a lane's turn, not one a step; the first step goes
   // alone (it writes the job's steps map: lib/durable/parallel.ts), one more.
   if (map) per.map = windowFigures(map, 1 + Math.ceil((r.mapStepsPerJob - 1) / r.mapConcurrency));
+  if (invoke) per.invoke = windowFigures(invoke);
   return {
     ...r,
     per,
@@ -163,12 +170,15 @@ export const durableJson = (a: DurableAnalysis) => {
     usdPerMillionSmallSteps: r4(d.usdPerMillionSmallSteps),
     usdPerMillionSleeps: r4(d.usdPerMillionSleeps),
     usdPerMillionMapSteps: r4(d.usdPerMillionMapSteps),
+    /** A child invocation (ctx.invoke): the parent's invoke, the child's run and the parent's resume. */
+    usdPerMillionChildInvocations: r4(d.usdPerMillionChildInvocations),
     usdPerMillionStepsWithIndex: r4(d.usdPerMillionStepsWithIndex),
     usdPerMillionSleepsWithIndex: r4(d.usdPerMillionSleepsWithIndex),
     perStep: rounded(d.perStep),
     perSmallStep: rounded(d.perSmallStep),
     perSleep: rounded(d.perSleep),
     perMapStep: rounded(d.perMapStep),
+    perChildInvocation: rounded(d.perChildInvocation),
     goalUsdPerMillionSteps: d.goalUsdPerMillionSteps,
     goalMet: d.goalMet,
     lambdaDurableUsdPerMillionOperations: d.lambdaDurableUsdPerMillionOperations,
@@ -194,17 +204,19 @@ export function printDurableTable(a: DurableAnalysis): void {
   const rows: [string, string][] = [
     [
       "windows",
-      `${a.jobs} jobs each; steps: ${a.stepsPerJob} of ~${a.stepResultBytes} B; small steps: ${a.smallStepsPerJob} of ~${a.smallStepResultBytes} B; sleeps: one ${a.sleepSeconds} s sleep; map: ${a.mapStepsPerJob} of ~${a.stepResultBytes} B, ${a.mapConcurrency} at once`,
+      `${a.jobs} jobs each; steps: ${a.stepsPerJob} of ~${a.stepResultBytes} B; small steps: ${a.smallStepsPerJob} of ~${a.smallStepResultBytes} B; sleeps: one ${a.sleepSeconds} s sleep; map: ${a.mapStepsPerJob} of ~${a.stepResultBytes} B, ${a.mapConcurrency} at once; invoke: one child`,
     ],
     ["plain job (bench-noop)", job(per.plain)],
     [`${a.stepsPerJob}-step job`, job(per.steps)],
     [`${a.smallStepsPerJob}-small-step job`, job(per.smallSteps)],
     ["sleeping job", job(per.sleeps)],
     [`${a.mapStepsPerJob}-step ctx.map job`, job(per.map)],
+    ["invoking job (one child)", job(per.invoke)],
     ["per step", op(d.perStep)],
     ["per small step", op(d.perSmallStep)],
     ["per sleep", op(d.perSleep)],
     ["per parallel step", op(d.perMapStep)],
+    ["per child invocation", op(d.perChildInvocation)],
     [
       "usdPerMillionSteps",
       `${usd(d.usdPerMillionSteps)}  (goal ≤ $${d.goalUsdPerMillionSteps}: ${goal(d.goalMet.steps)}; ${times(d.timesCheaperThanLambdaDurable.step)} cheaper than Lambda durable's $${d.lambdaDurableUsdPerMillionOperations}/M; with the index estimate ${usd(d.usdPerMillionStepsWithIndex)})`,
@@ -220,6 +232,10 @@ export function printDurableTable(a: DurableAnalysis): void {
     [
       "usdPerMillionMapSteps",
       `${usd(d.usdPerMillionMapSteps)}  (${times(d.timesCheaperThanLambdaDurable.mapStep)} cheaper than Lambda durable's $${d.lambdaDurableUsdPerMillionOperations}/M)`,
+    ],
+    [
+      "usdPerMillionChildInvocations",
+      `${usd(d.usdPerMillionChildInvocations)}  (parent's invoke + child's run + resume; ${times(d.timesCheaperThanLambdaDurable.childInvocation)} cheaper than Lambda durable's $${d.lambdaDurableUsdPerMillionOperations}/M operations)`,
     ],
   ];
   if (a.ticks > 0) rows.push(["ticks", `${a.ticks} (a window stalled: the reaper's tick ran)`]);

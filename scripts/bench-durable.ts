@@ -1,5 +1,6 @@
 import { marshall } from "@aws-sdk/util-dynamodb";
 import {
+  BENCH_INVOKE_KIND,
   BENCH_MAP_KIND,
   BENCH_SLEEP_KIND,
   BENCH_SMALL_STEPS_KIND,
@@ -27,6 +28,8 @@ import { type JobsSide, type JobsWindow, jobsWindow, openJobsSide } from "./benc
  * 3. smallSteps: a kind recording SMALL_STEPS_PER_JOB steps of ~40 bytes (its item stays under 1 KB);
  * 4. sleeps: a kind with one 1 s sleep and nothing else (it wakes by a delayed SQS message);
  * 5. map: a kind recording MAP_STEPS_PER_JOB steps of the steps kind's shape in one `ctx.map`, side by side.
+ * 6. invoke: a kind invoking one child of the no-op kind (ctx.invoke), so each job is a parent, its
+ *    child and the parent's resume (the children's requests fall in the window too).
  * A window that fails ends the scenario: the windows measured before it are kept, with the error,
  * so the report still prints what was measured.
  */
@@ -36,7 +39,7 @@ export const JOBS = intEnv("BENCH_DURABLE_JOBS", 500, 1);
 /** Each kind's warm-up window (unreported): the first requests of its code path. */
 const WARMUP_JOBS = Math.min(JOBS, BATCH);
 
-export const WINDOWS = ["plain", "steps", "smallSteps", "sleeps", "map"] as const;
+export const WINDOWS = ["plain", "steps", "smallSteps", "sleeps", "map", "invoke"] as const;
 export type WindowName = (typeof WINDOWS)[number];
 /** Each window's kind, and the steps its jobs record (a sleep is recorded as one). */
 const windowKinds: Record<WindowName, { kind: string; steps: number }> = {
@@ -45,6 +48,7 @@ const windowKinds: Record<WindowName, { kind: string; steps: number }> = {
   smallSteps: { kind: BENCH_SMALL_STEPS_KIND, steps: SMALL_STEPS_PER_JOB },
   sleeps: { kind: BENCH_SLEEP_KIND, steps: 1 },
   map: { kind: BENCH_MAP_KIND, steps: MAP_STEPS_PER_JOB },
+  invoke: { kind: BENCH_INVOKE_KIND, steps: 1 },
 };
 
 /** A measured window without its items (checked, then dropped), and the done items' mean size. */

@@ -129,7 +129,7 @@ describe("bench from its flags", () => {
     expect(json.requestsPerJob.s3).toBe(3);
   }, 120_000);
 
-  test("the script: --scenario durable --json, 10 jobs a window: one JSON line, a step one write (one WCU in a small item), a sleep one send", async () => {
+  test("the script: --scenario durable --json, 10 jobs a window: one JSON line, a step one write (one WCU in a small item), a sleep one send, a child invocation its own job", async () => {
     const run = await runBenchScript(["--scenario", "durable", "--json"], { BENCH_DURABLE_JOBS: "10" });
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trim().split("\n");
@@ -155,6 +155,16 @@ describe("bench from its flags", () => {
     expect(durable).toMatchObject({ mapStepsPerJob: 10, mapConcurrency: 10 });
     expect(durable.perMapStep).toMatchObject({ dynamodbWrites: 1, jobItemWrites: 1, sends: 0, receives: 0 });
     expect(durable.usdPerMillionMapSteps).toBeGreaterThan(0);
+    // A child invocation: at least the child's own enqueue (a send) and run (a receive), and more
+    // writes than a plain job's (the child's, the parent's record and its resume).
+    expect(durable.perChildInvocation.sends).toBeGreaterThanOrEqual(1);
+    expect(durable.perChildInvocation.receives).toBeGreaterThanOrEqual(1);
+    expect(durable.perChildInvocation.dynamodbWrites).toBeGreaterThan(3);
+    expect(durable.usdPerMillionChildInvocations).toBeGreaterThan(0);
+    expect(durable.timesCheaperThanLambdaDurable.childInvocation).toBeCloseTo(
+      8 / durable.usdPerMillionChildInvocations,
+      1,
+    );
   }, 60_000);
 
   test("the script: an unknown flag is exit 2 with the usage, before any stack starts", async () => {

@@ -9,8 +9,8 @@ import {
 import type { MeteredUsage } from "../../scripts/bench-usage.ts";
 
 /**
- * The durable scenario's arithmetic (scripts/bench-durable-report.ts): a step's and a sleep's share
- * of what their jobs cost beyond a plain job's, on figures made by hand. The scenario itself runs in
+ * The durable scenario's arithmetic (scripts/bench-durable-report.ts): a step's, a sleep's and a
+ * child invocation's share of what their jobs cost beyond a plain job's, on figures made by hand. The scenario itself runs in
  * test/integration/bench-cli.test.ts.
  */
 
@@ -74,6 +74,18 @@ const sleeps = figures({
   lambdaInvocations: 0.2,
 });
 
+/** A parent of one child: its invoke's write, the child's own job, the resume and the parent's second run. */
+const invoke = figures({
+  usdPerMillion: 5.5,
+  writes: 9,
+  wcu: 10,
+  jobItemWrites: 7,
+  sends: 3,
+  receives: 2,
+  sqsBilled: 2.4,
+  lambdaInvocations: 0.4,
+});
+
 describe("durable bench: a step's and a sleep's share", () => {
   it("a step: (steps job − plain job) / steps; a sleep: sleeps job − plain job", () => {
     const d = deriveDurable({ plain, steps, sleeps }, counts);
@@ -110,6 +122,20 @@ describe("durable bench: a step's and a sleep's share", () => {
     expect(under.timesCheaperThanLambdaDurable.step).toBeCloseTo(8, 12);
   });
 
+  it("a child invocation: invoke job − plain job, with its requests, beside Lambda durable's $8/M operations", () => {
+    const d = deriveDurable({ plain, steps, invoke }, counts);
+    expect(d.usdPerMillionChildInvocations).toBeCloseTo(3.5, 12);
+    expect(d.perChildInvocation).toMatchObject({ dynamodbWrites: 6, wcu: 7, jobItemWrites: 4, sends: 2 });
+    expect(d.perChildInvocation.sqsRequests).toBeCloseTo(2, 12);
+    expect(d.perChildInvocation.lambdaInvocations).toBeCloseTo(0.4, 12);
+    expect(d.timesCheaperThanLambdaDurable.childInvocation).toBeCloseTo(8 / 3.5, 12);
+    // The step figures are the steps window's alone.
+    expect(d.usdPerMillionSteps).toBeCloseTo(1.2, 12);
+    const without = deriveDurable({ plain, steps }, counts);
+    expect([without.usdPerMillionChildInvocations, without.perChildInvocation.wcu]).toEqual([null, null]);
+    expect(without.timesCheaperThanLambdaDurable.childInvocation).toBeNull();
+  });
+
   it("a window not measured leaves its figures null, and the others stand", () => {
     const d = deriveDurable({ plain, sleeps }, counts);
     expect([d.usdPerMillionSteps, d.perStep.wcu, d.goalMet.steps]).toEqual([null, null, null]);
@@ -141,8 +167,12 @@ describe("durable bench: a step's and a sleep's share", () => {
       smallSteps: null,
       sleeps: null,
       map: null,
+      invoke: null,
     });
     expect(json.usdPerMillionMapSteps).toBeNull();
+    expect(json.usdPerMillionChildInvocations).toBeNull();
+    expect(Object.values(json.perChildInvocation).every((v) => v === null)).toBe(true);
+    expect(json.timesCheaperThanLambdaDurable.childInvocation).toBeNull();
     expect([json.usdPerMillionSteps, json.usdPerMillionSmallSteps, json.usdPerMillionSleeps]).toEqual([
       null,
       null,
