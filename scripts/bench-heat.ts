@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import { BENCH_BATCH_KIND, BENCH_BATCH_QUEUE, batchBenchApp } from "../bench/batch-kind.ts";
 import { benchApp } from "../bench/bench-app.ts";
 import { COMPLETION_KIND } from "../bench/completion-kind.ts";
+import { durableHeatApp } from "../bench/durable-heat-kinds.ts";
 import { HeatMeter } from "../bench/heat-meter.ts";
 import {
   type HeatEntry,
@@ -12,11 +13,12 @@ import {
 import type { Clock } from "../lib/clock.ts";
 import type { App } from "../lib/declarations/define-app.ts";
 import { defineApp } from "../lib/declarations/define-app.ts";
-import type { EnqueueRequest } from "../lib/job/schemas.ts";
 import { silentLog } from "../lib/observability/log.ts";
 import { type LocalStack, startLocalStack } from "../local/stack.ts";
 import { payload, sleep } from "./bench-config.ts";
-import { enqueueTimed, holdEventSource } from "./bench-enqueue.ts";
+import { holdEventSource } from "./bench-enqueue.ts";
+import { echo, enqueueAll, type HeatOptions, type Run, waitForSucceeded } from "./bench-heat-drive.ts";
+import { durableHeatScenarios } from "./bench-heat-durable.ts";
 
 /**
  * The scale model (`npm run bench -- --scenario heat`, docs/guide/scale.md): each scenario runs on a local
@@ -24,14 +26,7 @@ import { enqueueTimed, holdEventSource } from "./bench-enqueue.ts";
  * key of every access pattern is projected to the target rate (bench/heat-projection.ts).
  */
 
-export interface HeatOptions {
-  /** Jobs of each job scenario. */
-  jobs: number;
-  /** Children of the group scenario's one group. */
-  groupChildren: number;
-  targetJobsPerSecond: number;
-  timeoutMs: number;
-}
+export type { HeatOptions };
 
 export interface HeatScenario {
   scenario: string;
@@ -56,27 +51,6 @@ function shiftableClock(): Clock & { shift(ms: number): void } {
   };
 }
 
-async function waitForSucceeded(stack: LocalStack, count: number, what: string, timeoutMs: number) {
-  const deadline = performance.now() + timeoutMs;
-  while (stack.metrics.total("succeeded") < count) {
-    if (stack.metrics.total("dead") > 0) throw new Error(`heat ${what}: a job ended dead`);
-    if (performance.now() > deadline)
-      throw new Error(`heat ${what}: timed out, ${stack.metrics.total("succeeded")}/${count} succeeded`);
-    await sleep(10);
-  }
-}
-
-/** The jobs created (a uniqueKey repeat of a live job creates none). */
-const enqueueAll = async (stack: LocalStack, requests: EnqueueRequest[]) =>
-  (await enqueueTimed(stack, requests)).created;
-
-interface Run {
-  app: App;
-  clock?: Clock;
-  /** Drives the scenario on a metered stack; returns the jobs that ran. */
-  drive(stack: LocalStack): Promise<number>;
-}
-
 async function metered(name: string, run: Run, options: HeatOptions): Promise<HeatScenario> {
   const heat = new HeatMeter();
   const stack = await startLocalStack({
@@ -97,13 +71,7 @@ async function metered(name: string, run: Run, options: HeatOptions): Promise<He
   }
 }
 
-const echo = (seq: number, extra: Partial<EnqueueRequest> = {}): EnqueueRequest => ({
-  kind: "echo",
-  payload: payload(seq, 256),
-  ...extra,
-});
-
-/** Every scenario of the issue's list, in order; each on its own stack. */
+/** Every scenario of the issue's list, in order, then the durable ones; each on its own stack. */
 export async function runHeatScenarios(options: HeatOptions): Promise<HeatScenario[]> {
   const { jobs, timeoutMs } = options;
   // Every app is built for the target rate, so its table layout is the one that rate deploys.
@@ -221,6 +189,9 @@ export async function runHeatScenarios(options: HeatOptions): Promise<HeatScenar
     heat: [],
     skipped: "needs flow keys (issue 26), which skyforge does not have yet",
   });
+  // Durable jobs (issue 40): steps, waits, kept events and children, after the plain ones.
+  for (const [name, run] of durableHeatScenarios(scaled(durableHeatApp(plainApp)), options))
+    results.push(await metered(name, run(), options));
   return results;
 }
 

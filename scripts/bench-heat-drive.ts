@@ -1,0 +1,55 @@
+import { performance } from "node:perf_hooks";
+import type { Clock } from "../lib/clock.ts";
+import type { App } from "../lib/declarations/define-app.ts";
+import type { EnqueueRequest } from "../lib/job/schemas.ts";
+import type { LocalStack } from "../local/stack.ts";
+import { payload, sleep } from "./bench-config.ts";
+import { enqueueTimed } from "./bench-enqueue.ts";
+
+/** What the scale model's scenarios share (scripts/bench-heat.ts, scripts/bench-heat-durable.ts). */
+
+export interface HeatOptions {
+  /** Jobs of each job scenario (and waiters of the one-pair event scenarios). */
+  jobs: number;
+  /** Children of the group scenario's one group. */
+  groupChildren: number;
+  targetJobsPerSecond: number;
+  timeoutMs: number;
+}
+
+export interface Run {
+  app: App;
+  clock?: Clock;
+  /** Drives the scenario on a metered stack; returns the jobs that ran. */
+  drive(stack: LocalStack): Promise<number>;
+}
+
+/** Waits until `stack`'s metric `metric` reaches `count`, failing at once if a job ends dead. */
+export async function waitForTotal(
+  stack: LocalStack,
+  metric: "succeeded" | "suspended",
+  count: number,
+  what: string,
+  timeoutMs: number,
+) {
+  const deadline = performance.now() + timeoutMs;
+  while (stack.metrics.total(metric) < count) {
+    if (stack.metrics.total("dead") > 0) throw new Error(`heat ${what}: a job ended dead`);
+    if (performance.now() > deadline)
+      throw new Error(`heat ${what}: timed out, ${stack.metrics.total(metric)}/${count} ${metric}`);
+    await sleep(10);
+  }
+}
+
+export const waitForSucceeded = (stack: LocalStack, count: number, what: string, timeoutMs: number) =>
+  waitForTotal(stack, "succeeded", count, what, timeoutMs);
+
+/** The jobs created (a uniqueKey repeat of a live job creates none). */
+export const enqueueAll = async (stack: LocalStack, requests: EnqueueRequest[]) =>
+  (await enqueueTimed(stack, requests)).created;
+
+export const echo = (seq: number, extra: Partial<EnqueueRequest> = {}): EnqueueRequest => ({
+  kind: "echo",
+  payload: payload(seq, 256),
+  ...extra,
+});
