@@ -23,6 +23,7 @@ export const kinds = [
   (await import("./kinds/onboard.ts")).onboard,
   (await import("./kinds/order-flow.ts")).orderFlow,
   (await import("./kinds/import-row.ts")).importRow,
+  (await import("./kinds/order-saga.ts")).orderSaga,
 ] as const;
 
 /** Everything skyforge runs, in one value: functions, infra, the local stack and the benches read it. */
