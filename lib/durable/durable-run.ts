@@ -12,6 +12,7 @@ import {
   type DurableContext,
   type EventWait,
   MAX_SLEEP_SECONDS,
+  type StepOptions,
   type StepType,
   sleepProblem,
   stepResultJson,
@@ -36,6 +37,7 @@ import { parallelSteps } from "./parallel.ts";
 import { waitForAny } from "./race.ts";
 import { recordStepFitting } from "./record-step-fitting.ts";
 import { readRecorded, storedBodiesOf } from "./recorded-bodies.ts";
+import { callWithRetries, stepOptionsProblem, timerWait } from "./step-retries.ts";
 import { StepsInFlight } from "./steps-in-flight.ts";
 
 /**
@@ -79,7 +81,7 @@ export class DurableRun {
 
   get context(): Omit<DurableContext, "invoke" | "invokeMany"> {
     return {
-      step: (name, fn) => this.step(name, fn),
+      step: (name, fn, options) => this.step(name, fn, options),
       sleep: (name, seconds) => this.sleepFor(name, seconds),
       sleepUntil: (name, until) => this.sleepUntil(name, until),
       createToken: (name, options) => this.createToken(name, options.timeoutSeconds),
@@ -149,18 +151,21 @@ export class DurableRun {
   }
 
   /** A step, kept among those in flight until it settles. */
-  private step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
-    return this.inFlight.track(this.stepOnce(name, fn));
+  private step<T>(name: string, fn: () => Promise<T> | T, options?: StepOptions): Promise<T> {
+    return this.inFlight.track(this.stepOnce(name, fn, options));
   }
 
-  private async stepOnce<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+  private async stepOnce<T>(name: string, fn: () => Promise<T> | T, options?: StepOptions): Promise<T> {
     const { recorded, at } = this.journal.take(name, "step");
+    const badOptions = stepOptionsProblem(name, options);
+    if (badOptions) throw new DurableMisuseError(badOptions);
     if (recorded) return (await this.read(name, recorded)) as T;
     // Its function would run now and again after the wake, its record lost with the ending run.
     if (this.inFlight.ended) return new Promise<never>(() => {});
     this.stillOurs();
     const attributes = { ...jobAttributes(this.item), "skyforge.step": name };
-    const value = await withSpan(`skyforge.step ${name}`, attributes, async () => fn(), this.item.trace);
+    const call = () => callWithRetries(fn, options, timerWait);
+    const value = await withSpan(`skyforge.step ${name}`, attributes, call, this.item.trace);
     if (value === undefined) {
       await this.write(name, this.record(at, "step", {}));
       return value;

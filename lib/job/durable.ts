@@ -55,10 +55,22 @@ export interface InvokeManyOptions extends InvokeOptions {
   concurrency?: number;
 }
 
+/**
+ * A step's own retries, within one run (docs/guide/durable-jobs.md, "Retries"): `fn` is called again
+ * after `backoffSeconds` (doubling) while it throws, up to `retries` more times, before the job's
+ * attempt fails. Both default to 0: a job's attempts are its steps' retries.
+ */
+export interface StepOptions {
+  /** 0..10 more calls of the step's function in the same run. */
+  retries?: number;
+  /** 0..30 s before the first retry, doubling after each. */
+  backoffSeconds?: number;
+}
+
 /** The durable half of a handler's context; each name is recorded once per job. */
 export interface DurableContext {
   /** Runs `fn` once per job: a later run returns its recorded result (JSON, ≤ 1 MiB). */
-  step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  step<T>(name: string, fn: () => Promise<T> | T, options?: StepOptions): Promise<T>;
   /** Ends the run, which resumes after `seconds` (0..365 days) with its steps replayed. */
   sleep(name: string, seconds: number): Promise<void>;
   sleepUntil(name: string, until: Date): Promise<void>;
