@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { addKind } from "../support/project-copy.ts";
 import { waitFor } from "../support/wait.ts";
+import { readKindJournal } from "./kind-journal.ts";
 import {
   allAtOnce,
   assertHealthy,
@@ -80,16 +80,7 @@ interface JournalLine {
   branch?: string;
 }
 
-function readJournal(stack: FaultStack): JournalLine[] {
-  const path = `${stack.logPath}.journal`;
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, "utf8");
-  return text
-    .slice(0, text.lastIndexOf("\n") + 1)
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as JournalLine);
-}
+const readJournal = (stack: FaultStack) => readKindJournal<JournalLine>(stack);
 const linesOf = (stack: FaultStack, id: string, at: JournalLine["at"]) =>
   readJournal(stack).filter((l) => l.jobId === id && l.at === at);
 

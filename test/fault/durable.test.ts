@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { addKind } from "../support/project-copy.ts";
 import { waitFor } from "../support/wait.ts";
+import { kindJournalOf, readKindJournal } from "./kind-journal.ts";
 import { type FaultStack, faultScenarios, type Json, LEASE_MS, report, times } from "./support.ts";
 
 /**
@@ -100,18 +101,9 @@ interface JournalLine {
   item?: number;
 }
 
-const journalOf = (stack: FaultStack) => `${stack.logPath}.journal`;
-function readJournal(stack: FaultStack): JournalLine[] {
-  const path = journalOf(stack);
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, "utf8");
-  return text
-    .slice(0, text.lastIndexOf("\n") + 1)
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as JournalLine);
-}
-const open = (stack: FaultStack, barrier: string) => writeFileSync(`${journalOf(stack)}.go-${barrier}`, "");
+const readJournal = (stack: FaultStack) => readKindJournal<JournalLine>(stack);
+const open = (stack: FaultStack, barrier: string) =>
+  writeFileSync(`${kindJournalOf(stack)}.go-${barrier}`, "");
 
 /** Resolves once every job has reached `barrier` since the journal had `from` lines. */
 const allAt = (stack: FaultStack, ids: readonly string[], barrier: string, from = 0) =>
