@@ -14,6 +14,7 @@ import {
   LEASE_MS,
   poolRestarted,
   report,
+  TICK_SECONDS,
   times,
 } from "./support.ts";
 
@@ -24,9 +25,20 @@ import {
  * freeze past the lease, and a keyed pool kind (2 at once) across a SIGKILL of the pool. Each
  * scenario asserts: every job ends done with exactly one successful run; no tenant ever had more
  * runs going at once than its concurrency (a killed run counts until its process died); after the
- * fault no tenant left a place unused for over 2 × lease while it had a job waiting; and once all
- * is done GET /keys/{kind}/{key} shows nothing running or waiting.
+ * fault no tenant left a place unused for longer than PLACE_BACK_MS while it had a job waiting; and
+ * once all is done GET /keys/{kind}/{key} shows nothing running or waiting.
  */
+
+/**
+ * How soon a place is back in use after the fault (docs/guide/flow-control.md, "When a consumer
+ * dies"): within 2 × lease when its holder's run died (its next delivery takes the place over); a
+ * hand-over the kill cut short (the run had ended, its next job not yet sent) is repaired by the
+ * reaper's heal, within one tick of the restarted stack (5 s here) and a delivery. A loaded CI saw
+ * 6.3 s for such a hand-over, past 2 × lease (6 s).
+ */
+const TICK_MS = TICK_SECONDS * 1000;
+const DELIVERY_MS = 2_000;
+const PLACE_BACK_MS = Math.max(2 * LEASE_MS, TICK_MS + DELIVERY_MS);
 
 /** The demo kind: flow key payload.tenant, 4 at once for a gold- tenant, 2 for others. */
 const TENANT_KIND = "tenant-echo";
@@ -234,7 +246,7 @@ interface FlowCheck {
  * The scenario's four properties for every job and tenant (every problem listed, with evidence):
  * (a) each job ends done, with exactly one successful run, on the attempt it records, and no two
  * runs of it at once; (b) no tenant ever had more runs going at once than its concurrency; (c)
- * after the fault no tenant had a place unused for over 2 × lease while a job of it waited; (d)
+ * after the fault no tenant had a place unused for over PLACE_BACK_MS while a job of it waited; (d)
  * once all is done, GET /keys shows each tenant with nothing running or waiting (or 404).
  */
 async function assertFlowHealthy(stack: FaultStack, jobs: readonly KeyedJob[], check: FlowCheck) {
@@ -311,9 +323,9 @@ async function assertFlowHealthy(stack: FaultStack, jobs: readonly KeyedJob[], c
     if (Number.isFinite(to)) {
       const unused = longestUnusedPlace(tenantRuns, tenantDone, limit, check.faultEndedAt, to);
       unusedMs[tenant] = unused;
-      if (unused > 2 * LEASE_MS)
+      if (unused > PLACE_BACK_MS)
         problems.push(
-          `${tenant}: a place unused for ${unused} ms while a job waited after the fault, over 2 × lease (runs: ${tenantRuns.map(describeRun).join("; ")})`,
+          `${tenant}: a place unused for ${unused} ms while a job waited after the fault, over ${PLACE_BACK_MS} ms (runs: ${tenantRuns.map(describeRun).join("; ")})`,
         );
     }
   }

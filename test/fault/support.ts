@@ -25,6 +25,9 @@ export {
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
 export type Json = Record<string, any>;
 
+/** The stack's scheduled functions (reaper, heal, cron) run every this many seconds in the suite. */
+export const TICK_SECONDS = 5;
+
 /** The local stack's pool entry (scripts/start.ts runs it over app/). */
 const POOL_ENTRY = "functions/pool/dev-main.ts";
 
@@ -66,7 +69,7 @@ export class FaultStack {
       {
         SKYFORGE_POOL_CONFIG: join(dirname(logPath), "pool.json"),
         FAULT_OBSERVER_LOG: logPath,
-        SKYFORGE_TICK_SECONDS: "5",
+        SKYFORGE_TICK_SECONDS: String(TICK_SECONDS),
         // FAULT_LOG_LEVEL=INFO (or DEBUG) keeps the stack's log lines in a failed scenario's evidence.
         LOG_LEVEL: process.env.FAULT_LOG_LEVEL ?? "WARN",
         // Each scenario's own, empty at first: a restart finds the state the killed stack left.
