@@ -1,11 +1,12 @@
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { ItemTooLarge, StoreConflict } from "../errors.ts";
+import { retentionExpiry } from "../retention.ts";
 import { type Finalization, type FinalizeResult, finalize } from "../store/finalize-ops.ts";
 import type { JobSeed } from "../store/job-fields.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { type ClaimResult, claim } from "../store/lease-ops.ts";
 import { endOversized } from "../store/oversized-ops.ts";
-import { type Settled, toFinalization } from "./outcome-table.ts";
+import type { Settled } from "./outcome-table.ts";
 import type { WorkerDeps } from "./record-types.ts";
 
 /**
@@ -30,10 +31,8 @@ export async function finalizeFitting(
     // A run that was ending dead anyway keeps its own reason (a step the item couldn't take, named).
     const error = decision.outcome === "dead" ? decision.error : err.message;
     const dead: Settled = { outcome: "dead", error };
-    const { expiresAt } = toFinalization(dead, queue, now) as { expiresAt: number };
-    deps.log.error("a job's item reached DynamoDB's 400 KB limit: it ends dead", { jobId: item.id });
     try {
-      const ended = await endOversized(deps.store, item, { as: "dead", error, expiresAt, fence });
+      const ended = await endDead(deps, item, error, queue, now, fence);
       return { result: { finalized: true, item: ended }, decision: dead };
     } catch (lost) {
       if (!(lost instanceof StoreConflict)) throw lost;
@@ -60,13 +59,8 @@ export async function claimFitting(
     return await claim(deps.store, seed, fence, leaseMs, run);
   } catch (err) {
     if (!(err instanceof ItemTooLarge)) throw err;
-    const now = deps.store.clock.now();
-    const { expiresAt } = toFinalization({ outcome: "dead", error: err.message }, queue, now) as {
-      expiresAt: number;
-    };
-    deps.log.error("a job's item reached DynamoDB's 400 KB limit: it ends dead", { jobId: seed.id });
     const job = { id: seed.id, queue: queue.name };
-    const current = await endOversized(deps.store, job, { as: "dead", error: err.message, expiresAt }).catch(
+    const current = await endDead(deps, job, err.message, queue, deps.store.clock.now()).catch(
       (lost: unknown) => {
         if (lost instanceof StoreConflict) return lost.current as JobItem | undefined;
         throw lost;
@@ -74,4 +68,18 @@ export async function claimFitting(
     );
     return { claimed: false, current };
   }
+}
+
+/** The job ends dead through endOversized, kept as long as its queue keeps dead jobs. */
+function endDead(
+  deps: Pick<WorkerDeps, "store" | "log">,
+  job: { id: string; queue: string },
+  error: string,
+  queue: QueueDeclaration,
+  now: number,
+  fence?: string,
+): Promise<JobItem> {
+  deps.log.error("a job's item reached DynamoDB's 400 KB limit: it ends dead", { jobId: job.id });
+  const expiresAt = retentionExpiry(now, queue.retentionDays.dead);
+  return endOversized(deps.store, job, { as: "dead", error, expiresAt, ...(fence ? { fence } : {}) });
 }
