@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import dynalite from "dynalite";
 import { startFauxqs } from "fauxqs";
+import { cacheDynaliteConditionParses } from "./dynalite-parse-cache.ts";
 import { guardEmulator } from "./emulator-guard.ts";
+import { withSynchronousNormal } from "./fauxqs-sqlite-sync.ts";
 
 /**
  * Credentials and region for loopback emulators; nothing here ever reaches AWS. The emulators
@@ -26,9 +28,10 @@ export interface RunningEmulator {
 
 /**
  * dynalite in this process, on loopback and a free port, behind the guard from before it listens;
- * `path` keeps its LevelDB store on disk.
+ * `path` keeps its LevelDB store on disk. Its condition parses are kept (local/dynalite-parse-cache.ts).
  */
 export async function startDynalite(options: { path?: string } = {}): Promise<RunningEmulator> {
+  cacheDynaliteConditionParses();
   const server = dynalite({
     createTableMs: 0,
     deleteTableMs: 0,
@@ -46,16 +49,19 @@ export async function startDynalite(options: { path?: string } = {}): Promise<Ru
 
 /**
  * fauxqs (SQS and S3 on one port) in this process, on loopback and a free port, behind the guard
- * from before it listens; `dataDir` keeps its SQLite store on disk.
+ * from before it listens; `dataDir` keeps its SQLite store on disk (without an fsync a commit:
+ * local/fauxqs-sqlite-sync.ts).
  */
 export async function startSqsEmulator(options: { dataDir?: string } = {}): Promise<RunningEmulator> {
   const server = await listeningOnLoopback(() =>
-    startFauxqs({
-      port: 0,
-      host: LOOPBACK,
-      logger: false,
-      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
-    }),
+    withSynchronousNormal(() =>
+      startFauxqs({
+        port: 0,
+        host: LOOPBACK,
+        logger: false,
+        ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+      }),
+    ),
   );
   try {
     // fauxqs keeps its HTTP server to itself: the guard went on where it listened (below). Should a
