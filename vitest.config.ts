@@ -26,8 +26,10 @@ const STORE_FILES = [
   "test/integration/store-*.test.ts",
   "test/integration/batch-key-store.test.ts",
   "test/integration/cron-store.test.ts",
+  "test/integration/fence.test.ts",
   "test/integration/group-transitions.test.ts",
   "test/integration/rate-limit.test.ts",
+  "test/integration/resume-waiting.test.ts",
 ];
 
 export default defineConfig({

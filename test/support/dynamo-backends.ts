@@ -1,7 +1,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, inject } from "vitest";
 import { dynamoClient, provisionTable, startDynalite } from "../../local/emulators.ts";
-import { startDynamoDbLocal } from "./dynamodb-local.ts";
 
 /** One running DynamoDB emulator the conformance suite can point real SDK clients at. */
 export interface DynamoBackend {
@@ -23,13 +22,17 @@ declare module "vitest" {
 }
 
 /**
- * The run's shared DynamoDB Local when there is one: a JVM takes seconds of CPU to start, and every
- * test makes its own table, so files need no JVM of their own. Stopping it is the run's business.
+ * The run's shared DynamoDB Local (the store project's global setup starts it): a JVM takes seconds
+ * of CPU to start, and on a busy machine more than half a minute, and every test makes its own
+ * table, so no file starts a JVM of its own. Stopping it is the run's business.
  */
 async function dynamoDbLocalBackend(): Promise<DynamoBackend> {
   const shared = inject("dynamodbLocalEndpoint");
-  if (shared) return { name: "dynamodb-local", endpoint: shared, stop: async () => {} };
-  return { name: "dynamodb-local", ...(await startDynamoDbLocal()) };
+  if (!shared)
+    throw new Error(
+      "no shared DynamoDB Local: a file that runs on both DynamoDB emulators belongs in vitest.config.ts's STORE_FILES",
+    );
+  return { name: "dynamodb-local", endpoint: shared, stop: async () => {} };
 }
 
 /** dynalite (in-process, pure JS) and Amazon's DynamoDB Local (Java child process). */
