@@ -168,6 +168,8 @@ export interface StepView {
   status: "done" | "sleeping" | "waiting" | "timed-out";
   attempt: number;
   at: string;
+  /** Its place among the handler's calls (journal checks); absent for a record older than them. */
+  place?: number;
   until?: string;
   /** A race's winning branch (`ctx.waitForAny`). */
   won?: string;
