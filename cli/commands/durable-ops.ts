@@ -1,14 +1,17 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { Command } from "commander";
+import type { WaitingCounts } from "../../client/skyforge-client.ts";
 import { fixtureProblem, journalFixture, tokenIdsOf } from "../../client/vocabulary.ts";
 import { action } from "../context.ts";
 import { UsageError } from "../exit-codes.ts";
+import { table } from "../output.ts";
 
 /**
  * `skyforge durable …`: a durable kind's deploy seen from its jobs (docs/guide/durable-jobs.md,
- * "Changing a durable kind safely"). `durable fixture <jobId>` records one job's journal as a file of
- * the project, which `check-deploy` replays against the kind's code as it then stands.
+ * "Changing a durable kind safely"). `durable waiting` counts the suspended jobs a deploy will meet,
+ * per kind and version; `durable fixture <jobId>` records one job's journal as a file of the project,
+ * which `check-deploy` replays against the kind's code as it then stands.
  */
 
 /** Where `durable fixture` writes unless told: the project's fixtures folder, one per job. */
@@ -55,8 +58,31 @@ function fixtureCommand(): Command {
     );
 }
 
+function waitingText(answer: WaitingCounts): string {
+  if (answer.waiting.length === 0) return "no suspended durable jobs";
+  const rows = answer.waiting.map((w) => [w.queue, w.kind, w.version ?? "(none)", w.jobs]);
+  const note = answer.complete ? "" : "\n(the count stopped at its bound: at least these)";
+  return `${table(["QUEUE", "KIND", "VERSION", "JOBS"], rows)}${note}`;
+}
+
+function waitingCommand(): Command {
+  return new Command("waiting")
+    .description(
+      "count suspended durable jobs per queue, kind and version: what a deploy's new code will meet (GET /jobs?waiting=true)",
+    )
+    .option("--queue <name>", "one queue's only")
+    .action(
+      action<[], { queue?: string }>(async ({ client, output }, o) => {
+        const answer = await client.waitingCounts(o.queue !== undefined ? { queue: o.queue } : {});
+        output.result(answer, () => waitingText(answer));
+        return undefined;
+      }),
+    );
+}
+
 export function durableCommand(): Command {
   return new Command("durable")
     .description("durable kinds and their suspended jobs, before a deploy")
+    .addCommand(waitingCommand())
     .addCommand(fixtureCommand());
 }

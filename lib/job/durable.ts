@@ -189,6 +189,16 @@ export interface JobSteps {
   steps: StepView[];
 }
 
+/**
+ * GET /jobs?waiting=true's answer: suspended durable jobs per queue, kind and version (absent: a
+ * journal started before versions were recorded), largest first (docs/guide/durable-jobs.md, "Versions").
+ */
+export interface WaitingCounts {
+  waiting: { queue: string; kind: string; version?: string; jobs: number }[];
+  /** false when the count stopped at its bound: the numbers are then at least these. */
+  complete: boolean;
+}
+
 /** POST /tokens/{id}'s answer: the token completed, and whether its waiting job was resumed now. */
 export interface TokenCompleted {
   id: string;
