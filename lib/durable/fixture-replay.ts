@@ -72,8 +72,11 @@ class ReplayRun {
     this.stop = resolve;
   });
   diverged: Error | undefined;
+  /** Whether the recorded job had ended (not suspended): a wait it timed out in, it met. */
+  readonly ended: boolean;
 
   constructor(readonly fixture: JournalFixture) {
+    this.ended = fixture.status !== "scheduled";
     const records: Record<string, StepRecord> = {};
     fixture.ops.forEach((o, i) => {
       records[o.name] = recordOf(o, i);
@@ -129,16 +132,17 @@ function durableContext(run: ReplayRun): DurableContext {
     },
     waitForEvent: async (name, wait) => {
       const op = run.take(name, "event");
-      if (op?.status === "timed-out")
+      // Timed out in a job that ended: its run met the timeout. In a suspended one, it is yet to wake.
+      if (op?.status === "timed-out" && run.ended)
         throw new EventTimeoutError(name, `no "${wait.event}" event came in time`);
-      if (!op || op.status === "waiting") return endAt(name, op);
+      if (op?.status !== "done") return endAt(name, op);
       return (wait.schema ? wait.schema.parse(op.result) : op.result) as never;
     },
     ...raceBranches,
     waitForAny: async (name, branches) => {
       checkRace(name, branches);
       const op = run.take(name, "race");
-      if (op?.status === "timed-out")
+      if (op?.status === "timed-out" && run.ended)
         throw new TokenTimeoutError(name, `waitForAny "${name}": no branch won`);
       if (op?.won === undefined) return endAt(name, op);
       const branch = branches.find((b) => b.name === op.won);
