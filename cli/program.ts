@@ -3,6 +3,7 @@ import pkg from "../package.json" with { type: "json" };
 import { consoleCommand } from "./commands/console.ts";
 import { doctorCommand } from "./commands/doctor.ts";
 import { eventsCommand, tokensCommand } from "./commands/durable.ts";
+import { durableCommand } from "./commands/durable-ops.ts";
 import { enqueueCommand } from "./commands/enqueue.ts";
 import { groupsCommand } from "./commands/groups.ts";
 import { jobsCommand } from "./commands/jobs.ts";
@@ -63,6 +64,7 @@ Exit codes: 0 ok, 1 some items failed (bulk enqueue) or doctor found a problem, 
     groupsCommand(),
     tokensCommand(),
     eventsCommand(),
+    durableCommand(),
     tailCommand(),
     doctorCommand(),
     consoleCommand(),

@@ -131,6 +131,17 @@ export const answerShapes = {
     resumed: z.boolean(),
   }),
   eventSent: z.looseObject({ resumed: z.number(), continuation: z.string().optional() }),
+  waitingCounts: z.looseObject({
+    waiting: z.array(
+      z.looseObject({
+        queue: z.string(),
+        kind: z.string(),
+        version: z.string().optional(),
+        jobs: z.number(),
+      }),
+    ),
+    complete: z.boolean(),
+  }),
   childrenPage: page(z.looseObject({ id: z.string(), status: z.string(), lastError: z.string().optional() })),
 } as const;
 

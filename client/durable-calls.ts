@@ -1,10 +1,19 @@
 import type { AppNames } from "../lib/declarations/app-names.ts";
 import { type AnswerShape, answerShapes } from "./answer-shapes.ts";
 import { SkyforgeApiError } from "./errors.ts";
-import type { JobSteps, SkyforgeClient, TokenCompleted, TokenView } from "./skyforge-client.ts";
+import type {
+  JobSteps,
+  SkyforgeClient,
+  TokenCompleted,
+  TokenView,
+  WaitingCounts,
+} from "./skyforge-client.ts";
 import type { ApiRequest } from "./transport.ts";
 
-type DurableCalls = Pick<SkyforgeClient<AppNames>, "steps" | "token" | "completeToken" | "sendEvent">;
+type DurableCalls = Pick<
+  SkyforgeClient<AppNames>,
+  "steps" | "waitingCounts" | "token" | "completeToken" | "sendEvent"
+>;
 
 /** How create-client.ts makes a call: one request, its answer checked against the route's shape. */
 export interface CallTools {
@@ -45,6 +54,11 @@ export function durableCalls({ object, segment }: CallTools): DurableCalls {
   return {
     steps: async (jobId) =>
       object<JobSteps>({ method: "GET", path: `/jobs/${segment(jobId)}/steps` }, answerShapes.jobSteps),
+    waitingCounts: async (options = {}) =>
+      object<WaitingCounts>(
+        { method: "GET", path: "/jobs", query: { waiting: "true", queue: options.queue } },
+        answerShapes.waitingCounts,
+      ),
     token: async (id) =>
       object<TokenView>({ method: "GET", path: `/tokens/${segment(id)}` }, answerShapes.token),
     async completeToken(urlOrId, data, options = {}) {

@@ -2,7 +2,14 @@ import type { AppNames, KindName, PayloadOf, QueueName } from "../lib/declaratio
 import type { AppJobRequest } from "../lib/declarations/define-app.ts";
 import type { MisfirePolicy } from "../lib/declarations/schedule-declaration.ts";
 import type { ErrorBody } from "../lib/errors.ts";
-import type { JobSteps, StepView, TokenCompleted, TokenView, WaitingView } from "../lib/job/durable.ts";
+import type {
+  JobSteps,
+  StepView,
+  TokenCompleted,
+  TokenView,
+  WaitingCounts,
+  WaitingView,
+} from "../lib/job/durable.ts";
 import type { BusiestKeys, FlowKeyView } from "../lib/job/flow-views.ts";
 import type {
   ChildrenQuery,
@@ -137,7 +144,7 @@ export interface GroupRequest<A extends AppNames> {
   expiresInSeconds?: number;
 }
 
-export type { JobSteps, StepView, TokenCompleted, TokenView, WaitingView };
+export type { JobSteps, StepView, TokenCompleted, TokenView, WaitingCounts, WaitingView };
 
 export interface SkyforgeClient<A extends AppNames> {
   enqueue<K extends KindName<A>>(
@@ -171,6 +178,11 @@ export interface SkyforgeClient<A extends AppNames> {
   replay(request: ReplayOptions<A>): Promise<ReplayAnswer>;
   /** A durable job's recorded steps, in order, and what it waits for (GET /jobs/{id}/steps). */
   steps(jobId: string): Promise<JobSteps>;
+  /**
+   * Suspended durable jobs per queue, kind and version (GET /jobs?waiting=true[&queue=]): what a
+   * deploy's new code will meet. A queue not declared: a 400 SkyforgeApiError.
+   */
+  waitingCounts(options?: { queue?: QueueName<A> }): Promise<WaitingCounts>;
   /** A wait token's state (GET /tokens/{id}); never its secret. */
   token(id: string): Promise<TokenView>;
   /**

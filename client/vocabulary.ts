@@ -21,6 +21,7 @@ export {
   type GroupView,
   groupChildStatuses,
 } from "../lib/job/group-schemas.ts";
+export { fixtureProblem, journalFixture, tokenIdsOf } from "../lib/job/journal-fixture.ts";
 export {
   MAX_REPLAY,
   MAX_REPLAY_IDS,

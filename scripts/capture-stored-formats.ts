@@ -15,7 +15,8 @@ import { claimObjects, scanTable, type TableItem, writeFixtureSet } from "./stor
  * Captures today's stored formats as fixtures (docs/architecture.md §24): starts the local stack in
  * memory over the demo app, runs its kinds until every stored format has been written by the code
  * itself (a plain job done, a large payload's item and claims objects, a queued job and its
- * message, durable jobs waiting on an event and on a token with recorded steps, a flow key with a
+ * message, durable jobs waiting on an event, on a token and on a race (after parallel steps and a
+ * child job) with recorded steps, an event kept for its lookback, a flow key with a
  * parked job, a batch, a debounced and a singleton job, a group, a schedule, a rate bucket...),
  * then writes the table's items (DynamoDB JSON, one file per format), the message bodies the stack
  * sent, the claims bucket's objects and a manifest naming the jobs each check uses into
@@ -128,6 +129,11 @@ try {
   const fanOut = await enqueue({ kind: "score-all", payload: { rows: 3 } });
   const eventWait = await enqueue({ kind: "order-flow", payload: { order: "capture-order" } });
   const tokenWait = await enqueue({ kind: "onboard", payload: { user: "capture-user", sleepSeconds: 1 } });
+  // A race (order-saga: parallel steps, an echo child with its parent, then order.shipped against a
+  // 30 s timer): the job waits for any, its event branch's waiter names its branch.
+  const raceWait = await enqueue({ kind: "order-saga", payload: { order: "capture-saga", items: 2 } });
+  // An event no wait takes yet, kept for its lookback.
+  await call("POST", "/events", { name: "order.paid", match: "capture-kept", data: { kept: true } });
   await call("POST", `/jobs/${cancelled}/cancel`);
   await call("PATCH", "/queues/batch", { maxConcurrency: 5 });
 
@@ -143,6 +149,7 @@ try {
   const waitingFor = (kind: string) => (j: Json) => j.status === "scheduled" && j.waiting?.for === kind;
   await until(eventWait, "waited for its event", waitingFor("event"));
   await until(tokenWait, "waited for its token", waitingFor("token"));
+  await until(raceWait, "waited for its race", waitingFor("any"));
 
   // A flow key's places: tenant-echo runs 2 at once for this tenant, so the third job parks.
   const tenant = "capture-tenant";
@@ -199,6 +206,7 @@ try {
     },
     event: { job: eventWait, event: "order.paid", match: "capture-order" },
     token: { job: tokenWait, ...tokenOf(items, tokenWait) },
+    race: { job: raceWait, event: "order.shipped", match: "capture-saga" },
     flowKey: { kind: "tenant-echo", key: tenant, holders },
     group: { id: group, completion },
   };

@@ -47,6 +47,7 @@ const KEY_FORMATS: Readonly<Record<string, StoredFormat>> = {
   "gslice#": "groupSlice",
   "tok#": "token",
   "evt#": "eventWaiter",
+  "evb#": "bufferedEvent",
   "fkey#": "flowKey",
   "coal#": "coalesceLock",
 };

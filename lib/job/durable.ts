@@ -168,6 +168,8 @@ export interface StepView {
   status: "done" | "sleeping" | "waiting" | "timed-out";
   attempt: number;
   at: string;
+  /** Its place among the handler's calls (journal checks); absent for a record older than them. */
+  place?: number;
   until?: string;
   /** A race's winning branch (`ctx.waitForAny`). */
   won?: string;
@@ -185,6 +187,16 @@ export interface JobSteps {
   status: JobStatus;
   waiting?: WaitingView;
   steps: StepView[];
+}
+
+/**
+ * GET /jobs?waiting=true's answer: suspended durable jobs per queue, kind and version (absent: a
+ * journal started before versions were recorded), largest first (docs/guide/durable-jobs.md, "Versions").
+ */
+export interface WaitingCounts {
+  waiting: { queue: string; kind: string; version?: string; jobs: number }[];
+  /** false when the count stopped at its bound: the numbers are then at least these. */
+  complete: boolean;
 }
 
 /** POST /tokens/{id}'s answer: the token completed, and whether its waiting job was resumed now. */

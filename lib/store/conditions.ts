@@ -3,7 +3,7 @@ import { indexSort } from "../job/key-layout.ts";
 import type { JobStatus } from "../job/status.ts";
 import { and, type Condition, or } from "./expression.ts";
 import { indexPartitionPrefix } from "./keys.ts";
-import { FORMAT_VERSION, STORED_FORMATS } from "./stored-formats.ts";
+import { FORMAT_VERSION, STORED_FORMATS, type StoredFormat } from "./stored-formats.ts";
 
 /** Named condition fragments. Each store operation composes its ConditionExpression from these. */
 
@@ -64,6 +64,13 @@ export const jobFormatKnown: Condition = or(
   attributeMissing(FORMAT_VERSION),
   (e) => `${e.name(FORMAT_VERSION)} <= ${e.value(STORED_FORMATS.job)}`,
 );
+
+/** The item is in a version of `format` this code reads: what a write that raises its version holds to. */
+export const formatKnown = (format: StoredFormat): Condition =>
+  or(
+    attributeMissing(FORMAT_VERSION),
+    (e) => `${e.name(FORMAT_VERSION)} <= ${e.value(STORED_FORMATS[format])}`,
+  );
 
 /**
  * The job may be taken now: its item is missing (the enqueue died between its message and its item

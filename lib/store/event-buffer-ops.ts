@@ -4,6 +4,7 @@ import type { StoreTransitions } from "../job/status.ts";
 import type { StoreContext } from "./context.ts";
 import { Expr } from "./expression.ts";
 import { bufferedEventKey } from "./keys.ts";
+import { checkFormat, formatStamp } from "./stored-formats.ts";
 
 /**
  * An event POST /events keeps for its lookback (docs/architecture.md §22), so a wait that begins
@@ -43,6 +44,7 @@ export async function putBufferedEvent(
         ...(buffered.v !== undefined ? { v: buffered.v } : {}),
         ...(buffered.o !== undefined ? { o: buffered.o } : {}),
         expiresAt,
+        ...formatStamp("bufferedEvent"),
       },
       ReturnConsumedCapacity: "TOTAL",
     }),
@@ -76,10 +78,12 @@ export async function listBufferedEvents(
       ReturnConsumedCapacity: "TOTAL",
     }),
   );
-  return (out.Items ?? []).map((item) => ({
-    id: String(item.id),
-    at: Number(item.at),
-    ...(typeof item.v === "string" ? { v: item.v } : {}),
-    ...(typeof item.o === "string" ? { o: item.o } : {}),
-  }));
+  return (out.Items ?? [])
+    .map((stored) => checkFormat("bufferedEvent", stored, `buffered event ${String(stored.id)}`))
+    .map((item) => ({
+      id: String(item.id),
+      at: Number(item.at),
+      ...(typeof item.v === "string" ? { v: item.v } : {}),
+      ...(typeof item.o === "string" ? { o: item.o } : {}),
+    }));
 }

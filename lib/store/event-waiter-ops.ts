@@ -6,7 +6,7 @@ import { conditionalDelete, type StoreContext, wonRace } from "./context.ts";
 import { and, Expr } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { eventWaiterKey } from "./keys.ts";
-import { formatStamp } from "./stored-formats.ts";
+import { checkFormat, formatStamp } from "./stored-formats.ts";
 
 /**
  * The jobs waiting for an event of one (name, match) pair (docs/architecture.md §22). A waiter is a
@@ -87,7 +87,11 @@ export async function listEventWaiters(
       ReturnConsumedCapacity: "TOTAL",
     }),
   );
-  const waiters = (out.Items ?? []).map(
+  // A waiter a newer version wrote is refused (StoredFormatTooNew), never taken for one of ours.
+  const known = (out.Items ?? []).map((item) =>
+    checkFormat("eventWaiter", item, `event waiter ${String(item.pk)}/${String(item.sk)}`),
+  );
+  const waiters = known.map(
     (item): EventWaiter => ({
       jobId: String(item.sk),
       queue: String(item.queue),

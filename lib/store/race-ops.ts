@@ -5,6 +5,7 @@ import { and, type Condition, type Expr, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { jobKey } from "./keys.ts";
 import type { StepRecord } from "./step-record.ts";
+import { raiseFormat } from "./stored-formats.ts";
 
 /** The race's entry is there, and no branch has won it yet. */
 const raceOpen =
@@ -36,6 +37,7 @@ export async function decideRace(
     const update = new Update(e);
     for (const [field, value] of Object.entries(won))
       if (value !== undefined) update.setEntry("steps", name, value, field);
+    raiseFormat(update, "job");
     const live = attributeAfter("leaseUntil", ctx.clock.now());
     return { update, condition: and(statusIs("running"), leaseHeldBy(fence), live, raceOpen(name)) };
   });

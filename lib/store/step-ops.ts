@@ -4,6 +4,7 @@ import {
   attributeEquals,
   attributeExists,
   attributeMissing,
+  formatKnown,
   leaseHeldBy,
   scheduledIn,
   setContains,
@@ -20,6 +21,7 @@ import { and, type Condition, type Expr, or, Update } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
 import { indexKeys, jobKey } from "./keys.ts";
 import { eventPairOf, type StepRecord } from "./step-record.ts";
+import { raiseFormat } from "./stored-formats.ts";
 
 /** No entry of this name in the job's steps map (the map itself may be missing). */
 export const stepMissing =
@@ -42,6 +44,8 @@ export function addStep(
   version?: string,
 ): Condition {
   if (version !== undefined) update.setIfAbsent("version", version);
+  // A record of today's shape (its op and place) in a job an older version may have started.
+  raiseFormat(update, "job");
   if (mapExists) {
     update.setEntry("steps", name, record);
     return and(attributeExists("steps"), stepMissing(name));
@@ -121,7 +125,7 @@ export async function restartJournal(
     "restartJournal",
     jobKey(jobId),
     (e) => ({
-      update: new Update(e).remove("steps").set("version", version),
+      update: raiseFormat(new Update(e).remove("steps").set("version", version), "job"),
       condition: and(statusIs("running"), leaseHeldBy(fence), attributeAfter("leaseUntil", ctx.clock.now())),
     }),
     { readCurrent: false },
@@ -214,6 +218,10 @@ export async function resumeWaiting(
       if ("step" in match && data) {
         for (const [field, value] of Object.entries(data))
           if (value !== undefined) update.setEntry("steps", match.step, value, field);
+        // An event's id (e) or a race's winner (w) is of today's format: the item's version rises
+        // with it, and a job of a newer version is left to it.
+        raiseFormat(update, "job");
+        return { update, condition: and(waitsFor(job.queue, match), formatKnown("job")) };
       }
       return { update, condition: waitsFor(job.queue, match) };
     },

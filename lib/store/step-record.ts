@@ -132,6 +132,7 @@ export function toStepViews(
         status: statusOf(r, now),
         attempt: r.a,
         at: iso(r.t),
+        ...(r.op !== undefined ? { place: r.n } : {}),
         ...(r.until !== undefined ? { until: iso(r.until) } : {}),
         ...(r.w !== undefined ? { won: r.w } : {}),
         ...(r.child !== undefined ? { child: r.child } : {}),

@@ -16,12 +16,16 @@ import type { Update } from "./expression.ts";
  * rollback) refuses it with StoredFormatTooNew instead of misreading it.
  */
 export const STORED_FORMATS = {
-  /** The job item `job#<id>`/`job`, with what rides in it: its step records, wait, history, membership, place in a flow key's line. */
-  job: 1,
+  /**
+   * The job item `job#<id>`/`job`, with what rides in it: its step records, wait, history, membership, place in a flow key's line.
+   * v2 (#40): step records keep their call (`op`) and place, races (`race`, `w`), children (`child`)
+   * and a taken event's id (`e`); `waiting` for a race or a child; the journal's `version`; a child's `parent`.
+   */
+  job: 2,
   /** A payload's own item `job#<id>`/`payload` (over 400 bytes, up to 8 KiB). */
   payload: 1,
-  /** The SQS job message's body (lib/transport/job-message.ts), versioned by its `v`. */
-  message: 1,
+  /** The SQS job message's body (lib/transport/job-message.ts), versioned by its `v`. v2 (#40): a child's `parent`. */
+  message: 2,
   /** An object in the claims bucket: a payload, result, step result, event or token data over 8 KiB. */
   claimObject: 1,
   uniqueLock: 1,
@@ -31,8 +35,12 @@ export const STORED_FORMATS = {
   rateBucket: 1,
   group: 1,
   groupSlice: 1,
-  token: 1,
-  eventWaiter: 1,
+  /** A wait token `tok#<id>`. v2 (#40): status `cancelled` (it lost its job's race). */
+  token: 2,
+  /** An event waiter `evt#<event>#<match>`/<job id>. v2 (#40): a race's `branch`. */
+  eventWaiter: 2,
+  /** An event POST /events keeps for its lookback, `evb#<event>#<match>` (#40). */
+  bufferedEvent: 1,
   /** A flow key's state item `fkey#<kind>#<key>` (its places and cool-down). */
   flowKey: 1,
   batchBacklog: 1,
@@ -52,6 +60,14 @@ export const formatStamp = (format: StoredFormat): { fv: number } => ({ fv: STOR
 /** The version attribute for an UpdateItem that may create the item: set once, when absent. */
 export const stampFormat = (update: Update, format: StoredFormat): Update =>
   update.setIfAbsent(FORMAT_VERSION, STORED_FORMATS[format]);
+
+/**
+ * Raises an existing item's version to this code's, in the update that puts a part of the newer
+ * format into it (a step record of a new shape in a job an older version started). The write must
+ * be held to items this code reads (a fence, or formatKnown), so a newer item is never lowered.
+ */
+export const raiseFormat = (update: Update, format: StoredFormat): Update =>
+  update.set(FORMAT_VERSION, STORED_FORMATS[format]);
 
 /** The version a stored item (or any record with the attribute) is in; none written: 1. */
 export function formatVersionOf(stored: object): number {

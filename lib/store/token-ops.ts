@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import type { StoreTransitions } from "../job/status.ts";
-import { attributeAfter, attributeEquals, itemMissing } from "./conditions.ts";
+import { attributeAfter, attributeEquals, formatKnown, itemMissing } from "./conditions.ts";
 import {
   conditionalPut,
   conditionalUpdateNoReturn,
@@ -11,7 +11,7 @@ import {
 } from "./context.ts";
 import { and, Update } from "./expression.ts";
 import { tokenKey } from "./keys.ts";
-import { checkFormat, formatStamp } from "./stored-formats.ts";
+import { checkFormat, formatStamp, raiseFormat } from "./stored-formats.ts";
 
 /**
  * A durable job's wait token (docs/architecture.md §22). Only the hash of its secret is kept: the
@@ -137,8 +137,8 @@ export async function cancelToken(ctx: StoreContext, id: string): Promise<boolea
     "cancelToken",
     tokenKey(id),
     (e) => ({
-      update: new Update(e).set("status", "cancelled"),
-      condition: attributeEquals("status", "pending"),
+      update: raiseFormat(new Update(e).set("status", "cancelled"), "token"),
+      condition: and(attributeEquals("status", "pending"), formatKnown("token")),
     }),
     { readCurrent: false },
   );

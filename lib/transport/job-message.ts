@@ -16,8 +16,8 @@ const MESSAGE_SHAPE = Object.fromEntries(
  */
 export const JobMessage = z
   .object({
-    /** The message's format version (lib/store/stored-formats.ts). */
-    v: z.literal(STORED_FORMATS.message),
+    /** The message's format version (lib/store/stored-formats.ts): each this code reads, 1 up to its own. */
+    v: z.number().int().min(1).max(STORED_FORMATS.message),
     ...MESSAGE_SHAPE,
   })
   // A message carries its payload or the key of its object, exactly one of the two.

@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type CheckedStage, checkDeploy, checkedStages, type StageReport } from "./check-deploy.ts";
+import { checkDurableFixtures, fixtureLines } from "./durable-fixtures.ts";
 import { functionName } from "./lambda-build.ts";
 import { linkedGrants } from "./link-assertions.ts";
 import { StageFailed } from "./sst-program.ts";
@@ -73,7 +74,12 @@ export async function runCheckDeploy(
     return 1;
   }
   for (const report of reports) printStage(report, out);
-  const failed = reports.some((r) => r.failures.length > 0);
+  // Durable kinds against recorded journals (durable-fixtures/): warnings, unless a file is no fixture.
+  const apps = [...new Set(reports.flatMap((r) => r.run.components.map((c) => c.app)))];
+  const fixtures = await checkDurableFixtures(root, apps);
+  if (fixtures.replayed > 0) for (const line of fixtureLines(fixtures.findings, fixtures.replayed)) out(line);
+  const failed =
+    reports.some((r) => r.failures.length > 0) || fixtures.findings.some((f) => f.level === "fail");
   out(failed ? "check-deploy: failures above" : "check-deploy: every stage is as declared");
   return failed ? 1 : 0;
 }

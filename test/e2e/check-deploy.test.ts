@@ -1,9 +1,10 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { app } from "../../app/index.ts";
 import { tierOf } from "../../lib/declarations/queue-declaration.ts";
 import { checkDeploy } from "../../scripts/deploy/check-deploy.ts";
+import { runCheckDeploy } from "../../scripts/deploy/check-deploy-command.ts";
 import { ensurePlatform } from "../../scripts/deploy/sst-program.ts";
 import { copyProject, type ProjectCopy, projectRoot } from "../support/project-copy.ts";
 
@@ -280,4 +281,55 @@ describe("check:deploy on SST's own components", () => {
       ),
     );
   }, 60_000);
+
+  test("a recorded journal fixture whose kind moved a step: check-deploy warns, naming the kind, the fixture and the step, and still passes", async () => {
+    // A fixture as `skyforge durable fixture` writes it, of an onboard job waiting for its token's approval.
+    const fixture = {
+      format: 1,
+      kind: "onboard",
+      version: "src-000000000000",
+      jobId: "01JFIXTURE0000000000000000",
+      status: "scheduled",
+      recordedAt: "2026-12-02T06:00:00.000Z",
+      payload: { user: "ada" },
+      ops: [
+        { name: "create-account", op: "step", place: 1, status: "done", result: { account: "acct-ada" } },
+        { name: "cool-off", op: "sleep", place: 2, status: "done" },
+        {
+          name: "approval",
+          op: "token",
+          place: 3,
+          status: "done",
+          result: {
+            id: "tok_01JFIXTURE000000000000000",
+            url: "/tokens/tok_01JFIXTURE000000000000000?secret=removed",
+          },
+        },
+      ],
+    };
+    const dir = join(copy.dir, "durable-fixtures", "onboard");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "waiting-approval.json"), JSON.stringify(fixture));
+    const lines: string[] = [];
+    try {
+      edit(
+        "app/kinds/onboard.ts",
+        'const token = await ctx.createToken("approval", { timeoutSeconds: 600 });',
+        'await ctx.step("send-welcome", async () => ({ sentAt: "early" }));\n    const token = await ctx.createToken("approval", { timeoutSeconds: 600 });',
+      );
+      const code = await runCheckDeploy(["--root", copy.dir, "--stage", "ci"], (line) => lines.push(line));
+      expect(code, lines.join("\n")).toBe(0);
+    } finally {
+      for (const [path, source] of originals) writeFileSync(path, source);
+      originals.clear();
+      rmSync(join(copy.dir, "durable-fixtures"), { recursive: true, force: true });
+    }
+    expect(lines).toContain("durable fixtures: 1 replayed, 1 warning(s)");
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^ {2}WARNING durable-fixtures\/onboard\/waiting-approval\.json: kind onboard: step "send-welcome" is new at place 3 of the handler's calls, where the journal has "approval"; version "src-000000000000" -> "src-\w+", onVersionChange "continue": .*NonDeterminismError/,
+      ),
+    );
+    expect(lines.at(-1)).toBe("check-deploy: every stage is as declared");
+  }, 120_000);
 });

@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { codeBlocks } from "../support/doc-blocks.ts";
 import { useCliOnStack } from "../support/skyforge-cli.ts";
@@ -10,7 +12,7 @@ import { waitFor } from "../support/wait.ts";
  * `tokens show|complete` and `events send` drive the demo kinds `onboard` (a step, a one-second
  * sleep, a token) and `order-flow` (an event) to done. Every wait is for a state, with a bound.
  */
-const { cli } = useCliOnStack("skyforge-cli-durable-");
+const { cli, work } = useCliOnStack("skyforge-cli-durable-");
 const { run, json } = cli;
 
 /** `jobs steps --json` once the job's answer passes `ready`. */
@@ -220,5 +222,52 @@ describe("durable jobs through the CLI against npm start", { timeout: 120_000 },
     }
     await stepsWhen(enqueued.get("onboard") as string, "done", (s) => s.status === "done");
     await stepsWhen(enqueued.get("order-flow") as string, "done", (s) => s.status === "done");
+  });
+
+  it("durable fixture records a suspended job's journal as a file (no token secret); durable waiting counts suspended jobs per kind and version", async () => {
+    const user = `cli-${randomUUID().slice(0, 8)}`;
+    const job = await json(["enqueue", "onboard", "--payload", JSON.stringify({ user, sleepSeconds: 1 })]);
+    await stepsWhen(job.id, "waiting for its token", (s) => s.waiting?.for === "token");
+
+    const wrote = await json(["durable", "fixture", job.id]);
+    const file = join(work, "durable-fixtures", "onboard", `${job.id}.json`);
+    expect(wrote).toMatchObject({ file, kind: "onboard", status: "scheduled", ops: 3 });
+    const text = readFileSync(file, "utf8");
+    const fixture = JSON.parse(text);
+    expect(fixture).toMatchObject({
+      format: 1,
+      kind: "onboard",
+      jobId: job.id,
+      payload: { user, sleepSeconds: 1 },
+    });
+    expect(fixture.version).toBe((await json(["jobs", "get", job.id])).version);
+    expect(fixture.ops.map((o: Json) => [o.name, o.op, o.place, o.status])).toEqual([
+      ["create-account", "step", 1, "done"],
+      ["cool-off", "sleep", 2, "done"],
+      ["approval", "token", 3, "done"],
+    ]);
+    expect(text).toContain("secret=removed");
+    expect(text).not.toMatch(/secret=(?!removed)/);
+    // Bad input: the file is there (exit 2, untouched), a job that doesn't exist (the API's 404: exit 3).
+    const again = await run(["durable", "fixture", job.id]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/exists: pass --force/);
+    expect(readFileSync(file, "utf8")).toBe(text);
+    expect((await run(["durable", "fixture", job.id, "--force"])).code).toBe(0);
+    const unknown = await json(["durable", "fixture", "01JZZZZZZZZZZZZZZZZZZZZZZZ"], 3);
+    expect(unknown.error).toMatchObject({ code: "not_found", status: 404 });
+
+    const counted = await json(["durable", "waiting"]);
+    expect(counted.complete).toBe(true);
+    const row = counted.waiting.find((w: Json) => w.kind === "onboard" && w.version === fixture.version);
+    expect(row).toMatchObject({ queue: "default", kind: "onboard", version: fixture.version });
+    expect(row.jobs).toBeGreaterThanOrEqual(1);
+    const table = await run(["durable", "waiting", "--queue", "default"]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/^QUEUE +KIND +VERSION +JOBS\n/);
+    expect(table.stdout).toMatch(new RegExp(`\\ndefault +onboard +${fixture.version} +${row.jobs}\\n`));
+    const badQueue = await json(["durable", "waiting", "--queue", "nope"], 3);
+    expect(badQueue.error).toMatchObject({ code: "validation_error", status: 400 });
+    expect(badQueue.error.message).toMatch(/queue nope is not declared/);
   });
 });

@@ -17,8 +17,10 @@ import { stackHttp } from "../support/stack-http.ts";
  * first): two kinds of the user's own (one plain, one durable with a step and a 2 s sleep) and an
  * sst.config.ts with the component; `npx skyforge dev` serves them; a plain Node script enqueues
  * both through `skyforge/client` and curl enqueues one; all end done; an edit to the plain kind's
- * handler changes the next job's result without a restart; `npx skyforge check-deploy` passes and
- * lists the user's queue and its worker, whose bundle holds the user's handler.
+ * handler changes the next job's result without a restart; `npx skyforge durable fixture` records a
+ * settle job's journal in the project and the durable kind's steps are then reordered;
+ * `npx skyforge check-deploy` passes and lists the user's queue and its worker, whose bundle holds
+ * the user's handler, and warns of the reordered step against the recorded fixture.
  */
 const execFileAsync = promisify(execFile);
 const GUIDE = "docs/guide/your-project.md";
@@ -170,6 +172,36 @@ describe("skyforge as a library, in a project outside the repo", { timeout: 120_
     expect((await untilStatus(body.id, "done")).result).toEqual({ greeting: "welcome back, Ada" });
   });
 
+  it("npx skyforge durable fixture records a settle job's journal in the project; its kind's steps are then reordered", async () => {
+    const { body } = await call("POST", "/jobs", { kind: "settle", payload: { order: "o-fixture" } });
+    await untilStatus(body.id, "done");
+    const { stdout } = await execFileAsync("npx", ["skyforge", "durable", "fixture", body.id], {
+      cwd: project,
+      env: { ...env, SKYFORGE_ENDPOINT: url },
+      timeout: 60_000,
+    });
+    const file = join(project, "durable-fixtures", "settle", `${body.id}.json`);
+    expect(stdout).toContain(`wrote ${file}`);
+    const fixture = JSON.parse(readFileSync(file, "utf8"));
+    expect(fixture.ops.map((o: { name: string; place: number }) => [o.name, o.place])).toEqual([
+      ["price", 1],
+      ["cool-off", 2],
+      ["settle", 3],
+    ]);
+    const app = join(project, "src/jobs/app.ts");
+    const from =
+      '    await ctx.sleep("cool-off", 2);\n    return { order, total, settled: await ctx.step("settle", async () => true) };';
+    const source = readFileSync(app, "utf8");
+    expect(source).toContain(from);
+    writeFileSync(
+      app,
+      source.replace(
+        from,
+        '    const settled = await ctx.step("settle", async () => true);\n    await ctx.sleep("cool-off", 2);\n    return { order, total, settled };',
+      ),
+    );
+  });
+
   it("npx skyforge check-deploy passes, listing the user's queue and its worker, whose bundle holds the user's handler", async () => {
     const { stdout } = await execFileAsync("bash", ["-euo", "pipefail", "-c", checkDeployBlock ?? ""], {
       cwd: project,
@@ -191,5 +223,10 @@ describe("skyforge as a library, in a project outside the repo", { timeout: 120_
     );
     expect(stdout).toMatch(/check-deploy: every stage is as declared/);
     expect(stdout).not.toMatch(/FAIL/);
+    // The recorded fixture, replayed against the reordered handler: a warning, not a failure.
+    expect(stdout).toMatch(/^durable fixtures: 1 replayed, 1 warning\(s\)$/m);
+    expect(stdout).toMatch(
+      /^ {2}WARNING durable-fixtures\/settle\/\w+\.json: kind settle: step "settle" was recorded at place 3 of the handler's calls, and is now met at place 2; .*NonDeterminismError/m,
+    );
   }, 420_000);
 });

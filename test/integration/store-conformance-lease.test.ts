@@ -5,6 +5,7 @@ import { cancel, finalize } from "../../lib/store/finalize-ops.ts";
 import { jobKey } from "../../lib/store/keys.ts";
 import { type ClaimResult, claim, heartbeat } from "../../lib/store/lease-ops.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
+import { STORED_FORMATS } from "../../lib/store/stored-formats.ts";
 import { unreachableClaimStore } from "../support/claims.ts";
 import { seedOf } from "../support/jobs.ts";
 import {
@@ -52,7 +53,7 @@ onEveryBackend(({ listAll, runningJob, setup }) => {
       const early = await claim(store, seedOf(item), "t", LEASE_MS);
       expect(early.claimed).toBe(false);
       if (early.claimed) return;
-      expect(early.current).toEqual({ ...item, fv: 1 }); // putJob writes the format version
+      expect(early.current).toEqual({ ...item, fv: STORED_FORMATS.job }); // putJob writes the format version
 
       clock.advance(10_000); // runAt <= now
       const due = claimed(await claim(store, seedOf(item), "t", LEASE_MS));

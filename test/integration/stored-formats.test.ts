@@ -4,12 +4,16 @@ import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { itemBytes } from "../../bench/write-ledger.ts";
+import { StoredFormatTooNew } from "../../lib/errors.ts";
 import { flowKey } from "../../lib/job/flow-key.ts";
 import type { Log } from "../../lib/observability/log.ts";
+import { listBufferedEvents } from "../../lib/store/event-buffer-ops.ts";
+import { listEventWaiters } from "../../lib/store/event-waiter-ops.ts";
 import { readFlowKeyState } from "../../lib/store/flow-key-ops.ts";
-import { indexKeys } from "../../lib/store/keys.ts";
+import { bufferedEventKey, eventWaiterKey, indexKeys, tokenKey } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { FORMAT_VERSION, STORED_FORMATS, type StoredFormat } from "../../lib/store/stored-formats.ts";
+import { getToken } from "../../lib/store/token-ops.ts";
 import { jobMessageProblem, parseJobMessage } from "../../lib/transport/job-message.ts";
 import { CLAIMS_BUCKET } from "../../local/emulators.ts";
 import { OffsetClock } from "../support/clock.ts";
@@ -73,6 +77,14 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
     await loadIntoStack(fixtures, clients, "skyforge-jobs", CLAIMS_BUCKET);
   });
 
+  /** The job's item as the table holds it now, its format version included. */
+  const rawJob = async (id: string) =>
+    (
+      await stack().engine.store.doc.send(
+        new GetCommand({ TableName: "skyforge-jobs", Key: { pk: `job#${id}`, sk: "job" } }),
+      )
+    ).Item;
+
   it("holds a capture of every format its version named, each item stamped with a version this code reads", () => {
     expect([...fixtures.items.keys()].sort()).toEqual(tableFormats(Object.keys(manifest.versions)));
     for (const [format, items] of fixtures.items) {
@@ -125,11 +137,32 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
     expect((await call("GET", `/jobs/${jobs.paused}`)).body.status).toBe("paused");
   });
 
+  // Early, after the views of the items as captured: its race's timer ends 30 s after the capture,
+  // where the stack's clock started.
+  it.runIf(manifest.race !== undefined)(
+    "a durable job waiting for its race (after parallel steps and a child) resumes by its event's branch and finishes",
+    async () => {
+      const { job, event, match } = manifest.race as NonNullable<typeof manifest.race>;
+      expect((await call("GET", `/jobs/${job}`)).body.waiting).toMatchObject({ for: "any" });
+      const delivered = await call("POST", "/events", { name: event, match, data: { carrier: "capture" } });
+      expect(delivered.status).toBe(202);
+      const done = await untilStatus(job, "done");
+      expect(done.result).toEqual({
+        order: match,
+        items: 2,
+        shipped: true,
+        echo: { order: match, reserved: 2 },
+      });
+      const steps = (await call("GET", `/jobs/${job}/steps`)).body.steps as Json[];
+      expect(steps.find((s) => s.name === "shipping")).toMatchObject({ type: "race", won: "shipped" });
+    },
+  );
+
   it("every message parses with the worker's message schema, as the job its item is", () => {
     for (const { body } of fixtures.messages) {
       expect(jobMessageProblem(body)).toBe("none");
       const message = parseJobMessage(body);
-      expect(message?.v).toBe(1);
+      expect(message?.v).toBe(manifest.versions.message);
       const item = jobItem(message?.id ?? "");
       if (item) expect(message).toMatchObject({ id: item.id, kind: item.kind, queue: item.queue });
     }
@@ -156,6 +189,8 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
     expect(delivered.status).toBe(202);
     const done = await untilStatus(job, "done");
     expect(done.result).toEqual({ order: match, paid: { paid: 42 } });
+    // The resume put the event's id (e, today's format) into the job's record: its version rose with it.
+    expect((await rawJob(job))?.[FORMAT_VERSION]).toBe(STORED_FORMATS.job);
   });
 
   it("a durable job waiting for its token: the token completes, its recorded steps replay, it finishes", async () => {
@@ -175,6 +210,8 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
       at: new Date(item.steps["create-account"].t).toISOString(),
     });
     expect((await call("GET", `/tokens/${id}`)).body.status).toBe("completed");
+    // Its next step was recorded in today's shape (its op and place): the item's version rose with it.
+    expect((await rawJob(job))?.[FORMAT_VERSION]).toBe(STORED_FORMATS.job);
   });
 
   it("a flow key's state reads: its places' holders, its parked job in line", async () => {
@@ -202,33 +239,82 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
     // The queued job's item and message as a later version would write them, under a new id.
     const source = fixtures.messages.find((m) => parseJobMessage(m.body)?.id === manifest.jobs.queued);
     const id = `${String(manifest.jobs.queued).slice(0, -4)}NEWR`;
-    const item = { ...jobItem(manifest.jobs.queued as string), pk: `job#${id}`, id, fv: 2 };
+    const item = {
+      ...jobItem(manifest.jobs.queued as string),
+      pk: `job#${id}`,
+      id,
+      fv: STORED_FORMATS.job + 1,
+    };
     const { doc } = stack().engine.store;
     await doc.send(new PutCommand({ TableName: "skyforge-jobs", Item: item }));
     const queue = stack().queues.get("default")?.url;
     const body = (source?.body ?? "").replace(String(manifest.jobs.queued), id);
     await stack().clients.sqs.send(new SendMessageCommand({ QueueUrl: queue, MessageBody: body }));
-    const newerMessage = JSON.stringify({ ...JSON.parse(body), id: `${id.slice(0, -1)}M`, v: 2 });
+    const newerMessage = JSON.stringify({
+      ...JSON.parse(body),
+      id: `${id.slice(0, -1)}M`,
+      v: STORED_FORMATS.message + 1,
+    });
     await stack().clients.sqs.send(new SendMessageCommand({ QueueUrl: queue, MessageBody: newerMessage }));
 
     const refusal = (what: RegExp) =>
       waitFor(async () => errors.find((e) => what.test(String(e.attributes?.error))), `a refusal of ${what}`);
-    await refusal(new RegExp(`job ${id} is in job format v2; this skyforge reads job formats up to v1`));
-    await refusal(/message .* is in message format v2; this skyforge reads message formats up to v1/);
+    const { job: jobV, message: messageV } = STORED_FORMATS;
+    await refusal(
+      new RegExp(`job ${id} is in job format v${jobV + 1}; this skyforge reads job formats up to v${jobV}`),
+    );
+    await refusal(
+      new RegExp(
+        `message .* is in message format v${messageV + 1}; this skyforge reads message formats up to v${messageV}`,
+      ),
+    );
     // The claim left the item as the newer version wrote it.
     const raw = await doc.send(
       new GetCommand({ TableName: "skyforge-jobs", Key: { pk: `job#${id}`, sk: "job" } }),
     );
-    expect(raw.Item).toMatchObject({ status: "queued", attempts: 0, fv: 2 });
+    expect(raw.Item).toMatchObject({ status: "queued", attempts: 0, fv: jobV + 1 });
     expect(raw.Item?.leaseToken).toBeUndefined();
     // Its view is refused too: a 500 whose log line names the item and its version.
     const view = await call("GET", `/jobs/${id}`);
     expect(view.status).toBe(500);
     expect(
       errors.some(
-        (e) => e.message === "unhandled API error" && /job .* format v2/.test(String(e.attributes?.error)),
+        (e) =>
+          e.message === "unhandled API error" &&
+          new RegExp(`job .* format v${jobV + 1}`).test(String(e.attributes?.error)),
       ),
     ).toBe(true);
+  });
+
+  it("a token, an event waiter or a kept event of a newer format is refused with StoredFormatTooNew, never taken for ours", async () => {
+    const { doc } = stack().engine.store;
+    const put = (Item: Record<string, unknown>) =>
+      doc.send(new PutCommand({ TableName: "skyforge-jobs", Item }));
+    const now = clock.now();
+    const tokenId = "tok_01NEWERFORMAT0000000000000";
+    await put({
+      ...tokenKey(tokenId),
+      ...{ id: tokenId, jobId: manifest.token.job, queue: "default", step: "approval", status: "pending" },
+      ...{ secretHash: "x", createdAt: now, timeoutAt: now + 60_000, fv: STORED_FORMATS.token + 1 },
+    });
+    await expect(getToken(stack().engine.store, tokenId)).rejects.toThrow(StoredFormatTooNew);
+    const pair = ["order.newer", "newer-format"] as const;
+    await put({
+      ...eventWaiterKey(...pair, manifest.event.job),
+      ...{ queue: "default", step: "paid", expiresAt: Math.floor(now / 1000) + 600 },
+      fv: STORED_FORMATS.eventWaiter + 1,
+    });
+    await expect(listEventWaiters(stack().engine.store, ...pair, { limit: 10 })).rejects.toThrow(
+      `in eventWaiter format v${STORED_FORMATS.eventWaiter + 1}`,
+    );
+    await put({
+      ...bufferedEventKey(...pair, now, "01NEWERFORMATEVENT00000000"),
+      ...{ id: "01NEWERFORMATEVENT00000000", at: now, v: "{}", expiresAt: Math.floor(now / 1000) + 600 },
+      fv: STORED_FORMATS.bufferedEvent + 1,
+    });
+    await expect(listBufferedEvents(stack().engine.store, ...pair, 0, 10)).rejects.toThrow(
+      StoredFormatTooNew,
+    );
   });
 
   it("the reaper promotes a due scheduled job of a known format, and leaves a newer one to its version", async () => {
@@ -246,7 +332,7 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
       return { ...scheduled, pk: `job#${id}`, id, runAt, ...keys, fv };
     };
     const known = copy("KNWN", scheduled.fv);
-    const newer = copy("NEWR", 2);
+    const newer = copy("NEWR", STORED_FORMATS.job + 1);
     const { doc } = stack().engine.store;
     for (const Item of [known, newer]) await doc.send(new PutCommand({ TableName: "skyforge-jobs", Item }));
     await stack().ticker.tick();
@@ -254,7 +340,7 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
     const raw = await doc.send(
       new GetCommand({ TableName: "skyforge-jobs", Key: { pk: newer.pk, sk: "job" } }),
     );
-    expect(raw.Item).toMatchObject({ status: "scheduled", fv: 2, gsi1pk: newer.gsi1pk });
+    expect(raw.Item).toMatchObject({ status: "scheduled", fv: STORED_FORMATS.job + 1, gsi1pk: newer.gsi1pk });
     expect(raw.Item?.promotingUntil).toBeUndefined();
   });
 });

@@ -24,6 +24,8 @@ export interface FixtureManifest {
   jobs: Record<string, string>;
   event: { job: string; event: string; match: string };
   token: { job: string; id: string; url: string };
+  /** From v2: order-saga waiting for its race (order.shipped against a timer). */
+  race?: { job: string; event: string; match: string };
   flowKey: { kind: string; key: string; holders: string[] };
   group: { id: string; completion: string };
 }

@@ -156,6 +156,22 @@ describe("the durable calls", () => {
     expect(stuck.sent).toHaveLength(2);
   });
 
+  it("waitingCounts: GET /jobs?waiting=true, with the queue when given; an answer without counts is a transport error", async () => {
+    const counts = {
+      waiting: [{ queue: "default", kind: "onboard", version: "v1", jobs: 2 }],
+      complete: true,
+    };
+    const { sent, client } = recording(() => ok(counts));
+    expect(await client.waitingCounts()).toEqual(counts);
+    expect(await client.waitingCounts({ queue: "default" })).toEqual(counts);
+    expect(sent.map((r) => [r.method, r.path, r.query])).toEqual([
+      ["GET", "/jobs", { waiting: "true", queue: undefined }],
+      ["GET", "/jobs", { waiting: "true", queue: "default" }],
+    ]);
+    const wrong = recording(() => ok({ items: [] }));
+    expect(await fail(wrong.client.waitingCounts())).toBeInstanceOf(SkyforgeTransportError);
+  });
+
   it("an answer not in the route's shape is a transport error naming the field", async () => {
     const { client } = recording(() => ok({ jobId: JOB, status: "scheduled", steps: [{ name: "x" }] }));
     const err = await fail(client.steps(JOB));

@@ -39,14 +39,14 @@ describe("stored format versions", () => {
     expect(readsFormat("job", newer)).toBe(false);
     expect(() => toJobView(newer)).toThrow(StoredFormatTooNew);
     expect(() => toJobView(newer)).toThrow(
-      `job ${job.id} is in job format v2; this skyforge reads job formats up to v1`,
+      `job ${job.id} is in job format v${STORED_FORMATS.job + 1}; this skyforge reads job formats up to v${STORED_FORMATS.job}`,
     );
   });
 
   it("a message of a newer version is named as such, not taken for junk", () => {
     const body = JSON.stringify({ v: STORED_FORMATS.message + 1, id: "x" });
     expect(parseJobMessage(body)).toBeUndefined();
-    expect(newerMessageVersion(body)).toBe(2);
+    expect(newerMessageVersion(body)).toBe(STORED_FORMATS.message + 1);
     for (const junk of ["not json", "null", '{"v":"2"}', '{"v":1}', "[2]"])
       expect(newerMessageVersion(junk), junk).toBeUndefined();
   });

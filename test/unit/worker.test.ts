@@ -25,6 +25,7 @@ import { createWorker } from "../../lib/runtime/worker.ts";
 import { createStoreContext } from "../../lib/store/context.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { jobKey, queueStateKey } from "../../lib/store/keys.ts";
+import { STORED_FORMATS } from "../../lib/store/stored-formats.ts";
 import type { JobMessage } from "../../lib/transport/job-message.ts";
 import { SqsTransport } from "../../lib/transport/sqs-transport.ts";
 import { unreachableClaimStore } from "../support/claims.ts";
@@ -329,7 +330,7 @@ describe("worker: ChangeMessageVisibility fails on a retry", () => {
 describe("worker: messages that are not jobs", () => {
   test("a message of a newer format version (a rollback met it) fails its delivery and stays queued, untouched", async () => {
     // A later skyforge's message: this version can't read it, and must not drop it as junk.
-    const newer = { ...message("N", "echo", 1), v: 2 };
+    const newer = { ...message("N", "echo", 1), v: STORED_FORMATS.message + 1 };
     const out = await worker(event(record("newer-1", JSON.stringify(newer))));
     expect(out.batchItemFailures).toEqual([{ itemIdentifier: "newer-1" }]);
     expect(ddb.calls()).toHaveLength(0);
