@@ -5,16 +5,18 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 /**
  * The suite's longest files, longest first (measured: `vitest --reporter=json`, one run on the
  * 2-core machine). vitest orders files it has no timings for (a fresh clone, as CI is) by their size,
- * and a file of SST program runs or package builds is not a large file: check-deploy, 3 minutes of
- * work on its own, started a quarter into the run and ended it. Started first, the long files run
+ * and a file of SST program runs or package builds is not a large file: check-deploy, then one
+ * file of 3 minutes of work, started a quarter into the run and ended it. Started first, the long files run
  * beside the short ones instead of after them (longest-first is the classic rule for the shortest
  * end on a fixed number of workers).
  */
 export const SLOW_FILES = [
-  "test/e2e/check-deploy.test.ts",
   "test/e2e/library-project.test.ts",
   "test/e2e/infra-real.test.ts",
+  "test/e2e/check-deploy-iam.test.ts",
   "test/e2e/client-package.test.ts",
+  "test/e2e/check-deploy.test.ts",
+  "test/e2e/check-deploy-exposure.test.ts",
   "test/e2e/cli-bulk.test.ts",
   "test/e2e/skyforge-package.test.ts",
   "test/e2e/skyforge-component.test.ts",
