@@ -51,6 +51,10 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           maxWorkers: SHARED_WORKERS,
+          // As the integration files: a worker runs its files in one process (a second a file less).
+          // Each file starts and stops what it runs (stacks, servers, copies) in its own hooks, and
+          // none patches a global or changes process.env or the working directory.
+          isolate: false,
         },
       },
       {
