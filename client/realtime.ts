@@ -1,4 +1,5 @@
-import { connect, type MqttClient } from "mqtt";
+// The default export: MQTT.js's browser build has no named ones, its Node build both.
+import mqtt, { type MqttClient } from "mqtt";
 import {
   type EndEvent,
   groupTopic,
@@ -49,7 +50,7 @@ export async function* subscribe(options: SubscribeOptions): AsyncGenerator<Real
   const { p: prefix, j: jobId } = claims;
   const clientId = `sf-${randomHex(12)}`;
   const inbox = new Inbox();
-  const client = connect(options.url, {
+  const client = mqtt.connect(options.url, {
     clientId,
     username: "token",
     password: options.token,
