@@ -9,7 +9,7 @@ import { localStackForFile } from "../support/stack-for-file.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
 import { testApp } from "../support/test-app.ts";
 import { kindOnDefaultQueue } from "../support/test-kinds.ts";
-import { deferred, withinMs } from "../support/wait.ts";
+import { deferred, waitFor, withinMs } from "../support/wait.ts";
 
 /** Offsets the stack's clock, so a token's expiry is reached without waiting for it. */
 let clockOffsetMs = 0;
@@ -111,6 +111,25 @@ describe("realtime on the local stack", () => {
     expect(events.at(-2)).toMatchObject({ type: "status", status: "done", result: { chunks: 20 } });
     expect(events.at(-1)).toEqual({ type: "end", jobId: id, status: "done" });
     expect(events.every((e) => e.jobId === id)).toBe(true);
+  });
+
+  it("ends a subscription when its queued job is cancelled through the API", async () => {
+    const created = await call("POST", "/jobs", { kind: "echo", payload: 1, delaySeconds: 600 });
+    const id = created.body.id as string;
+    const { url, token } = await subscription(id);
+    const events: RealtimeEvent[] = [];
+    const following = (async () => {
+      for await (const event of subscribe({ url, token })) events.push(event);
+    })();
+    // Once it read back the job's status (queued), the cancel comes live.
+    await waitFor(async () => events.length > 0, "the subscriber's first event", 10_000);
+    expect((await call("POST", `/jobs/${id}/cancel`)).body.cancel).toBe("cancelled");
+    await withinMs(following, "the subscription's end", 10_000);
+    expect(events.map((e) => [e.type, "status" in e ? e.status : undefined])).toEqual([
+      ["status", "queued"],
+      ["status", "cancelled"],
+      ["end", "cancelled"],
+    ]);
   });
 
   it("resumes a subscriber that dropped mid-stream with `from`: every chunk once, in order", async () => {
