@@ -83,6 +83,8 @@ export async function* subscribe(options: SubscribeOptions): AsyncGenerator<Real
     /** The first replay whose answer is known to hold every chunk of the ended job. */
     let completeFrom = Number.POSITIVE_INFINITY;
     const held: PublishedEvent[] = [];
+    /** The job ended and every chunk is in: yield its end without another read-back. */
+    let finished = false;
     const askReplay = () => {
       replaying = ++requests;
       const request = { id: `r${replaying}`, from: baseline, streams: Object.fromEntries(last) };
@@ -104,6 +106,13 @@ export async function* subscribe(options: SubscribeOptions): AsyncGenerator<Real
       }
       if (event.type === "status" && event.jobId === jobId && TERMINAL.has(event.status)) {
         terminal ??= event;
+        // The end names each stream's last number: holding them all, nothing is left to read back.
+        const complete =
+          event.streams !== undefined && Object.entries(event.streams).every(([s, n]) => seen(s) >= n);
+        if (live && !replaying && complete) {
+          finished = true;
+          return;
+        }
         // A replay reads the status before the chunks, so its own answer is complete; a live end
         // needs a replay asked after it (the chunks' live messages may have been dropped).
         completeFrom = Math.min(completeFrom, live ? requests + 1 : (replaying ?? requests));
@@ -144,6 +153,11 @@ export async function* subscribe(options: SubscribeOptions): AsyncGenerator<Real
       }
       const event = PublishedEvent.safeParse(parsed);
       if (event.success) yield* take(event.data, true);
+      if (finished && terminal) {
+        yield terminal;
+        yield { type: "end", jobId, status: terminal.status as EndEvent["status"] };
+        return;
+      }
     }
   } finally {
     options.signal?.removeEventListener("abort", abort);

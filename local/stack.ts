@@ -6,6 +6,7 @@ import type { EngineConfig } from "../lib/engine.ts";
 import type { Deployment } from "../lib/handlers/deployment.ts";
 import { silentLog } from "../lib/observability/log.ts";
 import { MemoryMetrics } from "../lib/observability/metrics.ts";
+import type { RealtimePublisher } from "../lib/services/realtime-service.ts";
 import { type DataDir, openDataDir } from "./data-dir.ts";
 import {
   CLAIMS_BUCKET,
@@ -56,6 +57,8 @@ export interface LocalStackOptions {
   fresh?: boolean;
   /** The realtime broker's port; 0 (a free one) unless given. */
   realtimePort?: number;
+  /** Wraps the engine's realtime publisher (a test drops messages to see subscribers catch up). */
+  wrapRealtimePublisher?: (publisher: RealtimePublisher) => RealtimePublisher;
 }
 
 /** The local stack's topics start with this (a deployed stack's with its app and stage). */
@@ -149,7 +152,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         log,
         ...(options.random ? { random: options.random } : {}),
         realtime: {
-          publisher: broker.publisher,
+          publisher: options.wrapRealtimePublisher?.(broker.publisher) ?? broker.publisher,
           secret: broker.secret,
           prefix: broker.prefix,
           url: () => broker.url,

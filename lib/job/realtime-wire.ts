@@ -47,6 +47,11 @@ export const StatusEvent = z.object({
   waiting: z.record(z.string(), z.unknown()).optional(),
   result: z.unknown().optional(),
   error: z.string().optional(),
+  /**
+   * On an end published by the process that ran the job: each stream's last sequence number, so a
+   * subscriber that has them all needs no read-back (absent: it reads back once).
+   */
+  streams: z.record(z.string(), z.number().int().min(0)).optional(),
 });
 export const StepEvent = z.object({
   type: z.literal("step"),

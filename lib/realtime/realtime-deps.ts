@@ -11,6 +11,8 @@ export interface RealtimeDeps {
   metrics: JobMetrics;
   log: Log;
   queue: PublishQueue;
+  /** Each running job's streams' last sequence numbers in this process, told with its end. */
+  positions: Map<string, Record<string, number>>;
   /** Every topic of this stack starts with it (one IoT endpoint serves a whole account and region). */
   prefix: string;
   /** Signs subscription tokens; undefined when realtime is not configured (no subscriptions then). */

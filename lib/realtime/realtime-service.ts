@@ -27,6 +27,7 @@ export class Realtime implements RealtimeService {
   constructor(private readonly deps: RealtimeDeps) {}
 
   queued(job: JobItem) {
+    this.deps.positions.delete(job.id);
     this.publish(job, this.statusOf(job));
   }
   running(job: JobItem) {
@@ -36,13 +37,24 @@ export class Realtime implements RealtimeService {
     this.publish(job, { type: "step", jobId: job.id, step, at: this.deps.clock.now() });
   }
   waiting(job: JobItem) {
+    this.deps.positions.delete(job.id);
+    // The sleep or wait the run suspended on is recorded by the suspend itself: its latest step.
+    const latest = Object.entries(job.steps ?? {}).reduce<[string, { n: number; t: number }] | undefined>(
+      (best, entry) => (!best || entry[1].n > best[1].n ? entry : best),
+      undefined,
+    );
+    if (latest) this.publish(job, { type: "step", jobId: job.id, step: latest[0], at: latest[1].t });
     this.publish(job, this.statusOf(job));
   }
   paused(job: JobItem) {
+    this.deps.positions.delete(job.id);
     this.publish(job, this.statusOf(job));
   }
   ended(job: JobItem) {
-    const event = this.statusOf(job);
+    const streams = this.deps.positions.get(job.id);
+    this.deps.positions.delete(job.id);
+    // Its run wrote here (not a cancel's or the DLQ drain's end): its streams' ends are known.
+    const event = { ...this.statusOf(job), ...(streams ? { streams } : {}) };
     this.publish(job, event);
     // A group's subscribers hear of each child's end on the group's topic.
     if (job.member)

@@ -27,6 +27,7 @@ export function streamWriter(deps: RealtimeDeps, job: JobItem, name: string): St
   const put = async (fields: Pick<StoredChunk, "chunk" | "closed">) => {
     if (closed) throw new UsageError(`ctx.stream("${name}") is closed: it takes no more writes`);
     seq += 1;
+    deps.positions.set(job.id, { ...deps.positions.get(job.id), [name]: seq });
     const at = deps.clock.now();
     const stored: StoredChunk = { stream: name, seq, at, ...fields };
     const expiresAt = Math.ceil(at / 1000) + STREAM_RETENTION_SECONDS;
