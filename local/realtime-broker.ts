@@ -40,6 +40,8 @@ export interface RealtimeBrokerOptions {
 }
 
 const grants = new WeakMap<Client, Grant>();
+/** Connections whose replay request is being answered. */
+const replaying = new WeakSet<Client>();
 
 export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promise<RealtimeBroker> {
   const { prefix } = options;
@@ -79,12 +81,17 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
       const target = parseReplayTopic(prefix, packet.topic);
       const request = ReplayRequest.safeParse(safeJson(packet.payload.toString()));
       if (!target || !request.success) return done(new Error("not a replay request"));
+      // One read-back at a time per connection (the client never asks twice at once): a flood of
+      // requests costs the table one Query at a time, the rest are dropped.
+      if (replaying.has(client)) return done(null);
+      replaying.add(client);
       // Answered on the client's own reply topic; the request itself goes to no one else.
       const topic = replyTopic(prefix, target.clientId);
       void options
         .realtime()
         .replay(target.jobId, request.data, (event) => publish(topic, JSON.stringify(event)))
-        .catch(() => client.close());
+        .catch(() => client.close())
+        .finally(() => replaying.delete(client));
       done(null);
     },
     // A replay request reaches no subscriber (none may subscribe to a replay topic anyway).

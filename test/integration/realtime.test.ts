@@ -4,7 +4,13 @@ import WebSocket from "ws";
 import * as z from "zod";
 import { app } from "../../app/index.ts";
 import { subscribe } from "../../client/realtime.ts";
-import { jobTopic, type RealtimeEvent, readTokenClaims } from "../../lib/job/realtime-wire.ts";
+import {
+  jobTopic,
+  type RealtimeEvent,
+  readTokenClaims,
+  replayTopic,
+  replyTopic,
+} from "../../lib/job/realtime-wire.ts";
 import { localStackForFile } from "../support/stack-for-file.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
 import { testApp } from "../support/test-app.ts";
@@ -178,6 +184,34 @@ describe("realtime on the local stack", () => {
     raw.publish(jobTopic("skyforge/local", id), JSON.stringify({ type: "status", status: "done" }));
     await withinMs(closed, "the broker to close a forbidden publisher", 10_000);
     raw.end(true);
+  });
+
+  it("answers one replay request of a connection at a time: a flood costs one read", async () => {
+    const id = await enqueue("llm-echo", { text: words(5) });
+    await untilStatus(id, "done");
+    const { url, token } = await subscription(id);
+    const clientId = `flood-${Math.random().toString(16).slice(2)}`;
+    const raw = await new Promise<mqtt.MqttClient>((resolve, reject) => {
+      const c = mqtt.connect(url, { clientId, username: "token", password: token, reconnectPeriod: 0 });
+      c.once("connect", () => resolve(c)).once("error", reject);
+    });
+    const markers: unknown[] = [];
+    raw.on("message", (_t, payload) => {
+      const message = JSON.parse(payload.toString()) as { type: string };
+      if (message.type === "replayed") markers.push(message);
+    });
+    await raw.subscribeAsync(replyTopic("skyforge/local", clientId));
+    const ask = replayTopic("skyforge/local", id, clientId);
+    for (let i = 0; i < 20; i++) raw.publish(ask, JSON.stringify({ id: `r${i}`, from: 0 }));
+    await waitFor(async () => markers.length > 0, "the first replay's end", 10_000);
+    // One more, after the first was answered, is answered too: the bound is on requests in flight.
+    raw.publish(ask, JSON.stringify({ id: "later", from: 0 }));
+    await waitFor(async () => markers.length > 1, "the later replay's end", 10_000);
+    raw.end(true);
+    expect(markers).toEqual([
+      { type: "replayed", id: "r0" },
+      { type: "replayed", id: "later" },
+    ]);
   });
 
   it("closes a connection that sends anything but MQTT", async () => {
