@@ -14,7 +14,8 @@ export const llmEcho = defineKind({
   }),
   queue: "default",
   maxAttempts: 3,
-  timeoutSeconds: 900,
+  // 2 000 one-letter words 1 s apart would take over half an hour: a run is bounded at 5 minutes.
+  timeoutSeconds: 300,
   handler: async ({ text, delayMs = 0 }, ctx) => {
     const out = ctx.stream("tokens");
     const words = text.split(/\s+/).filter((word) => word.length > 0);
