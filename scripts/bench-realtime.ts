@@ -67,7 +67,6 @@ async function follow(url: string, token: string, ready: () => void, dropAfter?:
       if (!stopped) return out;
     } catch (error) {
       if (++attempt > RECONNECTS) throw error;
-      if (process.env.BENCH_REALTIME_DEBUG) console.error("reconnect:", String(error));
       out.reconnects += 1;
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
     }
