@@ -16,7 +16,7 @@ const layers = [
   // 5 the engine's service contract
   ["^lib/services/"],
   // 6 operations
-  ["^lib/producer/", "^lib/groups/", "^lib/flow/", "^lib/durable/", "^lib/coalesce/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
+  ["^lib/producer/", "^lib/groups/", "^lib/flow/", "^lib/durable/", "^lib/coalesce/", "^lib/realtime/", "^lib/runtime/", "^lib/ops/", "^lib/pool/"],
   // 7 edges
   ["^lib/api/", "^lib/deploy-plan/"],
   // 8 the builders: the engine, and a deployment's handlers assembled on it
@@ -69,10 +69,10 @@ module.exports = {
     {
       name: "rooms-behind-their-service",
       comment:
-        "a feature's room (lib/groups/, lib/flow/, lib/durable/, lib/coalesce/) is reached through its service on the Engine (Engine.groups, Engine.flow, Engine.durable, Engine.coalesce): only lib/engine.ts builds it, and flow control's store operations are its room's alone",
+        "a feature's room (lib/groups/, lib/flow/, lib/durable/, lib/coalesce/, lib/realtime/) is reached through its service on the Engine (Engine.groups, Engine.flow, Engine.durable, Engine.coalesce, Engine.realtime): only lib/engine.ts builds it, and flow control's store operations are its room's alone",
       severity: "error",
-      from: { path: "^lib/", pathNot: "^lib/(groups/|flow/|durable/|coalesce/|engine\\.ts$)" },
-      to: { path: "^lib/(groups/|flow/|durable/|coalesce/|store/(flow-key|parked-line|flow-heal-cursor)-ops\\.ts$)" },
+      from: { path: "^lib/", pathNot: "^lib/(groups/|flow/|durable/|coalesce/|realtime/|engine\\.ts$)" },
+      to: { path: "^lib/(groups/|flow/|durable/|coalesce/|realtime/|store/(flow-key|parked-line|flow-heal-cursor)-ops\\.ts$)" },
     },
     {
       name: "store-not-cron",

@@ -24,6 +24,7 @@ export const kinds = [
   (await import("./kinds/order-flow.ts")).orderFlow,
   (await import("./kinds/import-row.ts")).importRow,
   (await import("./kinds/order-saga.ts")).orderSaga,
+  (await import("./kinds/llm-echo.ts")).llmEcho,
 ] as const;
 
 /** Everything skyforge runs, in one value: functions, infra, the local stack and the benches read it. */

@@ -65,3 +65,18 @@ export const prices: Prices = {
  * https://aws.amazon.com/lambda/pricing/
  */
 export const lambdaDurablePrices = { usdPerMillionOperations: 8 };
+
+/** Realtime's services at list price (docs/architecture.md §25): IoT Core, and API Gateway WebSocket APIs beside it. */
+export const realtimePrices = {
+  // https://aws.amazon.com/iot-core/pricing/
+  // Messaging $1.00 per million messages (first billion a month), each 5 KB of a message one; a
+  // publish and each delivery to a subscriber count. Connectivity $0.08 per million connection-minutes.
+  iot: { usdPerMillionMessages: 1, billedMessageBytes: 5 * 1024, usdPerMillionConnectionMinutes: 0.08 },
+  // https://aws.amazon.com/api-gateway/pricing/ (WebSocket APIs)
+  // $1.00 per million messages (first billion), each 32 KB one; $0.25 per million connection-minutes.
+  apiGatewayWebSocket: {
+    usdPerMillionMessages: 1,
+    billedMessageBytes: 32 * 1024,
+    usdPerMillionConnectionMinutes: 0.25,
+  },
+} as const;

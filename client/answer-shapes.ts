@@ -130,6 +130,7 @@ export const answerShapes = {
     status: z.literal("completed"),
     resumed: z.boolean(),
   }),
+  subscription: z.looseObject({ url: z.string(), token: z.string(), expiresAt: z.string() }),
   eventSent: z.looseObject({ resumed: z.number(), continuation: z.string().optional() }),
   waitingCounts: z.looseObject({
     waiting: z.array(

@@ -19,6 +19,8 @@ import type {
   ReplayAnswer,
   ScheduleView,
   SkyforgeClient,
+  SubscriptionAnswer,
+  SubscriptionOptions,
 } from "./skyforge-client.ts";
 import { traceHeadersFor } from "./trace-context.ts";
 import type { ApiRequest, ApiResponse, Transport } from "./transport.ts";
@@ -70,6 +72,11 @@ export function createClient<A extends AppNames>(options: ClientOptions<A> = {})
     const { status, body } = await call(request);
     return checkAnswer(request, status, body, shape) as T;
   }
+  const subscription = (id: string, body: SubscriptionOptions = {}) =>
+    object<SubscriptionAnswer>(
+      { method: "POST", path: `/jobs/${segment(id)}/subscriptions`, body },
+      answerShapes.subscription,
+    );
   const refuseIfInvalid = (request: unknown) => {
     const refused = check?.(request);
     if (refused) throw refused;
@@ -121,6 +128,14 @@ export function createClient<A extends AppNames>(options: ClientOptions<A> = {})
         { method: "POST", path: `/jobs/${segment(id)}/resume`, body: options },
         answerShapes.job,
       ),
+    subscription,
+    async *subscribe(id, subscriptionOptions = {}) {
+      const { url, token } = await subscription(id, subscriptionOptions);
+      // MQTT.js is loaded by the first subscription only: a producer that never follows a job never loads it.
+      const realtime = await import("./realtime.ts");
+      const from = subscriptionOptions.from;
+      yield* realtime.subscribe({ url, token, ...(from !== undefined ? { from } : {}) });
+    },
     replay: async (request) =>
       object<ReplayAnswer>({ method: "POST", path: "/jobs/replay", body: request }, answerShapes.replay),
     ...durableCalls({ object, segment }),

@@ -17,6 +17,7 @@ import type {
   GroupFailureMode,
   GroupView,
 } from "../lib/job/group-schemas.ts";
+import type { RealtimeEvent } from "../lib/job/realtime-wire.ts";
 import type { ReplayAnswer, ReplayRequest } from "../lib/job/replay-schemas.ts";
 import type {
   BatchResultItem,
@@ -146,6 +147,20 @@ export interface GroupRequest<A extends AppNames> {
 
 export type { JobSteps, StepView, TokenCompleted, TokenView, WaitingCounts, WaitingView };
 
+/** POST /jobs/{id}/subscriptions' request: the group's topic too, the token's life, a cursor. */
+export interface SubscriptionOptions {
+  group?: boolean;
+  expiresInSeconds?: number;
+  /** The last stream sequence number already seen. */
+  from?: number;
+}
+
+export interface SubscriptionAnswer {
+  url: string;
+  token: string;
+  expiresAt: string;
+}
+
 export interface SkyforgeClient<A extends AppNames> {
   enqueue<K extends KindName<A>>(
     kind: K,
@@ -183,6 +198,13 @@ export interface SkyforgeClient<A extends AppNames> {
    * deploy's new code will meet. A queue not declared: a 400 SkyforgeApiError.
    */
   waitingCounts(options?: { queue?: QueueName<A> }): Promise<WaitingCounts>;
+  /**
+   * A read-only realtime token for one job, to hand to a browser (POST /jobs/{id}/subscriptions;
+   * docs/guide/realtime.md): `@skyforge/client/realtime`'s `subscribe({ url, token })` follows it.
+   */
+  subscription(jobId: string, options?: SubscriptionOptions): Promise<SubscriptionAnswer>;
+  /** The job's events as they happen, through a fresh subscription; ends after `{ type: "end" }`. */
+  subscribe(jobId: string, options?: SubscriptionOptions): AsyncGenerator<RealtimeEvent, void, undefined>;
   /** A wait token's state (GET /tokens/{id}); never its secret. */
   token(id: string): Promise<TokenView>;
   /**

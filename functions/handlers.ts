@@ -41,6 +41,8 @@ export function workerHandler(app: App) {
       return await worker(event);
     } finally {
       invocation = undefined;
+      // Realtime's publishes still in flight go out before Lambda freezes the environment (§25).
+      await engine.realtime.drain();
     }
   };
 }

@@ -17,7 +17,10 @@ import { poolKindDefinition } from "./pool/reserved-child.ts";
 import { Producer } from "./producer/enqueue.ts";
 import type { EventSourceControl } from "./queue-control/event-source-control.ts";
 import { RateLimiter } from "./rate-limit/rate-limiter.ts";
+import { PublishQueue } from "./realtime/publish-queue.ts";
+import { Realtime } from "./realtime/realtime-service.ts";
 import type { Engine } from "./services/engine-services.ts";
+import type { RealtimePublisher } from "./services/realtime-service.ts";
 import { RunningJobs } from "./services/running-jobs.ts";
 import { createStoreContext } from "./store/context.ts";
 import type { RunStamp } from "./store/lease-ops.ts";
@@ -49,7 +52,22 @@ export interface EngineConfig {
   runner?: () => RunStamp;
   /** Durable jobs' journal bounds; the documented JOURNAL_LIMITS unless a test injects smaller ones. */
   journalLimits?: JournalLimits;
+  /** Realtime (docs/architecture.md §25): absent, nothing is published and no token is minted. */
+  realtime?: RealtimeConfig;
 }
+
+export interface RealtimeConfig {
+  publisher: RealtimePublisher;
+  /** Signs subscription tokens (the stack's own secret); absent on a function that mints none. */
+  secret?: string;
+  /** Every topic starts with it: the app and stage, as one IoT endpoint serves a whole region. */
+  prefix: string;
+  /** Where subscribers connect, read when a token is minted (the local broker's port is known late). */
+  url?: () => string | undefined;
+}
+
+/** With no realtime configured, its publishes go nowhere. */
+const NO_PUBLISHER: RealtimePublisher = { publish: async () => {} };
 
 /** Every kind a deployment of the app runs: its Lambda kinds and the pool kinds in force. */
 export function appRegistry(app: Pick<App, "kinds">, poolKinds: readonly PoolKindSpec[]): KindRegistry {
@@ -74,6 +92,18 @@ export function buildEngine(config: EngineConfig): Engine {
   const coalesce = new Coalescing({ store, queues, clock, metrics, log, running });
   const producer = new Producer({ ...shared, running, flow, coalesce });
   const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
+  const live = config.realtime;
+  const realtime = new Realtime({
+    store,
+    clock,
+    metrics,
+    log,
+    queue: new PublishQueue(live?.publisher ?? NO_PUBLISHER, metrics, log),
+    positions: new Map(),
+    prefix: live?.prefix ?? "skyforge",
+    secret: live?.secret,
+    url: live?.url ?? (() => undefined),
+  });
   const engine: Engine = {
     app,
     store,
@@ -81,6 +111,7 @@ export function buildEngine(config: EngineConfig): Engine {
     transport,
     producer,
     groups,
+    realtime,
     // Its token urls take the base URL in force when each token is made (a local stack sets it later).
     durable: new Durable({
       app,
@@ -92,6 +123,7 @@ export function buildEngine(config: EngineConfig): Engine {
       clock,
       metrics,
       producer,
+      realtime,
       tokenUrlBase: () => engine.tokenUrlBase,
       ...(config.journalLimits ? { journalLimits: config.journalLimits } : {}),
     }),

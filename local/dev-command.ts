@@ -83,6 +83,8 @@ export async function runDev(argv: string[], options: DevOptions = {}): Promise<
       app,
       poolKinds,
       port: settings.port,
+      // The broker beside it, on the next port, so a browser's url survives a restart (any when 0).
+      realtimePort: settings.port === 0 ? 0 : settings.port + 1,
       log,
       tickSeconds: settings.tickSeconds,
       dataDir,

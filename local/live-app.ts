@@ -25,6 +25,8 @@ export interface LiveAppDeps {
   random?: () => number;
   settings: HandlerSettings;
   visibilityTimeoutSeconds?: number;
+  /** The local realtime broker's publisher, prefix and url (local/realtime-broker.ts). */
+  realtime?: EngineConfig["realtime"];
   /** The pool's entry point as a child process, and the emulators it is pointed at; without it, no pool. */
   pool?: Pick<PoolProcessOptions, "command" | "baseEnv" | "settings" | "drainSeconds" | "waitSeconds"> & {
     endpoints: PoolProcessOptions["endpoints"];
@@ -209,6 +211,7 @@ async function prepareApp(
       metrics: deps.metrics,
       log,
       ...(deps.random ? { random: deps.random } : {}),
+      ...(deps.realtime ? { realtime: deps.realtime } : {}),
       // The local stack's workers all run in this process: its attempts name it in their history.
       runner: () => ({ runner: `local:${process.pid}` }),
     },

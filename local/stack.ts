@@ -6,6 +6,7 @@ import type { EngineConfig } from "../lib/engine.ts";
 import type { Deployment } from "../lib/handlers/deployment.ts";
 import { silentLog } from "../lib/observability/log.ts";
 import { MemoryMetrics } from "../lib/observability/metrics.ts";
+import type { RealtimePublisher } from "../lib/services/realtime-service.ts";
 import { type DataDir, openDataDir } from "./data-dir.ts";
 import {
   CLAIMS_BUCKET,
@@ -23,6 +24,7 @@ import { startLocalHttp } from "./http-server.ts";
 import { LiveApp } from "./live-app.ts";
 import { LocalEventSources } from "./local-event-sources.ts";
 import type { PoolProcessOptions } from "./pool-process.ts";
+import { startRealtimeBroker } from "./realtime-broker.ts";
 import { Ticker } from "./ticker.ts";
 
 export interface LocalStackOptions {
@@ -53,13 +55,22 @@ export interface LocalStackOptions {
   dataDir?: string;
   /** Empties `dataDir` before starting. */
   fresh?: boolean;
+  /** The realtime broker's port; 0 (a free one) unless given. */
+  realtimePort?: number;
+  /** Wraps the engine's realtime publisher (a test drops messages to see subscribers catch up). */
+  wrapRealtimePublisher?: (publisher: RealtimePublisher) => RealtimePublisher;
 }
+
+/** The local stack's topics start with this (a deployed stack's with its app and stage). */
+export const LOCAL_REALTIME_PREFIX = "skyforge/local";
 
 /** What the emulators lack (TTL): the local cleanup sweeps this many items per tick instead. */
 const LOCAL_SWEEP_ITEMS_PER_TICK = 5_000;
 
 export interface LocalStack {
   url: string;
+  /** The realtime broker: MQTT over WebSocket on loopback (docs/guide/realtime.md). */
+  realtimeUrl: string;
   engine: Deployment["engine"];
   metrics: MemoryMetrics;
   clients: { dynamodb: DynamoDBClient; sqs: SQSClient; s3: S3Client };
@@ -118,15 +129,34 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const metrics = new MemoryMetrics();
     const eventSources = new LocalEventSources();
     const tickMs = (options.tickSeconds ?? 60) * 1000;
-    const live = await LiveApp.prepare(
+    const clock = options.clock ?? systemClock;
+    // Realtime's broker (docs/guide/realtime.md) on a loopback port of its own; it reaches the
+    // engine through `live`, so it follows a reload.
+    let live: LiveApp | undefined;
+    const broker = await startRealtimeBroker({
+      host: options.host ?? LOOPBACK,
+      ...(options.realtimePort !== undefined ? { port: options.realtimePort } : {}),
+      prefix: LOCAL_REALTIME_PREFIX,
+      ...(dataDir ? { dataDir: dataDir.root } : {}),
+      now: () => clock.now(),
+      realtime: () => (live as LiveApp).deployment.engine.realtime,
+    });
+    stoppers.unshift(() => broker.close());
+    live = await LiveApp.prepare(
       {
         clients,
         table,
         metrics,
         eventSources,
-        clock: options.clock ?? systemClock,
+        clock,
         log,
         ...(options.random ? { random: options.random } : {}),
+        realtime: {
+          publisher: options.wrapRealtimePublisher?.(broker.publisher) ?? broker.publisher,
+          secret: broker.secret,
+          prefix: broker.prefix,
+          url: () => broker.url,
+        },
         settings: { tickMs, cleanupSweepItemsPerRun: LOCAL_SWEEP_ITEMS_PER_TICK },
         ...(options.visibilityTimeoutSeconds !== undefined
           ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
@@ -174,6 +204,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     return {
       url: http.url,
+      realtimeUrl: broker.url,
       get engine() {
         return live.deployment.engine;
       },

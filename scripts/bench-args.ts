@@ -87,7 +87,15 @@ export interface GroupOnlyRun extends RunShape {
 }
 
 /** The scenarios of a fixed shape (sizes from their BENCH_* variables): they take no flag but --json. */
-export const FIXED_SCENARIOS = ["batch", "redelivery", "debounce", "durable", "flood", "cold-start"] as const;
+export const FIXED_SCENARIOS = [
+  "batch",
+  "redelivery",
+  "debounce",
+  "durable",
+  "flood",
+  "cold-start",
+  "realtime",
+] as const;
 export type FixedScenario = (typeof FIXED_SCENARIOS)[number];
 export interface FixedRun {
   mode: FixedScenario;

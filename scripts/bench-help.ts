@@ -31,7 +31,8 @@ export const ALL_SCENARIOS = [
   "cold-start",
 ] as const;
 export type ScenarioName = (typeof ALL_SCENARIOS)[number];
-export const SCENARIOS = ["all", ...ALL_SCENARIOS, "heat"] as const;
+/** Run only when named: 5 000 subscribers of 100 streaming jobs (docs/architecture.md §25). */
+export const SCENARIOS = ["all", ...ALL_SCENARIOS, "heat", "realtime"] as const;
 
 export const usage = `usage: npm run bench                  every scenario in turn (the same as --scenario all)
        npm run bench -- --scenario all [--json]
@@ -75,6 +76,9 @@ export const usage = `usage: npm run bench                  every scenario in tu
                       drain, runs at once per key against its limit (over it fails the scenario), extra
                       requests per waiting job beside a plain job, and $/M jobs
   --scenario cold-start  each Lambda bundle's size and cold import beside the SDK clients' alone
+  --scenario realtime 100 llm-echo jobs of 200 words, 50 subscribers each (one drops mid-stream and
+                      resumes with from): chunk and status latency p50/p99, chunks lost, IoT Core's
+                      price (BENCH_REALTIME_JOBS, _WORDS, _SUBSCRIBERS, _DELAY_MS); run only when named
   --scenario heat     the scale model: DynamoDB units per partition key over plain jobs, a uniqueKey
                       mix, jobs due past SQS's delay, a rate-limited kind, a batch kind with one hot key
                       and a group of ${HEAT_GROUP_CHILDREN} children, then durable jobs: steps, token waits, event

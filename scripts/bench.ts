@@ -5,6 +5,7 @@ import { ALL_SCENARIOS, type AllRun, parseBenchArgs, type ScenarioName, usage } 
 import { TIMEOUT_MS } from "./bench-config.ts";
 import { heatJson, printHeatTable, runHeatScenarios } from "./bench-heat.ts";
 import { runMatrix } from "./bench-matrix.ts";
+import { realtimeScenario } from "./bench-realtime.ts";
 import {
   batchScenario,
   coldStartScenario,
@@ -70,6 +71,7 @@ const fixedScenarios = {
   durable: durableScenario,
   flood: floodScenario,
   "cold-start": coldStartScenario,
+  realtime: realtimeScenario,
 };
 
 async function report(scenarios: Scenario[], json: boolean, named: string | undefined, all: boolean) {

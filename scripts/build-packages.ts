@@ -50,6 +50,7 @@ export const packageSpecs = {
     entries: [
       { out: "index", source: "client/index.ts", types: true },
       { out: "invoke", source: "client/invoke.ts", types: true },
+      { out: "realtime", source: "client/realtime.ts", types: true },
     ],
   },
   /** `skyforge` (packages/skyforge/README.md): the engine, as a project installs it. */

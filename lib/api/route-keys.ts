@@ -23,6 +23,7 @@ export const API_ROUTE_KEYS = [
   "POST /jobs/{id}/retry",
   "POST /jobs/{id}/resume",
   "POST /jobs/replay",
+  "POST /jobs/{id}/subscriptions",
   "POST /groups",
   "GET /groups/{id}",
   "GET /groups/{id}/children",

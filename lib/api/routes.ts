@@ -30,6 +30,7 @@ import { keyRoutes } from "./key-routes.ts";
 import { queueRoutes } from "./queue-routes.ts";
 import { routeMatcher } from "./route-keys.ts";
 import { scheduleRoutes } from "./schedule-routes.ts";
+import { subscriptionRoutes } from "./subscription-routes.ts";
 import { requestTrace } from "./trace-header.ts";
 import { waitingCounts } from "./waiting-counts.ts";
 
@@ -101,6 +102,7 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
     route("POST", "/jobs/{id}/resume", async (event) =>
       json(200, await resumePausedJob(engine, jobId(event), event.body ? readJsonBody(event) : {})),
     ),
+    ...subscriptionRoutes(engine),
     ...groupRoutes(engine),
     ...durableRoutes(engine),
     ...queueRoutes(engine),

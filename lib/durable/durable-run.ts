@@ -122,6 +122,7 @@ export class DurableRun {
     if (!out.recorded && out.reason === "lease_lost")
       throw new UsageError(`step "${name}" was not recorded: this run lost its lease`);
     this.mapExists = true;
+    if (out.recorded) this.deps.realtime?.stepRecorded(this.item, name);
     const kept = out.recorded ? record : out.record;
     this.steps[name] = kept;
     return kept;

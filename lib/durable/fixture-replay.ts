@@ -197,6 +197,8 @@ function replayContext(
     rateLimit: () => run.end("outside"),
     enqueue: () => run.end("outside"),
     group: () => run.end("outside"),
+    // Streamed output is no journal record: offline, it goes nowhere and the replay goes on.
+    stream: () => ({ write: async () => {}, close: async () => {} }),
   };
 }
 

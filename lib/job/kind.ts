@@ -11,6 +11,7 @@ import type {
   GroupView,
 } from "./group-schemas.ts";
 import type { DeliveryLane } from "./lanes.ts";
+import type { StreamWriter } from "./realtime-wire.ts";
 import type { EnqueueRequest, EnqueueResult } from "./schemas.ts";
 
 /** Why the runtime aborted a handler's signal (`ctx.signal.reason`). "shutdown": the pool is stopping. */
@@ -99,6 +100,11 @@ export interface JobContextBase<Scope extends string = string> extends DurableCo
   rateLimit(scope: Scope, take?: number | RateLimitTake): Promise<RateLimitAnswer>;
   /** Set when this job is a group's completion job: the group's outcome, counts and children. */
   completion?: CompletionContext;
+  /**
+   * A writer of streamed output pushed to the job's subscribers (docs/guide/realtime.md): chunks of
+   * at most 32 KiB, numbered per stream; a name follows the step-name rules.
+   */
+  stream(name: string): StreamWriter;
 }
 
 /** The engine's view of the handler context; an app's kinds see the typed one (lib/declarations/define-app.ts). */

@@ -51,6 +51,8 @@ export const countMetrics = [
   // in their key's line because its places were all held.
   "keyWaits",
   "keyParked",
+  // Realtime (docs/architecture.md §25): messages dropped after their retries.
+  "realtimeDropped",
 ] as const;
 /** groupCompletionLag: from the group's last child recorded to its completion job's start. */
 export const timingMetrics = [

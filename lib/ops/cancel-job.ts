@@ -26,7 +26,8 @@ const FUTURE_SKEW_MS = 60_000;
  * Older or future ids name no job that can still run: not found.
  */
 export async function cancelJob(
-  engine: Pick<Engine, "store" | "queues" | "clock" | "running" | "groups" | "durable">,
+  engine: Pick<Engine, "store" | "queues" | "clock" | "running" | "groups" | "durable"> &
+    Partial<Pick<Engine, "realtime">>,
   id: string,
 ): Promise<CancelJobResult> {
   const { store, clock } = engine;
@@ -41,6 +42,7 @@ export async function cancelJob(
     if (result.outcome === "requested") engine.running.requestCancel(result.item.id);
     // A queued child ended here, not in a worker: its group hears of it now.
     if (result.outcome === "cancelled") {
+      engine.realtime?.ended(result.item);
       // A job cancelled while it waited for an event: its pointer goes with the wait (§22).
       await deleteWaiterOfEnded(store, result.item);
       await engine.groups.recordEnd(result.item);

@@ -76,7 +76,8 @@ export type ReaperDeps = Pick<
   | "durable"
   | "flow"
   | "registry"
->;
+> &
+  Partial<Pick<Engine, "realtime">>;
 
 /**
  * One reaper tick (docs/architecture.md §7): promote due scheduled jobs, drain the DLQs, repair event
@@ -262,6 +263,7 @@ async function drainDeadLetters(
         metrics.count("deadLettered", msg.queue, msg.kind);
         metrics.count("dead", msg.queue, msg.kind);
         log.warn("job dead: its message exceeded the receive count", jobFields(result.item));
+        deps.realtime?.ended(result.item);
         // Its group hears of it before the message goes: a crash here repeats this, idempotently.
         await deps.groups.recordEnd(result.item);
         await deps.durable.childEnded(result.item);

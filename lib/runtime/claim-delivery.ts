@@ -35,6 +35,7 @@ export async function claimDelivery(
   }
 
   const item = claimed.item;
+  deps.realtime?.running(item);
   const now = clock.now();
   metrics.count("started", item.queue, item.kind);
   metrics.time("queueLatency", item.queue, item.kind, Math.max(0, now - item.runAt));

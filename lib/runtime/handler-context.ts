@@ -8,7 +8,7 @@ import type { Engine } from "../services/engine-services.ts";
 import type { JobItem } from "../store/job-item.ts";
 
 export type HandlerContextDeps = Pick<Engine, "producer" | "groups" | "log" | "registry"> &
-  Partial<Pick<Engine, "rateLimiter">>;
+  Partial<Pick<Engine, "rateLimiter" | "realtime">>;
 
 /**
  * The follow-up's default uniqueKey: one per (parent job, step), kept after the follow-up finished,
@@ -99,6 +99,10 @@ export function handlerContext(
     log,
     heartbeat,
     rateLimit: rateLimitOf(deps),
+    stream: (name) => {
+      if (!deps.realtime) throw new ConfigError("no realtime service is configured for this worker");
+      return deps.realtime.stream(item, name);
+    },
     ...(completion ? { completion } : {}),
     group: (spec) => refusalIsFinal("group", () => deps.groups.createFromJob(item, fence, spec)),
     enqueue: async (kind, payload, options: FollowUpOptions = {}) => {

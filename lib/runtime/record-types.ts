@@ -17,7 +17,7 @@ export type WorkerDeps = Pick<
   | "metrics"
   | "log"
 > &
-  Partial<Pick<Engine, "running" | "random" | "rateLimiter" | "runner">>;
+  Partial<Pick<Engine, "running" | "random" | "rateLimiter" | "runner" | "realtime">>;
 
 export interface InboundRecord {
   messageId: string;

@@ -7,6 +7,7 @@ import { recordEndInGroups } from "./group-end.ts";
 import type { Decision } from "./outcome.ts";
 import { reportOutcome, toFinalization } from "./outcome-table.ts";
 import { finalizeFitting } from "./oversized-ends.ts";
+import { publishSettled } from "./realtime-status.ts";
 import type { Ack, WorkerDeps } from "./record-types.ts";
 
 /**
@@ -63,6 +64,7 @@ export async function settleClaimed(
     log.warn("lease lost before finalize; leaving the job to its new owner", fields);
     return false;
   }
+  publishSettled(deps.realtime, result.item);
   // A flow key's place goes on to its next waiting job, whatever the run came to (§20).
   await deps.flow.leavePlace(result.item);
   if (!(await recordEndInGroups(deps, result.item))) return false;

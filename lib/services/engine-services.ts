@@ -19,6 +19,7 @@ import type { CoalesceService } from "./coalesce-service.ts";
 import type { DurableService } from "./durable-service.ts";
 import type { FlowService } from "./flow-service.ts";
 import type { GroupService } from "./group-service.ts";
+import type { RealtimeService } from "./realtime-service.ts";
 import type { RunningJobs } from "./running-jobs.ts";
 
 export interface EnqueueOptions {
@@ -74,6 +75,8 @@ export interface Engine {
   transport: SqsTransport;
   producer: JobProducer;
   groups: GroupService;
+  /** Status, steps and streamed output pushed to subscribers (docs/architecture.md §25). */
+  realtime: RealtimeService;
   /** Durable steps, sleeps and waits (docs/architecture.md §22). */
   durable: DurableService;
   /** Flow control per key (docs/architecture.md §20); lib/flow/flow-service.ts. */

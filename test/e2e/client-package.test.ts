@@ -184,4 +184,34 @@ describe("@skyforge/client in a project outside the repo", { timeout: 120_000 },
     });
     expect(stdout.trim()).toBe("echo queued");
   });
+
+  it("the realtime entry, typed: a process holding only a token follows an llm-echo job to its end", async () => {
+    const { stdout: files } = await run("tar", ["tzf", join(project, "skyforge-client-0.1.0.tgz")]);
+    expect(files.split("\n")).toContain("package/dist/types/client/realtime.d.ts");
+    // The producer mints the token; the follower is given only its url and token, as a browser is.
+    const script = [
+      'import { createClient } from "@skyforge/client";',
+      'import { subscribe } from "@skyforge/client/realtime";',
+      "const jobs = createClient();",
+      'const { job } = await jobs.enqueue("llm-echo", { text: "one two three", delayMs: 5 });',
+      "const { url, token } = await jobs.subscription(job.id);",
+      "const words = [];",
+      "let last;",
+      "for await (const event of subscribe({ url, token })) {",
+      '  if (event.type === "stream" && !event.closed) words.push(event.chunk);',
+      "  last = event;",
+      "}",
+      "const again = [];",
+      'for await (const event of jobs.subscribe(job.id, { from: 2 })) if (event.type === "stream") again.push(event.seq);',
+      'console.log(words.join(" "), last.type, last.status, again.join(","));',
+      "",
+    ].join("\n");
+    writeFileSync(join(project, "follow.mjs"), script);
+    const { stdout } = await run(node, ["--no-experimental-strip-types", join(project, "follow.mjs")], {
+      cwd: project,
+      env: { ...process.env, SKYFORGE_ENDPOINT: stack.url },
+      timeout: 30_000,
+    });
+    expect(stdout.trim()).toBe("one two three end done 3,4");
+  });
 });

@@ -53,8 +53,11 @@ afterAll(() => {
 });
 
 describe("each emulator port npm start opens", () => {
-  it("is dynalite's or fauxqs's: the stack listens on nothing else but its HTTP API", () => {
+  it("is dynalite's or fauxqs's: the stack listens on nothing else but its HTTP API and its realtime broker", () => {
+    // The broker takes MQTT from any page holding a token (test/e2e/realtime-browser.test.ts).
+    const realtime = /^ +realtime +ws:\/\/127\.0\.0\.1:(\d+)\//m.exec(env.stack().output())?.[1];
     const expected = [env.stack().url, c.endpoints.dynamodb, c.endpoints.sqs].map(portOf);
+    expected.push(Number(realtime));
     expect(listeningPorts(env.stack().pid)).toEqual(new Set(expected));
   });
 

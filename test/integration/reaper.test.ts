@@ -1,5 +1,5 @@
 import { SendMessageCommand } from "@aws-sdk/client-sqs";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
 import { PROMOTION_HOLD_MS, promotionHoldUntil } from "../../lib/ops/promote.ts";
 import { DEAD_LETTER_REASON, PROMOTION_HORIZON_MS, runReaper } from "../../lib/ops/reaper.ts";
@@ -221,8 +221,11 @@ describe("reaper: dead-letter queue drain", () => {
     // (e) something that is not a skyforge job.
     await toDlq("hello from another system");
     expect((await h.engine.transport.depth("default")).dlq).toBe(6);
+    // Its subscribers hear of each end (docs/architecture.md §25), and of nothing the drain left alone.
+    const ended = vi.spyOn(h.engine.realtime, "ended");
 
     const report = await runReaper(h.engine);
+    expect(ended.mock.calls.map(([item]) => item.id).sort()).toEqual([ghost.id, queued.id].sort());
     expect(report).toEqual({
       ...noReports,
       deadLettered: 2,

@@ -1,0 +1,22 @@
+import type { Clock } from "../clock.ts";
+import type { Log } from "../observability/log.ts";
+import type { JobMetrics } from "../observability/metrics.ts";
+import type { StoreContext } from "../store/context.ts";
+import type { PublishQueue } from "./publish-queue.ts";
+
+/** What realtime uses (lib/engine.ts wires it). */
+export interface RealtimeDeps {
+  store: StoreContext;
+  clock: Clock;
+  metrics: JobMetrics;
+  log: Log;
+  queue: PublishQueue;
+  /** Each running job's streams' last sequence numbers in this process, told with its end. */
+  positions: Map<string, Record<string, number>>;
+  /** Every topic of this stack starts with it (one IoT endpoint serves a whole account and region). */
+  prefix: string;
+  /** Signs subscription tokens; undefined when realtime is not configured (no subscriptions then). */
+  secret: string | undefined;
+  /** Where subscribers connect (wss://… on AWS, ws://127.0.0.1:… locally), read when a token is minted. */
+  url: () => string | undefined;
+}

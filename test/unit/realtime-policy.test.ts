@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { jobTopic, replayTopic, replyTopic } from "../../lib/job/realtime-wire.ts";
+import { iotAuthorizerResponse } from "../../lib/realtime/iot-authorizer.ts";
+import { grantFor } from "../../lib/realtime/policy.ts";
+import { mintToken } from "../../lib/realtime/token.ts";
+
+/** The one realtime policy (lib/realtime/policy.ts) and IoT Core's authorizer answer over it. */
+const secret = "s3cr3t-for-tests";
+const prefix = "skyforge/app/ci";
+const now = 1_800_000_000_000;
+const ARN = "arn:aws:lambda:us-east-1:123456789012:function:JobsRealtimeAuthorizer";
+const token = (claims: { j: string; g?: string; exp?: number; p?: string }, key = secret) =>
+  mintToken(
+    {
+      p: claims.p ?? prefix,
+      j: claims.j,
+      exp: claims.exp ?? now + 600_000,
+      ...(claims.g ? { g: claims.g } : {}),
+    },
+    key,
+  );
+const event = (password: string, clientId = "sf-abc") => ({
+  protocolData: { mqtt: { username: "token", password: Buffer.from(password).toString("base64"), clientId } },
+});
+
+describe("the realtime policy", () => {
+  it("grants a token its own job's topic and its own reply topic, and publishing only its replay requests", () => {
+    const answer = grantFor(token({ j: "JOBA" }), "sf-abc", { secret, prefix, now });
+    expect(answer.ok && answer.grant.subscribe).toEqual([
+      jobTopic(prefix, "JOBA"),
+      replyTopic(prefix, "sf-abc"),
+    ]);
+    expect(answer.ok && answer.grant.publish).toEqual([replayTopic(prefix, "JOBA", "sf-abc")]);
+  });
+
+  it("refuses another stack's, an expired, an altered or another key's token, and a client id with topic characters", () => {
+    const check = (t: string, clientId = "sf-abc") => grantFor(t, clientId, { secret, prefix, now });
+    expect(check(token({ j: "JOBA", p: "skyforge/app/prod" }))).toMatchObject({ ok: false });
+    expect(check(token({ j: "JOBA", exp: now }))).toMatchObject({
+      ok: false,
+      reason: "the token has expired",
+    });
+    expect(check(token({ j: "JOBA" }, "another"))).toMatchObject({ ok: false });
+    const [, signature] = token({ j: "JOBA" }).split(".");
+    const other = token({ j: "JOBB" }).split(".")[0];
+    expect(check(`${other}.${signature}`)).toMatchObject({ ok: false });
+    for (const id of ["a/b", "#", "+", ""])
+      expect(check(token({ j: "JOBA" }), id)).toMatchObject({ ok: false });
+  });
+});
+
+describe("IoT Core's authorizer answer", () => {
+  it("allows exactly the grant's topics, in the function's account and region, until the token expires", () => {
+    const answer = iotAuthorizerResponse(event(token({ j: "JOBA", g: "GRP" })), ARN, { secret, prefix, now });
+    const iot = "arn:aws:iot:us-east-1:123456789012";
+    expect(answer.isAuthenticated).toBe(true);
+    expect(answer.disconnectAfterInSeconds).toBe(600);
+    expect(answer.policyDocuments[0]?.Statement).toEqual([
+      { Effect: "Allow", Action: "iot:Connect", Resource: [`${iot}:client/sf-abc`] },
+      {
+        Effect: "Allow",
+        Action: "iot:Subscribe",
+        Resource: [
+          `${iot}:topicfilter/${prefix}/jobs/JOBA`,
+          `${iot}:topicfilter/${prefix}/groups/GRP`,
+          `${iot}:topicfilter/${prefix}/replies/sf-abc`,
+        ],
+      },
+      {
+        Effect: "Allow",
+        Action: "iot:Receive",
+        Resource: [
+          `${iot}:topic/${prefix}/jobs/JOBA`,
+          `${iot}:topic/${prefix}/groups/GRP`,
+          `${iot}:topic/${prefix}/replies/sf-abc`,
+        ],
+      },
+      { Effect: "Allow", Action: "iot:Publish", Resource: [`${iot}:topic/${prefix}/replay/JOBA/sf-abc`] },
+    ]);
+  });
+
+  it("does not authenticate a refused token, and grants it nothing", () => {
+    for (const password of ["", "nope", token({ j: "JOBA", exp: now - 1 })]) {
+      const answer = iotAuthorizerResponse(event(password), ARN, { secret, prefix, now });
+      expect(answer).toMatchObject({ isAuthenticated: false, policyDocuments: [] });
+    }
+  });
+});
