@@ -48,12 +48,10 @@ export class EventSourcePoller {
   /** Resolved (and replaced) whenever the configuration changes, to wake loops waiting on a pause. */
   private changed = Promise.withResolvers<void>();
 
-  private readonly sqs: SQSClient;
-  private readonly options: PollerOptions;
-
-  constructor(sqs: SQSClient, options: PollerOptions) {
-    this.sqs = sqs;
-    this.options = options;
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly options: PollerOptions,
+  ) {
     this.concurrency = options.maxConcurrency;
   }
 

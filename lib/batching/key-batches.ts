@@ -60,11 +60,7 @@ export class KeyBatches<T> {
   private readonly settled = new Set<Promise<void>>();
   private draining = false;
 
-  private readonly options: KeyBatchesOptions<T>;
-
-  constructor(options: KeyBatchesOptions<T>) {
-    this.options = options;
-  }
+  constructor(private readonly options: KeyBatchesOptions<T>) {}
 
   add(key: string, item: T): void {
     if (this.draining) throw new InvariantError("key batches are draining; hand the item back instead");

@@ -19,11 +19,7 @@ import { giveKeyBack, reserveKey } from "./key-lock.ts";
  * write order calls it at its reserve, unwind and after-write stages; a delivery at its claim.
  */
 export class Coalescing implements CoalesceService {
-  private readonly deps: CoalesceDeps;
-
-  constructor(deps: CoalesceDeps) {
-    this.deps = deps;
-  }
+  constructor(private readonly deps: CoalesceDeps) {}
 
   targetOf(
     valid: CheckedRequest<AnyKind>,

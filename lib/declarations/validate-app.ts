@@ -208,11 +208,8 @@ export function validateDeclarations(d: Declarations): string[] {
 /** Declarations that cannot be deployed or run; the message lists every problem. */
 export class DeclarationError extends ConfigError {
   override readonly name = "DeclarationError";
-  readonly problems: readonly string[];
-
-  constructor(problems: readonly string[]) {
+  constructor(readonly problems: readonly string[]) {
     super(`invalid declarations (${problems.length}):\n- ${problems.join("\n- ")}`);
-    this.problems = problems;
   }
 }
 

@@ -22,11 +22,7 @@ import { invokeMany as invokeManyChildren } from "./invoke-many.ts";
 
 /** Durable steps, sleeps and waits (docs/architecture.md §22): the engine's one door to them. */
 export class Durable implements DurableService {
-  private readonly deps: DurableDeps;
-
-  constructor(deps: DurableDeps) {
-    this.deps = deps;
-  }
+  constructor(private readonly deps: DurableDeps) {}
 
   openRun(item: JobItem, fence: string, live: () => boolean, retentionDays: RetentionDays): DurableRunHandle {
     const run = new DurableRun(this.deps, item, fence, live, retentionDays);

@@ -75,10 +75,7 @@ class ReplayRun {
   /** Whether the recorded job had ended (not suspended): a wait it timed out in, it met. */
   readonly ended: boolean;
 
-  readonly fixture: JournalFixture;
-
-  constructor(fixture: JournalFixture) {
-    this.fixture = fixture;
+  constructor(readonly fixture: JournalFixture) {
     this.ended = fixture.status !== "scheduled";
     const records: Record<string, StepRecord> = {};
     fixture.ops.forEach((o, i) => {

@@ -47,19 +47,12 @@ export class Journal {
   private diverged: Error | undefined;
 
   /** `steps`: the job's records, as the run holds them; `onDiverged` hears the first divergence. */
-  private readonly jobId: string;
-  private readonly steps: Readonly<Record<string, StepRecord>>;
-  private readonly onDiverged: (error: Error) => void;
-
   constructor(
-    jobId: string,
-    steps: Readonly<Record<string, StepRecord>>,
-    onDiverged: (error: Error) => void,
+    private readonly jobId: string,
+    private readonly steps: Readonly<Record<string, StepRecord>>,
+    private readonly onDiverged: (error: Error) => void,
     limits?: JournalLimits,
   ) {
-    this.jobId = jobId;
-    this.steps = steps;
-    this.onDiverged = onDiverged;
     this.bounds = new JournalBounds(Object.keys(steps), limits);
     for (const [name, r] of Object.entries(steps))
       if (r.op !== undefined && r.op !== "version") this.namesAt.set(r.n, name);

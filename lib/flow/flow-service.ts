@@ -17,11 +17,7 @@ import { flowKeyView } from "./key-view.ts";
  * imports a file of lib/flow/.
  */
 export class Flow implements FlowService {
-  private readonly deps: FlowDeps;
-
-  constructor(deps: FlowDeps) {
-    this.deps = deps;
-  }
+  constructor(private readonly deps: FlowDeps) {}
 
   parkIfKeyFull(planned: readonly ParkableJob[]) {
     return parkIfKeyFull(this.deps, planned);

@@ -15,11 +15,7 @@ import { countChildren, toGroupView } from "./group-view.ts";
 
 /** Job groups (docs/architecture.md §15): the engine's one door to them. */
 export class Groups implements GroupService {
-  private readonly deps: GroupDeps;
-
-  constructor(deps: GroupDeps) {
-    this.deps = deps;
-  }
+  constructor(private readonly deps: GroupDeps) {}
 
   /** `trace`: the caller's W3C trace context (a traceparent header or Invoke field). */
   create(raw: unknown, trace?: string) {

@@ -11,13 +11,10 @@ import type { HandlerSettings } from "./handler-settings.ts";
 export class CronHandler {
   private synced: Promise<SyncReport> | undefined;
 
-  private readonly engine: Engine;
-  private readonly settings: HandlerSettings;
-
-  constructor(engine: Engine, settings: HandlerSettings) {
-    this.engine = engine;
-    this.settings = settings;
-  }
+  constructor(
+    private readonly engine: Engine,
+    private readonly settings: HandlerSettings,
+  ) {}
 
   syncDeclared(): Promise<SyncReport> {
     const { store, app, clock, log } = this.engine;

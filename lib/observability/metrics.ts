@@ -94,11 +94,8 @@ export class MemoryMetrics extends AggregatingMetrics {}
  * batch of a hundred jobs costs a handful of log lines and no PutMetricData calls.
  */
 export class EmfMetrics extends AggregatingMetrics {
-  private readonly serviceName: string;
-
-  constructor(serviceName: string = METRICS_SERVICE) {
+  constructor(private readonly serviceName: string = METRICS_SERVICE) {
     super();
-    this.serviceName = serviceName;
   }
 
   override flush(): void {

@@ -53,11 +53,7 @@ export interface QueueView extends QueueSettings {
  * made to match. If that second step fails, the reaper's repair pass finishes it.
  */
 export class QueueAdmin {
-  private readonly deps: QueueAdminDeps;
-
-  constructor(deps: QueueAdminDeps) {
-    this.deps = deps;
-  }
+  constructor(private readonly deps: QueueAdminDeps) {}
 
   async list(): Promise<QueueView[]> {
     return Promise.all(this.deps.queues.map((q) => this.view(q)));

@@ -32,10 +32,7 @@ export class Intake {
   private readonly lines = new Map<string, Line>();
   private readonly held = new Map<string, number>();
 
-  private readonly kinds: readonly PoolKindSpec[];
-
-  constructor(kinds: readonly PoolKindSpec[]) {
-    this.kinds = kinds;
+  constructor(private readonly kinds: readonly PoolKindSpec[]) {
     for (const k of kinds) this.lines.set(k.name, { critical: [], normal: [] });
   }
 

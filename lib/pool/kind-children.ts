@@ -25,19 +25,11 @@ export class KindChildren {
   private closed = false;
   respawns = 0;
 
-  readonly kind: string;
-  readonly capacity: Capacity;
-  private readonly spawnChild: (onExit: (child: WarmChild) => void) => WarmChild;
-
   constructor(
-    kind: string,
-    capacity: Capacity,
-    spawnChild: (onExit: (child: WarmChild) => void) => WarmChild,
-  ) {
-    this.kind = kind;
-    this.capacity = capacity;
-    this.spawnChild = spawnChild;
-  }
+    readonly kind: string,
+    readonly capacity: Capacity,
+    private readonly spawnChild: (onExit: (child: WarmChild) => void) => WarmChild,
+  ) {}
 
   get size(): number {
     return this.idle.length + this.busy.size;

@@ -34,11 +34,7 @@ export class LineSplitter {
   /** Dropping the rest of an overlong line, up to its "\n". */
   private skipping = false;
 
-  private readonly options: LineSplitterOptions;
-
-  constructor(options: LineSplitterOptions) {
-    this.options = options;
-  }
+  constructor(private readonly options: LineSplitterOptions) {}
 
   push(chunk: Buffer): void {
     let start = 0;

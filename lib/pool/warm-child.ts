@@ -59,12 +59,11 @@ export class WarmChild {
   private gone = false;
   private readonly exited: Promise<void>;
 
-  readonly launch: ChildLaunch;
-  private readonly log: Log;
-
-  constructor(launch: ChildLaunch, log: Log, onExit: (child: WarmChild) => void) {
-    this.launch = launch;
-    this.log = log;
+  constructor(
+    readonly launch: ChildLaunch,
+    private readonly log: Log,
+    onExit: (child: WarmChild) => void,
+  ) {
     const [program, ...args] = [...(launch.via ?? []), ...launch.argv];
     this.proc = spawn(program as string, args, {
       cwd: launch.cwd,

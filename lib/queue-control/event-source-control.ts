@@ -35,14 +35,11 @@ export interface EventSourceControl {
  * stops receives, so a paused queue's messages sit untouched: no receive counts, no dead letters.
  */
 export class LambdaEventSourceControl implements EventSourceControl {
-  private readonly lambda: LambdaClient;
-  /** queue name → event source mapping UUID */
-  private readonly mappings: ReadonlyMap<string, string>;
-
-  constructor(lambda: LambdaClient, mappings: ReadonlyMap<string, string>) {
-    this.lambda = lambda;
-    this.mappings = mappings;
-  }
+  constructor(
+    private readonly lambda: LambdaClient,
+    /** queue name → event source mapping UUID */
+    private readonly mappings: ReadonlyMap<string, string>,
+  ) {}
 
   async apply(queue: string, intent: EventSourceIntent): Promise<void> {
     const UUID = this.mappings.get(queue);

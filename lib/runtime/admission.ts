@@ -21,10 +21,7 @@ const PAUSED_RECHECK_SECONDS = 60;
 export class Admission {
   private readonly queueStates: QueueStateCache;
 
-  private readonly deps: WorkerDeps;
-
-  constructor(deps: WorkerDeps) {
-    this.deps = deps;
+  constructor(private readonly deps: WorkerDeps) {
     this.queueStates = new QueueStateCache((q) => getQueueState(deps.store, q), deps.clock);
   }
 

@@ -27,10 +27,7 @@ export class RecordProcessor {
   /** Where visibility changes go when the caller batches none (the pool: each message ends alone). */
   private readonly immediate: VisibilitySink;
 
-  private readonly deps: WorkerDeps;
-
-  constructor(deps: WorkerDeps) {
-    this.deps = deps;
+  constructor(private readonly deps: WorkerDeps) {
     this.immediate = immediateVisibility(deps.transport);
     const admission = new Admission(deps);
     this.steps = {

@@ -11,15 +11,11 @@ export class QueueStateCache {
   /** One refresh per queue at a time: records that arrive together share it. */
   private readonly refreshing = new Map<string, Promise<QueueState>>();
 
-  private readonly read: (queue: string) => Promise<QueueState>;
-  private readonly clock: Clock;
-  private readonly ttlMs;
-
-  constructor(read: (queue: string) => Promise<QueueState>, clock: Clock, ttlMs = 5_000) {
-    this.read = read;
-    this.clock = clock;
-    this.ttlMs = ttlMs;
-  }
+  constructor(
+    private readonly read: (queue: string) => Promise<QueueState>,
+    private readonly clock: Clock,
+    private readonly ttlMs = 5_000,
+  ) {}
 
   async get(queue: string): Promise<QueueState> {
     const now = this.clock.now();

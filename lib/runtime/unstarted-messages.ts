@@ -73,11 +73,7 @@ export class UnstartedMessages {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
-  private readonly options: UnstartedMessagesOptions;
-
-  constructor(options: UnstartedMessagesOptions) {
-    this.options = options;
-  }
+  constructor(private readonly options: UnstartedMessagesOptions) {}
 
   get size(): number {
     return this.held.size;

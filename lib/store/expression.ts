@@ -65,11 +65,7 @@ export class Update {
   private readonly sets: string[] = [];
   private readonly removes: string[] = [];
   private readonly adds: string[] = [];
-  readonly e: Expr;
-
-  constructor(e: Expr) {
-    this.e = e;
-  }
+  constructor(readonly e: Expr) {}
 
   set(attr: string, value: unknown): this {
     this.sets.push(`${this.e.name(attr)} = ${this.e.value(value)}`);

@@ -11,12 +11,10 @@ import type { StageRun } from "./sst-program.ts";
 export class StageResources {
   readonly resources: RecordedResource[];
 
-  readonly run: StageRun;
-  readonly component?: ComponentReport;
-
-  constructor(run: StageRun, component?: ComponentReport) {
-    this.run = run;
-    this.component = component;
+  constructor(
+    readonly run: StageRun,
+    readonly component?: ComponentReport,
+  ) {
     this.resources = component ? run.resources.filter((r) => r.component === component.name) : run.resources;
   }
 

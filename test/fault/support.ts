@@ -41,14 +41,12 @@ export class FaultStack {
   private process: StackProcess;
   private killed = false;
 
-  readonly copy: FaultProjectCopy;
-  readonly logPath: string;
-  readonly dataDir: string;
-
-  private constructor(copy: FaultProjectCopy, logPath: string, dataDir: string, process: StackProcess) {
-    this.copy = copy;
-    this.logPath = logPath;
-    this.dataDir = dataDir;
+  private constructor(
+    readonly copy: FaultProjectCopy,
+    readonly logPath: string,
+    readonly dataDir: string,
+    process: StackProcess,
+  ) {
     this.process = process;
   }
 

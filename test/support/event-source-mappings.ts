@@ -14,13 +14,10 @@ export interface MappingState {
 export class EventSourceMappings {
   readonly state = new Map<string, MappingState>();
 
-  private readonly region: string;
-  private readonly account: string;
-
-  constructor(region: string, account: string) {
-    this.region = region;
-    this.account = account;
-  }
+  constructor(
+    private readonly region: string,
+    private readonly account: string,
+  ) {}
 
   add(uuid: string, initial: MappingState): void {
     this.state.set(uuid, { ...initial });
