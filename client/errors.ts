@@ -12,17 +12,26 @@ export abstract class SkyforgeClientError extends Error {}
 
 export class SkyforgeApiError extends SkyforgeClientError {
   override readonly name = "SkyforgeApiError";
+  /** The HTTP status the API answered (or would have: `errorCodes[code]`). */
+  readonly status: number;
+  /** One of the API's codes (`errorCodes` in lib/errors.ts). */
+  readonly code: ErrorCode;
+  readonly issues?: ClientIssue[];
+  /** "client": refused before sending, by the app's schemas; nothing reached the API. */
+  readonly raisedBy: "api" | "client";
+
   constructor(
-    /** The HTTP status the API answered (or would have: `errorCodes[code]`). */
-    readonly status: number,
-    /** One of the API's codes (`errorCodes` in lib/errors.ts). */
-    readonly code: ErrorCode,
+    status: number,
+    code: ErrorCode,
     message: string,
-    readonly issues?: ClientIssue[],
-    /** "client": refused before sending, by the app's schemas; nothing reached the API. */
-    readonly raisedBy: "api" | "client" = "api",
+    issues?: ClientIssue[],
+    raisedBy: "api" | "client" = "api",
   ) {
     super(message);
+    this.status = status;
+    this.code = code;
+    this.issues = issues;
+    this.raisedBy = raisedBy;
   }
 
   /** The error the API would answer for `code`, raised by the client before sending anything. */
@@ -38,13 +47,12 @@ export class SkyforgeApiError extends SkyforgeClientError {
 
 export class SkyforgeTransportError extends SkyforgeClientError {
   override readonly name = "SkyforgeTransportError";
-  constructor(
-    message: string,
-    /** What came back, when something did: the HTTP status and the body (parsed JSON, or its text). */
-    readonly answer?: { status: number; body: unknown },
-    options?: { cause?: unknown },
-  ) {
+  /** What came back, when something did: the HTTP status and the body (parsed JSON, or its text). */
+  readonly answer?: { status: number; body: unknown };
+
+  constructor(message: string, answer?: { status: number; body: unknown }, options?: { cause?: unknown }) {
     super(message, options);
+    this.answer = answer;
   }
 }
 

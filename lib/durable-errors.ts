@@ -81,19 +81,22 @@ export class VersionChangedError extends SkyforgeError {
  */
 export class ParallelStepError extends SkyforgeError {
   override readonly name = "ParallelStepError";
-  constructor(
-    /** The call: `map` or `parallel`. */
-    readonly method: "map" | "parallel",
-    /** The call's name, as `ctx.map(name, …)` gave it. */
-    readonly call: string,
-    /** The lowest index whose step failed. */
-    readonly index: number,
-    /** How many of the call's steps failed. */
-    readonly failed: number,
-    cause: unknown,
-  ) {
+  /** The call: `map` or `parallel`. */
+  readonly method: "map" | "parallel";
+  /** The call's name, as `ctx.map(name, …)` gave it. */
+  readonly call: string;
+  /** The lowest index whose step failed. */
+  readonly index: number;
+  /** How many of the call's steps failed. */
+  readonly failed: number;
+
+  constructor(method: "map" | "parallel", call: string, index: number, failed: number, cause: unknown) {
     const why = cause instanceof Error ? cause.message : String(cause);
     const more = failed > 1 ? ` (${failed} of its steps failed)` : "";
     super(`${method} "${call}": step ${index} failed${more}: ${why}`, { cause });
+    this.method = method;
+    this.call = call;
+    this.index = index;
+    this.failed = failed;
   }
 }

@@ -121,49 +121,54 @@ export class UnrecoverableError extends HandlerError {
  */
 export class ChildJobError extends UnrecoverableError {
   override readonly name = "ChildJobError";
-  constructor(
-    /** The child step's name in the parent. */
-    readonly step: string,
-    readonly childId: string,
-    readonly childStatus: "dead" | "cancelled",
-    /** The child's last error (its lastError), or why it ended without one. */
-    readonly childError: string,
-  ) {
+  /** The child step's name in the parent. */
+  readonly step: string;
+  readonly childId: string;
+  readonly childStatus: "dead" | "cancelled";
+  /** The child's last error (its lastError), or why it ended without one. */
+  readonly childError: string;
+
+  constructor(step: string, childId: string, childStatus: "dead" | "cancelled", childError: string) {
     super(`child step "${step}": job ${childId} ended ${childStatus}: ${childError}`);
+    this.step = step;
+    this.childId = childId;
+    this.childStatus = childStatus;
+    this.childError = childError;
   }
 }
 
 /** Retry, but after exactly this many seconds instead of the queue's backoff. Spends an attempt. */
 export class RetryAfterError extends HandlerError {
   override readonly name = "RetryAfterError";
-  constructor(
-    readonly retryAfterSeconds: number,
-    message = `retry after ${retryAfterSeconds}s`,
-  ) {
+  readonly retryAfterSeconds: number;
+
+  constructor(retryAfterSeconds: number, message = `retry after ${retryAfterSeconds}s`) {
     super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
 /** A shared resource is saturated: the whole queue cools down and no attempt is spent. */
 export class ThrottledError extends HandlerError {
   override readonly name = "ThrottledError";
-  constructor(
-    readonly retryAfterSeconds: number,
-    message = `throttled for ${retryAfterSeconds}s`,
-  ) {
+  readonly retryAfterSeconds: number;
+
+  constructor(retryAfterSeconds: number, message = `throttled for ${retryAfterSeconds}s`) {
     super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
 /** A caller's mistake. Never a 5xx; the message is safe to show. */
 export class ClientError extends SkyforgeError {
   override readonly name = "ClientError";
-  constructor(
-    readonly code: ClientErrorCode,
-    message: string,
-    readonly issues?: ClientIssue[],
-  ) {
+  readonly code: ClientErrorCode;
+  readonly issues?: ClientIssue[];
+
+  constructor(code: ClientErrorCode, message: string, issues?: ClientIssue[]) {
     super(message);
+    this.code = code;
+    this.issues = issues;
   }
   get httpStatus(): number {
     return errorCodes[this.code];
@@ -181,11 +186,13 @@ export abstract class StoreError extends SkyforgeError {}
 /** A conditional write lost its race; `current` is the item as DynamoDB saw it, when it exists. */
 export class StoreConflict<T = Record<string, unknown>> extends StoreError {
   override readonly name = "StoreConflict";
-  constructor(
-    readonly operation: string,
-    readonly current: T | undefined,
-  ) {
+  readonly operation: string;
+  readonly current: T | undefined;
+
+  constructor(operation: string, current: T | undefined) {
     super(`${operation}: condition failed`);
+    this.operation = operation;
+    this.current = current;
   }
 }
 
@@ -195,8 +202,11 @@ export class StoreConflict<T = Record<string, unknown>> extends StoreError {
  */
 export class ItemTooLarge extends StoreError {
   override readonly name = "ItemTooLarge";
-  constructor(readonly operation: string) {
+  readonly operation: string;
+
+  constructor(operation: string) {
     super(`${operation}: the item would pass DynamoDB's 400 KB limit`);
+    this.operation = operation;
   }
 }
 
@@ -208,11 +218,11 @@ export class ItemNotFound extends StoreError {
 /** The item exists but its state forbids the operation; `current` is the item as it is now. */
 export class InvalidItemState<T = Record<string, unknown>> extends StoreError {
   override readonly name = "InvalidItemState";
-  constructor(
-    message: string,
-    readonly current?: T,
-  ) {
+  readonly current?: T;
+
+  constructor(message: string, current?: T) {
     super(message);
+    this.current = current;
   }
 }
 
@@ -228,14 +238,16 @@ export class InvalidStoreInput extends StoreError {
  */
 export class StoredFormatTooNew extends StoreError {
   override readonly name = "StoredFormatTooNew";
-  constructor(
-    readonly format: string,
-    readonly found: number,
-    readonly known: number,
-    what: string,
-  ) {
+  readonly format: string;
+  readonly found: number;
+  readonly known: number;
+
+  constructor(format: string, found: number, known: number, what: string) {
     super(
       `${what} is in ${format} format v${found}; this skyforge reads ${format} formats up to v${known}: it was written by a newer version, which must read it (roll forward)`,
     );
+    this.format = format;
+    this.found = found;
+    this.known = known;
   }
 }

@@ -153,12 +153,17 @@ class Reloads {
   private running: Promise<void> | undefined;
   private again = false;
 
-  constructor(
-    private readonly stack: LocalStack,
-    private readonly file: string,
-    private readonly shown: string,
-    private readonly env: Env,
-  ) {}
+  private readonly stack: LocalStack;
+  private readonly file: string;
+  private readonly shown: string;
+  private readonly env: Env;
+
+  constructor(stack: LocalStack, file: string, shown: string, env: Env) {
+    this.stack = stack;
+    this.file = file;
+    this.shown = shown;
+    this.env = env;
+  }
 
   request(): void {
     if (this.running) {
@@ -208,7 +213,7 @@ function stackLog(settings: LocalStackSettings): Log {
 const BUILT_POOL_ENTRY = fileURLToPath(new URL("./pool.js", import.meta.url));
 
 /**
- * The pool child: the given entry (this repo's source through tsx: scripts/start.ts), else the
+ * The pool child: the given entry (this repo's source, run by Node itself: scripts/start.ts), else the
  * package's built one, with the caller's environment (PATH for python3, SKYFORGE_POOL_CONFIG for
  * extra kinds) plus SKYFORGE_APP_MODULE, so it runs the same app module. Without either, no pool
  * runs (the pool-tier queues hold their jobs).

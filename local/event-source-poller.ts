@@ -48,10 +48,12 @@ export class EventSourcePoller {
   /** Resolved (and replaced) whenever the configuration changes, to wake loops waiting on a pause. */
   private changed = Promise.withResolvers<void>();
 
-  constructor(
-    private readonly sqs: SQSClient,
-    private readonly options: PollerOptions,
-  ) {
+  private readonly sqs: SQSClient;
+  private readonly options: PollerOptions;
+
+  constructor(sqs: SQSClient, options: PollerOptions) {
+    this.sqs = sqs;
+    this.options = options;
     this.concurrency = options.maxConcurrency;
   }
 

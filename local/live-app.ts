@@ -67,12 +67,13 @@ export class LiveApp {
 
   private stopped = false;
 
-  private constructor(
-    private readonly deps: LiveAppDeps,
-    /** Every queue provisioned so far, by name (a reload adds the new app's). */
-    readonly queues: Map<string, ProvisionedQueue>,
-    first: Prepared,
-  ) {
+  private readonly deps: LiveAppDeps;
+  /** Every queue provisioned so far, by name (a reload adds the new app's). */
+  readonly queues: Map<string, ProvisionedQueue>;
+
+  private constructor(deps: LiveAppDeps, queues: Map<string, ProvisionedQueue>, first: Prepared) {
+    this.deps = deps;
+    this.queues = queues;
     this.current = first.deployment;
     this.pending = first;
   }

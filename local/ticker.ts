@@ -14,11 +14,15 @@ export class Ticker {
   private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Map<string, Promise<void>>();
 
-  constructor(
-    private readonly tasks: readonly ScheduledTask[],
-    private readonly intervalMs: number,
-    private readonly log: Log,
-  ) {}
+  private readonly tasks: readonly ScheduledTask[];
+  private readonly intervalMs: number;
+  private readonly log: Log;
+
+  constructor(tasks: readonly ScheduledTask[], intervalMs: number, log: Log) {
+    this.tasks = tasks;
+    this.intervalMs = intervalMs;
+    this.log = log;
+  }
 
   start(): void {
     if (this.timer) return;

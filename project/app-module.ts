@@ -22,13 +22,15 @@ import { ConfigError } from "../lib/errors.ts";
 /** The engine's own sources (this repo's lib/), left as imports when an app bundle reaches them. */
 const engineSources = fileURLToPath(new URL("../lib/", import.meta.url));
 /**
- * Whether this process runs lib/'s own .ts files through tsx (`npm start`, the CLI's fallback, the
- * tests' stack processes), so the engine the caller runs is those files and the app bundle must
- * import the very same ones. Otherwise (a bundle: the CLI's, a package's; vitest's module runner)
- * the caller has its own copy, and an app bundle that imported lib/'s .ts files natively could not
- * load them: lib/ is bundled into it.
+ * Whether this process runs lib/'s own .ts files with Node's loader: natively (`npm start` and the
+ * pool it starts: an entry that is a .ts file, run by Node 24's type stripping) or through tsx (the
+ * CLI's fallback). Then the engine the caller runs is those files and the app bundle must import the
+ * very same ones. Otherwise (a bundle: the CLI's, a package's; vitest's module runner, whose entry
+ * is its worker) the caller has its own copy, and an app bundle that imported lib/'s .ts files
+ * natively would run a second engine: lib/ is bundled into it.
  */
-const runsFromSource = process.execArgv.some((arg) => /[\\/]tsx[\\/]|^tsx$/.test(arg));
+const runsFromSource =
+  process.execArgv.some((arg) => /[\\/]tsx[\\/]|^tsx$/.test(arg)) || /\.ts$/.test(process.argv[1] ?? "");
 
 export interface LoadedAppModule {
   app: App;

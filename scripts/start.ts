@@ -12,14 +12,9 @@ const code = await runDev(["--app", app, ...process.argv.slice(2)], {
   usage: "npm start [-- --fresh]",
   freshHint: "npm start -- --fresh",
   defaultDataDir: fileURLToPath(new URL("../.skyforge", import.meta.url)),
-  // The Fargate task's entry point, from source: this Node (24) through tsx.
+  // The Fargate task's entry point, from source: this Node (24) runs its TypeScript itself.
   pool: {
-    command: [
-      process.execPath,
-      "--import",
-      "tsx",
-      fileURLToPath(new URL("../functions/pool/dev-main.ts", import.meta.url)),
-    ],
+    command: [process.execPath, fileURLToPath(new URL("../functions/pool/dev-main.ts", import.meta.url))],
   },
   tryLines: (url) => [
     `  try: curl -s -X POST ${url}/jobs -H 'content-type: application/json' -d '{"kind":"echo","payload":{"hello":"world"}}'`,

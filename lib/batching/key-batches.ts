@@ -60,7 +60,11 @@ export class KeyBatches<T> {
   private readonly settled = new Set<Promise<void>>();
   private draining = false;
 
-  constructor(private readonly options: KeyBatchesOptions<T>) {}
+  private readonly options: KeyBatchesOptions<T>;
+
+  constructor(options: KeyBatchesOptions<T>) {
+    this.options = options;
+  }
 
   add(key: string, item: T): void {
     if (this.draining) throw new InvariantError("key batches are draining; hand the item back instead");

@@ -19,7 +19,11 @@ import { giveKeyBack, reserveKey } from "./key-lock.ts";
  * write order calls it at its reserve, unwind and after-write stages; a delivery at its claim.
  */
 export class Coalescing implements CoalesceService {
-  constructor(private readonly deps: CoalesceDeps) {}
+  private readonly deps: CoalesceDeps;
+
+  constructor(deps: CoalesceDeps) {
+    this.deps = deps;
+  }
 
   targetOf(
     valid: CheckedRequest<AnyKind>,

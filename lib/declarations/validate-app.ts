@@ -208,8 +208,11 @@ export function validateDeclarations(d: Declarations): string[] {
 /** Declarations that cannot be deployed or run; the message lists every problem. */
 export class DeclarationError extends ConfigError {
   override readonly name = "DeclarationError";
-  constructor(readonly problems: readonly string[]) {
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
     super(`invalid declarations (${problems.length}):\n- ${problems.join("\n- ")}`);
+    this.problems = problems;
   }
 }
 

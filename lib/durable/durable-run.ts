@@ -58,18 +58,26 @@ export class DurableRun {
   private readonly opened: OpenJournal;
   /** Steps in flight: a suspend waits for them, and they share the inline budget. */
   private readonly inFlight = new StepsInFlight();
+  readonly deps: DurableDeps;
+  readonly item: JobItem;
+  readonly fence: string;
+  /** Whether the run still surely holds its job (JobWatch.live). */
+  private readonly live: () => boolean;
+  /** Its queue's, in force: how long its bodies in the claims bucket are kept (durableKeepUntil). */
+  private readonly retentionDays: { done: number; dead: number };
 
-  /**
-   * `live`: whether the run still surely holds its job (JobWatch.live). `retentionDays`: its queue's
-   * in force, which sizes how long its bodies in the claims bucket are kept (durableKeepUntil).
-   */
   constructor(
-    readonly deps: DurableDeps,
-    readonly item: JobItem,
-    readonly fence: string,
-    private readonly live: () => boolean,
-    private readonly retentionDays: { done: number; dead: number },
+    deps: DurableDeps,
+    item: JobItem,
+    fence: string,
+    live: () => boolean,
+    retentionDays: { done: number; dead: number },
   ) {
+    this.deps = deps;
+    this.item = item;
+    this.fence = fence;
+    this.live = live;
+    this.retentionDays = retentionDays;
     this.suspended = new Promise((resolve, reject) => {
       this.suspend = resolve;
       this.diverge = reject;
@@ -277,13 +285,12 @@ export class DurableRun {
   }
 
   /**
-   * Ends the run with `s` once the steps in flight have settled: the handler's call never returns
-   * (its run is over). The run's first wait wins; a later one side by side waits after the wake.
+   * Ends the run with `s` once the steps in flight have settled (one may have written the first steps
+   * map): the handler's call never returns. The first wait wins; one beside it waits after the wake.
    */
   wait(s: Suspension): Promise<never> {
     const { ready, version } = this.opened;
     const end = () => {
-      // A step recorded meanwhile may have written the job's first steps map.
       const step = s.step && { ...s.step, mapExists: this.mapExists, version };
       this.suspend(new Suspension(s.waiting, step, s.waiter, storedBodiesOf(this.steps), s.raceWaiters));
     };

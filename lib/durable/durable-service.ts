@@ -22,7 +22,11 @@ import { invokeMany as invokeManyChildren } from "./invoke-many.ts";
 
 /** Durable steps, sleeps and waits (docs/architecture.md §22): the engine's one door to them. */
 export class Durable implements DurableService {
-  constructor(private readonly deps: DurableDeps) {}
+  private readonly deps: DurableDeps;
+
+  constructor(deps: DurableDeps) {
+    this.deps = deps;
+  }
 
   openRun(item: JobItem, fence: string, live: () => boolean, retentionDays: RetentionDays): DurableRunHandle {
     const run = new DurableRun(this.deps, item, fence, live, retentionDays);

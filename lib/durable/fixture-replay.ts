@@ -75,7 +75,10 @@ class ReplayRun {
   /** Whether the recorded job had ended (not suspended): a wait it timed out in, it met. */
   readonly ended: boolean;
 
-  constructor(readonly fixture: JournalFixture) {
+  readonly fixture: JournalFixture;
+
+  constructor(fixture: JournalFixture) {
+    this.fixture = fixture;
     this.ended = fixture.status !== "scheduled";
     const records: Record<string, StepRecord> = {};
     fixture.ops.forEach((o, i) => {

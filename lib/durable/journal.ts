@@ -46,13 +46,20 @@ export class Journal {
   private met = 0;
   private diverged: Error | undefined;
 
+  private readonly jobId: string;
+  private readonly steps: Readonly<Record<string, StepRecord>>;
+  private readonly onDiverged: (error: Error) => void;
+
   /** `steps`: the job's records, as the run holds them; `onDiverged` hears the first divergence. */
   constructor(
-    private readonly jobId: string,
-    private readonly steps: Readonly<Record<string, StepRecord>>,
-    private readonly onDiverged: (error: Error) => void,
+    jobId: string,
+    steps: Readonly<Record<string, StepRecord>>,
+    onDiverged: (error: Error) => void,
     limits?: JournalLimits,
   ) {
+    this.jobId = jobId;
+    this.steps = steps;
+    this.onDiverged = onDiverged;
     this.bounds = new JournalBounds(Object.keys(steps), limits);
     for (const [name, r] of Object.entries(steps))
       if (r.op !== undefined && r.op !== "version") this.namesAt.set(r.n, name);

@@ -17,7 +17,11 @@ import { flowKeyView } from "./key-view.ts";
  * imports a file of lib/flow/.
  */
 export class Flow implements FlowService {
-  constructor(private readonly deps: FlowDeps) {}
+  private readonly deps: FlowDeps;
+
+  constructor(deps: FlowDeps) {
+    this.deps = deps;
+  }
 
   parkIfKeyFull(planned: readonly ParkableJob[]) {
     return parkIfKeyFull(this.deps, planned);

@@ -15,7 +15,11 @@ import { countChildren, toGroupView } from "./group-view.ts";
 
 /** Job groups (docs/architecture.md §15): the engine's one door to them. */
 export class Groups implements GroupService {
-  constructor(private readonly deps: GroupDeps) {}
+  private readonly deps: GroupDeps;
+
+  constructor(deps: GroupDeps) {
+    this.deps = deps;
+  }
 
   /** `trace`: the caller's W3C trace context (a traceparent header or Invoke field). */
   create(raw: unknown, trace?: string) {

@@ -11,10 +11,13 @@ import type { HandlerSettings } from "./handler-settings.ts";
 export class CronHandler {
   private synced: Promise<SyncReport> | undefined;
 
-  constructor(
-    private readonly engine: Engine,
-    private readonly settings: HandlerSettings,
-  ) {}
+  private readonly engine: Engine;
+  private readonly settings: HandlerSettings;
+
+  constructor(engine: Engine, settings: HandlerSettings) {
+    this.engine = engine;
+    this.settings = settings;
+  }
 
   syncDeclared(): Promise<SyncReport> {
     const { store, app, clock, log } = this.engine;

@@ -25,10 +25,10 @@ export class JournalBounds {
   private bytes = 0;
   private readonly utf8 = new TextEncoder();
 
-  constructor(
-    recorded: readonly string[],
-    private readonly limits: JournalLimits = JOURNAL_LIMITS,
-  ) {
+  private readonly limits: JournalLimits;
+
+  constructor(recorded: readonly string[], limits: JournalLimits = JOURNAL_LIMITS) {
+    this.limits = limits;
     this.names = recorded.length;
     for (const name of recorded) this.bytes += this.utf8.encode(name).length;
   }

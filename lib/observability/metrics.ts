@@ -94,8 +94,11 @@ export class MemoryMetrics extends AggregatingMetrics {}
  * batch of a hundred jobs costs a handful of log lines and no PutMetricData calls.
  */
 export class EmfMetrics extends AggregatingMetrics {
-  constructor(private readonly serviceName: string = METRICS_SERVICE) {
+  private readonly serviceName: string;
+
+  constructor(serviceName: string = METRICS_SERVICE) {
     super();
+    this.serviceName = serviceName;
   }
 
   override flush(): void {

@@ -44,10 +44,13 @@ export class Cleanup {
   /** Where the sweep resumes: a bounded slice of the table per run, the whole table over many. */
   private sweepFrom: Record<string, unknown> | undefined;
 
-  constructor(
-    private readonly deps: CleanupDeps,
-    private readonly options: CleanupOptions = {},
-  ) {}
+  private readonly deps: CleanupDeps;
+  private readonly options: CleanupOptions;
+
+  constructor(deps: CleanupDeps, options: CleanupOptions = {}) {
+    this.deps = deps;
+    this.options = options;
+  }
 
   async run(): Promise<CleanupReport> {
     const report: CleanupReport = {

@@ -53,7 +53,11 @@ export interface QueueView extends QueueSettings {
  * made to match. If that second step fails, the reaper's repair pass finishes it.
  */
 export class QueueAdmin {
-  constructor(private readonly deps: QueueAdminDeps) {}
+  private readonly deps: QueueAdminDeps;
+
+  constructor(deps: QueueAdminDeps) {
+    this.deps = deps;
+  }
 
   async list(): Promise<QueueView[]> {
     return Promise.all(this.deps.queues.map((q) => this.view(q)));

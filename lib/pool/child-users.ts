@@ -147,12 +147,14 @@ export class ChildUsers {
   /** The PATH every child gets: the pool's, searchable by any user. */
   readonly path: string | undefined;
 
-  constructor(
-    private readonly settings: ChildUserSettings,
-    private readonly setpriv: string,
-    poolPath: string | undefined,
-    private readonly log: Log,
-  ) {
+  private readonly settings: ChildUserSettings;
+  private readonly setpriv: string;
+  private readonly log: Log;
+
+  constructor(settings: ChildUserSettings, setpriv: string, poolPath: string | undefined, log: Log) {
+    this.settings = settings;
+    this.setpriv = setpriv;
+    this.log = log;
     this.path = searchablePath(poolPath);
     this.homes = mkdtempSync(join(settings.homeParent, "skyforge-children-"));
     chmodSync(this.homes, 0o711);

@@ -13,10 +13,13 @@ export interface InFlight {
 export class InFlightWork {
   private readonly work = new Map<Promise<void>, InFlight>();
 
-  constructor(
-    private readonly log: Log,
-    private readonly onSettled: (messages: readonly Waiting[]) => void,
-  ) {}
+  private readonly log: Log;
+  private readonly onSettled: (messages: readonly Waiting[]) => void;
+
+  constructor(log: Log, onSettled: (messages: readonly Waiting[]) => void) {
+    this.log = log;
+    this.onSettled = onSettled;
+  }
 
   /**
    * Runs work on received messages in flight. It never rejects: a failure nothing else caught is

@@ -32,7 +32,10 @@ export class Intake {
   private readonly lines = new Map<string, Line>();
   private readonly held = new Map<string, number>();
 
-  constructor(private readonly kinds: readonly PoolKindSpec[]) {
+  private readonly kinds: readonly PoolKindSpec[];
+
+  constructor(kinds: readonly PoolKindSpec[]) {
+    this.kinds = kinds;
     for (const k of kinds) this.lines.set(k.name, { critical: [], normal: [] });
   }
 

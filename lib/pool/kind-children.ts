@@ -25,11 +25,19 @@ export class KindChildren {
   private closed = false;
   respawns = 0;
 
+  readonly kind: string;
+  readonly capacity: Capacity;
+  private readonly spawnChild: (onExit: (child: WarmChild) => void) => WarmChild;
+
   constructor(
-    readonly kind: string,
-    readonly capacity: Capacity,
-    private readonly spawnChild: (onExit: (child: WarmChild) => void) => WarmChild,
-  ) {}
+    kind: string,
+    capacity: Capacity,
+    spawnChild: (onExit: (child: WarmChild) => void) => WarmChild,
+  ) {
+    this.kind = kind;
+    this.capacity = capacity;
+    this.spawnChild = spawnChild;
+  }
 
   get size(): number {
     return this.idle.length + this.busy.size;

@@ -34,7 +34,11 @@ export class LineSplitter {
   /** Dropping the rest of an overlong line, up to its "\n". */
   private skipping = false;
 
-  constructor(private readonly options: LineSplitterOptions) {}
+  private readonly options: LineSplitterOptions;
+
+  constructor(options: LineSplitterOptions) {
+    this.options = options;
+  }
 
   push(chunk: Buffer): void {
     let start = 0;

@@ -34,7 +34,10 @@ export class PoolChildren {
   /** Where children run as users of their own; undefined where they run as the pool's. */
   private readonly users: ChildUsers | undefined;
 
-  constructor(private readonly options: PoolChildrenOptions) {
+  private readonly options: PoolChildrenOptions;
+
+  constructor(options: PoolChildrenOptions) {
+    this.options = options;
     // Looked up once: every child of this pool is spawned the same way.
     const via = options.childLauncher ?? dieWithParentPrefix(process.platform, options.baseEnv.PATH);
     const users = options.users;

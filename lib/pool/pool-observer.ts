@@ -8,10 +8,13 @@ import type { ChildEvent } from "./reserved-child.ts";
 export class PoolObserver {
   private readonly reportedRespawns = new Map<string, number>();
 
-  constructor(
-    private readonly deps: { metrics: JobMetrics; log: Log; clock: Clock },
-    private readonly queueOf: (kind: string) => string,
-  ) {}
+  private readonly deps: { metrics: JobMetrics; log: Log; clock: Clock };
+  private readonly queueOf: (kind: string) => string;
+
+  constructor(deps: { metrics: JobMetrics; log: Log; clock: Clock }, queueOf: (kind: string) => string) {
+    this.deps = deps;
+    this.queueOf = queueOf;
+  }
 
   event(
     event: ChildEvent,

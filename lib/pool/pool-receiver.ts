@@ -45,10 +45,12 @@ export class PoolReceiver {
   /** Messages given back outside the drain's own return: a late poll's, a call's that got no child. */
   private givenBackLate = 0;
 
-  constructor(
-    private readonly deps: WorkerDeps,
-    private readonly options: PoolReceiverOptions,
-  ) {
+  private readonly deps: WorkerDeps;
+  private readonly options: PoolReceiverOptions;
+
+  constructor(deps: WorkerDeps, options: PoolReceiverOptions) {
+    this.deps = deps;
+    this.options = options;
     this.queueStates = new QueueStateCache(
       (q) => getQueueState(deps.store, q),
       deps.clock,

@@ -36,10 +36,10 @@ export class PoolRunner {
   private readonly warm: PoolChildren;
   private readonly inFlight: InFlightWork;
 
-  constructor(
-    private readonly deps: WorkerDeps,
-    options: PoolRunnerOptions,
-  ) {
+  private readonly deps: WorkerDeps;
+
+  constructor(deps: WorkerDeps, options: PoolRunnerOptions) {
+    this.deps = deps;
     this.processor = new RecordProcessor(deps);
     // Programs are looked up on the PATH the children get (as users of their own, a narrower one).
     const users = options.childUsers && childUsersFor(options.childUsers, options.baseEnv.PATH, deps.log);

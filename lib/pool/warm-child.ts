@@ -59,11 +59,12 @@ export class WarmChild {
   private gone = false;
   private readonly exited: Promise<void>;
 
-  constructor(
-    readonly launch: ChildLaunch,
-    private readonly log: Log,
-    onExit: (child: WarmChild) => void,
-  ) {
+  readonly launch: ChildLaunch;
+  private readonly log: Log;
+
+  constructor(launch: ChildLaunch, log: Log, onExit: (child: WarmChild) => void) {
+    this.launch = launch;
+    this.log = log;
     const [program, ...args] = [...(launch.via ?? []), ...launch.argv];
     this.proc = spawn(program as string, args, {
       cwd: launch.cwd,

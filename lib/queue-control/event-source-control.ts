@@ -35,11 +35,14 @@ export interface EventSourceControl {
  * stops receives, so a paused queue's messages sit untouched: no receive counts, no dead letters.
  */
 export class LambdaEventSourceControl implements EventSourceControl {
-  constructor(
-    private readonly lambda: LambdaClient,
-    /** queue name → event source mapping UUID */
-    private readonly mappings: ReadonlyMap<string, string>,
-  ) {}
+  private readonly lambda: LambdaClient;
+  /** queue name → event source mapping UUID */
+  private readonly mappings: ReadonlyMap<string, string>;
+
+  constructor(lambda: LambdaClient, mappings: ReadonlyMap<string, string>) {
+    this.lambda = lambda;
+    this.mappings = mappings;
+  }
 
   async apply(queue: string, intent: EventSourceIntent): Promise<void> {
     const UUID = this.mappings.get(queue);

@@ -14,11 +14,15 @@ const RETRY_PAUSES_MS = [50, 250] as const;
 export class PublishQueue {
   private readonly tails = new Map<string, Promise<void>>();
 
-  constructor(
-    private readonly publisher: RealtimePublisher,
-    private readonly metrics: JobMetrics,
-    private readonly log: Log,
-  ) {}
+  private readonly publisher: RealtimePublisher;
+  private readonly metrics: JobMetrics;
+  private readonly log: Log;
+
+  constructor(publisher: RealtimePublisher, metrics: JobMetrics, log: Log) {
+    this.publisher = publisher;
+    this.metrics = metrics;
+    this.log = log;
+  }
 
   send(topic: string, payload: string, job: { queue: string; kind: string }): void {
     const previous = this.tails.get(topic) ?? Promise.resolve();

@@ -24,7 +24,11 @@ const REPLAY_PAGE = 100;
 
 /** Realtime (docs/architecture.md §25): the engine's one door to it. */
 export class Realtime implements RealtimeService {
-  constructor(private readonly deps: RealtimeDeps) {}
+  private readonly deps: RealtimeDeps;
+
+  constructor(deps: RealtimeDeps) {
+    this.deps = deps;
+  }
 
   queued(job: JobItem) {
     this.deps.positions.delete(job.id);

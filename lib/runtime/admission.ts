@@ -21,7 +21,10 @@ const PAUSED_RECHECK_SECONDS = 60;
 export class Admission {
   private readonly queueStates: QueueStateCache;
 
-  constructor(private readonly deps: WorkerDeps) {
+  private readonly deps: WorkerDeps;
+
+  constructor(deps: WorkerDeps) {
+    this.deps = deps;
     this.queueStates = new QueueStateCache((q) => getQueueState(deps.store, q), deps.clock);
   }
 

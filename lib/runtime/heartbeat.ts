@@ -35,13 +35,24 @@ export class Heartbeat {
   private leaseUntil: number;
   private stopped = false;
 
+  private readonly target: HeartbeatTarget;
+  private readonly store: StoreContext;
+  private readonly transport: SqsTransport;
+  private readonly abort: (cause: AbortCause) => void;
+  private readonly log: Log;
+
   constructor(
-    private readonly target: HeartbeatTarget,
-    private readonly store: StoreContext,
-    private readonly transport: SqsTransport,
-    private readonly abort: (cause: AbortCause) => void,
-    private readonly log: Log,
+    target: HeartbeatTarget,
+    store: StoreContext,
+    transport: SqsTransport,
+    abort: (cause: AbortCause) => void,
+    log: Log,
   ) {
+    this.target = target;
+    this.store = store;
+    this.transport = transport;
+    this.abort = abort;
+    this.log = log;
     this.leaseUntil = target.leaseUntil;
   }
 

@@ -27,7 +27,10 @@ export class RecordProcessor {
   /** Where visibility changes go when the caller batches none (the pool: each message ends alone). */
   private readonly immediate: VisibilitySink;
 
-  constructor(private readonly deps: WorkerDeps) {
+  private readonly deps: WorkerDeps;
+
+  constructor(deps: WorkerDeps) {
+    this.deps = deps;
     this.immediate = immediateVisibility(deps.transport);
     const admission = new Admission(deps);
     this.steps = {

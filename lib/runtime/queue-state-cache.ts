@@ -11,11 +11,15 @@ export class QueueStateCache {
   /** One refresh per queue at a time: records that arrive together share it. */
   private readonly refreshing = new Map<string, Promise<QueueState>>();
 
-  constructor(
-    private readonly read: (queue: string) => Promise<QueueState>,
-    private readonly clock: Clock,
-    private readonly ttlMs = 5_000,
-  ) {}
+  private readonly read: (queue: string) => Promise<QueueState>;
+  private readonly clock: Clock;
+  private readonly ttlMs;
+
+  constructor(read: (queue: string) => Promise<QueueState>, clock: Clock, ttlMs = 5_000) {
+    this.read = read;
+    this.clock = clock;
+    this.ttlMs = ttlMs;
+  }
 
   async get(queue: string): Promise<QueueState> {
     const now = this.clock.now();

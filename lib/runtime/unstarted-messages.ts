@@ -73,7 +73,11 @@ export class UnstartedMessages {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
-  constructor(private readonly options: UnstartedMessagesOptions) {}
+  private readonly options: UnstartedMessagesOptions;
+
+  constructor(options: UnstartedMessagesOptions) {
+    this.options = options;
+  }
 
   get size(): number {
     return this.held.size;

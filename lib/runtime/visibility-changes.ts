@@ -21,10 +21,13 @@ export const immediateVisibility = (transport: Pick<SqsTransport, "changeVisibil
 export class VisibilityBatch implements VisibilitySink {
   private readonly byQueue = new Map<string, VisibilityChange[]>();
 
-  constructor(
-    private readonly transport: Pick<SqsTransport, "changeVisibilityBatch">,
-    private readonly log: Log,
-  ) {}
+  private readonly transport: Pick<SqsTransport, "changeVisibilityBatch">;
+  private readonly log: Log;
+
+  constructor(transport: Pick<SqsTransport, "changeVisibilityBatch">, log: Log) {
+    this.transport = transport;
+    this.log = log;
+  }
 
   async change(queue: string, receiptHandle: string, seconds: number): Promise<void> {
     const list = this.byQueue.get(queue) ?? [];

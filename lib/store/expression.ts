@@ -65,7 +65,11 @@ export class Update {
   private readonly sets: string[] = [];
   private readonly removes: string[] = [];
   private readonly adds: string[] = [];
-  constructor(readonly e: Expr) {}
+  readonly e: Expr;
+
+  constructor(e: Expr) {
+    this.e = e;
+  }
 
   set(attr: string, value: unknown): this {
     this.sets.push(`${this.e.name(attr)} = ${this.e.value(value)}`);

@@ -42,11 +42,19 @@ export interface QueueDepth {
 
 /** Thin SQS adapter keyed by queue name; urls come from config, never from the environment. */
 export class SqsTransport {
+  private readonly sqs: SQSClient;
+  private readonly urls: ReadonlyMap<string, string>;
+  private readonly dlqUrls: ReadonlyMap<string, string>;
+
   constructor(
-    private readonly sqs: SQSClient,
-    private readonly urls: ReadonlyMap<string, string>,
-    private readonly dlqUrls: ReadonlyMap<string, string> = new Map(),
-  ) {}
+    sqs: SQSClient,
+    urls: ReadonlyMap<string, string>,
+    dlqUrls: ReadonlyMap<string, string> = new Map(),
+  ) {
+    this.sqs = sqs;
+    this.urls = urls;
+    this.dlqUrls = dlqUrls;
+  }
 
   urlOf(queue: string, side: QueueSide = "main"): string {
     const url = (side === "main" ? this.urls : this.dlqUrls).get(queue);

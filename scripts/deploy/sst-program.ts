@@ -37,15 +37,22 @@ export interface StageRun {
 
 /** The program threw: what it had constructed by then comes with the error. */
 export class StageFailed extends Error {
+  readonly constructed: ConstructedResource[];
+  /** The message of the error the program threw, without its stack or the program's log. */
+  readonly programError: string;
+  /** Every resource registered before it threw. */
+  readonly resources: RecordedResource[];
+
   constructor(
     message: string,
-    readonly constructed: ConstructedResource[],
-    /** The message of the error the program threw, without its stack or the program's log. */
-    readonly programError: string = message,
-    /** Every resource registered before it threw. */
-    readonly resources: RecordedResource[] = [],
+    constructed: ConstructedResource[],
+    programError: string = message,
+    resources: RecordedResource[] = [],
   ) {
     super(message);
+    this.constructed = constructed;
+    this.programError = programError;
+    this.resources = resources;
   }
 }
 

@@ -11,10 +11,12 @@ import type { StageRun } from "./sst-program.ts";
 export class StageResources {
   readonly resources: RecordedResource[];
 
-  constructor(
-    readonly run: StageRun,
-    readonly component?: ComponentReport,
-  ) {
+  readonly run: StageRun;
+  readonly component?: ComponentReport;
+
+  constructor(run: StageRun, component?: ComponentReport) {
+    this.run = run;
+    this.component = component;
     this.resources = component ? run.resources.filter((r) => r.component === component.name) : run.resources;
   }
 

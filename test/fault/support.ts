@@ -41,12 +41,14 @@ export class FaultStack {
   private process: StackProcess;
   private killed = false;
 
-  private constructor(
-    readonly copy: FaultProjectCopy,
-    readonly logPath: string,
-    readonly dataDir: string,
-    process: StackProcess,
-  ) {
+  readonly copy: FaultProjectCopy;
+  readonly logPath: string;
+  readonly dataDir: string;
+
+  private constructor(copy: FaultProjectCopy, logPath: string, dataDir: string, process: StackProcess) {
+    this.copy = copy;
+    this.logPath = logPath;
+    this.dataDir = dataDir;
     this.process = process;
   }
 

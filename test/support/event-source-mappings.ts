@@ -14,10 +14,13 @@ export interface MappingState {
 export class EventSourceMappings {
   readonly state = new Map<string, MappingState>();
 
-  constructor(
-    private readonly region: string,
-    private readonly account: string,
-  ) {}
+  private readonly region: string;
+  private readonly account: string;
+
+  constructor(region: string, account: string) {
+    this.region = region;
+    this.account = account;
+  }
 
   add(uuid: string, initial: MappingState): void {
     this.state.set(uuid, { ...initial });
