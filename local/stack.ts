@@ -2,11 +2,10 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { systemClock } from "../lib/clock.ts";
-import type { EngineConfig } from "../lib/engine.ts";
+import type { EngineConfig, RealtimeConfig } from "../lib/engine.ts";
 import type { Deployment } from "../lib/handlers/deployment.ts";
 import { silentLog } from "../lib/observability/log.ts";
 import { MemoryMetrics } from "../lib/observability/metrics.ts";
-import type { RealtimePublisher } from "../lib/services/realtime-service.ts";
 import { type DataDir, openDataDir } from "./data-dir.ts";
 import {
   CLAIMS_BUCKET,
@@ -58,7 +57,7 @@ export interface LocalStackOptions {
   /** The realtime broker's port; 0 (a free one) unless given. */
   realtimePort?: number;
   /** Wraps the engine's realtime publisher (a test drops messages to see subscribers catch up). */
-  wrapRealtimePublisher?: (publisher: RealtimePublisher) => RealtimePublisher;
+  wrapRealtimePublisher?: (publisher: RealtimeConfig["publisher"]) => RealtimeConfig["publisher"];
 }
 
 /** The local stack's topics start with this (a deployed stack's with its app and stage). */
