@@ -138,10 +138,9 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
   });
 
   // Early, after the views of the items as captured: its race's timer ends 30 s after the capture,
-  // where the stack's clock started.
-  it.runIf(manifest.race !== undefined)(
-    "a durable job waiting for its race (after parallel steps and a child) resumes by its event's branch and finishes",
-    async () => {
+  // where the stack's clock started. Only a set captured with a race has the case (v1 has none).
+  if (manifest.race !== undefined)
+    it("a durable job waiting for its race (after parallel steps and a child) resumes by its event's branch and finishes", async () => {
       const { job, event, match } = manifest.race as NonNullable<typeof manifest.race>;
       expect((await call("GET", `/jobs/${job}`)).body.waiting).toMatchObject({ for: "any" });
       const delivered = await call("POST", "/events", { name: event, match, data: { carrier: "capture" } });
@@ -155,8 +154,7 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
       });
       const steps = (await call("GET", `/jobs/${job}/steps`)).body.steps as Json[];
       expect(steps.find((s) => s.name === "shipping")).toMatchObject({ type: "race", won: "shipped" });
-    },
-  );
+    });
 
   it("every message parses with the worker's message schema, as the job its item is", () => {
     for (const { body } of fixtures.messages) {
