@@ -66,7 +66,7 @@ export async function* subscribe(options: SubscribeOptions): AsyncGenerator<Real
   options.signal?.addEventListener("abort", abort);
   try {
     await connected(client);
-    const topics = [jobTopic(prefix, jobId), replyTopic(prefix, clientId)];
+    const topics = [jobTopic(prefix, jobId), replyTopic(prefix, jobId, clientId)];
     if (claims.g) topics.push(groupTopic(prefix, claims.g));
     const granted = await client.subscribeAsync(topics, { qos: 0 });
     if (granted.some((g) => g.qos === 128)) throw new Error("subscribe: the token may not read this job");
@@ -132,7 +132,7 @@ export async function* subscribe(options: SubscribeOptions): AsyncGenerator<Real
       const message = await inbox.next();
       if (!message) return;
       const parsed = safeParse(message.text);
-      if (message.topic === replyTopic(prefix, clientId)) {
+      if (message.topic === replyTopic(prefix, jobId, clientId)) {
         const reply = ReplyMessage.safeParse(parsed);
         if (!reply.success) continue;
         if (reply.data.type !== "replayed") {

@@ -86,7 +86,7 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
       if (replaying.has(client)) return done(null);
       replaying.add(client);
       // Answered on the client's own reply topic; the request itself goes to no one else.
-      const topic = replyTopic(prefix, target.clientId);
+      const topic = replyTopic(prefix, target.jobId, target.clientId);
       void options
         .realtime()
         .replay(target.jobId, request.data, (event) => publish(topic, JSON.stringify(event)))

@@ -21,8 +21,13 @@ export const groupTopic = (prefix: string, groupId: string) => `${prefix}/groups
 /** A subscriber asks here for what it missed of its job (ReplayRequest); only it may publish here. */
 export const replayTopic = (prefix: string, jobId: string, clientId: string) =>
   `${prefix}/replay/${jobId}/${clientId}`;
-/** The answers to one connection's replay requests; only that connection may subscribe to it. */
-export const replyTopic = (prefix: string, clientId: string) => `${prefix}/replies/${clientId}`;
+/**
+ * The answers to one connection's replay requests of one job; only a connection holding that job's
+ * token may subscribe to it. It names the job, not only the client: MQTT lets a connection take
+ * another's client id, and a token for another job must not inherit the read-back it was answering.
+ */
+export const replyTopic = (prefix: string, jobId: string, clientId: string) =>
+  `${prefix}/replies/${jobId}/${clientId}`;
 
 /** A replay topic's job and client, or undefined for any other topic. */
 export function parseReplayTopic(

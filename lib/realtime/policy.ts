@@ -41,7 +41,7 @@ export function grantFor(
   const subscribe = [
     jobTopic(prefix, claims.j),
     ...(claims.g ? [groupTopic(prefix, claims.g)] : []),
-    replyTopic(prefix, clientId),
+    replyTopic(prefix, claims.j, clientId),
   ];
   return {
     ok: true,

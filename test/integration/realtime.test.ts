@@ -200,7 +200,7 @@ describe("realtime on the local stack", () => {
       const message = JSON.parse(payload.toString()) as { type: string };
       if (message.type === "replayed") markers.push(message);
     });
-    await raw.subscribeAsync(replyTopic("skyforge/local", clientId));
+    await raw.subscribeAsync(replyTopic("skyforge/local", id, clientId));
     const ask = replayTopic("skyforge/local", id, clientId);
     for (let i = 0; i < 20; i++) raw.publish(ask, JSON.stringify({ id: `r${i}`, from: 0 }));
     await waitFor(async () => markers.length > 0, "the first replay's end", 10_000);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { jobTopic, replayTopic, replyTopic } from "../../lib/job/realtime-wire.ts";
 import { iotAuthorizerResponse } from "../../lib/realtime/iot-authorizer.ts";
-import { grantFor } from "../../lib/realtime/policy.ts";
+import { grantFor, mayUse } from "../../lib/realtime/policy.ts";
 import { mintToken } from "../../lib/realtime/token.ts";
 
 /** The one realtime policy (lib/realtime/policy.ts) and IoT Core's authorizer answer over it. */
@@ -28,9 +28,17 @@ describe("the realtime policy", () => {
     const answer = grantFor(token({ j: "JOBA" }), "sf-abc", { secret, prefix, now });
     expect(answer.ok && answer.grant.subscribe).toEqual([
       jobTopic(prefix, "JOBA"),
-      replyTopic(prefix, "sf-abc"),
+      replyTopic(prefix, "JOBA", "sf-abc"),
     ]);
     expect(answer.ok && answer.grant.publish).toEqual([replayTopic(prefix, "JOBA", "sf-abc")]);
+  });
+
+  it("never grants a token another job's read-back, even under the same client id (MQTT lets a connection take an id)", () => {
+    const a = grantFor(token({ j: "JOBA" }), "sf-abc", { secret, prefix, now });
+    const b = grantFor(token({ j: "JOBB" }), "sf-abc", { secret, prefix, now });
+    const subscribedByB = b.ok ? b.grant.subscribe : [];
+    for (const topic of a.ok ? a.grant.subscribe : ["a granted nothing"])
+      expect(mayUse(subscribedByB, topic), topic).toBe(false);
   });
 
   it("refuses another stack's, an expired, an altered or another key's token, and a client id with topic characters", () => {
@@ -63,7 +71,7 @@ describe("IoT Core's authorizer answer", () => {
         Resource: [
           `${iot}:topicfilter/${prefix}/jobs/JOBA`,
           `${iot}:topicfilter/${prefix}/groups/GRP`,
-          `${iot}:topicfilter/${prefix}/replies/sf-abc`,
+          `${iot}:topicfilter/${prefix}/replies/JOBA/sf-abc`,
         ],
       },
       {
@@ -72,7 +80,7 @@ describe("IoT Core's authorizer answer", () => {
         Resource: [
           `${iot}:topic/${prefix}/jobs/JOBA`,
           `${iot}:topic/${prefix}/groups/GRP`,
-          `${iot}:topic/${prefix}/replies/sf-abc`,
+          `${iot}:topic/${prefix}/replies/JOBA/sf-abc`,
         ],
       },
       { Effect: "Allow", Action: "iot:Publish", Resource: [`${iot}:topic/${prefix}/replay/JOBA/sf-abc`] },
