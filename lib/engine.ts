@@ -99,6 +99,7 @@ export function buildEngine(config: EngineConfig): Engine {
     metrics,
     log,
     queue: new PublishQueue(live?.publisher ?? NO_PUBLISHER, metrics, log),
+    publishing: live !== undefined,
     positions: new Map(),
     prefix: live?.prefix ?? "skyforge",
     secret: live?.secret,

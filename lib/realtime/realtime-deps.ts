@@ -11,6 +11,8 @@ export interface RealtimeDeps {
   metrics: JobMetrics;
   log: Log;
   queue: PublishQueue;
+  /** Whether a publisher is configured; without one, no status or step event is built at all. */
+  publishing: boolean;
   /** Each running job's streams' last sequence numbers in this process, told with its end. */
   positions: Map<string, Record<string, number>>;
   /** Every topic of this stack starts with it (one IoT endpoint serves a whole account and region). */

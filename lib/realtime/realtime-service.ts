@@ -32,34 +32,36 @@ export class Realtime implements RealtimeService {
 
   queued(job: JobItem) {
     this.deps.positions.delete(job.id);
-    this.publish(job, this.statusOf(job));
+    this.publish(job, () => this.statusOf(job));
   }
   running(job: JobItem) {
-    this.publish(job, this.statusOf(job));
+    this.publish(job, () => this.statusOf(job));
   }
   stepRecorded(job: JobItem, step: string) {
-    this.publish(job, { type: "step", jobId: job.id, step, at: this.deps.clock.now() });
+    this.publish(job, () => ({ type: "step", jobId: job.id, step, at: this.deps.clock.now() }));
   }
   waiting(job: JobItem) {
     this.deps.positions.delete(job.id);
+    if (!this.deps.publishing) return;
     // The sleep or wait the run suspended on is recorded by the suspend itself: its latest step.
     const latest = Object.entries(job.steps ?? {}).reduce<[string, { n: number; t: number }] | undefined>(
       (best, entry) => (!best || entry[1].n > best[1].n ? entry : best),
       undefined,
     );
-    if (latest) this.publish(job, { type: "step", jobId: job.id, step: latest[0], at: latest[1].t });
-    this.publish(job, this.statusOf(job));
+    if (latest) this.publish(job, () => ({ type: "step", jobId: job.id, step: latest[0], at: latest[1].t }));
+    this.publish(job, () => this.statusOf(job));
   }
   paused(job: JobItem) {
     this.deps.positions.delete(job.id);
-    this.publish(job, this.statusOf(job));
+    this.publish(job, () => this.statusOf(job));
   }
   ended(job: JobItem) {
     const streams = this.deps.positions.get(job.id);
     this.deps.positions.delete(job.id);
+    if (!this.deps.publishing) return;
     // Its run wrote here (not a cancel's or the DLQ drain's end): its streams' ends are known.
     const event = { ...this.statusOf(job), ...(streams ? { streams } : {}) };
-    this.publish(job, event);
+    this.publish(job, () => event);
     // A group's subscribers hear of each child's end on the group's topic.
     if (job.member)
       this.deps.queue.send(groupTopic(this.deps.prefix, job.member.g), JSON.stringify(event), job);
@@ -122,8 +124,13 @@ export class Realtime implements RealtimeService {
     return this.deps.queue.drain();
   }
 
-  private publish(job: JobItem, event: PublishedEvent): void {
-    this.deps.queue.send(jobTopic(this.deps.prefix, job.id), JSON.stringify(event), job);
+  /**
+   * The event is built only when there is a publisher: a stack without realtime builds none (nor
+   * parses a done job's result for it) at each of a job's transitions.
+   */
+  private publish(job: JobItem, event: () => PublishedEvent): void {
+    if (!this.deps.publishing) return;
+    this.deps.queue.send(jobTopic(this.deps.prefix, job.id), JSON.stringify(event()), job);
   }
 
   private statusOf(job: JobItem): StatusEvent {
