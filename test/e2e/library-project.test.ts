@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -109,7 +110,7 @@ beforeAll(async () => {
 }, 360_000);
 
 afterAll(async () => {
-  if (dev?.pid && dev.exitCode === null) {
+  if (dev?.pid && dev.exitCode === null && dev.signalCode === null) {
     const exited = new Promise((resolve) => dev?.once("exit", resolve));
     const group = -dev.pid;
     const signal = (name: NodeJS.Signals) => {
@@ -121,10 +122,19 @@ afterAll(async () => {
     };
     signal("SIGINT");
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
-    if (dev.exitCode === null) signal("SIGKILL");
   }
-  if (where) rmSync(where.parent, { recursive: true, force: true });
-}, 30_000);
+  // Whatever of the group outlived its leader (the stack, its pool) must not write into the folder being removed.
+  if (dev?.pid) {
+    try {
+      process.kill(-dev.pid, "SIGKILL");
+    } catch {
+      // the group is gone
+    }
+  }
+  // The project holds a whole npm install (sst with its platform): on a loaded machine removing it
+  // takes tens of seconds, hence the hook's bound.
+  if (where) await rm(where.parent, { recursive: true, force: true, maxRetries: 5 });
+}, 120_000);
 
 describe("skyforge as a library, in a project outside the repo", { timeout: 120_000 }, () => {
   let url = "";
