@@ -1,15 +1,15 @@
 import { app } from "../app/index.ts";
 import { realtimePrices } from "../bench/prices.ts";
-import { subscribe } from "../client/realtime.ts";
-import type { RealtimeEvent } from "../lib/job/realtime-wire.ts";
 import { startLocalStack } from "../local/stack.ts";
 import type { ScenarioOutcome } from "./bench-all.ts";
 import { intEnv, percentile, round } from "./bench-config.ts";
+import { type SubscriberTarget, startSubscribers } from "./bench-realtime-subscribers.ts";
 
 /**
  * The realtime scenario (`npm run bench -- --scenario realtime`; docs/architecture.md §25): JOBS
  * `llm-echo` jobs of WORDS words each, SUBSCRIBERS subscribers per job on the local stack, one of
- * them per job dropping after DROP_AFTER chunks and resuming with `from`. The queue is paused while
+ * them per job dropping after DROP_AFTER chunks and resuming with `from`, all in a worker thread of
+ * their own (scripts/bench-realtime-subscribers.ts). The queue is paused while
  * every subscriber connects and reads back (so the chunks are measured live), then resumed.
  * Measured: chunk latency from the handler's `write` (the chunk's `at`) to a subscriber's iterator,
  * status latency from the finalize's write (the status's `at`, stamped as it is published right
@@ -22,67 +22,6 @@ const SUBSCRIBERS = intEnv("BENCH_REALTIME_SUBSCRIBERS", 50, 1);
 const DELAY_MS = intEnv("BENCH_REALTIME_DELAY_MS", 10, 0);
 const DROP_AFTER = Math.max(1, Math.floor(WORDS / 4));
 const TIMEOUT_MS = intEnv("BENCH_REALTIME_TIMEOUT_MS", 600_000, 1000);
-
-interface Follower {
-  chunks: number[];
-  chunkLatencyMs: number[];
-  statusLatencyMs: number[];
-  messages: number;
-  ended: boolean;
-  reconnects: number;
-}
-
-/** Retries after a refused or lost connection, as a real subscriber would: from the last chunk seen. */
-const RECONNECTS = 5;
-
-async function follow(url: string, token: string, ready: () => void, dropAfter?: number): Promise<Follower> {
-  const out: Follower = {
-    chunks: [],
-    chunkLatencyMs: [],
-    statusLatencyMs: [],
-    messages: 0,
-    ended: false,
-    reconnects: 0,
-  };
-  let from: number | undefined;
-  let first = true;
-  let dropped = false;
-  for (let attempt = 0; ; ) {
-    let stopped = false;
-    try {
-      for await (const event of subscribe({ url, token, ...(from !== undefined ? { from } : {}) })) {
-        if (first) {
-          first = false;
-          ready();
-        }
-        // The resuming subscriber's read-back chunks are late by design: its latencies are not counted.
-        take(out, event, dropAfter === undefined);
-        if (event.type === "stream" && !event.closed) from = event.seq;
-        if (dropAfter !== undefined && !dropped && from === dropAfter) {
-          dropped = true;
-          stopped = true;
-          break;
-        }
-      }
-      if (!stopped) return out;
-    } catch (error) {
-      if (++attempt > RECONNECTS) throw error;
-      out.reconnects += 1;
-      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-    }
-  }
-}
-
-function take(out: Follower, event: RealtimeEvent, timed: boolean) {
-  const now = Date.now();
-  out.messages += 1;
-  if (event.type === "stream" && !event.closed) {
-    out.chunks.push(event.seq);
-    if (timed) out.chunkLatencyMs.push(now - event.at);
-  }
-  if (timed && event.type === "status" && event.status !== "queued") out.statusLatencyMs.push(now - event.at);
-  if (event.type === "end") out.ended = true;
-}
 
 export async function realtimeScenario(): Promise<ScenarioOutcome> {
   const stack = await startLocalStack({ app, port: 0, autoTick: false });
@@ -100,22 +39,16 @@ export async function realtimeScenario(): Promise<ScenarioOutcome> {
       const created = await api("POST", "/jobs", { kind: "llm-echo", payload: { text, delayMs: DELAY_MS } });
       ids.push(created.id as string);
     }
-    const connected: Promise<void>[] = [];
-    const followers: Promise<Follower>[] = [];
+    const targets: SubscriberTarget[] = [];
     for (const id of ids) {
       const { url, token } = (await api("POST", `/jobs/${id}/subscriptions`, {})) as {
         url: string;
         token: string;
       };
-      for (let s = 0; s < SUBSCRIBERS; s++) {
-        let ready!: () => void;
-        connected.push(new Promise<void>((resolve) => (ready = resolve)));
-        followers.push(follow(url, token, ready, s === 0 ? DROP_AFTER : undefined));
-      }
+      for (let s = 0; s < SUBSCRIBERS; s++)
+        targets.push({ url, token, ...(s === 0 ? { dropAfter: DROP_AFTER } : {}) });
     }
-    await Promise.all(connected);
-    const started = Date.now();
-    await api("POST", "/queues/default/resume");
+    const subscribers = startSubscribers(targets);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -123,7 +56,18 @@ export async function realtimeScenario(): Promise<ScenarioOutcome> {
         TIMEOUT_MS,
       );
     });
-    const results = await Promise.race([Promise.all(followers), timeout]).finally(() => clearTimeout(timer));
+    let started = 0;
+    const results = await Promise.race([
+      subscribers.connected.then(async () => {
+        started = Date.now();
+        await api("POST", "/queues/default/resume");
+        return subscribers.followers;
+      }),
+      timeout,
+    ]).finally(() => {
+      clearTimeout(timer);
+      void subscribers.stop();
+    });
     const minutes = (Date.now() - started) / 60_000;
     const chunkMs = results.flatMap((r) => r.chunkLatencyMs).sort((a, b) => a - b);
     const statusMs = results.flatMap((r) => r.statusLatencyMs).sort((a, b) => a - b);
