@@ -4,10 +4,11 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Aedes, type Client } from "aedes";
-import { createWebSocketStream, WebSocketServer } from "ws";
+import { WebSocketServer } from "ws";
 import { parseReplayTopic, ReplayRequest, replyTopic } from "../lib/job/realtime-wire.ts";
 import { type Grant, grantFor, mayUse } from "../lib/realtime/policy.ts";
 import type { RealtimePublisher, RealtimeService } from "../lib/services/realtime-service.ts";
+import { mqttStreamOf } from "./mqtt-ws-stream.ts";
 
 /**
  * The local stack's realtime endpoint (docs/guide/realtime.md): MQTT over WebSocket, served by aedes
@@ -109,7 +110,7 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
   });
   const wss = new WebSocketServer({ server: http, maxPayload: 256 * 1024 });
   wss.on("connection", (socket, req) => {
-    broker.handle(createWebSocketStream(socket), req);
+    broker.handle(mqttStreamOf(socket), req);
   });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
