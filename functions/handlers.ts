@@ -16,6 +16,8 @@ import { engineFromEnv, poolProcessFromEnv, workerQueueFromEnv } from "./engine-
 import { handlerSettingsFromEnv } from "./env-settings.ts";
 import { lambdaEventSources } from "./lambda-event-sources.ts";
 
+export { realtimeAuthorizerHandler, realtimeReplayHandler } from "./realtime-handlers.ts";
+
 /**
  * The deployed entry points as factories of the app they run. Each Lambda function's handler is an
  * entry generated for the deployment (infra/entries.ts): it imports the deployment's app module and

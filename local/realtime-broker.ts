@@ -5,8 +5,9 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Aedes, type Client } from "aedes";
 import { createWebSocketStream, WebSocketServer } from "ws";
-import { parseReplayTopic, ReplayRequest, replyTopic } from "../lib/job/realtime-wire.ts";
+import { parseReplayTopic } from "../lib/job/realtime-wire.ts";
 import { type Grant, grantFor, mayUse } from "../lib/realtime/policy.ts";
+import { answerReplay, readReplayRequest } from "../lib/realtime/replay-answer.ts";
 import type { RealtimePublisher, RealtimeService } from "../lib/services/realtime-service.ts";
 
 /**
@@ -78,18 +79,14 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
       const grant = client ? grants.get(client) : undefined;
       if (!client || !grant || !mayUse(grant.publish, packet.topic))
         return done(new Error(`not authorized to publish to ${packet.topic}`));
-      const target = parseReplayTopic(prefix, packet.topic);
-      const request = ReplayRequest.safeParse(safeJson(packet.payload.toString()));
-      if (!target || !request.success) return done(new Error("not a replay request"));
+      const call = readReplayRequest(prefix, { topic: packet.topic, payload: packet.payload.toString() });
+      if (!call) return done(new Error("not a replay request"));
       // One read-back at a time per connection (the client never asks twice at once): a flood of
       // requests costs the table one Query at a time, the rest are dropped.
       if (replaying.has(client)) return done(null);
       replaying.add(client);
       // Answered on the client's own reply topic; the request itself goes to no one else.
-      const topic = replyTopic(prefix, target.jobId, target.clientId);
-      void options
-        .realtime()
-        .replay(target.jobId, request.data, (event) => publish(topic, JSON.stringify(event)))
+      void answerReplay(options.realtime(), prefix, call, { publish })
         .catch(() => client.close())
         .finally(() => replaying.delete(client));
       done(null);
@@ -129,14 +126,6 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The data directory's own token secret (0600), made on its first start; in memory without one. */
