@@ -52,7 +52,15 @@ export function workerHandler(app: App) {
 /** HTTP API (API Gateway v2 payload format 2.0). */
 export function apiHandler(app: App) {
   const { engine } = engineFromEnv(app, "skyforge-api", { eventSources: lambdaEventSources });
-  return apiRoutes(engine);
+  const routes = apiRoutes(engine);
+  return async (event: Parameters<typeof routes>[0], context: Context) => {
+    try {
+      return await routes(event, context);
+    } finally {
+      // A cancel's realtime publish goes out before Lambda freezes the environment (§25).
+      await engine.realtime.drain();
+    }
+  };
 }
 
 /** Direct invoke: an EnqueueRequest or { jobs: [...] } (≤ 100). */
