@@ -5,8 +5,8 @@ import {
   topicsArn,
 } from "../../lib/deploy-plan/realtime-plan.ts";
 import { jobTopic, replayTopic, replyTopic } from "../../lib/job/realtime-wire.ts";
-import { iotAuthorizerResponse } from "../../lib/realtime/iot-authorizer.ts";
-import { mintToken } from "../../lib/realtime/token.ts";
+import type { IotAuthorizerResponse } from "../../lib/realtime/iot-authorizer.ts";
+import { PROBED_JOBS } from "./authorizer-probe.ts";
 import { ACCOUNT, REGION, type RecordedResource } from "./pulumi-mocks.ts";
 import type { StageRun } from "./sst-program.ts";
 import { arnOf, inlineStatements, type StageResources } from "./stage-resources.ts";
@@ -92,75 +92,67 @@ export function realtimeFailures(stage: StageResources): string[] {
     if (envPrefix !== prefix)
       failures.push(`the realtime authorizer checks tokens for ${envPrefix}, not ${prefix}`);
   }
-  failures.push(...authorizerGrantFailures(prefix, arnOf(authorizerFn) ?? "?"));
+  failures.push(...authorizerGrantFailures(stage, prefix));
   return failures;
 }
 
 /**
- * The authorizer's answer (lib/realtime/iot-authorizer.ts, what the function returns) for tokens
- * of two jobs and three bad ones: each good token reaches its own job's topics, its own replies
- * and its own replay requests, exactly; a token signed with another secret, an expired one and
- * one for another stack get no policy.
+ * The authorizer's answers, its bundle asked with tokens of two jobs and three bad ones
+ * (authorizer-probe.ts): each good token reaches its own job's topics, its own replies and its own
+ * replay requests, exactly; a token signed with another secret, an expired one and one for another
+ * stack get no policy. The secret was read once, with decryption, from the component's parameter.
  */
-function authorizerGrantFailures(prefix: string, functionArn: string): string[] {
-  const secret = "check-deploy-secret";
-  const now = Date.UTC(2026, 0, 1);
-  const config = { secret, prefix, now };
-  const ask = (token: string, clientId: string) =>
-    iotAuthorizerResponse(
-      {
-        protocolData: {
-          mqtt: { username: "token", password: Buffer.from(token).toString("base64"), clientId },
-        },
-      },
-      functionArn,
-      config,
-    );
-  const iot = `arn:aws:iot:${REGION}:${ACCOUNT}`;
+function authorizerGrantFailures(stage: StageResources, prefix: string): string[] {
+  const probed = stage.run.authorizers[stage.prefix];
+  if (!probed) return ["the realtime authorizer was not asked"];
+  if ("error" in probed) return [probed.error];
+  const [, partition, , region, account] = probed.functionArn.split(":");
+  const iot = `arn:${partition}:iot:${region}:${account}`;
   const failures: string[] = [];
-  for (const [job, other] of [
-    ["job-a", "job-b"],
-    ["job-b", "job-a"],
-  ] as const) {
+  for (const { label, answer, error } of probed.answers) {
+    const response = answer as IotAuthorizerResponse | undefined;
+    if (!response) {
+      failures.push(`the realtime authorizer failed on ${label}: ${error}`);
+      continue;
+    }
+    const job = PROBED_JOBS.find((j) => j === label);
+    if (!job) {
+      if (response.isAuthenticated || response.policyDocuments.length > 0)
+        failures.push(`the realtime authorizer lets ${label} connect`);
+      continue;
+    }
     const clientId = `sf-${job}`;
-    const answer = ask(mintToken({ p: prefix, j: job, exp: now + 3_600_000 }, secret), clientId);
-    const granted = answer.policyDocuments.flatMap((d) =>
+    const granted = response.policyDocuments.flatMap((d) =>
       d.Statement.map((s) => `${s.Action} ${[...s.Resource].sort().join(",")}`),
     );
+    const reads = [jobTopic(prefix, job), replyTopic(prefix, job, clientId)];
     const want = [
       `iot:Connect ${iot}:client/${clientId}`,
-      `iot:Subscribe ${[jobTopic(prefix, job), replyTopic(prefix, job, clientId)]
+      `iot:Subscribe ${reads
         .map((t) => `${iot}:topicfilter/${t}`)
         .sort()
         .join(",")}`,
-      `iot:Receive ${[jobTopic(prefix, job), replyTopic(prefix, job, clientId)]
+      `iot:Receive ${reads
         .map((t) => `${iot}:topic/${t}`)
         .sort()
         .join(",")}`,
       `iot:Publish ${iot}:topic/${replayTopic(prefix, job, clientId)}`,
     ];
-    if (!answer.isAuthenticated || JSON.stringify(granted) !== JSON.stringify(want))
+    if (!response.isAuthenticated || JSON.stringify(granted) !== JSON.stringify(want))
       failures.push(
         `the realtime authorizer grants ${job}'s token ${JSON.stringify(granted)}; expected ${JSON.stringify(want)}`,
       );
+    const other = PROBED_JOBS.find((j) => j !== job) ?? "";
     if (granted.some((g) => g.includes(other) || /[*#+]/.test(g)))
       failures.push(
         `the realtime authorizer grants ${job}'s token more than its own job: ${JSON.stringify(granted)}`,
       );
   }
-  const refused: [string, string][] = [
-    [
-      "a token signed with another secret",
-      mintToken({ p: prefix, j: "job-a", exp: now + 3_600_000 }, "another"),
-    ],
-    ["an expired token", mintToken({ p: prefix, j: "job-a", exp: now - 1 }, secret)],
-    ["a token for another stack", mintToken({ p: `${prefix}x`, j: "job-a", exp: now + 3_600_000 }, secret)],
-  ];
-  for (const [what, token] of refused) {
-    const answer = ask(token, "sf-bad");
-    if (answer.isAuthenticated || answer.policyDocuments.length > 0)
-      failures.push(`the realtime authorizer lets ${what} connect`);
-  }
+  const parameter = realtimeSecretParameter(prefix);
+  if (JSON.stringify(probed.secretReads) !== JSON.stringify([{ Name: parameter, WithDecryption: true }]))
+    failures.push(
+      `the realtime authorizer read its secret as ${JSON.stringify(probed.secretReads)}; expected one decrypted read of ${parameter}`,
+    );
   return failures;
 }
 
