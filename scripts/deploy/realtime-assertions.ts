@@ -7,7 +7,8 @@ import {
 import { jobTopic, replayTopic, replyTopic } from "../../lib/job/realtime-wire.ts";
 import type { IotAuthorizerResponse } from "../../lib/realtime/iot-authorizer.ts";
 import { PROBED_JOBS } from "./authorizer-probe.ts";
-import { ACCOUNT, REGION, type RecordedResource } from "./pulumi-mocks.ts";
+import { containerEnvironments } from "./hygiene-assertions.ts";
+import { ACCOUNT, IOT_ENDPOINT, REGION, type RecordedResource } from "./pulumi-mocks.ts";
 import type { StageRun } from "./sst-program.ts";
 import { arnOf, inlineStatements, type StageResources } from "./stage-resources.ts";
 
@@ -87,12 +88,47 @@ export function realtimeFailures(stage: StageResources): string[] {
   if (JSON.stringify(iotInvokes) !== JSON.stringify(expected))
     failures.push(`IoT may invoke ${iotInvokes.join("; ") || "nothing"}; expected ${expected.join("; ")}`);
 
-  if (!stage.run.dev) {
-    const envPrefix = stage.env(authorizerFn).SKYFORGE_REALTIME_PREFIX;
-    if (envPrefix !== prefix)
-      failures.push(`the realtime authorizer checks tokens for ${envPrefix}, not ${prefix}`);
-  }
+  if (!stage.run.dev) failures.push(...settingsFailures(stage, prefix, String(authorizer.inputs.name)));
   failures.push(...authorizerGrantFailures(stage, prefix));
+  return failures;
+}
+
+/** The roles that publish (lib/deploy-plan/grants.ts), and the authorizer, which checks tokens. */
+const PUBLISHERS = new Set(["worker", "api", "realtime-replay"]);
+
+/**
+ * Each function's realtime settings (functions/realtime-config.ts): the publishers have the stack's
+ * prefix and the data endpoint (without them a deployed stack publishes nothing), the API also the
+ * authorizer's name and the secret's parameter, the authorizer the prefix and the parameter; a
+ * function with no grant to publish has none. The pool task publishes as the worker does.
+ */
+function settingsFailures(stage: StageResources, prefix: string, authorizer: string): string[] {
+  const failures: string[] = [];
+  const { handlers } = stage.report;
+  const check = (owner: string, env: Record<string, string>, want: Record<string, string>) => {
+    const have = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith("SKYFORGE_REALTIME_")));
+    const sorted = (o: Record<string, string>) => JSON.stringify(Object.entries(o).sort());
+    if (sorted(have) !== sorted(want))
+      failures.push(
+        `${owner}'s realtime settings are ${JSON.stringify(have)}; expected ${JSON.stringify(want)}`,
+      );
+  };
+  const publish = { SKYFORGE_REALTIME_PREFIX: prefix, SKYFORGE_REALTIME_ENDPOINT: IOT_ENDPOINT };
+  const secret = { SKYFORGE_REALTIME_HMAC_PARAMETER: realtimeSecretParameter(prefix) };
+  for (const fn of stage.functions) {
+    const handler = stage.handlerOf(fn);
+    const role = Object.entries(handlers).find(([, h]) => h === handler)?.[0] ?? "";
+    const want =
+      role === "api"
+        ? { ...publish, ...secret, SKYFORGE_REALTIME_AUTHORIZER: authorizer }
+        : role === "realtime-authorizer"
+          ? { ...publish, ...secret }
+          : PUBLISHERS.has(role)
+            ? publish
+            : {};
+    check(`function ${fn.name}`, stage.env(fn), want);
+  }
+  for (const env of containerEnvironments(stage)) check("the pool task", env, publish);
   return failures;
 }
 
