@@ -53,8 +53,12 @@ export function realtimeConfigFromEnv(env: Env): RealtimeConfig | undefined {
   if (!settings) return undefined;
   const { prefix, endpoint, authorizer, secretParameter } = settings;
   const url = authorizer ? subscriptionUrl(endpoint, authorizer) : undefined;
+  // AWS_ENDPOINT_URL_IOT_DATA_PLANE points it elsewhere: the local stack's broker, for its pool.
+  const override = env.AWS_ENDPOINT_URL_IOT_DATA_PLANE;
   return {
-    publisher: iotPublisher(endpoint),
+    publisher: override
+      ? iotPublisher(endpoint, (sdk) => new sdk.IoTDataPlaneClient({ endpoint: override }))
+      : iotPublisher(endpoint),
     prefix,
     ...(secretParameter ? { secret: ssmSecret(secretParameter) } : {}),
     ...(url ? { url: () => url } : {}),

@@ -9,6 +9,7 @@ import { parseReplayTopic } from "../lib/job/realtime-wire.ts";
 import { type Grant, grantFor, mayUse } from "../lib/realtime/policy.ts";
 import { answerReplay, readReplayRequest } from "../lib/realtime/replay-answer.ts";
 import type { RealtimePublisher, RealtimeService } from "../lib/services/realtime-service.ts";
+import { isPublishRequest, servePublish } from "./realtime-publish-path.ts";
 
 /**
  * The local stack's realtime endpoint (docs/guide/realtime.md): MQTT over WebSocket, served by aedes
@@ -24,6 +25,8 @@ export interface RealtimeBroker {
   url: string;
   secret: string;
   prefix: string;
+  /** Where the stack's other processes (the pool) publish, as to IoT's data plane (realtime-publish-path.ts). */
+  publishUrl: string;
   /** The engine's publisher: straight into the broker. */
   publisher: RealtimePublisher;
   close(): Promise<void>;
@@ -101,9 +104,12 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
         (error) => (error ? reject(error) : resolve()),
       ),
     );
-  const http = createServer((_req, res) => {
+  const http = createServer((req, res) => {
+    // The pool's publishes (realtime-publish-path.ts); anything else is for MQTT over WebSocket.
+    if (isPublishRequest(req)) return servePublish(req, res, { port: portOf(), prefix }, publish);
     res.writeHead(426, { "content-type": "text/plain" }).end("MQTT over WebSocket only\n");
   });
+  const portOf = () => (http.address() as AddressInfo | null)?.port ?? 0;
   const wss = new WebSocketServer({ server: http, maxPayload: 256 * 1024 });
   wss.on("connection", (socket, req) => {
     broker.handle(createWebSocketStream(socket), req);
@@ -115,6 +121,7 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
   const { port } = http.address() as AddressInfo;
   return {
     url: `ws://${options.host}:${port}/mqtt`,
+    publishUrl: `http://${options.host}:${port}`,
     secret,
     prefix,
     publisher: { publish },
