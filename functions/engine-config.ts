@@ -17,6 +17,7 @@ import type { EventSourceControl } from "../lib/queue-control/event-source-contr
 import type { Engine } from "../lib/services/engine-services.ts";
 import type { RunStamp } from "../lib/store/lease-ops.ts";
 import { type Env, numberSetting, requiredSetting } from "./env-settings.ts";
+import { realtimeConfigFromEnv } from "./realtime-config.ts";
 
 /**
  * The adapter layer: with env-settings.ts, the only place that reads the environment, each value
@@ -35,6 +36,7 @@ import { type Env, numberSetting, requiredSetting } from "./env-settings.ts";
  * - SKYFORGE_API_URL, optionally, the HTTP API's base URL, which a durable job's token url starts
  *   with (on the functions that run jobs: workers and pool; the API's for the same views). Without
  *   it a token's url is a bare path.
+ * - SKYFORGE_REALTIME_*, realtime on AWS (functions/realtime-config.ts): absent, nothing is published.
  * Optional settings with their defaults: see handlerSettingsFromEnv and poolProcessFromEnv.
  */
 
@@ -174,6 +176,7 @@ export function engineFromEnv(
   const eventSources = mappings && options.eventSources?.(mappings);
   const poolKinds = poolKindsFromEnv(app, env);
   const queueUrls = jsonMapSetting(env, "SKYFORGE_QUEUE_URLS");
+  const realtime = realtimeConfigFromEnv(env);
   if (!queueUrls) throw new ConfigError("SKYFORGE_QUEUE_URLS is not set");
   const engine = buildEngine({
     app,
@@ -192,6 +195,7 @@ export function engineFromEnv(
     ...(eventSources ? { eventSources } : {}),
     ...(options.runner ? { runner: options.runner } : {}),
     ...(env.SKYFORGE_API_URL ? { tokenUrlBase: apiUrlSetting(env) } : {}),
+    ...(realtime ? { realtime } : {}),
     clock: systemClock,
     // Logs carry the function's own service name; metrics share one, so dashboards can name them.
     metrics: new EmfMetrics(),

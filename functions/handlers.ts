@@ -16,6 +16,8 @@ import { engineFromEnv, poolProcessFromEnv, workerQueueFromEnv } from "./engine-
 import { handlerSettingsFromEnv } from "./env-settings.ts";
 import { lambdaEventSources } from "./lambda-event-sources.ts";
 
+export { realtimeAuthorizerHandler, realtimeReplayHandler } from "./realtime-handlers.ts";
+
 /**
  * The deployed entry points as factories of the app they run. Each Lambda function's handler is an
  * entry generated for the deployment (infra/entries.ts): it imports the deployment's app module and
@@ -50,7 +52,15 @@ export function workerHandler(app: App) {
 /** HTTP API (API Gateway v2 payload format 2.0). */
 export function apiHandler(app: App) {
   const { engine } = engineFromEnv(app, "skyforge-api", { eventSources: lambdaEventSources });
-  return apiRoutes(engine);
+  const routes = apiRoutes(engine);
+  return async (event: Parameters<typeof routes>[0], context: Context) => {
+    try {
+      return await routes(event, context);
+    } finally {
+      // A cancel's realtime publish goes out before Lambda freezes the environment (§25).
+      await engine.realtime.drain();
+    }
+  };
 }
 
 /** Direct invoke: an EnqueueRequest or { jobs: [...] } (≤ 100). */

@@ -39,6 +39,8 @@ export function createApiFunctions(
       SKYFORGE_EVENT_SOURCE_MAPPINGS: workers.eventSourceMappings,
       ...gateway.apiUrl,
       ...poolConfigEnv(build),
+      ...targets.realtime.env,
+      ...targets.realtime.mintEnv,
     },
     copyFiles: poolConfigFiles(build),
   });

@@ -25,6 +25,8 @@ export interface ComponentReport {
   /** The pool's image and its most tasks, when the app declares pool kinds. */
   poolImage?: { context: string; dockerfile: string };
   poolMaxTasks?: number;
+  /** Realtime's topic prefix (lib/deploy-plan/realtime-plan.ts): every topic its roles may publish to starts with it. */
+  realtimePrefix: string;
 }
 
 export const COMPONENT_REPORTS = Symbol.for("skyforge.components");

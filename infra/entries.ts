@@ -18,6 +18,8 @@ export const LAMBDA_FACTORIES = {
   cleanup: "cleanupHandler",
   cron: "cronHandler",
   "token-callback": "tokenCallbackHandler",
+  "realtime-authorizer": "realtimeAuthorizerHandler",
+  "realtime-replay": "realtimeReplayHandler",
 } as const;
 export type LambdaFunction = keyof typeof LAMBDA_FACTORIES;
 export const lambdaFunctions = Object.keys(LAMBDA_FACTORIES) as LambdaFunction[];

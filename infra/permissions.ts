@@ -2,6 +2,7 @@ import { CLAIMS_PREFIX, TOKEN_OBJECTS_PATTERN } from "../lib/claims/claim-keys";
 import { grantsFor, type ResourceRef, type Role } from "../lib/deploy-plan/grants";
 import type { Build } from "./build";
 import type { Queues } from "./queues";
+import type { RealtimeTargets } from "./realtime";
 import type { Storage } from "./storage";
 
 /** The event source mapping ARNs, by queue; known once the workers exist (infra/workers.ts). */
@@ -11,6 +12,7 @@ export type MappingArns = ReadonlyMap<string, $util.Output<string>>;
 export interface GrantTargets {
   storage: Storage;
   queues: Queues;
+  realtime: RealtimeTargets;
 }
 
 function arnOf(ref: ResourceRef, targets: GrantTargets, mappings: MappingArns): $util.Input<string> {
@@ -28,6 +30,10 @@ function arnOf(ref: ResourceRef, targets: GrantTargets, mappings: MappingArns): 
       return $interpolate`${claims.arn}/${CLAIMS_PREFIX}*`;
     case "tokenObjects":
       return $interpolate`${claims.arn}/${TOKEN_OBJECTS_PATTERN}`;
+    case "realtimeSecret":
+      return targets.realtime.secretArn;
+    case "realtimeTopics":
+      return targets.realtime.topicsArn(ref.topics);
     case "eventSourceMapping": {
       const arn = mappings.get(ref.queue);
       if (!arn) throw new Error(`no event source mapping for queue ${ref.queue}`);

@@ -53,6 +53,7 @@ export function createPool(
         ...($dev ? {} : { SKYFORGE_POOL_CHILD_USERS: "required" }),
         ...apiUrl,
         ...poolConfigEnv(build),
+        ...targets.realtime.env,
       },
       logging: { retention: "1 month" },
       scaling: { min: poolScaling.min, max: maxTasks, cpuUtilization: false, memoryUtilization: false },

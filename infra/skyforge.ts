@@ -4,6 +4,7 @@ import { assertValidDeclarations } from "../lib/declarations/validate-app";
 import { type ApiThrottlePlan, apiThrottlePlan } from "../lib/deploy-plan/api-throttle";
 import { poolScaling } from "../lib/deploy-plan/pool-scaling";
 import { producerRoutePaths } from "../lib/deploy-plan/producer-link";
+import { realtimePrefix } from "../lib/deploy-plan/realtime-plan";
 import { pascalCase } from "../lib/deploy-plan/resource-names";
 import { type LoadedDeclarations, loadAppDeclarationsSync } from "../project/app-declarations";
 import { createApiFunctions } from "./api";
@@ -15,6 +16,7 @@ import { createMonitoring } from "./monitoring";
 import { createPool } from "./pool";
 import { resolvePoolKinds } from "./pool-config";
 import { createQueues } from "./queues";
+import { createRealtime, createRealtimeTargets } from "./realtime";
 import { pinRuntimes } from "./runtime-updates";
 import { createSchedules } from "./schedules";
 import type { SkyforgeArgs } from "./skyforge-args";
@@ -148,11 +150,12 @@ export class Skyforge extends $util.ComponentResource {
     };
     const storage = createStorage(build);
     const queues = createQueues(build);
-    const targets = { storage, queues };
+    const targets = { storage, queues, realtime: createRealtimeTargets(build) };
     const gateway = createApiGateway(build);
     const workers = createWorkers(build, targets, gateway.apiUrl);
     const functions = createApiFunctions(build, targets, workers, gateway);
     const schedules = createSchedules(build, targets, workers);
+    const realtime = createRealtime(build, targets);
     pinRuntimes(build, [
       ["Enqueue", functions.enqueue.name],
       ["ApiHandler", functions.apiFunction.name],
@@ -164,6 +167,8 @@ export class Skyforge extends $util.ComponentResource {
       ["Reaper", schedules.reaper.nodes.function.name],
       ["Cleanup", schedules.cleanup.nodes.function.name],
       ["Cron", schedules.cron.nodes.function.name],
+      ["RealtimeAuthorizer", realtime.authorizerFunction.name],
+      ["RealtimeReplay", realtime.replayFunction.name],
     ]);
     const pool =
       poolKinds.length > 0 && image ? createPool(build, targets, gateway.apiUrl, image) : undefined;
@@ -184,12 +189,14 @@ export class Skyforge extends $util.ComponentResource {
       handlers: entryHandlers,
       children: [
         ...["Table", "Claims", "Api", "Enqueue", "ApiHandler", "Callback", "Reaper", "Cleanup", "Cron"],
+        ...["RealtimeAuthorizer", "RealtimeReplay"],
         ...(pool ? ["Vpc", "Cluster", "Pool"] : []),
         ...loaded.app.queues.flatMap((q) => [`${pascalCase(q.name)}Queue`, `${pascalCase(q.name)}Dlq`]),
       ].map((part) => `${name}${part}`),
       queues: loaded.app.queues,
       poolKinds,
       throttle,
+      realtimePrefix: realtimePrefix($app.name, $app.stage, name),
       ...(pool && image ? { poolImage: image, poolMaxTasks: args.pool?.maxTasks ?? poolScaling.max } : {}),
     });
     this.registerOutputs({});

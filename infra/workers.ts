@@ -27,6 +27,7 @@ export function createWorkers(
             SKYFORGE_QUEUE_URLS: targets.queues.queueUrls,
             SKYFORGE_WORKER_QUEUE: q.name,
             ...apiUrl,
+            ...targets.realtime.env,
           },
         }),
         {

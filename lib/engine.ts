@@ -18,6 +18,7 @@ import { Producer } from "./producer/enqueue.ts";
 import type { EventSourceControl } from "./queue-control/event-source-control.ts";
 import { RateLimiter } from "./rate-limit/rate-limiter.ts";
 import { PublishQueue } from "./realtime/publish-queue.ts";
+import type { RealtimeSecret } from "./realtime/realtime-deps.ts";
 import { Realtime } from "./realtime/realtime-service.ts";
 import type { Engine } from "./services/engine-services.ts";
 import type { RealtimePublisher } from "./services/realtime-service.ts";
@@ -59,7 +60,7 @@ export interface EngineConfig {
 export interface RealtimeConfig {
   publisher: RealtimePublisher;
   /** Signs subscription tokens (the stack's own secret); absent on a function that mints none. */
-  secret?: string;
+  secret?: RealtimeSecret;
   /** Every topic starts with it: the app and stage, as one IoT endpoint serves a whole region. */
   prefix: string;
   /** Where subscribers connect, read when a token is minted (the local broker's port is known late). */

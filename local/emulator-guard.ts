@@ -39,7 +39,7 @@ export function guardEmulator(server: Server, accessKeyId: string): void {
 const REQUEST_EVENTS = new Set(["request", "checkContinue", "checkExpectation", "upgrade", "connect"]);
 
 /** Why this request is not one of the project's own SDK calls, or undefined when it is. */
-function emulatorRefusal(req: IncomingMessage, port: number, accessKeyId: string): string | undefined {
+export function emulatorRefusal(req: IncomingMessage, port: number, accessKeyId: string): string | undefined {
   // Only a browser sends Origin, preflights included; the SDK never does.
   if (req.headers.origin !== undefined) return "a request from a web page (it carries Origin) is refused";
   if (req.headers.host === undefined) return "a request without a Host is refused";
@@ -51,7 +51,7 @@ function emulatorRefusal(req: IncomingMessage, port: number, accessKeyId: string
   return undefined;
 }
 
-function refuse(req: IncomingMessage, reply: ServerResponse | Duplex, reason: string): void {
+export function refuse(req: IncomingMessage, reply: ServerResponse | Duplex, reason: string): void {
   const body = JSON.stringify({ __type: "AccessDeniedException", message: reason });
   const headers = {
     "content-type": "application/json",

@@ -28,7 +28,10 @@ export interface LiveAppDeps {
   /** The local realtime broker's publisher, prefix and url (local/realtime-broker.ts). */
   realtime?: EngineConfig["realtime"];
   /** The pool's entry point as a child process, and the emulators it is pointed at; without it, no pool. */
-  pool?: Pick<PoolProcessOptions, "command" | "baseEnv" | "settings" | "drainSeconds" | "waitSeconds"> & {
+  pool?: Pick<
+    PoolProcessOptions,
+    "command" | "baseEnv" | "settings" | "drainSeconds" | "waitSeconds" | "realtime"
+  > & {
     endpoints: PoolProcessOptions["endpoints"];
   };
 }

@@ -25,6 +25,8 @@ export interface PoolProcessOptions {
   dlqUrls: ReadonlyMap<string, string>;
   /** The local API's URL, as SKYFORGE_API_URL: durable jobs' token urls start with it. */
   apiUrl?: string;
+  /** The realtime broker's topic prefix and publish path: the pool publishes its jobs' events there. */
+  realtime?: { prefix: string; publishUrl: string };
   /** Seconds running jobs get after the stop signal, as SKYFORGE_POOL_DRAIN_SECONDS. */
   drainSeconds: number;
   /** The pool's ReceiveMessage wait, as SKYFORGE_POOL_WAIT_SECONDS: short locally, so a stop is quick. */
@@ -72,6 +74,14 @@ export function poolEnvironment(o: Omit<PoolProcessOptions, "command" | "log">):
     SKYFORGE_POOL_DRAIN_SECONDS: String(o.drainSeconds),
     SKYFORGE_POOL_WAIT_SECONDS: String(o.waitSeconds),
     ...(o.apiUrl ? { SKYFORGE_API_URL: o.apiUrl } : {}),
+    // As on AWS (functions/realtime-config.ts), its data-plane endpoint pointed at the local broker.
+    ...(o.realtime
+      ? {
+          SKYFORGE_REALTIME_PREFIX: o.realtime.prefix,
+          SKYFORGE_REALTIME_ENDPOINT: new URL(o.realtime.publishUrl).hostname,
+          AWS_ENDPOINT_URL_IOT_DATA_PLANE: o.realtime.publishUrl,
+        }
+      : {}),
   };
 }
 

@@ -5,10 +5,12 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Aedes, type Client } from "aedes";
 import { WebSocketServer } from "ws";
-import { parseReplayTopic, ReplayRequest, replyTopic } from "../lib/job/realtime-wire.ts";
+import { parseReplayTopic } from "../lib/job/realtime-wire.ts";
 import { type Grant, grantFor, mayUse } from "../lib/realtime/policy.ts";
+import { answerReplay, readReplayRequest } from "../lib/realtime/replay-answer.ts";
 import type { RealtimePublisher, RealtimeService } from "../lib/services/realtime-service.ts";
 import { mqttStreamOf } from "./mqtt-ws-stream.ts";
+import { isPublishRequest, servePublish } from "./realtime-publish-path.ts";
 
 /**
  * The local stack's realtime endpoint (docs/guide/realtime.md): MQTT over WebSocket, served by aedes
@@ -24,6 +26,8 @@ export interface RealtimeBroker {
   url: string;
   secret: string;
   prefix: string;
+  /** Where the stack's other processes (the pool) publish, as to IoT's data plane (realtime-publish-path.ts). */
+  publishUrl: string;
   /** The engine's publisher: straight into the broker. */
   publisher: RealtimePublisher;
   close(): Promise<void>;
@@ -79,18 +83,14 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
       const grant = client ? grants.get(client) : undefined;
       if (!client || !grant || !mayUse(grant.publish, packet.topic))
         return done(new Error(`not authorized to publish to ${packet.topic}`));
-      const target = parseReplayTopic(prefix, packet.topic);
-      const request = ReplayRequest.safeParse(safeJson(packet.payload.toString()));
-      if (!target || !request.success) return done(new Error("not a replay request"));
+      const call = readReplayRequest(prefix, { topic: packet.topic, payload: packet.payload.toString() });
+      if (!call) return done(new Error("not a replay request"));
       // One read-back at a time per connection (the client never asks twice at once): a flood of
       // requests costs the table one Query at a time, the rest are dropped.
       if (replaying.has(client)) return done(null);
       replaying.add(client);
       // Answered on the client's own reply topic; the request itself goes to no one else.
-      const topic = replyTopic(prefix, target.jobId, target.clientId);
-      void options
-        .realtime()
-        .replay(target.jobId, request.data, (event) => publish(topic, JSON.stringify(event)))
+      void answerReplay(options.realtime(), prefix, call, { publish })
         .catch(() => client.close())
         .finally(() => replaying.delete(client));
       done(null);
@@ -105,9 +105,12 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
         (error) => (error ? reject(error) : resolve()),
       ),
     );
-  const http = createServer((_req, res) => {
+  const http = createServer((req, res) => {
+    // The pool's publishes (realtime-publish-path.ts); anything else is for MQTT over WebSocket.
+    if (isPublishRequest(req)) return servePublish(req, res, { port: portOf(), prefix }, publish);
     res.writeHead(426, { "content-type": "text/plain" }).end("MQTT over WebSocket only\n");
   });
+  const portOf = () => (http.address() as AddressInfo | null)?.port ?? 0;
   const wss = new WebSocketServer({ server: http, maxPayload: 256 * 1024 });
   wss.on("connection", (socket, req) => {
     broker.handle(mqttStreamOf(socket), req);
@@ -119,6 +122,7 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
   const { port } = http.address() as AddressInfo;
   return {
     url: `ws://${options.host}:${port}/mqtt`,
+    publishUrl: `http://${options.host}:${port}`,
     secret,
     prefix,
     publisher: { publish },
@@ -130,14 +134,6 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The data directory's own token secret (0600), made on its first start; in memory without one. */

@@ -165,6 +165,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
               pool: {
                 ...options.pool,
                 endpoints: { dynamodb: emulators.dynamodb.endpoint, sqs: emulators.sqs.endpoint },
+                realtime: { prefix: broker.prefix, publishUrl: broker.publishUrl },
               },
             }
           : {}),

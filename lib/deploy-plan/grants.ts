@@ -1,6 +1,7 @@
 import { type QueueDeclaration, tierOf } from "../declarations/queue-declaration.ts";
 import { RESUME_ON_TOKEN_ATTRIBUTES } from "../store/step-ops.ts";
 import { COMPLETE_TOKEN_ATTRIBUTES } from "../store/token-ops.ts";
+import type { PublishedTopics } from "./realtime-plan.ts";
 
 /**
  * Least privilege, as data: what each deployed role may do, on which resources. Infra turns each
@@ -17,7 +18,11 @@ export type Role =
   | "cron"
   | "pool"
   /** `POST /tokens/{id}`, the one route without IAM auth (lib/handlers/token-callback.ts). */
-  | "token-callback";
+  | "token-callback"
+  /** IoT Core's custom authorizer for realtime subscribers (lib/realtime/authorizer-handler.ts). */
+  | "realtime-authorizer"
+  /** Answers realtime subscribers' replay requests, invoked by an IoT rule (lib/realtime/replay-handler.ts). */
+  | "realtime-replay";
 
 export type ResourceRef =
   | { type: "table" }
@@ -29,7 +34,11 @@ export type ResourceRef =
   /** `<claims bucket arn>/claims/*`: the claim check's objects (docs/architecture.md §17), nothing else. */
   | { type: "claimObjects" }
   /** A completed token's data objects, and no other of the bucket (TOKEN_OBJECTS_PATTERN, lib/claims/claim-keys.ts). */
-  | { type: "tokenObjects" };
+  | { type: "tokenObjects" }
+  /** The realtime token secret's SecureString parameter (lib/deploy-plan/realtime-plan.ts). */
+  | { type: "realtimeSecret" }
+  /** `arn:…:iot:…:topic/<prefix>/<topics>/*`: one tree of the stack's own realtime topics. */
+  | { type: "realtimeTopics"; topics: PublishedTopics };
 
 /** One IAM condition: its operator, the context key it tests, and the values that pass. */
 export interface GrantCondition {
@@ -88,6 +97,18 @@ const claimObjects: ResourceRef = { type: "claimObjects" };
  */
 const putAndGetClaims: Grant = { actions: ["s3:PutObject", "s3:GetObject"], resources: [claimObjects] };
 const indexes: ResourceRef = { type: "tableIndexes" };
+/**
+ * Realtime (docs/architecture.md §25): the roles that change jobs publish their events, to the
+ * stack's own job and group topics only (IoT's data-plane Publish); the API also mints tokens.
+ */
+const publishEvents: Grant = {
+  actions: ["iot:Publish"],
+  resources: [
+    { type: "realtimeTopics", topics: "jobs" },
+    { type: "realtimeTopics", topics: "groups" },
+  ],
+};
+const readRealtimeSecret: Grant = { actions: ["ssm:GetParameter"], resources: [{ type: "realtimeSecret" }] };
 
 const mains = (qs: readonly QueueDeclaration[]) =>
   qs.map((q): ResourceRef => ({ type: "queue", queue: q.name }));
@@ -137,6 +158,8 @@ export function grantsFor(
         { actions: ["sqs:GetQueueAttributes"], resources: dlqs(queues) },
         eventSourceControl(queues),
         putAndGetClaims,
+        publishEvents,
+        readRealtimeSecret,
       ];
     case "worker":
       // A throttle or a pause re-sends the message; a retry or a duplicate moves its visibility. A
@@ -147,6 +170,7 @@ export function grantsFor(
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
         { actions: ["sqs:ChangeMessageVisibility"], resources: mains(ownQueues) },
         putAndGetClaims,
+        publishEvents,
       ];
     case "reaper":
       // Promotion sends in batches (SendMessage covers SendMessageBatch); the DLQ drain receives and
@@ -187,6 +211,7 @@ export function grantsFor(
         },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
         putAndGetClaims,
+        publishEvents,
       ];
     case "token-callback":
       // Reached without AWS credentials, so the least of all: read the token and its job (and the
@@ -213,6 +238,15 @@ export function grantsFor(
         },
         { actions: ["s3:PutObject"], resources: [{ type: "tokenObjects" }] },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
+      ];
+    case "realtime-authorizer":
+      // Reached by anyone who connects: it reads the secret to check a token, and nothing else.
+      return [readRealtimeSecret];
+    case "realtime-replay":
+      // A replay reads the job and its chunks, and answers on the requester's reply topic.
+      return [
+        { actions: ["dynamodb:GetItem", "dynamodb:Query"], resources: [table] },
+        { actions: ["iot:Publish"], resources: [{ type: "realtimeTopics", topics: "replies" }] },
       ];
   }
 }

@@ -18,7 +18,10 @@ export interface RealtimeDeps {
   /** Every topic of this stack starts with it (one IoT endpoint serves a whole account and region). */
   prefix: string;
   /** Signs subscription tokens; undefined when realtime is not configured (no subscriptions then). */
-  secret: string | undefined;
+  secret: RealtimeSecret | undefined;
   /** Where subscribers connect (wss://… on AWS, ws://127.0.0.1:… locally), read when a token is minted. */
   url: () => string | undefined;
 }
+
+/** The token secret: the value (locally), or its reader (on AWS: the SecureString, read on first need). */
+export type RealtimeSecret = string | (() => Promise<string>);

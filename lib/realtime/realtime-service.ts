@@ -84,7 +84,8 @@ export class Realtime implements RealtimeService {
       throw new ClientError("validation_error", `job ${jobId} is in no group`);
     const exp = this.deps.clock.now() + parsed.data.expiresInSeconds * 1000;
     const group = parsed.data.group && job.member ? { g: job.member.g } : {};
-    const token = mintToken({ p: this.deps.prefix, j: job.id, ...group, exp }, secret);
+    const secretValue = typeof secret === "string" ? secret : await secret();
+    const token = mintToken({ p: this.deps.prefix, j: job.id, ...group, exp }, secretValue);
     return { url, token, expiresAt: new Date(exp).toISOString() };
   }
 

@@ -61,7 +61,10 @@ export function claimsBucketFailures(stage: StageResources): string[] {
     );
 
   const envs = [
-    ...stage.functions.map((fn) => [`function ${fn.name}`, stage.env(fn)] as const),
+    // Every function that builds an engine; the realtime authorizer builds none (it reads the secret only).
+    ...stage.functions
+      .filter((fn) => stage.handlerOf(fn) !== stage.report.handlers["realtime-authorizer"])
+      .map((fn) => [`function ${fn.name}`, stage.env(fn)] as const),
     ...containerEnvironments(stage).map((env) => ["the pool task", env] as const),
   ];
   for (const [owner, env] of envs) {

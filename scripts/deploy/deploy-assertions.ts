@@ -16,6 +16,7 @@ import { iamFailures } from "./iam-assertions.ts";
 import { linkFailures } from "./link-assertions.ts";
 import { monitoringFailures } from "./monitoring-assertions.ts";
 import { poolFailures } from "./pool-assertions.ts";
+import { iotPublishFailures, realtimeFailures } from "./realtime-assertions.ts";
 import type { StageRun } from "./sst-program.ts";
 import { arnOf, StageResources } from "./stage-resources.ts";
 import { throttleFailures } from "./throttle-assertions.ts";
@@ -243,6 +244,7 @@ function componentFailures(stage: StageResources): string[] {
     ...exposureFailures(stage),
     ...poolFailures(stage),
     ...monitoringFailures(stage),
+    ...realtimeFailures(stage),
     ...componentHygieneFailures(stage),
   ].map((failure) => `${stage.prefix}: ${failure}`);
 }
@@ -252,6 +254,7 @@ export function stageFailures(run: StageRun): string[] {
   return [
     ...run.components.flatMap((c) => componentFailures(new StageResources(run, c))),
     ...linkFailures(run),
+    ...iotPublishFailures(run),
     ...hygieneFailures(run),
   ];
 }

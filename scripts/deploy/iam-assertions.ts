@@ -2,6 +2,7 @@ import { CLAIMS_PREFIX, TOKEN_OBJECTS_PATTERN } from "../../lib/claims/claim-key
 import { tierOf } from "../../lib/declarations/queue-declaration.ts";
 import { type GrantCondition, grantsFor, type ResourceRef, type Role } from "../../lib/deploy-plan/grants.ts";
 import { functionName } from "./lambda-build.ts";
+import { realtimeSecretArn, realtimeTopicsArn } from "./realtime-assertions.ts";
 import { BOOTSTRAP } from "./rpc-stand-in.ts";
 import { arnOf, inlineStatements, type PolicyStatement, type StageResources } from "./stage-resources.ts";
 import { trustFailures } from "./trust-assertions.ts";
@@ -52,11 +53,15 @@ function planned(stage: StageResources, role: Role, own: readonly string[]): Pol
               ? claimObjectsArn(stage)
               : ref.type === "tokenObjects"
                 ? tokenObjectsArn(stage)
-                : arnOf(
-                    stage
-                      .ofType("aws:lambda/eventSourceMapping:EventSourceMapping")
-                      .find((m) => m.inputs.eventSourceArn === arnOf(stage.queue(ref.queue))),
-                  );
+                : ref.type === "realtimeSecret"
+                  ? realtimeSecretArn(stage)
+                  : ref.type === "realtimeTopics"
+                    ? realtimeTopicsArn(stage, ref.topics)
+                    : arnOf(
+                        stage
+                          .ofType("aws:lambda/eventSourceMapping:EventSourceMapping")
+                          .find((m) => m.inputs.eventSourceArn === arnOf(stage.queue(ref.queue))),
+                      );
     if (!found) missing.push(`${ref.type}${"queue" in ref ? ` ${ref.queue}` : ""}`);
     return found ?? "?";
   };
@@ -192,11 +197,16 @@ function tokenObjectsArn(stage: StageResources): string | undefined {
 }
 
 /**
- * No role may name every resource, or a wildcard but `<table>/index/*`, the claim objects' prefix
- * and the token objects' pattern.
+ * No role may name every resource, or a wildcard but `<table>/index/*`, the claim objects' prefix,
+ * the token objects' pattern and the stack's own realtime topic trees.
  */
 function wildcardFailures(stage: StageResources): string[] {
-  const allowed = new Set([`${arnOf(stage.table)}/index/*`, claimObjectsArn(stage), tokenObjectsArn(stage)]);
+  const allowed = new Set([
+    `${arnOf(stage.table)}/index/*`,
+    claimObjectsArn(stage),
+    tokenObjectsArn(stage),
+    ...(["jobs", "groups", "replies"] as const).map((topics) => realtimeTopicsArn(stage, topics)),
+  ]);
   const bridge = new Set(devBridgeStatements(stage).map(canonical));
   return stage.ofType("aws:iam/role:Role").flatMap((role) =>
     inlineStatements(role)

@@ -25,6 +25,8 @@ export interface Mocks {
 
 export const ACCOUNT = "123456789012";
 export const REGION = "us-east-1";
+/** The account's IoT data endpoint (`iot:Data-ATS`), as aws.iot.getEndpoint answers it. */
+export const IOT_ENDPOINT = "a1b2c3d4e5f6g7-ats.iot.us-east-1.amazonaws.com";
 
 export interface RecordedResource {
   type: string;
@@ -139,6 +141,11 @@ function callResult(args: MockCallArgs): Record<string, unknown> {
       return { accountId: ACCOUNT, arn: `arn:aws:iam::${ACCOUNT}:user/ci`, userId: "AIDACI", id: ACCOUNT };
     case "aws:iam/getPolicyDocument:getPolicyDocument":
       return policyDocument(args.inputs);
+    case "aws:iot/getEndpoint:getEndpoint":
+      return { endpointAddress: IOT_ENDPOINT, endpointType: "iot:Data-ATS", id: IOT_ENDPOINT };
+    case "aws:secretsmanager/getRandomPassword:getRandomPassword":
+      // A stand-in: the real one is drawn by AWS at the first deploy and kept in the parameter.
+      return { randomPassword: "check-deploy-stand-in", id: "random" };
     case "aws:index/getAvailabilityZones:getAvailabilityZones":
       return { names: [`${REGION}a`, `${REGION}b`], zoneIds: ["use1-az1", "use1-az2"], id: REGION };
     case "aws:ecr/getAuthorizationToken:getAuthorizationToken":

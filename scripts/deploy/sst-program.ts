@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { COMPONENT_REPORTS, type ComponentReport, SKYFORGE_TYPE } from "../../infra/component-report.ts";
+import { type AuthorizerAnswers, probeAuthorizer } from "./authorizer-probe.ts";
 import { SST_ESM_BANNER } from "./lambda-build.ts";
 import type { ConstructedResource, RecordedCall, RecordedResource } from "./pulumi-mocks.ts";
 import { type BuiltRecord, type DevTarget, startRpcStandIn } from "./rpc-stand-in.ts";
@@ -33,6 +34,8 @@ export interface StageRun {
   log: string;
   /** The settings laid over this process's environment for the program (runStage's `env`). */
   env: NodeJS.ProcessEnv;
+  /** Each component's realtime authorizer, bundled and asked (authorizer-probe.ts), by component. */
+  authorizers: Record<string, AuthorizerAnswers | { error: string }>;
 }
 
 /** The program threw: what it had constructed by then comes with the error. */
@@ -300,9 +303,15 @@ export async function runStage(
         out.resources,
       );
     }
+    const authorizers = Object.fromEntries(
+      await Promise.all(
+        out.components.map(async (c) => [c.name, await probeAuthorizer(root, c, out.resources)] as const),
+      ),
+    );
     return {
       stage,
       dev,
+      authorizers,
       resources: out.resources,
       constructed: out.constructed,
       components: out.components,

@@ -26,10 +26,11 @@ describe("check:deploy on SST's own components", () => {
       ["ci", []],
       ["production", []],
     ]);
-    // Every function was really bundled by the Runtime.Build stand-in outside dev: six (the token
-    // callback's included), and one worker per Lambda-tier queue, each from its generated entry.
+    // Every function was really bundled by the Runtime.Build stand-in outside dev: eight (the token
+    // callback's and realtime's two included), and one worker per Lambda-tier queue, each from its
+    // generated entry.
     const workers = app.queues.filter((q) => tierOf(q) === "lambda").length;
-    expect(reports[1]?.run.builds.map((b) => b.handler).sort()).toHaveLength(6 + workers);
+    expect(reports[1]?.run.builds.map((b) => b.handler).sort()).toHaveLength(8 + workers);
     for (const b of reports[1]?.run.builds ?? [])
       expect(b.handler).toMatch(/^\.sst\/skyforge\/Jobs\/[a-z-]+\.handler$/);
   }, 120_000);

@@ -81,7 +81,7 @@ const defaultQueue = () =>
 
 describe("every bundle, run as Lambda runs it", () => {
   test("each handler bundles as SST builds it and inits in a fresh Node 24 process on infra's environment alone", async () => {
-    // The builder's list and infra's functions are the same seven handlers, on the runtime it targets.
+    // The builder's list and infra's functions are the same nine handlers, on the runtime it targets.
     expect(new Set(stack.declared.map((d) => d.handler))).toEqual(new Set<string>(lambdaHandlers));
     for (const handler of lambdaHandlers as readonly LambdaHandler[]) {
       const f = stack.fn(functionName(handler) as FunctionName);
@@ -92,7 +92,12 @@ describe("every bundle, run as Lambda runs it", () => {
       expect(f.process.nodeVersion, handler).toMatch(/^v24\./);
       // The SDK stays outside the bundle, imported from the runtime (here, the project's node_modules).
       const source = await readFile(f.built.file, "utf8");
-      expect(source, handler).toMatch(/from\s*"@aws-sdk\/client-dynamodb"/);
+      // The realtime authorizer builds no engine: the one client it loads is SSM's, on first use.
+      expect(source, handler).toMatch(
+        handler.includes("realtime-authorizer")
+          ? /import\("@aws-sdk\/client-ssm"\)/
+          : /from\s*"@aws-sdk\/client-dynamodb"/,
+      );
       expect(source, handler).not.toContain("DynamoDB_20120810");
       // Building the engine at init sends nothing.
       expect(f.recorder.take(), handler).toEqual([]);

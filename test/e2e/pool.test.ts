@@ -1,9 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import mqtt from "mqtt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobTopic, readTokenClaims } from "../../lib/job/realtime-wire.ts";
 import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
 import { stackHttp } from "../support/stack-http.ts";
+import { withinMs } from "../support/wait.ts";
 
 /**
  * The pool as the README shows it: `npm start` runs the pool (functions/pool/dev-main.ts, over app/) as a child process, and
@@ -73,4 +76,40 @@ describe("npm start: the pool", () => {
     expect(res.status).toBe(400);
     expect(res.body.error.message).toMatch(/pool tier/);
   });
+
+  it("pushes a pool job's status changes live: the pool publishes through the broker's publish path", async () => {
+    // Delayed, so a raw subscription of the job's topic is in place before the pool claims it.
+    const created = await call("POST", "/jobs", {
+      kind: "py-digest",
+      payload: { text: "live", rounds: 10 },
+      delaySeconds: 2,
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const sub = await call("POST", `/jobs/${id}/subscriptions`, {});
+    expect(sub.status).toBe(201);
+    const prefix = readTokenClaims(sub.body.token)?.p as string;
+    const client = mqtt.connect(sub.body.url, {
+      clientId: "sf-pool-live",
+      username: "token",
+      password: sub.body.token,
+      reconnectPeriod: 0,
+    });
+    try {
+      const statuses: string[] = [];
+      const done = new Promise<void>((resolve) =>
+        client.on("message", (_topic, payload) => {
+          const event = JSON.parse(payload.toString()) as { type: string; status?: string };
+          if (event.type === "status" && event.status) statuses.push(event.status);
+          if (event.status === "done") resolve();
+        }),
+      );
+      await withinMs(client.subscribeAsync(jobTopic(prefix, id)), "the subscription", 10_000);
+      // No replay is asked: only live messages arrive, each published by the pool's process.
+      await withinMs(done, "the pool's live `done`", 60_000);
+      expect(statuses).toEqual(["running", "done"]);
+    } finally {
+      client.end(true);
+    }
+  }, 90_000);
 });

@@ -46,7 +46,16 @@ import { waitFor } from "./wait.ts";
 /** The queue whose worker the bundle tests run. */
 const WORKER_QUEUE = "default";
 
-export type FunctionName = "enqueue" | "api" | "worker" | "reaper" | "cleanup" | "cron" | "token-callback";
+export type FunctionName =
+  | "enqueue"
+  | "api"
+  | "worker"
+  | "reaper"
+  | "cleanup"
+  | "cron"
+  | "token-callback"
+  | "realtime-authorizer"
+  | "realtime-replay";
 
 export interface RunningFunction {
   built: BuiltFunction;
@@ -160,7 +169,11 @@ export async function startBundleStack(root: string): Promise<BundleStack> {
           timeoutSeconds: fn.timeoutSeconds,
           region: TEST_REGION,
           environment: Object.fromEntries(
-            Object.entries(fn.environment).map(([k, v]) => [k, resolveReferences(v, refs)]),
+            Object.entries(fn.environment)
+              // IoT Core has no emulator: the functions that run jobs publish nowhere here (realtime's
+              // settings left out, as on a stack without it); realtime's own functions keep theirs.
+              .filter(([k]) => name.startsWith("realtime-") || !k.startsWith("SKYFORGE_REALTIME_"))
+              .map(([k, v]) => [k, resolveReferences(v, refs)]),
           ),
           endpoints: recorder.endpoints,
         });

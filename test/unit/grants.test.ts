@@ -13,7 +13,18 @@ import { jobKey, payloadKey, tokenKey } from "../../lib/store/keys.ts";
 
 const { queues } = app;
 
-const roles: Role[] = ["enqueue", "api", "worker", "reaper", "cleanup", "cron", "pool", "token-callback"];
+const roles: Role[] = [
+  "enqueue",
+  "api",
+  "worker",
+  "reaper",
+  "cleanup",
+  "cron",
+  "pool",
+  "token-callback",
+  "realtime-authorizer",
+  "realtime-replay",
+];
 const extra: QueueDeclaration = { ...(queues[0] as QueueDeclaration), name: "emails" };
 const threeQueues = [...queues, extra];
 
@@ -27,7 +38,7 @@ describe("least privilege, as planned per role", () => {
     for (const role of roles) {
       for (const g of grantsFor(role, threeQueues, ["default", "heavy"])) {
         for (const a of g.actions)
-          expect(a, `${role}: ${a}`).toMatch(/^(dynamodb|sqs|lambda|s3):[A-Z][A-Za-z]+$/);
+          expect(a, `${role}: ${a}`).toMatch(/^(dynamodb|sqs|lambda|s3|iot|ssm):[A-Z][A-Za-z]+$/);
         expect(g.resources.length, `${role} has a grant without resources`).toBeGreaterThan(0);
       }
     }
@@ -105,7 +116,7 @@ describe("least privilege, as planned per role", () => {
   });
 
   test("the claim objects: put and get only, for every role that enqueues or runs jobs; cleanup none", () => {
-    for (const role of roles.filter((r) => r !== "token-callback")) {
+    for (const role of roles.filter((r) => r !== "token-callback" && !r.startsWith("realtime-"))) {
       const s3 = grantsFor(role, threeQueues, ["default"]).filter((g) =>
         g.actions.some((a) => a.startsWith("s3:")),
       );
@@ -185,5 +196,41 @@ describe("least privilege, as planned per role", () => {
     expect(claimKey("j1", "token-tok_01", now, now)).toMatch(pattern);
     for (const part of ["payload", "result-1", "step-abc-1"] as const)
       expect(claimKey("j1", part, now, now + 86_400_000)).not.toMatch(pattern);
+  });
+
+  test("realtime: only the worker, the pool and the API publish a job's and a group's events; the replay function only its answers", () => {
+    const publishes = (role: Role) => refsWith(grantsFor(role, threeQueues, ["default"]), "iot:Publish");
+    const events = [
+      { type: "realtimeTopics", topics: "jobs" },
+      { type: "realtimeTopics", topics: "groups" },
+    ];
+    for (const role of roles) {
+      const expected =
+        role === "worker" || role === "pool" || role === "api"
+          ? events
+          : role === "realtime-replay"
+            ? [{ type: "realtimeTopics", topics: "replies" }]
+            : [];
+      expect(publishes(role), role).toEqual(expected);
+      // No other iot action, on any role.
+      const iot = grantsFor(role, threeQueues, ["default"]).flatMap((g) =>
+        g.actions.filter((a) => a.startsWith("iot:")),
+      );
+      expect(new Set(iot), role).toEqual(new Set(expected.length > 0 ? ["iot:Publish"] : []));
+    }
+  });
+
+  test("realtime: the token secret is read by the API (it mints) and the authorizer (it checks), which may do nothing else", () => {
+    for (const role of roles)
+      expect(refsWith(grantsFor(role, threeQueues), "ssm:GetParameter").length > 0, role).toBe(
+        role === "api" || role === "realtime-authorizer",
+      );
+    expect(grantsFor("realtime-authorizer", threeQueues)).toEqual([
+      { actions: ["ssm:GetParameter"], resources: [{ type: "realtimeSecret" }] },
+    ]);
+    expect(grantsFor("realtime-replay", threeQueues)).toEqual([
+      { actions: ["dynamodb:GetItem", "dynamodb:Query"], resources: [{ type: "table" }] },
+      { actions: ["iot:Publish"], resources: [{ type: "realtimeTopics", topics: "replies" }] },
+    ]);
   });
 });

@@ -27,6 +27,7 @@ it("the local pool's environment: the allowlist and the pool's settings from the
     queueUrls: new Map([["heavy", "http://127.0.0.1:2/q/heavy"]]),
     dlqUrls: new Map([["heavy", "http://127.0.0.1:2/q/heavy-dlq"]]),
     apiUrl: "http://127.0.0.1:3000",
+    realtime: { prefix: "skyforge/local", publishUrl: "http://127.0.0.1:3001" },
     drainSeconds: 10,
     waitSeconds: 2,
   });
@@ -50,5 +51,9 @@ it("the local pool's environment: the allowlist and the pool's settings from the
     SKYFORGE_POOL_DRAIN_SECONDS: "10",
     SKYFORGE_POOL_WAIT_SECONDS: "2",
     SKYFORGE_API_URL: "http://127.0.0.1:3000",
+    // Realtime's publisher, as on AWS, its data-plane endpoint the local broker's publish path.
+    SKYFORGE_REALTIME_PREFIX: "skyforge/local",
+    SKYFORGE_REALTIME_ENDPOINT: "127.0.0.1",
+    AWS_ENDPOINT_URL_IOT_DATA_PLANE: "http://127.0.0.1:3001",
   });
 });
