@@ -101,6 +101,7 @@ export function buildEngine(config: EngineConfig): Engine {
     queue: new PublishQueue(live?.publisher ?? NO_PUBLISHER, metrics, log),
     publishing: live !== undefined,
     positions: new Map(),
+    queues,
     prefix: live?.prefix ?? "skyforge",
     secret: live?.secret,
     url: live?.url ?? (() => undefined),
