@@ -88,10 +88,6 @@ export function buildEngine(config: EngineConfig): Engine {
   const claims = { s3: config.s3, bucket: config.claimsBucket };
   const running = new RunningJobs();
   const shared = { store, claims, transport, registry, queues, clock, metrics, log };
-  const flow = new Flow(shared);
-  const coalesce = new Coalescing({ store, queues, clock, metrics, log, running });
-  const producer = new Producer({ ...shared, running, flow, coalesce });
-  const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
   const live = config.realtime;
   const realtime = new Realtime({
     store,
@@ -106,6 +102,10 @@ export function buildEngine(config: EngineConfig): Engine {
     secret: live?.secret,
     url: live?.url ?? (() => undefined),
   });
+  const flow = new Flow(shared);
+  const coalesce = new Coalescing({ store, queues, clock, metrics, log, running });
+  const producer = new Producer({ ...shared, running, flow, coalesce, realtime });
+  const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running, realtime });
   const engine: Engine = {
     app,
     store,

@@ -72,7 +72,7 @@ export class Realtime implements RealtimeService {
 
   async groupProgress(
     groupId: string,
-    child: JobItem,
+    child: { id: string; queue: string; kind: string },
     counts: () => Promise<GroupEvent["counts"]>,
   ): Promise<void> {
     if (!this.deps.publishing) return;

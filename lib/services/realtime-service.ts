@@ -31,7 +31,11 @@ export interface RealtimeService {
    * A group's child's end was recorded: the group's counts (`counts`, read only when something is
    * published) on the group's topic. Never throws: a failed count is dropped and counted.
    */
-  groupProgress(groupId: string, child: JobItem, counts: () => Promise<GroupEvent["counts"]>): Promise<void>;
+  groupProgress(
+    groupId: string,
+    child: { id: string; queue: string; kind: string },
+    counts: () => Promise<GroupEvent["counts"]>,
+  ): Promise<void>;
   /** `ctx.stream(name)`: throws a UsageError for a name outside the step-name rules. */
   stream(job: JobItem, name: string): StreamWriter;
   /** Mints a token for the job (and its group when asked). ClientError not_found for an unknown job. */
