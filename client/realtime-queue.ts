@@ -7,6 +7,8 @@ export interface TailQueueOptions {
   token: string;
   /** Ends the tail (the iterator returns). */
   signal?: AbortSignal;
+  /** Called once the queue's topic is subscribed: every status change from then on is yielded. */
+  onSubscribed?: () => void;
 }
 
 /**
@@ -34,6 +36,7 @@ export async function* tailQueue(options: TailQueueOptions): AsyncGenerator<Stat
     await connected(client);
     const granted = await client.subscribeAsync(queueTopic(claims.p, claims.q), { qos: 0 });
     if (granted.some((g) => g.qos === 128)) throw new Error("tailQueue: the token may not read this queue");
+    options.onSubscribed?.();
     for (;;) {
       const message = await inbox.next();
       if (!message) return;

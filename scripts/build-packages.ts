@@ -4,6 +4,7 @@ import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { consoleSourceFiles } from "../console/assets.ts";
+import { bundleRealtimeClient, REALTIME_MODULE } from "../console/realtime-bundle.ts";
 import { type PackageManifest, undeclaredImports } from "./package-imports.ts";
 
 /**
@@ -40,6 +41,8 @@ export interface PackageSpec {
   target: string;
   /** Files copied under dist/, by the folder they go to. */
   assets?: () => Record<string, string[]>;
+  /** Files built into dist/, by their path there. */
+  generated?: () => Promise<Record<string, Uint8Array>>;
 }
 
 export const packageSpecs = {
@@ -71,6 +74,10 @@ export const packageSpecs = {
     ],
     // The web console, served by `skyforge console` (console/assets.ts finds it in dist/console/).
     assets: () => ({ console: consoleSourceFiles() }),
+    // The console page's `@skyforge/client/realtime`, prebuilt for the browser (console/realtime-bundle.ts).
+    generated: async () => ({
+      [`console/${REALTIME_MODULE}`]: await bundleRealtimeClient(join(root, "client", "realtime.ts")),
+    }),
   },
 } as const satisfies Record<string, PackageSpec>;
 
@@ -168,6 +175,10 @@ export async function buildPackage(name: PackageName): Promise<string> {
   for (const [folder, files] of Object.entries(spec.assets?.() ?? {})) {
     await mkdir(join(dist, folder), { recursive: true });
     for (const file of files) await copyFile(file, join(dist, folder, basename(file)));
+  }
+  for (const [path, bytes] of Object.entries((await spec.generated?.()) ?? {})) {
+    await mkdir(join(dist, path, ".."), { recursive: true });
+    await writeFile(join(dist, path), bytes);
   }
   const undeclared = await undeclaredImports(dist, await readManifest(dir));
   if (undeclared.length > 0) {
