@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { consoleSourceFiles } from "../console/assets.ts";
 import { bundleRealtimeClient, REALTIME_MODULE } from "../console/realtime-bundle.ts";
+import { isUpToDate, writeStamp } from "./build-stamp.ts";
 import { type PackageManifest, undeclaredImports } from "./package-imports.ts";
 
 /**
@@ -15,7 +16,9 @@ import { type PackageManifest, undeclaredImports } from "./package-imports.ts";
  * handlers and the user's kinds), every package left as an import. Types: tsc's declarations of the
  * entries that have them, their `.ts` import paths rewritten to `.js` as in any published
  * package's declarations (tsc keeps them as written). Then the check that every package the output
- * loads is one the manifest declares (scripts/package-imports.ts).
+ * loads is one the manifest declares (scripts/package-imports.ts). A package whose dist/ is what its
+ * sources, manifest and lockfile make is left as it is (scripts/build-stamp.ts; `--force` builds it
+ * anyway): the test files that install a package each run this build, a tsc of the engine's types.
  */
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -41,8 +44,8 @@ export interface PackageSpec {
   target: string;
   /** Files copied under dist/, by the folder they go to. */
   assets?: () => Record<string, string[]>;
-  /** Files built into dist/, by their path there. */
-  generated?: () => Promise<Record<string, Uint8Array>>;
+  /** Files built into dist/, by their path there, and the sources they were built from (for the stamp). */
+  generated?: () => Promise<{ files: Record<string, Uint8Array>; inputs: string[] }>;
 }
 
 export const packageSpecs = {
@@ -75,9 +78,10 @@ export const packageSpecs = {
     // The web console, served by `skyforge console` (console/assets.ts finds it in dist/console/).
     assets: () => ({ console: consoleSourceFiles() }),
     // The console page's `@skyforge/client/realtime`, prebuilt for the browser (console/realtime-bundle.ts).
-    generated: async () => ({
-      [`console/${REALTIME_MODULE}`]: await bundleRealtimeClient(join(root, "client", "realtime.ts")),
-    }),
+    generated: async () => {
+      const { contents, inputs } = await bundleRealtimeClient(join(root, "client", "realtime.ts"));
+      return { files: { [`console/${REALTIME_MODULE}`]: contents }, inputs };
+    },
   },
 } as const satisfies Record<string, PackageSpec>;
 
@@ -164,19 +168,47 @@ async function writeDeclarations(spec: PackageSpec, dist: string): Promise<void>
   }
 }
 
+/** What every package's build reads besides its entries' sources: a change to any builds again. */
+const BUILD_FILES = [
+  "package.json",
+  "package-lock.json",
+  "tsconfig.json",
+  "scripts/build-packages.ts",
+  "scripts/build-stamp.ts",
+  "scripts/package-imports.ts",
+].map((file) => join(root, file));
+
+/** The sources tsc declared: each dist/types/<path>.d.ts is <path>.ts of the repo. */
+async function declaredSources(dist: string): Promise<string[]> {
+  const entries = await readdir(join(dist, "types"), { recursive: true }).catch(() => []);
+  return entries
+    .filter((file) => String(file).endsWith(".d.ts"))
+    .map((file) => join(root, String(file).replace(/\.d\.ts$/, ".ts")));
+}
+
+export interface BuiltPackage {
+  dist: string;
+  /** The dist/ was already what the sources make: nothing was built. */
+  upToDate: boolean;
+}
+
 /** Builds one package into its dist/: JavaScript, declarations, assets; then checks its imports. */
-export async function buildPackage(name: PackageName): Promise<string> {
+export async function buildPackage(name: PackageName, { force = false } = {}): Promise<BuiltPackage> {
   const spec: PackageSpec = packageSpecs[name];
   const dir = packageDir(name);
   const dist = join(dir, "dist");
+  const stamp = join(root, ".cache", "skyforge-build", `${name}.json`);
+  if (!force && (await isUpToDate(stamp, dist))) return { dist, upToDate: true };
   await rm(dist, { recursive: true, force: true });
-  await bundlePackage(name, dist);
+  const bundled = await bundlePackage(name, dist);
   await writeDeclarations(spec, dist);
-  for (const [folder, files] of Object.entries(spec.assets?.() ?? {})) {
+  const assets = Object.entries(spec.assets?.() ?? {});
+  for (const [folder, files] of assets) {
     await mkdir(join(dist, folder), { recursive: true });
     for (const file of files) await copyFile(file, join(dist, folder, basename(file)));
   }
-  for (const [path, bytes] of Object.entries((await spec.generated?.()) ?? {})) {
+  const generated = (await spec.generated?.()) ?? { files: {}, inputs: [] };
+  for (const [path, bytes] of Object.entries(generated.files)) {
     await mkdir(join(dist, path, ".."), { recursive: true });
     await writeFile(join(dist, path), bytes);
   }
@@ -185,17 +217,31 @@ export async function buildPackage(name: PackageName): Promise<string> {
     const lines = undeclared.map((u) => `  ${u.packageName} (${u.file}: "${u.specifier}")`);
     throw new Error(`${spec.dir}/package.json doesn't declare what its build loads:\n${lines.join("\n")}`);
   }
-  return dist;
+  await writeStamp(
+    stamp,
+    [
+      ...BUILD_FILES,
+      join(dir, "package.json"),
+      ...bundled.map((input) => resolve(root, input)),
+      ...(await declaredSources(dist)),
+      ...assets.flatMap(([, files]) => files),
+      ...generated.inputs,
+    ],
+    dist,
+  );
+  return { dist, upToDate: false };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const asked = process.argv.slice(2);
+  const force = process.argv.includes("--force");
+  const asked = process.argv.slice(2).filter((arg) => arg !== "--force");
   const unknown = asked.filter((n) => !(n in packageSpecs));
   if (unknown.length > 0) {
     console.error(`no package ${unknown.join(", ")}; the packages: ${Object.keys(packageSpecs).join(", ")}`);
     process.exit(2);
   }
   for (const name of (asked.length > 0 ? asked : Object.keys(packageSpecs)) as PackageName[]) {
-    console.log(`built ${await buildPackage(name)}`);
+    const { dist, upToDate } = await buildPackage(name, { force });
+    console.log(upToDate ? `up to date ${dist}` : `built ${dist}`);
   }
 }

@@ -1,7 +1,9 @@
-import { join, resolve } from "node:path";
+import { realpathSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import { type BuildOptions, build } from "esbuild";
 import { entryHandler, type LambdaFunction, lambdaFunctions, writeEntries } from "../../infra/entries.ts";
 import { nodejsBuild } from "../../infra/function-defaults.ts";
+import { type BuiltBundle, cachedBundle } from "./bundle-cache.ts";
 
 /** This repository's own component (sst.config.ts): its entries are the bundles the benches and tests build. */
 export const REPO_COMPONENT = "Jobs";
@@ -91,6 +93,8 @@ export interface BuiltFunction {
   bytes: number;
   /** The files bundled in, as absolute paths (packages' included). */
   inputs: string[];
+  /** Served from the bundle cache (scripts/deploy/bundle-cache.ts): esbuild didn't run. */
+  cached: boolean;
 }
 
 /**
@@ -106,8 +110,24 @@ export async function buildFunction(
 ): Promise<BuiltFunction> {
   const file = handler.slice(0, handler.lastIndexOf("."));
   const outfile = join(outDir, `${file}.mjs`);
-  const result = await build({ absWorkingDir: root, ...sstNodeBuildOptions(`${file}.ts`, outfile, props) });
+  const options = sstNodeBuildOptions(`${file}.ts`, outfile, props);
+  const bundle = () => bundleOnce(root, options);
+  const { outfile: _where, ...settings } = options;
+  // Bundled paths are relative to the project: a copy that links another's node_modules writes them otherwise.
+  const key = { settings, modules: relative(root, realpathSync(join(root, "node_modules"))) };
+  // A map's paths depend on where the bundle is written: such a bundle is built every time.
+  const built = props.sourcemap
+    ? { ...pick(await bundle()), cached: false }
+    : await cachedBundle(root, key, outfile, bundle);
+  return { handler, file: outfile, lambdaHandler: handler, ...built };
+}
+
+const pick = ({ bytes, inputs }: BuiltBundle) => ({ bytes, inputs });
+
+async function bundleOnce(root: string, options: BuildOptions): Promise<BuiltBundle> {
+  const result = await build({ absWorkingDir: root, ...options });
   const output = Object.entries(result.metafile?.outputs ?? {}).find(([path]) => path.endsWith(".mjs"));
   const inputs = Object.keys(output?.[1].inputs ?? {}).map((input) => resolve(root, input));
-  return { handler, file: outfile, lambdaHandler: handler, bytes: output?.[1].bytes ?? 0, inputs };
+  const read = Object.keys(result.metafile?.inputs ?? {}).map((input) => resolve(root, input));
+  return { bytes: output?.[1].bytes ?? 0, inputs, read };
 }

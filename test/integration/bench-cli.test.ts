@@ -153,7 +153,13 @@ describe("bench from its flags", () => {
     expect(durable.timesCheaperThanLambdaDurable.step).toBeCloseTo(8 / durable.usdPerMillionSteps, 1);
     // A parallel step is one write, as a step is: the map window's 10 steps in one ctx.map.
     expect(durable).toMatchObject({ mapStepsPerJob: 10, mapConcurrency: 10 });
-    expect(durable.perMapStep).toMatchObject({ dynamodbWrites: 1, jobItemWrites: 1, sends: 0, receives: 0 });
+    // The whole report on a failure: seen once at 1.14 writes a parallel step under the full suite's load.
+    expect(durable.perMapStep, JSON.stringify(durable)).toMatchObject({
+      dynamodbWrites: 1,
+      jobItemWrites: 1,
+      sends: 0,
+      receives: 0,
+    });
     expect(durable.usdPerMillionMapSteps).toBeGreaterThan(0);
     // A child invocation: at least the child's own enqueue (a send) and run (a receive), and more
     // writes than a plain job's (the child's, the parent's record and its resume).

@@ -1,0 +1,128 @@
+import { createHash, randomUUID } from "node:crypto";
+import { copyFile, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join, relative, resolve } from "node:path";
+import { version as esbuildVersion } from "esbuild";
+
+/**
+ * Function bundles kept by what made them, for the offline deploy proof: `check:deploy` bundles
+ * every function of every stage it runs, and a test file runs it several times over one project
+ * with only its infra edited. An entry is keyed by the build's options (its entry point, esbuild's
+ * settings and version) and holds the bundle with the SHA-256 of every file esbuild read for it; a
+ * build whose inputs all still hash the same gets the kept bundle, anything else builds again and
+ * replaces the entry. Only bundles without a source map are kept: a map's paths depend on where
+ * the bundle is written.
+ *
+ * The cache lives under the project's node_modules/.cache/ (where build tools keep theirs), so a
+ * copy of a project that links its node_modules shares it: paths are kept relative to the project.
+ */
+
+/** Bumped when an entry's layout or meaning changes. */
+const ENTRY_FORMAT = 1;
+
+/** What a build made: its size, the files in it, and every file esbuild read for it. */
+export interface BuiltBundle {
+  bytes: number;
+  /** The files bundled in, as absolute paths. */
+  inputs: string[];
+  /** Every file esbuild read (those tree-shaken out too), as absolute paths. */
+  read: string[];
+}
+
+/** Read by esbuild without being listed as inputs (resolution, tsconfig), or naming what packages are. */
+const PROJECT_FILES = ["package.json", "package-lock.json", "tsconfig.json"];
+
+interface EntryMeta {
+  format: number;
+  /** The bundle's file in the entry: named per write, so a reader never pairs one write's meta with another's bundle. */
+  bundle: string;
+  bytes: number;
+  /** The files bundled in, relative to the project. */
+  inputs: string[];
+  /** Path relative to the project → SHA-256 of each file read for the bundle ("-": absent). */
+  read: Record<string, string>;
+}
+
+export interface Bundle {
+  bytes: number;
+  /** The files bundled in, as absolute paths. */
+  inputs: string[];
+  /** Served from the cache: esbuild didn't run. */
+  cached: boolean;
+}
+
+export const bundleCacheDir = (root: string): string =>
+  join(root, "node_modules", ".cache", "skyforge-bundles");
+
+/** A file's SHA-256, or "-" when there is no such file. */
+async function sha256(file: string): Promise<string> {
+  try {
+    return createHash("sha256")
+      .update(await readFile(file))
+      .digest("hex");
+  } catch {
+    return "-";
+  }
+}
+
+/** Whether every file read still hashes as recorded. */
+async function unchanged(root: string, read: Record<string, string>): Promise<boolean> {
+  for (const [path, hash] of Object.entries(read)) {
+    if ((await sha256(resolve(root, path))) !== hash) return false;
+  }
+  return true;
+}
+
+/**
+ * The bundle `key` names, written to `outfile`: the kept one if its inputs are unchanged, else
+ * `build()`'s, then kept. A cache that can't be read or written only costs the build.
+ */
+export async function cachedBundle(
+  root: string,
+  key: unknown,
+  outfile: string,
+  build: () => Promise<BuiltBundle>,
+): Promise<Bundle> {
+  const id = createHash("sha256")
+    .update(JSON.stringify({ format: ENTRY_FORMAT, esbuildVersion, key }))
+    .digest("hex");
+  const entry = join(bundleCacheDir(root), id);
+  try {
+    const meta = JSON.parse(await readFile(join(entry, "meta.json"), "utf8")) as EntryMeta;
+    if (meta.format === ENTRY_FORMAT && (await unchanged(root, meta.read))) {
+      await mkdir(dirname(outfile), { recursive: true });
+      await copyFile(join(entry, meta.bundle), outfile);
+      const inputs = meta.inputs.map((path) => resolve(root, path));
+      return { bytes: meta.bytes, inputs, cached: true };
+    }
+  } catch {
+    // no entry, or an unreadable one: build
+  }
+  const { bytes, inputs, read } = await build();
+  await keep(root, entry, outfile, { bytes, inputs, read }).catch(() => undefined);
+  return { bytes, inputs, cached: false };
+}
+
+async function keep(root: string, entry: string, outfile: string, built: BuiltBundle) {
+  const read: Record<string, string> = {};
+  for (const path of [...built.read, ...PROJECT_FILES.map((file) => join(root, file))]) {
+    const hash = await sha256(path);
+    // A file read and gone already: nothing to key the bundle by.
+    if (hash === "-" && built.read.includes(path)) return;
+    read[relative(root, path)] = hash;
+  }
+  // Written aside, then moved in whole: a file running beside this one never reads half an entry.
+  const write = randomUUID();
+  const partial = `${entry}.${write}`;
+  await mkdir(partial, { recursive: true });
+  try {
+    const bundle = `${write}.mjs`;
+    await copyFile(outfile, join(partial, bundle));
+    const inputs = built.inputs.map((path) => relative(root, path));
+    const meta: EntryMeta = { format: ENTRY_FORMAT, bundle, bytes: built.bytes, inputs, read };
+    await writeFile(join(partial, "meta.json"), JSON.stringify(meta));
+    await rm(entry, { recursive: true, force: true });
+    await rename(partial, entry);
+  } finally {
+    await rm(partial, { recursive: true, force: true });
+  }
+}
