@@ -13,7 +13,8 @@ import { deferred, waitFor, withinMs } from "../support/wait.ts";
 /**
  * The publishes made outside a run (docs/architecture.md §25): the enqueue's own `queued`, an
  * operator's retry of a dead job and resume of a paused one (`queued` again), a group's progress
- * on its topic, and a queue token's tail of every status of its queue's jobs.
+ * on its topic, and a queue token's tail of every status of its queue's jobs, held by the broker to its
+ * queue's topic alone.
  */
 let failing = true;
 const flaky = (name: string, onExhausted: "dead" | "pause") =>
@@ -42,8 +43,8 @@ afterAll(() => {
   for (const c of clients) c.end(true);
 });
 
-/** A raw MQTT connection with `token` on `topic`, keeping each message it receives, parsed. */
-async function listen(url: string, token: string, topic: string): Promise<Record<string, unknown>[]> {
+/** A raw MQTT connection with `token`, closed after the file. */
+async function connect(url: string, token: string): Promise<mqtt.MqttClient> {
   const client = await new Promise<mqtt.MqttClient>((resolve, reject) => {
     const c = mqtt.connect(url, {
       clientId: `raw-${Math.random().toString(16).slice(2)}`,
@@ -54,6 +55,12 @@ async function listen(url: string, token: string, topic: string): Promise<Record
     c.once("connect", () => resolve(c)).once("error", reject);
   });
   clients.push(client);
+  return client;
+}
+
+/** A raw MQTT connection with `token` on `topic`, keeping each message it receives, parsed. */
+async function listen(url: string, token: string, topic: string): Promise<Record<string, unknown>[]> {
+  const client = await connect(url, token);
   const seen: Record<string, unknown>[] = [];
   client.on("message", (_t, payload) => seen.push(JSON.parse(payload.toString())));
   const granted = await client.subscribeAsync(topic);
@@ -102,6 +109,25 @@ describe("realtime publishes outside a run", () => {
     expect(statusesOf(events, id)).toEqual(["queued", "running", "done"]);
     stop.abort();
     await withinMs(tailing, "the tail's end after its abort", 5_000);
+  });
+
+  it("the broker holds a queue token to its queue's topic: no job's, no other queue's; a job token to no queue's", async () => {
+    const minted = (await call("POST", "/queues/default/subscriptions", {})).body as {
+      url: string;
+      token: string;
+    };
+    const id = (await call("POST", "/jobs", { kind: "echo", payload: { n: "scoped" } })).body.id as string;
+    const raw = await connect(minted.url, minted.token);
+    for (const topic of [jobTopic(PREFIX, id), `${PREFIX}/queues/batch`, `${PREFIX}/queues/+`, "#"])
+      await expect(raw.subscribeAsync(topic), topic).rejects.toThrow(/Subscribe error/);
+    expect((await raw.subscribeAsync(`${PREFIX}/queues/default`)).map((g) => g.qos)).toEqual([0]);
+    const job = await jobToken(id);
+    const jobRaw = await connect(job.url, job.token);
+    await expect(jobRaw.subscribeAsync(`${PREFIX}/queues/default`)).rejects.toThrow(/Subscribe error/);
+    // A queue token publishes nothing: the broker closes a connection that tries.
+    const closed = new Promise<void>((resolve) => raw.once("close", () => resolve()));
+    raw.publish(`${PREFIX}/queues/default`, JSON.stringify({ type: "status", jobId: id, status: "done" }));
+    await withinMs(closed, "the broker to close a queue token's publish", 10_000);
   });
 
   it("answers 404 for an undeclared queue's token and 400 for a bad body", async () => {
