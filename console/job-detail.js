@@ -49,11 +49,8 @@ export function JobDetail({ id, onClose, poolQueues }) {
       error: undefined,
     }),
   );
-  // The live status is newer than the last read while the subscription runs.
-  const job =
-    poll.data && following(current) && current.status
-      ? { ...poll.data, status: current.status, waiting: current.waiting ?? poll.data.waiting }
-      : poll.data;
+  // The read is the one truth shown: an event of the subscription makes the read (live-job.js).
+  const job = poll.data;
 
   /** @param {"retry" | "cancel" | "resume"} verb */
   async function run(verb) {

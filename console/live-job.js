@@ -9,8 +9,6 @@ import { subscribe } from "./vendor/realtime.mjs";
  * @typedef {{
  *   mode: "off" | "connecting" | "live" | "ended" | "failed",
  *   error?: string,
- *   status?: string,
- *   waiting?: Record<string, unknown>,
  *   steps: string[],
  *   streams: Record<string, { seq: number, text: string }[]>,
  *   closed: string[],
@@ -59,15 +57,15 @@ export function useLiveJob(id, open, onChange) {
       });
       for await (const event of subscribe({ url, token, signal: stop.signal })) {
         if (event.type === "status") {
-          update((l) => ({ ...l, mode: "live", status: event.status, waiting: event.waiting }));
+          update((l) => (l.mode === "live" ? l : { ...l, mode: "live" }));
           changed();
         } else if (event.type === "step") {
           update((l) => (l.steps.includes(event.step) ? l : { ...l, steps: [...l.steps, event.step] }));
           changed();
         } else if (event.type === "stream") update((l) => withChunk(l, event));
         else if (event.type === "end") {
-          update((l) => ({ ...l, mode: "ended", status: event.status }));
-          // The end is read at once: the detail then shows the job's result and polls no more.
+          update((l) => ({ ...l, mode: "ended" }));
+          // The end is read at once, for the result; an ended job is read every second again.
           onChange();
         }
       }
@@ -77,6 +75,9 @@ export function useLiveJob(id, open, onChange) {
     return () => {
       stop.abort();
       clearTimeout(reading);
+      // A read found the job ended (a cancel from this page, say) before its end came live: the
+      // subscription is over, and the detail reads again.
+      setLive((l) => (following(l) ? { ...l, mode: "ended" } : l));
     };
   }, [id, open]);
   return live;
