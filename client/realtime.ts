@@ -1,5 +1,3 @@
-// The default export: MQTT.js's browser build has no named ones, its Node build both.
-import mqtt, { type MqttClient } from "mqtt";
 import {
   type EndEvent,
   groupTopic,
@@ -12,14 +10,17 @@ import {
   replyTopic,
   type StatusEvent,
 } from "../lib/job/realtime-wire.ts";
+import { connected, Inbox, openConnection, randomHex, safeParse } from "./realtime-connection.ts";
 
 export type {
   EndEvent,
+  GroupEvent,
   RealtimeEvent,
   StatusEvent,
   StepEvent,
   StreamEvent,
 } from "../lib/job/realtime-wire.ts";
+export { type TailQueueOptions, tailQueue } from "./realtime-queue.ts";
 
 /** What `subscribe` takes: POST /jobs/{id}/subscriptions' `url` and `token`, and a cursor to resume from. */
 export interface SubscribeOptions {
@@ -45,23 +46,22 @@ const TERMINAL = new Set(["done", "dead", "cancelled"]);
  */
 export async function* subscribe(options: SubscribeOptions): AsyncGenerator<RealtimeEvent, void, undefined> {
   const claims = readTokenClaims(options.token);
-  if (!claims)
-    throw new Error("subscribe: not a subscription token (POST /jobs/{id}/subscriptions gives one)");
+  if (!claims || !("j" in claims))
+    throw new Error(
+      claims
+        ? "subscribe: a queue's token; tailQueue reads a queue's events"
+        : "subscribe: not a subscription token (POST /jobs/{id}/subscriptions gives one)",
+    );
   const { p: prefix, j: jobId } = claims;
   const clientId = `sf-${randomHex(12)}`;
   const inbox = new Inbox();
-  const client = mqtt.connect(options.url, {
+  const client = openConnection(
+    options.url,
+    options.token,
     clientId,
-    username: "token",
-    password: options.token,
-    protocolVersion: 4,
-    clean: true,
-    reconnectPeriod: 0,
-    connectTimeout: 15_000,
-  });
-  client.on("message", (topic, payload) => inbox.push({ topic, text: payload.toString() }));
-  client.on("error", (error) => inbox.fail(error));
-  client.on("close", () => inbox.fail(new Error("subscribe: the connection closed before the job ended")));
+    inbox,
+    "subscribe: the connection closed before the job ended",
+  );
   const abort = () => inbox.finish();
   options.signal?.addEventListener("abort", abort);
   try {
@@ -162,64 +162,5 @@ export async function* subscribe(options: SubscribeOptions): AsyncGenerator<Real
   } finally {
     options.signal?.removeEventListener("abort", abort);
     client.end(true);
-  }
-}
-
-function connected(client: MqttClient): Promise<void> {
-  return new Promise((resolve, reject) => {
-    client.once("connect", () => resolve());
-    client.once("error", reject);
-    client.once("close", () => reject(new Error("subscribe: the endpoint refused the connection")));
-  });
-}
-
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function randomHex(bytes: number): string {
-  return Array.from(globalThis.crypto.getRandomValues(new Uint8Array(bytes)), (b) =>
-    b.toString(16).padStart(2, "0"),
-  ).join("");
-}
-
-/** Messages in arrival order for one async reader; a failure or finish ends its reads. */
-class Inbox {
-  private readonly items: { topic: string; text: string }[] = [];
-  private waiter: (() => void) | undefined;
-  private error: Error | undefined;
-  private done = false;
-
-  push(item: { topic: string; text: string }) {
-    this.items.push(item);
-    this.wake();
-  }
-  fail(error: Error) {
-    this.error ??= error;
-    this.wake();
-  }
-  finish() {
-    this.done = true;
-    this.wake();
-  }
-  async next(): Promise<{ topic: string; text: string } | undefined> {
-    for (;;) {
-      if (this.done) return undefined;
-      const item = this.items.shift();
-      if (item) return item;
-      if (this.error) throw this.error;
-      await new Promise<void>((resolve) => {
-        this.waiter = resolve;
-      });
-    }
-  }
-  private wake() {
-    const waiter = this.waiter;
-    this.waiter = undefined;
-    waiter?.();
   }
 }

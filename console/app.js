@@ -8,6 +8,7 @@ import { html } from "./html.js";
 import { JobDetail } from "./job-detail.js";
 import { JobsPanel } from "./jobs.js";
 import { usePoll } from "./poll.js";
+import { QueueTail } from "./queue-tail.js";
 import { BusiestKeysPanel, QueuesPanel } from "./queues.js";
 import { SchedulesPanel } from "./schedules.js";
 
@@ -85,6 +86,17 @@ function App() {
   const [picked, select] = useHashJob();
   const selectedId = picked?.id;
   const queues = queuesPoll.data?.items ?? [];
+  // The pool's runs publish nothing live yet (docs/architecture.md §25): their jobs' details poll.
+  const poolQueues = useMemo(
+    () =>
+      queuesPoll.data &&
+      new Set(
+        queuesPoll.data.items
+          .filter((q) => q.declared?.tier === "pool" || q.eventSource === undefined)
+          .map((q) => q.name),
+      ),
+    [queuesPoll.data],
+  );
   // Suggestions for the enqueue form: the kinds the schedules fire. The API has no kinds route; an
   // unknown kind's error lists every kind.
   const kinds = useMemo(() => {
@@ -102,6 +114,7 @@ function App() {
     <main class="layout">
       <${QueuesPanel} poll=${queuesPoll} onPick=${(/** @type {string} */ queue) => setFilter({ ...filter, queue })} />
       ${filter.queue && html`<${BusiestKeysPanel} queue=${filter.queue} />`}
+      ${filter.queue && html`<${QueueTail} key=${filter.queue} queue=${filter.queue} />`}
       <div class="pair">
         <${ThroughputChart} queue=${filter.queue} />
         <${EnqueueForm} queues=${queues} kinds=${kinds} onEnqueued=${(/** @type {import("./api-shapes").Enqueued} */ job) => select(job.id)} />
@@ -114,7 +127,7 @@ function App() {
           selectedId=${selectedId}
           onSelect=${select}
         />
-        ${selectedId !== undefined && html`<${JobDetail} key=${selectedId} id=${selectedId} onClose=${() => select(undefined)} />`}
+        ${selectedId !== undefined && html`<${JobDetail} key=${selectedId} id=${selectedId} poolQueues=${poolQueues} onClose=${() => select(undefined)} />`}
         ${picked?.unreadable !== undefined && html`<${NoSuchJob} text=${picked.unreadable} onClose=${() => select(undefined)} />`}
       </div>
       <${SchedulesPanel} poll=${schedulesPoll} />

@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { clip } from "../client/errors.ts";
 import { ClientError, type ErrorCode } from "../client/vocabulary.ts";
+import { consoleRealtimeModule, REALTIME_MODULE } from "./realtime-bundle.ts";
 
 /**
  * The web console's files, served under /console by the local stack (local/console-assets.ts) and by
@@ -42,6 +43,8 @@ const ownFiles = [
   "queues.js",
   "jobs.js",
   "job-detail.js",
+  "live-job.js",
+  "queue-tail.js",
   "durable-steps.js",
   "job-timeline.js",
   "timeline.js",
@@ -75,6 +78,9 @@ function vendorFiles(): [string, string][] {
     ["uPlot.min.css", join(uplot, "uPlot.min.css")],
   ];
 }
+
+/** The one URL not a file of the list: the realtime client, built (console/realtime-bundle.ts). */
+const REALTIME_URL = `${CONSOLE_PATH}/vendor/${REALTIME_MODULE}`;
 
 let assetMap: Map<string, string> | undefined;
 /** URL path → file on disk: the whole allow-list. */
@@ -111,9 +117,11 @@ export async function consoleAsset(method: string, path: string): Promise<AssetA
       },
     );
   }
-  const file = consoleAssets().get(path);
+  const file = path === REALTIME_URL ? join(consoleDir, REALTIME_MODULE) : consoleAssets().get(path);
   if (!file) return errorAnswer("not_found", `no console file ${clip(path)}`);
-  const body = await readFile(file);
+  const body = Buffer.from(
+    path === REALTIME_URL ? await consoleRealtimeModule(consoleDir) : await readFile(file),
+  );
   const ext = file.slice(file.lastIndexOf("."));
   const headers: Record<string, string> = {
     "content-type": contentTypes[ext] ?? "application/octet-stream",
@@ -145,7 +153,11 @@ function pageSecurityPolicy(html: string): string {
     `script-src 'self' ${hashes.join(" ")}`.trim(),
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
-    "connect-src 'self'",
+    // The realtime endpoint: the local stack's broker on loopback, IoT Core's wss on AWS.
+    "connect-src 'self' ws://127.0.0.1:* ws://localhost:* wss://*.amazonaws.com",
+    // MQTT.js keeps its keepalive timer in a worker it makes from a blob, so a background tab's
+    // throttled timers don't drop the subscription; no other worker, and no script from elsewhere.
+    "worker-src blob:",
     "frame-ancestors 'none'",
     "base-uri 'none'",
     "form-action 'self'",

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, describeError, jobPath } from "./api.js";
 import { DurableSteps } from "./durable-steps.js";
 import {
@@ -12,10 +12,12 @@ import {
 } from "./format.js";
 import { html } from "./html.js";
 import { JobTimeline } from "./job-timeline.js";
+import { following, LivePanel, useLiveJob } from "./live-job.js";
 import { usePoll } from "./poll.js";
 
 const retryable = new Set(["dead", "cancelled"]);
 const cancellable = new Set(["queued", "scheduled", "running", "paused"]);
+const ended = new Set(["done", "dead", "cancelled"]);
 /**
  * Where `lastError` is the job's own: it ended dead, or paused with its attempts spent. Otherwise it
  * is an earlier attempt's (a done job that failed once), shown in the timeline's history instead.
@@ -23,12 +25,23 @@ const cancellable = new Set(["queued", "scheduled", "running", "paused"]);
 const failedWith = new Set(["dead", "paused"]);
 
 /**
- * One job, refreshed every second: payload, result, last error, attempts and timings; retry and cancel.
- * @param {{ id: string, onClose: () => void }} props
+ * One job: payload, result, last error, attempts and timings; retry and cancel. An open job's
+ * status, steps and streams come live through its subscription (console/live-job.js), with no
+ * polling meanwhile; an ended one, one whose subscription failed, and one of a pool queue (the
+ * pool's runs publish nothing live yet; not known until `poolQueues` is), are read every second.
+ * @param {{ id: string, onClose: () => void, poolQueues: Set<string> | undefined }} props
  */
-export function JobDetail({ id, onClose }) {
+export function JobDetail({ id, onClose, poolQueues }) {
   /** @type {import("./poll.js").Poll<import("./api-shapes").Job>} */
   const poll = usePoll(() => api("GET", jobPath(id)), 1_000, [id]);
+  const open =
+    poll.data !== undefined &&
+    poolQueues !== undefined &&
+    !poolQueues.has(poll.data.queue) &&
+    !ended.has(poll.data.status);
+  const current = useLiveJob(id, open, () => void poll.refresh());
+  const resting = following(current);
+  useEffect(() => poll.pause(resting), [resting]);
   const [action, setAction] = useState(
     /** @type {{ busy: boolean, message?: string, error?: string }} */ ({
       busy: false,
@@ -36,6 +49,7 @@ export function JobDetail({ id, onClose }) {
       error: undefined,
     }),
   );
+  // The read is the one truth shown: an event of the subscription makes the read (live-job.js).
   const job = poll.data;
 
   /** @param {"retry" | "cancel" | "resume"} verb */
@@ -136,6 +150,7 @@ export function JobDetail({ id, onClose }) {
               html`<h3 class="muted">An earlier attempt's error</h3>
           <pre class="muted" data-testid="job-earlier-error">${job.lastError}</pre>`)
         }
+        <${LivePanel} live=${current} />
         <${JobTimeline} job=${job} />
         <${DurableSteps} job=${job} onChange=${poll.refresh} />
         <h3>Payload</h3>

@@ -1,9 +1,11 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 
 /**
- * What usePoll answers: the last good data, the last error, when the last call ended, and a way to call now.
+ * What usePoll answers: the last good data, the last error, when the last call ended, a way to call
+ * now, and a way to rest the timer (`pause(true)`: a live subscription shows the same data,
+ * console/live-job.js) and start it again.
  * @template T
- * @typedef {PollState<T> & { refresh: () => Promise<void> }} Poll
+ * @typedef {PollState<T> & { refresh: () => Promise<void>, pause: (paused: boolean) => void }} Poll
  */
 /**
  * @template T
@@ -37,6 +39,8 @@ export function usePoll(load, everyMs, deps = []) {
    * @type {import("preact").RefObject<(() => Promise<void>) | undefined>}
    */
   const live = useRef(undefined);
+  /** Read by the timer: resting needs no new timer. */
+  const paused = useRef(false);
 
   const run = useCallback(async function poll() {
     if (live.current !== poll) return;
@@ -56,7 +60,8 @@ export function usePoll(load, everyMs, deps = []) {
     live.current = run;
     setState((s) => ({ ...s, data: undefined, error: undefined }));
     run();
-    const idle = () => latest.current === undefined && document.visibilityState === "visible";
+    const idle = () =>
+      !paused.current && latest.current === undefined && document.visibilityState === "visible";
     const timer = setInterval(() => idle() && run(), everyMs);
     const onVisible = () => idle() && run();
     document.addEventListener("visibilitychange", onVisible);
@@ -69,5 +74,8 @@ export function usePoll(load, everyMs, deps = []) {
     };
   }, [run, everyMs]);
 
-  return { ...state, refresh: run };
+  const pause = useCallback((/** @type {boolean} */ rest) => {
+    paused.current = rest;
+  }, []);
+  return { ...state, refresh: run, pause };
 }

@@ -89,10 +89,6 @@ export function buildEngine(config: EngineConfig): Engine {
   const claims = { s3: config.s3, bucket: config.claimsBucket };
   const running = new RunningJobs();
   const shared = { store, claims, transport, registry, queues, clock, metrics, log };
-  const flow = new Flow(shared);
-  const coalesce = new Coalescing({ store, queues, clock, metrics, log, running });
-  const producer = new Producer({ ...shared, running, flow, coalesce });
-  const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running });
   const live = config.realtime;
   const realtime = new Realtime({
     store,
@@ -102,10 +98,15 @@ export function buildEngine(config: EngineConfig): Engine {
     queue: new PublishQueue(live?.publisher ?? NO_PUBLISHER, metrics, log),
     publishing: live !== undefined,
     positions: new Map(),
+    queues,
     prefix: live?.prefix ?? "skyforge",
     secret: live?.secret,
     url: live?.url ?? (() => undefined),
   });
+  const flow = new Flow(shared);
+  const coalesce = new Coalescing({ store, queues, clock, metrics, log, running });
+  const producer = new Producer({ ...shared, running, flow, coalesce, realtime });
+  const groups = new Groups({ store, producer, registry, queues, clock, metrics, log, running, realtime });
   const engine: Engine = {
     app,
     store,

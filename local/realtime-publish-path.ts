@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { groupTopic, isTopicSegment, jobTopic } from "../lib/job/realtime-wire.ts";
+import { groupTopic, isTopicSegment, jobTopic, queueTopic } from "../lib/job/realtime-wire.ts";
 import { emulatorRefusal, refuse } from "./emulator-guard.ts";
 import { LOCAL_AWS } from "./emulator-servers.ts";
 
@@ -30,7 +30,11 @@ export function servePublish(
   }
   const topic = decodeURIComponent(new URL(req.url ?? "/", "http://local").pathname.slice("/topics/".length));
   if (!publishable(own.prefix, topic)) {
-    refuse(req, res, `the stack's processes publish to ${own.prefix}/jobs/<id> and /groups/<id> only`);
+    refuse(
+      req,
+      res,
+      `the stack's processes publish to ${own.prefix}/jobs/<id>, /groups/<id> and /queues/<name> only`,
+    );
     return;
   }
   const chunks: Buffer[] = [];
@@ -50,5 +54,8 @@ export function servePublish(
 
 function publishable(prefix: string, topic: string): boolean {
   const id = topic.slice(topic.lastIndexOf("/") + 1);
-  return isTopicSegment(id) && (topic === jobTopic(prefix, id) || topic === groupTopic(prefix, id));
+  return (
+    isTopicSegment(id) &&
+    (topic === jobTopic(prefix, id) || topic === groupTopic(prefix, id) || topic === queueTopic(prefix, id))
+  );
 }

@@ -76,7 +76,8 @@ export async function realtimeScenario(): Promise<ScenarioOutcome> {
     const lostChunks = results.reduce((n, r) => n + Math.max(0, WORDS - new Set(r.chunks).size), 0);
     // On IoT Core each publish is a message in, each delivery a message out (chunks are ~60 B: one 5 KB unit).
     const published = JOBS * (WORDS + 1 + 3);
-    const messages = published * (1 + SUBSCRIBERS);
+    // Each status (queued, running, done) is published again on its queue's topic, tailed by no one here.
+    const messages = published * (1 + SUBSCRIBERS) + JOBS * 3;
     const iot = realtimePrices.iot;
     const gw = realtimePrices.apiGatewayWebSocket;
     const json = {

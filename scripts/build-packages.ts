@@ -4,6 +4,7 @@ import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { consoleSourceFiles } from "../console/assets.ts";
+import { bundleRealtimeClient, REALTIME_MODULE } from "../console/realtime-bundle.ts";
 import { isUpToDate, writeStamp } from "./build-stamp.ts";
 import { type PackageManifest, undeclaredImports } from "./package-imports.ts";
 
@@ -43,6 +44,8 @@ export interface PackageSpec {
   target: string;
   /** Files copied under dist/, by the folder they go to. */
   assets?: () => Record<string, string[]>;
+  /** Files built into dist/, by their path there, and the sources they were built from (for the stamp). */
+  generated?: () => Promise<{ files: Record<string, Uint8Array>; inputs: string[] }>;
 }
 
 export const packageSpecs = {
@@ -74,6 +77,11 @@ export const packageSpecs = {
     ],
     // The web console, served by `skyforge console` (console/assets.ts finds it in dist/console/).
     assets: () => ({ console: consoleSourceFiles() }),
+    // The console page's `@skyforge/client/realtime`, prebuilt for the browser (console/realtime-bundle.ts).
+    generated: async () => {
+      const { contents, inputs } = await bundleRealtimeClient(join(root, "client", "realtime.ts"));
+      return { files: { [`console/${REALTIME_MODULE}`]: contents }, inputs };
+    },
   },
 } as const satisfies Record<string, PackageSpec>;
 
@@ -199,6 +207,11 @@ export async function buildPackage(name: PackageName, { force = false } = {}): P
     await mkdir(join(dist, folder), { recursive: true });
     for (const file of files) await copyFile(file, join(dist, folder, basename(file)));
   }
+  const generated = (await spec.generated?.()) ?? { files: {}, inputs: [] };
+  for (const [path, bytes] of Object.entries(generated.files)) {
+    await mkdir(join(dist, path, ".."), { recursive: true });
+    await writeFile(join(dist, path), bytes);
+  }
   const undeclared = await undeclaredImports(dist, await readManifest(dir));
   if (undeclared.length > 0) {
     const lines = undeclared.map((u) => `  ${u.packageName} (${u.file}: "${u.specifier}")`);
@@ -212,6 +225,7 @@ export async function buildPackage(name: PackageName, { force = false } = {}): P
       ...bundled.map((input) => resolve(root, input)),
       ...(await declaredSources(dist)),
       ...assets.flatMap(([, files]) => files),
+      ...generated.inputs,
     ],
     dist,
   );

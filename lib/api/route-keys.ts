@@ -34,6 +34,7 @@ export const API_ROUTE_KEYS = [
   "POST /queues/{name}/pause",
   "POST /queues/{name}/resume",
   "PATCH /queues/{name}",
+  "POST /queues/{name}/subscriptions",
   "GET /jobs/{id}/steps",
   "GET /tokens/{id}",
   TOKEN_CALLBACK_ROUTE,

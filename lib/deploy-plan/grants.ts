@@ -99,13 +99,14 @@ const putAndGetClaims: Grant = { actions: ["s3:PutObject", "s3:GetObject"], reso
 const indexes: ResourceRef = { type: "tableIndexes" };
 /**
  * Realtime (docs/architecture.md §25): the roles that change jobs publish their events, to the
- * stack's own job and group topics only (IoT's data-plane Publish); the API also mints tokens.
+ * stack's own job, group and queue topics only (IoT's data-plane Publish); the API also mints tokens.
  */
 const publishEvents: Grant = {
   actions: ["iot:Publish"],
   resources: [
     { type: "realtimeTopics", topics: "jobs" },
     { type: "realtimeTopics", topics: "groups" },
+    { type: "realtimeTopics", topics: "queues" },
   ],
 };
 const readRealtimeSecret: Grant = { actions: ["ssm:GetParameter"], resources: [{ type: "realtimeSecret" }] };

@@ -31,8 +31,8 @@ export function realtimeReplayRuleSql(prefix: string): string {
   return `SELECT topic() AS topic, encode(*, 'base64') AS payload FROM '${prefix}/replay/#'`;
 }
 
-/** The topic trees a role may publish to: a job's and a group's events, a replay's answers. */
-export type PublishedTopics = "jobs" | "groups" | "replies";
+/** The topic trees a role may publish to: a job's, a group's and a queue's events, a replay's answers. */
+export type PublishedTopics = "jobs" | "groups" | "queues" | "replies";
 
 /** `arn:<partition>:iot:<region>:<account>:topic/<prefix>/<topics>/*`. */
 export function topicsArn(

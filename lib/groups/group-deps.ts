@@ -5,7 +5,7 @@ export type GroupDeps = Pick<
   Engine,
   "store" | "producer" | "registry" | "queues" | "clock" | "log" | "metrics"
 > &
-  Partial<Pick<Engine, "running">>;
+  Partial<Pick<Engine, "running" | "realtime">>;
 
 /** A sealed group with no slice finished for this long gets the reaper's look (doubling per stall). */
 export const GROUP_STALL_MS = 5 * 60_000;

@@ -109,6 +109,7 @@ export async function finishCancel(deps: GroupDeps, group: GroupItem): Promise<v
     // A membership this group took over from the job that created it ends with the group, as cancelled.
     const { kind } = group.onComplete;
     await recordMember(deps, group.member, "cancelled", {
+      id: group.parentJobId ?? group.id,
       queue: group.onComplete.queue ?? deps.registry.get(kind)?.queue ?? "unknown",
       kind,
     });

@@ -23,12 +23,22 @@ export async function recordMember(
   deps: GroupDeps,
   member: Member,
   status: TerminalStatus,
-  job: { queue: string; kind: string },
+  job: { id: string; queue: string; kind: string },
 ): Promise<{ recorded: boolean; slice: SliceItem | undefined }> {
   const outcome = await recordChild(deps.store, member, status);
   if (outcome.recorded) deps.metrics.count("groupChildRecorded", job.queue, job.kind);
+  // The group's progress, counted only when something is published (a Query of its slices).
+  if (outcome.recorded && outcome.slice)
+    await deps.realtime?.groupProgress(member.g, job, () => countGroup(deps, member.g));
   if (outcome.slice && isSliceComplete(outcome.slice)) await sliceFinished(deps, member.g, member.s);
   return outcome;
+}
+
+/** The group's children by status now (GET /groups/{id}'s counts). */
+async function countGroup(deps: GroupDeps, groupId: string) {
+  const group = await getGroup(deps.store, groupId);
+  if (!group) throw new Error(`group ${groupId} is gone`);
+  return countChildren(deps.store, group);
 }
 
 /** A slice has every child recorded: count it in the group, and complete the group if it was the last. */

@@ -16,8 +16,10 @@ export const isTopicSegment = (s: string): boolean => SEGMENT.test(s);
 
 /** Where a job's events go: its status changes, steps and stream chunks. */
 export const jobTopic = (prefix: string, jobId: string) => `${prefix}/jobs/${jobId}`;
-/** Where a group's children's ends go, for a subscription asked `{ group: true }`. */
+/** Where a group's children's ends and its progress go, for a subscription asked `{ group: true }`. */
 export const groupTopic = (prefix: string, groupId: string) => `${prefix}/groups/${groupId}`;
+/** Every status event of a queue's jobs, for a queue token (POST /queues/{name}/subscriptions). */
+export const queueTopic = (prefix: string, queue: string) => `${prefix}/queues/${queue}`;
 /** A subscriber asks here for what it missed of its job (ReplayRequest); only it may publish here. */
 export const replayTopic = (prefix: string, jobId: string, clientId: string) =>
   `${prefix}/replay/${jobId}/${clientId}`;
@@ -80,8 +82,23 @@ export const EndEvent = z.object({
   jobId: z.string(),
   status: z.enum(["done", "dead", "cancelled"]),
 });
-export const PublishedEvent = z.discriminatedUnion("type", [StatusEvent, StepEvent, StreamEvent]);
+/** A group's children by status, as GET /groups/{id} counts them, once child `jobId`'s end is recorded. */
+export const GroupEvent = z.object({
+  type: z.literal("group"),
+  groupId: z.string(),
+  jobId: z.string(),
+  counts: z.object({
+    total: z.number().int().min(0),
+    pending: z.number().int().min(0),
+    done: z.number().int().min(0),
+    dead: z.number().int().min(0),
+    cancelled: z.number().int().min(0),
+  }),
+  at: z.number(),
+});
+export const PublishedEvent = z.discriminatedUnion("type", [StatusEvent, StepEvent, StreamEvent, GroupEvent]);
 export type StatusEvent = z.infer<typeof StatusEvent>;
+export type GroupEvent = z.infer<typeof GroupEvent>;
 export type StepEvent = z.infer<typeof StepEvent>;
 export type StreamEvent = z.infer<typeof StreamEvent>;
 export type EndEvent = z.infer<typeof EndEvent>;
@@ -107,14 +124,24 @@ export type ReplayRequest = z.infer<typeof ReplayRequest>;
 export const ReplayedMarker = z.object({ type: z.literal("replayed"), id: z.string() });
 export const ReplyMessage = z.union([PublishedEvent, ReplayedMarker]);
 
-/** A subscription token's readable claims: the topic prefix, the job, its group if granted, expiry (ms). */
-export const TokenClaims = z.object({
+/** A job token's readable claims: the topic prefix, the job, its group if granted, expiry (ms). */
+export const JobTokenClaims = z.strictObject({
   v: z.literal(1),
   p: z.string().min(1),
   j: z.string().min(1),
   g: z.string().min(1).optional(),
   exp: z.number().int(),
 });
+/** A queue token's (POST /queues/{name}/subscriptions): the prefix, the queue, expiry (ms); no job. */
+export const QueueTokenClaims = z.strictObject({
+  v: z.literal(1),
+  p: z.string().min(1),
+  q: z.string().min(1),
+  exp: z.number().int(),
+});
+export const TokenClaims = z.union([JobTokenClaims, QueueTokenClaims]);
+export type JobTokenClaims = z.infer<typeof JobTokenClaims>;
+export type QueueTokenClaims = z.infer<typeof QueueTokenClaims>;
 export type TokenClaims = z.infer<typeof TokenClaims>;
 
 /** `<claims as base64url JSON>.<HMAC-SHA256 as base64url>`: the claims read without the secret. */

@@ -16,7 +16,7 @@ export type ProducerDeps = Pick<
   Engine,
   "store" | "claims" | "transport" | "registry" | "queues" | "clock" | "metrics" | "log" | "flow" | "coalesce"
 > &
-  Partial<Pick<Engine, "running">>;
+  Partial<Pick<Engine, "running" | "realtime">>;
 
 /** Debounced and singleton keys of one batch worked on at once. */
 const KEYS_AT_ONCE = 16;

@@ -11,7 +11,7 @@ import { redrive } from "../store/redrive-ops.ts";
  * a crash here still leaves it for the reaper), then its message goes out, then it is marked queued.
  */
 export async function redriveJob(
-  deps: Pick<Engine, "store" | "claims" | "transport" | "clock">,
+  deps: Pick<Engine, "store" | "claims" | "transport" | "clock"> & Partial<Pick<Engine, "realtime">>,
   id: string,
 ): Promise<JobView> {
   const job = await getJob(deps.store, id);
@@ -19,5 +19,7 @@ export async function redriveJob(
   const now = deps.clock.now();
   const moved = await redrive(deps.store, job, promotionHoldUntil(now, now));
   const { queued } = await sendPromoted(deps, moved);
-  return loadJobView(deps.store, deps.claims, queued ? { ...moved, status: "queued" } : moved);
+  const back = queued ? { ...moved, status: "queued" as const } : moved;
+  deps.realtime?.queued(back);
+  return loadJobView(deps.store, deps.claims, back);
 }

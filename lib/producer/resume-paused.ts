@@ -17,7 +17,8 @@ import { type ValidRequest, validateEnqueue } from "./validate.ts";
 /** POST /jobs/{id}/resume's body: nothing, or a new payload for the job's next runs. */
 export const ResumeRequest = z.object({ payload: z.unknown().optional() }).strict();
 
-type ResumeDeps = Pick<Engine, "store" | "claims" | "transport" | "clock" | "registry" | "queues">;
+type ResumeDeps = Pick<Engine, "store" | "claims" | "transport" | "clock" | "registry" | "queues"> &
+  Partial<Pick<Engine, "realtime">>;
 
 /**
  * Resumes a paused job: an operator's resume (docs/architecture.md §21; not a waiting job's, §22:
@@ -53,7 +54,9 @@ export async function resumePausedJob(deps: ResumeDeps, id: string, raw: unknown
   }
   const moved = await redrive(deps.store, job, promotionHoldUntil(now, now), resume);
   const { queued } = await sendPromoted(deps, moved);
-  return loadJobView(deps.store, deps.claims, queued ? { ...moved, status: "queued" } : moved);
+  const back = queued ? { ...moved, status: "queued" as const } : moved;
+  deps.realtime?.queued(back);
+  return loadJobView(deps.store, deps.claims, back);
 }
 
 /**

@@ -10,7 +10,8 @@ import type { Planned } from "./plan.ts";
 export type WriteOrderDeps = Pick<
   Engine,
   "store" | "claims" | "transport" | "registry" | "queues" | "clock" | "metrics" | "log" | "flow" | "coalesce"
->;
+> &
+  Partial<Pick<Engine, "realtime">>;
 
 /** One job on its way through the write order (lib/producer/write-order.ts), and what became of it. */
 export interface Submission {

@@ -24,7 +24,8 @@ const WRITES_AT_ONCE = 16;
  *    yet: its item, in the scheduled index, is its one write, and the reaper sends it later;
  * 5. unwind: a message that could not go out frees what 1 and 2 took (nothing of the job exists);
  * 6. write: the job item (a worker may have built it from the message first: that's the job);
- * 7. count: `enqueued`, after cancel-running's cancels of the key's earlier jobs;
+ * 7. count: `enqueued`, after cancel-running's cancels of the key's earlier jobs, and publish its
+ *    `queued` (or `scheduled`) status (docs/architecture.md §25);
  * 8. look again: at each flow key a job was parked in, as the delivery's gate does after parking.
  *
  * A crash after 1 leaves a payload that expires and a lock whose job never comes, which a later
@@ -124,5 +125,7 @@ async function finish(
   }
   if (taken) await deps.coalesce.written(taken);
   deps.metrics.count("enqueued", queue.name, p.item.kind);
+  // The job's first status, on its topic and its queue's; not when a worker built it first (it runs).
+  if (accepted === p.item) deps.realtime?.queued(p.item);
   return { accepted };
 }

@@ -56,7 +56,7 @@ export function iotAuthorizerResponse(
     policyDocuments: [
       {
         Version: "2012-10-17",
-        Statement: [
+        Statement: withResources([
           { Effect: "Allow", Action: "iot:Connect", Resource: [`${iot}:client/${clientId}`] },
           {
             Effect: "Allow",
@@ -65,8 +65,12 @@ export function iotAuthorizerResponse(
           },
           { Effect: "Allow", Action: "iot:Receive", Resource: subscribe.map((t) => `${iot}:topic/${t}`) },
           { Effect: "Allow", Action: "iot:Publish", Resource: publish.map((t) => `${iot}:topic/${t}`) },
-        ],
+        ]),
       },
     ],
   };
 }
+
+type Statement = IotAuthorizerResponse["policyDocuments"][number]["Statement"][number];
+/** A queue token publishes nothing: no statement rather than one naming no resource. */
+const withResources = (statements: Statement[]) => statements.filter((s) => s.Resource.length > 0);

@@ -2,6 +2,7 @@ import {
   groupTopic,
   isTopicSegment,
   jobTopic,
+  queueTopic,
   replayTopic,
   replyTopic,
   type TokenClaims,
@@ -12,8 +13,11 @@ import { verifyToken } from "./token.ts";
  * The one realtime policy (docs/architecture.md §25), pure: what a connection holding `token` as
  * client `clientId` may do. The IoT Core authorizer (iot-authorizer.ts) turns it into a policy
  * document; the local broker's hooks (local/realtime-broker.ts) ask it at connect, subscribe and
- * publish. Exact topics only, never a wildcard: a token reads its own job's topic (and its group's
- * when granted) and its own replies, and may publish only its own replay requests.
+ * publish. Exact topics only, never a wildcard: a job token reads its own job's topic (and its
+ * group's when granted) and its own replies, and may publish only its own replay requests. A queue
+ * token reads its queue's topic (every status event of the queue's jobs) and nothing else: no job's
+ * topic (not even its queue's jobs': their steps and streams stay with job tokens), no group's, no
+ * reply topic, and it publishes nothing (a queue's tail has no read-back).
  */
 export interface Grant {
   claims: TokenClaims;
@@ -36,6 +40,11 @@ export function grantFor(
   if (claims.p !== prefix) return { ok: false, reason: "the token is for another stack" };
   if (!isTopicSegment(clientId))
     return { ok: false, reason: "the client id must be 1..128 of [A-Za-z0-9_.:-]" };
+  if ("q" in claims) {
+    if (!isTopicSegment(claims.q)) return { ok: false, reason: "the token names no queue" };
+    const subscribe = [queueTopic(prefix, claims.q)];
+    return { ok: true, grant: { claims, subscribe, publish: [], expiresAt: claims.exp } };
+  }
   if (!isTopicSegment(claims.j) || (claims.g !== undefined && !isTopicSegment(claims.g)))
     return { ok: false, reason: "the token names no job" };
   const subscribe = [

@@ -15,6 +15,8 @@ export interface RealtimeDeps {
   publishing: boolean;
   /** Each running job's streams' last sequence numbers in this process, told with its end. */
   positions: Map<string, Record<string, number>>;
+  /** The declared queues: a queue token is minted only for one of them. */
+  queues: readonly { name: string }[];
   /** Every topic of this stack starts with it (one IoT endpoint serves a whole account and region). */
   prefix: string;
   /** Signs subscription tokens; undefined when realtime is not configured (no subscriptions then). */

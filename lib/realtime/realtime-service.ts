@@ -1,12 +1,16 @@
+import type * as z from "zod";
 import { ClientError, issuesOf } from "../errors.ts";
 import {
+  type GroupEvent,
   groupTopic,
   jobTopic,
   type PublishedEvent,
+  queueTopic,
   type ReplayRequest,
   type StatusEvent,
   type StreamWriter,
 } from "../job/realtime-wire.ts";
+import { errorFields } from "../observability/log.ts";
 import type { RealtimeService, Subscription } from "../services/realtime-service.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
@@ -14,7 +18,7 @@ import { toWaitingView } from "../store/step-record.ts";
 import { listStreamChunks } from "../store/stream-chunk-ops.ts";
 import type { RealtimeDeps } from "./realtime-deps.ts";
 import { streamWriter } from "./stream-writer.ts";
-import { SubscriptionRequest } from "./subscription-request.ts";
+import { QueueSubscriptionRequest, SubscriptionRequest } from "./subscription-request.ts";
 import { mintToken } from "./token.ts";
 
 /** A done result published inline up to this size; a larger one is read with a GET of the job. */
@@ -32,10 +36,10 @@ export class Realtime implements RealtimeService {
 
   queued(job: JobItem) {
     this.deps.positions.delete(job.id);
-    this.publish(job, () => this.statusOf(job));
+    this.publishStatus(job, () => this.statusOf(job));
   }
   running(job: JobItem) {
-    this.publish(job, () => this.statusOf(job));
+    this.publishStatus(job, () => this.statusOf(job));
   }
   stepRecorded(job: JobItem, step: string) {
     this.publish(job, () => ({ type: "step", jobId: job.id, step, at: this.deps.clock.now() }));
@@ -49,11 +53,11 @@ export class Realtime implements RealtimeService {
       undefined,
     );
     if (latest) this.publish(job, () => ({ type: "step", jobId: job.id, step: latest[0], at: latest[1].t }));
-    this.publish(job, () => this.statusOf(job));
+    this.publishStatus(job, () => this.statusOf(job));
   }
   paused(job: JobItem) {
     this.deps.positions.delete(job.id);
-    this.publish(job, () => this.statusOf(job));
+    this.publishStatus(job, () => this.statusOf(job));
   }
   ended(job: JobItem) {
     const streams = this.deps.positions.get(job.id);
@@ -61,10 +65,32 @@ export class Realtime implements RealtimeService {
     if (!this.deps.publishing) return;
     // Its run wrote here (not a cancel's or the DLQ drain's end): its streams' ends are known.
     const event = { ...this.statusOf(job), ...(streams ? { streams } : {}) };
-    this.publish(job, () => event);
+    this.publishStatus(job, () => event);
     // A group's subscribers hear of each child's end on the group's topic.
     if (job.member)
       this.deps.queue.send(groupTopic(this.deps.prefix, job.member.g), JSON.stringify(event), job);
+  }
+
+  async groupProgress(
+    groupId: string,
+    child: { id: string; queue: string; kind: string },
+    counts: () => Promise<GroupEvent["counts"]>,
+  ): Promise<void> {
+    if (!this.deps.publishing) return;
+    try {
+      const event: GroupEvent = {
+        type: "group",
+        groupId,
+        jobId: child.id,
+        counts: await counts(),
+        at: this.deps.clock.now(),
+      };
+      this.deps.queue.send(groupTopic(this.deps.prefix, groupId), JSON.stringify(event), child);
+    } catch (error) {
+      // The count is a read of the group's slices: a failed one costs this progress event, never the run.
+      this.deps.metrics.count("realtimeDropped", child.queue, child.kind);
+      this.deps.log.warn("dropped a group's progress: its count failed", { groupId, ...errorFields(error) });
+    }
   }
 
   stream(job: JobItem, name: string): StreamWriter {
@@ -72,20 +98,41 @@ export class Realtime implements RealtimeService {
   }
 
   async subscribe(jobId: string, raw: unknown): Promise<Subscription> {
-    const parsed = SubscriptionRequest.safeParse(raw ?? {});
-    if (!parsed.success)
-      throw new ClientError("validation_error", "invalid subscription request", issuesOf(parsed.error));
+    const request = parseRequest(SubscriptionRequest, raw);
+    const { secret, url } = this.configured();
+    const job = await getJob(this.deps.store, jobId);
+    if (!job) throw new ClientError("not_found", `job ${jobId} not found`);
+    if (request.group && !job.member)
+      throw new ClientError("validation_error", `job ${jobId} is in no group`);
+    const group = request.group && job.member ? { g: job.member.g } : {};
+    return this.mint({ j: job.id, ...group }, request.expiresInSeconds, secret, url);
+  }
+
+  async subscribeQueue(name: string, raw: unknown): Promise<Subscription> {
+    const request = parseRequest(QueueSubscriptionRequest, raw);
+    const { secret, url } = this.configured();
+    if (!this.deps.queues.some((q) => q.name === name))
+      throw new ClientError("not_found", `queue ${name} is not declared`);
+    return this.mint({ q: name }, request.expiresInSeconds, secret, url);
+  }
+
+  /** The stack's secret and subscribers' url, or the 404 of a stack without realtime. */
+  private configured() {
     const { secret } = this.deps;
     const url = this.deps.url();
     if (!secret || !url) throw new ClientError("not_found", "realtime is not configured on this stack");
-    const job = await getJob(this.deps.store, jobId);
-    if (!job) throw new ClientError("not_found", `job ${jobId} not found`);
-    if (parsed.data.group && !job.member)
-      throw new ClientError("validation_error", `job ${jobId} is in no group`);
-    const exp = this.deps.clock.now() + parsed.data.expiresInSeconds * 1000;
-    const group = parsed.data.group && job.member ? { g: job.member.g } : {};
-    const secretValue = typeof secret === "string" ? secret : await secret();
-    const token = mintToken({ p: this.deps.prefix, j: job.id, ...group, exp }, secretValue);
+    return { secret, url };
+  }
+
+  private async mint(
+    grant: { j: string; g?: string } | { q: string },
+    expiresInSeconds: number,
+    secret: NonNullable<RealtimeDeps["secret"]>,
+    url: string,
+  ): Promise<Subscription> {
+    const exp = this.deps.clock.now() + expiresInSeconds * 1000;
+    const key = typeof secret === "string" ? secret : await secret();
+    const token = mintToken({ p: this.deps.prefix, ...grant, exp }, key);
     return { url, token, expiresAt: new Date(exp).toISOString() };
   }
 
@@ -134,6 +181,14 @@ export class Realtime implements RealtimeService {
     this.deps.queue.send(jobTopic(this.deps.prefix, job.id), JSON.stringify(event()), job);
   }
 
+  /** A status change goes to the job's topic and to its queue's, for the queue's tail. */
+  private publishStatus(job: JobItem, event: () => StatusEvent): void {
+    if (!this.deps.publishing) return;
+    const payload = JSON.stringify(event());
+    this.deps.queue.send(jobTopic(this.deps.prefix, job.id), payload, job);
+    this.deps.queue.send(queueTopic(this.deps.prefix, job.queue), payload, job);
+  }
+
   private statusOf(job: JobItem): StatusEvent {
     const inline =
       job.status === "done" &&
@@ -150,4 +205,12 @@ export class Realtime implements RealtimeService {
       ...(job.lastError && job.status !== "done" ? { error: job.lastError } : {}),
     };
   }
+}
+
+/** A subscription request's body, or a 400 naming what is wrong with it. */
+function parseRequest<T>(schema: { safeParse(raw: unknown): z.ZodSafeParseResult<T> }, raw: unknown): T {
+  const parsed = schema.safeParse(raw ?? {});
+  if (!parsed.success)
+    throw new ClientError("validation_error", "invalid subscription request", issuesOf(parsed.error));
+  return parsed.data;
 }

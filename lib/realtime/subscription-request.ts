@@ -9,3 +9,6 @@ export const SubscriptionRequest = z.strictObject({
   /** The stream position the caller has seen; checked here so a bad cursor fails before a browser holds it. */
   from: z.number().int().min(0).optional(),
 });
+
+/** POST /queues/{name}/subscriptions' body: a queue's tail has no cursor and no group. */
+export const QueueSubscriptionRequest = SubscriptionRequest.pick({ expiresInSeconds: true });

@@ -1,5 +1,10 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { readTokenClaims, type TokenClaims } from "../job/realtime-wire.ts";
+import {
+  type JobTokenClaims,
+  type QueueTokenClaims,
+  readTokenClaims,
+  type TokenClaims,
+} from "../job/realtime-wire.ts";
 
 /**
  * Subscription tokens (docs/architecture.md §25): the claims (lib/job/realtime-wire.ts) as base64url
@@ -9,7 +14,10 @@ import { readTokenClaims, type TokenClaims } from "../job/realtime-wire.ts";
 const signatureOf = (body: string, secret: string) =>
   createHmac("sha256", secret).update(body).digest("base64url");
 
-export function mintToken(claims: Omit<TokenClaims, "v">, secret: string): string {
+export function mintToken(
+  claims: Omit<JobTokenClaims, "v"> | Omit<QueueTokenClaims, "v">,
+  secret: string,
+): string {
   const body = Buffer.from(JSON.stringify({ v: 1, ...claims })).toString("base64url");
   return `${body}.${signatureOf(body, secret)}`;
 }

@@ -1,4 +1,4 @@
-import type { PublishedEvent, ReplayRequest, StreamWriter } from "../job/realtime-wire.ts";
+import type { GroupEvent, PublishedEvent, ReplayRequest, StreamWriter } from "../job/realtime-wire.ts";
 import type { JobItem } from "../store/job-item.ts";
 
 /** Sends one message to a topic: IoT Core's data plane on AWS, the local broker in `npm start`. */
@@ -27,10 +27,24 @@ export interface RealtimeService {
   paused(job: JobItem): void;
   /** done (with its result when small), dead or cancelled. */
   ended(job: JobItem): void;
+  /**
+   * A group's child's end was recorded: the group's counts (`counts`, read only when something is
+   * published) on the group's topic. Never throws: a failed count is dropped and counted.
+   */
+  groupProgress(
+    groupId: string,
+    child: { id: string; queue: string; kind: string },
+    counts: () => Promise<GroupEvent["counts"]>,
+  ): Promise<void>;
   /** `ctx.stream(name)`: throws a UsageError for a name outside the step-name rules. */
   stream(job: JobItem, name: string): StreamWriter;
   /** Mints a token for the job (and its group when asked). ClientError not_found for an unknown job. */
   subscribe(jobId: string, request: unknown): Promise<Subscription>;
+  /**
+   * Mints a queue token: its queue's status events, nothing else (lib/realtime/policy.ts). ClientError
+   * not_found for a queue the app doesn't declare.
+   */
+  subscribeQueue(queue: string, request: unknown): Promise<Subscription>;
   /** Answers a subscriber's replay request: the job's status now, its chunks after `from`, a marker. */
   replay(
     jobId: string,

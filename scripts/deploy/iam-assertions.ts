@@ -205,7 +205,7 @@ function wildcardFailures(stage: StageResources): string[] {
     `${arnOf(stage.table)}/index/*`,
     claimObjectsArn(stage),
     tokenObjectsArn(stage),
-    ...(["jobs", "groups", "replies"] as const).map((topics) => realtimeTopicsArn(stage, topics)),
+    ...(["jobs", "groups", "queues", "replies"] as const).map((topics) => realtimeTopicsArn(stage, topics)),
   ]);
   const bridge = new Set(devBridgeStatements(stage).map(canonical));
   return stage.ofType("aws:iam/role:Role").flatMap((role) =>

@@ -209,7 +209,7 @@ const covers = (pattern: string, value: string) =>
 export function iotPublishFailures(run: StageRun): string[] {
   const failures: string[] = [];
   const sample = (prefix: string) =>
-    (["jobs", "groups", "replies"] as const).map(
+    (["jobs", "groups", "queues", "replies"] as const).map(
       (t) => `arn:aws:iot:${REGION}:${ACCOUNT}:topic/${prefix}/${t}/x`,
     );
   for (const role of run.resources.filter((r) => r.type === "aws:iam/role:Role")) {

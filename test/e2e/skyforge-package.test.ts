@@ -148,6 +148,7 @@ describe("the skyforge package in a project outside the repo", { timeout: 60_000
     }
     expect(files).toContain("package/dist/types/packages/skyforge/src/index.d.ts");
     expect(files).toContain("package/dist/console/index.html");
+    expect(files).toContain("package/dist/console/realtime.mjs");
     expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
     expect(files.filter((f) => /\/app\//.test(f))).toEqual([]);
     const stray = files.filter(

@@ -167,7 +167,7 @@ describe("realtime on the local stack", () => {
     const id = await enqueue("echo", { n: 1 });
     const { url, token } = await subscription(id, { expiresInSeconds: 300 });
     const claims = readTokenClaims(token);
-    expect(claims?.j).toBe(id);
+    expect(claims && "j" in claims ? claims.j : undefined).toBe(id);
     const [body, signature] = token.split(".") as [string, string];
     const forged = `${Buffer.from(JSON.stringify({ ...claims, j: "01ARZ3NDEKTSV4RRFFQ69G5FAV" })).toString("base64url")}.${signature}`;
     const flipped = `${body}.${signature.slice(0, -2)}${signature.endsWith("AA") ? "BB" : "AA"}`;

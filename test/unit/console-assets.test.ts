@@ -28,6 +28,16 @@ describe("console assets", () => {
     );
   });
 
+  it("serves @skyforge/client/realtime bundled for the page: one module, no import left, its two calls exported", async () => {
+    const answer = await consoleAsset("GET", "/console/vendor/realtime.mjs");
+    expect(answer.status).toBe(200);
+    expect(answer.headers["content-type"]).toBe("text/javascript; charset=utf-8");
+    const text = answer.body.toString("utf8");
+    expect(text).not.toMatch(/\bfrom\s*["']|\bimport\s*["']|\bimport\(/);
+    expect(text).toMatch(/export\s*\{[^}]*\bsubscribe\b[^}]*\}/);
+    expect(text).toMatch(/export\s*\{[^}]*\btailQueue\b[^}]*\}/);
+  }, 60_000);
+
   it("allows exactly the import map index.html has inline, by the hash the browser computes", async () => {
     const html = readFileSync(new URL("../../console/index.html", import.meta.url), "utf8");
     // Every inline script of the page (those without src): the browser runs one only if the policy

@@ -198,11 +198,12 @@ describe("least privilege, as planned per role", () => {
       expect(claimKey("j1", part, now, now + 86_400_000)).not.toMatch(pattern);
   });
 
-  test("realtime: only the worker, the pool and the API publish a job's and a group's events; the replay function only its answers", () => {
+  test("realtime: only the worker, the pool and the API publish a job's, a group's and a queue's events; the replay function only its answers", () => {
     const publishes = (role: Role) => refsWith(grantsFor(role, threeQueues, ["default"]), "iot:Publish");
     const events = [
       { type: "realtimeTopics", topics: "jobs" },
       { type: "realtimeTopics", topics: "groups" },
+      { type: "realtimeTopics", topics: "queues" },
     ];
     for (const role of roles) {
       const expected =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jobTopic, replayTopic, replyTopic } from "../../lib/job/realtime-wire.ts";
+import { groupTopic, jobTopic, queueTopic, replayTopic, replyTopic } from "../../lib/job/realtime-wire.ts";
 import { iotAuthorizerResponse } from "../../lib/realtime/iot-authorizer.ts";
 import { grantFor, mayUse } from "../../lib/realtime/policy.ts";
 import { mintToken } from "../../lib/realtime/token.ts";
@@ -54,6 +54,61 @@ describe("the realtime policy", () => {
     expect(check(`${other}.${signature}`)).toMatchObject({ ok: false });
     for (const id of ["a/b", "#", "+", ""])
       expect(check(token({ j: "JOBA" }), id)).toMatchObject({ ok: false });
+  });
+});
+
+describe("the realtime policy for a queue token", () => {
+  const queueToken = (q: string, extra: Record<string, unknown> = {}, key = secret) =>
+    mintToken({ p: prefix, q, exp: now + 600_000, ...extra } as { p: string; q: string; exp: number }, key);
+  const grant = (t: string, clientId = "sf-abc") => grantFor(t, clientId, { secret, prefix, now });
+
+  it("grants exactly its queue's topic to read, and nothing to publish", () => {
+    const answer = grant(queueToken("default"));
+    expect(answer.ok && answer.grant.subscribe).toEqual([queueTopic(prefix, "default")]);
+    expect(answer.ok && answer.grant.publish).toEqual([]);
+  });
+
+  it("can't read another queue's topic, any job's topic (its own queue's jobs' included), a group's or a reply topic, nor ask a read-back", () => {
+    const answer = grant(queueToken("default"));
+    const allowed = answer.ok ? answer.grant.subscribe : [];
+    for (const topic of [
+      queueTopic(prefix, "critical"),
+      jobTopic(prefix, "JOBA"),
+      groupTopic(prefix, "GRP"),
+      replyTopic(prefix, "JOBA", "sf-abc"),
+      `${prefix}/queues/+`,
+      `${prefix}/#`,
+    ])
+      expect(mayUse(allowed, topic), topic).toBe(false);
+    expect(mayUse(answer.ok ? answer.grant.publish : ["none"], replayTopic(prefix, "JOBA", "sf-abc"))).toBe(
+      false,
+    );
+  });
+
+  it("gives a job token no queue topic, and refuses a token naming both a job and a queue", () => {
+    const job = grant(token({ j: "JOBA" }));
+    expect(mayUse(job.ok ? job.grant.subscribe : [], queueTopic(prefix, "default"))).toBe(false);
+    expect(grant(queueToken("default", { j: "JOBA" }))).toMatchObject({ ok: false });
+  });
+
+  it("refuses an expired, another stack's, another key's queue token and a queue name with topic characters", () => {
+    expect(grant(queueToken("default", { exp: now }))).toMatchObject({
+      ok: false,
+      reason: "the token has expired",
+    });
+    expect(grant(queueToken("default", { p: "skyforge/app/prod" }))).toMatchObject({ ok: false });
+    expect(grant(queueToken("default", {}, "another"))).toMatchObject({ ok: false });
+    for (const q of ["a/b", "#", "+"]) expect(grant(queueToken(q))).toMatchObject({ ok: false });
+  });
+
+  it("becomes an IoT policy of exactly the queue's topic, with no publish", () => {
+    const answer = iotAuthorizerResponse(event(queueToken("default")), ARN, { secret, prefix, now });
+    const iot = "arn:aws:iot:us-east-1:123456789012";
+    expect(answer.isAuthenticated).toBe(true);
+    expect(answer.policyDocuments[0]?.Statement.slice(1)).toEqual([
+      { Effect: "Allow", Action: "iot:Subscribe", Resource: [`${iot}:topicfilter/${prefix}/queues/default`] },
+      { Effect: "Allow", Action: "iot:Receive", Resource: [`${iot}:topic/${prefix}/queues/default`] },
+    ]);
   });
 });
 
