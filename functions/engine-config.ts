@@ -8,6 +8,7 @@ import { systemClock } from "../lib/clock.ts";
 import type { App } from "../lib/declarations/define-app.ts";
 import { loadPoolKinds } from "../lib/declarations/pool-config.ts";
 import type { PoolKindSpec } from "../lib/declarations/pool-kind.ts";
+import type { DurableRunOpener } from "../lib/durable/open-run.ts";
 import { buildEngine } from "../lib/engine.ts";
 import { ConfigError } from "../lib/errors.ts";
 import type { PoolSettings } from "../lib/handlers/pool.ts";
@@ -161,6 +162,8 @@ export interface EngineFromEnvOptions {
   eventSources?: (mappings: ReadonlyMap<string, string>) => EventSourceControl;
   /** Who runs this process's attempts (Engine.runner): the worker's Lambda invocation, the pool's task. */
   runner?: () => RunStamp;
+  /** Durable jobs' runs, given by the entry points that run jobs (the worker, the pool): EngineConfig.durableRuns. */
+  durableRuns?: DurableRunOpener;
 }
 
 /** The app's engine (with the pool kinds in force, read once) and its logger. */
@@ -194,6 +197,7 @@ export function engineFromEnv(
     ...(dlqUrls ? { dlqUrls } : {}),
     ...(eventSources ? { eventSources } : {}),
     ...(options.runner ? { runner: options.runner } : {}),
+    ...(options.durableRuns ? { durableRuns: options.durableRuns } : {}),
     ...(env.SKYFORGE_API_URL ? { tokenUrlBase: apiUrlSetting(env) } : {}),
     ...(realtime ? { realtime } : {}),
     clock: systemClock,

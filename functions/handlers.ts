@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import type { Context, SQSEvent } from "aws-lambda";
 import type { App } from "../lib/declarations/define-app.ts";
+import { openDurableRun } from "../lib/engine.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { apiHandler as apiRoutes } from "../lib/handlers/api.ts";
 import { cleanupHandler as cleanupRun } from "../lib/handlers/cleanup.ts";
@@ -35,6 +36,7 @@ export function workerHandler(app: App) {
   const queueName = workerQueueFromEnv(app);
   const { engine } = engineFromEnv(app, "skyforge-worker", {
     runner: () => lambdaRunStamp(functionName, invocation, Date.now()),
+    durableRuns: openDurableRun,
   });
   const worker = queueWorker(engine, queueName);
   return async (event: SQSEvent, context?: Context) => {
@@ -174,6 +176,7 @@ function poolStartUp(app: App) {
     // A pool task's attempts name its host (the task) and process in their history.
     const { engine, logger } = engineFromEnv(app, "skyforge-pool", {
       runner: () => ({ runner: `pool:${hostname()}/${process.pid}` }),
+      durableRuns: openDurableRun,
     });
     const runner = poolRunner(engine, settings.runner);
     return { logger, kinds: engine.poolKinds, runner, settings };

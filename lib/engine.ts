@@ -7,6 +7,11 @@ import type { App } from "./declarations/define-app.ts";
 import type { PoolKindSpec } from "./declarations/pool-kind.ts";
 import { tableLayout } from "./declarations/scale.ts";
 import { Durable } from "./durable/durable-service.ts";
+import type { DurableRunOpener } from "./durable/open-run.ts";
+
+/** Durable runs, for the entry points that run jobs to give their engine (EngineConfig.durableRuns). */
+export { openDurableRun } from "./durable/open-run.ts";
+
 import { Flow } from "./flow/flow-service.ts";
 import { Groups } from "./groups/group-service.ts";
 import type { JournalLimits } from "./job/journal-bounds.ts";
@@ -55,6 +60,11 @@ export interface EngineConfig {
   journalLimits?: JournalLimits;
   /** Realtime (docs/architecture.md §25): absent, nothing is published and no token is minted. */
   realtime?: RealtimeConfig;
+  /**
+   * Durable jobs' runs (lib/durable/open-run.ts), for the processes that run jobs: absent (the API,
+   * the enqueue and the scheduled functions), their code stays out of the bundle.
+   */
+  durableRuns?: DurableRunOpener;
 }
 
 export interface RealtimeConfig {
@@ -116,20 +126,23 @@ export function buildEngine(config: EngineConfig): Engine {
     groups,
     realtime,
     // Its token urls take the base URL in force when each token is made (a local stack sets it later).
-    durable: new Durable({
-      app,
-      store,
-      claims,
-      registry,
-      transport,
-      queues,
-      clock,
-      metrics,
-      producer,
-      realtime,
-      tokenUrlBase: () => engine.tokenUrlBase,
-      ...(config.journalLimits ? { journalLimits: config.journalLimits } : {}),
-    }),
+    durable: new Durable(
+      {
+        app,
+        store,
+        claims,
+        registry,
+        transport,
+        queues,
+        clock,
+        metrics,
+        producer,
+        realtime,
+        tokenUrlBase: () => engine.tokenUrlBase,
+        ...(config.journalLimits ? { journalLimits: config.journalLimits } : {}),
+      },
+      config.durableRuns,
+    ),
     flow,
     coalesce,
     poolKinds,

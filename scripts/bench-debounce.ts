@@ -12,7 +12,7 @@ import { type MeterSnapshot, type OperationStats, RequestMeter } from "../bench/
 import type { WriteLedger } from "../bench/write-ledger.ts";
 import { systemClock } from "../lib/clock.ts";
 import type { App } from "../lib/declarations/define-app.ts";
-import { buildEngine } from "../lib/engine.ts";
+import { buildEngine, openDurableRun } from "../lib/engine.ts";
 import { silentLog } from "../lib/observability/log.ts";
 import type { Engine } from "../lib/services/engine-services.ts";
 import { getJob } from "../lib/store/read-ops.ts";
@@ -83,6 +83,7 @@ export function engineBeside(
   meter?.attachAll(own);
   ledger?.attach(own.dynamodb);
   return buildEngine({
+    durableRuns: openDurableRun,
     app,
     ...own,
     table: stack.engine.store.table,

@@ -1,6 +1,6 @@
 import { loadDurable } from "../claims/durable-bodies.ts";
-import { ClientError } from "../errors.ts";
-import type { DurableContext, EventDelivery, JobSteps, TokenCompleted, TokenView } from "../job/durable.ts";
+import { ClientError, InvariantError } from "../errors.ts";
+import type { EventDelivery, JobSteps, TokenCompleted, TokenView } from "../job/durable.ts";
 import type {
   DurableRunHandle,
   DurableService,
@@ -12,29 +12,29 @@ import type { JobItem } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
 import { toStepViews, toWaitingView } from "../store/step-record.ts";
 import { childEnded } from "./child-end.ts";
-import { invokeChild } from "./child-jobs.ts";
 import { deliverEvent } from "./deliver-event.ts";
 import type { DurableDeps } from "./durable-deps.ts";
-import { DurableRun } from "./durable-run.ts";
 import { afterSuspend, beforeSuspend } from "./durable-suspend.ts";
 import { completeWaitToken, tokenView } from "./durable-tokens.ts";
-import { invokeMany as invokeManyChildren } from "./invoke-many.ts";
+import type { DurableRunOpener } from "./open-run.ts";
 
 /** Durable steps, sleeps and waits (docs/architecture.md §22): the engine's one door to them. */
 export class Durable implements DurableService {
   private readonly deps: DurableDeps;
+  /** The run itself (lib/durable/open-run.ts): given only where jobs run, so other bundles leave it out. */
+  private readonly opener: DurableRunOpener | undefined;
 
-  constructor(deps: DurableDeps) {
+  constructor(deps: DurableDeps, opener?: DurableRunOpener) {
     this.deps = deps;
+    this.opener = opener;
   }
 
   openRun(item: JobItem, fence: string, live: () => boolean, retentionDays: RetentionDays): DurableRunHandle {
-    const run = new DurableRun(this.deps, item, fence, live, retentionDays);
-    const invoke: DurableContext["invoke"] = (kind, payload, options) =>
-      invokeChild(run, kind, payload, options);
-    const invokeMany: DurableContext["invokeMany"] = (kind, payloads, options) =>
-      invokeManyChildren(run, kind, payloads, options);
-    return { context: { ...run.context, invoke, invokeMany }, suspended: run.suspended };
+    if (!this.opener)
+      throw new InvariantError(
+        `durable job ${item.id} reached a function that runs no jobs: its engine has no durableRuns`,
+      );
+    return this.opener(this.deps, item, fence, live, retentionDays);
   }
 
   beforeSuspend(item: JobItem, s: Suspension, fence: string, retentionDays: RetentionDays) {

@@ -1,4 +1,4 @@
-import { ClientError } from "../errors.ts";
+import { ClientError, ItemNotFound } from "../errors.ts";
 import type { TerminalStatus } from "../job/status.ts";
 import { errorFields } from "../observability/log.ts";
 import { longestRetentionExpiry } from "../retention.ts";
@@ -37,7 +37,7 @@ export async function recordMember(
 /** The group's children by status now (GET /groups/{id}'s counts). */
 async function countGroup(deps: GroupDeps, groupId: string) {
   const group = await getGroup(deps.store, groupId);
-  if (!group) throw new Error(`group ${groupId} is gone`);
+  if (!group) throw new ItemNotFound(`group ${groupId} is gone`);
   return countChildren(deps.store, group);
 }
 

@@ -1,7 +1,7 @@
 import type { Context } from "aws-lambda";
 import type { HttpEvent } from "../api/http.ts";
 import { tierOf } from "../declarations/queue-declaration.ts";
-import { buildEngine, type EngineConfig } from "../engine.ts";
+import { buildEngine, type EngineConfig, openDurableRun } from "../engine.ts";
 import type { CleanupReport } from "../ops/cleanup.ts";
 import type { ReaperReport } from "../ops/reaper.ts";
 import type { Engine } from "../services/engine-services.ts";
@@ -36,7 +36,8 @@ export interface Deployment {
  * lib/handlers/ (docs/architecture.md §2).
  */
 export function assembleDeployment(engineConfig: EngineConfig, settings: HandlerSettings): Deployment {
-  const engine = buildEngine(engineConfig);
+  // One process runs every function here, the jobs' runs among them.
+  const engine = buildEngine({ durableRuns: openDurableRun, ...engineConfig });
   const api = apiHandler(engine);
   const lambdaQueues = engine.queues.filter((q) => tierOf(q) === "lambda");
   return {

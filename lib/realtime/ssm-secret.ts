@@ -1,4 +1,5 @@
 import type { SSMClient } from "@aws-sdk/client-ssm";
+import { ConfigError } from "../errors.ts";
 
 /**
  * The stack's realtime secret on AWS (docs/architecture.md §25): a SecureString parameter, read
@@ -19,7 +20,7 @@ export function ssmSecret(
       new sdk.GetParameterCommand({ Name: parameter, WithDecryption: true }),
     );
     const secret = answer.Parameter?.Value;
-    if (!secret) throw new Error(`the realtime secret parameter ${parameter} has no value`);
+    if (!secret) throw new ConfigError(`the realtime secret parameter ${parameter} has no value`);
     return secret;
   };
   return () => {

@@ -3,7 +3,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { systemClock } from "../../lib/clock.ts";
 import type { PoolKindSpec } from "../../lib/declarations/pool-kind.ts";
-import { buildEngine } from "../../lib/engine.ts";
+import { buildEngine, openDurableRun } from "../../lib/engine.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
@@ -87,6 +87,7 @@ export function doomedEngine(
   const s3 = s3Client(emu.sqs.endpoint);
   const crash = crashSwitch([dynamodb, sqs, s3], options);
   const engine = buildEngine({
+    durableRuns: openDurableRun,
     app: twin.app,
     poolKinds: options.poolKinds ?? [],
     dynamodb,

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { engineFromEnv } from "../../functions/engine-config.ts";
 import { apiHandler, realtimeAuthorizerHandler } from "../../functions/handlers.ts";
-import { jobTopic } from "../../lib/job/realtime-wire.ts";
+import { jobTopic, queueTopic } from "../../lib/job/realtime-wire.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { httpApiEvent } from "../support/lambda-events.ts";
@@ -62,6 +62,9 @@ beforeAll(async () => {
 afterAll(() => {
   process.env = saved;
   fresh?.destroy();
+  // The mocks patch the SDK's classes for the whole worker: the next file (a real publish path) needs them back.
+  ssm.restore();
+  iot.restore();
 });
 afterEach(() => {
   ssm.reset();
@@ -100,12 +103,14 @@ describe("realtime on AWS, through the deployed entry points", () => {
     engine.realtime.running({ ...((await getJob(engine.store, job.id)) as JobItem), status: "running" });
     await engine.realtime.drain();
     const sent = iot.commandCalls(PublishCommand).map((c) => c.args[0].input);
-    expect(sent.map((s) => s.topic)).toEqual([jobTopic(prefix, job.id)]);
-    expect(JSON.parse(new TextDecoder().decode(sent[0]?.payload as Uint8Array))).toMatchObject({
-      type: "status",
-      jobId: job.id,
-      status: "running",
-    });
+    // The enqueue's queued and the claim's running, each on the job's topic and its queue's.
+    expect(new Set(sent.map((s) => s.topic))).toEqual(
+      new Set([jobTopic(prefix, job.id), queueTopic(prefix, job.queue)]),
+    );
+    const onJob = sent
+      .filter((s) => s.topic === jobTopic(prefix, job.id))
+      .map((s) => JSON.parse(new TextDecoder().decode(s.payload as Uint8Array)));
+    expect(onJob.at(-1)).toMatchObject({ type: "status", jobId: job.id, status: "running" });
   });
 
   it("the API function returns only once a cancel's publish went out (Lambda would freeze it otherwise)", async () => {

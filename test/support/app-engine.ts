@@ -4,7 +4,7 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import { app } from "../../app/index.ts";
 import { systemClock } from "../../lib/clock.ts";
 import { parsePoolConfig, resolvePoolKinds } from "../../lib/declarations/pool-config.ts";
-import { buildEngine } from "../../lib/engine.ts";
+import { buildEngine, openDurableRun } from "../../lib/engine.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
@@ -22,6 +22,7 @@ export function appEngine(
   poolConfigText?: string,
 ): Engine {
   return buildEngine({
+    durableRuns: openDurableRun,
     app,
     poolKinds: resolvePoolKinds(
       app.queues,

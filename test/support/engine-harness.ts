@@ -4,7 +4,7 @@ import { afterEach } from "vitest";
 import type { Clock } from "../../lib/clock.ts";
 import type { EventDeclaration } from "../../lib/declarations/event-declaration.ts";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
-import { buildEngine } from "../../lib/engine.ts";
+import { buildEngine, openDurableRun } from "../../lib/engine.ts";
 import type { JournalLimits } from "../../lib/job/journal-bounds.ts";
 import type { AnyKind } from "../../lib/job/kind.ts";
 import { type Log, silentLog } from "../../lib/observability/log.ts";
@@ -70,6 +70,7 @@ export async function createHarness(emu: Emulators, options: HarnessOptions): Pr
     ...(options.events ? { events: options.events } : {}),
   });
   const engine = buildEngine({
+    durableRuns: openDurableRun,
     app,
     poolKinds: [],
     ...wiring,

@@ -5,7 +5,7 @@ import type { Timers } from "../../lib/batching/key-batches.ts";
 import { systemClock } from "../../lib/clock.ts";
 import type { PoolKindSpec } from "../../lib/declarations/pool-kind.ts";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
-import { buildEngine } from "../../lib/engine.ts";
+import { buildEngine, openDurableRun } from "../../lib/engine.ts";
 import type { Log } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import type { DrainReport } from "../../lib/pool/pool-options.ts";
@@ -140,6 +140,7 @@ export async function createPoolHarness(
   const log = new CapturingLog();
   const engineOn = () =>
     buildEngine({
+      durableRuns: openDurableRun,
       app: testApp({ queues: [queue], kinds: [], poolKinds: [spec], schedules: [] }),
       ...wiring,
       clock: systemClock,

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { app } from "../../app/index.ts";
-import { buildEngine } from "../../lib/engine.ts";
+import { buildEngine, openDurableRun } from "../../lib/engine.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import type { Engine } from "../../lib/services/engine-services.ts";
@@ -17,6 +17,7 @@ const NOWHERE = { region: "us-east-1", endpoint: "http://127.0.0.1:9", maxAttemp
  */
 export function unreachableEngine(): Engine {
   return buildEngine({
+    durableRuns: openDurableRun,
     app,
     dynamodb: new DynamoDBClient(NOWHERE),
     sqs: new SQSClient(NOWHERE),

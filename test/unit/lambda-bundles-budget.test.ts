@@ -13,6 +13,8 @@ import { lambdaHandlers } from "../../scripts/deploy/lambda-build.ts";
  */
 const LAMBDA_CLIENT = "@aws-sdk/client-lambda";
 const EVENT_SOURCE_CONTROL = "lib/queue-control/event-source-control.ts";
+/** A durable job's run (EngineConfig.durableRuns), given only where jobs run. */
+const DURABLE_RUN = "lib/durable/durable-run.ts";
 /** The functions that pause queues or change their concurrency through the event source mapping. */
 const CONTROLS_EVENT_SOURCES = ["api", "reaper"];
 
@@ -45,5 +47,10 @@ describe("Lambda bundles as deployed", () => {
       expect(loadsLambdaClient(b), b.name).toBe(controls);
       expect(b.inputs.includes(EVENT_SOURCE_CONTROL), b.name).toBe(controls);
     }
+  });
+
+  test("only the worker holds a durable job's run: the other functions run no handler", () => {
+    const holding = bundles.filter((b) => b.inputs.includes(DURABLE_RUN)).map((b) => b.name);
+    expect(holding).toEqual(["worker"]);
   });
 });

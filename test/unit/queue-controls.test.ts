@@ -13,7 +13,7 @@ import type { HttpEvent } from "../../lib/api/http.ts";
 import { apiRouteMatcher } from "../../lib/api/route-keys.ts";
 import { createApiHandler } from "../../lib/api/routes.ts";
 import type { QueueDeclaration } from "../../lib/declarations/queue-declaration.ts";
-import { buildEngine } from "../../lib/engine.ts";
+import { buildEngine, openDurableRun } from "../../lib/engine.ts";
 import { silentLog } from "../../lib/observability/log.ts";
 import { MemoryMetrics } from "../../lib/observability/metrics.ts";
 import { QueueAdmin } from "../../lib/ops/queue-admin.ts";
@@ -83,6 +83,7 @@ beforeEach(async () => {
     maxAttempts: 1,
   });
   engine = buildEngine({
+    durableRuns: openDurableRun,
     app: testApp({ queues: [defaultQueue, poolQueue] }),
     dynamodb,
     sqs: newSqsClient(),

@@ -16,6 +16,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, test } from "vitest"
 import { app } from "../../app/index.ts";
 import { Coalescing } from "../../lib/coalesce/coalesce-service.ts";
 import { Durable } from "../../lib/durable/durable-service.ts";
+import { openDurableRun } from "../../lib/durable/open-run.ts";
 import { Flow } from "../../lib/flow/flow-service.ts";
 import { Groups } from "../../lib/groups/group-service.ts";
 import { silentLog } from "../../lib/observability/log.ts";
@@ -81,7 +82,10 @@ beforeEach(() => {
       flow,
       coalesce,
       groups: new Groups({ ...services, producer }),
-      durable: new Durable({ ...services, app: testApp(), producer, tokenUrlBase: () => undefined }),
+      durable: new Durable(
+        { ...services, app: testApp(), producer, tokenUrlBase: () => undefined },
+        openDurableRun,
+      ),
       random: () => 0,
     },
     { recordConcurrency: 4 },
