@@ -74,6 +74,8 @@ export function enqueueHandler(app: App) {
       return await enqueue(event);
     } finally {
       engine.metrics.flush();
+      // Its jobs' queued goes out before Lambda freezes the environment (§25).
+      await engine.realtime.drain();
     }
   };
 }
@@ -93,9 +95,14 @@ export function reaperHandler(app: App) {
   const { engine, logger } = engineFromEnv(app, "skyforge-reaper", { eventSources: lambdaEventSources });
   const reaper = reaperRun(engine, settings);
   return async () => {
-    const report = await reaper();
-    logger.info("reaper ran", { report });
-    return report;
+    try {
+      const report = await reaper();
+      logger.info("reaper ran", { report });
+      return report;
+    } finally {
+      // A DLQ drain's ends and a group's progress go out before Lambda freezes the environment (§25).
+      await engine.realtime.drain();
+    }
   };
 }
 
@@ -120,10 +127,15 @@ export function cronHandler(app: App) {
   const { engine, logger } = engineFromEnv(app, "skyforge-cron");
   const cron = new CronHandler(engine, settings);
   return async (_event: unknown, context: Context) => {
-    const report = await cron.run(context.awsRequestId);
-    engine.metrics.flush();
-    logger.info("cron ran", { report });
-    return report;
+    try {
+      const report = await cron.run(context.awsRequestId);
+      logger.info("cron ran", { report });
+      return report;
+    } finally {
+      engine.metrics.flush();
+      // Its fires' queued goes out before Lambda freezes the environment (§25).
+      await engine.realtime.drain();
+    }
   };
 }
 

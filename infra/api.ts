@@ -22,7 +22,12 @@ export function createApiFunctions(
     timeout: "30 seconds",
     memory: "512 MB",
     permissions: permissionsFor(build, targets, "enqueue"),
-    environment: { ...storage.env, SKYFORGE_QUEUE_URLS: queues.queueUrls, ...poolConfigEnv(build) },
+    environment: {
+      ...storage.env,
+      SKYFORGE_QUEUE_URLS: queues.queueUrls,
+      ...poolConfigEnv(build),
+      ...targets.realtime.env,
+    },
     copyFiles: poolConfigFiles(build),
   });
 

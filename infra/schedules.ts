@@ -29,6 +29,8 @@ export function createSchedules(build: Build, targets: GrantTargets, workers: Wo
       SKYFORGE_QUEUE_URLS: queues.queueUrls,
       SKYFORGE_DLQ_URLS: queues.dlqUrls,
       SKYFORGE_EVENT_SOURCE_MAPPINGS: workers.eventSourceMappings,
+      // A DLQ drain's end and a group's progress are published (docs/architecture.md §25).
+      ...targets.realtime.env,
     },
   });
 
@@ -46,7 +48,12 @@ export function createSchedules(build: Build, targets: GrantTargets, workers: Wo
     timeout: "50 seconds",
     permissions: permissionsFor(build, targets, "cron"),
     // Cron enqueues through the registry, so it must know the operator's pool kinds too.
-    environment: { ...storage.env, SKYFORGE_QUEUE_URLS: queues.queueUrls, ...poolConfigEnv(build) },
+    environment: {
+      ...storage.env,
+      SKYFORGE_QUEUE_URLS: queues.queueUrls,
+      ...poolConfigEnv(build),
+      ...targets.realtime.env,
+    },
     copyFiles: poolConfigFiles(build),
   });
   return { reaper, cleanup, cron };

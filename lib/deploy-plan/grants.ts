@@ -98,8 +98,10 @@ const claimObjects: ResourceRef = { type: "claimObjects" };
 const putAndGetClaims: Grant = { actions: ["s3:PutObject", "s3:GetObject"], resources: [claimObjects] };
 const indexes: ResourceRef = { type: "tableIndexes" };
 /**
- * Realtime (docs/architecture.md §25): the roles that change jobs publish their events, to the
- * stack's own job, group and queue topics only (IoT's data-plane Publish); the API also mints tokens.
+ * Realtime (docs/architecture.md §25): the roles that change jobs' status publish their events (the
+ * worker, the pool, the API, the enqueue, the reaper and cron; not the token callback, reached
+ * without credentials, whose resume the claim then publishes), to the stack's own job, group and
+ * queue topics only (IoT's data-plane Publish); the API also mints tokens.
  */
 const publishEvents: Grant = {
   actions: ["iot:Publish"],
@@ -148,6 +150,7 @@ export function grantsFor(
         { actions: [...JOB_ITEMS, ...GROUP_READS], resources: [table] },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
         putAndGetClaims,
+        publishEvents,
       ];
     case "api":
       // Listings scan or query; retry re-sends; GET /queues reads depths (main and DLQ); pause,
@@ -185,6 +188,7 @@ export function grantsFor(
         eventSourceControl(queues),
         // A group's completion job it re-enqueues; re-sent messages carry a payload's key, unread.
         putAndGetClaims,
+        publishEvents,
       ];
     case "cleanup":
       // Dead jobs through the index; the optional sweep scans (off on AWS, where TTL does it).
@@ -201,6 +205,7 @@ export function grantsFor(
         { actions: [...JOB_ITEMS, "dynamodb:Query"], resources: [table] },
         { actions: ["sqs:SendMessage"], resources: mains(queues) },
         putAndGetClaims,
+        publishEvents,
       ];
     case "pool":
       // As the worker: follow-ups, groups and completion jobs may go to any queue.

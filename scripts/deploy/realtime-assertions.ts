@@ -94,7 +94,7 @@ export function realtimeFailures(stage: StageResources): string[] {
 }
 
 /** The roles that publish (lib/deploy-plan/grants.ts), and the authorizer, which checks tokens. */
-const PUBLISHERS = new Set(["worker", "api", "realtime-replay"]);
+const PUBLISHERS = new Set(["worker", "api", "enqueue", "reaper", "cron", "realtime-replay"]);
 
 /**
  * Each function's realtime settings (functions/realtime-config.ts): the publishers have the stack's

@@ -198,7 +198,7 @@ describe("least privilege, as planned per role", () => {
       expect(claimKey("j1", part, now, now + 86_400_000)).not.toMatch(pattern);
   });
 
-  test("realtime: only the worker, the pool and the API publish a job's, a group's and a queue's events; the replay function only its answers", () => {
+  test("realtime: only the roles that change jobs' status publish a job's, a group's and a queue's events (not the token callback, nor cleanup); the replay function only its answers", () => {
     const publishes = (role: Role) => refsWith(grantsFor(role, threeQueues, ["default"]), "iot:Publish");
     const events = [
       { type: "realtimeTopics", topics: "jobs" },
@@ -206,12 +206,11 @@ describe("least privilege, as planned per role", () => {
       { type: "realtimeTopics", topics: "queues" },
     ];
     for (const role of roles) {
-      const expected =
-        role === "worker" || role === "pool" || role === "api"
-          ? events
-          : role === "realtime-replay"
-            ? [{ type: "realtimeTopics", topics: "replies" }]
-            : [];
+      const expected = ["worker", "pool", "api", "enqueue", "reaper", "cron"].includes(role)
+        ? events
+        : role === "realtime-replay"
+          ? [{ type: "realtimeTopics", topics: "replies" }]
+          : [];
       expect(publishes(role), role).toEqual(expected);
       // No other iot action, on any role.
       const iot = grantsFor(role, threeQueues, ["default"]).flatMap((g) =>
