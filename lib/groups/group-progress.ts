@@ -1,8 +1,14 @@
-import { ClientError, ItemNotFound } from "../errors.ts";
+import { ClientError } from "../errors.ts";
 import type { TerminalStatus } from "../job/status.ts";
 import { errorFields } from "../observability/log.ts";
 import { longestRetentionExpiry } from "../retention.ts";
-import { type GroupItem, isSliceComplete, type Member, type SliceItem } from "../store/group-item.ts";
+import {
+  type GroupItem,
+  isSliceComplete,
+  type Member,
+  type SliceItem,
+  sliceCounts,
+} from "../store/group-item.ts";
 import { beginCompletion, finishGroup, markSliceDone } from "../store/group-ops.ts";
 import { getGroup } from "../store/group-read-ops.ts";
 import { recordChild } from "../store/slice-ops.ts";
@@ -27,18 +33,11 @@ export async function recordMember(
 ): Promise<{ recorded: boolean; slice: SliceItem | undefined }> {
   const outcome = await recordChild(deps.store, member, status);
   if (outcome.recorded) deps.metrics.count("groupChildRecorded", job.queue, job.kind);
-  // The group's progress, counted only when something is published (a Query of its slices).
+  // The group's progress: the slice's counts as the record's write returned them (no read).
   if (outcome.recorded && outcome.slice)
-    await deps.realtime?.groupProgress(member.g, job, () => countGroup(deps, member.g));
+    deps.realtime?.groupProgress(member.g, job, { slice: member.s, counts: sliceCounts(outcome.slice) });
   if (outcome.slice && isSliceComplete(outcome.slice)) await sliceFinished(deps, member.g, member.s);
   return outcome;
-}
-
-/** The group's children by status now (GET /groups/{id}'s counts). */
-async function countGroup(deps: GroupDeps, groupId: string) {
-  const group = await getGroup(deps.store, groupId);
-  if (!group) throw new ItemNotFound(`group ${groupId} is gone`);
-  return countChildren(deps.store, group);
 }
 
 /** A slice has every child recorded: count it in the group, and complete the group if it was the last. */

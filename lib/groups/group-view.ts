@@ -1,6 +1,6 @@
 import type { GroupCounts, GroupView } from "../job/group-schemas.ts";
 import type { StoreContext } from "../store/context.ts";
-import type { GroupItem } from "../store/group-item.ts";
+import { type GroupItem, sliceCounts } from "../store/group-item.ts";
 import { allSlices, type SliceLayout } from "../store/group-read-ops.ts";
 
 /**
@@ -10,12 +10,9 @@ import { allSlices, type SliceLayout } from "../store/group-read-ops.ts";
 export async function countChildren(store: StoreContext, group: SliceLayout): Promise<GroupCounts> {
   const counts: GroupCounts = { total: 0, pending: 0, done: 0, dead: 0, cancelled: 0 };
   for await (const slice of allSlices(store, group)) {
-    counts.total += slice.ids.length;
-    counts.done += slice.done?.size ?? 0;
-    counts.dead += slice.dead?.size ?? 0;
-    counts.cancelled += slice.cancelled?.size ?? 0;
+    const of = sliceCounts(slice);
+    for (const key of Object.keys(counts) as (keyof GroupCounts)[]) counts[key] += of[key];
   }
-  counts.pending = counts.total - counts.done - counts.dead - counts.cancelled;
   return counts;
 }
 

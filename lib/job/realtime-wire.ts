@@ -82,11 +82,17 @@ export const EndEvent = z.object({
   jobId: z.string(),
   status: z.enum(["done", "dead", "cancelled"]),
 });
-/** A group's children by status, as GET /groups/{id} counts them, once child `jobId`'s end is recorded. */
+/**
+ * Child `jobId`'s end recorded in its slice (a group keeps its children in slices of SLICE_SIZE, 25): that
+ * slice's children by status, as the record's own write returns them, so a progress event costs no
+ * read. A group of up to 25 children has one slice, whose counts are the group's; for a larger one
+ * the latest counts of every slice add up to GET /groups/{id}'s.
+ */
 export const GroupEvent = z.object({
   type: z.literal("group"),
   groupId: z.string(),
   jobId: z.string(),
+  slice: z.number().int().min(0),
   counts: z.object({
     total: z.number().int().min(0),
     pending: z.number().int().min(0),

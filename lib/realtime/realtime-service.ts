@@ -10,7 +10,6 @@ import {
   type StatusEvent,
   type StreamWriter,
 } from "../job/realtime-wire.ts";
-import { errorFields } from "../observability/log.ts";
 import type { RealtimeService, Subscription } from "../services/realtime-service.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
@@ -71,26 +70,20 @@ export class Realtime implements RealtimeService {
       this.deps.queue.send(groupTopic(this.deps.prefix, job.member.g), JSON.stringify(event), job);
   }
 
-  async groupProgress(
+  groupProgress(
     groupId: string,
     child: { id: string; queue: string; kind: string },
-    counts: () => Promise<GroupEvent["counts"]>,
-  ): Promise<void> {
+    progress: Pick<GroupEvent, "slice" | "counts">,
+  ) {
     if (!this.deps.publishing) return;
-    try {
-      const event: GroupEvent = {
-        type: "group",
-        groupId,
-        jobId: child.id,
-        counts: await counts(),
-        at: this.deps.clock.now(),
-      };
-      this.deps.queue.send(groupTopic(this.deps.prefix, groupId), JSON.stringify(event), child);
-    } catch (error) {
-      // The count is a read of the group's slices: a failed one costs this progress event, never the run.
-      this.deps.metrics.count("realtimeDropped", child.queue, child.kind);
-      this.deps.log.warn("dropped a group's progress: its count failed", { groupId, ...errorFields(error) });
-    }
+    const event: GroupEvent = {
+      type: "group",
+      groupId,
+      jobId: child.id,
+      ...progress,
+      at: this.deps.clock.now(),
+    };
+    this.deps.queue.send(groupTopic(this.deps.prefix, groupId), JSON.stringify(event), child);
   }
 
   stream(job: JobItem, name: string): StreamWriter {

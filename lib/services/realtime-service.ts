@@ -27,15 +27,12 @@ export interface RealtimeService {
   paused(job: JobItem): void;
   /** done (with its result when small), dead or cancelled. */
   ended(job: JobItem): void;
-  /**
-   * A group's child's end was recorded: the group's counts (`counts`, read only when something is
-   * published) on the group's topic. Never throws: a failed count is dropped and counted.
-   */
+  /** A group's child's end was recorded in its slice: that slice's counts, on the group's topic. */
   groupProgress(
     groupId: string,
     child: { id: string; queue: string; kind: string },
-    counts: () => Promise<GroupEvent["counts"]>,
-  ): Promise<void>;
+    progress: Pick<GroupEvent, "slice" | "counts">,
+  ): void;
   /** `ctx.stream(name)`: throws a UsageError for a name outside the step-name rules. */
   stream(job: JobItem, name: string): StreamWriter;
   /** Mints a token for the job (and its group when asked). ClientError not_found for an unknown job. */

@@ -78,6 +78,15 @@ export function recordedCount(slice: SliceItem): number {
   return (slice.done?.size ?? 0) + (slice.dead?.size ?? 0) + (slice.cancelled?.size ?? 0);
 }
 
+/** A slice's children by status: what GET /groups/{id} adds up over every slice. */
+export function sliceCounts(slice: SliceItem) {
+  const total = slice.ids.length;
+  const done = slice.done?.size ?? 0;
+  const dead = slice.dead?.size ?? 0;
+  const cancelled = slice.cancelled?.size ?? 0;
+  return { total, pending: total - done - dead - cancelled, done, dead, cancelled };
+}
+
 export function isSliceComplete(slice: SliceItem): boolean {
   return recordedCount(slice) >= slice.ids.length;
 }

@@ -161,7 +161,7 @@ describe("realtime publishes outside a run", () => {
     expect(statusesOf(onPaused, pauses)).toEqual(["queued", "running", "done"]);
   });
 
-  it("a group publishes its counts on its topic as each child's end is recorded", async () => {
+  it("a group publishes its slice's counts on its topic as each child's end is recorded (one slice: the group's)", async () => {
     const created = await call("POST", "/groups", {
       children: [0, 1].map((n) => ({ kind: "gated-child", payload: { n } })),
       onComplete: { kind: "echo", payload: {} },
@@ -188,8 +188,8 @@ describe("realtime publishes outside a run", () => {
     const counts = progress().map((e) => e.counts);
     expect(counts[0]).toEqual({ total: 2, pending: 1, done: 1, dead: 0, cancelled: 0 });
     expect(counts.at(-1)).toEqual({ total: 2, pending: 0, done: 2, dead: 0, cancelled: 0 });
-    expect(progress().every((e) => e.groupId === groupId && children.some((c) => c.id === e.jobId))).toBe(
-      true,
-    );
+    expect(
+      progress().every((e) => e.groupId === groupId && e.slice === 0 && children.some((c) => c.id === e.jobId)),
+    ).toBe(true);
   });
 });
