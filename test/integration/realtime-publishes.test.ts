@@ -189,7 +189,9 @@ describe("realtime publishes outside a run", () => {
     expect(counts[0]).toEqual({ total: 2, pending: 1, done: 1, dead: 0, cancelled: 0 });
     expect(counts.at(-1)).toEqual({ total: 2, pending: 0, done: 2, dead: 0, cancelled: 0 });
     expect(
-      progress().every((e) => e.groupId === groupId && e.slice === 0 && children.some((c) => c.id === e.jobId)),
+      progress().every(
+        (e) => e.groupId === groupId && e.slice === 0 && children.some((c) => c.id === e.jobId),
+      ),
     ).toBe(true);
   });
 });
