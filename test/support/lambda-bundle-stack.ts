@@ -8,6 +8,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { app } from "../../app/index.ts";
+import type { LambdaFunction } from "../../infra/entries.ts";
 import { tierOf } from "../../lib/declarations/queue-declaration.ts";
 import { type Emulators, sqsClient, startEmulators } from "../../local/emulators.ts";
 import {
@@ -46,16 +47,8 @@ import { waitFor } from "./wait.ts";
 /** The queue whose worker the bundle tests run. */
 const WORKER_QUEUE = "default";
 
-export type FunctionName =
-  | "enqueue"
-  | "api"
-  | "worker"
-  | "reaper"
-  | "cleanup"
-  | "cron"
-  | "token-callback"
-  | "realtime-authorizer"
-  | "realtime-replay";
+/** Each deployed Lambda function (infra/entries.ts), by the name its bundle has. */
+export type FunctionName = LambdaFunction;
 
 export interface RunningFunction {
   built: BuiltFunction;
