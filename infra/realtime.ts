@@ -26,7 +26,7 @@ import { type GrantTargets, permissionsFor } from "./permissions";
 export interface RealtimeTargets {
   secretArn: $util.Output<string>;
   topicsArn(topics: PublishedTopics): $util.Output<string>;
-  /** For every function that publishes (workers, API, pool): the prefix and the data endpoint. */
+  /** For every function that publishes (workers, pool, API, enqueue, reaper, cron): prefix and endpoint. */
   env: Record<string, $util.Input<string>>;
   /** For the API, which mints tokens: the authorizer a subscriber's url names, and the secret's parameter. */
   mintEnv: Record<string, $util.Input<string>>;
