@@ -27,7 +27,7 @@ export function streamWriter(deps: RealtimeDeps, job: JobItem, name: string): St
   const put = async (fields: Pick<StoredChunk, "chunk" | "closed">) => {
     if (closed) throw new UsageError(`ctx.stream("${name}") is closed: it takes no more writes`);
     seq += 1;
-    deps.positions.set(job.id, { ...deps.positions.get(job.id), [name]: seq });
+    rememberPosition(deps.positions, job.id, name, seq);
     const at = deps.clock.now();
     const stored: StoredChunk = { stream: name, seq, at, ...fields };
     const expiresAt = Math.ceil(at / 1000) + STREAM_RETENTION_SECONDS;
@@ -77,4 +77,24 @@ function chunkJson(name: string, chunk: unknown): string {
       `ctx.stream("${name}").write: a chunk is ${bytes} bytes once serialized, over ${MAX_STREAM_CHUNK_BYTES} (32 KiB)`,
     );
   return json;
+}
+
+/**
+ * The runs whose streams' last numbers this process keeps, for their `ended` event. A run that ends
+ * elsewhere (its lease lost here) is never removed by its end: past this many, the oldest goes,
+ * which costs its subscribers a replay at the end, never a chunk.
+ */
+export const MAX_STREAM_POSITIONS = 10_000;
+
+export function rememberPosition(
+  positions: Map<string, Record<string, number>>,
+  jobId: string,
+  stream: string,
+  seq: number,
+): void {
+  const known = positions.get(jobId);
+  // Re-inserted, so the oldest key is the run that wrote longest ago.
+  positions.delete(jobId);
+  positions.set(jobId, { ...known, [stream]: seq });
+  if (positions.size > MAX_STREAM_POSITIONS) positions.delete(positions.keys().next().value as string);
 }
