@@ -85,7 +85,7 @@ export function sdkOnlySource(packages: readonly string[]): string {
  * Every variable a function reads at init (functions/engine-config.ts, functions/handlers.ts), shaped as infra
  * sets them, with dummy values: module init builds clients but calls nothing. No credentials.
  */
-function functionEnv(): Record<string, string> {
+export function functionEnv(): Record<string, string> {
   const urls = (suffix: string) =>
     JSON.stringify(
       Object.fromEntries(
@@ -108,6 +108,12 @@ function functionEnv(): Record<string, string> {
       Object.fromEntries(lambdaQueues.map((q) => [q.name, "00000000-0000-4000-8000-000000000000"])),
     ),
     SKYFORGE_WORKER_QUEUE: workerQueue.name,
+    // Realtime's settings as a stage has them (infra/realtime.ts): the publishers' and the token
+    // minters'. Nothing is read at init: the secret on the first token, the publisher on the first publish.
+    SKYFORGE_REALTIME_PREFIX: "skyforge/bench/cold/Jobs",
+    SKYFORGE_REALTIME_ENDPOINT: "a1b2c3d4e5f6g7-ats.iot.us-east-1.amazonaws.com",
+    SKYFORGE_REALTIME_AUTHORIZER: "skyforge-bench-cold-Jobs",
+    SKYFORGE_REALTIME_HMAC_PARAMETER: "/skyforge/bench/cold/Jobs/realtime-hmac",
   };
 }
 
