@@ -32,7 +32,8 @@ export function realtimeReplayRuleSql(prefix: string): string {
 }
 
 /** The topic trees a role may publish to: a job's, a group's and a queue's events, a replay's answers. */
-export type PublishedTopics = "jobs" | "groups" | "queues" | "replies";
+export const PUBLISHED_TOPICS = ["jobs", "groups", "queues", "replies"] as const;
+export type PublishedTopics = (typeof PUBLISHED_TOPICS)[number];
 
 /** `arn:<partition>:iot:<region>:<account>:topic/<prefix>/<topics>/*`. */
 export function topicsArn(

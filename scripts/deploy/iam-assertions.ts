@@ -1,6 +1,7 @@
 import { CLAIMS_PREFIX, TOKEN_OBJECTS_PATTERN } from "../../lib/claims/claim-keys.ts";
 import { tierOf } from "../../lib/declarations/queue-declaration.ts";
 import { type GrantCondition, grantsFor, type ResourceRef, type Role } from "../../lib/deploy-plan/grants.ts";
+import { PUBLISHED_TOPICS } from "../../lib/deploy-plan/realtime-plan.ts";
 import { functionName } from "./lambda-build.ts";
 import { realtimeSecretArn, realtimeTopicsArn } from "./realtime-assertions.ts";
 import { BOOTSTRAP } from "./rpc-stand-in.ts";
@@ -205,7 +206,7 @@ function wildcardFailures(stage: StageResources): string[] {
     `${arnOf(stage.table)}/index/*`,
     claimObjectsArn(stage),
     tokenObjectsArn(stage),
-    ...(["jobs", "groups", "queues", "replies"] as const).map((topics) => realtimeTopicsArn(stage, topics)),
+    ...PUBLISHED_TOPICS.map((topics) => realtimeTopicsArn(stage, topics)),
   ]);
   const bridge = new Set(devBridgeStatements(stage).map(canonical));
   return stage.ofType("aws:iam/role:Role").flatMap((role) =>

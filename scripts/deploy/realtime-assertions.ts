@@ -1,4 +1,5 @@
 import {
+  PUBLISHED_TOPICS,
   type PublishedTopics,
   realtimeReplayRuleSql,
   realtimeSecretParameter,
@@ -209,9 +210,7 @@ const covers = (pattern: string, value: string) =>
 export function iotPublishFailures(run: StageRun): string[] {
   const failures: string[] = [];
   const sample = (prefix: string) =>
-    (["jobs", "groups", "queues", "replies"] as const).map(
-      (t) => `arn:aws:iot:${REGION}:${ACCOUNT}:topic/${prefix}/${t}/x`,
-    );
+    PUBLISHED_TOPICS.map((t) => `arn:aws:iot:${REGION}:${ACCOUNT}:topic/${prefix}/${t}/x`);
   for (const role of run.resources.filter((r) => r.type === "aws:iam/role:Role")) {
     for (const s of inlineStatements(role)) {
       const actions = [s.Action].flat();
