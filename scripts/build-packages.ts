@@ -175,6 +175,7 @@ const BUILD_FILES = [
   "tsconfig.json",
   "scripts/build-packages.ts",
   "scripts/build-stamp.ts",
+  "scripts/file-hash.ts",
   "scripts/package-imports.ts",
 ].map((file) => join(root, file));
 

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
+import { fileSha256 } from "./file-hash.ts";
 
 /**
  * Whether a build's output is still what its inputs make: a stamp (git-ignored, beside the output,
@@ -22,16 +22,6 @@ interface Stamp {
   outputs: Record<string, string>;
 }
 
-async function sha256(file: string): Promise<string | undefined> {
-  try {
-    return createHash("sha256")
-      .update(await readFile(file))
-      .digest("hex");
-  } catch {
-    return undefined;
-  }
-}
-
 async function filesUnder(dir: string): Promise<string[]> {
   try {
     const entries = await readdir(dir, { withFileTypes: true, recursive: true });
@@ -44,7 +34,7 @@ async function filesUnder(dir: string): Promise<string[]> {
 async function hashes(paths: readonly string[], base = ""): Promise<Record<string, string> | undefined> {
   const out: Record<string, string> = {};
   for (const path of paths) {
-    const hash = await sha256(join(base, path));
+    const hash = await fileSha256(join(base, path));
     if (hash === undefined) return undefined;
     out[path] = hash;
   }

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { copyFile, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { version as esbuildVersion } from "esbuild";
+import { fileSha256 } from "../file-hash.ts";
 
 /**
  * Function bundles kept by what made them, for the offline deploy proof: `check:deploy` bundles
@@ -54,15 +55,7 @@ export const bundleCacheDir = (root: string): string =>
   join(root, "node_modules", ".cache", "skyforge-bundles");
 
 /** A file's SHA-256, or "-" when there is no such file. */
-async function sha256(file: string): Promise<string> {
-  try {
-    return createHash("sha256")
-      .update(await readFile(file))
-      .digest("hex");
-  } catch {
-    return "-";
-  }
-}
+const sha256 = async (file: string): Promise<string> => (await fileSha256(file)) ?? "-";
 
 /** Whether every file read still hashes as recorded. */
 async function unchanged(root: string, read: Record<string, string>): Promise<boolean> {
