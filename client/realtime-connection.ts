@@ -37,14 +37,6 @@ export function connected(client: MqttClient): Promise<void> {
   });
 }
 
-export function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 export function randomHex(bytes: number): string {
   return Array.from(globalThis.crypto.getRandomValues(new Uint8Array(bytes)), (b) =>
     b.toString(16).padStart(2, "0"),

@@ -1,5 +1,5 @@
-import { queueTopic, readTokenClaims, StatusEvent } from "../lib/job/realtime-wire.ts";
-import { connected, Inbox, openConnection, randomHex, safeParse } from "./realtime-connection.ts";
+import { messageJson, queueTopic, readTokenClaims, StatusEvent } from "../lib/job/realtime-wire.ts";
+import { connected, Inbox, openConnection, randomHex } from "./realtime-connection.ts";
 
 /** What `tailQueue` takes: POST /queues/{name}/subscriptions' `url` and `token`. */
 export interface TailQueueOptions {
@@ -40,7 +40,7 @@ export async function* tailQueue(options: TailQueueOptions): AsyncGenerator<Stat
     for (;;) {
       const message = await inbox.next();
       if (!message) return;
-      const event = StatusEvent.safeParse(safeParse(message.text));
+      const event = StatusEvent.safeParse(messageJson(message.text));
       if (event.success) yield event.data;
     }
   } finally {

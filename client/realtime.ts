@@ -2,6 +2,7 @@ import {
   type EndEvent,
   groupTopic,
   jobTopic,
+  messageJson,
   PublishedEvent,
   type RealtimeEvent,
   ReplyMessage,
@@ -10,7 +11,7 @@ import {
   replyTopic,
   type StatusEvent,
 } from "../lib/job/realtime-wire.ts";
-import { connected, Inbox, openConnection, randomHex, safeParse } from "./realtime-connection.ts";
+import { connected, Inbox, openConnection, randomHex } from "./realtime-connection.ts";
 
 export type {
   EndEvent,
@@ -131,7 +132,7 @@ export async function* subscribe(options: SubscribeOptions): AsyncGenerator<Real
     for (;;) {
       const message = await inbox.next();
       if (!message) return;
-      const parsed = safeParse(message.text);
+      const parsed = messageJson(message.text);
       if (message.topic === replyTopic(prefix, jobId, clientId)) {
         const reply = ReplyMessage.safeParse(parsed);
         if (!reply.success) continue;

@@ -165,6 +165,15 @@ export function readTokenClaims(token: string): TokenClaims | undefined {
   }
 }
 
+/** A message's JSON, or undefined when it holds none: a subscriber and a replay both skip such a message. */
+export function messageJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** What `ctx.stream(name)` hands a handler. */
 export interface StreamWriter {
   /** A string or a JSON value of at most MAX_STREAM_CHUNK_BYTES once serialized. */

@@ -1,4 +1,4 @@
-import { parseReplayTopic, ReplayRequest, replyTopic } from "../job/realtime-wire.ts";
+import { messageJson, parseReplayTopic, ReplayRequest, replyTopic } from "../job/realtime-wire.ts";
 import type { RealtimePublisher, RealtimeService } from "../services/realtime-service.ts";
 
 /**
@@ -20,7 +20,7 @@ export function readReplayRequest(
   message: { topic: string; payload: string },
 ): ReplayCall | undefined {
   const target = parseReplayTopic(prefix, message.topic);
-  const request = ReplayRequest.safeParse(safeJson(message.payload));
+  const request = ReplayRequest.safeParse(messageJson(message.payload));
   return target && request.success ? { ...target, request: request.data } : undefined;
 }
 
@@ -32,12 +32,4 @@ export async function answerReplay(
 ): Promise<void> {
   const topic = replyTopic(prefix, call.jobId, call.clientId);
   await realtime.replay(call.jobId, call.request, (event) => publisher.publish(topic, JSON.stringify(event)));
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
