@@ -1,5 +1,6 @@
 import type { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import type { RealtimePublisher } from "../services/realtime-service.ts";
+import { onFirstUse } from "./first-use.ts";
 
 /**
  * Realtime's publisher on AWS (docs/architecture.md §25): one signed call of IoT Core's data-plane
@@ -15,17 +16,8 @@ export function iotPublisher(
   make: (sdk: DataPlane) => IoTDataPlaneClient = (sdk) =>
     new sdk.IoTDataPlaneClient({ endpoint: `https://${endpoint}` }),
 ): RealtimePublisher {
-  let loaded: Promise<{ sdk: DataPlane; client: IoTDataPlaneClient }> | undefined;
-  const load = () => {
-    // A failed load is not kept: the next publish tries again.
-    loaded ??= dataPlanePackage()
-      .then((sdk) => ({ sdk, client: make(sdk) }))
-      .catch((error: unknown) => {
-        loaded = undefined;
-        throw error;
-      });
-    return loaded;
-  };
+  // A failed load is not kept: the next publish tries again.
+  const load = onFirstUse(() => dataPlanePackage().then((sdk) => ({ sdk, client: make(sdk) })));
   return {
     async publish(topic, payload) {
       const { sdk, client } = await load();

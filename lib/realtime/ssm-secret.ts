@@ -1,5 +1,6 @@
 import type { SSMClient } from "@aws-sdk/client-ssm";
 import { ConfigError } from "../errors.ts";
+import { onFirstUse } from "./first-use.ts";
 
 /**
  * The stack's realtime secret on AWS (docs/architecture.md §25): a SecureString parameter, read
@@ -13,8 +14,7 @@ export function ssmSecret(
   parameter: string,
   make: (sdk: typeof import("@aws-sdk/client-ssm")) => SSMClient = (sdk) => new sdk.SSMClient({}),
 ): () => Promise<string> {
-  let value: Promise<string> | undefined;
-  const read = async () => {
+  return onFirstUse(async () => {
     const sdk = await ssmPackage();
     const answer = await make(sdk).send(
       new sdk.GetParameterCommand({ Name: parameter, WithDecryption: true }),
@@ -22,12 +22,5 @@ export function ssmSecret(
     const secret = answer.Parameter?.Value;
     if (!secret) throw new ConfigError(`the realtime secret parameter ${parameter} has no value`);
     return secret;
-  };
-  return () => {
-    value ??= read().catch((error: unknown) => {
-      value = undefined;
-      throw error;
-    });
-    return value;
-  };
+  });
 }
