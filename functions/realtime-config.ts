@@ -9,7 +9,8 @@ import type { Env } from "./env-settings.ts";
  * - SKYFORGE_REALTIME_PREFIX, the stack's topic prefix (`skyforge/<app>/<stage>/<component>`);
  * - SKYFORGE_REALTIME_ENDPOINT, the account's IoT data endpoint (`iot:Data-ATS`), where the
  *   publisher sends and subscribers connect; the two go together, and without them nothing is
- *   published (the reaper, cron and the enqueue function have neither);
+ *   published (infra gives them to every function that changes a job's status, not to cleanup or
+ *   the token callback);
  * - SKYFORGE_REALTIME_AUTHORIZER, the IoT custom authorizer's name, which a subscriber's url names;
  * - SKYFORGE_REALTIME_HMAC_PARAMETER, the SecureString parameter holding the token secret (the API,
  *   which mints tokens, and the authorizer, which checks them).

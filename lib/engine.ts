@@ -8,10 +8,6 @@ import type { PoolKindSpec } from "./declarations/pool-kind.ts";
 import { tableLayout } from "./declarations/scale.ts";
 import { Durable } from "./durable/durable-service.ts";
 import type { DurableRunOpener } from "./durable/open-run.ts";
-
-/** Durable runs, for the entry points that run jobs to give their engine (EngineConfig.durableRuns). */
-export { openDurableRun } from "./durable/open-run.ts";
-
 import { Flow } from "./flow/flow-service.ts";
 import { Groups } from "./groups/group-service.ts";
 import type { JournalLimits } from "./job/journal-bounds.ts";
@@ -31,6 +27,9 @@ import { RunningJobs } from "./services/running-jobs.ts";
 import { createStoreContext } from "./store/context.ts";
 import type { RunStamp } from "./store/lease-ops.ts";
 import { SqsTransport } from "./transport/sqs-transport.ts";
+
+/** Durable runs, for the entry points that run jobs to give their engine (EngineConfig.durableRuns). */
+export { openDurableRun } from "./durable/open-run.ts";
 
 export interface EngineConfig {
   app: App;

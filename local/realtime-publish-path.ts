@@ -9,7 +9,7 @@ import { LOCAL_AWS } from "./emulator-servers.ts";
  * through the same publisher as on AWS (lib/realtime/iot-publisher.ts, its endpoint pointed here).
  * As the emulators, it answers only this project's SDK calls: no Origin (no web page), its own Host,
  * SigV4 with the local access key id. And as the pool's role on AWS, it publishes to the stack's
- * job and group topics only.
+ * job, group and queue topics only.
  */
 const MAX_PAYLOAD_BYTES = 128 * 1024;
 
