@@ -1,4 +1,5 @@
 import middy from "@middy/core";
+import type { Context } from "aws-lambda";
 import { listedJobView, loadJobView } from "../claims/job-bodies.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { EnqueueBatchRequest, type JobView, ListJobsQuery } from "../job/schemas.ts";
@@ -112,12 +113,18 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
 }
 
 /**
+ * An API handler as middy makes it, on a plain Lambda context: named, so the package's declarations
+ * don't spell out middy's inferred context, which names a type of the durable execution SDK.
+ */
+export type HttpHandler = middy.MiddyfiedHandler<HttpEvent, HttpResult, Error, Context>;
+
+/**
  * The HTTP API as one middy handler over API Gateway v2 events. A request runs the handler of the
  * route key API Gateway matched (event.routeKey) only when its path is exactly that route's: no
  * route runs under `$default` or for a path variant (`/jobs/`, `/queues//pause`), which answer 404,
  * or 405 naming the methods when the path is one some route serves with another method.
  */
-export function createApiHandler(engine: Engine) {
+export function createApiHandler(engine: Engine): HttpHandler {
   return serveRoutes(engine, apiRoutes(engine));
 }
 
@@ -125,10 +132,13 @@ export function createApiHandler(engine: Engine) {
  * `routes` as one middy handler over API Gateway v2 events, matched exactly (createApiHandler): the
  * API's, or the token callback's one route (lib/handlers/token-callback.ts).
  */
-export function serveRoutes(engine: Pick<Engine, "log" | "metrics">, routes: readonly ApiRoute[]) {
+export function serveRoutes(
+  engine: Pick<Engine, "log" | "metrics">,
+  routes: readonly ApiRoute[],
+): HttpHandler {
   const handlers = new Map(routes.map((r) => [`${r.method} ${r.path}`, r.handler]));
   const matcher = routeMatcher([...handlers.keys()]);
-  return middy<HttpEvent, HttpResult>()
+  return middy<HttpEvent, HttpResult, Error, Context>()
     .use(errorResponder(engine.log))
     .use({ after: async () => engine.metrics.flush(), onError: async () => engine.metrics.flush() })
     .handler(async (event) => {
