@@ -40,6 +40,12 @@ export class FaultStack {
   readonly deathWatch = new DeathWatch();
   private process: StackProcess;
   private killed = false;
+  /**
+   * Watches the process of every pool run as its start line appears: the pool SIGKILLs a child
+   * whose run lost its lease (no end line), and a run that started after a fault (a freeze's thaw)
+   * is in no pid list a fault took, so without this its end would be unknown and read as "never".
+   */
+  private readonly poolRunFollower = setInterval(() => this.watchPoolRuns(), 25);
 
   readonly copy: FaultProjectCopy;
   readonly logPath: string;
@@ -143,6 +149,13 @@ export class FaultStack {
     return readObserverLog(this.logPath);
   }
 
+  private watchPoolRuns(): void {
+    const pids = this.observerLog()
+      .filter((l) => l.event === "start" && l.tier === "pool")
+      .map((l) => l.pid);
+    this.deathWatch.watch(new Set(pids));
+  }
+
   /** The start lines of `ids`' runs, once at least `count` runs of each have started. */
   waitForStarts(
     ids: readonly string[],
@@ -217,6 +230,7 @@ export class FaultStack {
    * stack's output beside it; its path is returned.
    */
   async stop(keepEvidence = false): Promise<string> {
+    clearInterval(this.poolRunFollower);
     this.deathWatch.close();
     if (!this.killed && isRunning(this.pid)) {
       const stopped = this.process.interrupt();
