@@ -26,10 +26,19 @@ export interface MeterableClient {
 
 /** Per service + operation totals over the metered window. */
 export interface OperationStats {
-  /** HTTP requests sent, SDK retries included (each one is billed). */
+  /**
+   * HTTP requests sent that AWS bills, SDK retries included: every one, but for DynamoDB only those
+   * that succeeded or lost their condition (the others are in `unbilled`).
+   */
   requests: number;
   /** Requests answered with an error (also counted in `requests`). */
   errors: number;
+  /**
+   * DynamoDB requests that failed other than on their condition (throttled, a server error, no
+   * answer): DynamoDB bills no capacity for them, so they are in neither `requests` nor `errors`.
+   * An SDK retry of one is counted as any request. An emulator under load fails some.
+   */
+  unbilled: number;
   /** Of those errors, DynamoDB ConditionalCheckFailedException: AWS still charges write units for them. */
   conditionalFailures: number;
   /** Requests counted the way SQS bills them: one per started 64 KB of request or response body. */
@@ -95,6 +104,7 @@ interface Capacity {
 const emptyStats = (): OperationStats => ({
   requests: 0,
   errors: 0,
+  unbilled: 0,
   conditionalFailures: 0,
   billedRequests: 0,
   readUnits: 0,
@@ -106,6 +116,20 @@ const emptyStats = (): OperationStats => ({
   messages: 0,
   storedByteDays: 0,
 });
+
+/** DynamoDB's lost condition: it still charges the write (≥ 1 WCU), but reports no capacity. */
+export function isConditionalFailure(err: unknown): boolean {
+  return (err as { name?: string } | undefined)?.name === "ConditionalCheckFailedException";
+}
+
+/**
+ * Whether DynamoDB bills a request that ended so: a success, or a lost condition. A throttled
+ * request, a server error or one that got no answer consumes no capacity, and DynamoDB on demand
+ * bills the capacity consumed.
+ */
+export function dynamodbBills(err: unknown): boolean {
+  return err === undefined || isConditionalFailure(err);
+}
 
 function contentLength(message: unknown): number {
   const m = message as { headers?: Record<string, string | undefined>; body?: unknown } | undefined;
@@ -217,13 +241,17 @@ export class RequestMeter {
     err: unknown,
   ): void {
     const s = this.stats(service, operation);
+    if (service === "dynamodb" && !dynamodbBills(err)) {
+      s.unbilled += 1;
+      return;
+    }
     s.requests += 1;
     s.billedRequests += sqsBilledRequests(
       Math.max(contentLength(args.request), contentLength(out?.response)),
     );
     if (err !== undefined) {
       s.errors += 1;
-      if ((err as { name?: string }).name === "ConditionalCheckFailedException") {
+      if (isConditionalFailure(err)) {
         // No ConsumedCapacity comes back with the error, but AWS charges the write (≥ 1 WCU).
         s.conditionalFailures += 1;
         s.unmetered += 1;

@@ -1,6 +1,6 @@
 import { marshall } from "@aws-sdk/util-dynamodb";
 import { statusIndex } from "../lib/store/table.ts";
-import { DYNAMODB_WRITE_OPERATIONS } from "./request-meter.ts";
+import { DYNAMODB_WRITE_OPERATIONS, dynamodbBills, isConditionalFailure } from "./request-meter.ts";
 
 /*
  * DynamoDB writes by the item they land on (a job, a group's slice, the group…), so a scenario can say
@@ -29,10 +29,12 @@ interface WriteInput {
 }
 
 export interface ClassStats {
-  /** Write requests sent, retries included. */
+  /** Write requests DynamoDB bills, retries included: those that succeeded or lost their condition. */
   requests: number;
-  /** Of those, answered with an error (a lost condition among them). */
+  /** Of those, the lost conditions. */
   errors: number;
+  /** Writes that failed otherwise (throttled, a server error, no answer): billed nothing, counted apart. */
+  unbilled: number;
   /** ConsumedCapacity write units, plus 1 for each write that reported none (a lost condition, say). */
   writeUnits: number;
   /** Estimated status-index write units (IndexEntries): dynalite bills none, DynamoDB bills them too. */
@@ -109,7 +111,13 @@ function asItem(attributes: Record<string, unknown> | undefined): Item | undefin
   return marshall(attributes, { removeUndefinedValues: true }) as Item;
 }
 
-const empty = (): ClassStats => ({ requests: 0, errors: 0, writeUnits: 0, indexWriteUnits: 0 });
+export const emptyClassStats = (): ClassStats => ({
+  requests: 0,
+  errors: 0,
+  unbilled: 0,
+  writeUnits: 0,
+  indexWriteUnits: 0,
+});
 
 export class WriteLedger {
   private classes = new Map<string, ClassStats>();
@@ -158,14 +166,18 @@ export class WriteLedger {
     const name = pk === "" ? `other (${operation})` : (this.tag?.(pk, sk) ?? itemClassOf(pk, sk));
     let s = this.classes.get(name);
     if (!s) {
-      s = empty();
+      s = emptyClassStats();
       this.classes.set(name, s);
     }
+    if (!dynamodbBills(err)) {
+      s.unbilled += 1;
+      return;
+    }
     s.requests += 1;
-    if (err !== undefined) {
-      s.errors += 1;
+    if (isConditionalFailure(err)) {
       // As the request meter: AWS charges a lost condition (≥ 1 WCU) but reports no capacity.
-      if ((err as { name?: string }).name === "ConditionalCheckFailedException") s.writeUnits += 1;
+      s.errors += 1;
+      s.writeUnits += 1;
       return;
     }
     const out = output as {
@@ -183,7 +195,7 @@ export class WriteLedger {
 
 /** Sums the classes that match. */
 export function sumClasses(snapshot: LedgerSnapshot, match: (name: string) => boolean): ClassStats {
-  const total = empty();
+  const total = emptyClassStats();
   for (const [name, s] of Object.entries(snapshot)) {
     if (!match(name)) continue;
     for (const k of Object.keys(total) as (keyof ClassStats)[]) total[k] += s[k];

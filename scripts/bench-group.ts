@@ -2,7 +2,13 @@ import { performance } from "node:perf_hooks";
 import pLimit from "p-limit";
 import { COMPLETION_KIND, type CompletionStart } from "../bench/completion-kind.ts";
 import type { MeterSnapshot, RequestMeter } from "../bench/request-meter.ts";
-import { type ClassStats, type LedgerSnapshot, sumClasses, type WriteLedger } from "../bench/write-ledger.ts";
+import {
+  type ClassStats,
+  emptyClassStats,
+  type LedgerSnapshot,
+  sumClasses,
+  type WriteLedger,
+} from "../bench/write-ledger.ts";
 import { allSlices, getGroup, getJobs } from "../lib/store/group-read-ops.ts";
 import { getJob } from "../lib/store/read-ops.ts";
 import type { LocalStack } from "../local/stack.ts";
@@ -188,7 +194,7 @@ async function readSample(
   };
 }
 
-const zero: ClassStats = { requests: 0, errors: 0, writeUnits: 0, indexWriteUnits: 0 };
+const zero: ClassStats = emptyClassStats();
 
 /**
  * The scenario's figures per child. `plain` is the single-kind scenario's writes per job, for the
