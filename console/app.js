@@ -86,17 +86,6 @@ function App() {
   const [picked, select] = useHashJob();
   const selectedId = picked?.id;
   const queues = queuesPoll.data?.items ?? [];
-  // The pool's runs publish nothing live yet (docs/architecture.md §25): their jobs' details poll.
-  const poolQueues = useMemo(
-    () =>
-      queuesPoll.data &&
-      new Set(
-        queuesPoll.data.items
-          .filter((q) => q.declared?.tier === "pool" || q.eventSource === undefined)
-          .map((q) => q.name),
-      ),
-    [queuesPoll.data],
-  );
   // Suggestions for the enqueue form: the kinds the schedules fire. The API has no kinds route; an
   // unknown kind's error lists every kind.
   const kinds = useMemo(() => {
@@ -127,7 +116,7 @@ function App() {
           selectedId=${selectedId}
           onSelect=${select}
         />
-        ${selectedId !== undefined && html`<${JobDetail} key=${selectedId} id=${selectedId} poolQueues=${poolQueues} onClose=${() => select(undefined)} />`}
+        ${selectedId !== undefined && html`<${JobDetail} key=${selectedId} id=${selectedId} onClose=${() => select(undefined)} />`}
         ${picked?.unreadable !== undefined && html`<${NoSuchJob} text=${picked.unreadable} onClose=${() => select(undefined)} />`}
       </div>
       <${SchedulesPanel} poll=${schedulesPoll} />

@@ -27,18 +27,14 @@ const failedWith = new Set(["dead", "paused"]);
 /**
  * One job: payload, result, last error, attempts and timings; retry and cancel. An open job's
  * status, steps and streams come live through its subscription (console/live-job.js), with no
- * polling meanwhile; an ended one, one whose subscription failed, and one of a pool queue (the
- * pool's runs publish nothing live yet; not known until `poolQueues` is), are read every second.
- * @param {{ id: string, onClose: () => void, poolQueues: Set<string> | undefined }} props
+ * polling meanwhile, on either tier (the pool publishes its runs as the Lambda worker does); an
+ * ended one, and one whose subscription failed, are read every second.
+ * @param {{ id: string, onClose: () => void }} props
  */
-export function JobDetail({ id, onClose, poolQueues }) {
+export function JobDetail({ id, onClose }) {
   /** @type {import("./poll.js").Poll<import("./api-shapes").Job>} */
   const poll = usePoll(() => api("GET", jobPath(id)), 1_000, [id]);
-  const open =
-    poll.data !== undefined &&
-    poolQueues !== undefined &&
-    !poolQueues.has(poll.data.queue) &&
-    !ended.has(poll.data.status);
+  const open = poll.data !== undefined && !ended.has(poll.data.status);
   const current = useLiveJob(id, open, () => void poll.refresh());
   const resting = following(current);
   useEffect(() => poll.pause(resting), [resting]);

@@ -77,6 +77,21 @@ describe("the console, live", () => {
     await page.close();
   });
 
+  it("follows a pool queue's job through its subscription too: the pool publishes its runs", async () => {
+    const { page, problems } = await openConsole(`${env.stack().url}/console`);
+    const created = await http.call("POST", "/jobs", {
+      kind: "node-digest",
+      payload: { text: "followed", rounds: 2 },
+      delaySeconds: 2,
+    });
+    const id = created.body.id as string;
+    await page.goto(`${env.stack().url}/console/#/jobs/${id}`);
+    await see(page.getByTestId("job-live-on"));
+    await see(detailStatus(page, id, "done"), 2 * UI_MS);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it("tails a queue: a new job's queued, running and done, newest first", async () => {
     const { page, problems } = await openConsole(`${env.stack().url}/console`);
     await page.getByTestId("queue-default").getByRole("link", { name: "default" }).click();
