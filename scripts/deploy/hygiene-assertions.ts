@@ -51,6 +51,26 @@ export function containerEnvironments(stage: StageResources): Record<string, str
     );
 }
 
+/**
+ * The names the stage itself chose, which a value may hold (realtime's topic prefix is
+ * `skyforge/<app>/<stage>/<component>`, a bucket's name is lower-cased from them): a name is no
+ * credential, so an app called token-service or a stage called secrets-test is looked at without
+ * them. SST puts the app's name in SST_RESOURCE_App.
+ */
+function withoutOwnNames(value: string, env: Record<string, string>, stage: StageResources): string {
+  let app: string | undefined;
+  try {
+    app = (JSON.parse(env.SST_RESOURCE_App ?? "{}") as { name?: string }).name;
+  } catch {
+    app = undefined;
+  }
+  const names = [app, env.SST_APP, stage.run.stage, ...stage.run.components.map((c) => c.name)];
+  return names.reduce<string>(
+    (v, name) => (name ? v.split(name.toLowerCase()).join("") : v),
+    value.toLowerCase(),
+  );
+}
+
 function environmentFailures(stage: StageResources): string[] {
   const envs: [string, Record<string, string>][] = [
     ...stage.functions.map((fn): [string, Record<string, string>] => [`function ${fn.name}`, stage.env(fn)]),
@@ -61,7 +81,8 @@ function environmentFailures(stage: StageResources): string[] {
     for (const [name, value] of Object.entries(env)) {
       if (!/^SKYFORGE_[A-Z_]+$/.test(name) && !SST_VARIABLES.has(name))
         failures.push(`${owner} has the variable ${name}`);
-      if (SECRET_LIKE.test(value) || (name.startsWith("SKYFORGE_") && !isNameOrUrl(value))) {
+      const secretLike = SECRET_LIKE.test(withoutOwnNames(value, env, stage));
+      if (secretLike || (name.startsWith("SKYFORGE_") && !isNameOrUrl(value))) {
         failures.push(`${owner}'s ${name} carries more than names and URLs: ${value}`);
       }
     }

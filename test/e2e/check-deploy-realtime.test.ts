@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import { checkDeploy } from "../../scripts/deploy/check-deploy.ts";
 import { useCheckDeployCopy } from "../support/check-deploy-copy.ts";
 
 /**
@@ -106,6 +107,20 @@ describe("check:deploy on SST's own components: realtime", () => {
       expect.stringMatching(
         /^Jobs: realtime's secret is not the SecureString \/skyforge\/\S+\/ci\/Jobs\/realtime-hmac$/,
       ),
+    );
+  }, 120_000);
+
+  test("a stage whose name holds a word like token or secret passes: realtime's topic prefix carries it, and a name is no credential", async () => {
+    const [report] = await checkDeploy(project.dir, [{ stage: "Token-Secrets", dev: false }]);
+    expect(report?.failures).toEqual([]);
+    // The check still sees a credential-like value beside those names.
+    const leaked = await project.failuresAfter(
+      "infra/realtime.ts",
+      "env: { SKYFORGE_REALTIME_PREFIX: prefix,",
+      'env: { SKYFORGE_REALTIME_PREFIX: prefix, SKYFORGE_REALTIME_KEY: "api-token-1234",',
+    );
+    expect(leaked).toContainEqual(
+      expect.stringMatching(/'s SKYFORGE_REALTIME_KEY carries more than names and URLs: api-token-1234$/),
     );
   }, 120_000);
 });
