@@ -15,7 +15,9 @@ import {
   deployedSdkOption,
   type SdkOption,
 } from "./bundle-sizes.ts";
-import { sstNodeBuildOptions } from "./deploy/lambda-build.ts";
+import { type Declared, demoWorkerProbe, generatedWorkers, KIND_COUNTS } from "./cold-start-kinds.ts";
+import { buildPeer } from "./cold-start-peer.ts";
+import { sstNodeBuildOptions, writeRepoEntries } from "./deploy/lambda-build.ts";
 
 /**
  * The import budget (docs/architecture.md §13): a function's cold import takes at most this many
@@ -48,7 +50,19 @@ export interface BudgetReport {
   /** Median wall time of a fresh `node empty.mjs`. */
   bareNodeMs: number;
   functions: FunctionBudget[];
+  /**
+   * AWS's own durable functions SDK, a minimal handler built the same way (scripts/cold-start-peer.ts):
+   * its import, and the Lambda client it loads on first use (timed inside the process, after the import).
+   */
+  peer: { importMs: number; firstUseMs: number };
+  /** The deployed worker's cold path: its import, then what the first job of `kind` loads (timed inside the process). */
+  workerColdPath: { kind: string; importMs: number; firstJobMs: number };
+  /** The workers of generated apps (scripts/cold-start-kinds.ts): import, and what their first job loads. */
+  kinds: { declared: Declared; count: number; importMs: number; firstJobMs: number }[];
 }
+
+/** The kind whose first job the worker's cold path counts (issue 44: an echo job). */
+export const COLD_PATH_KIND = "echo";
 
 /**
  * What a function does at init with each SDK package it imports (functions/engine-config.ts,
@@ -117,15 +131,30 @@ export function functionEnv(): Record<string, string> {
   };
 }
 
-/** One fresh process, timed from spawn to exit. A bundle that fails at init fails the measurement. */
-function timeStart(node: string, file: string, env: NodeJS.ProcessEnv): number {
+/** A file the run starts: timed from spawn to exit, or (a probe) by the figure it prints. */
+interface Subject {
+  file: string;
+  probe?: true;
+}
+
+/**
+ * One fresh process, timed from spawn to exit; a probe's own figure instead, the number it prints
+ * (what it timed inside the process). A file that fails fails the measurement.
+ */
+function timeStart(node: string, subject: Subject, env: NodeJS.ProcessEnv): number {
   const start = performance.now();
-  const run = spawnSync(node, [file], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const run = spawnSync(node, [subject.file], { env, stdio: ["ignore", "pipe", "pipe"] });
   const ms = performance.now() - start;
   if (run.status !== 0) {
-    throw new Error(`${file} exited with ${run.status ?? run.signal}: ${run.stderr?.toString().trim()}`);
+    throw new Error(
+      `${subject.file} exited with ${run.status ?? run.signal}: ${run.stderr?.toString().trim()}`,
+    );
   }
-  return ms;
+  if (!subject.probe) return ms;
+  const printed = Number(run.stdout.toString().trim().split("\n").pop());
+  if (!Number.isFinite(printed))
+    throw new Error(`${subject.file} printed no figure: ${run.stdout.toString()}`);
+  return printed;
 }
 
 const median = (xs: number[]) => {
@@ -142,19 +171,19 @@ const median = (xs: number[]) => {
  * touches all alike. A first, unmeasured round fills the file cache: "cold" means a fresh process.
  */
 function medianStarts(
-  files: string[],
+  files: Subject[],
   emptyFile: string,
   runs: number,
   node: string,
 ): { bareNodeMs: number; ms: number[] } {
   // NODE_OPTIONS is left out, so the tsx loader this script runs under is not loaded in the children.
   const env = { PATH: process.env.PATH ?? "", ...functionEnv() };
-  const subjects = [emptyFile, ...files];
+  const subjects: Subject[] = [{ file: emptyFile }, ...files];
   const times: number[][] = subjects.map(() => []);
   for (let round = -1; round < runs; round++) {
     for (let k = 0; k < subjects.length; k++) {
       const i = (k + Math.max(round, 0)) % subjects.length;
-      const ms = timeStart(node, subjects[i] as string, env);
+      const ms = timeStart(node, subjects[i] as Subject, env);
       if (round >= 0) times[i]?.push(ms);
     }
   }
@@ -221,12 +250,28 @@ export async function measureBudgets(
     const emptyFile = join(outDir, "empty.mjs");
     writeFileSync(emptyFile, "");
     const baselines = [...sdkOnlyFiles.values()];
+    // The peer and the generated apps, built with the first SDK option asked (the deployed one by default).
+    const sdk = sdkOptions[0] ?? deployedSdkOption;
+    const extraDir = join(outDir, "extra");
+    const peer = await buildPeer(root, extraDir, sdk);
+    const workerEntry = join(root, writeRepoEntries(root).worker.replace(/\.handler$/, ".ts"));
+    const demoProbe = await demoWorkerProbe(root, extraDir, sdk, workerEntry, COLD_PATH_KIND);
+    const generated = await generatedWorkers(root, extraDir, sdk);
+    const extras: Subject[] = [
+      { file: peer.file },
+      { file: peer.probe, probe: true },
+      { file: demoProbe, probe: true },
+      ...generated.flatMap((g): Subject[] => [{ file: g.file }, { file: g.probe, probe: true }]),
+    ];
     const { bareNodeMs, ms } = medianStarts(
-      [...bundles.map((b) => b.file), ...baselines],
+      [...bundles.map((b) => ({ file: b.file })), ...baselines.map((file) => ({ file })), ...extras],
       emptyFile,
       runs,
       node,
     );
+    const extraMs = ms.slice(bundles.length + baselines.length);
+    const at = (i: number) => extraMs[i] as number;
+    const worker = bundles.findIndex((b) => b.name === "worker" && b.sdk === sdk);
     const nodeVersion = spawnSync(node, ["--version"], { encoding: "utf8" }).stdout.trim();
     return {
       node: nodeVersion,
@@ -249,6 +294,14 @@ export async function measureBudgets(
           importOk: ratio <= IMPORT_BUDGET_RATIO,
         };
       }),
+      peer: { importMs: at(0), firstUseMs: at(1) },
+      workerColdPath: { kind: COLD_PATH_KIND, importMs: ms[worker] as number, firstJobMs: at(2) },
+      kinds: generated.map((g, i) => ({
+        declared: g.declared,
+        count: g.count,
+        importMs: at(3 + 2 * i),
+        firstJobMs: at(4 + 2 * i),
+      })),
     };
   } finally {
     rmSync(outDir, { recursive: true, force: true });
@@ -302,6 +355,61 @@ export function budgetLines(report: BudgetReport): string[] {
     ...rows.map(line),
     "bundle: SST's esbuild settings (minified ESM); import: spawn to exit of `node <bundle>.mjs`, module init included;",
     "SDK alone: the SDK packages the bundle imports at init, each client built as the function builds it, same build settings",
+    ...coldPathLines(report),
+  ];
+}
+
+const ms1 = (ms: number) => Math.round(ms * 10) / 10;
+
+/**
+ * The JSON of the cold paths (issue 44), in the same run as `coldStart`: `peer` (AWS's durable
+ * functions SDK: import, first-use Lambda client load, their sum), `workerColdPath` (the worker's
+ * import and what its first echo job loads) and `kinds` (the worker of a generated app of 2 and of 50
+ * kinds, each way of declaring them).
+ */
+export function coldPathJson(report: BudgetReport) {
+  const { peer, workerColdPath: w } = report;
+  const peerPathMs = peer.importMs + peer.firstUseMs;
+  const workerPathMs = w.importMs + w.firstJobMs;
+  return {
+    peer: { importMs: ms1(peer.importMs), firstUseMs: ms1(peer.firstUseMs), coldPathMs: ms1(peerPathMs) },
+    workerColdPath: {
+      kind: w.kind,
+      importMs: ms1(w.importMs),
+      firstJobMs: ms1(w.firstJobMs),
+      coldPathMs: ms1(workerPathMs),
+      withinPeer: workerPathMs <= peerPathMs,
+    },
+    kinds: report.kinds.map((k) => {
+      const few = report.kinds.find((f) => f.declared === k.declared && f.count === Math.min(...KIND_COUNTS));
+      return {
+        declared: k.declared,
+        kinds: k.count,
+        importMs: ms1(k.importMs),
+        firstJobMs: ms1(k.firstJobMs),
+        // This import over the same way's smallest app's: the goal is ≤ 1.05 for 50 kinds declared lazily.
+        ratio: few ? Math.round((k.importMs / few.importMs) * 100) / 100 : 1,
+      };
+    }),
+  };
+}
+
+/** The cold paths (the worker's and the peer's) and the generated apps' workers, as lines. */
+export function coldPathLines(report: BudgetReport): string[] {
+  const { peer, workerColdPath: w } = report;
+  const peerPath = peer.importMs + peer.firstUseMs;
+  const workerPath = w.importMs + w.firstJobMs;
+  const of = (count: number, declared: Declared) =>
+    report.kinds.find((k) => k.count === count && k.declared === declared);
+  const kindLine = (declared: Declared) => {
+    const [few, many] = [of(2, declared), of(50, declared)];
+    if (!few || !many) return `${declared}: not measured`;
+    return `declared ${declared === "lazy" ? "to load on first use" : "whole"}: 2 kinds ${few.importMs.toFixed(1)} ms, 50 kinds ${many.importMs.toFixed(1)} ms (${(many.importMs / few.importMs).toFixed(2)}×), first job's load ${few.firstJobMs.toFixed(1)} ms`;
+  };
+  return [
+    `peer (@aws/durable-execution-sdk-js, one step and one wait): import ${peer.importMs.toFixed(1)} ms + Lambda client on first use ${peer.firstUseMs.toFixed(1)} ms = ${peerPath.toFixed(1)} ms`,
+    `worker cold path: import ${w.importMs.toFixed(1)} ms + first ${w.kind} job's load ${w.firstJobMs.toFixed(1)} ms = ${workerPath.toFixed(1)} ms (${(workerPath / peerPath).toFixed(2)}× the peer's)`,
+    `generated apps' worker, each kind 15 fields and a handler importing ulid: ${kindLine("lazy")}; ${kindLine("whole")}`,
   ];
 }
 
