@@ -33,7 +33,18 @@ it("keeps coldStart and adds peer, workerColdPath and kinds, measured in the sam
     importMs: expect.any(Number),
     firstUseMs: expect.any(Number),
     coldPathMs: expect.any(Number),
+    importCpuMs: expect.any(Number),
   });
+  // The same starts' CPU time, function by function.
+  const cpu = json.coldStartCpu as { function: string }[];
+  expect(cpu.map((f) => f.function)).toEqual(coldStart.map((f) => f.function));
+  for (const f of cpu)
+    expect(f).toEqual({
+      function: expect.any(String),
+      importCpuMs: expect.any(Number),
+      sdkOnlyCpuMs: expect.any(Number),
+      ratio: expect.any(Number),
+    });
   expect(peer.coldPathMs).toBeCloseTo(peer.importMs + peer.firstUseMs, 0);
   const worker = json.workerColdPath as Record<string, unknown>;
   expect(worker).toEqual({
@@ -56,11 +67,20 @@ it("keeps coldStart and adds peer, workerColdPath and kinds, measured in the sam
     ["whole", 2],
     ["whole", 50],
   ]);
-  for (const k of kinds)
+  for (const k of kinds) {
+    expect(k).toEqual({
+      declared: expect.any(String),
+      kinds: expect.any(Number),
+      importMs: expect.any(Number),
+      importCpuMs: expect.any(Number),
+      firstJobMs: expect.any(Number),
+      ratio: expect.any(Number),
+    });
     expect(k.ratio).toBeCloseTo(
       k.importMs / (kinds.find((f) => f.declared === k.declared && f.kinds === 2)?.importMs ?? Number.NaN),
       1,
     );
+  }
 }, 600_000);
 
 it("the generated apps' workers start, their lazy kinds without schema or handler until loaded, the others whole", async () => {
