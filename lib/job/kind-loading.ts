@@ -1,4 +1,4 @@
-import { InvariantError, SkyforgeError } from "../errors.ts";
+import { SkyforgeError } from "../errors.ts";
 import type { AnyKind } from "./kind.ts";
 
 /**
@@ -63,11 +63,5 @@ async function loadModule(kind: AnyKind): Promise<AnyKind> {
     throw new KindLoadError(kind.name, moduleLabel(kind), shape);
   }
   Object.assign(kind, { payload, handler });
-  return kind;
-}
-
-/** The kind, which must have loaded (code that reads a schema or handler loads it first). */
-export function loadedKind<K extends AnyKind>(kind: K): K {
-  if (awaitsLoad(kind)) throw new InvariantError(`kind "${kind.name}" was used before its module loaded`);
   return kind;
 }

@@ -10,8 +10,9 @@ export type ValidRequest = CheckedRequest<AnyKind>;
 /**
  * Checks a raw request against the contract, its kind's payload schema and the declared queues
  * (lib/job/check-request.ts, the same checks the client makes). A kind whose schema loads on
- * first use must have loaded (kindsReadyFor). The request schema checks the payload's nesting depth before anything recurses into it,
- * so a payload nested 10 000 deep is a 400 here, never a stack overflow.
+ * first use must have loaded (kindsReadyFor). The request schema checks the payload's nesting
+ * depth before anything recurses into it, so a payload nested 10 000 deep is a 400 here, never a
+ * stack overflow.
  */
 export function validateEnqueue(
   raw: unknown,
