@@ -3,6 +3,8 @@ import {
   batchKindBuilder,
   type CollectKindBuilder,
   collectKindBuilder,
+  type JobBuilder,
+  jobBuilder,
   type KindBuilder,
   kindBuilder,
   type PoolKindBuilder,
@@ -32,3 +34,5 @@ export const defineBatchKind: BatchKindBuilder<ThisApp> = batchKindBuilder<ThisA
 export const defineCollectKind: CollectKindBuilder<ThisApp> = collectKindBuilder<ThisApp>();
 export const definePoolKind: PoolKindBuilder<ThisApp> = poolKindBuilder<ThisApp>();
 export const defineSchedule: ScheduleBuilder<ThisApp> = scheduleBuilder<ThisApp>();
+/** The module half of a kind whose schema and handler load on first use (its declaration's `load`). */
+export const defineJob: JobBuilder<ThisApp> = jobBuilder<ThisApp>();

@@ -77,8 +77,8 @@ export function createClient<A extends AppNames>(options: ClientOptions<A> = {})
       { method: "POST", path: `/jobs/${segment(id)}/subscriptions`, body },
       answerShapes.subscription,
     );
-  const refuseIfInvalid = (request: unknown) => {
-    const refused = check?.(request);
+  const refuseIfInvalid = async (request: unknown) => {
+    const refused = await check?.(request);
     if (refused) throw refused;
   };
 
@@ -86,23 +86,24 @@ export function createClient<A extends AppNames>(options: ClientOptions<A> = {})
     async enqueue(kind, payload, enqueueOptions = {}) {
       const { traceparent, tracestate, ...rest } = enqueueOptions;
       const request = { ...rest, kind, payload };
-      refuseIfInvalid(request);
+      // Read before the check's await: the caller's active trace context holds only until then.
       const headers = traceHeadersFor({ traceparent, tracestate });
+      await refuseIfInvalid(request);
       const { duplicate, debounced, ...job } = await object<
         JobView & { duplicate: boolean; debounced?: boolean }
       >({ method: "POST", path: "/jobs", body: request, headers }, answerShapes.enqueued);
       return { job, duplicate, ...(debounced ? { debounced } : {}) } satisfies Enqueued;
     },
-    enqueueMany: (jobs) =>
-      enqueueInBatches(
+    enqueueMany: (jobs) => {
+      // The caller's trace context, read before any await (each batch's request goes out after one).
+      const headers = traceHeadersFor();
+      return enqueueInBatches(
         jobs,
         (batch) =>
-          object(
-            { method: "POST", path: "/jobs/batch", body: { jobs: batch }, headers: traceHeadersFor() },
-            answerShapes.batch,
-          ),
+          object({ method: "POST", path: "/jobs/batch", body: { jobs: batch }, headers }, answerShapes.batch),
         check,
-      ),
+      );
+    },
     get: async (id) => object<JobView>({ method: "GET", path: `/jobs/${segment(id)}` }, answerShapes.job),
     // One implementation for list's overloads: which of them fits is the API's `view`, not this code's.
     list: (async (listOptions: ListOptions<A> = {}) => {
@@ -179,7 +180,7 @@ export function createClient<A extends AppNames>(options: ClientOptions<A> = {})
         ).items,
       async put(name, schedule) {
         // The API checks a schedule's kind, payload and queue exactly as an enqueue of its job.
-        refuseIfInvalid({
+        await refuseIfInvalid({
           kind: schedule.kind,
           payload: schedule.payload ?? null,
           ...(schedule.queue !== undefined ? { queue: schedule.queue } : {}),
@@ -195,13 +196,11 @@ export function createClient<A extends AppNames>(options: ClientOptions<A> = {})
     },
     groups: {
       async create(request) {
+        const headers = traceHeadersFor();
         // Each child and the completion job pass the checks an enqueue of them would.
-        for (const child of request.children) refuseIfInvalid(child);
-        refuseIfInvalid(request.onComplete);
-        return object(
-          { method: "POST", path: "/groups", body: request, headers: traceHeadersFor() },
-          answerShapes.createdGroup,
-        );
+        for (const child of request.children) await refuseIfInvalid(child);
+        await refuseIfInvalid(request.onComplete);
+        return object({ method: "POST", path: "/groups", body: request, headers }, answerShapes.createdGroup);
       },
       get: async (id) =>
         object<GroupView>({ method: "GET", path: `/groups/${segment(id)}` }, answerShapes.group),

@@ -49,11 +49,11 @@ export async function enqueueInBatches(
 ): Promise<EnqueueManyResult[]> {
   const results: EnqueueManyResult[] = new Array(jobs.length);
   const pending: Pending[] = [];
-  jobs.forEach((job, index) => {
-    const refused = check?.(job);
+  for (const [index, job] of jobs.entries()) {
+    const refused = await check?.(job);
     if (refused) results[index] = { index, error: refused.toBody() };
     else pending.push({ index, job, bytes: Buffer.byteLength(JSON.stringify(job) ?? "") });
-  });
+  }
 
   for (const batch of batchesOf(pending)) {
     try {

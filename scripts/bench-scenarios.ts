@@ -16,7 +16,7 @@ import { printRedeliveryTable, redeliveryJson, runRedeliveryScenario } from "./b
 import { printTable } from "./bench-report.ts";
 import { analyseWindow, measureWindow, startBenchStack, windowJson } from "./bench-window.ts";
 import { deployedSdkOption } from "./bundle-sizes.ts";
-import { budgetLines, budgetTitle, measureBudgets } from "./cold-start.ts";
+import { budgetLines, budgetTitle, COLD_START_RUNS, coldPathJson, measureBudgets } from "./cold-start.ts";
 
 /**
  * Each of `npm run bench`'s scenarios as a ScenarioOutcome (scripts/bench-all.ts runs them): the
@@ -157,9 +157,12 @@ export async function floodScenario(): Promise<ScenarioOutcome> {
   };
 }
 
-/** Run with no stack up, so the emulators don't compete with the process starts for the CPU. */
-export async function coldStartScenario(): Promise<ScenarioOutcome> {
-  const budgets = await measureBudgets();
+/**
+ * Run with no stack up, so the emulators don't compete with the process starts for the CPU. `runs`:
+ * fresh processes per file (a test asks for few).
+ */
+export async function coldStartScenario(runs = COLD_START_RUNS): Promise<ScenarioOutcome> {
+  const budgets = await measureBudgets([deployedSdkOption], { runs });
   return {
     json: {
       bundleBytes: Object.fromEntries(budgets.functions.map((f) => [f.name, f.bytes])),
@@ -176,6 +179,7 @@ export async function coldStartScenario(): Promise<ScenarioOutcome> {
         sizeBudgetMet: budgets.functions.every((f) => f.sizeOk),
         importBudgetMet: budgets.functions.every((f) => f.importOk),
       },
+      ...coldPathJson(budgets),
     },
     print: () => {
       console.log(`\nskyforge bench: ${budgetTitle}`);

@@ -28,7 +28,10 @@ export const deployedSdkOption: SdkOption = nodejsBuild.esbuild.external.include
 /** The deployed build settings, with the SDK either left out of the bundle or put in it. */
 export function buildSettings(sdk: SdkOption) {
   const others = nodejsBuild.esbuild.external.filter((pattern) => pattern !== SDK_PATTERN);
-  return { ...nodejsBuild, esbuild: { external: sdk === "external" ? [...others, SDK_PATTERN] : others } };
+  return {
+    ...nodejsBuild,
+    esbuild: { ...nodejsBuild.esbuild, external: sdk === "external" ? [...others, SDK_PATTERN] : others },
+  };
 }
 
 export interface FunctionBundle {

@@ -15,7 +15,9 @@ import {
   deployedSdkOption,
   type SdkOption,
 } from "./bundle-sizes.ts";
-import { sstNodeBuildOptions } from "./deploy/lambda-build.ts";
+import { type Declared, demoWorkerProbe, generatedWorkers, KIND_COUNTS } from "./cold-start-kinds.ts";
+import { buildPeer } from "./cold-start-peer.ts";
+import { sstNodeBuildOptions, writeRepoEntries } from "./deploy/lambda-build.ts";
 
 /**
  * The import budget (docs/architecture.md §13): a function's cold import takes at most this many
@@ -38,6 +40,13 @@ export interface FunctionBudget {
   ratio: number;
   /** importMs over the bare start's median. */
   bareRatio: number;
+  /**
+   * The same starts' CPU time (user + system, every thread; the process's own report at exit):
+   * steadier than wall time on a machine others load, as it leaves out the time spent waiting.
+   */
+  importCpuMs: number;
+  sdkOnlyCpuMs: number;
+  cpuRatio: number;
   sizeOk: boolean;
   importOk: boolean;
 }
@@ -45,10 +54,23 @@ export interface FunctionBudget {
 export interface BudgetReport {
   node: string;
   runs: number;
-  /** Median wall time of a fresh `node empty.mjs`. */
+  /** Median wall time of a fresh `node empty.mjs`, and its CPU time. */
   bareNodeMs: number;
+  bareCpuMs: number;
   functions: FunctionBudget[];
+  /**
+   * AWS's own durable functions SDK, a minimal handler built the same way (scripts/cold-start-peer.ts):
+   * its import, and the Lambda client it loads on first use (timed inside the process, after the import).
+   */
+  peer: { importMs: number; importCpuMs: number; firstUseMs: number };
+  /** The deployed worker's cold path: its import, then what the first job of `kind` loads (timed inside the process). */
+  workerColdPath: { kind: string; importMs: number; firstJobMs: number };
+  /** The workers of generated apps (scripts/cold-start-kinds.ts): import, and what their first job loads. */
+  kinds: { declared: Declared; count: number; importMs: number; importCpuMs: number; firstJobMs: number }[];
 }
+
+/** The kind whose first job the worker's cold path counts (issue 44: an echo job). */
+export const COLD_PATH_KIND = "echo";
 
 /**
  * What a function does at init with each SDK package it imports (functions/engine-config.ts,
@@ -117,15 +139,41 @@ export function functionEnv(): Record<string, string> {
   };
 }
 
-/** One fresh process, timed from spawn to exit. A bundle that fails at init fails the measurement. */
-function timeStart(node: string, file: string, env: NodeJS.ProcessEnv): number {
+/** A file the run starts: timed from spawn to exit, or (a probe) by the figure it prints. */
+interface Subject {
+  file: string;
+  probe?: true;
+}
+
+/**
+ * Loaded before each file (`--import`): at exit, the process's CPU time (user + system, every
+ * thread) on stderr. The same few lines in every process, the empty one and the SDK-only ones too.
+ */
+const CPU_AT_EXIT = `data:text/javascript,${encodeURIComponent(
+  'process.on("exit", () => { const u = process.cpuUsage(); process.stderr.write("\\ncpu-ms " + (u.user + u.system) / 1000 + "\\n"); });',
+)}`;
+
+/**
+ * One fresh process, timed from spawn to exit, with the CPU time it reports; a probe's own figure
+ * instead, the number it prints (what it timed inside the process). A file that fails fails the
+ * measurement.
+ */
+function timeStart(node: string, subject: Subject, env: NodeJS.ProcessEnv): { ms: number; cpuMs: number } {
   const start = performance.now();
-  const run = spawnSync(node, [file], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const run = spawnSync(node, ["--import", CPU_AT_EXIT, subject.file], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const ms = performance.now() - start;
-  if (run.status !== 0) {
-    throw new Error(`${file} exited with ${run.status ?? run.signal}: ${run.stderr?.toString().trim()}`);
-  }
-  return ms;
+  const stderr = run.stderr?.toString() ?? "";
+  if (run.status !== 0)
+    throw new Error(`${subject.file} exited with ${run.status ?? run.signal}: ${stderr.trim()}`);
+  const cpuMs = Number(/^cpu-ms (\S+)$/m.exec(stderr)?.[1]);
+  if (!subject.probe) return { ms, cpuMs };
+  const printed = Number(run.stdout.toString().trim().split("\n").pop());
+  if (!Number.isFinite(printed))
+    throw new Error(`${subject.file} printed no figure: ${run.stdout.toString()}`);
+  return { ms: printed, cpuMs: printed };
 }
 
 const median = (xs: number[]) => {
@@ -142,24 +190,29 @@ const median = (xs: number[]) => {
  * touches all alike. A first, unmeasured round fills the file cache: "cold" means a fresh process.
  */
 function medianStarts(
-  files: string[],
+  files: Subject[],
   emptyFile: string,
   runs: number,
   node: string,
-): { bareNodeMs: number; ms: number[] } {
+): { bareNodeMs: number; ms: number[]; bareCpuMs: number; cpuMs: number[] } {
   // NODE_OPTIONS is left out, so the tsx loader this script runs under is not loaded in the children.
   const env = { PATH: process.env.PATH ?? "", ...functionEnv() };
-  const subjects = [emptyFile, ...files];
+  const subjects: Subject[] = [{ file: emptyFile }, ...files];
   const times: number[][] = subjects.map(() => []);
+  const cpu: number[][] = subjects.map(() => []);
   for (let round = -1; round < runs; round++) {
     for (let k = 0; k < subjects.length; k++) {
       const i = (k + Math.max(round, 0)) % subjects.length;
-      const ms = timeStart(node, subjects[i] as string, env);
-      if (round >= 0) times[i]?.push(ms);
+      const { ms, cpuMs } = timeStart(node, subjects[i] as Subject, env);
+      if (round >= 0) {
+        times[i]?.push(ms);
+        cpu[i]?.push(cpuMs);
+      }
     }
   }
   const [bare, ...rest] = times.map(median);
-  return { bareNodeMs: bare as number, ms: rest };
+  const [bareCpu, ...restCpu] = cpu.map(median);
+  return { bareNodeMs: bare as number, ms: rest, bareCpuMs: bareCpu as number, cpuMs: restCpu };
 }
 
 /**
@@ -221,21 +274,42 @@ export async function measureBudgets(
     const emptyFile = join(outDir, "empty.mjs");
     writeFileSync(emptyFile, "");
     const baselines = [...sdkOnlyFiles.values()];
-    const { bareNodeMs, ms } = medianStarts(
-      [...bundles.map((b) => b.file), ...baselines],
+    // The peer and the generated apps, built with the first SDK option asked (the deployed one by default).
+    const sdk = sdkOptions[0] ?? deployedSdkOption;
+    const extraDir = join(outDir, "extra");
+    const peer = await buildPeer(root, extraDir, sdk);
+    const workerEntry = join(root, writeRepoEntries(root).worker.replace(/\.handler$/, ".ts"));
+    const demoProbe = await demoWorkerProbe(root, extraDir, sdk, workerEntry, COLD_PATH_KIND);
+    const generated = await generatedWorkers(root, extraDir, sdk);
+    const extras: Subject[] = [
+      { file: peer.file },
+      { file: peer.probe, probe: true },
+      { file: demoProbe, probe: true },
+      ...generated.flatMap((g): Subject[] => [{ file: g.file }, { file: g.probe, probe: true }]),
+    ];
+    const { bareNodeMs, ms, bareCpuMs, cpuMs } = medianStarts(
+      [...bundles.map((b) => ({ file: b.file })), ...baselines.map((file) => ({ file })), ...extras],
       emptyFile,
       runs,
       node,
     );
+    const extraMs = ms.slice(bundles.length + baselines.length);
+    const at = (i: number) => extraMs[i] as number;
+    const cpuAt = (i: number) => cpuMs[bundles.length + baselines.length + i] as number;
+    const worker = bundles.findIndex((b) => b.name === "worker" && b.sdk === sdk);
     const nodeVersion = spawnSync(node, ["--version"], { encoding: "utf8" }).stdout.trim();
     return {
       node: nodeVersion,
       runs,
       bareNodeMs,
+      bareCpuMs,
       functions: bundles.map((b, i) => {
+        const baseline = bundles.length + baselines.indexOf(b.sdkOnlyFile);
         const importMs = ms[i] as number;
-        const sdkOnlyMs = ms[bundles.length + baselines.indexOf(b.sdkOnlyFile)] as number;
+        const sdkOnlyMs = ms[baseline] as number;
         const ratio = importMs / sdkOnlyMs;
+        const importCpuMs = cpuMs[i] as number;
+        const sdkOnlyCpuMs = cpuMs[baseline] as number;
         return {
           name: b.name,
           sdk: b.sdk,
@@ -245,10 +319,22 @@ export async function measureBudgets(
           sdkOnlyMs,
           ratio,
           bareRatio: importMs / bareNodeMs,
+          importCpuMs,
+          sdkOnlyCpuMs,
+          cpuRatio: importCpuMs / sdkOnlyCpuMs,
           sizeOk: b.bytes <= BUNDLE_BUDGET_BYTES,
           importOk: ratio <= IMPORT_BUDGET_RATIO,
         };
       }),
+      peer: { importMs: at(0), importCpuMs: cpuAt(0), firstUseMs: at(1) },
+      workerColdPath: { kind: COLD_PATH_KIND, importMs: ms[worker] as number, firstJobMs: at(2) },
+      kinds: generated.map((g, i) => ({
+        declared: g.declared,
+        count: g.count,
+        importMs: at(3 + 2 * i),
+        importCpuMs: cpuAt(3 + 2 * i),
+        firstJobMs: at(4 + 2 * i),
+      })),
     };
   } finally {
     rmSync(outDir, { recursive: true, force: true });
@@ -275,6 +361,9 @@ export function budgetLines(report: BudgetReport): string[] {
     "× SDK",
     `≤ ${IMPORT_BUDGET_RATIO}×`,
     "× bare",
+    "CPU ms",
+    "SDK CPU ms",
+    "CPU × SDK",
     "SDK packages at init",
   ];
   const rows = report.functions.map((f) => [
@@ -287,6 +376,9 @@ export function budgetLines(report: BudgetReport): string[] {
     f.ratio.toFixed(2),
     verdict(f.importOk),
     f.bareRatio.toFixed(2),
+    f.importCpuMs.toFixed(1),
+    f.sdkOnlyCpuMs.toFixed(1),
+    f.cpuRatio.toFixed(2),
     f.sdkPackages.map(sdkShortName).join(" "),
   ]);
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] as string).length)));
@@ -297,11 +389,82 @@ export function budgetLines(report: BudgetReport): string[] {
       .join("  ")
       .trimEnd();
   return [
-    `bare node start (empty .mjs): ${report.bareNodeMs.toFixed(1)} ms; medians of ${report.runs} fresh processes each, interleaved, ${report.node}`,
+    `bare node start (empty .mjs): ${report.bareNodeMs.toFixed(1)} ms (CPU ${report.bareCpuMs.toFixed(1)} ms); medians of ${report.runs} fresh processes each, interleaved, ${report.node}`,
     line(header),
     ...rows.map(line),
     "bundle: SST's esbuild settings (minified ESM); import: spawn to exit of `node <bundle>.mjs`, module init included;",
-    "SDK alone: the SDK packages the bundle imports at init, each client built as the function builds it, same build settings",
+    "SDK alone: the SDK packages the bundle imports at init, each client built as the function builds it, same build settings;",
+    "CPU: the same starts' user + system time, as each process reports it at exit",
+    ...coldPathLines(report),
+  ];
+}
+
+const ms1 = (ms: number) => Math.round(ms * 10) / 10;
+
+/**
+ * The JSON of the cold paths (issue 44), in the same run as `coldStart`: `peer` (AWS's durable
+ * functions SDK: import, first-use Lambda client load, their sum), `workerColdPath` (the worker's
+ * import and what its first echo job loads) and `kinds` (the worker of a generated app of 2 and of 50
+ * kinds, each way of declaring them).
+ */
+export function coldPathJson(report: BudgetReport) {
+  const { peer, workerColdPath: w } = report;
+  const peerPathMs = peer.importMs + peer.firstUseMs;
+  const workerPathMs = w.importMs + w.firstJobMs;
+  return {
+    // The same starts' CPU time (user + system), steadier than wall time on a loaded machine.
+    coldStartCpu: report.functions.map((f) => ({
+      function: f.name,
+      importCpuMs: ms1(f.importCpuMs),
+      sdkOnlyCpuMs: ms1(f.sdkOnlyCpuMs),
+      ratio: Math.round(f.cpuRatio * 100) / 100,
+    })),
+    bareNodeCpuMs: ms1(report.bareCpuMs),
+    peer: {
+      importMs: ms1(peer.importMs),
+      firstUseMs: ms1(peer.firstUseMs),
+      coldPathMs: ms1(peerPathMs),
+      importCpuMs: ms1(peer.importCpuMs),
+    },
+    workerColdPath: {
+      kind: w.kind,
+      importMs: ms1(w.importMs),
+      firstJobMs: ms1(w.firstJobMs),
+      coldPathMs: ms1(workerPathMs),
+      withinPeer: workerPathMs <= peerPathMs,
+    },
+    kinds: report.kinds.map((k) => {
+      const few = report.kinds.find((f) => f.declared === k.declared && f.count === Math.min(...KIND_COUNTS));
+      return {
+        declared: k.declared,
+        kinds: k.count,
+        importMs: ms1(k.importMs),
+        importCpuMs: ms1(k.importCpuMs),
+        firstJobMs: ms1(k.firstJobMs),
+        // This import over the same way's smallest app's: the goal is ≤ 1.05 for 50 kinds declared lazily.
+        ratio: few ? Math.round((k.importMs / few.importMs) * 100) / 100 : 1,
+      };
+    }),
+  };
+}
+
+/** The cold paths (the worker's and the peer's) and the generated apps' workers, as lines. */
+export function coldPathLines(report: BudgetReport): string[] {
+  const { peer, workerColdPath: w } = report;
+  const peerPath = peer.importMs + peer.firstUseMs;
+  const workerPath = w.importMs + w.firstJobMs;
+  const of = (count: number, declared: Declared) =>
+    report.kinds.find((k) => k.count === count && k.declared === declared);
+  const kindLine = (declared: Declared) => {
+    const [few, many] = [of(2, declared), of(50, declared)];
+    if (!few || !many) return `${declared}: not measured`;
+    const cpu = `CPU ${few.importCpuMs.toFixed(1)} → ${many.importCpuMs.toFixed(1)} ms, ${(many.importCpuMs / few.importCpuMs).toFixed(2)}×`;
+    return `declared ${declared === "lazy" ? "to load on first use" : "whole"}: 2 kinds ${few.importMs.toFixed(1)} ms, 50 kinds ${many.importMs.toFixed(1)} ms (${(many.importMs / few.importMs).toFixed(2)}×; ${cpu}), first job's load ${few.firstJobMs.toFixed(1)} ms`;
+  };
+  return [
+    `peer (@aws/durable-execution-sdk-js, one step and one wait): import ${peer.importMs.toFixed(1)} ms + Lambda client on first use ${peer.firstUseMs.toFixed(1)} ms = ${peerPath.toFixed(1)} ms`,
+    `worker cold path: import ${w.importMs.toFixed(1)} ms + first ${w.kind} job's load ${w.firstJobMs.toFixed(1)} ms = ${workerPath.toFixed(1)} ms (${(workerPath / peerPath).toFixed(2)}× the peer's)`,
+    `generated apps' worker, each kind 15 fields and a handler importing ulid: ${kindLine("lazy")}; ${kindLine("whole")}`,
   ];
 }
 

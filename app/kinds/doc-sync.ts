@@ -1,5 +1,3 @@
-import { setTimeout as delay } from "node:timers/promises";
-import * as z from "zod";
 import { defineKind } from "../define.ts";
 
 /**
@@ -8,17 +6,10 @@ import { defineKind } from "../define.ts";
  */
 export const docSync = defineKind({
   name: "doc-sync",
-  payload: z.object({
-    doc: z.string().min(1).max(256),
-    rev: z.number().int(),
-    sleepMs: z.number().int().min(0).max(110_000).optional(),
-  }),
   queue: "default",
   maxAttempts: 3,
   timeoutSeconds: 120,
   singleton: { key: (p) => p.doc, mode: "cancel-running" },
-  handler: async ({ doc, rev, sleepMs }, ctx) => {
-    if (sleepMs) await delay(sleepMs, undefined, { signal: ctx.signal });
-    return { doc, rev };
-  },
+  // Its schema and handler, loaded when a job of the kind first needs them.
+  load: () => import("./doc-sync.job.ts"),
 });

@@ -1,5 +1,3 @@
-import * as z from "zod";
-import { ThrottledError } from "../../lib/errors.ts";
 import { defineKind } from "../define.ts";
 
 /**
@@ -9,13 +7,9 @@ import { defineKind } from "../define.ts";
  */
 export const partnerCall = defineKind({
   name: "partner-call",
-  payload: z.object({ orderId: z.string().min(1) }).strict(),
   queue: "default",
   maxAttempts: 5,
   timeoutSeconds: 30,
-  handler: async ({ orderId }, ctx) => {
-    const token = await ctx.rateLimit("partner-api");
-    if (!token.granted) throw new ThrottledError(token.waitMs / 1000, "partner-api budget spent");
-    return { orderId, confirmedAt: new Date().toISOString() };
-  },
+  // Its schema and handler, loaded when a job of the kind first needs them.
+  load: () => import("./partner-call.job.ts"),
 });

@@ -1,22 +1,13 @@
-import { setTimeout as delay } from "node:timers/promises";
-import * as z from "zod";
 import { defineKind } from "../define.ts";
 
-/** Sleeps `ms`, and stops at once when the runtime aborts (cancel, timeout, lost lease). */
+/**
+ * Sleeps `ms`, and stops at once when the runtime aborts (cancel, timeout, lost lease). Its schema
+ * and handler are in sleep.job.ts, loaded when a sleep job first runs or is enqueued.
+ */
 export const sleep = defineKind({
   name: "sleep",
-  payload: z.object({
-    ms: z
-      .number()
-      .int()
-      .min(0)
-      .max(15 * 60_000),
-  }),
   queue: "default",
   maxAttempts: 3,
   timeoutSeconds: 900,
-  handler: async ({ ms }, ctx) => {
-    await delay(ms, undefined, { signal: ctx.signal });
-    return { sleptMs: ms };
-  },
+  load: () => import("./sleep.job.ts"),
 });

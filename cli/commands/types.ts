@@ -33,7 +33,13 @@ export function typesCommand(): Command {
       const { app } = await loadAppModule(o.app).catch((err: unknown) => {
         throw new UsageError(err instanceof Error ? err.message : String(err));
       });
-      const source = appTypesSource(app, o.app);
+      // A kind whose schema loads on first use (its declaration's `load`): its module loads here.
+      const kinds = await Promise.all(
+        app.kinds.map(async (k) =>
+          k.payload || !k.load ? k : { ...k, payload: (await k.load()).default.payload },
+        ),
+      );
+      const source = appTypesSource({ ...app, kinds }, o.app);
       if (o.out === undefined) {
         process.stdout.write(source);
       } else {

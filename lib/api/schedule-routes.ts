@@ -9,7 +9,7 @@ import {
 import type { ScheduleDeclaration } from "../declarations/schedule-declaration.ts";
 import { ClientError, issuesOf } from "../errors.ts";
 import { MAX_SCHEDULE_BODY_BYTES } from "../limits.ts";
-import { validateEnqueue } from "../producer/validate.ts";
+import { kindsReadyFor, validateEnqueue } from "../producer/validate.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { deleteSchedule, listSchedules, putSchedule } from "../store/schedule-ops.ts";
 import { type ApiRoute, type HttpEvent, json, pathParam, readJsonBody, route } from "./http.ts";
@@ -32,13 +32,17 @@ function scheduleName(event: HttpEvent): string {
  * pass exactly the checks an enqueue of the same job would (a pool kind on a Lambda queue, a payload
  * the kind refuses, an unknown kind or queue are the same 400s as POST /jobs gives).
  */
-function validSchedule(engine: Pick<Engine, "registry" | "queues">, raw: unknown): ScheduleInput {
+async function validSchedule(
+  engine: Pick<Engine, "registry" | "queues">,
+  raw: unknown,
+): Promise<ScheduleInput> {
   const parsed = ScheduleInput.safeParse(raw);
   if (!parsed.success) {
     const issues = issuesOf(parsed.error);
     throw new ClientError("validation_error", `invalid schedule: ${describeIssues(issues)}`, issues);
   }
   const input = parsed.data;
+  await kindsReadyFor(engine.registry, [input]);
   validateEnqueue(
     {
       kind: input.kind,
@@ -66,7 +70,7 @@ export function scheduleRoutes(
     }),
     route("PUT", "/schedules/{name}", async (event) => {
       const name = scheduleName(event);
-      const input = validSchedule(engine, readJsonBody(event, MAX_SCHEDULE_BODY_BYTES));
+      const input = await validSchedule(engine, readJsonBody(event, MAX_SCHEDULE_BODY_BYTES));
       // A declared name not yet synced is created as a code schedule, so the sync still applies it.
       const source = declaredNames.has(name) ? "code" : "api";
       const existing = await listSchedules(ctx);

@@ -11,6 +11,8 @@ import type {
   JobContextBase,
   KindDefinition,
   KindInput,
+  KindModule,
+  LazyKindInput,
 } from "../job/kind.ts";
 import type { EnqueueRequest, EnqueueResult } from "../job/schemas.ts";
 import type {
@@ -96,14 +98,25 @@ export type AppGroupSpec<A extends AppNames> = Omit<GroupSpec, "children" | "onC
   }[KindName<A>];
 };
 
-export type KindBuilder<A extends AppNames> = <
-  S extends z.ZodType,
-  R,
-  const N extends string,
-  const Q extends LambdaQueueName<A>,
->(
-  def: KindInput<S, R, N, Q, AppJobContext<A>>,
-) => KindDefinition<S, R, N, Q>;
+/** A kind of the app: its schema and handler in the declaration, or in a module loaded on first use (`load`). */
+export interface KindBuilder<A extends AppNames> {
+  <S extends z.ZodType, R, const N extends string, const Q extends LambdaQueueName<A>>(
+    def: KindInput<S, R, N, Q, AppJobContext<A>>,
+  ): KindDefinition<S, R, N, Q>;
+  <S extends z.ZodType, R, const N extends string, const Q extends LambdaQueueName<A>>(
+    def: LazyKindInput<S, R, N, Q>,
+  ): KindDefinition<S, R, N, Q>;
+}
+
+/**
+ * The module half of a kind whose schema and handler load on first use (LazyKindInput): its default
+ * export, `export default defineJob({ payload, handler })`, the handler typed from the schema and
+ * given the app's context. The declaration imports it lazily: `load: () => import("./echo.job.ts")`.
+ */
+export type JobBuilder<A extends AppNames> = <S extends z.ZodType, R>(def: {
+  payload: S;
+  handler: (payload: z.output<S>, ctx: AppJobContext<A>) => Promise<R>;
+}) => KindModule<S, R>;
 
 /** A batch kind of the app (docs/architecture.md §18): its key, settings and handler typed from its schema. */
 export type BatchKindBuilder<A extends AppNames> = <
@@ -140,8 +153,10 @@ export type ScheduleBuilder<A extends AppNames> = (declaration: AppSchedule<A>) 
  * = kindBuilder()`). `ThisApp` is an interface naming the app's parts by `typeof`; an interface is
  * resolved lazily, so a kind's handler can enqueue a kind declared after it.
  */
-export const kindBuilder =
-  <A extends AppNames>(): KindBuilder<A> =>
+export const kindBuilder = <A extends AppNames>(): KindBuilder<A> =>
+  ((def: unknown) => def) as KindBuilder<A>;
+export const jobBuilder =
+  <A extends AppNames>(): JobBuilder<A> =>
   (def) =>
     def as never;
 export const batchKindBuilder =
@@ -192,6 +207,7 @@ export interface Builders<A extends Partial<AppNames>> {
   defineCollectKind: CollectKindBuilder<BoundNames<A>>;
   definePoolKind: PoolKindBuilder<BoundNames<A>>;
   defineSchedule: ScheduleBuilder<BoundNames<A>>;
+  defineJob: JobBuilder<BoundNames<A>>;
 }
 
 /**
@@ -208,6 +224,7 @@ export function builders<A extends Partial<AppNames> = UnboundApp>(): Builders<A
     defineCollectKind: collectKindBuilder<BoundNames<A>>(),
     definePoolKind: poolKindBuilder<BoundNames<A>>(),
     defineSchedule: scheduleBuilder<BoundNames<A>>(),
+    defineJob: jobBuilder<BoundNames<A>>(),
   };
 }
 

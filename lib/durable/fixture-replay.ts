@@ -2,7 +2,8 @@ import { EventTimeoutError, NonDeterminismError, TokenTimeoutError } from "../du
 import { DurableMisuseError } from "../errors.ts";
 import type { DurableContext, StepType, WaitToken } from "../job/durable.ts";
 import type { FixtureOp, JournalFixture } from "../job/journal-fixture.ts";
-import type { JobContext, KindDefinition } from "../job/kind.ts";
+import type { AnyKind, JobContext, KindDefinition } from "../job/kind.ts";
+import { awaitsLoad, kindReady } from "../job/kind-loading.ts";
 import { raceBranches } from "../job/race.ts";
 import { silentLog } from "../observability/log.ts";
 import type { StepRecord } from "../store/step-record.ts";
@@ -210,10 +211,12 @@ const DRAIN_TURNS = 5;
  * take to end or reach the recording's end (a handler awaiting something outside its calls).
  */
 export async function replayFixture(
-  kind: Pick<KindDefinition, "name" | "queue" | "maxAttempts" | "payload" | "handler">,
+  kind: Pick<KindDefinition, "name" | "queue" | "maxAttempts" | "payload" | "handler" | "load">,
   fixture: JournalFixture,
   boundMs = 5_000,
 ): Promise<ReplayOutcome> {
+  // A kind whose module loads on first use loads now (lib/job/kind-loading.ts).
+  if (awaitsLoad(kind as AnyKind)) await kindReady(kind as AnyKind);
   const parsed = kind.payload.safeParse(fixture.payload);
   if (!parsed.success)
     return {

@@ -1,6 +1,6 @@
 import { DurableMisuseError, InvariantError } from "../errors.ts";
 import type { InvokeManyOptions } from "../job/durable.ts";
-import { validateEnqueue } from "../producer/validate.ts";
+import { kindsReadyFor, validateEnqueue } from "../producer/validate.ts";
 import { refusalIsFinal } from "../runtime/handler-context.ts";
 import type { StepRecord } from "../store/step-record.ts";
 import { type ChildOutcome, childValue } from "./child-end.ts";
@@ -32,6 +32,7 @@ async function checkPayloads(
   payloads: readonly unknown[],
   fresh: number[],
 ): Promise<void> {
+  await kindsReadyFor(run.deps.registry, [{ kind }]);
   for (const i of fresh)
     await refusalIsFinal(`invokeMany "${name}": child ${i} of kind "${kind}"`, async () =>
       validateEnqueue({ kind, payload: payloads[i] }, run.deps.registry, run.deps.queues),

@@ -14,7 +14,7 @@ import {
 import type { AnyKind } from "../job/kind.ts";
 import { laneGuarantees } from "../job/lanes.ts";
 import { traceOfSpan, withSpan } from "../observability/tracing.ts";
-import { validateEnqueue } from "../producer/validate.ts";
+import { kindsReadyFor, validateEnqueue } from "../producer/validate.ts";
 import { retentionExpiry } from "../retention.ts";
 import type { CheckedEnqueue } from "../services/engine-services.ts";
 import { type GroupItem, type Member, SLICE_SIZE, sliceCount } from "../store/group-item.ts";
@@ -176,6 +176,7 @@ export async function createGroup(
   trace?: string,
 ): Promise<CreatedGroup> {
   const request = parse(CreateGroupRequest, raw, "group request");
+  await kindsReadyFor(deps.registry, [request.onComplete, ...request.children]);
   checkOnComplete(deps, request);
   const children = checkChildren(deps, request.children);
   const now = deps.clock.now();
@@ -230,6 +231,7 @@ export async function createGroup(
 /** Adds children to an open group; `seal` seals it in the same call. */
 export async function addChildren(deps: GroupDeps, id: string, raw: unknown): Promise<GroupView> {
   const request = parse(AddChildrenRequest, raw, "children request");
+  await kindsReadyFor(deps.registry, request.children);
   const children = checkChildren(deps, request.children);
   const slices = sliceCount(children.length);
   const group = await allocateSlices(deps.store, id, slices, children.length);

@@ -82,7 +82,7 @@ export type BatchKindInput<
   N extends string,
   Q extends string,
   Scope extends string,
-> = Omit<KindDefinition<S, R, N, Q>, "handler" | "lane"> & {
+> = Omit<KindDefinition<S, R, N, Q>, "handler" | "lane" | "load"> & {
   key(payload: z.output<S>): string;
   batch: BatchSettings;
   handler(items: BatchItem<z.output<S>>[], ctx: BatchContext<Scope>): Promise<readonly BatchOutcome<R>[]>;

@@ -1,6 +1,6 @@
 import type * as z from "zod";
 import { type QueueDeclaration, tierOf } from "../declarations/queue-declaration.ts";
-import { ClientError, issuesOf } from "../errors.ts";
+import { ClientError, InvariantError, issuesOf } from "../errors.ts";
 import { MAX_BATCH_KEY_CHARS } from "./batch.ts";
 import { MAX_COALESCE_PAYLOAD_BYTES } from "./coalesce.ts";
 import { concurrencyFor, type FlowSettings } from "./flow.ts";
@@ -23,6 +23,8 @@ export interface RequestKind {
   singleton?: { key(payload: never): string };
   /** A flow-controlled kind's key and limits (docs/architecture.md §20). */
   flow?: FlowSettings<never>;
+  /** A kind whose schema loads on first use (lib/job/kind-loading.ts): the producer loads it before checking. */
+  load?: unknown;
 }
 
 export interface CheckedRequest<K extends RequestKind> {
@@ -67,6 +69,9 @@ export function checkEnqueueRequest<K extends RequestKind>(
   }
   const payloadJson = JSON.stringify(request.payload ?? null);
   if (Buffer.byteLength(payloadJson) > MAX_PAYLOAD_BYTES) return payloadTooLarge();
+  // Unchecked would let any payload through: a caller that skipped the load is a bug, not a pass.
+  if (kind.load !== undefined && kind.payload === undefined)
+    throw new InvariantError(`kind "${kind.name}" was checked before its module loaded`);
   const payload = kind.payload?.safeParse(request.payload ?? null);
   if (payload && !payload.success) {
     return new ClientError(

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { InvariantError } from "../errors.ts";
 import type { KindDefinition } from "./kind.ts";
 
 const derived = new WeakMap<object, string>();
@@ -15,6 +16,9 @@ const derived = new WeakMap<object, string>();
  */
 export function kindVersionOf(kind: Pick<KindDefinition, "version" | "handler">): string {
   if (kind.version !== undefined) return kind.version;
+  // A kind whose module loads on first use has no handler until then: hashing none would give every such kind one version.
+  if (kind.handler === undefined)
+    throw new InvariantError("a kind's version was read before its module loaded");
   const handler = kind.handler as unknown as object;
   let version = derived.get(handler);
   if (version === undefined) {

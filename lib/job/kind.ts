@@ -175,6 +175,23 @@ export interface KindDefinition<
   flow?: FlowSettings<z.output<S>>;
   // A method, so a handler typed with the app's narrower context still fits the engine's registry.
   handler(payload: z.output<S>, ctx: JobContext): Promise<R>;
+  /**
+   * A kind declared with its schema and handler in a module of their own (LazyKindInput): the import
+   * of that module. The engine calls it when a job of the kind first needs them, once per process
+   * (lib/job/kind-loading.ts); until then `payload` and `handler` are absent.
+   */
+  load?: () => Promise<{ default: KindModule<S, R> }>;
+}
+
+/**
+ * The part of a kind that loads on first use (docs/architecture.md §13): its payload schema and its
+ * handler, the default export of a module the kind's declaration imports lazily (`load`), so a
+ * function's init pays for neither, nor for what the handler imports.
+ */
+export interface KindModule<S extends z.ZodType = z.ZodType, R = unknown> {
+  payload: S;
+  // A method, as KindDefinition's: a handler typed with the app's context fits.
+  handler(payload: z.output<S>, ctx: JobContext): Promise<R>;
 }
 
 /**
@@ -183,10 +200,24 @@ export interface KindDefinition<
  */
 export type KindInput<S extends z.ZodType, R, N extends string, Q extends string, Ctx> = Omit<
   KindDefinition<S, R, N, Q>,
-  "handler" | "debounce"
+  "handler" | "debounce" | "load"
 > & {
   debounce?: DebounceSettings<z.output<S>> & { mode: "trailing" | "leading" };
   handler: (payload: z.output<S>, ctx: Ctx) => Promise<R>;
+};
+
+/**
+ * A kind's declaration whose schema and handler load on first use: everything the engine needs at
+ * init (name, queue, limits, lane, flow and coalesce settings, whose key functions take the parsed
+ * payload), and `load`, the import of the module that default-exports `{ payload, handler }`
+ * (built with the app's `defineJob`). One value still: the app lists it as any kind.
+ */
+export type LazyKindInput<S extends z.ZodType, R, N extends string, Q extends string> = Omit<
+  KindDefinition<S, R, N, Q>,
+  "handler" | "payload" | "debounce" | "load"
+> & {
+  debounce?: DebounceSettings<z.output<S>> & { mode: "trailing" | "leading" };
+  load: () => Promise<{ default: KindModule<S, R> }>;
 };
 
 /**
@@ -195,7 +226,7 @@ export type KindInput<S extends z.ZodType, R, N extends string, Q extends string
  */
 export type CollectKindInput<S extends z.ZodType, R, N extends string, Q extends string, Ctx> = Omit<
   KindDefinition<S, R, N, Q>,
-  "handler" | "debounce" | "singleton" | "lane"
+  "handler" | "debounce" | "singleton" | "lane" | "load"
 > & {
   debounce: Omit<DebounceSettings<z.output<S>>, "mode">;
   handler: (payloads: z.output<S>[], ctx: Ctx) => Promise<readonly R[]>;

@@ -3,7 +3,7 @@ import { loadPayload } from "../claims/job-bodies.ts";
 import { ClientError, type ClientIssue, issuesOf } from "../errors.ts";
 import { coalesceRuleOf } from "../job/coalesce.ts";
 import { MAX_REPLAY, type ReplayAnswer, ReplayRequest } from "../job/replay-schemas.ts";
-import { validateEnqueue } from "../producer/validate.ts";
+import { kindsReadyFor, validateEnqueue } from "../producer/validate.ts";
 import type { Engine } from "../services/engine-services.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { matchingJobs, REPLAY_BUDGET, type ReplayBudget } from "./replay-matching.ts";
@@ -116,6 +116,7 @@ async function checkedReplay(
     maxAttempts: overrides.maxAttempts ?? job.maxAttempts,
     ...(dedupe ? { uniqueKey: `replay-${requestId}-${job.id}` } : {}),
   };
+  await kindsReadyFor(deps.registry, [enqueue]);
   try {
     validateEnqueue(enqueue, deps.registry, deps.queues);
     if (payloadJson !== undefined && Buffer.byteLength(payloadJson) > KEPT_PAYLOAD_BYTES)

@@ -9,7 +9,7 @@ import { toJobView } from "../store/job-item.ts";
 import { errorBody } from "./error-body.ts";
 import { plan } from "./plan.ts";
 import type { Submission, WriteOrderDeps } from "./submission.ts";
-import { validateEnqueue } from "./validate.ts";
+import { kindsReadyFor, loadKindsOf, validateEnqueue } from "./validate.ts";
 import { submit } from "./write-order.ts";
 
 export type ProducerDeps = Pick<
@@ -36,6 +36,7 @@ export class Producer {
   }
 
   async enqueue(raw: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
+    await kindsReadyFor(this.deps.registry, [raw]);
     const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
     return withEnqueueSpan(valid.kind.name, valid.queue.name, options.job, async (job, span) => {
       const target = this.deps.coalesce.targetOf(valid, job);
@@ -54,8 +55,11 @@ export class Producer {
 
   /** Up to 100 requests, each failing alone. `trace`: the caller's W3C context (§23). */
   async enqueueBatch(raws: readonly unknown[], trace?: string): Promise<BatchResultItem[]> {
+    const unloaded = await loadKindsOf(this.deps.registry, raws);
     const checked = raws.map((raw): Checked => {
       try {
+        const failed = unloaded.get((raw as { kind?: string } | null)?.kind ?? "");
+        if (failed !== undefined) throw failed;
         const valid = validateEnqueue(raw, this.deps.registry, this.deps.queues);
         return trace === undefined ? { valid } : { valid, job: { trace } };
       } catch (err) {

@@ -12,7 +12,7 @@ import { putPayload } from "../store/enqueue-ops.ts";
 import { INLINE_PAYLOAD_BYTES, type JobItem } from "../store/job-item.ts";
 import { getJob } from "../store/read-ops.ts";
 import { type Resume, redrive } from "../store/redrive-ops.ts";
-import { type ValidRequest, validateEnqueue } from "./validate.ts";
+import { kindsReadyFor, type ValidRequest, validateEnqueue } from "./validate.ts";
 
 /** POST /jobs/{id}/resume's body: nothing, or a new payload for the job's next runs. */
 export const ResumeRequest = z.object({ payload: z.unknown().optional() }).strict();
@@ -44,6 +44,7 @@ export async function resumePausedJob(deps: ResumeDeps, id: string, raw: unknown
   if (job.version !== undefined) resume.dropVersion = true;
   if (body.data.payload !== undefined) {
     // The enqueue's own checks (schema, size, depth), so a resumed payload is one an enqueue would take.
+    await kindsReadyFor(deps.registry, [job]);
     const checked = validateEnqueue(
       { kind: job.kind, queue: job.queue, payload: body.data.payload },
       deps.registry,

@@ -1,5 +1,6 @@
 import { issuesOf } from "../errors.ts";
 import type { AnyKind } from "../job/kind.ts";
+import { kindReady } from "../job/kind-loading.ts";
 import type { KindRegistry } from "../job/registry.ts";
 import type { JobItem } from "../store/job-item.ts";
 import type { Decision } from "./outcome.ts";
@@ -12,13 +13,16 @@ export const START_DEADLINE_PASSED = "start deadline passed";
  * cancel already requested, its start deadline passed, an unknown kind, no attempts left, a payload
  * gone from the claims bucket, one that is not JSON or fails the kind's schema. None of these is
  * retried. `payload` is asked for only once nothing else ends the job, so a job that won't run
- * costs no read of a claim-checked payload.
+ * costs no read of a claim-checked payload. A kind whose module loads on first use loads here; a
+ * module that fails to load fails the attempt as a handler's error would (`loadFailed` decides,
+ * with the kind's and queue's backoff), and the next job of the kind tries the load again.
  */
 export async function precheckRun(
   registry: KindRegistry,
   item: Pick<JobItem, "kind" | "attempts" | "maxAttempts" | "cancelRequested" | "startBy" | "runAt">,
   payload: () => Promise<string | readonly string[] | undefined>,
   now: number,
+  loadFailed: (kind: AnyKind, err: unknown) => Decision,
 ): Promise<Decision | { kind: AnyKind; payload: unknown }> {
   if (item.cancelRequested) return { outcome: "cancelled", error: "cancelled on request" };
   // A retry is a start too: the deadline holds for every attempt, and a retry doesn't move it.
@@ -30,14 +34,20 @@ export async function precheckRun(
       unstarted: true,
     };
   }
-  const kind = registry.get(item.kind);
-  if (!kind) return { outcome: "dead", error: `unknown kind "${item.kind}"` };
+  const declared = registry.get(item.kind);
+  if (!declared) return { outcome: "dead", error: `unknown kind "${item.kind}"` };
   if (item.attempts > item.maxAttempts) {
     return {
       outcome: "dead",
       error: `no attempts left (${item.maxAttempts}); the last runs lost their lease`,
       exhausted: true,
     };
+  }
+  let kind: AnyKind;
+  try {
+    kind = await kindReady(declared);
+  } catch (err) {
+    return loadFailed(declared, err);
   }
   const payloadJson = await payload();
   if (payloadJson === undefined)

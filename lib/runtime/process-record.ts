@@ -10,7 +10,7 @@ import type { Decision } from "./outcome.ts";
 import { precheckRun } from "./precheck.ts";
 import { type KeyedRecords, runKeyedBatch } from "./process-batch.ts";
 import type { Ack, InboundRecord, WorkerDeps } from "./record-types.ts";
-import { decideRun, JobWatch, leaseOf, superviseJob } from "./run-supervisor.ts";
+import { decideRun, JobWatch, leaseOf, loadFailure, superviseJob } from "./run-supervisor.ts";
 import { settleClaimed } from "./settle-claimed.ts";
 import { immediateVisibility, type VisibilitySink } from "./visibility-changes.ts";
 
@@ -38,7 +38,13 @@ export class RecordProcessor {
       claim: (admitted, record, visibility) => claimDelivery(deps, admitted, record, visibility),
       // The payload is read after the claim, so a duplicate delivery that loses it costs no GET.
       prepare: ({ item, delivery }) =>
-        precheckRun(deps.registry, item, () => runPayload(deps.claims, item, delivery.msg), deps.clock.now()),
+        precheckRun(
+          deps.registry,
+          item,
+          () => runPayload(deps.claims, item, delivery.msg),
+          deps.clock.now(),
+          (kind, error) => loadFailure(deps, item, kind, error, delivery.queue.backoff),
+        ),
       settle: (claimed, decision, tally) =>
         settleClaimed(
           deps,

@@ -1,4 +1,4 @@
-import type { AbortCause, BackoffPolicy } from "../job/kind.ts";
+import type { AbortCause, AnyKind, BackoffPolicy } from "../job/kind.ts";
 import { errorFields } from "../observability/log.ts";
 import type { Claimed } from "./delivery.ts";
 import { Heartbeat, type HeartbeatTarget } from "./heartbeat.ts";
@@ -156,4 +156,23 @@ export function decideRun(
     backoff: backoff.kind ?? backoff.queue,
     ...(deps.random ? { random: deps.random } : {}),
   });
+}
+
+/**
+ * A kind whose module failed to load (lib/job/kind-loading.ts): the attempt fails as a handler's
+ * error fails it, retried with the kind's (or queue's) backoff while attempts are left.
+ */
+export function loadFailure(
+  deps: Pick<WorkerDeps, "random">,
+  item: { attempts: number; maxAttempts: number; timeoutSeconds?: number | undefined },
+  kind: AnyKind,
+  error: unknown,
+  queueBackoff: BackoffPolicy,
+): Decision {
+  const run = {
+    attempt: item.attempts,
+    maxAttempts: item.maxAttempts,
+    timeoutSeconds: item.timeoutSeconds ?? kind.timeoutSeconds,
+  };
+  return decideRun(deps, { ok: false, error }, run, { kind: kind.backoff, queue: queueBackoff });
 }

@@ -12,7 +12,7 @@ import type { Decision } from "./outcome.ts";
 import { reportOutcome, type Settled, toFinalization, withoutClaim } from "./outcome-table.ts";
 import { precheckRun } from "./precheck.ts";
 import type { Ack, InboundRecord, WorkerDeps } from "./record-types.ts";
-import { decideRun, JobWatch, superviseJob } from "./run-supervisor.ts";
+import { decideRun, JobWatch, loadFailure, superviseJob } from "./run-supervisor.ts";
 import type { VisibilitySink } from "./visibility-changes.ts";
 
 type UnclaimedLane = Extract<DeliveryLane, "at-least-once" | "fire-and-forget">;
@@ -52,7 +52,13 @@ export async function runUnclaimed(deps: WorkerDeps, d: UnclaimedDelivery): Prom
   const started = clock.now();
   metrics.count("started", msg.queue, msg.kind);
   metrics.time("queueLatency", msg.queue, msg.kind, Math.max(0, started - msg.runAt));
-  const ready = await precheckRun(deps.registry, item, () => deliveredPayload(deps.claims, msg), clock.now());
+  const ready = await precheckRun(
+    deps.registry,
+    item,
+    () => deliveredPayload(deps.claims, msg),
+    clock.now(),
+    (kind, error) => loadFailure(deps, item, kind, error, d.queue.backoff),
+  );
   const decision = withoutClaim(
     "outcome" in ready ? ready : await run(deps, d, item, ready.kind, ready.payload),
   );

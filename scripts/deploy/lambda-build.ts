@@ -49,16 +49,17 @@ export interface NodeBuildProperties {
   minify?: boolean;
   format?: "esm" | "cjs";
   sourcemap?: boolean;
-  esbuild?: { external?: readonly string[] };
+  esbuild?: { external?: readonly string[]; keepNames?: boolean };
 }
 
 /**
  * SST's own esbuild settings for a Node function (its CLI's Runtime.Build for ESM, outside dev):
- * bundle, platform node, ESM, mainFields module then main, keepNames, a linked sourcemap only when
- * asked, minify when asked, and SST's banner, which gives bundled CommonJS code `require`,
- * `__filename` and `__dirname` (a CommonJS dependency that requires a Node builtin otherwise fails
- * at import with `Dynamic require of "node:…" is not supported`; with mainFields module-first and
- * the SDK external, none of ours does today, but the banner is part of what SST ships).
+ * bundle, platform node, ESM, mainFields module then main, keepNames unless the function's
+ * `esbuild` turns it off, a linked sourcemap only when asked, minify when asked, and SST's banner,
+ * which gives bundled CommonJS code `require`, `__filename` and `__dirname` (a CommonJS dependency
+ * that requires a Node builtin otherwise fails at import with `Dynamic require of "node:…" is not
+ * supported`; with mainFields module-first and the SDK external, none of ours does today, but the
+ * banner is part of what SST ships).
  * The target is the runtime's language level (es2024 for nodejs24.x).
  */
 export function sstNodeBuildOptions(
@@ -74,7 +75,7 @@ export function sstNodeBuildOptions(
     format: "esm",
     target: "es2024",
     mainFields: ["module", "main"],
-    keepNames: true,
+    keepNames: props.esbuild?.keepNames ?? true,
     metafile: true,
     minify: props.minify ?? false,
     sourcemap: props.sourcemap ? "linked" : false,

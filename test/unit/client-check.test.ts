@@ -4,7 +4,7 @@ import { SkyforgeApiError } from "../../client/errors.ts";
 import { enqueueCheck } from "../../client/validate.ts";
 import { appRegistry } from "../../lib/engine.ts";
 import { ClientError } from "../../lib/errors.ts";
-import { validateEnqueue } from "../../lib/producer/validate.ts";
+import { kindsReadyFor, validateEnqueue } from "../../lib/producer/validate.ts";
 
 /**
  * The client given the app refuses exactly what the producer refuses, with the same status, code,
@@ -16,8 +16,9 @@ const registry = appRegistry(app, app.poolKinds);
 const check = enqueueCheck(app);
 
 /** The producer's answer to a request: "ok", or its error as the API would answer it. */
-function producerAnswer(raw: unknown) {
+async function producerAnswer(raw: unknown) {
   try {
+    await kindsReadyFor(registry, [raw]);
     validateEnqueue(raw, registry, app.queues);
     return "ok";
   } catch (err) {
@@ -25,8 +26,8 @@ function producerAnswer(raw: unknown) {
     return { status: err.httpStatus, ...err.toBody().error };
   }
 }
-function clientAnswer(raw: unknown) {
-  const refused = check(raw);
+async function clientAnswer(raw: unknown) {
+  const refused = await check(raw);
   if (!refused) return "ok";
   expect(refused).toBeInstanceOf(SkyforgeApiError);
   expect(refused.raisedBy).toBe("client");
@@ -52,12 +53,12 @@ const requests: [string, unknown][] = [
   ["a pool kind on a Lambda queue", { kind: "py-digest", payload: {}, queue: "default" }],
 ];
 
-test.each(requests)("%s: the client answers as the producer does", (_, raw) => {
-  expect(clientAnswer(raw)).toEqual(producerAnswer(raw));
+test.each(requests)("%s: the client answers as the producer does", async (_, raw) => {
+  expect(await clientAnswer(raw)).toEqual(await producerAnswer(raw));
 });
 
-test("the rows cover every refusal code the app alone can give, and acceptance", () => {
-  const answers = requests.map(([, raw]) => producerAnswer(raw));
+test("the rows cover every refusal code the app alone can give, and acceptance", async () => {
+  const answers = await Promise.all(requests.map(([, raw]) => producerAnswer(raw)));
   const codes = new Set(answers.map((a) => (a === "ok" ? "ok" : a.code)));
   expect(codes).toEqual(new Set(["ok", "validation_error", "unknown_kind", "payload_too_large"]));
 });

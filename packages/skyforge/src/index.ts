@@ -9,6 +9,8 @@ import {
   batchKindBuilder,
   type CollectKindBuilder,
   collectKindBuilder,
+  type JobBuilder,
+  jobBuilder,
   type KindBuilder,
   kindBuilder,
   type PoolKindBuilder,
@@ -18,7 +20,7 @@ import {
   type UnboundApp,
 } from "../../../lib/declarations/define-app.ts";
 
-export { type App, type AppGroupSpec, type AppJobContext, type AppJobRequest, type AppSchedule, type BatchKindBuilder, type Builders, builders, type CollectKindBuilder, defineApp, defineQueues, defineRateLimits, type KindBuilder, type PoolKindBuilder, type ScheduleBuilder, type UnboundApp } from "../../../lib/declarations/define-app.ts";
+export { type App, type AppGroupSpec, type AppJobContext, type AppJobRequest, type AppSchedule, type BatchKindBuilder, type Builders, builders, type CollectKindBuilder, defineApp, defineQueues, defineRateLimits, type JobBuilder, type KindBuilder, type PoolKindBuilder, type ScheduleBuilder, type UnboundApp } from "../../../lib/declarations/define-app.ts";
 export { type AppNames, type KindName, type KindPayloads, type LambdaQueueName, type PayloadOf, type PoolQueueName, type QueueName, type ScopeName } from "../../../lib/declarations/app-names.ts";
 export { defineEvent, type EventDeclaration } from "../../../lib/declarations/event-declaration.ts";
 export type { PoolBatch, PoolKindDeclaration, PoolKindSpec } from "../../../lib/declarations/pool-kind.ts";
@@ -62,10 +64,13 @@ export type {
   JobContext,
   JobContextBase,
   KindDefinition,
+  KindModule,
+  LazyKindInput,
   OnExhausted,
   RateLimitAnswer,
   RateLimitTake,
 } from "../../../lib/job/kind.ts";
+export { KindLoadError } from "../../../lib/job/kind-loading.ts";
 export type { DeliveryLane } from "../../../lib/job/lanes.ts";
 export type { EnqueueRequest, EnqueueResult, JobView } from "../../../lib/job/schemas.ts";
 export type { JobStatus } from "../../../lib/job/status.ts";
@@ -82,3 +87,5 @@ export const defineBatchKind: BatchKindBuilder<UnboundApp> = batchKindBuilder<Un
 export const defineCollectKind: CollectKindBuilder<UnboundApp> = collectKindBuilder<UnboundApp>();
 export const definePoolKind: PoolKindBuilder<UnboundApp> = poolKindBuilder<UnboundApp>();
 export const defineSchedule: ScheduleBuilder<UnboundApp> = scheduleBuilder<UnboundApp>();
+/** The module half of a kind loaded on first use (`export default defineJob({ payload, handler })`). */
+export const defineJob: JobBuilder<UnboundApp> = jobBuilder<UnboundApp>();
