@@ -7,6 +7,8 @@ import { defineKind } from "../define.ts";
  */
 export const onboard = defineKind({
   name: "onboard",
+  description:
+    "Onboards a user: makes the account, waits sleepSeconds, then waits for a person's approval (a token) and sends the welcome.",
   payload: z.object({ user: z.string().min(1), sleepSeconds: z.number().int().min(0).max(3600).optional() }),
   queue: "default",
   maxAttempts: 3,

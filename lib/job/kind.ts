@@ -144,6 +144,8 @@ export interface KindDefinition<
   Queue extends string = string,
 > {
   name: Name;
+  /** What the kind does, in a sentence: its `enqueue_<kind>` tool's description on the MCP server (docs/guide/mcp.md). */
+  description?: string;
   payload: S;
   queue: Queue;
   maxAttempts: number;

@@ -1,0 +1,69 @@
+import { ErrorCode, McpError, RequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import * as z from "zod";
+import type { JobView } from "../client/vocabulary.ts";
+import { isTerminal, type JobStatus } from "../lib/job/status.ts";
+import { waitingToken } from "./job-tasks.ts";
+import type { McpClient } from "./tool.ts";
+import type { ApiRefusal } from "./tool-result.ts";
+
+/**
+ * `tasks/update` (the MCP Tasks extension's call for a task in `input_required`; the SDK pinned
+ * here has tasks/get, tasks/result, tasks/list and tasks/cancel, not this one): `data` completes the
+ * token the job waits for, as `POST /tokens/{id}` would with the token's url.
+ */
+export const TasksUpdateRequest = RequestSchema.extend({
+  method: z.literal("tasks/update"),
+  params: z.looseObject({
+    taskId: z.string().min(1).max(64),
+    data: z.json().optional(),
+  }),
+});
+
+/** How often tasks/result looks at a job that has not ended yet. */
+const RESULT_POLL_MS = 1_000;
+
+/** The API's refusal as a task call's JSON-RPC error: invalid params for the caller's mistakes, its code in `data`. */
+export function taskCallError(refusal: ApiRefusal): McpError {
+  const callers = ["validation_error", "not_found", "conflict", "forbidden"];
+  const code = callers.includes(refusal.code) ? ErrorCode.InvalidParams : ErrorCode.InternalError;
+  const where = refusal.issues?.length ? ` (${refusal.issues.map((i) => `${i.path}: ${i.message}`).join("; ")})` : "";
+  return new McpError(code, `${refusal.code}: ${refusal.message}${where}`, refusal);
+}
+
+/**
+ * Completes the token the job waits for with `data`. Its url, which carries the token's secret, is
+ * in the job's step record (GET /jobs/{id}/steps), which only the job's readers see: the same
+ * caller could complete it with `complete_token`. A job that waits for no token is a conflict.
+ */
+export async function completeWaitingToken(client: McpClient, jobId: string, data: unknown): Promise<void> {
+  const token = waitingToken(await client.steps(jobId));
+  if (!token) {
+    throw new McpError(ErrorCode.InvalidParams, `conflict: job ${jobId} is not waiting for a token`, {
+      code: "conflict",
+      message: `job ${jobId} is not waiting for a token`,
+    });
+  }
+  await client.completeToken(token.url, data ?? null);
+}
+
+/**
+ * tasks/result: the job once it has ended, read again every second until then (the spec's
+ * tasks/result waits for the end); the request's abort (the client gave up) ends the wait.
+ */
+export async function untilEnded(client: McpClient, id: string, signal: AbortSignal): Promise<JobView> {
+  for (;;) {
+    const job = await client.get(id);
+    if (isTerminal(job.status as JobStatus)) return job;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, RESULT_POLL_MS);
+      signal.addEventListener(
+        "abort",
+        () => {
+          clearTimeout(timer);
+          reject(new McpError(ErrorCode.RequestTimeout, `tasks/result for ${id}: the request was cancelled`));
+        },
+        { once: true },
+      );
+    });
+  }
+}
