@@ -29,7 +29,7 @@ export function mcpHttpEndpoint(makeServer: () => Server, now: () => number = Da
   const sessions = new Map<string, Session>();
 
   function closeIdle(): void {
-    for (const [id, s] of sessions) if (now() - s.lastUsed > IDLE_MS) void s.transport.close();
+    for (const s of sessions.values()) if (now() - s.lastUsed > IDLE_MS) void s.transport.close();
   }
 
   async function open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {

@@ -53,7 +53,8 @@ export function jobTools(client: McpClient): McpTool[] {
         // The filters beyond queue/status/limit/cursor are GET /jobs's query parameters of the same names.
         const page = await client.list(args as ListOptions<AppNames>);
         const more = page.cursor ? ", more with its cursor" : "";
-        return { summary: `${page.items.length} jobs${more}`, value: page };
+        const count = page.items.length === 1 ? "1 job" : `${page.items.length} jobs`;
+        return { summary: `${count}${more}`, value: page };
       },
     },
     {

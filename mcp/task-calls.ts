@@ -55,15 +55,17 @@ export async function untilEnded(client: McpClient, id: string, signal: AbortSig
     const job = await client.get(id);
     if (isTerminal(job.status as JobStatus)) return job;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, RESULT_POLL_MS);
-      signal.addEventListener(
-        "abort",
-        () => {
-          clearTimeout(timer);
-          reject(new McpError(ErrorCode.RequestTimeout, `tasks/result for ${id}: the request was cancelled`));
-        },
-        { once: true },
-      );
+      const abort = () => {
+        clearTimeout(timer);
+        reject(new McpError(ErrorCode.RequestTimeout, `tasks/result for ${id}: the request was cancelled`));
+      };
+      // Each look's listener goes with its timer: an hour's wait leaves none behind.
+      const timer = setTimeout(() => {
+        signal.removeEventListener("abort", abort);
+        resolve();
+      }, RESULT_POLL_MS);
+      if (signal.aborted) abort();
+      else signal.addEventListener("abort", abort, { once: true });
     });
   }
 }

@@ -13,6 +13,7 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
+import { docBlocks } from "../support/doc-blocks.ts";
 import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
 import { skyforgeBin } from "../support/skyforge-cli.ts";
 import { waitFor } from "../support/wait.ts";
@@ -31,6 +32,20 @@ afterAll(async () => {
 });
 
 const READING_TOOLS = ["get_job", "job_steps", "list_queues", "search_jobs"];
+const GUIDE = "docs/guide/mcp.md";
+
+/** The guide's client configuration: what `npx skyforge` is given (`["mcp"]`), run here through the bin. */
+function guideArgs(): string[] {
+  const block = docBlocks(GUIDE).find(
+    (b) => b.lang === "json" && b.marker?.startsWith("checked by test/e2e/mcp.test.ts"),
+  );
+  const config = JSON.parse(block?.text ?? "{}") as {
+    mcpServers: { skyforge: { command: string; args: string[] } };
+  };
+  const { command, args } = config.mcpServers.skyforge;
+  expect([command, args[0]]).toEqual(["npx", "skyforge"]);
+  return args.slice(1);
+}
 
 async function connect(via: "stdio" | "http", args: string[] = []): Promise<Client> {
   const client = new Client({ name: "skyforge-test", version: "1.0.0" }, { capabilities: { tasks: {} } });
@@ -39,7 +54,7 @@ async function connect(via: "stdio" | "http", args: string[] = []): Promise<Clie
       ? new StreamableHTTPClientTransport(new URL(`${stack.url}/mcp`))
       : new StdioClientTransport({
           command: process.execPath,
-          args: [skyforgeBin, "mcp", ...args],
+          args: [skyforgeBin, ...guideArgs(), ...args],
           env: { ...(process.env as Record<string, string>), SKYFORGE_ENDPOINT: stack.url },
           stderr: "pipe",
         });
@@ -263,5 +278,78 @@ describe("/mcp refuses what the API refuses", () => {
     const own = await post({});
     expect(own.status).toBe(200);
     expect(own.session).toBeTruthy();
+  });
+});
+
+/** What the guide's session line shows of an answer: a tool's summary, or a task as `task ID: status[: message]`. */
+async function sessionAnswer(
+  client: Client,
+  line: string,
+  ids: Map<string, string>,
+): Promise<string | undefined> {
+  const filled = line.replace(/<(\w+)>/g, (_, name: string) => ids.get(name) ?? `<${name}>`);
+  const task = /^tasks\/(get|update) (\S+)(?: (.+))?$/.exec(filled);
+  if (task) {
+    const [, call, taskId, data] = task;
+    const params = { taskId, ...(data ? { data: JSON.parse(data) } : {}) };
+    const answer = await client.request({ method: `tasks/${call}`, params }, GetTaskResultSchema);
+    return `task ${answer.taskId}: ${answer.status}${answer.statusMessage ? `: ${answer.statusMessage}` : ""}`;
+  }
+  const tool = /^(\w+) (\{.*\})( as a task)?$/.exec(filled);
+  if (!tool) throw new Error(`${GUIDE}: no call in "${line}"`);
+  const [, name, args, asTask] = tool;
+  if (asTask) {
+    const params = { name, arguments: JSON.parse(args as string), task: { ttl: 60_000 } };
+    const { task: created } = await client.request({ method: "tools/call", params }, CreateTaskResultSchema);
+    return `task ${created.taskId}: ${created.status}`;
+  }
+  return (await call(client, name as string, JSON.parse(args as string))).summary;
+}
+
+/** An answer line as a pattern: a known `<name>` is its id, a new one is learnt from the answer. */
+function linePattern(expected: string, ids: Map<string, string>): RegExp {
+  const parts = expected.split(/<(\w+)>/);
+  const source = parts
+    .map((part, i) => {
+      if (i % 2 === 0) return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      const known = ids.get(part);
+      return known ?? `(?<${part}>[0-9A-Za-z]+)`;
+    })
+    .join("");
+  return new RegExp(`^${source}$`);
+}
+
+describe(`${GUIDE}'s session`, { timeout: 60_000 }, () => {
+  it("answers as the guide shows, call by call, over stdio", async () => {
+    const block = docBlocks(GUIDE).find((b) =>
+      b.marker?.startsWith("checked by test/e2e/mcp.test.ts: the session"),
+    );
+    const lines = (block?.text ?? "").trimEnd().split("\n");
+    expect(lines.length).toBeGreaterThan(5);
+    const client = await connect("stdio");
+    const ids = new Map<string, string>();
+    try {
+      for (let i = 0; i < lines.length; i++) {
+        const line = (lines[i] as string).slice(2);
+        const next = lines[i + 1];
+        const expected = next !== undefined && !next.startsWith("> ") ? next : undefined;
+        if (expected !== undefined) i++;
+        const reads = /^(get_job|tasks\/get) /.test(line);
+        const check = async () => {
+          const answer = await sessionAnswer(client, line, ids);
+          if (expected === undefined) return true;
+          const match = linePattern(expected, ids).exec(answer ?? "");
+          if (!match && !reads) expect(answer, line).toBe(expected);
+          for (const [name, id] of Object.entries(match?.groups ?? {})) ids.set(name, id);
+          return match !== null;
+        };
+        // A read is asked again until the job has got where the line says (a job's state, awaited with a bound).
+        if (reads) await waitFor(check, `"${line}" to answer "${expected}"`, 30_000, 250);
+        else await check();
+      }
+    } finally {
+      await client.close();
+    }
+    expect([...ids.keys()].sort()).toEqual(["echo", "onboard"]);
   });
 });
