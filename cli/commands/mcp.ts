@@ -24,6 +24,9 @@ export function mcpCommand(): Command {
     .option("--read-only", "serve the reading tools only (get_job, search_jobs, job_steps, list_queues)")
     .option("--app <file>", "the module exporting the defineApp value (default: as skyforge dev finds it)")
     .action(async (o: McpOptions, command: Command) => {
+      // stdout is the protocol's: a console.log anywhere (the app module's top level, a library)
+      // would break the client's framing, so this process's console writes to stderr.
+      for (const level of ["log", "info", "debug"] as const) console[level] = console.error;
       // Loaded here: only this command needs the app's bundler and the MCP SDK.
       const { findAppModule } = await import("../../project/find-app.ts");
       const { loadAppModule } = await import("../../project/app-module.ts");

@@ -47,7 +47,10 @@ function guideArgs(): string[] {
   return args.slice(1);
 }
 
-async function connect(via: "stdio" | "http", args: string[] = []): Promise<Client> {
+async function connect(
+  via: "stdio" | "http",
+  args: string[] = [],
+): Promise<Client & { transportErrors: Error[] }> {
   const client = new Client({ name: "skyforge-test", version: "1.0.0" }, { capabilities: { tasks: {} } });
   const transport: Transport =
     via === "http"
@@ -58,8 +61,11 @@ async function connect(via: "stdio" | "http", args: string[] = []): Promise<Clie
           env: { ...(process.env as Record<string, string>), SKYFORGE_ENDPOINT: stack.url },
           stderr: "pipe",
         });
+  // What the transport could not read (a line on stdout that isn't a message): none is expected.
+  const errors: Error[] = [];
+  client.onerror = (err) => errors.push(err);
   await client.connect(transport);
-  return client;
+  return Object.assign(client, { transportErrors: errors });
 }
 
 /** A tool's answer: its summary line and its JSON. */
@@ -208,11 +214,13 @@ describe.each(["stdio", "http"] as const)("the MCP server over %s", { timeout: 6
 
 describe("skyforge mcp --read-only", { timeout: 60_000 }, () => {
   it("lists and serves the reading tools only", async () => {
-    const client = await connect("stdio", ["--read-only"]);
+    // An app module that prints on stdout as it loads: the protocol's stream stays clean all the same.
+    const client = await connect("stdio", ["--read-only", "--app", "test/fixtures/mcp-noisy-app.ts"]);
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(READING_TOOLS);
       expect(tools.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);
+      expect(client.transportErrors).toEqual([]);
       await expect(client.callTool({ name: "enqueue_echo", arguments: { payload: 1 } })).rejects.toThrow(
         /no tool/,
       );
