@@ -1,6 +1,8 @@
 import type { CallToolResult, Task } from "@modelcontextprotocol/sdk/types.js";
+import * as z from "zod";
 import type { JobSteps } from "../client/skyforge-client.ts";
 import type { JobView } from "../client/vocabulary.ts";
+import type { McpKind } from "./kind-tools.ts";
 import type { McpClient } from "./tool.ts";
 import { toolAnswer, toolError } from "./tool-result.ts";
 
@@ -10,10 +12,11 @@ export const INPUT_META_KEY = "skyforge/input";
 /** How often a client should poll a job's task: a job's state changes at run boundaries, not faster. */
 const POLL_MS = 1_000;
 
-/** What a job waiting for a token asks for: the token's name (its step) and id. */
+/** What a job waiting for a token asks for: the token's name (its step), its id, and its data's JSON Schema if the kind declares one. */
 export interface TokenAsk {
   token: string;
   tokenId: string;
+  schema?: Record<string, unknown>;
 }
 
 /**
@@ -65,12 +68,28 @@ export function waitingToken(steps: JobSteps): (TokenAsk & { url: string }) | un
   return undefined;
 }
 
-/** A job and, when it is suspended (status scheduled), the token it waits for. */
-export async function readTask(client: McpClient, id: string): Promise<ReturnType<typeof taskOf>> {
+/** The data schema a kind declares for one of its tokens (`tokens` in defineKind), if any. */
+export function tokenSchema(kinds: ReadonlyMap<string, McpKind>, kind: string, token: string): z.ZodType | undefined {
+  const declared = kinds.get(kind)?.tokens;
+  return declared && Object.hasOwn(declared, token) ? declared[token] : undefined;
+}
+
+/** A job and, when it is suspended (status scheduled), the token it waits for, with its data's schema. */
+export async function readTask(
+  client: McpClient,
+  kinds: ReadonlyMap<string, McpKind>,
+  id: string,
+): Promise<ReturnType<typeof taskOf>> {
   const job = await client.get(id);
   if (job.status !== "scheduled") return taskOf(job);
   const token = waitingToken(await client.steps(id));
-  return taskOf(job, token && { token: token.token, tokenId: token.tokenId });
+  if (!token) return taskOf(job);
+  const schema = tokenSchema(kinds, job.kind, token.token);
+  return taskOf(job, {
+    token: token.token,
+    tokenId: token.tokenId,
+    ...(schema ? { schema: z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) } : {}),
+  });
 }
 
 /** tasks/result's answer for an ended job: the tool's result (the job), or its error. */

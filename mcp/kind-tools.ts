@@ -8,11 +8,19 @@ export interface McpKind {
   description?: string;
   /** Checked before anything is sent; the API checks it again. A pool kind's is any JSON. */
   payload: z.ZodType;
+  /** The data its wait tokens take, by token name, where the kind declares it. */
+  tokens?: Readonly<Record<string, z.ZodType>>;
 }
 
 /** What of an app value the server reads: `defineApp`'s kinds and pool kinds. */
 export interface McpKindSource {
-  kinds: readonly { name: string; queue: string; description?: string; payload: z.ZodType }[];
+  kinds: readonly {
+    name: string;
+    queue: string;
+    description?: string;
+    payload: z.ZodType;
+    tokens?: Readonly<Record<string, z.ZodType>>;
+  }[];
   poolKinds: readonly { name: string; queue: string; description?: string }[];
 }
 
@@ -24,6 +32,7 @@ export function mcpKinds(app: McpKindSource): McpKind[] {
       queue: k.queue,
       payload: k.payload,
       ...(k.description !== undefined ? { description: k.description } : {}),
+      ...(k.tokens !== undefined ? { tokens: k.tokens } : {}),
     })),
     // A pool kind's child judges its payload: any JSON here, as the API takes it.
     ...app.poolKinds.map((k) => ({

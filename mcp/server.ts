@@ -7,7 +7,6 @@ import {
   GetTaskRequestSchema,
   ListTasksRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   RELATED_TASK_META_KEY,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -17,7 +16,7 @@ import { issuesOf } from "../lib/errors.ts";
 import { readTask, taskOf, taskResult } from "./job-tasks.ts";
 import { jobTools } from "./job-tools.ts";
 import { enqueueTool, type McpKind } from "./kind-tools.ts";
-import { completeWaitingToken, TasksUpdateRequest, taskCallError, untilEnded } from "./task-calls.ts";
+import { completeWaitingToken, RpcError, TasksUpdateRequest, taskCallError, untilEnded } from "./task-calls.ts";
 import type { McpClient, McpTool } from "./tool.ts";
 import { errorAnswer, refusalOf, toolAnswer, toolError } from "./tool-result.ts";
 
@@ -59,6 +58,7 @@ export function createMcpServer(options: McpServerOptions): Server {
   const tasks = !options.readOnly;
   const tools = mcpTools(options);
   const byName = new Map(tools.map((t) => [t.name, t]));
+  const kinds = new Map(options.kinds.map((k) => [k.name, k]));
   const server = new Server(
     { name: "skyforge", version: pkg.version },
     {
@@ -76,7 +76,7 @@ export function createMcpServer(options: McpServerOptions): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: given, task } = request.params;
     const tool = byName.get(name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `no tool ${JSON.stringify(name)} on this server`);
+    if (!tool) throw new RpcError(ErrorCode.InvalidParams, `no tool ${JSON.stringify(name)} on this server`);
     const args = { ...tool.defaults, ...given };
     const parsed = tool.input.safeParse(args);
     // As a task, the job is the answer: a refused call has none, so it is the request's error.
@@ -100,7 +100,7 @@ export function createMcpServer(options: McpServerOptions): Server {
   if (!tasks) return server;
 
   server.setRequestHandler(GetTaskRequestSchema, async (request) =>
-    guarded(() => readTask(client, request.params.taskId)),
+    guarded(() => readTask(client, kinds, request.params.taskId)),
   );
   server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
     const job = await guarded(() => untilEnded(client, request.params.taskId, extra.signal));
@@ -116,13 +116,13 @@ export function createMcpServer(options: McpServerOptions): Server {
   server.setRequestHandler(CancelTaskRequestSchema, async (request) =>
     guarded(async () => {
       await client.cancel(request.params.taskId);
-      return readTask(client, request.params.taskId);
+      return readTask(client, kinds, request.params.taskId);
     }),
   );
   server.setRequestHandler(TasksUpdateRequest, async (request) =>
     guarded(async () => {
-      await completeWaitingToken(client, request.params.taskId, request.params.data);
-      return readTask(client, request.params.taskId);
+      await completeWaitingToken(client, kinds, request.params.taskId, request.params.data);
+      return readTask(client, kinds, request.params.taskId);
     }),
   );
   return server;
@@ -138,7 +138,7 @@ async function guarded<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (err instanceof McpError) throw err;
+    if (err instanceof RpcError) throw err;
     throw taskCallError(refusalOf(err));
   }
 }

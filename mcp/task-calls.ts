@@ -1,8 +1,10 @@
-import { ErrorCode, McpError, RequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, RequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod";
 import type { JobView } from "../client/vocabulary.ts";
 import { isTerminal, type JobStatus } from "../lib/job/status.ts";
-import { waitingToken } from "./job-tasks.ts";
+import { issuesOf } from "../lib/errors.ts";
+import { tokenSchema, waitingToken } from "./job-tasks.ts";
+import type { McpKind } from "./kind-tools.ts";
 import type { McpClient } from "./tool.ts";
 import type { ApiRefusal } from "./tool-result.ts";
 
@@ -22,12 +24,28 @@ export const TasksUpdateRequest = RequestSchema.extend({
 /** How often tasks/result looks at a job that has not ended yet. */
 const RESULT_POLL_MS = 1_000;
 
-/** The API's refusal as a task call's JSON-RPC error: invalid params for the caller's mistakes, its code in `data`. */
-export function taskCallError(refusal: ApiRefusal): McpError {
+/**
+ * A request's JSON-RPC error, as the SDK sends what a handler throws: its `code`, `message` and
+ * `data`. Not the SDK's McpError, whose message already carries the "MCP error <code>:" prefix the
+ * client adds again.
+ */
+export class RpcError extends Error {
+  readonly code: number;
+  readonly data?: unknown;
+
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+/** The API's refusal as a task call's JSON-RPC error: invalid params for the caller's mistakes, the refusal in `data`. */
+export function taskCallError(refusal: ApiRefusal): RpcError {
   const callers = ["validation_error", "not_found", "conflict", "forbidden"];
   const code = callers.includes(refusal.code) ? ErrorCode.InvalidParams : ErrorCode.InternalError;
   const where = refusal.issues?.length ? ` (${refusal.issues.map((i) => `${i.path}: ${i.message}`).join("; ")})` : "";
-  return new McpError(code, `${refusal.code}: ${refusal.message}${where}`, refusal);
+  return new RpcError(code, `${refusal.code}: ${refusal.message}${where}`, refusal);
 }
 
 /**
@@ -35,12 +53,25 @@ export function taskCallError(refusal: ApiRefusal): McpError {
  * in the job's step record (GET /jobs/{id}/steps), which only the job's readers see: the same
  * caller could complete it with `complete_token`. A job that waits for no token is a conflict.
  */
-export async function completeWaitingToken(client: McpClient, jobId: string, data: unknown): Promise<void> {
-  const token = waitingToken(await client.steps(jobId));
+export async function completeWaitingToken(
+  client: McpClient,
+  kinds: ReadonlyMap<string, McpKind>,
+  jobId: string,
+  data: unknown,
+): Promise<void> {
+  const steps = await client.steps(jobId);
+  const token = waitingToken(steps);
   if (!token) {
-    throw new McpError(ErrorCode.InvalidParams, `conflict: job ${jobId} is not waiting for a token`, {
-      code: "conflict",
-      message: `job ${jobId} is not waiting for a token`,
+    throw taskCallError({ code: "conflict", message: `job ${jobId} is not waiting for a token` });
+  }
+  // The data the kind declares for this token, checked before it is sent: a refusal leaves the job waiting.
+  const schema = tokenSchema(kinds, (await client.get(jobId)).kind, token.token);
+  const parsed = schema?.safeParse(data ?? null);
+  if (parsed && !parsed.success) {
+    throw taskCallError({
+      code: "validation_error",
+      message: `token "${token.token}"'s data doesn't fit what the kind declares: nothing was completed`,
+      issues: issuesOf(parsed.error, ["data"]),
     });
   }
   await client.completeToken(token.url, data ?? null);
@@ -57,7 +88,7 @@ export async function untilEnded(client: McpClient, id: string, signal: AbortSig
     await new Promise<void>((resolve, reject) => {
       const abort = () => {
         clearTimeout(timer);
-        reject(new McpError(ErrorCode.RequestTimeout, `tasks/result for ${id}: the request was cancelled`));
+        reject(new RpcError(ErrorCode.RequestTimeout, `tasks/result for ${id}: the request was cancelled`));
       };
       // Each look's listener goes with its timer: an hour's wait leaves none behind.
       const timer = setTimeout(() => {

@@ -169,11 +169,24 @@ describe.each(["stdio", "http"] as const)("the MCP server over %s", { timeout: 6
       30_000,
       250,
     );
-    expect(asking._meta?.["skyforge/input"]).toMatchObject({ token: "approval" });
+    // What is asked: the token's name, and the data onboard declares for it, as JSON Schema.
+    expect(asking._meta?.["skyforge/input"]).toMatchObject({
+      token: "approval",
+      schema: { type: "object", properties: { approved: { type: "boolean" } }, required: ["approved"] },
+    });
     expect(asking.statusMessage).toContain("approval");
 
+    // Data the declaration refuses: the call's error names the field, and the job still waits.
+    await expect(
+      client.request(
+        { method: "tasks/update", params: { taskId, data: { approved: "yes" } } },
+        GetTaskResultSchema,
+      ),
+    ).rejects.toThrow(/validation_error: .*nothing was completed \(data\.approved: /);
+    expect((await taskState(client, taskId)).status).toBe("input_required");
+
     const updated = await client.request(
-      { method: "tasks/update", params: { taskId, data: { approvedBy: "an agent" } } },
+      { method: "tasks/update", params: { taskId, data: { approved: true, by: "an agent" } } },
       GetTaskResultSchema,
     );
     expect(updated.status).not.toBe("input_required");
@@ -191,7 +204,7 @@ describe.each(["stdio", "http"] as const)("the MCP server over %s", { timeout: 6
     expect(job).toMatchObject({
       id: taskId,
       status: "done",
-      result: { user, approval: { approvedBy: "an agent" } },
+      result: { user, approval: { approved: true, by: "an agent" } },
     });
   });
 
@@ -300,7 +313,15 @@ async function sessionAnswer(
   if (task) {
     const [, call, taskId, data] = task;
     const params = { taskId, ...(data ? { data: JSON.parse(data) } : {}) };
-    const answer = await client.request({ method: `tasks/${call}`, params }, GetTaskResultSchema);
+    const answer = await client
+      .request({ method: `tasks/${call}`, params }, GetTaskResultSchema)
+      .catch((err: unknown) => {
+        // A refused task call is a JSON-RPC error: the line shows its message, after the SDK's prefix.
+        const refused = err instanceof Error ? /^MCP error -?\d+: (.*)$/s.exec(err.message) : null;
+        if (refused) return refused[1] as string;
+        throw err;
+      });
+    if (typeof answer === "string") return answer;
     return `task ${answer.taskId}: ${answer.status}${answer.statusMessage ? `: ${answer.statusMessage}` : ""}`;
   }
   const tool = /^(\w+) (\{.*\})( as a task)?$/.exec(filled);
