@@ -4,10 +4,15 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 
-/** Sessions at once: a loopback endpoint for the developer's own agents, not a public service. */
-const MAX_SESSIONS = 64;
-/** A session nobody used for this long is closed (its client can initialize again). */
-const IDLE_MS = 30 * 60_000;
+/** How many sessions, and how long one may sit unused, before it is closed (its client can initialize again). */
+export interface SessionLimits {
+  /** Sessions at once; opening one more closes the one unused longest. */
+  maxSessions: number;
+  idleMs: number;
+}
+
+/** A loopback endpoint for the developer's own agents, not a public service. */
+const DEFAULT_LIMITS: SessionLimits = { maxSessions: 64, idleMs: 30 * 60_000 };
 
 interface Session {
   transport: StreamableHTTPServerTransport;
@@ -25,19 +30,25 @@ export interface McpHttpEndpoint {
  * one (a server from `makeServer`, its own transport), its `mcp-session-id` names it after that.
  * The caller has already refused foreign callers (local/http-server.ts): this only speaks MCP.
  */
-export function mcpHttpEndpoint(makeServer: () => Server, now: () => number = Date.now): McpHttpEndpoint {
+export function mcpHttpEndpoint(
+  makeServer: () => Server,
+  limits: SessionLimits = DEFAULT_LIMITS,
+  now: () => number = Date.now,
+): McpHttpEndpoint {
   const sessions = new Map<string, Session>();
 
-  function closeIdle(): void {
-    for (const s of sessions.values()) if (now() - s.lastUsed > IDLE_MS) void s.transport.close();
+  /** Closes the idle sessions, then the least recently used ones while there is no room for another. */
+  async function makeRoom(): Promise<void> {
+    const byUse = [...sessions.entries()].sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+    const closing = byUse.filter(
+      ([, s], i) => now() - s.lastUsed > limits.idleMs || byUse.length - i >= limits.maxSessions,
+    );
+    for (const [id] of closing) sessions.delete(id);
+    await Promise.allSettled(closing.map(([, s]) => s.transport.close()));
   }
 
   async function open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    closeIdle();
-    if (sessions.size >= MAX_SESSIONS) {
-      rpcError(res, 503, -32000, `too many MCP sessions open (${MAX_SESSIONS}): close one (DELETE /mcp)`);
-      return;
-    }
+    await makeRoom();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
