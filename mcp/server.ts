@@ -80,7 +80,16 @@ export function createMcpServer(options: McpServerOptions): Server {
     const args = { ...tool.defaults, ...given };
     const parsed = tool.input.safeParse(args);
     // As a task, the job is the answer: a refused call has none, so it is the request's error.
-    const asTask = tasks && task !== undefined && tool.enqueues !== undefined && clientTakesTasks(server);
+    const asTask = task !== undefined;
+    if (asTask && !(tasks && tool.enqueues !== undefined && clientTakesTasks(server))) {
+      // The SDK would refuse a plain answer to a task call anyway; say why instead.
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        tool.enqueues === undefined || !tasks
+          ? `${tool.name} doesn't run as a task: call it without "task"`
+          : `a task needs the tasks capability, declared at initialize`,
+      );
+    }
     if (!parsed.success) {
       const issues = issuesOf(parsed.error);
       const message = `the arguments don't fit ${tool.name}'s input${tool.enqueues ? ": nothing was enqueued" : ""}`;

@@ -5,7 +5,6 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CallToolResultSchema,
   CreateTaskResultSchema,
   GetTaskPayloadResultSchema,
   GetTaskResultSchema,
@@ -15,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { docBlocks } from "../support/doc-blocks.ts";
 import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { call, linePattern, sessionAnswer, taskState } from "../support/mcp-calls.ts";
 import { skyforgeBin } from "../support/skyforge-cli.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -66,21 +66,6 @@ async function connect(
   client.onerror = (err) => errors.push(err);
   await client.connect(transport);
   return Object.assign(client, { transportErrors: errors });
-}
-
-/** A tool's answer: its summary line and its JSON. */
-async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const result = await client.callTool({ name, arguments: args }, CallToolResultSchema);
-  const [summary, json] = result.content as { type: "text"; text: string }[];
-  return {
-    isError: result.isError === true,
-    summary: summary?.text ?? "",
-    value: JSON.parse(json?.text ?? "null"),
-  };
-}
-
-function taskState(client: Client, taskId: string) {
-  return client.request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema);
 }
 
 describe.each(["stdio", "http"] as const)("the MCP server over %s", { timeout: 60_000 }, (via) => {
@@ -208,6 +193,36 @@ describe.each(["stdio", "http"] as const)("the MCP server over %s", { timeout: 6
     });
   });
 
+  it("cancels a job through tasks/cancel; a tool that enqueues nothing doesn't run as a task", async () => {
+    const created = await client.request(
+      {
+        method: "tools/call",
+        params: {
+          name: "enqueue_onboard",
+          arguments: { payload: { user: `mcp-${randomUUID().slice(0, 8)}`, sleepSeconds: 3600 } },
+          task: { ttl: 60_000 },
+        },
+      },
+      CreateTaskResultSchema,
+    );
+    const { taskId } = created.task;
+    const cancelled = await client.request(
+      { method: "tasks/cancel", params: { taskId } },
+      GetTaskResultSchema,
+    );
+    expect(cancelled).toMatchObject({ taskId, status: "cancelled" });
+    expect((await call(client, "get_job", { id: taskId })).value.status).toBe("cancelled");
+    await expect(
+      client.request(
+        {
+          method: "tools/call",
+          params: { name: "get_job", arguments: { id: taskId }, task: { ttl: 60_000 } },
+        },
+        CreateTaskResultSchema,
+      ),
+    ).rejects.toThrow(/get_job doesn't run as a task/);
+  });
+
   it("refuses arguments the kind's schema refuses: a tool error naming the field, nothing enqueued", async () => {
     const uniqueKey = `bad-${randomUUID()}`;
     const bad = await call(client, "enqueue_onboard", { payload: { user: "" }, uniqueKey });
@@ -301,52 +316,6 @@ describe("/mcp refuses what the API refuses", () => {
     expect(own.session).toBeTruthy();
   });
 });
-
-/** What the guide's session line shows of an answer: a tool's summary, or a task as `task ID: status[: message]`. */
-async function sessionAnswer(
-  client: Client,
-  line: string,
-  ids: Map<string, string>,
-): Promise<string | undefined> {
-  const filled = line.replace(/<(\w+)>/g, (_, name: string) => ids.get(name) ?? `<${name}>`);
-  const task = /^tasks\/(get|update) (\S+)(?: (.+))?$/.exec(filled);
-  if (task) {
-    const [, call, taskId, data] = task;
-    const params = { taskId, ...(data ? { data: JSON.parse(data) } : {}) };
-    const answer = await client
-      .request({ method: `tasks/${call}`, params }, GetTaskResultSchema)
-      .catch((err: unknown) => {
-        // A refused task call is a JSON-RPC error: the line shows its message, after the SDK's prefix.
-        const refused = err instanceof Error ? /^MCP error -?\d+: (.*)$/s.exec(err.message) : null;
-        if (refused) return refused[1] as string;
-        throw err;
-      });
-    if (typeof answer === "string") return answer;
-    return `task ${answer.taskId}: ${answer.status}${answer.statusMessage ? `: ${answer.statusMessage}` : ""}`;
-  }
-  const tool = /^(\w+) (\{.*\})( as a task)?$/.exec(filled);
-  if (!tool) throw new Error(`${GUIDE}: no call in "${line}"`);
-  const [, name, args, asTask] = tool;
-  if (asTask) {
-    const params = { name, arguments: JSON.parse(args as string), task: { ttl: 60_000 } };
-    const { task: created } = await client.request({ method: "tools/call", params }, CreateTaskResultSchema);
-    return `task ${created.taskId}: ${created.status}`;
-  }
-  return (await call(client, name as string, JSON.parse(args as string))).summary;
-}
-
-/** An answer line as a pattern: a known `<name>` is its id, a new one is learnt from the answer. */
-function linePattern(expected: string, ids: Map<string, string>): RegExp {
-  const parts = expected.split(/<(\w+)>/);
-  const source = parts
-    .map((part, i) => {
-      if (i % 2 === 0) return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      const known = ids.get(part);
-      return known ?? `(?<${part}>[0-9A-Za-z]+)`;
-    })
-    .join("");
-  return new RegExp(`^${source}$`);
-}
 
 describe(`${GUIDE}'s session`, { timeout: 60_000 }, () => {
   it("answers as the guide shows, call by call, over stdio", async () => {
