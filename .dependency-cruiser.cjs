@@ -42,7 +42,7 @@ module.exports = {
     {
       name: "no-cycles",
       severity: "error",
-      from: { path: "^(lib|app|functions|local|project|bench|infra|client|cli|console|http|packages)/" },
+      from: { path: "^(lib|app|functions|local|project|bench|infra|client|cli|console|http|mcp|packages)/" },
       to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
     },
     {
@@ -109,6 +109,14 @@ module.exports = {
       severity: "error",
       from: { path: "^(cli|console)/" },
       to: { path: "^(lib|functions|local|bench|infra|scripts|test)/" },
+    },
+    {
+      name: "mcp-over-the-client",
+      comment:
+        "the MCP server (mcp/) reaches skyforge through the client, as the CLI does, so it serves a stage as well as the local stack: of lib/ it may use the model (lib/job/, lib/declarations/) and the error table, never the engine",
+      severity: "error",
+      from: { path: "^mcp/" },
+      to: { path: "^(lib/(?!job/|declarations/|errors\\.ts$)|app/|functions/|local/|bench/|scripts/|infra/|cli/|console/|test/)" },
     },
     {
       name: "http-is-shared",

@@ -7,6 +7,7 @@ import { durableCommand } from "./commands/durable-ops.ts";
 import { enqueueCommand } from "./commands/enqueue.ts";
 import { groupsCommand } from "./commands/groups.ts";
 import { jobsCommand } from "./commands/jobs.ts";
+import { mcpCommand } from "./commands/mcp.ts";
 import { queuesCommand } from "./commands/queues.ts";
 import { schedulesCommand } from "./commands/schedules.ts";
 import { tailCommand } from "./commands/tail.ts";
@@ -69,6 +70,7 @@ Exit codes: 0 ok, 1 some items failed (bulk enqueue) or doctor found a problem, 
     doctorCommand(),
     consoleCommand(),
     typesCommand(),
+    mcpCommand(),
     ...extra,
   ]) {
     program.addCommand(command);

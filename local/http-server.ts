@@ -15,9 +15,11 @@ import { apiRouteMatcher, TOKEN_CALLBACK_ROUTE } from "../lib/api/route-keys.ts"
 import { ClientError, type ClientErrorCode, internalErrorBody } from "../lib/errors.ts";
 import { MAX_API_BODY_BYTES } from "../lib/limits.ts";
 import { errorFields, type Log } from "../lib/observability/log.ts";
+import type { McpHttpEndpoint } from "../mcp/http-sessions.ts";
 import { splitTarget, toApiEvent } from "./api-event.ts";
 import { serveConsole } from "./console-assets.ts";
 import { INVOKE_PATH, type LocalFunctions, serveInvoke } from "./lambda-invoke.ts";
+import { MCP_PATH, serveMcp } from "./mcp-route.ts";
 
 type ApiHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
@@ -34,6 +36,11 @@ export interface LocalHttpOptions {
   /** Functions callable through the Invoke API, by name. */
   functions: LocalFunctions;
   log: Log;
+  /**
+   * MCP's Streamable HTTP at /mcp (docs/guide/mcp.md), behind the same guard as every route, and
+   * for loopback peers only.
+   */
+  mcp?: McpHttpEndpoint;
   /**
    * How long a client may take to send its headers, and its whole request, before a 408. Loopback
    * clients send at once, so these are far below Node's Internet-sized defaults (60 s and 300 s).
@@ -111,6 +118,10 @@ async function serve(
   }
   const { path, query } = splitTarget(req.url ?? "/");
   if (await serveConsole(req, res, path)) return;
+  if (path === MCP_PATH && options.mcp) {
+    await serveMcp(req, res, options.mcp, sendError);
+    return;
+  }
   const invoke = INVOKE_PATH.exec(path);
   if (invoke) {
     await serveInvoke(req, res, invoke[1] as string, query, options.functions, options.log);
@@ -157,7 +168,7 @@ function sendNoRoute(res: ServerResponse, method: string, path: string): void {
   res.end(answer.body);
 }
 
-function sendError(res: ServerResponse, code: ClientErrorCode, message: string): void {
+export function sendError(res: ServerResponse, code: ClientErrorCode, message: string): void {
   const error = new ClientError(code, message);
   res.writeHead(error.httpStatus, { "content-type": "application/json" });
   res.end(JSON.stringify(error.toBody()));

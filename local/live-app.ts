@@ -39,6 +39,8 @@ export interface LiveAppDeps {
 /** An app made ready to serve, nothing of it running yet. */
 interface Prepared {
   deployment: Deployment;
+  /** What it serves: the app's kinds, and the pool kinds in force (the MCP endpoint's tools). */
+  kinds: { kinds: App["kinds"]; poolKinds: readonly PoolKindSpec[] };
   pollers: { queue: QueueDeclaration; poller: EventSourcePoller }[];
   /** What the pool process is started from; a reload restarts the pool only when it changed. */
   poolFingerprint: string | undefined;
@@ -60,6 +62,7 @@ interface Prepared {
  */
 export class LiveApp {
   private current: Deployment;
+  private currentKinds: Prepared["kinds"];
   private pollers: EventSourcePoller[] = [];
   private readonly retiring = new Set<EventSourcePoller>();
   private readonly draining = new Set<Promise<void>>();
@@ -78,6 +81,7 @@ export class LiveApp {
     this.deps = deps;
     this.queues = queues;
     this.current = first.deployment;
+    this.currentKinds = first.kinds;
     this.pending = first;
   }
 
@@ -90,6 +94,11 @@ export class LiveApp {
   /** The deployment serving now: the HTTP server and the ticker call through it, so they follow a reload. */
   get deployment(): Deployment {
     return this.current;
+  }
+
+  /** The kinds served now (the MCP endpoint lists a tool per kind), following a reload. */
+  get kinds(): Prepared["kinds"] {
+    return this.currentKinds;
   }
 
   /**
@@ -137,6 +146,7 @@ export class LiveApp {
     for (const poller of this.pollers) this.retire(poller);
     this.pollers = [];
     this.current = next.deployment;
+    this.currentKinds = next.kinds;
     for (const { queue, poller } of next.pollers) {
       await this.deps.eventSources.start(next.deployment.engine.store, queue, poller);
       this.pollers.push(poller);
@@ -245,7 +255,8 @@ async function prepareApp(
     });
     pollers.push({ queue, poller });
   }
-  return { deployment, pollers, poolFingerprint: poolFingerprint(deployment, queues) };
+  const kinds = { kinds: app.kinds, poolKinds: poolKinds ?? app.poolKinds };
+  return { deployment, kinds, pollers, poolFingerprint: poolFingerprint(deployment, queues) };
 }
 
 /**

@@ -35,6 +35,7 @@ export function stackBanner(input: BannerInput): string[] {
     ...routeLines(API_ROUTE_KEYS, 100).map((l) => `                 ${l}`),
     `  Lambda Invoke  ${stack.url}/2015-03-31/functions/{enqueue,api}/invocations`,
     `  console        ${stack.url}/console`,
+    `  MCP            ${stack.url}/mcp  (Streamable HTTP for agents; npx skyforge mcp for stdio)`,
     `  realtime       ${stack.realtimeUrl}  (MQTT over WebSocket; a token from POST /jobs/{id}/subscriptions)`,
     `  DynamoDB       ${stack.endpoints.dynamodb}  (dynalite, table skyforge-jobs)`,
     `  SQS            ${stack.endpoints.sqs}  (fauxqs, queues: ${[...stack.queues.keys()].join(", ")})`,

@@ -1,11 +1,17 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import { createClient } from "../client/create-client.ts";
+import { httpTransport } from "../client/http-transport.ts";
 import { systemClock } from "../lib/clock.ts";
+import type { AppNames } from "../lib/declarations/app-names.ts";
 import type { EngineConfig, RealtimeConfig } from "../lib/engine.ts";
 import type { Deployment } from "../lib/handlers/deployment.ts";
 import { silentLog } from "../lib/observability/log.ts";
 import { MemoryMetrics } from "../lib/observability/metrics.ts";
+import { mcpHttpEndpoint } from "../mcp/http-sessions.ts";
+import { mcpKinds } from "../mcp/kind-tools.ts";
+import { createMcpServer } from "../mcp/server.ts";
 import { type DataDir, openDataDir } from "./data-dir.ts";
 import {
   CLAIMS_BUCKET,
@@ -180,6 +186,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     if (options.autoTick !== false) ticker.start();
     stoppers.unshift(() => ticker.stop());
 
+    // /mcp's servers call the API as any client does, over this server's own URL (known once it
+    // listens), and list the kinds served now, so they follow a reload too.
+    let ownUrl = "";
+    const mcp = mcpHttpEndpoint(() =>
+      createMcpServer({
+        client: createClient<AppNames>({ transport: httpTransport({ url: ownUrl }) }),
+        kinds: mcpKinds(live.kinds),
+      }),
+    );
+
     // The HTTP server and the ticker reach the handlers through `live`, so they follow a reload.
     const http = await startLocalHttp({
       host: options.host ?? LOOPBACK,
@@ -193,9 +209,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         enqueue: (event) => live.deployment.functions.enqueue(event),
         api: (event) => live.deployment.functions.api(event),
       },
+      mcp,
       log,
     });
+    ownUrl = http.url;
     stoppers.unshift(() => http.close());
+    stoppers.unshift(() => mcp.close());
     // Stopped first (before the HTTP server and the emulators), so it can hand its jobs back.
     stoppers.unshift(() => live.stopPool());
     // Durable jobs' token urls start with the API's URL, known once the server listens (port 0

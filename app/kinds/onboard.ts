@@ -7,7 +7,11 @@ import { defineKind } from "../define.ts";
  */
 export const onboard = defineKind({
   name: "onboard",
+  description:
+    "Onboards a user: makes the account, waits sleepSeconds, then waits for a person's approval (a token) and sends the welcome.",
   payload: z.object({ user: z.string().min(1), sleepSeconds: z.number().int().min(0).max(3600).optional() }),
+  // What a person's approval carries, for whoever completes the token (the MCP server lists and checks it).
+  tokens: { approval: z.object({ approved: z.boolean(), by: z.string().min(1).optional() }) },
   queue: "default",
   maxAttempts: 3,
   timeoutSeconds: 30,

@@ -19,6 +19,8 @@ export interface PoolBatch extends BatchSettings {
 /** How the pool runs one heavy kind: the child program, its limits, and the queue it is fed from. */
 export interface PoolKindSpec<Name extends string = string, Queue extends string = string> {
   name: Name;
+  /** What the kind does, in a sentence: its `enqueue_<kind>` tool's description on the MCP server. */
+  description?: string;
   /** Program and arguments of each warm child; relative paths resolve against `cwd`. */
   argv: readonly string[];
   env: Readonly<Record<string, string>>;

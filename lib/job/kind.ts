@@ -144,6 +144,15 @@ export interface KindDefinition<
   Queue extends string = string,
 > {
   name: Name;
+  /** What the kind does, in a sentence: its `enqueue_<kind>` tool's description on the MCP server (docs/guide/mcp.md). */
+  description?: string;
+  /**
+   * The data each of its wait tokens takes, by the token's name (`ctx.createToken(name, …)`), for
+   * whoever completes them: the MCP server lists it on an `input_required` task and checks
+   * `tasks/update`'s data against it (docs/guide/mcp.md). The handler's own check is still
+   * `ctx.waitForToken(token, { schema })`.
+   */
+  tokens?: Readonly<Record<string, z.ZodType>>;
   payload: S;
   queue: Queue;
   maxAttempts: number;
