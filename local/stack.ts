@@ -189,10 +189,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // /mcp's servers call the API as any client does, over this server's own URL (known once it
     // listens), and list the kinds served now, so they follow a reload too.
     let ownUrl = "";
-    const mcp = mcpHttpEndpoint(() =>
+    const mcp = mcpHttpEndpoint(async () =>
       createMcpServer({
         client: createClient<AppNames>({ transport: httpTransport({ url: ownUrl }) }),
-        kinds: mcpKinds(live.kinds),
+        kinds: await mcpKinds(live.kinds),
       }),
     );
 

@@ -31,7 +31,7 @@ export interface McpHttpEndpoint {
  * The caller has already refused foreign callers (local/http-server.ts): this only speaks MCP.
  */
 export function mcpHttpEndpoint(
-  makeServer: () => Server,
+  makeServer: () => Server | Promise<Server>,
   limits: SessionLimits = DEFAULT_LIMITS,
   now: () => number = Date.now,
 ): McpHttpEndpoint {
@@ -58,7 +58,7 @@ export function mcpHttpEndpoint(
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    const server = makeServer();
+    const server = await makeServer();
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
   }

@@ -1,4 +1,6 @@
 import * as z from "zod";
+import type { AnyKind } from "../lib/job/kind.ts";
+import { kindReady } from "../lib/job/kind-loading.ts";
 import type { McpClient, McpTool } from "./tool.ts";
 
 /** What the server knows of a kind: its name, what it is for, and the payload it takes. */
@@ -14,26 +16,37 @@ export interface McpKind {
 
 /** What of an app value the server reads: `defineApp`'s kinds and pool kinds. */
 export interface McpKindSource {
-  kinds: readonly {
-    name: string;
-    queue: string;
-    description?: string;
-    payload: z.ZodType;
-    tokens?: Readonly<Record<string, z.ZodType>>;
-  }[];
+  kinds: readonly AnyKind[];
   poolKinds: readonly { name: string; queue: string; description?: string }[];
 }
 
-/** The app's kinds as the server lists them. */
-export function mcpKinds(app: McpKindSource): McpKind[] {
+/**
+ * A kind as the server lists it. A kind whose schema loads on first use (its declaration's `load`)
+ * is loaded here: its tool's input is its schema. One whose module fails to load is listed with
+ * any JSON as its payload and says why, so the app's other kinds stay usable (the API refuses its
+ * enqueues while the module fails).
+ */
+async function listedKind(declared: AnyKind): Promise<McpKind> {
+  let kind: AnyKind;
+  try {
+    kind = await kindReady(declared);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return { name: declared.name, queue: declared.queue, payload: z.json(), description: why };
+  }
+  return {
+    name: kind.name,
+    queue: kind.queue,
+    payload: kind.payload,
+    ...(kind.description !== undefined ? { description: kind.description } : {}),
+    ...(kind.tokens !== undefined ? { tokens: kind.tokens } : {}),
+  };
+}
+
+/** The app's kinds as the server lists them (loading the kinds that load on first use). */
+export async function mcpKinds(app: McpKindSource): Promise<McpKind[]> {
   return [
-    ...app.kinds.map((k) => ({
-      name: k.name,
-      queue: k.queue,
-      payload: k.payload,
-      ...(k.description !== undefined ? { description: k.description } : {}),
-      ...(k.tokens !== undefined ? { tokens: k.tokens } : {}),
-    })),
+    ...(await Promise.all(app.kinds.map(listedKind))),
     // A pool kind's child judges its payload: any JSON here, as the API takes it.
     ...app.poolKinds.map((k) => ({
       name: k.name,

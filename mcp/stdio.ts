@@ -5,7 +5,7 @@ import type { McpClient } from "./tool.ts";
 
 /** Serves MCP on this process's stdin/stdout until the client closes stdin (or the transport fails). */
 export async function serveStdio(options: { client: McpClient; app: McpKindSource; readOnly: boolean }): Promise<void> {
-  const server = createMcpServer({ client: options.client, kinds: mcpKinds(options.app), readOnly: options.readOnly });
+  const server = createMcpServer({ client: options.client, kinds: await mcpKinds(options.app), readOnly: options.readOnly });
   const transport = new StdioServerTransport();
   const ended = new Promise<void>((resolve) => {
     process.stdin.once("end", resolve);
