@@ -1,6 +1,6 @@
 import { loadPayload } from "../claims/job-bodies.ts";
-import { concurrencyFor } from "../job/flow.ts";
-import { type FlowKey, flowKeyFields, flowKeyOf } from "../job/flow-key.ts";
+import { concurrencyFor, type FlowLimit, flowLimitNamed, flowLimitsOf } from "../job/flow.ts";
+import { type FlowKey, flowKeyFields, jobKeyFor, limitKeyOf } from "../job/flow-key.ts";
 import { isTerminal } from "../job/status.ts";
 import { errorFields } from "../observability/log.ts";
 import {
@@ -27,34 +27,56 @@ export type PlaceDeps = Pick<
 const LINE_LOOK = 5;
 
 /**
+ * The limit of its kind a flow key is kept under (`fk.limit`: absent for the kind's first limit),
+ * or undefined when the kind declares no such limit (any more).
+ */
+export function limitOfKey(deps: Pick<PlaceDeps, "registry">, fk: FlowKey): FlowLimit | undefined {
+  const limit = flowLimitNamed(deps.registry.get(fk.kind)?.flow, fk.limit);
+  return limit !== undefined && (limit.index === 0) === (fk.limit === undefined) ? limit : undefined;
+}
+
+/**
  * A flow-controlled job's run ended (any outcome its owner wrote: done, dead, cancelled, a retry's
- * wait, a throttle, a hand-back): its place goes to its key's oldest parked job, whose message is
- * sent again, or back to the key when none waits. A failure is logged: the reaper's look at the
- * parked jobs (lib/flow/flow-heal.ts) finds a place left held by an ended run.
+ * wait, a throttle, a hand-back): in every limit of its kind with a concurrency, its place goes to
+ * the key's oldest parked job, whose message is sent again, or back to the key when none waits.
  */
 export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<void> {
-  const fk = flowKeyOf(item);
-  const flow = fk === undefined ? undefined : deps.registry.get(fk.kind)?.flow;
-  if (!flow?.concurrency || fk === undefined) return;
+  const limits = flowLimitsOf(deps.registry.get(item.kind)?.flow);
+  await Promise.all(
+    limits.map((limit) => {
+      const fk = limitKeyOf(item, limit);
+      return fk === undefined ? undefined : handPlaceOn(deps, fk, limit, item.id);
+    }),
+  );
+}
+
+/**
+ * A job gives its place in one key back (its run ended, or it waits in another limit's line): the
+ * place goes to the key's oldest parked job, whose message is sent again, or back to the key when
+ * none waits. A failure is logged: the reaper's look at the parked jobs (lib/flow/flow-heal.ts) finds
+ * a place left held by an ended run.
+ */
+export async function handPlaceOn(deps: PlaceDeps, fk: FlowKey, flow: FlowLimit, id: string): Promise<void> {
+  if (!flow.settings.concurrency) return;
   const { store, clock, log } = deps;
   try {
-    const limit = concurrencyFor(flow, fk.key);
+    const limit = concurrencyFor(flow.settings, fk.key);
     const look = (typeof limit === "number" ? limit : 0) + LINE_LOOK;
     // The line's head may hold places already (on their way to their claims): skip those.
     let state = await readFlowKeyState(store, fk);
-    if (state.holders[item.id] === undefined) return;
+    if (state.holders[id] === undefined) return;
     for (const next of await parkedJobs(store, fk, look)) {
-      if (next.id === item.id || state.holders[next.id] !== undefined) continue;
-      if (await passKeyPlace(store, fk, item.id, next.id, clock.now())) {
+      if (next.id === id || state.holders[next.id] !== undefined) continue;
+      if (await passKeyPlace(store, fk, id, next.id, clock.now())) {
         await resendJob(deps, next);
         return;
       }
       // Lost: this run held no place any more, or the next job got one meanwhile.
       state = await readFlowKeyState(store, fk);
-      if (state.holders[item.id] === undefined) return;
+      if (state.holders[id] === undefined) return;
     }
-    const since = state.holders[item.id];
-    if (since !== undefined) await freeKeyPlaces(store, fk, { [item.id]: since });
+    const since = state.holders[id];
+    if (since !== undefined) await freeKeyPlaces(store, fk, { [id]: since });
   } catch (error) {
     log.warn("could not hand a flow key's place on; the reaper will", {
       ...flowKeyFields(fk),
@@ -63,10 +85,15 @@ export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<voi
   }
 }
 
-/** A parked (or placed but never started) job's message, sent again; it skips its rate's turn. */
+/**
+ * A parked (or placed but never started) job's message, sent again. A lone limit's job skips its
+ * rate's turn; a job of several limits goes through each of them again (its item keeps no turn its
+ * rates reserved, so it takes them anew: a turn may go unused, none is overdrawn).
+ */
 export async function resendJob(deps: PlaceDeps, job: JobItem): Promise<void> {
   const payload = job.payloadObject ? undefined : await loadPayload(deps.store, deps.claims, job);
-  const message = { ...messageFromItem(job, payload), rateSlot: deps.clock.now() };
+  const lone = flowLimitsOf(deps.registry.get(job.kind)?.flow).length <= 1;
+  const message = { ...messageFromItem(job, payload), ...(lone ? { rateSlot: deps.clock.now() } : {}) };
   await deps.transport.send({ message, delaySeconds: 0 });
 }
 
@@ -117,7 +144,8 @@ async function stalePlaces(deps: PlaceDeps, fk: FlowKey, state: FlowKeyState, no
   ids.forEach((id, i) => {
     const job = jobs[i];
     const since = state.holders[id] as number;
-    if (job ? isTerminal(job.status) || job.flowKey !== fk.key : now - since > leaseMs) stale[id] = since;
+    if (job ? isTerminal(job.status) || jobKeyFor(job, fk) !== fk.key : now - since > leaseMs)
+      stale[id] = since;
   });
   return stale;
 }
@@ -153,10 +181,10 @@ export async function lookAfterParking(deps: PlaceDeps, fk: FlowKey): Promise<vo
   await fillPlaces(deps, fk, limit, state, now);
 }
 
-/** The key's concurrency, when its kind bounds one. */
+/** The key's concurrency, when its limit bounds one. */
 function limitOf(deps: PlaceDeps, fk: FlowKey): number | undefined {
-  const flow = deps.registry.get(fk.kind)?.flow;
-  const limit = flow ? concurrencyFor(flow, fk.key) : undefined;
+  const flow = limitOfKey(deps, fk);
+  const limit = flow ? concurrencyFor(flow.settings, fk.key) : undefined;
   return typeof limit === "number" ? limit : undefined;
 }
 
