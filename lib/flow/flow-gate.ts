@@ -3,7 +3,13 @@ import { type FlowKey, flowKeyFields, flowRateBucket, limitKeyOf } from "../job/
 import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
 import type { FlowPass, FlowPlace } from "../services/flow-service.ts";
-import { type FlowKeyState, parkJob, readFlowKeyState, takeKeyPlace } from "../store/flow-key-ops.ts";
+import {
+  type FlowKeyState,
+  leaveLine,
+  parkJob,
+  readFlowKeyState,
+  takeKeyPlace,
+} from "../store/flow-key-ops.ts";
 import { reserveStart } from "../store/rate-limit-ops.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
 import type { FlowDeps } from "./flow-deps.ts";
@@ -48,13 +54,20 @@ export async function passFlowGate(
     Promise.all(
       met.map(({ limit, fk, state }) =>
         state.holders[msg.id] !== undefined || taken.some((p) => p.key === fk)
-          ? handPlaceOn(deps, fk, limit, msg.id)
+          ? handPlaceOn(deps, fk, limit, msg.id, true)
           : undefined,
       ),
     );
+  // A job of several limits handed a place from a line waits for a later limit's cool-down or turn
+  // as a message: it leaves the line first (one conditional write), or a hand-over would send it on.
+  const waitAsMessage = async () => {
+    if (met.length > 1 && met.some(({ state }) => state.holders[msg.id] !== undefined))
+      await leaveLine(store, msg.id);
+    await giveBack();
+  };
   const wait = async (until: number) => {
     metrics.count("keyWaits", msg.queue, msg.kind);
-    await giveBack();
+    await waitAsMessage();
     await hide(Math.max(1, Math.ceil((until - now) / 1000)));
     return false;
   };
@@ -72,7 +85,7 @@ export async function passFlowGate(
         // Its turn is reserved: it comes back then as a new message that carries it, so it doesn't
         // take from the rate again (one send; this copy is deleted).
         metrics.count("keyWaits", msg.queue, msg.kind);
-        await giveBack();
+        await waitAsMessage();
         const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil((slot - now) / 1000));
         await transport.send({ message: carried, delaySeconds });
         return true;

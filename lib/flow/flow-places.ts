@@ -51,12 +51,20 @@ export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<voi
 }
 
 /**
- * A job gives its place in one key back (its run ended, or it waits in another limit's line): the
+ * A job gives its place in one key back (its run ended, or it waits for another of its limits): the
  * place goes to the key's oldest parked job, whose message is sent again, or back to the key when
  * none waits. A failure is logged: the reaper's look at the parked jobs (lib/flow/flow-heal.ts) finds
- * a place left held by an ended run.
+ * a place left held by an ended run. `waiting`: the job gives it back to wait, not because its run
+ * ended; a job that parked in this key's line meanwhile saw the place held by a job that hasn't
+ * ended (not one to free), so once freed the key is looked at again (lookAfterParking).
  */
-export async function handPlaceOn(deps: PlaceDeps, fk: FlowKey, flow: FlowLimit, id: string): Promise<void> {
+export async function handPlaceOn(
+  deps: PlaceDeps,
+  fk: FlowKey,
+  flow: FlowLimit,
+  id: string,
+  waiting = false,
+): Promise<void> {
   if (!flow.settings.concurrency) return;
   const { store, clock, log } = deps;
   try {
@@ -76,7 +84,8 @@ export async function handPlaceOn(deps: PlaceDeps, fk: FlowKey, flow: FlowLimit,
       if (state.holders[id] === undefined) return;
     }
     const since = state.holders[id];
-    if (since !== undefined) await freeKeyPlaces(store, fk, { [id]: since });
+    if (since !== undefined && (await freeKeyPlaces(store, fk, { [id]: since })) && waiting)
+      await lookAfterParking(deps, fk);
   } catch (error) {
     log.warn("could not hand a flow key's place on; the reaper will", {
       ...flowKeyFields(fk),

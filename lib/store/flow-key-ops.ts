@@ -229,3 +229,24 @@ export function parkJob(ctx: StoreContext, seed: JobSeed, fk: FlowKey): Promise<
     ),
   );
 }
+
+/**
+ * leaveLine — a job of several flow limits that was handed a place from a line, then refused by a
+ * later limit's cool-down or rate, waits for that as a message, not in the line: it leaves the line
+ * so no hand-over sends it again meanwhile (a second message, and its rate taken from twice).
+ * condition: the job is queued and parked. result: true when it left a line; false when in none.
+ */
+export function leaveLine(ctx: StoreContext, id: string): Promise<boolean> {
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "leaveLine",
+      jobKey(id),
+      (e) => ({
+        update: new Update(e).remove("parked", "parkedIn", "gsi1pk", "gsi1sk"),
+        condition: and(statusIn("queued"), attributeExists("parked")),
+      }),
+      { readCurrent: false },
+    ),
+  );
+}
