@@ -10,6 +10,14 @@ export const TenantReportJob = z.object({
   sleepMs: z.number().int().min(0).max(10_000).optional(),
 });
 
+/** Sleeps `sleepMs` (stopping when aborted) and says when, taken inside the handler. */
+export async function reportRun(job: z.output<typeof TenantReportJob>, signal: AbortSignal) {
+  const startedAt = new Date().toISOString();
+  if (job.sleepMs) await delay(job.sleepMs, undefined, { signal });
+  const { tenant, user, tokens } = job;
+  return { tenant, user, tokens, startedAt, finishedAt: new Date().toISOString() };
+}
+
 /**
  * Three flow limits at once (docs/guide/flow-control.md): at most 3 runs of a tenant, 1 of a user,
  * and a shared `llm` budget of 20 000 tokens a minute that each job takes its `tokens` from. A job
@@ -26,10 +34,5 @@ export const tenantReport = defineKind({
     { name: "user", key: (job) => job.user, concurrency: 1 },
     { name: "llm", key: () => "llm", rate: { limit: 20_000, periodSeconds: 60, cost: (job) => job.tokens } },
   ],
-  handler: async (job, ctx) => {
-    const startedAt = new Date().toISOString();
-    if (job.sleepMs) await delay(job.sleepMs, undefined, { signal: ctx.signal });
-    const { tenant, user, tokens } = job;
-    return { tenant, user, tokens, startedAt, finishedAt: new Date().toISOString() };
-  },
+  handler: (job, ctx) => reportRun(job, ctx.signal),
 });

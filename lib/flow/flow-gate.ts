@@ -11,6 +11,7 @@ import {
   takeKeyPlace,
 } from "../store/flow-key-ops.ts";
 import { reserveStart } from "../store/rate-limit-ops.ts";
+import { getJob } from "../store/read-ops.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
 import type { FlowDeps } from "./flow-deps.ts";
 import { handPlaceOn, lookAfterParking } from "./flow-places.ts";
@@ -47,22 +48,45 @@ export async function passFlowGate(
   const now = clock.now();
   const states = await Promise.all(keyed.map(({ fk }) => readFlowKeyState(store, fk)));
   const met: Met[] = keyed.map((k, i) => ({ ...k, state: states[i] as FlowKeyState }));
+  const several = met.length > 1;
+  const holdsAny = met.some(({ state }) => state.holders[msg.id] !== undefined);
+  if (several && holdsAny) {
+    // A copy of a job of several limits that holds places and already runs (a redelivery, a
+    // duplicate): the claim decides, as for a lone limit's; its gate must not give the run's places
+    // back. A queued job's copy is its own when it was sent with the place it holds (`placeSince`);
+    // another copy (one a fault kept from being deleted) waits two leases: two copies going at once
+    // could each pass on places the other gives back to wait. By then the copy sent with the place
+    // has run, or was lost: a job still queued on places that old takes this copy as its own.
+    if ((await getJob(store, msg.id))?.status !== "queued") return {};
+    const sent = met.some(
+      ({ state }) => msg.placeSince !== undefined && state.holders[msg.id] === msg.placeSince,
+    );
+    const leaseMs = (deps.queues.find((q) => q.name === msg.queue)?.leaseSeconds ?? 60) * 1000;
+    const young = met.some(({ state }) => (state.holders[msg.id] ?? 0) > now - 2 * leaseMs);
+    if (!sent && young) {
+      metrics.count("duplicateDeliveries", msg.queue, msg.kind);
+      await hide(Math.ceil((2 * leaseMs) / 1000));
+      return false;
+    }
+  }
   const taken: FlowPlace[] = [];
   // The starts its rates reserved, carried by a message sent again so no rate is taken from twice.
   let carried: JobMessage = msg;
-  const giveBack = () =>
-    Promise.all(
+  // A lone limit's job waits holding what it holds (a redelivery of its run), as it always did.
+  const giveBack = async () => {
+    if (!several) return;
+    await Promise.all(
       met.map(({ limit, fk, state }) =>
         state.holders[msg.id] !== undefined || taken.some((p) => p.key === fk)
           ? handPlaceOn(deps, fk, limit, msg.id, true)
           : undefined,
       ),
     );
+  };
   // A job of several limits handed a place from a line waits for a later limit's cool-down or turn
   // as a message: it leaves the line first (one conditional write), or a hand-over would send it on.
   const waitAsMessage = async () => {
-    if (met.length > 1 && met.some(({ state }) => state.holders[msg.id] !== undefined))
-      await leaveLine(store, msg.id);
+    if (several && holdsAny) await leaveLine(store, msg.id);
     await giveBack();
   };
   const wait = async (until: number) => {

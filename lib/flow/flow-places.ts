@@ -1,6 +1,13 @@
 import { loadPayload } from "../claims/job-bodies.ts";
 import { concurrencyFor, type FlowLimit, flowLimitNamed, flowLimitsOf } from "../job/flow.ts";
-import { type FlowKey, flowKeyFields, jobKeyFor, limitKeyOf } from "../job/flow-key.ts";
+import {
+  encodeFlowKey,
+  type FlowKey,
+  flowKeyFields,
+  jobKeyFor,
+  limitKeyOf,
+  parkedLineOf,
+} from "../job/flow-key.ts";
 import { isTerminal } from "../job/status.ts";
 import { errorFields } from "../observability/log.ts";
 import {
@@ -75,8 +82,10 @@ export async function handPlaceOn(
     if (state.holders[id] === undefined) return;
     for (const next of await parkedJobs(store, fk, look)) {
       if (next.id === id || state.holders[next.id] !== undefined) continue;
-      if (await passKeyPlace(store, fk, id, next.id, clock.now())) {
-        await resendJob(deps, next);
+      if (!(await waitsHere(deps, fk, next))) continue;
+      const at = clock.now();
+      if (await passKeyPlace(store, fk, id, next.id, at)) {
+        await resendJob(deps, next, at);
         return;
       }
       // Lost: this run held no place any more, or the next job got one meanwhile.
@@ -95,14 +104,32 @@ export async function handPlaceOn(
 }
 
 /**
- * A parked (or placed but never started) job's message, sent again. A lone limit's job skips its
- * rate's turn; a job of several limits goes through each of them again (its item keeps no turn its
- * rates reserved, so it takes them anew: a turn may go unused, none is overdrawn).
+ * Whether a job the line's read shows still waits in this key's line. The line is read from the
+ * status index, which lags: a job of several limits may have moved on (to another limit's line, or
+ * to wait for a turn as a message), and a place handed to it then would send it a second message. So
+ * for such a kind the job's item is read (strong) first; a lone limit's job is taken as read (its
+ * only way out of the line is its claim, which a hand-over's condition already sees).
  */
-export async function resendJob(deps: PlaceDeps, job: JobItem): Promise<void> {
+async function waitsHere(deps: PlaceDeps, fk: FlowKey, job: JobItem): Promise<boolean> {
+  if (flowLimitsOf(deps.registry.get(job.kind)?.flow).length <= 1) return true;
+  const now = await getJob(deps.store, job.id);
+  const line = now?.status === "queued" && now.parked ? parkedLineOf(now) : undefined;
+  return line !== undefined && encodeFlowKey(line) === encodeFlowKey(fk);
+}
+
+/**
+ * A parked (or placed but never started) job's message, sent again, given its place at `since`. A
+ * lone limit's job skips its rate's turn; a job of several limits goes through each of them again
+ * (its item keeps no turn its rates reserved, so it takes them anew: a turn may go unused, none is
+ * overdrawn), and its message carries `placeSince`: the gate takes a copy without it for a stale one.
+ */
+export async function resendJob(deps: PlaceDeps, job: JobItem, since: number): Promise<void> {
   const payload = job.payloadObject ? undefined : await loadPayload(deps.store, deps.claims, job);
   const lone = flowLimitsOf(deps.registry.get(job.kind)?.flow).length <= 1;
-  const message = { ...messageFromItem(job, payload), ...(lone ? { rateSlot: deps.clock.now() } : {}) };
+  const message = {
+    ...messageFromItem(job, payload),
+    ...(lone ? { rateSlot: deps.clock.now() } : { placeSince: since }),
+  };
   await deps.transport.send({ message, delaySeconds: 0 });
 }
 
@@ -218,16 +245,16 @@ async function fillPlaces(
     if (job?.status !== "queued") continue;
     // Placed, but it hasn't started a lease after: its message went missing. Renew the place, send it.
     if (await renewKeyPlace(store, fk, id, since, now)) {
-      await resendJob(deps, job);
+      await resendJob(deps, job, now);
       sent++;
     }
   }
   let free = limit - Object.keys(state.holders).length;
   for (const next of free > 0 ? await parkedJobs(store, fk, free + LINE_LOOK) : []) {
     if (free <= 0) break;
-    if (state.holders[next.id] !== undefined) continue;
+    if (state.holders[next.id] !== undefined || !(await waitsHere(deps, fk, next))) continue;
     if (!(await grantKeyPlace(store, fk, next.id, limit, now))) break;
-    await resendJob(deps, next);
+    await resendJob(deps, next, now);
     sent++;
     free--;
   }

@@ -204,9 +204,9 @@ const flow = {
     item: true,
     view: (parked, item) => (parked && item.status === "queued" ? { waitingForKey: true } : {}),
   }),
-  /** The starts its rates reserved for it (ms; the first limit's, the others' by name, v3): taken once. */
-  rateSlot: field(z.number().optional(), { message: "sender" }),
+  rateSlot: field(z.number().optional(), { message: "sender" }), // reserved starts (ms): taken once; §3
   rateSlots: field(z.record(z.string(), z.number()).optional(), { message: "sender" }),
+  placeSince: field(z.number().optional(), { message: "sender" }),
 };
 
 /** Replays (docs/architecture.md §21): the job it runs again. */

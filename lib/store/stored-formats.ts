@@ -28,7 +28,7 @@ export const STORED_FORMATS = {
   payload: 1,
   /**
    * The SQS job message's body (lib/transport/job-message.ts), versioned by its `v`. v2 (#40): a
-   * child's `parent`. v3 (#42): `flowKeys`, `flowCosts`, `rateSlots` (several flow limits).
+   * child's `parent`. v3 (#42): `flowKeys`, `flowCosts`, `rateSlots`, `placeSince` (several flow limits).
    */
   message: 3,
   /** An object in the claims bucket: a payload, result, step result, event or token data over 8 KiB. */

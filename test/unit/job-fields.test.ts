@@ -606,6 +606,7 @@ describe("the map of a job's fields", () => {
       "completes",
       "rateSlot",
       "rateSlots",
+      "placeSince",
       "parent",
     ]);
   });
