@@ -8,13 +8,14 @@ import {
   leaveLine,
   parkJob,
   readFlowKeyState,
+  renewKeyPlace,
   takeKeyPlace,
 } from "../store/flow-key-ops.ts";
 import { reserveStart } from "../store/rate-limit-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
 import type { FlowDeps } from "./flow-deps.ts";
-import { handPlaceOn, lookAfterParking } from "./flow-places.ts";
+import { handPlaceOn, lookAfterParking, resendJob } from "./flow-places.ts";
 
 /** One of the job's limits as its delivery meets it: the limit, the job's key under it, its state. */
 interface Met {
@@ -51,23 +52,12 @@ export async function passFlowGate(
   const several = met.length > 1;
   const holdsAny = met.some(({ state }) => state.holders[msg.id] !== undefined);
   if (several && holdsAny) {
-    // A copy of a job of several limits that holds places and already runs (a redelivery, a
-    // duplicate): the claim decides, as for a lone limit's; its gate must not give the run's places
-    // back. A queued job's copy is its own when it was sent with the place it holds (`placeSince`);
-    // another copy (one a fault kept from being deleted) waits two leases: two copies going at once
-    // could each pass on places the other gives back to wait. By then the copy sent with the place
-    // has run, or was lost: a job still queued on places that old takes this copy as its own.
-    if ((await getJob(store, msg.id))?.status !== "queued") return {};
-    const sent = met.some(
-      ({ state }) => msg.placeSince !== undefined && state.holders[msg.id] === msg.placeSince,
-    );
-    const leaseMs = (deps.queues.find((q) => q.name === msg.queue)?.leaseSeconds ?? 60) * 1000;
-    const young = met.some(({ state }) => (state.holders[msg.id] ?? 0) > now - 2 * leaseMs);
-    if (!sent && young) {
-      metrics.count("duplicateDeliveries", msg.queue, msg.kind);
-      await hide(Math.ceil((2 * leaseMs) / 1000));
-      return false;
-    }
+    const copy = await judgeCopy(deps, msg, met, hide, now);
+    if (copy !== undefined) return copy;
+    // Sent on from a line: it leaves the line before anything else (one conditional write), so no
+    // hand-over sends it a second message while this one decides (two copies could each pass on a
+    // place the other gives back). It enters a line again only as its last step, if it parks.
+    await leaveLine(store, msg.id);
   }
   const taken: FlowPlace[] = [];
   // The starts its rates reserved, carried by a message sent again so no rate is taken from twice.
@@ -83,12 +73,8 @@ export async function passFlowGate(
       ),
     );
   };
-  // A job of several limits handed a place from a line waits for a later limit's cool-down or turn
-  // as a message: it leaves the line first (one conditional write), or a hand-over would send it on.
-  const waitAsMessage = async () => {
-    if (several && holdsAny) await leaveLine(store, msg.id);
-    await giveBack();
-  };
+  // A job of several limits waits for a later limit's cool-down or turn as a message, in no line.
+  const waitAsMessage = giveBack;
   const wait = async (until: number) => {
     metrics.count("keyWaits", msg.queue, msg.kind);
     await waitAsMessage();
@@ -117,7 +103,7 @@ export async function passFlowGate(
     }
     if (slot !== undefined && slot > now) return wait(slot);
     const place = await takePlace(deps, limit, fk, state, msg.id, now);
-    if (place === "full") return parkIn(deps, msg, fk, giveBack, taken);
+    if (place === "full") return parkIn(deps, msg, fk, giveBack, taken, several);
     if (place) taken.push(place);
   }
   return taken.length > 0 ? { places: taken } : {};
@@ -164,12 +150,56 @@ async function parkIn(
   fk: FlowKey,
   giveBack: () => Promise<unknown>,
   taken: FlowPlace[],
+  several: boolean,
 ): Promise<boolean | FlowPass> {
   const seed = seedFromMessage(msg);
-  if (!(await parkJob(deps.store, seed, fk))) return taken.length > 0 ? { places: taken } : {};
+  const pass = taken.length > 0 ? { places: taken } : {};
+  if (several) {
+    // Its places go back before it enters the line: once in it, a hand-over may send it again, and
+    // that copy must not find a place of this one still held, soon to be given away. Not for a job
+    // another copy already runs (the places are that run's).
+    if ((await getJob(deps.store, msg.id))?.status !== "queued") return pass;
+    await giveBack();
+  }
+  if (!(await parkJob(deps.store, seed, fk))) return pass;
   deps.metrics.count("keyParked", seed.queue, seed.kind);
   deps.log.debug("job waits for a place of its flow key", { ...jobFields(seed), ...flowKeyFields(fk) });
-  await giveBack();
   await lookAfterParking(deps, fk);
+  return true;
+}
+
+/**
+ * A copy of a job of several limits that holds places. Of a job that already runs (a redelivery, a
+ * duplicate): the claim decides, as for a lone limit's, and its gate must not give the run's places
+ * back ({}). Of a queued job: its own when it was sent with the place it holds (`placeSince`: go on,
+ * undefined). Another copy (one a fault kept from being deleted) must not go beside that one: two
+ * copies at once could each pass on places the other gives back to wait. While the places are young
+ * it waits two leases (hidden); once they are older the copy sent with them was lost, so the places
+ * are renewed (of two copies, one renews) and the job is sent afresh with them, and this copy dropped.
+ */
+async function judgeCopy(
+  deps: FlowDeps,
+  msg: JobMessage,
+  met: readonly Met[],
+  hide: (seconds: number) => Promise<void>,
+  now: number,
+): Promise<boolean | FlowPass | undefined> {
+  const job = await getJob(deps.store, msg.id);
+  if (job?.status !== "queued") return {};
+  const held = met.flatMap(({ fk, state }) => {
+    const since = state.holders[msg.id];
+    return since === undefined ? [] : [{ fk, since }];
+  });
+  if (msg.placeSince !== undefined && held.some(({ since }) => since === msg.placeSince)) return undefined;
+  deps.metrics.count("duplicateDeliveries", msg.queue, msg.kind);
+  const leaseMs = (deps.queues.find((q) => q.name === msg.queue)?.leaseSeconds ?? 60) * 1000;
+  if (held.some(({ since }) => since > now - 2 * leaseMs)) {
+    await hide(Math.ceil((2 * leaseMs) / 1000));
+    return false;
+  }
+  const renewed = await Promise.all(
+    held.map(({ fk, since }) => renewKeyPlace(deps.store, fk, msg.id, since, now)),
+  );
+  if (renewed.every(Boolean)) await resendJob(deps, job, now);
   return true;
 }

@@ -156,6 +156,24 @@ describe("several flow limits on one kind", () => {
     ]);
   }, 90_000);
 
+  it("with ten runs at once (five pollers), 40 jobs of users who work for both tenants: no tenant over 3, no user over 1", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    runs.length = 0;
+    // The races of several copies of one job (a hand-over's, and the one still deciding) show only
+    // with many deliveries at once: five pollers of two invocations each.
+    for (let n = 0; n < 5; n++) h.startPoller();
+    const users = ["u1", "u2", "u3", "u4", "u5"];
+    const jobs = await h.engine.producer.enqueueBatch(
+      Array.from({ length: 40 }, (_, n) => ({
+        kind: "t-three-limits",
+        payload: { tenant: n % 2 ? "t2" : "t1", user: users[n % 5], tokens: 1, ms: 300 },
+      })),
+    );
+    for (const j of jobs) await settled(h, j.id ?? "", "done", 90_000);
+    expect(Math.max(...["t1", "t2"].map((t) => peak((r) => r.tenant === t)))).toBeLessThanOrEqual(3);
+    expect(Math.max(...users.map((u) => peak((r) => r.user === u)))).toBe(1);
+  }, 120_000);
+
   it("under three limits: tenants at most 3 at once, users 1, and the shared rate's units never started ahead of it", async () => {
     const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
     runs.length = 0;
