@@ -20,6 +20,7 @@ export const kinds = [
   (await import("./kinds/doc-sync.ts")).docSync,
   (await import("./kinds/tenant-echo.ts")).tenantEcho,
   (await import("./kinds/tenant-rate.ts")).tenantRate,
+  (await import("./kinds/tenant-report.ts")).tenantReport,
   (await import("./kinds/onboard.ts")).onboard,
   (await import("./kinds/order-flow.ts")).orderFlow,
   (await import("./kinds/import-row.ts")).importRow,

@@ -41,6 +41,7 @@ const schedule = z.looseObject({
 const busyKey = z.looseObject({
   kind: z.string(),
   key: z.string(),
+  limit: z.string().optional(),
   running: z.number(),
   waiting: z.number(),
   concurrency: z.number().optional(),

@@ -164,9 +164,13 @@ export function createClient<A extends AppNames>(options: ClientOptions<A> = {})
           },
           answerShapes.busiestKeys,
         ),
-      get: async (kind, key) =>
+      get: async (kind, key, limit) =>
         object<FlowKeyView>(
-          { method: "GET", path: flowKeyPath(flowKey(kind, key), segment) },
+          {
+            method: "GET",
+            path: flowKeyPath(flowKey(kind, key), segment),
+            ...(limit !== undefined ? { query: { limit } } : {}),
+          },
           answerShapes.flowKey,
         ),
     },

@@ -231,7 +231,8 @@ export interface SkyforgeClient<A extends AppNames> {
   keys: {
     /** The queue's keys with the most parked jobs (limit 1..50, default 10). */
     busiest(queue: QueueName<A>, limit?: number): Promise<BusiestKeys>;
-    get(kind: KindName<A>, key: string): Promise<FlowKeyView>;
+    /** A key of one of the kind's limits: its first limit's unless `limit` names another. */
+    get(kind: KindName<A>, key: string, limit?: string): Promise<FlowKeyView>;
   };
   schedules: {
     list(): Promise<ScheduleView[]>;

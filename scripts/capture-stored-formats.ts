@@ -17,7 +17,7 @@ import { claimObjects, scanTable, type TableItem, writeFixtureSet } from "./stor
  * itself (a plain job done, a large payload's item and claims objects, a queued job and its
  * message, durable jobs waiting on an event, on a token and on a race (after parallel steps and a
  * child job) with recorded steps, an event kept for its lookback, a flow key with a
- * parked job, a batch, a debounced and a singleton job, a group, a schedule, a rate bucket...),
+ * parked job, a job of several flow limits parked in its second limit's line, a batch, a debounced and a singleton job, a group, a schedule, a rate bucket...),
  * then writes the table's items (DynamoDB JSON, one file per format), the message bodies the stack
  * sent, the claims bucket's objects and a manifest naming the jobs each check uses into
  * test/fixtures/stored-formats/<set>/. test/integration/stored-formats.test.ts reads them with the
@@ -160,6 +160,13 @@ try {
   for (const id of holders) await untilStatus(id, "running");
   const parked = await enqueue({ kind: "tenant-echo", payload: { tenant, sleepMs: 10_000 } });
   await until(parked, "parked", (j) => j.waitingForKey === true);
+  // Several flow limits (from v3): tenant-report runs 1 job of a user at once, so a second report of
+  // the user parks in its `user` limit's line, holding its other limits' keys and its `llm` cost.
+  const report = { tenant: "capture-tenant", user: "capture-user", sleepMs: 10_000 };
+  const reportRunning = await enqueue({ kind: "tenant-report", payload: { ...report, tokens: 1200 } });
+  await untilStatus(reportRunning, "running");
+  const reportParked = await enqueue({ kind: "tenant-report", payload: { ...report, tokens: 800 } });
+  await until(reportParked, "parked", (j) => j.waitingForKey === true);
 
   // The scheduled functions once (reaper, cleanup, cron), as a minute's tick runs them.
   await stack.ticker.tick();
@@ -203,6 +210,7 @@ try {
     jobs: {
       ...{ plain, largePayload, claimChecked, unique, scheduled, cancelled, dead, retried, paused },
       ...{ rated, flowRated, batched, debounced, collected, singleton, fanOut, parked, queued },
+      ...{ reportRunning, reportParked },
     },
     event: { job: eventWait, event: "order.paid", match: "capture-order" },
     token: { job: tokenWait, ...tokenOf(items, tokenWait) },

@@ -12,6 +12,9 @@ const BusiestKeysQuery = z
   })
   .strict();
 
+/** `GET /keys/{kind}/{key}`'s query: which of the kind's limits the key is of (its first when absent). */
+const KeyViewQuery = z.object({ limit: z.string().min(1).max(32).optional() }).strict();
+
 /**
  * A flow key as the operator sees it (docs/guide/flow-control.md, lib/flow/key-view.ts): its runs,
  * its waiting jobs, its limits and its cool-down. 404 for a kind without flow control, or a key no
@@ -27,8 +30,14 @@ export function keyRoutes(engine: Engine): ApiRoute[] {
         throw new ClientError("validation_error", "invalid keys query", issuesOf(parsed.error));
       return json(200, await engine.flow.busiestKeys(parsed.data.queue, parsed.data.limit));
     }),
-    route("GET", "/keys/{kind}/{key}", async (e) =>
-      json(200, await engine.flow.keyView(pathParam(e, "kind"), pathParam(e, "key"))),
-    ),
+    route("GET", "/keys/{kind}/{key}", async (e) => {
+      const parsed = KeyViewQuery.safeParse(queryParams(e));
+      if (!parsed.success)
+        throw new ClientError("validation_error", "invalid key query", issuesOf(parsed.error));
+      return json(
+        200,
+        await engine.flow.keyView(pathParam(e, "kind"), pathParam(e, "key"), parsed.data.limit),
+      );
+    }),
   ];
 }

@@ -1,7 +1,7 @@
 import type * as z from "zod";
 import type { BatchSettings } from "../job/batch.ts";
 import type { DebounceSettings, SingletonSettings } from "../job/coalesce.ts";
-import type { FlowSettings } from "../job/flow.ts";
+import type { FlowDeclaration } from "../job/flow.ts";
 import type { OnExhausted } from "../job/kind.ts";
 
 /** A pool kind's payload: any JSON (the child validates it). */
@@ -44,8 +44,11 @@ export interface PoolKindSpec<Name extends string = string, Queue extends string
   debounce?: DebounceSettings<JsonValue>;
   /** At most one running job per key (docs/architecture.md §19). */
   singleton?: SingletonSettings<JsonValue>;
-  /** Flow control per key: runs at once and starts per period (docs/architecture.md §20). */
-  flow?: FlowSettings<JsonValue>;
+  /**
+   * Flow control per key: runs at once and units started per period; one limit or a list of up to 4
+   * (docs/architecture.md §20).
+   */
+  flow?: FlowDeclaration<JsonValue>;
 }
 
 export const MAX_CHILDREN_PER_KIND = 64;

@@ -1,14 +1,14 @@
 import pLimit from "p-limit";
 import { ClientError } from "../errors.ts";
 import { concurrencyFor } from "../job/flow.ts";
-import { type FlowKey, flowKeyOf } from "../job/flow-key.ts";
+import { type FlowKey, parkedLineOf } from "../job/flow-key.ts";
 import type { BusiestKeys, BusyKey } from "../job/flow-views.ts";
 import { parkPrefix } from "../job/key-layout.ts";
 import type { AnyKind } from "../job/kind.ts";
 import { readFlowKeyState } from "../store/flow-key-ops.ts";
 import { PARK_INDEX_SHARDS } from "../store/keys.ts";
 import { countParked, nextParkedJob } from "../store/parked-line-ops.ts";
-import { livePlaces, type PlaceDeps } from "./flow-places.ts";
+import { limitOfKey, livePlaces, type PlaceDeps } from "./flow-places.ts";
 
 /** Keys one listing looks at, at most: the rest of the parked index is left unread. */
 export const MAX_KEYS_LOOKED_AT = 200;
@@ -46,10 +46,11 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
     for (;;) {
       const job = await nextParkedJob(deps.store, shard, after);
       if (!job) break;
-      const fk = flowKeyOf(job);
+      const fk = parkedLineOf(job);
       if (!kinds.has(job.kind) || fk === undefined) {
         // Another queue's kind: step over all its lines in this shard ("#" sorts before any character
-        // of a kind's name, so `<kind>#\uffff` ends exactly that kind's lines).
+        // of a kind's name, and "!" before "#", so `<kind>#\uffff` ends exactly that kind's lines,
+        // its first limit's and its others', lib/job/flow-key.ts).
         after = fk === undefined && job.gsi1sk ? job.gsi1sk : `${job.kind}#\uffff`;
         continue;
       }
@@ -71,11 +72,12 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
   const items = await Promise.all(
     top.map(async ({ fk, waiting, since }): Promise<BusyKey> => {
       const state = await readFlowKeyState(deps.store, fk);
-      const flow = kinds.get(fk.kind)?.flow;
-      const concurrency = flow ? concurrencyFor(flow, fk.key) : undefined;
+      const limit = limitOfKey(deps, fk);
+      const concurrency = limit ? concurrencyFor(limit.settings, fk.key) : undefined;
       return {
         kind: fk.kind,
         key: fk.key,
+        ...(fk.limit !== undefined ? { limit: fk.limit } : {}),
         running: await livePlaces(deps, fk, state, deps.clock.now()),
         waiting,
         ...(typeof concurrency === "number" ? { concurrency } : {}),
@@ -86,4 +88,5 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
   return { items, ...(truncated ? { truncated: true as const } : {}) };
 }
 
-const byKindThenKey = (a: FlowKey, b: FlowKey) => a.kind.localeCompare(b.kind) || a.key.localeCompare(b.key);
+const byKindThenKey = (a: FlowKey, b: FlowKey) =>
+  a.kind.localeCompare(b.kind) || (a.limit ?? "").localeCompare(b.limit ?? "") || a.key.localeCompare(b.key);

@@ -1,4 +1,4 @@
-import { type FlowKey, flowKeyFields, flowKeyOf } from "../job/flow-key.ts";
+import { type FlowKey, flowKeyFields, parkedLineOf } from "../job/flow-key.ts";
 import { parkPrefix } from "../job/key-layout.ts";
 import { errorFields } from "../observability/log.ts";
 import { type HealCursor, moveHealCursor, readHealCursor } from "../store/flow-heal-cursor-ops.ts";
@@ -54,7 +54,7 @@ export async function healParkedKeys(
       continue;
     }
     at = { shard: at.shard, after: past };
-    const fk = flowKeyOf(job);
+    const fk = parkedLineOf(job);
     if (fk === undefined) continue;
     counts.keys += 1;
     counts.sent += await healOne(deps, fk);
@@ -65,7 +65,7 @@ export async function healParkedKeys(
 
 /** The sort key just past a parked job's whole line (its key's prefix + U+FFFF), or past it alone. */
 function pastLine(job: JobItem): string | undefined {
-  const fk = flowKeyOf(job);
+  const fk = parkedLineOf(job);
   return fk === undefined ? job.gsi1sk : `${parkPrefix(fk)}\uffff`;
 }
 

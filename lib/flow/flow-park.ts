@@ -1,5 +1,5 @@
-import { concurrencyFor } from "../job/flow.ts";
-import { encodeFlowKey, flowKeyFields, flowKeyOf } from "../job/flow-key.ts";
+import { concurrencyFor, flowLimitsOf } from "../job/flow.ts";
+import { encodeFlowKey, type FlowKey, flowKeyFields, limitKeyOf, parkedLineOf } from "../job/flow-key.ts";
 import { errorFields } from "../observability/log.ts";
 import type { ParkableJob } from "../services/flow-service.ts";
 import { readFlowKeyState } from "../store/flow-key-ops.ts";
@@ -11,33 +11,50 @@ import { lookAfterParking, type PlaceDeps } from "./flow-places.ts";
  * Flow-controlled jobs whose key is full when they are enqueued wait in its line from the start
  * (docs/architecture.md §20): their item is written parked and no message goes out until a place
  * frees. So a flooded key's backlog never sits in the queue ahead of other keys' jobs, and a job
- * that waits costs no send, receive or park beyond its own item write. One strong read per key of
- * the request. A job due later (a delay) goes through the delivery's gate instead.
+ * that waits costs no send, receive or park beyond its own item write. A job of several limits parks
+ * in the line of its first limit (in declaration order) whose key is full; a rate doesn't park at
+ * enqueue (its turn is reserved at delivery). One strong read per key of the request. A job due
+ * later (a delay) goes through the delivery's gate instead.
  */
 export async function parkIfKeyFull(
   deps: Pick<FlowDeps, "store" | "registry" | "metrics">,
   planned: readonly ParkableJob[],
 ) {
-  const keyed = planned.filter((p) => p.item.flowKey !== undefined && p.delaySeconds === 0 && !p.scheduled);
-  const byKey = Map.groupBy(keyed, (p) => encodeFlowKey({ kind: p.item.kind, key: p.item.flowKey ?? "" }));
-  await Promise.all(
-    [...byKey.values()].map(async (same) => {
-      const fk = same[0] && flowKeyOf(same[0].item);
-      const flow = fk === undefined ? undefined : deps.registry.get(fk.kind)?.flow;
-      if (!flow || fk === undefined) return;
-      const limit = concurrencyFor(flow, fk.key);
-      if (typeof limit !== "number") return;
-      const state = await readFlowKeyState(deps.store, fk);
-      if (Object.keys(state.holders).length < limit) return;
-      for (const p of same) {
-        deps.metrics.count("keyParked", p.item.queue, fk.kind);
-        p.parked = true;
-        p.writesItem = true;
-        p.item = { ...p.item, parked: true, ...parkIndexKeys(fk, p.item.createdAt, p.item.id) };
-      }
+  const due = planned.filter((p) => p.item.flowKey !== undefined && p.delaySeconds === 0 && !p.scheduled);
+  // Each job's bounded keys, in its limits' order, each with its concurrency.
+  const bounded = due.map((p) =>
+    flowLimitsOf(deps.registry.get(p.item.kind)?.flow).flatMap((limit) => {
+      const fk = limitKeyOf(p.item, limit);
+      const most = fk === undefined ? undefined : concurrencyFor(limit.settings, fk.key);
+      return fk !== undefined && typeof most === "number" ? [{ fk, most }] : [];
     }),
   );
+  const keys = new Map(bounded.flat().map(({ fk }) => [encodeFlowKey(fk), fk] as const));
+  const held = new Map(
+    await Promise.all(
+      [...keys].map(
+        async ([text, fk]) =>
+          [text, Object.keys((await readFlowKeyState(deps.store, fk)).holders).length] as const,
+      ),
+    ),
+  );
+  due.forEach((p, i) => {
+    const full = bounded[i]?.find(({ fk, most }) => (held.get(encodeFlowKey(fk)) ?? 0) >= most)?.fk;
+    if (full === undefined) return;
+    deps.metrics.count("keyParked", p.item.queue, full.kind);
+    p.parked = true;
+    p.writesItem = true;
+    p.item = {
+      ...p.item,
+      parked: true,
+      ...lineFields(full),
+      ...parkIndexKeys(full, p.item.createdAt, p.item.id),
+    };
+  });
 }
+
+/** Which limit's line a parked item is in: `parkedIn`, for any limit but its kind's first. */
+const lineFields = (fk: FlowKey) => (fk.limit === undefined ? {} : { parkedIn: fk.limit });
 
 /**
  * After parked items are written: one look per key (lookAfterParking, as the gate does after it
@@ -47,7 +64,7 @@ export async function parkIfKeyFull(
 export async function lookAfterParkingAll(deps: PlaceDeps, parked: readonly ParkableJob[]): Promise<void> {
   const keys = new Map(
     parked.flatMap((p) => {
-      const fk = flowKeyOf(p.item);
+      const fk = parkedLineOf(p.item);
       return fk === undefined ? [] : [[encodeFlowKey(fk), fk] as const];
     }),
   );

@@ -1,6 +1,13 @@
 import { loadPayload } from "../claims/job-bodies.ts";
-import { concurrencyFor } from "../job/flow.ts";
-import { type FlowKey, flowKeyFields, flowKeyOf } from "../job/flow-key.ts";
+import { concurrencyFor, type FlowLimit, flowLimitNamed, flowLimitsOf } from "../job/flow.ts";
+import {
+  encodeFlowKey,
+  type FlowKey,
+  flowKeyFields,
+  jobKeyFor,
+  limitKeyOf,
+  parkedLineOf,
+} from "../job/flow-key.ts";
 import { isTerminal } from "../job/status.ts";
 import { errorFields } from "../observability/log.ts";
 import {
@@ -27,34 +34,67 @@ export type PlaceDeps = Pick<
 const LINE_LOOK = 5;
 
 /**
+ * The limit of its kind a flow key is kept under (`fk.limit`: absent for the kind's first limit),
+ * or undefined when the kind declares no such limit (any more).
+ */
+export function limitOfKey(deps: Pick<PlaceDeps, "registry">, fk: FlowKey): FlowLimit | undefined {
+  const limit = flowLimitNamed(deps.registry.get(fk.kind)?.flow, fk.limit);
+  return limit !== undefined && (limit.index === 0) === (fk.limit === undefined) ? limit : undefined;
+}
+
+/**
  * A flow-controlled job's run ended (any outcome its owner wrote: done, dead, cancelled, a retry's
- * wait, a throttle, a hand-back): its place goes to its key's oldest parked job, whose message is
- * sent again, or back to the key when none waits. A failure is logged: the reaper's look at the
- * parked jobs (lib/flow/flow-heal.ts) finds a place left held by an ended run.
+ * wait, a throttle, a hand-back): in every limit of its kind with a concurrency, its place goes to
+ * the key's oldest parked job, whose message is sent again, or back to the key when none waits.
  */
 export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<void> {
-  const fk = flowKeyOf(item);
-  const flow = fk === undefined ? undefined : deps.registry.get(fk.kind)?.flow;
-  if (!flow?.concurrency || fk === undefined) return;
+  const limits = flowLimitsOf(deps.registry.get(item.kind)?.flow);
+  await Promise.all(
+    limits.map((limit) => {
+      const fk = limitKeyOf(item, limit);
+      return fk === undefined ? undefined : handPlaceOn(deps, fk, limit, item.id);
+    }),
+  );
+}
+
+/**
+ * A job gives its place in one key back (its run ended, or it waits for another of its limits): the
+ * place goes to the key's oldest parked job, whose message is sent again, or back to the key when
+ * none waits. A failure is logged: the reaper's look at the parked jobs (lib/flow/flow-heal.ts) finds
+ * a place left held by an ended run. `waiting`: the job gives it back to wait, not because its run
+ * ended; a job that parked in this key's line meanwhile saw the place held by a job that hasn't
+ * ended (not one to free), so once freed the key is looked at again (lookAfterParking).
+ */
+export async function handPlaceOn(
+  deps: PlaceDeps,
+  fk: FlowKey,
+  flow: FlowLimit,
+  id: string,
+  waiting = false,
+): Promise<void> {
+  if (!flow.settings.concurrency) return;
   const { store, clock, log } = deps;
   try {
-    const limit = concurrencyFor(flow, fk.key);
+    const limit = concurrencyFor(flow.settings, fk.key);
     const look = (typeof limit === "number" ? limit : 0) + LINE_LOOK;
     // The line's head may hold places already (on their way to their claims): skip those.
     let state = await readFlowKeyState(store, fk);
-    if (state.holders[item.id] === undefined) return;
+    if (state.holders[id] === undefined) return;
     for (const next of await parkedJobs(store, fk, look)) {
-      if (next.id === item.id || state.holders[next.id] !== undefined) continue;
-      if (await passKeyPlace(store, fk, item.id, next.id, clock.now())) {
-        await resendJob(deps, next);
+      if (next.id === id || state.holders[next.id] !== undefined) continue;
+      if (!(await waitsHere(deps, fk, next))) continue;
+      const at = clock.now();
+      if (await passKeyPlace(store, fk, id, next.id, at)) {
+        await resendJob(deps, next, at);
         return;
       }
       // Lost: this run held no place any more, or the next job got one meanwhile.
       state = await readFlowKeyState(store, fk);
-      if (state.holders[item.id] === undefined) return;
+      if (state.holders[id] === undefined) return;
     }
-    const since = state.holders[item.id];
-    if (since !== undefined) await freeKeyPlaces(store, fk, { [item.id]: since });
+    const since = state.holders[id];
+    if (since !== undefined && (await freeKeyPlaces(store, fk, { [id]: since })) && waiting)
+      await lookAfterParking(deps, fk);
   } catch (error) {
     log.warn("could not hand a flow key's place on; the reaper will", {
       ...flowKeyFields(fk),
@@ -63,10 +103,33 @@ export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<voi
   }
 }
 
-/** A parked (or placed but never started) job's message, sent again; it skips its rate's turn. */
-export async function resendJob(deps: PlaceDeps, job: JobItem): Promise<void> {
+/**
+ * Whether a job the line's read shows still waits in this key's line. The line is read from the
+ * status index, which lags: a job of several limits may have moved on (to another limit's line, or
+ * to wait for a turn as a message), and a place handed to it then would send it a second message. So
+ * for such a kind the job's item is read (strong) first; a lone limit's job is taken as read (its
+ * only way out of the line is its claim, which a hand-over's condition already sees).
+ */
+async function waitsHere(deps: PlaceDeps, fk: FlowKey, job: JobItem): Promise<boolean> {
+  if (flowLimitsOf(deps.registry.get(job.kind)?.flow).length <= 1) return true;
+  const now = await getJob(deps.store, job.id);
+  const line = now?.status === "queued" && now.parked ? parkedLineOf(now) : undefined;
+  return line !== undefined && encodeFlowKey(line) === encodeFlowKey(fk);
+}
+
+/**
+ * A parked (or placed but never started) job's message, sent again, given its place at `since`. A
+ * lone limit's job skips its rate's turn; a job of several limits goes through each of them again
+ * (its item keeps no turn its rates reserved, so it takes them anew: a turn may go unused, none is
+ * overdrawn), and its message carries `placeSince`: the gate takes a copy without it for a stale one.
+ */
+export async function resendJob(deps: PlaceDeps, job: JobItem, since: number): Promise<void> {
   const payload = job.payloadObject ? undefined : await loadPayload(deps.store, deps.claims, job);
-  const message = { ...messageFromItem(job, payload), rateSlot: deps.clock.now() };
+  const lone = flowLimitsOf(deps.registry.get(job.kind)?.flow).length <= 1;
+  const message = {
+    ...messageFromItem(job, payload),
+    ...(lone ? { rateSlot: deps.clock.now() } : { placeSince: since }),
+  };
   await deps.transport.send({ message, delaySeconds: 0 });
 }
 
@@ -117,7 +180,8 @@ async function stalePlaces(deps: PlaceDeps, fk: FlowKey, state: FlowKeyState, no
   ids.forEach((id, i) => {
     const job = jobs[i];
     const since = state.holders[id] as number;
-    if (job ? isTerminal(job.status) || job.flowKey !== fk.key : now - since > leaseMs) stale[id] = since;
+    if (job ? isTerminal(job.status) || jobKeyFor(job, fk) !== fk.key : now - since > leaseMs)
+      stale[id] = since;
   });
   return stale;
 }
@@ -153,10 +217,10 @@ export async function lookAfterParking(deps: PlaceDeps, fk: FlowKey): Promise<vo
   await fillPlaces(deps, fk, limit, state, now);
 }
 
-/** The key's concurrency, when its kind bounds one. */
+/** The key's concurrency, when its limit bounds one. */
 function limitOf(deps: PlaceDeps, fk: FlowKey): number | undefined {
-  const flow = deps.registry.get(fk.kind)?.flow;
-  const limit = flow ? concurrencyFor(flow, fk.key) : undefined;
+  const flow = limitOfKey(deps, fk);
+  const limit = flow ? concurrencyFor(flow.settings, fk.key) : undefined;
   return typeof limit === "number" ? limit : undefined;
 }
 
@@ -181,16 +245,16 @@ async function fillPlaces(
     if (job?.status !== "queued") continue;
     // Placed, but it hasn't started a lease after: its message went missing. Renew the place, send it.
     if (await renewKeyPlace(store, fk, id, since, now)) {
-      await resendJob(deps, job);
+      await resendJob(deps, job, now);
       sent++;
     }
   }
   let free = limit - Object.keys(state.holders).length;
   for (const next of free > 0 ? await parkedJobs(store, fk, free + LINE_LOOK) : []) {
     if (free <= 0) break;
-    if (state.holders[next.id] !== undefined) continue;
+    if (state.holders[next.id] !== undefined || !(await waitsHere(deps, fk, next))) continue;
     if (!(await grantKeyPlace(store, fk, next.id, limit, now))) break;
-    await resendJob(deps, next);
+    await resendJob(deps, next, now);
     sent++;
     free--;
   }

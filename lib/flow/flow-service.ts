@@ -35,8 +35,10 @@ export class Flow implements FlowService {
     return passFlowGate(this.deps, msg, hide);
   }
 
-  async releasePlace({ place }: FlowPass, jobId: string) {
-    if (place) await freeKeyPlaces(this.deps.store, place.key, { [jobId]: place.since });
+  async releasePlace({ places }: FlowPass, jobId: string) {
+    await Promise.all(
+      (places ?? []).map((place) => freeKeyPlaces(this.deps.store, place.key, { [jobId]: place.since })),
+    );
   }
 
   leavePlace(job: JobItem) {
@@ -56,8 +58,8 @@ export class Flow implements FlowService {
     return healParkedKeys(this.deps, budgetMs);
   }
 
-  keyView(kind: string, key: string) {
-    return flowKeyView(this.deps, kind, key);
+  keyView(kind: string, key: string, limit?: string) {
+    return flowKeyView(this.deps, kind, key, limit);
   }
 
   busiestKeys(queue: string, limit: number) {

@@ -3,7 +3,7 @@ import { type QueueDeclaration, tierOf } from "../declarations/queue-declaration
 import { ClientError, InvariantError, issuesOf } from "../errors.ts";
 import { MAX_BATCH_KEY_CHARS } from "./batch.ts";
 import { MAX_COALESCE_PAYLOAD_BYTES } from "./coalesce.ts";
-import { concurrencyFor, type FlowSettings } from "./flow.ts";
+import { concurrencyFor, costFor, type FlowDeclaration, flowLimitsOf } from "./flow.ts";
 import { tooDeepAt } from "./json-depth.ts";
 import { type ComputedKey, computedKeyWrites, storedKeyProblem } from "./key-layout.ts";
 import { EnqueueRequest, MAX_PAYLOAD_BYTES } from "./schemas.ts";
@@ -21,8 +21,8 @@ export interface RequestKind {
   /** A debounced or singleton kind's key, computed the same way (docs/architecture.md §19). */
   debounce?: { key(payload: never): string };
   singleton?: { key(payload: never): string };
-  /** A flow-controlled kind's key and limits (docs/architecture.md §20). */
-  flow?: FlowSettings<never>;
+  /** A flow-controlled kind's limits, each with its key (docs/architecture.md §20). */
+  flow?: FlowDeclaration<never>;
   /** A kind whose schema loads on first use (lib/job/kind-loading.ts): the producer loads it before checking. */
   load?: unknown;
 }
@@ -36,8 +36,12 @@ export interface CheckedRequest<K extends RequestKind> {
   batchKey?: string;
   /** A debounced or singleton kind's job: its key. */
   coalesceKey?: string;
-  /** A flow-controlled kind's job: its flow key. */
+  /** A flow-controlled kind's job: its key for the kind's first limit. */
   flowKey?: string;
+  /** Its keys for the kind's other limits, by limit name. */
+  flowKeys?: Record<string, string>;
+  /** The units it takes from each rate with a cost, by limit name. */
+  flowCosts?: Record<string, number>;
 }
 
 /**
@@ -102,8 +106,8 @@ export function checkEnqueueRequest<K extends RequestKind>(
     ? checkCoalesceRequest(kind, rule, request, payloadJson, parsedPayload)
     : undefined;
   if (coalesceKey instanceof ClientError) return coalesceKey;
-  const flowKey = kind.flow ? flowKeyOf(kind, kind.flow, parsedPayload) : undefined;
-  if (flowKey instanceof ClientError) return flowKey;
+  const flow = kind.flow ? flowKeysOf(kind, kind.flow, parsedPayload) : undefined;
+  if (flow instanceof ClientError) return flow;
   return {
     request,
     kind,
@@ -111,22 +115,56 @@ export function checkEnqueueRequest<K extends RequestKind>(
     payloadJson,
     ...(batchKey !== undefined ? { batchKey } : {}),
     ...(coalesceKey !== undefined ? { coalesceKey } : {}),
-    ...(flowKey !== undefined ? { flowKey } : {}),
+    ...flow,
   };
 }
 
-/** A flow-controlled job's key, and the key's concurrency checked (a function of the key may misbehave). */
-function flowKeyOf(kind: RequestKind, flow: FlowSettings<never>, payload: unknown): string | ClientError {
-  const key = keyOf(kind, "flow", flow.key as (p: unknown) => string, payload);
-  if (key instanceof ClientError) return key;
-  const concurrency = concurrencyFor(flow, key);
-  if (typeof concurrency === "string")
-    return new ClientError(
-      "validation_error",
-      `kind "${kind.name}" gave flow key "${key}" no usable concurrency`,
-      [{ path: "payload", message: concurrency }],
-    );
-  return key;
+/**
+ * A flow-controlled job's key for each of its kind's limits, each key's concurrency checked and each
+ * rate's cost computed (a function of the key or of the payload may misbehave). The refusal names the
+ * kind and the limit's field (`flow[1].rate.cost`; `flow.…` for a lone limit).
+ */
+function flowKeysOf(
+  kind: RequestKind,
+  flow: FlowDeclaration<never>,
+  payload: unknown,
+): Pick<CheckedRequest<RequestKind>, "flowKey" | "flowKeys" | "flowCosts"> | ClientError {
+  const listed = Array.isArray(flow);
+  const keys: Record<string, string> = {};
+  const costs: Record<string, number> = {};
+  let first: string | undefined;
+  for (const limit of flowLimitsOf(flow)) {
+    const at = listed ? `flow[${limit.index}]` : "flow";
+    const named = limit.index === 0 ? undefined : limit.name;
+    const key = keyOf(kind, "flow", limit.settings.key as (p: unknown) => string, payload, {
+      limit: named,
+      field: listed ? `${at}.key` : undefined,
+    });
+    if (key instanceof ClientError) return key;
+    const concurrency = concurrencyFor(limit.settings, key);
+    if (typeof concurrency === "string")
+      return new ClientError(
+        "validation_error",
+        `kind "${kind.name}" gave flow key "${key}" no usable concurrency (${at}.concurrency)`,
+        [{ path: "payload", message: concurrency }],
+      );
+    const { rate } = limit.settings;
+    const cost = rate ? costFor(rate, payload) : 1;
+    if (typeof cost === "string")
+      return new ClientError(
+        "validation_error",
+        `kind "${kind.name}" gave the job no usable cost on its rate (${at}.rate.cost)`,
+        [{ path: "payload", message: cost }],
+      );
+    if (rate?.cost !== undefined) costs[limit.name] = cost;
+    if (limit.index === 0) first = key;
+    else keys[limit.name] = key;
+  }
+  return {
+    ...(first !== undefined ? { flowKey: first } : {}),
+    ...(Object.keys(keys).length > 0 ? { flowKeys: keys } : {}),
+    ...(Object.keys(costs).length > 0 ? { flowCosts: costs } : {}),
+  };
 }
 
 /**
@@ -192,27 +230,27 @@ function keyOf(
   what: ComputedKey,
   fn: (payload: unknown) => string,
   payload: unknown,
+  flowLimit: { limit?: string | undefined; field?: string | undefined } = {},
 ): string | ClientError {
+  const named = flowLimit.field === undefined ? `${what} key` : `${what} key (${flowLimit.field})`;
   const max = MAX_BATCH_KEY_CHARS;
   let key: unknown;
   try {
     key = fn(payload);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    return new ClientError(
-      "validation_error",
-      `kind "${kind.name}" could not compute the job's ${what} key`,
-      [{ path: "payload", message: `its key function threw: ${why.slice(0, 200)}` }],
-    );
+    return new ClientError("validation_error", `kind "${kind.name}" could not compute the job's ${named}`, [
+      { path: "payload", message: `its key function threw: ${why.slice(0, 200)}` },
+    ]);
   }
   const unusable = (message: string) =>
-    new ClientError("validation_error", `kind "${kind.name}" gave the job an unusable ${what} key`, [
+    new ClientError("validation_error", `kind "${kind.name}" gave the job an unusable ${named}`, [
       { path: "payload", message },
     ]);
   if (typeof key !== "string" || key.length === 0 || key.length > max) {
     const got = typeof key === "string" ? `${key.length} characters` : typeof key;
     return unusable(`the ${what} key must be a string of 1..${max} characters, got ${got}`);
   }
-  const problem = storedKeyProblem([key], (k) => computedKeyWrites(what, kind.name, k));
+  const problem = storedKeyProblem([key], (k) => computedKeyWrites(what, kind.name, k, flowLimit.limit));
   return problem ? unusable(`the ${what} key ${problem}`) : key;
 }

@@ -1,5 +1,3 @@
-import type { FlowRate } from "./flow.ts";
-
 /**
  * What the API answers about flow keys (docs/architecture.md §20), declared once: lib/flow/ builds
  * them, the client (client/skyforge-client.ts) and the console (console/api-shapes.d.ts) read them.
@@ -9,23 +7,35 @@ import type { FlowRate } from "./flow.ts";
 export const BUSIEST_KEYS_DEFAULT = 10;
 export const BUSIEST_KEYS_MAX = 50;
 
+/** A flow limit's rate as the API shows it (its cost function left out). */
+export interface FlowRateView {
+  limit: number;
+  periodSeconds: number;
+  burst?: number;
+}
+
 /** A flow key as GET /keys/{kind}/{key} shows it (docs/guide/flow-control.md). */
 export interface FlowKeyView {
   kind: string;
   key: string;
+  /** The limit the key is of, when the kind declares several (its name). */
+  limit?: string;
+  /** The kind's limits' names, in order, when it declares several. */
+  limits?: string[];
   /** Places held: runs going, or handed a place and on their way. */
   running: number;
   /** Jobs parked in the key's line. */
   waiting: number;
   /** The key's concurrency, when its kind declares one. */
   concurrency?: number;
-  rate?: FlowRate;
+  /** The key's rate, when its limit declares one (units per period; a job's cost is its units). */
+  rate?: FlowRateView;
   /** While the key cools down after a ThrottledError, when it ends. */
   coolUntil?: string;
 }
 
 /** One flow key of GET /keys?queue=…: as GET /keys/{kind}/{key} shows it, without rate and cool-down. */
-export type BusyKey = Pick<FlowKeyView, "kind" | "key" | "running" | "waiting" | "concurrency"> & {
+export type BusyKey = Pick<FlowKeyView, "kind" | "key" | "limit" | "running" | "waiting" | "concurrency"> & {
   /** When the first job of its line (the oldest parked) became due: how long the key has waited. */
   oldestWaitingSince?: string;
 };

@@ -24,7 +24,8 @@ export const flowKeyPartition = (fk: FlowKey) => `fkey#${encodeFlowKey(fk)}`;
  * A flow key's parked jobs sit in the status index sorted by kind, key, then arrival: its text with
  * the key URI-encoded, so no key's entries run into another's (a key may hold `#`).
  */
-export const parkPrefix = (fk: FlowKey) => `${encodeFlowKey(flowKey(fk.kind, encodeURIComponent(fk.key)))}#`;
+export const parkPrefix = (fk: FlowKey) =>
+  `${encodeFlowKey(flowKey(fk.kind, encodeURIComponent(fk.key), fk.limit))}#`;
 export const parkSort = (fk: FlowKey, createdAt: number, id: string) =>
   `${parkPrefix(fk)}${indexSort(createdAt, id)}`;
 /** The jobs waiting for an event (§22): one partition per name and match value, both URI-encoded. */
@@ -50,8 +51,16 @@ const LATEST_TIME = 999_999_999_999_999;
 /** The kinds of key a kind computes from a payload at enqueue. */
 export type ComputedKey = "batch" | "debounce" | "singleton" | "flow";
 
-/** Every key attribute the store writes with a kind's computed key in it, each at its longest. */
-export function computedKeyWrites(type: ComputedKey, kind: string, key: string): WrittenKey[] {
+/**
+ * Every key attribute the store writes with a kind's computed key in it, each at its longest. A flow
+ * key of a limit other than the kind's first (`limit`, its name) is written with the name in it.
+ */
+export function computedKeyWrites(
+  type: ComputedKey,
+  kind: string,
+  key: string,
+  limit?: string,
+): WrittenKey[] {
   switch (type) {
     case "batch":
       // The permits' sort keys (`slot#<n>`) hold no part of the key.
@@ -61,9 +70,9 @@ export function computedKeyWrites(type: ComputedKey, kind: string, key: string):
       return [{ text: coalesceLockPartition(kind, key), role: "partition", layout: "coal#<kind>#<key>" }];
     case "flow":
       return [
-        { text: flowKeyPartition(flowKey(kind, key)), role: "partition", layout: "fkey#<kind>#<key>" },
+        { text: flowKeyPartition(flowKey(kind, key, limit)), role: "partition", layout: "fkey#<kind>#<key>" },
         {
-          text: parkSort(flowKey(kind, key), LATEST_TIME, LONGEST_ID),
+          text: parkSort(flowKey(kind, key, limit), LATEST_TIME, LONGEST_ID),
           role: "sort",
           layout: "<kind>#<key, URI-encoded>#<time>#<job id>, a parked job's index sort key",
         },

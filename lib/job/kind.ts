@@ -2,7 +2,7 @@ import type * as z from "zod";
 import type { Log } from "../observability/log.ts";
 import type { DebounceSettings, SingletonSettings } from "./coalesce.ts";
 import type { DurableContext } from "./durable.ts";
-import type { FlowSettings } from "./flow.ts";
+import type { FlowDeclaration } from "./flow.ts";
 import type {
   ChildrenQuery,
   GroupChildrenPage,
@@ -180,8 +180,11 @@ export interface KindDefinition<
   debounce?: DebounceSettings<z.output<S>>;
   /** At most one running job per key (docs/architecture.md §19). Not with `debounce`. */
   singleton?: SingletonSettings<z.output<S>>;
-  /** Flow control per key (a tenant): runs at once and starts per period (docs/architecture.md §20). */
-  flow?: FlowSettings<z.output<S>>;
+  /**
+   * Flow control per key (a tenant): runs at once and units started per period; one limit or a list
+   * of up to 4, all of which a job must pass to start (docs/architecture.md §20).
+   */
+  flow?: FlowDeclaration<z.output<S>>;
   // A method, so a handler typed with the app's narrower context still fits the engine's registry.
   handler(payload: z.output<S>, ctx: JobContext): Promise<R>;
   /**

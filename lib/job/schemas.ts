@@ -116,8 +116,10 @@ export const JobView = z.object({
   group: z.string().optional(),
   completes: z.string().optional(),
   childGroups: z.array(z.string()).optional(),
-  /** A flow-controlled kind's job: its flow key (docs/guide/flow-control.md). */
+  /** A flow-controlled kind's job: its flow key (docs/guide/flow-control.md), its first limit's. */
   flowKey: z.string().optional(),
+  /** A job of a kind with several flow limits: its keys for the others, by limit name. */
+  flowKeys: z.record(z.string(), z.string()).optional(),
   /** Queued behind its flow key's concurrency: it starts when one of the key's runs ends. */
   waitingForKey: z.boolean().optional(),
   /** A durable job: the version of its kind that started its journal (docs/guide/durable-jobs.md, "Versions"). */

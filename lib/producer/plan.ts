@@ -38,7 +38,7 @@ export interface Planned {
 
 /** `indexShards`: the table layout's (a job due past SQS's delay enters the status index). */
 export function plan(v: ValidRequest, now: number, indexShards: number, extras: JobExtras = {}): Planned {
-  const { request, kind, queue, payloadJson, batchKey, coalesceKey, flowKey } = v;
+  const { request, kind, queue, payloadJson, batchKey, coalesceKey, flowKey, flowKeys, flowCosts } = v;
   const maxPending =
     batchKey !== undefined && isBatchKind(kind) ? kind.batch.settings.maxPendingPerKey : undefined;
   const rule = coalesceKey === undefined ? undefined : coalesceRuleOf(kind);
@@ -93,6 +93,8 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     ...(rule ? { coalesceKey, enqueues: 1 } : {}),
     ...(rule?.mode === "collect" ? { burst: [payloadJson], burstBytes: bytes } : {}),
     flowKey,
+    flowKeys,
+    flowCosts,
   };
   const message: JobMessage = { v: STORED_FORMATS.message, ...messageFields(fields) };
   const item: JobItem = {

@@ -68,8 +68,12 @@ export async function resumePausedJob(deps: ResumeDeps, id: string, raw: unknown
  */
 function refuseOtherKeys(job: JobItem, checked: ValidRequest): void {
   const rule = job.coalesceKey === undefined ? undefined : coalesceRuleOf(checked.kind)?.type;
+  const otherFlowKeys = Object.entries(job.flowKeys ?? {}).map(
+    ([limit, held]) => [`flow (limit "${limit}")`, held, checked.flowKeys?.[limit]] as const,
+  );
   const pairs = [
     ["flow", job.flowKey, checked.flowKey],
+    ...otherFlowKeys,
     [rule ?? "coalesce", job.coalesceKey, checked.coalesceKey],
     ["batch", job.batchKey, checked.batchKey],
   ] as const;

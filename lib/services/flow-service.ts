@@ -13,9 +13,15 @@ export interface ParkableJob {
   parked?: boolean;
 }
 
-/** A delivery that may go on to its claim, with the place of its flow key it took (if it took one). */
+/** A place a delivery took in one of its flow keys, and when. */
+export interface FlowPlace {
+  key: FlowKey;
+  since: number;
+}
+
+/** A delivery that may go on to its claim, with the places of its flow keys it took (if any). */
 export interface FlowPass {
-  place?: { key: FlowKey; since: number };
+  places?: FlowPlace[];
 }
 
 /**
@@ -40,8 +46,8 @@ export interface FlowService {
   coolKey(msg: JobMessage, now: number, delaySeconds: number): Promise<boolean>;
   /** The reaper: every key with parked jobs looked at in turn, places of ended runs handed on. */
   heal(budgetMs?: number): Promise<{ keys: number; sent: number }>;
-  /** GET /keys/{kind}/{key}. */
-  keyView(kind: string, key: string): Promise<FlowKeyView>;
+  /** GET /keys/{kind}/{key}[?limit=<name>]: a key of the kind's first limit, or of the limit named. */
+  keyView(kind: string, key: string, limit?: string): Promise<FlowKeyView>;
   /** GET /keys?queue=…. */
   busiestKeys(queue: string, limit: number): Promise<BusiestKeys>;
 }

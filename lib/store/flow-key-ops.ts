@@ -202,7 +202,8 @@ export async function coolKey(ctx: StoreContext, fk: FlowKey, until: number): Pr
 
 /**
  * parkJob — a job whose key is full waits in the key's line; the caller then deletes its message.
- * input: the job's seed (its message: a lean job has no item yet), its flow key (the seed's kind).
+ * input: the job's seed (its message: a lean job has no item yet), the flow key whose line it waits
+ *   in (the seed's kind; the limit that refused it).
  * condition: the job's item is missing (built here from the message), queued or scheduled.
  * result: true when parked; false when the job is no longer queued (it ran, or was cancelled).
  */
@@ -218,9 +219,33 @@ export function parkJob(ctx: StoreContext, seed: JobSeed, fk: FlowKey): Promise<
           .setIfAbsent("attempts", 0)
           .set("parked", true)
           .setAll(parkIndexKeys(fk, seed.createdAt, seed.id));
+        // Which of its kind's limits' lines it is in (absent: the first's, as a lone limit's).
+        if (fk.limit === undefined) update.remove("parkedIn");
+        else update.set("parkedIn", fk.limit);
         // A scheduled job's message is out once it is promoted: it parks as a queued one does.
         return { update, condition: or(itemMissing, statusIn("queued", "scheduled")) };
       },
+      { readCurrent: false },
+    ),
+  );
+}
+
+/**
+ * leaveLine — a job of several flow limits that was handed a place from a line, then refused by a
+ * later limit's cool-down or rate, waits for that as a message, not in the line: it leaves the line
+ * so no hand-over sends it again meanwhile (a second message, and its rate taken from twice).
+ * condition: the job is queued and parked. result: true when it left a line; false when in none.
+ */
+export function leaveLine(ctx: StoreContext, id: string): Promise<boolean> {
+  return wonRace(
+    conditionalUpdate(
+      ctx,
+      "leaveLine",
+      jobKey(id),
+      (e) => ({
+        update: new Update(e).remove("parked", "parkedIn", "gsi1pk", "gsi1sk"),
+        condition: and(statusIn("queued"), attributeExists("parked")),
+      }),
       { readCurrent: false },
     ),
   );

@@ -195,13 +195,18 @@ const coalesce = {
 /** Flow-controlled kinds (docs/architecture.md §20). */
 const flow = {
   flowKey: field(z.string().min(1).optional(), { ...kept, view: "same" }),
+  // v3: its other limits' keys and its rates' costs, by limit name; the line it is parked in if not the first's.
+  flowKeys: field(z.record(z.string(), z.string().min(1)).optional(), { ...kept, view: "same" }),
+  flowCosts: field(z.record(z.string(), z.number().int().min(1)).optional(), kept),
+  parkedIn: field(z.string().min(1).optional(), { item: true }),
   /** Waiting for a place among its flow key's runs: its message is gone until one frees. */
   parked: field(z.boolean().optional(), {
     item: true,
     view: (parked, item) => (parked && item.status === "queued" ? { waitingForKey: true } : {}),
   }),
-  /** The start its key's rate reserved for it (ms): it doesn't take from the rate again. */
-  rateSlot: field(z.number().optional(), { message: "sender" }),
+  rateSlot: field(z.number().optional(), { message: "sender" }), // reserved starts (ms): taken once; §3
+  rateSlots: field(z.record(z.string(), z.number()).optional(), { message: "sender" }),
+  placeSince: field(z.number().optional(), { message: "sender" }),
 };
 
 /** Replays (docs/architecture.md §21): the job it runs again. */

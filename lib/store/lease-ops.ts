@@ -73,7 +73,7 @@ function runUpdate(update: Update, token: string, now: number, leaseMs: number, 
     .increment("attempts", 1)
     // A parked job leaves its key's waiting line (the index) as it starts.
     // A durable job's wait is over once it runs again (docs/architecture.md §22).
-    .remove("gsi1pk", "gsi1sk", "promotingUntil", "parked", "waiting");
+    .remove("gsi1pk", "gsi1sk", "promotingUntil", "parked", "parkedIn", "waiting");
   if (run.runner !== undefined) update.set("runner", run.runner);
   else update.remove("runner");
   if (run.deadline !== undefined) update.set("runDeadline", run.deadline);

@@ -20,12 +20,17 @@ export const STORED_FORMATS = {
    * The job item `job#<id>`/`job`, with what rides in it: its step records, wait, history, membership, place in a flow key's line.
    * v2 (#40): step records keep their call (`op`) and place, races (`race`, `w`), children (`child`)
    * and a taken event's id (`e`); `waiting` for a race or a child; the journal's `version`; a child's `parent`.
+   * v3 (#42): a job of a kind with several flow limits: its other keys (`flowKeys`), its rate costs
+   * (`flowCosts`), the limit whose line it is parked in (`parkedIn`).
    */
-  job: 2,
+  job: 3,
   /** A payload's own item `job#<id>`/`payload` (over 400 bytes, up to 8 KiB). */
   payload: 1,
-  /** The SQS job message's body (lib/transport/job-message.ts), versioned by its `v`. v2 (#40): a child's `parent`. */
-  message: 2,
+  /**
+   * The SQS job message's body (lib/transport/job-message.ts), versioned by its `v`. v2 (#40): a
+   * child's `parent`. v3 (#42): `flowKeys`, `flowCosts`, `rateSlots`, `placeSince` (several flow limits).
+   */
+  message: 3,
   /** An object in the claims bucket: a payload, result, step result, event or token data over 8 KiB. */
   claimObject: 1,
   uniqueLock: 1,

@@ -8,7 +8,8 @@ import { waitFor } from "../support/wait.ts";
 
 /**
  * The flow-control demo kinds over HTTP on the local stack (docs/guide/flow-control.md): tenant-echo's
- * per-tenant concurrency (weights by tenant), tenant-rate's per-tenant rate, and GET /keys.
+ * per-tenant concurrency (weights by tenant), tenant-rate's per-tenant rate, tenant-report's three
+ * limits, and GET /keys.
  */
 const stack = localStackForFile({ app });
 
@@ -63,6 +64,55 @@ describe("flow control per tenant on the local stack", () => {
     expect((starts[14] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(1900);
     for (let i = 0; i + 10 < starts.length; i++)
       expect((starts[i + 10] ?? 0) - (starts[i] ?? 0), `starts ${i}..${i + 10}`).toBeGreaterThanOrEqual(950);
+  });
+
+  it("tenant-report: three limits at once, a tenant at most 3, a user 1; its result and GET /keys?limit=", async () => {
+    const tenant = `report-${randomUUID()}`;
+    const users = ["ann", "bob"].map((u) => `${u}-${randomUUID()}`);
+    const jobs = Array.from({ length: 8 }, (_, n) => ({
+      kind: "tenant-report",
+      payload: { tenant, user: users[n % 2], tokens: 100 + n, sleepMs: 150 },
+    }));
+    const { status, body } = await call("POST", "/jobs/batch", { jobs });
+    expect(status).toBe(200);
+    const ids = body.results.map((r: Json) => r.id as string);
+    const line = await waitFor(async () => {
+      const view = await call("GET", `/keys/tenant-report/${users[0]}?limit=user`);
+      return view.status === 200 && view.body.waiting > 0 ? view.body : undefined;
+    }, "a user's line");
+    expect(line).toMatchObject({
+      key: users[0],
+      limit: "user",
+      limits: ["tenant", "user", "llm"],
+      concurrency: 1,
+    });
+    const waiting = await call("GET", `/jobs/${ids[2]}`);
+    expect(waiting.body.flowKeys).toEqual({ user: users[0], llm: "llm" });
+    const results = await Promise.all(ids.map(async (id: string) => (await done(id)).result));
+    const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+    results.forEach((r, n) => {
+      expect(r).toEqual({
+        tenant,
+        user: users[n % 2],
+        tokens: 100 + n,
+        startedAt: expect.stringMatching(iso),
+        finishedAt: expect.stringMatching(iso),
+      });
+    });
+    expect(peak(results)).toBeLessThanOrEqual(3);
+    for (const user of users) expect(peak(results.filter((r) => r.user === user))).toBe(1);
+    const llm = await call("GET", "/keys/tenant-report/llm?limit=llm");
+    expect(llm.status).toBe(404); // nothing runs or waits under it now; its rate is kept in its bucket
+    const unknown = await call("GET", `/keys/tenant-report/${tenant}?limit=nope`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.message).toContain("its limits: tenant, user, llm");
+    for (const tokens of [0, 10_001, 1.5]) {
+      const refused = await call("POST", "/jobs", {
+        kind: "tenant-report",
+        payload: { tenant, user: users[0], tokens },
+      });
+      expect(refused.status, `tokens ${tokens}`).toBe(400);
+    }
   });
 
   it("GET /keys: 404 for a kind without flow control or an unknown kind, 400 for a key over 256 characters", async () => {

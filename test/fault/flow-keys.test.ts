@@ -20,7 +20,9 @@ import {
 
 /**
  * Flow control per key under the fault suite (issue 26): "limits are never exceeded, including
- * when consumers die: a slot held by a dead consumer comes back within 2 × lease". Keyed jobs of
+ * when consumers die: a slot held by a dead consumer comes back within 2 × lease"; and for a kind of
+ * several limits (issue 42, tenant-report: 3 a tenant, 1 a user, a shared token rate) across a
+ * whole-stack SIGKILL. Keyed jobs of
  * the demo kind tenant-echo (gold- tenants 4 at once, others 2) across a whole-stack SIGKILL and a
  * freeze past the lease, and a keyed pool kind (2 at once) across a SIGKILL of the pool. Each
  * scenario asserts: every job ends done with exactly one successful run; no tenant ever had more
@@ -58,9 +60,22 @@ function replaceOnce(path: string, text: string, from: string, to: string): stri
   return text.replace(from, to);
 }
 
+/** A handler that notes its run's start and end around `run` (an expression of `job` and `ctx`). */
+const noted = (run: string) => `handler: async (job, ctx) => {
+    note("start", ctx.job.id, ctx.attempt);
+    try {
+      const result = await ${run};
+      note("end", ctx.job.id, ctx.attempt, "ok");
+      return result;
+    } catch (err) {
+      note("end", ctx.job.id, ctx.attempt, \`aborted:\${String(ctx.signal.reason)}\`);
+      throw err;
+    }
+  },`;
+
 /**
- * The copy's edits. tenant-echo keeps its declaration (its flow, queue, attempts) and notes each
- * run's start and end in the observer log around its own handler, so that a run the fault cut
+ * The copy's edits. tenant-echo and tenant-report keep their declarations (their flow, queue,
+ * attempts) and note each run's start and end in the observer log around their own handlers, so that a run the fault cut
  * short (no result) is seen too. The keyed pool kind is declared as an app adds one; its child is
  * the observer child, which sleeps payload.ms between its lines.
  */
@@ -71,28 +86,29 @@ function declareKeyedKinds(copy: FaultProjectCopy): void {
     echoPath,
     echo,
     "handler: (job, ctx) => tenantRun(job, ctx.signal),",
-    `handler: async (job, ctx) => {
-    note("start", ctx.job.id, ctx.attempt);
-    try {
-      const result = await tenantRun(job, ctx.signal);
-      note("end", ctx.job.id, ctx.attempt, "ok");
-      return result;
-    } catch (err) {
-      note("end", ctx.job.id, ctx.attempt, \`aborted:\${String(ctx.signal.reason)}\`);
-      throw err;
-    }
-  },`,
+    noted("tenantRun(job, ctx.signal)"),
   );
-  echo = `import { appendFileSync } from "node:fs";
-${echo}
-function note(event: string, jobId: string, attempt: number, outcome?: string): void {
+  const noteSource = `function note(event: string, jobId: string, attempt: number, outcome?: string): void {
   appendFileSync(
     process.env.FAULT_OBSERVER_LOG as string,
     \`\${JSON.stringify({ event, jobId, attempt, pid: process.pid, at: Date.now(), tier: "lambda", outcome })}\\n\`,
   );
 }
 `;
+  echo = `import { appendFileSync } from "node:fs";
+${echo}
+${noteSource}`;
   writeFileSync(echoPath, echo);
+
+  // tenant-report (several limits) notes its runs the same way.
+  const reportPath = join(copy.dir, "app/kinds/tenant-report.ts");
+  const reportKind = replaceOnce(
+    reportPath,
+    readFileSync(reportPath, "utf8"),
+    "handler: (job, ctx) => reportRun(job, ctx.signal),",
+    noted("reportRun(job, ctx.signal)"),
+  );
+  writeFileSync(reportPath, `import { appendFileSync } from "node:fs";\n${reportKind}\n${noteSource}`);
 
   const poolPath = join(copy.dir, "app/pool-kinds.ts");
   const entry = `  definePoolKind({
@@ -363,7 +379,100 @@ async function assertFlowHealthy(stack: FaultStack, jobs: readonly KeyedJob[], c
   return figures;
 }
 
+/** A tenant-report job of the scenario: its tenant and its user. */
+interface ReportJob {
+  id: string;
+  tenant: string;
+  user: string;
+}
+const REPORT_KIND = "tenant-report";
+const REPORT_LIMITS = { tenant: 3, user: 1 } as const;
+
+/**
+ * The several-limits scenario's properties: every job done with exactly one successful run; no
+ * tenant ever over 3 runs at once and no user over 1 (a killed run counts until its process died);
+ * once all is done, GET /keys shows each tenant's and each user's key with nothing running or waiting.
+ */
+async function assertLimitsHeld(stack: FaultStack, jobs: readonly ReportJob[], killLandedBy: number) {
+  const ids = jobs.map((j) => j.id);
+  const { seen, pending } = await untilTerminal(stack, ids, 60_000);
+  const problems: string[] = [...pending].map(([id, view]) => `job ${id} is still ${view.status}`);
+  const runs = runsFrom(stack.observerLog(), stack.deaths).filter((r) => ids.includes(r.jobId));
+  const byJob = runsByJob(runs);
+  for (const [id, { view }] of seen) {
+    if (view.status !== "done") problems.push(`job ${id} ended ${view.status}: ${view.lastError}`);
+    const counted = countedSuccesses(byJob.get(id) ?? [], view, killLandedBy);
+    if (view.status === "done" && counted.length !== 1)
+      problems.push(`job ${id} is done with ${counted.length} successful runs, expected 1`);
+  }
+  const peaks: Record<string, number> = {};
+  for (const limit of ["tenant", "user"] as const) {
+    for (const key of new Set(jobs.map((j) => j[limit]))) {
+      const mine = new Set(jobs.filter((j) => j[limit] === key).map((j) => j.id));
+      const { peak, at } = peakOf(runs.filter((r) => mine.has(r.jobId)));
+      peaks[`${limit}:${key}`] = peak;
+      if (peak > REPORT_LIMITS[limit])
+        problems.push(
+          `${limit} ${key}: ${peak} runs at once, over its ${REPORT_LIMITS[limit]}: ${at.map(describeRun).join("; ")}`,
+        );
+      const path = `/keys/${REPORT_KIND}/${encodeURIComponent(key)}${limit === "tenant" ? "" : `?limit=${limit}`}`;
+      const clear = await waitFor(
+        async () => {
+          const r = await stack.call("GET", path);
+          return (
+            (r.status === 404 || (r.status === 200 && r.body.running === 0 && r.body.waiting === 0)) && r
+          );
+        },
+        `GET ${path} to show nothing running or waiting`,
+        2 * LEASE_MS,
+        100,
+      ).catch(() => undefined);
+      if (!clear) problems.push(`${limit} ${key}: every job done, yet GET ${path} shows places or a line`);
+    }
+  }
+  const figures = { jobs: jobs.length, runs: runs.length, reruns: runs.length - byJob.size, peaks };
+  expect(problems, JSON.stringify(figures)).toEqual([]);
+  return figures;
+}
+
 describe("flow control per key under faults on npm start", () => {
+  it("a stack SIGKILLed with jobs of three limits running and parked, started again: no tenant over 3, no user over 1, every job done once", async () => {
+    await onStack("limits-kill", async (stack) => {
+      const users = ["ann", "bob", "cy", "dee", "eve"];
+      const payloads = times(40, (n) => ({
+        tenant: n % 2 === 0 ? "acme" : "globex",
+        user: users[n % 5] as string,
+        tokens: 100,
+        sleepMs: 300,
+      }));
+      const ids = await stack.enqueueMany(payloads.map((payload) => ({ kind: REPORT_KIND, payload })));
+      const jobs = ids.map((id, n) => ({
+        id,
+        tenant: payloads[n]?.tenant ?? "",
+        user: payloads[n]?.user ?? "",
+      }));
+      // A user's line is long: the kill lands with runs going and jobs parked.
+      const before = await waitFor(
+        async () => {
+          const r = await stack.call("GET", `/keys/${REPORT_KIND}/ann?limit=user`);
+          return r.status === 200 && r.body.running > 0 && r.body.waiting > 0 && r.body;
+        },
+        "ann's key to have a run going and jobs parked",
+        20_000,
+      );
+      const { killedAt, deadAt, processes } = await stack.killAll();
+      await stack.restart();
+      const faultEndedAt = Date.now();
+      const figures = await assertLimitsHeld(stack, jobs, deadAt);
+      report("limits-kill", {
+        processes,
+        atKill: { running: before.running, waiting: before.waiting },
+        downMs: faultEndedAt - killedAt,
+        ...figures,
+      });
+    });
+  }, 150_000);
+
   it("a stack SIGKILLed with keyed runs going and jobs parked, started again: limits hold, every job done once", async () => {
     await onStack("keys-kill", async (stack) => {
       const flood = "flood-1";

@@ -223,6 +223,34 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
     expect(parked.body).toMatchObject({ status: "queued", flowKey: key, waitingForKey: true });
   });
 
+  // From v3 (#42): a job of several flow limits, parked in its second limit's line.
+  it.runIf(manifest.jobs.reportParked !== undefined)(
+    "a job of several flow limits reads: its keys, the line it waits in, and a place handed to it there",
+    async () => {
+      const reportRunning = String(manifest.jobs.reportRunning);
+      const reportParked = String(manifest.jobs.reportParked);
+      const parked = await call("GET", `/jobs/${reportParked}`);
+      expect(parked.body).toMatchObject({
+        status: "queued",
+        flowKey: "capture-tenant",
+        flowKeys: { user: "capture-user", llm: "llm" },
+        waitingForKey: true,
+      });
+      const user = await call("GET", "/keys/tenant-report/capture-user?limit=user");
+      expect(user.body).toMatchObject({ limit: "user", running: 1, waiting: 1, concurrency: 1 });
+      const tenant = await call("GET", "/keys/tenant-report/capture-tenant");
+      expect(tenant.body).toMatchObject({ limit: "tenant", running: 1, waiting: 0, concurrency: 3 });
+      // The running report's run ends: its `user` place goes to the parked one, which starts.
+      await stack().engine.flow.leavePlace({ ...jobItem(reportRunning), status: "done" } as never);
+      await untilStatus(reportParked, "running");
+      const state = await readFlowKeyState(
+        stack().engine.store,
+        flowKey("tenant-report", "capture-user", "user"),
+      );
+      expect(Object.keys(state.holders)).toEqual([reportParked]);
+    },
+  );
+
   it("a group's view and its children read", async () => {
     const { id, completion } = manifest.group;
     const group = await call("GET", `/groups/${id}`);

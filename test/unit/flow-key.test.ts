@@ -27,12 +27,35 @@ const keys = [
   flowKey("tenant-echo", "a#b:c"),
   flowKey("t-solo", "dé jà/vu %20"),
   flowKey("t-solo", "#"),
+  flowKey("tenant-report", "ann", "user"),
+  flowKey("tenant-report", "a!b#c", "llm"),
 ];
 
 describe("a flow key's one text", () => {
   it("is <kind>#<key>, and reads back as the same key whatever the key holds", () => {
     expect(encodeFlowKey(flowKey("tenant-echo", "acme"))).toBe("tenant-echo#acme");
     for (const fk of keys) expect(decodeFlowKey(encodeFlowKey(fk))).toEqual(fk);
+  });
+
+  it("a limit other than the kind's first is in it: <kind>!<limit>#<key>, and reads back with it", () => {
+    expect(encodeFlowKey(flowKey("tenant-report", "ann", "user"))).toBe("tenant-report!user#ann");
+    expect(decodeFlowKey("tenant-report!user#a!b#c")).toEqual(flowKey("tenant-report", "a!b#c", "user"));
+    expect(flowKeyFields(flowKey("tenant-report", "ann", "user"))).toEqual({
+      kind: "tenant-report",
+      flowKey: "ann",
+      flowLimit: "user",
+    });
+  });
+
+  it("all of a kind's lines sort together in the parked index, before a kind whose name starts with its own", () => {
+    const sorted = [
+      parkPrefix(flowKey("a-b", "k")),
+      parkPrefix(flowKey("a", "k")),
+      parkPrefix(flowKey("a", "k", "user")),
+    ].sort();
+    expect(sorted).toEqual(["a!user#k#", "a#k#", "a-b#k#"]);
+    // `<kind>#\uffff` steps past every line of the kind and none of the next kind's.
+    expect(sorted.filter((p) => p < "a#\uffff")).toEqual(["a!user#k#", "a#k#"]);
   });
 
   it("a text without a kind is refused", () => {
@@ -63,7 +86,7 @@ describe("every form of a flow key is built from its text", () => {
     expect(gsi1sk).toBe("tenant-echo#a%23b#001700000000000#01J0000000000000000000000A");
     for (const k of keys) {
       expect(parkShard(k)).toBe(shardOf(encodeFlowKey(k), PARK_INDEX_SHARDS));
-      expect(parkPrefix(k)).toBe(`${encodeFlowKey(flowKey(k.kind, encodeURIComponent(k.key)))}#`);
+      expect(parkPrefix(k)).toBe(`${encodeFlowKey(flowKey(k.kind, encodeURIComponent(k.key), k.limit))}#`);
     }
   });
 
@@ -93,5 +116,6 @@ describe("every form of a flow key is built from its text", () => {
   it("the API path: /keys/{kind}/{key}, each part one segment", () => {
     expect(flowKeyPath(flowKey("tenant-echo", "a/b#c"))).toBe("/keys/tenant-echo/a%2Fb%23c");
     expect(flowKeyPath(flowKey("tenant-echo", "k"), (s) => `[${s}]`)).toBe("/keys/[tenant-echo]/[k]");
+    expect(flowKeyPath(flowKey("tenant-report", "ann", "user"))).toBe("/keys/tenant-report/ann?limit=user");
   });
 });

@@ -161,7 +161,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "timeoutSeconds": 30,
           "trace": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01;v=1",
           "uniqueKey": "u-1",
-          "v": 2,
+          "v": 3,
         },
         "messageBytes": 444,
         "resent": {
@@ -179,7 +179,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "timeoutSeconds": 30,
           "trace": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01;v=1",
           "uniqueKey": "u-1",
-          "v": 2,
+          "v": 3,
         },
         "seed": {
           "completes": "grp-0",
@@ -208,7 +208,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "completes": "grp-0",
           "createdAt": 1767323045000,
           "flowKey": "gold-1",
-          "fv": 2,
+          "fv": 3,
           "id": "01JFIELDS00000000000000000",
           "kind": "tenant-echo",
           "maxAttempts": 5,
@@ -317,7 +317,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "batch",
           "runAt": 1767326645000,
-          "v": 2,
+          "v": 3,
         },
         "messageBytes": 758,
         "resent": {
@@ -332,7 +332,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "batch",
           "runAt": 1767326645000,
-          "v": 2,
+          "v": 3,
         },
         "seed": {
           "batchKey": "k-1",
@@ -349,7 +349,7 @@ describe("a job's fields, as each copy keeps them", () => {
         "seedWrites": {
           "batchKey": "k-1",
           "createdAt": 1767323045000,
-          "fv": 2,
+          "fv": 3,
           "id": "01JFIELDS00000000000000000",
           "inBacklog": true,
           "kind": "batch-echo",
@@ -421,7 +421,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "default",
           "runAt": 1767323047000,
-          "v": 2,
+          "v": 3,
         },
         "messageBytes": 223,
         "resent": {
@@ -437,7 +437,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "default",
           "runAt": 1767323047000,
-          "v": 2,
+          "v": 3,
         },
         "seed": {
           "after": [
@@ -459,7 +459,7 @@ describe("a job's fields, as each copy keeps them", () => {
           ],
           "coalesceKey": "d-1",
           "createdAt": 1767323045000,
-          "fv": 2,
+          "fv": 3,
           "id": "01JFIELDS00000000000000000",
           "kind": "doc-digest",
           "maxAttempts": 3,
@@ -528,7 +528,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "default",
           "runAt": 1767323045000,
-          "v": 2,
+          "v": 3,
         },
         "messageBytes": 251,
         "resent": {
@@ -540,7 +540,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "default",
           "runAt": 1767323045000,
-          "v": 2,
+          "v": 3,
         },
         "seed": {
           "createdAt": 1767323045000,
@@ -554,7 +554,7 @@ describe("a job's fields, as each copy keeps them", () => {
         },
         "seedWrites": {
           "createdAt": 1767323045000,
-          "fv": 2,
+          "fv": 3,
           "id": "01JFIELDS00000000000000000",
           "kind": "fields-lean",
           "maxAttempts": 1,
@@ -605,6 +605,8 @@ describe("the map of a job's fields", () => {
       "member",
       "completes",
       "rateSlot",
+      "rateSlots",
+      "placeSince",
       "parent",
     ]);
   });

@@ -1,0 +1,119 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it, vi } from "vitest";
+import * as z from "zod";
+import { flowLimitsOf } from "../../lib/job/flow.ts";
+import { defineUnboundKind } from "../../lib/job/kind.ts";
+import { getJob } from "../../lib/store/read-ops.ts";
+import type { JobMessage } from "../../lib/transport/job-message.ts";
+import { ManualClock } from "../support/clock.ts";
+import { harnessPerTest } from "../support/engine-harness.ts";
+
+/**
+ * docs/guide/flow-control.md's timeline of several limits, played through the real flow gate, the
+ * real hand-over of places and the real reservations on the emulators, on a manual clock: tenant-
+ * report's three limits (2 runs of a tenant at once here, 1 of a user, 20 000 tokens a minute). At
+ * each time its events happen (an enqueue, a run's end), then every delivery due by then meets the
+ * gate: a job that passes starts; one that doesn't waits in the line of the first limit that refused
+ * it (`user`, `tenant`), or for its turn on `llm` (its message sent again, delayed until then). The
+ * block is read, so it can't drift.
+ */
+const Report = z.object({ tenant: z.string(), user: z.string(), tokens: z.number().int() });
+const report = defineUnboundKind({
+  name: "timeline-report",
+  queue: "default",
+  payload: Report,
+  maxAttempts: 1,
+  timeoutSeconds: 30,
+  flow: [
+    { name: "tenant", key: (p) => p.tenant, concurrency: 2 },
+    { name: "user", key: (p) => p.user, concurrency: 1 },
+    { name: "llm", key: () => "llm", rate: { limit: 20_000, periodSeconds: 60, cost: (p) => p.tokens } },
+  ],
+  handler: async () => null,
+});
+const first = flowLimitsOf(report.flow)[0]?.name;
+
+const docs = readFileSync(new URL("../../docs/guide/flow-control.md", import.meta.url), "utf8");
+const block = docs.match(/```text timeline limits\nevents: (.*)\nstarts: (.*)\nwaits: (.*)\n```/);
+const harness = harnessPerTest();
+
+/** A time and a name, in time order then name order (deliveries at one instant may come in any order). */
+const inOrder = (list: [number, string][]) =>
+  list
+    .sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1]))
+    .map(([at, what]) => `${at} ${what}`)
+    .join(", ");
+
+describe("docs/guide/flow-control.md's timeline of several limits", () => {
+  it("is played by the real gate: each job starts once every limit admits it, and waits in the first that doesn't", async () => {
+    expect(block).not.toBeNull();
+    const clock = new ManualClock();
+    const t0 = clock.now();
+    const h = await harness.create({ clock, extraKinds: [report] });
+    const sends = vi.spyOn(h.engine.transport, "send");
+    const ids = new Map<string, string>();
+    const names = new Map<string, string>();
+    const pending: { at: number; msg: JobMessage }[] = [];
+    const starts: [number, string][] = [];
+    const waits: [number, string][] = [];
+    const at = () => (clock.now() - t0) / 1000;
+    // Messages the gate and the hand-overs sent (through the real transport): due after their delay.
+    const takeSends = () => {
+      for (const [{ message, delaySeconds }] of sends.mock.calls.splice(0))
+        pending.push({ at: clock.now() + delaySeconds * 1000, msg: message });
+    };
+    const deliverDue = async () => {
+      for (;;) {
+        takeSends();
+        const i = pending.findIndex((p) => p.at <= clock.now());
+        if (i < 0) return;
+        const { msg } = pending.splice(i, 1)[0] as { msg: JobMessage };
+        const name = names.get(msg.id) as string;
+        const gated = await h.engine.flow.gate(msg, async () =>
+          expect.unreachable("no hide in this timeline"),
+        );
+        if (typeof gated !== "boolean") starts.push([at(), name]);
+        else {
+          const item = await getJob(h.engine.store, msg.id);
+          waits.push([at(), `${name} ${item?.parked ? (item.parkedIn ?? first) : "llm"}`]);
+        }
+      }
+    };
+
+    // The deliveries due up to `until`, each at its own time.
+    const runUntil = async (until: number) => {
+      for (;;) {
+        await deliverDue();
+        const next = Math.min(...pending.map((p) => p.at));
+        if (!Number.isFinite(next) || next > until) break;
+        clock.advance(next - clock.now());
+      }
+      if (until > clock.now() && Number.isFinite(until)) clock.advance(until - clock.now());
+      await deliverDue();
+    };
+
+    const events = (block?.[1] ?? "").split(", ").map((e) => e.split(" "));
+    for (const [time, name, what, tokens] of events) {
+      await runUntil(t0 + Number(time) * 1000);
+      if (what === "ends") {
+        const item = await getJob(h.engine.store, ids.get(name as string) as string);
+        await h.engine.flow.leavePlace({ ...(item as NonNullable<typeof item>), status: "done" });
+        continue;
+      }
+      const [tenant, user] = (what as string).split("/");
+      const { job } = await h.engine.producer.enqueue({
+        kind: "timeline-report",
+        payload: { tenant, user, tokens: Number(tokens) },
+      });
+      ids.set(name as string, job.id);
+      names.set(job.id, name as string);
+      const item = await getJob(h.engine.store, job.id);
+      // Its message went through the transport (taken by takeSends), unless it parked at enqueue.
+      if (item?.parked) waits.push([at(), `${name} ${item.parkedIn ?? first}`]);
+    }
+    // Then until nothing is due any more.
+    await runUntil(Number.POSITIVE_INFINITY);
+    expect(inOrder(starts)).toBe(block?.[2]);
+    expect(inOrder(waits)).toBe(block?.[3]);
+  });
+});
