@@ -223,10 +223,10 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
     expect(parked.body).toMatchObject({ status: "queued", flowKey: key, waitingForKey: true });
   });
 
-  // From v3 (#42): a job of several flow limits, parked in its second limit's line.
-  it.runIf(manifest.jobs.reportParked !== undefined)(
-    "a job of several flow limits reads: its keys, the line it waits in, and a place handed to it there",
-    async () => {
+  // From v3 (#42): a job of several flow limits, parked in its second limit's line. Only a set that
+  // holds one has this case (declared for it alone: earlier sets are not skipped, they lack it).
+  if (manifest.jobs.reportParked !== undefined)
+    it("a job of several flow limits reads: its keys, the line it waits in, and a place handed to it there", async () => {
       const reportRunning = String(manifest.jobs.reportRunning);
       const reportParked = String(manifest.jobs.reportParked);
       const parked = await call("GET", `/jobs/${reportParked}`);
@@ -248,8 +248,7 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
         flowKey("tenant-report", "capture-user", "user"),
       );
       expect(Object.keys(state.holders)).toEqual([reportParked]);
-    },
-  );
+    });
 
   it("a group's view and its children read", async () => {
     const { id, completion } = manifest.group;
