@@ -38,11 +38,23 @@ const declarationPatterns = [
   /\/\/\/\s*<reference\s+types=["']([^"']+)["']/g,
 ];
 
+/**
+ * A declaration file without its doc comments' lines (tsc puts each on lines of its own, starting
+ * with `/*` or `*`; no declaration starts so): their prose may read like an import (`… from "1"`).
+ */
+function withoutCommentLines(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !/^\s*(\/\*|\*)/.test(line))
+    .join("\n");
+}
+
 /** The specifiers in a file's text that name a package (not a path, a URL or a Node builtin). */
 export function bareSpecifiers(text: string, declarations: boolean): string[] {
   const found = new Set<string>();
+  const code = declarations ? withoutCommentLines(text) : text;
   for (const pattern of declarations ? declarationPatterns : jsPatterns) {
-    for (const match of text.matchAll(pattern)) {
+    for (const match of code.matchAll(pattern)) {
       const specifier = match[1] ?? "";
       if (/^(\.|\/)|^[a-z][a-z0-9+.-]*:/i.test(specifier)) continue; // relative, absolute, node:, file:, data:
       if (specifier.includes("${")) continue; // a template's text: a program written for another process

@@ -43,7 +43,14 @@ describe("the packages' imports", { timeout: 60_000 }, () => {
     expect(bareSpecifiers(js, false).sort()).toEqual(
       ["@aws-sdk/client-s3/dist-es/x", "esbuild", "preact/hooks", "side-effect", "zod"].sort(),
     );
-    const dts = ['/// <reference types="aws-lambda" />', 'export type T = import("zod").ZodType;'].join("\n");
+    const dts = [
+      '/// <reference types="aws-lambda" />',
+      "/**",
+      ' * A limit\'s name: its own, else its position from "1".',
+      " */",
+      'export type T = import("zod").ZodType;',
+      '    /** Absent: from "2" on. */',
+    ].join("\n");
     expect(bareSpecifiers(dts, true).sort()).toEqual(["aws-lambda", "zod"]);
   });
 
