@@ -3,7 +3,7 @@ import { DurableMisuseError } from "../errors.ts";
 import type { DurableContext, StepType, WaitToken } from "../job/durable.ts";
 import type { FixtureOp, JournalFixture } from "../job/journal-fixture.ts";
 import type { AnyKind, JobContext, KindDefinition } from "../job/kind.ts";
-import { awaitsLoad, kindReady } from "../job/kind-loading.ts";
+import { kindReady } from "../job/kind-loading.ts";
 import { raceBranches } from "../job/race.ts";
 import { silentLog } from "../observability/log.ts";
 import type { StepRecord } from "../store/step-record.ts";
@@ -216,7 +216,7 @@ export async function replayFixture(
   boundMs = 5_000,
 ): Promise<ReplayOutcome> {
   // A kind whose module loads on first use loads now (lib/job/kind-loading.ts).
-  if (awaitsLoad(kind as AnyKind)) await kindReady(kind as AnyKind);
+  await kindReady(kind as AnyKind);
   const parsed = kind.payload.safeParse(fixture.payload);
   if (!parsed.success)
     return {

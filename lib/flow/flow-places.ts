@@ -103,6 +103,11 @@ export async function handPlaceOn(
   }
 }
 
+/** Whether a kind declares one flow limit (or none): its jobs keep the lone limit's ways. */
+function hasLoneLimit(deps: Pick<PlaceDeps, "registry">, kind: string): boolean {
+  return flowLimitsOf(deps.registry.get(kind)?.flow).length <= 1;
+}
+
 /**
  * Whether a job the line's read shows still waits in this key's line. The line is read from the
  * status index, which lags: a job of several limits may have moved on (to another limit's line, or
@@ -111,7 +116,7 @@ export async function handPlaceOn(
  * only way out of the line is its claim, which a hand-over's condition already sees).
  */
 async function waitsHere(deps: PlaceDeps, fk: FlowKey, job: JobItem): Promise<boolean> {
-  if (flowLimitsOf(deps.registry.get(job.kind)?.flow).length <= 1) return true;
+  if (hasLoneLimit(deps, job.kind)) return true;
   const now = await getJob(deps.store, job.id);
   const line = now?.status === "queued" && now.parked ? parkedLineOf(now) : undefined;
   return line !== undefined && encodeFlowKey(line) === encodeFlowKey(fk);
@@ -125,10 +130,9 @@ async function waitsHere(deps: PlaceDeps, fk: FlowKey, job: JobItem): Promise<bo
  */
 export async function resendJob(deps: PlaceDeps, job: JobItem, since: number): Promise<void> {
   const payload = job.payloadObject ? undefined : await loadPayload(deps.store, deps.claims, job);
-  const lone = flowLimitsOf(deps.registry.get(job.kind)?.flow).length <= 1;
   const message = {
     ...messageFromItem(job, payload),
-    ...(lone ? { rateSlot: deps.clock.now() } : { placeSince: since }),
+    ...(hasLoneLimit(deps, job.kind) ? { rateSlot: deps.clock.now() } : { placeSince: since }),
   };
   await deps.transport.send({ message, delaySeconds: 0 });
 }
