@@ -72,7 +72,7 @@ module.exports = {
         "a feature's room (lib/groups/, lib/flow/, lib/durable/, lib/coalesce/, lib/realtime/) is reached through its service on the Engine (Engine.groups, Engine.flow, Engine.durable, Engine.coalesce, Engine.realtime): only lib/engine.ts builds it, and flow control's store operations are its room's alone",
       severity: "error",
       from: { path: "^lib/", pathNot: "^lib/(groups/|flow/|durable/|coalesce/|realtime/|engine\\.ts$)" },
-      to: { path: "^lib/(groups/|flow/|durable/|coalesce/|realtime/|store/(flow-key|parked-line|flow-heal-cursor)-ops\\.ts$)" },
+      to: { path: "^lib/(groups/|flow/|durable/|coalesce/|realtime/|store/(flow-key|flow-cool|parked-line|flow-heal-cursor)-ops\\.ts$)" },
     },
     {
       name: "store-not-cron",

@@ -137,25 +137,54 @@ export class ChildJobError extends UnrecoverableError {
   }
 }
 
-/** Retry, but after exactly this many seconds instead of the queue's backoff. Spends an attempt. */
+/**
+ * A partner's back-pressure, as a handler reports it: the message, or `limit` naming the kind's flow
+ * limit the partner answered for (docs/guide/flow-control.md, "Limits that adapt"): that limit's key
+ * of the job cools for the delay, and an adaptive rate halves.
+ */
+export interface BackPressure {
+  message?: string;
+  /** A flow limit of the job's kind, by name ("1".."4" for unnamed ones). */
+  limit?: string;
+}
+
+const backPressure = (given: string | BackPressure | undefined, fallback: string) => {
+  const options = typeof given === "string" ? { message: given } : (given ?? {});
+  return { message: options.message ?? fallback, limit: options.limit };
+};
+
+/**
+ * Retry, but after exactly this many seconds instead of the queue's backoff. Spends an attempt. A
+ * `limit` named: that flow limit's key cools for as long (its other jobs wait too).
+ */
 export class RetryAfterError extends HandlerError {
   override readonly name = "RetryAfterError";
   readonly retryAfterSeconds: number;
+  readonly limit: string | undefined;
 
-  constructor(retryAfterSeconds: number, message = `retry after ${retryAfterSeconds}s`) {
+  constructor(retryAfterSeconds: number, options?: string | BackPressure) {
+    const { message, limit } = backPressure(options, `retry after ${retryAfterSeconds}s`);
     super(message);
     this.retryAfterSeconds = retryAfterSeconds;
+    this.limit = limit;
   }
 }
 
-/** A shared resource is saturated: the whole queue cools down and no attempt is spent. */
+/**
+ * A shared resource is saturated: no attempt is spent and the job comes back after the delay. What
+ * cools: the job's flow key (the limit named, else its kind's first), or, for a kind without flow
+ * control, the whole queue.
+ */
 export class ThrottledError extends HandlerError {
   override readonly name = "ThrottledError";
   readonly retryAfterSeconds: number;
+  readonly limit: string | undefined;
 
-  constructor(retryAfterSeconds: number, message = `throttled for ${retryAfterSeconds}s`) {
+  constructor(retryAfterSeconds: number, options?: string | BackPressure) {
+    const { message, limit } = backPressure(options, `throttled for ${retryAfterSeconds}s`);
     super(message);
     this.retryAfterSeconds = retryAfterSeconds;
+    this.limit = limit;
   }
 }
 

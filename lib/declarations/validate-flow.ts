@@ -99,6 +99,9 @@ function limitProblems(at: string, flow: FlowSettings<never>): string[] {
       problems.push(`${at}.rate.burst must be a whole number from 1, got ${burst}`);
     if (cost !== undefined && typeof cost !== "function")
       problems.push(`${at}.rate.cost must be a function of the payload that returns the units it takes`);
+    const { adaptive } = flow.rate;
+    if (adaptive !== undefined && typeof adaptive !== "boolean")
+      problems.push(`${at}.rate.adaptive must be true or false, got ${String(adaptive)}`);
   }
   return problems;
 }

@@ -1,8 +1,9 @@
 import { concurrencyFor, type FlowLimit, flowLimitsOf, rateCells, rateSlot } from "../job/flow.ts";
+import { rateInForce } from "../job/flow-adaptive.ts";
 import { type FlowKey, flowKeyFields, flowRateBucket, limitKeyOf } from "../job/flow-key.ts";
 import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
-import type { FlowPass, FlowPlace } from "../services/flow-service.ts";
+import type { AdaptedKey, FlowPass, FlowPlace } from "../services/flow-service.ts";
 import {
   type FlowKeyState,
   leaveLine,
@@ -60,6 +61,7 @@ export async function passFlowGate(
     await leaveLine(store, msg.id);
   }
   const taken: FlowPlace[] = [];
+  const adapted: AdaptedKey[] = [];
   // The starts its rates reserved, carried by a message sent again so no rate is taken from twice.
   let carried: JobMessage = msg;
   // A lone limit's job waits holding what it holds (a redelivery of its run), as it always did.
@@ -84,7 +86,9 @@ export async function passFlowGate(
 
   for (const { limit, fk, state } of met) {
     if (state.coolUntil !== undefined && state.coolUntil > now) return wait(state.coolUntil);
-    const { rate } = limit.settings;
+    const declared = limit.settings.rate;
+    const rate = declared && rateInForce(declared, state.adaptedRate);
+    if (rate && rate !== declared) adapted.push({ key: fk, limit: limit.name, current: rate.limit });
     let slot = slotOf(carried, limit);
     if (rate && slot === undefined) {
       const cost = msg.flowCosts?.[limit.name] ?? 1;
@@ -106,7 +110,7 @@ export async function passFlowGate(
     if (place === "full") return parkIn(deps, msg, fk, giveBack, taken, several);
     if (place) taken.push(place);
   }
-  return taken.length > 0 ? { places: taken } : {};
+  return { ...(taken.length > 0 ? { places: taken } : {}), ...(adapted.length > 0 ? { adapted } : {}) };
 }
 
 /** The start a limit's rate reserved for this job, as its message carries it. */

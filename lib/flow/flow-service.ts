@@ -1,9 +1,16 @@
-import { flowKeyOf } from "../job/flow-key.ts";
-import type { FlowPass, FlowService, ParkableJob } from "../services/flow-service.ts";
-import { coolKey, freeKeyPlaces } from "../store/flow-key-ops.ts";
+import { errorFields, jobFields } from "../observability/log.ts";
+import type {
+  FlowPass,
+  FlowService,
+  KeyThrottle,
+  ParkableJob,
+  RunEndForFlow,
+} from "../services/flow-service.ts";
+import { freeKeyPlaces } from "../store/flow-key-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 import { busiestKeys } from "./busiest-keys.ts";
+import { climbAfterRun, coolJobKey } from "./flow-adapt.ts";
 import type { FlowDeps } from "./flow-deps.ts";
 import { passFlowGate } from "./flow-gate.ts";
 import { healParkedKeys } from "./flow-heal.ts";
@@ -46,12 +53,22 @@ export class Flow implements FlowService {
   }
 
   /** A flow key cools down as a queue would, alone: the job's message is sent afresh with the delay. */
-  async coolKey(msg: JobMessage, now: number, delaySeconds: number) {
-    const fk = flowKeyOf(msg);
-    if (fk === undefined || !this.deps.registry.get(fk.kind)?.flow) return false;
-    await coolKey(this.deps.store, fk, now + delaySeconds * 1000);
-    await this.deps.transport.send({ message: msg, delaySeconds });
+  async coolKey(msg: JobMessage, now: number, throttle: KeyThrottle) {
+    if (!(await coolJobKey(this.deps, msg, now, throttle))) return false;
+    await this.deps.transport.send({ message: msg, delaySeconds: throttle.delaySeconds });
     return true;
+  }
+
+  async learnFromRun(pass: FlowPass | undefined, msg: JobMessage, now: number, end: RunEndForFlow) {
+    try {
+      if (end.retryAfter) await coolJobKey(this.deps, msg, now, end.retryAfter);
+      if (end.done) await climbAfterRun(this.deps, pass, msg, now);
+    } catch (error) {
+      this.deps.log.warn("could not cool a flow key after a RetryAfterError", {
+        ...jobFields(msg),
+        ...errorFields(error),
+      });
+    }
   }
 
   heal(budgetMs?: number) {

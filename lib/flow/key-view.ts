@@ -1,8 +1,9 @@
 import { ClientError } from "../errors.ts";
 import { MAX_BATCH_KEY_CHARS } from "../job/batch.ts";
-import { concurrencyFor, flowLimitNamed, flowLimitsOf, rateView } from "../job/flow.ts";
+import { concurrencyFor, type FlowRate, flowLimitNamed, flowLimitsOf, rateView } from "../job/flow.ts";
+import type { AdaptedRate } from "../job/flow-adaptive.ts";
 import { flowKey } from "../job/flow-key.ts";
-import type { FlowKeyView } from "../job/flow-views.ts";
+import type { FlowKeyView, FlowRateView } from "../job/flow-views.ts";
 import { computedKeyWrites, storedKeyProblem } from "../job/key-layout.ts";
 import { readFlowKeyState } from "../store/flow-key-ops.ts";
 import { countParked } from "../store/parked-line-ops.ts";
@@ -50,7 +51,7 @@ export async function flowKeyView(
   const [state, waiting] = await Promise.all([readFlowKeyState(deps.store, fk), countParked(deps.store, fk)]);
   const now = deps.clock.now();
   const running = await livePlaces(deps, fk, state, now);
-  if (running === 0 && waiting === 0 && state.coolUntil === undefined)
+  if (running === 0 && waiting === 0 && state.coolUntil === undefined && state.adaptedRate === undefined)
     throw new ClientError("not_found", `no job of kind "${kindName}" runs or waits under key "${key}"`);
   const concurrency = concurrencyFor(limit.settings, key);
   const { rate } = limit.settings;
@@ -61,9 +62,16 @@ export async function flowKeyView(
     running,
     waiting,
     ...(typeof concurrency === "number" ? { concurrency } : {}),
-    ...(rate ? { rate: rateView(rate) } : {}),
+    ...(rate ? { rate: { ...rateView(rate), ...inForceView(rate, state.adaptedRate) } } : {}),
     ...(state.coolUntil !== undefined && state.coolUntil > now
       ? { coolUntil: new Date(state.coolUntil).toISOString() }
       : {}),
   };
+}
+
+/** An adaptive rate's rate in force, while below its limit. */
+function inForceView(rate: FlowRate<never>, adapted: AdaptedRate | undefined): Pick<FlowRateView, "inForce"> {
+  if (!rate.adaptive || adapted === undefined) return {};
+  const since = new Date(adapted.since).toISOString();
+  return { inForce: { limit: adapted.current, since, reason: adapted.reason } };
 }

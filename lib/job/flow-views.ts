@@ -12,6 +12,17 @@ export interface FlowRateView {
   limit: number;
   periodSeconds: number;
   burst?: number;
+  /** An adaptive rate's: true. */
+  adaptive?: true;
+  /** While an adaptive rate runs below its limit after a partner's back-pressure: what and why. */
+  inForce?: {
+    /** Units per period in force. */
+    limit: number;
+    /** When it last changed (a halving, or a climb). */
+    since: string;
+    /** The throttle that lowered it: the handler's message and the job. */
+    reason: string;
+  };
 }
 
 /** A flow key as GET /keys/{kind}/{key} shows it (docs/guide/flow-control.md). */

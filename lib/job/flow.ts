@@ -17,6 +17,12 @@ export interface FlowRate<P = unknown> {
   burst?: number;
   /** The units one job takes from the rate (tokens, rows): a whole number from 1 to `limit`. */
   cost?: (payload: P) => number;
+  /**
+   * The rate follows the partner's back-pressure (lib/job/flow-adaptive.ts): a RetryAfterError or
+   * ThrottledError naming this limit halves its key's rate, and each run of the key that ends done
+   * gives back a twentieth of `limit`, never above `limit`.
+   */
+  adaptive?: boolean;
 }
 
 /** One limit of a kind's flow control: its key, and its concurrency, its rate or both. */
@@ -127,8 +133,9 @@ export function rateSlot(
 }
 
 /** The rate's settings as the API shows them (its cost function left out). */
-export const rateView = ({ limit, periodSeconds, burst }: FlowRate<never>): FlowRateView => ({
+export const rateView = ({ limit, periodSeconds, burst, adaptive }: FlowRate<never>): FlowRateView => ({
   limit,
   periodSeconds,
   ...(burst !== undefined ? { burst } : {}),
+  ...(adaptive ? { adaptive: true as const } : {}),
 });

@@ -50,7 +50,7 @@ export async function claimDelivery(
   // A completion job is enqueued by the write that saw its group's last child recorded.
   if (item.completes && item.claimedFrom !== "running")
     metrics.time("groupCompletionLag", item.queue, item.kind, Math.max(0, now - item.createdAt));
-  return { item, delivery: { msg, record, queue, fence, leaseMs, visibility } };
+  return { item, delivery: { msg, record, queue, fence, leaseMs, visibility, flow: gated } };
 }
 
 /** A claim that lost: decide from the job's current state what to do with this delivery. */

@@ -1,5 +1,6 @@
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import type { AnyKind } from "../job/kind.ts";
+import type { FlowPass } from "../services/flow-service.ts";
 import type { JobItem } from "../store/job-item.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 import type { BacklogTally } from "./backlog-tally.ts";
@@ -20,6 +21,8 @@ export interface Delivery extends Admitted {
   fence: string;
   leaseMs: number;
   visibility: VisibilitySink;
+  /** What its flow keys' gate let it through with (lib/flow/): a good run climbs adapted rates. */
+  flow?: FlowPass;
 }
 
 export interface Claimed {

@@ -11,9 +11,11 @@ export const MAX_RESULT_BYTES = MAX_PAYLOAD_BYTES;
 
 export type Decision =
   | { outcome: "done"; result: string }
-  | { outcome: "retry"; delaySeconds: number; error: string }
-  | { outcome: "reschedule"; delaySeconds: number; error: string }
-  | { outcome: "throttled"; delaySeconds: number; reason: string }
+  /** `limit`: a RetryAfterError named the flow limit whose key cools as long (lib/flow/flow-adapt.ts). */
+  | { outcome: "retry"; delaySeconds: number; error: string; limit?: string }
+  | { outcome: "reschedule"; delaySeconds: number; error: string; limit?: string }
+  /** `limit`: the flow limit whose key cools (its kind's first when absent). */
+  | { outcome: "throttled"; delaySeconds: number; reason: string; limit?: string }
   /**
    * `exhausted`: it used its last attempt (a kind with onExhausted "pause" pauses instead).
    * `unstarted`: its handler never ran (its start deadline passed): the claim's attempt is given back.
@@ -70,7 +72,7 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
   const cause = end.error instanceof ParallelStepError ? end.error.cause : end.error;
   if (cause instanceof ThrottledError) {
     const delay = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(cause.retryAfterSeconds)));
-    return { outcome: "throttled", delaySeconds: delay, reason: error };
+    return { outcome: "throttled", delaySeconds: delay, reason: error, ...limitOf(cause) };
   }
   // Code that no longer matches the job's journal would meet the same divergence on every attempt,
   // and its records are not wrong: the job waits for an operator, as an exhausted "pause" kind's does.
@@ -80,11 +82,16 @@ export function decideOutcome(end: RunEnd, input: OutcomeInput): Decision {
   if (cause instanceof UnrecoverableError || cause instanceof DurableMisuseError)
     return { outcome: "dead", error };
   if (input.attempt >= input.maxAttempts) return { outcome: "dead", error, exhausted: true };
-  const delaySeconds =
-    cause instanceof RetryAfterError
-      ? Math.max(1, Math.ceil(cause.retryAfterSeconds))
-      : backoffSeconds(input.attempt, input.backoff, input.random);
+  const retryAfter = cause instanceof RetryAfterError;
+  const delaySeconds = retryAfter
+    ? Math.max(1, Math.ceil(cause.retryAfterSeconds))
+    : backoffSeconds(input.attempt, input.backoff, input.random);
+  const named = retryAfter ? limitOf(cause) : {};
   return delaySeconds > MAX_VISIBILITY_SECONDS
-    ? { outcome: "reschedule", delaySeconds, error }
-    : { outcome: "retry", delaySeconds, error };
+    ? { outcome: "reschedule", delaySeconds, error, ...named }
+    : { outcome: "retry", delaySeconds, error, ...named };
 }
+
+/** The flow limit a back-pressure error names, as a decision carries it. */
+const limitOf = (cause: RetryAfterError | ThrottledError) =>
+  cause.limit === undefined ? {} : { limit: cause.limit };

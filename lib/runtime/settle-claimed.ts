@@ -1,4 +1,5 @@
 import { errorFields, jobFields } from "../observability/log.ts";
+import type { RunEndForFlow } from "../services/flow-service.ts";
 import { type FinalizeResult, finalize } from "../store/finalize-ops.ts";
 import { BacklogTally } from "./backlog-tally.ts";
 import { stowResult } from "./claim-check.ts";
@@ -67,6 +68,7 @@ export async function settleClaimed(
   publishSettled(deps.realtime, result.item);
   // A flow key's place goes on to its next waiting job, whatever the run came to (§20).
   await deps.flow.leavePlace(result.item);
+  await deps.flow.learnFromRun(delivery.flow, delivery.msg, now, runEndForFlow(decision));
   if (!(await recordEndInGroups(deps, result.item))) return false;
   if (result.item.inBacklog) {
     const own = tally ?? new BacklogTally();
@@ -86,7 +88,19 @@ export async function settleClaimed(
     visibility: delivery.visibility,
     // A flow-controlled job's throttle cools its key, not the queue: other keys run on (§20).
     throttle: async (delaySeconds) => {
-      if (!(await deps.flow.coolKey(delivery.msg, now, delaySeconds))) await throttle(now, delaySeconds);
+      const named = decision.outcome === "throttled" ? decision : undefined;
+      const reason = named?.reason ?? "throttled";
+      const keyThrottle = { delaySeconds, reason, ...(named?.limit ? { limit: named.limit } : {}) };
+      if (!(await deps.flow.coolKey(delivery.msg, now, keyThrottle))) await throttle(now, delaySeconds);
     },
   });
+}
+
+/** What a run's flow keys learn from how it ended: done, or a RetryAfterError naming a limit. */
+function runEndForFlow(decision: Decision): RunEndForFlow {
+  const done = decision.outcome === "done";
+  if ((decision.outcome !== "retry" && decision.outcome !== "reschedule") || decision.limit === undefined)
+    return { done };
+  const { delaySeconds, limit, error: reason } = decision;
+  return { done, retryAfter: { delaySeconds, limit, reason } };
 }

@@ -19,9 +19,33 @@ export interface FlowPlace {
   since: number;
 }
 
+/** An adaptive rate a delivery's gate found below its limit: the key, its limit's name, the rate read. */
+export interface AdaptedKey {
+  key: FlowKey;
+  limit: string;
+  current: number;
+}
+
 /** A delivery that may go on to its claim, with the places of its flow keys it took (if any). */
 export interface FlowPass {
   places?: FlowPlace[];
+  /** Its keys whose adaptive rates run below their limits: a good run climbs them. */
+  adapted?: AdaptedKey[];
+}
+
+/** A handler's back-pressure on its job's flow key: for how long, the limit it named, and why. */
+export interface KeyThrottle {
+  delaySeconds: number;
+  /** Absent: the kind's first limit. */
+  limit?: string;
+  reason: string;
+}
+
+/** How a run ended, as far as its flow keys' rates care. */
+export interface RunEndForFlow {
+  done: boolean;
+  /** A RetryAfterError that named a flow limit. */
+  retryAfter?: KeyThrottle;
 }
 
 /**
@@ -42,8 +66,17 @@ export interface FlowService {
   releasePlace(pass: FlowPass, jobId: string): Promise<void>;
   /** Settle, once the finalize landed: the run's place goes to the key's next parked job. Never throws. */
   leavePlace(job: JobItem): Promise<void>;
-  /** Settle, a throttle: a flow-controlled job's key cools, not its queue. false: not a flow key's job. */
-  coolKey(msg: JobMessage, now: number, delaySeconds: number): Promise<boolean>;
+  /**
+   * Settle, a throttle: a flow-controlled job's key cools (the limit the handler named, else the
+   * first; an adaptive rate halves), not its queue, and its message is sent afresh with the delay.
+   * false: the job has no key under that limit.
+   */
+  coolKey(msg: JobMessage, now: number, throttle: KeyThrottle): Promise<boolean>;
+  /**
+   * Settle, once the finalize landed: a RetryAfterError naming a limit cools that key (halving an
+   * adaptive rate); a run that ended done climbs the adapted rates its gate met. Never throws.
+   */
+  learnFromRun(pass: FlowPass | undefined, msg: JobMessage, now: number, end: RunEndForFlow): Promise<void>;
   /** The reaper: every key with parked jobs looked at in turn, places of ended runs handed on. */
   heal(budgetMs?: number): Promise<{ keys: number; sent: number }>;
   /** GET /keys/{kind}/{key}[?limit=<name>]: a key of the kind's first limit, or of the limit named. */

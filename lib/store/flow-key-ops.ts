@@ -1,4 +1,5 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import type { AdaptedRate } from "../job/flow-adaptive.ts";
 import { encodeFlowKey, type FlowKey } from "../job/flow-key.ts";
 import type { StoreTransitions } from "../job/status.ts";
 import {
@@ -27,6 +28,8 @@ import { checkFormat, formatStamp, stampFormat } from "./stored-formats.ts";
 export interface FlowKeyState {
   holders: Record<string, number>;
   coolUntil?: number;
+  /** An adaptive rate's in force, while below its declared limit (lib/store/flow-cool-ops.ts). */
+  adaptedRate?: AdaptedRate;
 }
 
 /** Parking and places leave a job's status as it is. */
@@ -55,6 +58,7 @@ export async function readFlowKeyState(ctx: StoreContext, fk: FlowKey): Promise<
   return {
     holders: item?.holders ?? {},
     ...(item?.coolUntil !== undefined ? { coolUntil: item.coolUntil } : {}),
+    ...(item?.adaptedRate !== undefined ? { adaptedRate: item.adaptedRate } : {}),
   };
 }
 
@@ -175,25 +179,6 @@ export function freeKeyPlaces(ctx: StoreContext, fk: FlowKey, places: Record<str
       (e) => ({
         update: new Update(e).remove(...ids.map(holderName)),
         condition: and(...ids.map((id) => attributeEquals(holderName(id), places[id] as number))),
-      }),
-      { readCurrent: false },
-    ),
-  );
-}
-
-/**
- * coolKey — a throttle raised for a key: its jobs wait until `until`, other keys run on.
- * condition: none; a later cool-down is never shortened by an earlier one.
- */
-export async function coolKey(ctx: StoreContext, fk: FlowKey, until: number): Promise<void> {
-  await wonRace(
-    conditionalUpdate(
-      ctx,
-      "coolKey",
-      flowKeyStateKey(fk),
-      (e) => ({
-        update: stampFormat(new Update(e).set("coolUntil", until).setIfAbsent("holders", {}), "flowKey"),
-        condition: or(attributeMissing("coolUntil"), attributeBefore("coolUntil", until)),
       }),
       { readCurrent: false },
     ),

@@ -46,7 +46,11 @@ export const STORED_FORMATS = {
   eventWaiter: 2,
   /** An event POST /events keeps for its lookback, `evb#<event>#<match>` (#40). */
   bufferedEvent: 1,
-  /** A flow key's state item `fkey#<kind>#<key>` (its places and cool-down). */
+  /**
+   * A flow key's state item `fkey#<kind>#<key>` (its places and cool-down). Its optional
+   * `adaptedRate` (#42) is not a new version: a reader that ignores it runs the key at its declared
+   * rate, which is what a rollback should do.
+   */
   flowKey: 1,
   batchBacklog: 1,
   batchCallPermit: 1,

@@ -132,6 +132,27 @@ describe("decideOutcome", () => {
     });
   });
 
+  test("a back-pressure error naming a flow limit carries the limit, with its message", () => {
+    const named = { limit: "llm", message: "429 from the partner" };
+    expect(decideOutcome({ ok: false, error: new ThrottledError(20, named) }, input())).toEqual({
+      outcome: "throttled",
+      delaySeconds: 20,
+      reason: "429 from the partner",
+      limit: "llm",
+    });
+    expect(decideOutcome({ ok: false, error: new RetryAfterError(5, named) }, input())).toEqual({
+      outcome: "retry",
+      delaySeconds: 5,
+      error: "429 from the partner",
+      limit: "llm",
+    });
+    expect(
+      decideOutcome({ ok: false, error: new RetryAfterError(5, { limit: "llm" }) }, input()),
+    ).toMatchObject({
+      error: "retry after 5s",
+    });
+  });
+
   test("ThrottledError's delay is capped at SQS's native delay and floored at one second", () => {
     expect(decideOutcome({ ok: false, error: new ThrottledError(86_400) }, input())).toMatchObject({
       outcome: "throttled",

@@ -117,6 +117,11 @@ describe("flow control declarations", () => {
         'kind "tenant-echo": flow[0].name must be 1 to 32 lowercase letters, digits and dashes, got "LLM budget"',
       ],
       [
+        "an adaptive that is not a boolean",
+        [{ name: "llm", key: llm, rate: { ...llmRate, adaptive: "yes" } }],
+        'kind "tenant-echo": flow[0].rate.adaptive must be true or false, got yes',
+      ],
+      [
         "a cost that is not a function",
         [{ name: "llm", key: llm, rate: { ...llmRate, cost: 5 } }],
         'kind "tenant-echo": flow[0].rate.cost must be a function of the payload that returns the units it takes',

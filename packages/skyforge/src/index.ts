@@ -36,6 +36,7 @@ export {
   VersionChangedError,
   WaitTimeoutError,
 } from "../../../lib/durable-errors.ts";
+export type { BackPressure } from "../../../lib/errors.ts";
 export {
   ChildJobError,
   ConfigError,
