@@ -161,11 +161,13 @@ async function parkIn(
   if (several) {
     // Its places go back before it enters the line: once in it, a hand-over may send it again, and
     // that copy must not find a place of this one still held, soon to be given away. Not for a job
-    // another copy already runs (the places are that run's).
-    if ((await getJob(deps.store, msg.id))?.status !== "queued") return pass;
+    // another copy already runs (the places are that run's). A due scheduled job (a durable job
+    // whose wait ended) parks as a queued one.
+    const status = (await getJob(deps.store, msg.id))?.status;
+    if (status !== "queued" && status !== "scheduled") return pass;
     await giveBack();
   }
-  if (!(await parkJob(deps.store, seed, fk))) return pass;
+  if (!(await parkJob(deps.store, seed, fk, deps.clock.now()))) return pass;
   deps.metrics.count("keyParked", seed.queue, seed.kind);
   deps.log.debug("job waits for a place of its flow key", { ...jobFields(seed), ...flowKeyFields(fk) });
   await lookAfterParking(deps, fk);

@@ -7,6 +7,7 @@ import {
   attributeEquals,
   attributeExists,
   attributeMissing,
+  isDue,
   itemMissing,
   not,
   statusIn,
@@ -32,8 +33,15 @@ export interface FlowKeyState {
   adaptedRate?: AdaptedRate;
 }
 
-/** Parking and places leave a job's status as it is. */
-export const flowKeyTransitions = [["missing", "queued"]] as const satisfies StoreTransitions;
+/**
+ * Places leave a job's status as it is. Parking writes a job's first item as queued, and a due
+ * scheduled job (promoted, or a durable job whose wait ended) that parks is queued from then on: it
+ * waits in the line as any queued job does, and is handed a place as one.
+ */
+export const flowKeyTransitions = [
+  ["missing", "queued"],
+  ["scheduled", "queued"],
+] as const satisfies StoreTransitions;
 
 const holderName = (id: string) => `holders.${id}`;
 const holds = (id: string): Condition => attributeExists(holderName(id));
@@ -189,10 +197,11 @@ export function freeKeyPlaces(ctx: StoreContext, fk: FlowKey, places: Record<str
  * parkJob — a job whose key is full waits in the key's line; the caller then deletes its message.
  * input: the job's seed (its message: a lean job has no item yet), the flow key whose line it waits
  *   in (the seed's kind; the limit that refused it).
- * condition: the job's item is missing (built here from the message), queued or scheduled.
+ * condition: the job's item is missing (built here from the message), queued, or scheduled and due
+ *   at `now` (its message is here: promoted, or a durable job whose wait ended), which becomes queued.
  * result: true when parked; false when the job is no longer queued (it ran, or was cancelled).
  */
-export function parkJob(ctx: StoreContext, seed: JobSeed, fk: FlowKey): Promise<boolean> {
+export function parkJob(ctx: StoreContext, seed: JobSeed, fk: FlowKey, now: number): Promise<boolean> {
   return wonRace(
     conditionalUpdate(
       ctx,
@@ -200,7 +209,7 @@ export function parkJob(ctx: StoreContext, seed: JobSeed, fk: FlowKey): Promise<
       jobKey(seed.id),
       (e) => {
         const update = seedIfMissing(new Update(e), seed)
-          .setIfAbsent("status", "queued")
+          .set("status", "queued")
           .setIfAbsent("attempts", 0)
           .set("parked", true)
           .setAll(parkIndexKeys(fk, seed.createdAt, seed.id));
@@ -208,7 +217,10 @@ export function parkJob(ctx: StoreContext, seed: JobSeed, fk: FlowKey): Promise<
         if (fk.limit === undefined) update.remove("parkedIn");
         else update.set("parkedIn", fk.limit);
         // A scheduled job's message is out once it is promoted: it parks as a queued one does.
-        return { update, condition: or(itemMissing, statusIn("queued", "scheduled")) };
+        return {
+          update,
+          condition: or(itemMissing, statusIn("queued"), and(statusIn("scheduled"), isDue(now))),
+        };
       },
       { readCurrent: false },
     ),

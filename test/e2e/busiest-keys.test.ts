@@ -115,6 +115,7 @@ describe("GET /keys: a queue's busiest flow keys", () => {
           flowKey: key,
         },
         flowKey(kind, key),
+        now,
       );
     };
     const tenant = `parked-${randomUUID()}`;

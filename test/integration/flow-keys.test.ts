@@ -123,7 +123,7 @@ async function crowdedIndex(h: Harness, busy: number, now: number) {
       flowKey: tenant,
       payload: JSON.stringify({ tenant, seq: 0, ms: 0 }),
     };
-    expect(await parkJob(store, seed, flowKey("t-solo", tenant))).toBe(true);
+    expect(await parkJob(store, seed, flowKey("t-solo", tenant), createdAt)).toBe(true);
     return id;
   };
   const shardOfKey = (tenant: string) => parkShard(flowKey("t-solo", tenant));
@@ -278,7 +278,7 @@ describe("flow control per key", () => {
       flowKey: "crashy",
       payload: JSON.stringify({ tenant: "crashy", seq: 2, ms: 0 }),
     };
-    expect(await parkJob(store, late, flowKey("t-keyed", "crashy"))).toBe(true);
+    expect(await parkJob(store, late, flowKey("t-keyed", "crashy"), late.runAt)).toBe(true);
     const report = await runReaper(h.engine, { staleSweepPassMs: 0 });
     expect(report.flowJobsSent).toBe(1);
     await settled(h, late.id, "done");
