@@ -123,16 +123,17 @@ async function waitsHere(deps: PlaceDeps, fk: FlowKey, job: JobItem): Promise<bo
 }
 
 /**
- * A parked (or placed but never started) job's message, sent again, given its place at `since`. A
- * lone limit's job skips its rate's turn; a job of several limits goes through each of them again
- * (its item keeps no turn its rates reserved, so it takes them anew: a turn may go unused, none is
- * overdrawn), and its message carries `placeSince`: the gate takes a copy without it for a stale one.
+ * A parked (or placed but never started) job's message, sent again, given its place at `since`. It
+ * goes through its rates again: its item keeps no turn a rate reserved (a job parked at its enqueue
+ * never reserved one), so it takes a turn anew, holding the place it was given while it waits for it;
+ * a turn reserved before a job parked goes unused (a rate may be under-used, never overdrawn). A job
+ * of several limits' message carries `placeSince`: the gate takes a copy without it for a stale one.
  */
 export async function resendJob(deps: PlaceDeps, job: JobItem, since: number): Promise<void> {
   const payload = job.payloadObject ? undefined : await loadPayload(deps.store, deps.claims, job);
   const message = {
     ...messageFromItem(job, payload),
-    ...(hasLoneLimit(deps, job.kind) ? { rateSlot: deps.clock.now() } : { placeSince: since }),
+    ...(hasLoneLimit(deps, job.kind) ? {} : { placeSince: since }),
   };
   await deps.transport.send({ message, delaySeconds: 0 });
 }
