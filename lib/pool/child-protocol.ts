@@ -6,7 +6,8 @@ import { MAX_PAYLOAD_BYTES } from "../job/schemas.ts";
  * The line protocol between the pool and a child, in both directions one JSON object per line.
  * Request:  {"id","kind","attempt","payload"}
  * Response: {"id","status":"ok","result"?} | {"id","status":"error","message"}
- *         | {"id","status":"throttled","retry_after_secs"}
+ *         | {"id","status":"throttled","retry_after_secs","limit"?}
+ *           (`limit`: the job's flow limit the partner answered for, as ThrottledError's)
  * A batch kind's request carries a call's items; its one reply line has one outcome per item id:
  * Request:  {"id":<call id>,"kind","key","items":[{"id","attempt","payload"}…]}
  * Response: {"id":<call id>,"items":[<a response as above, "id" the item's>…]}
@@ -31,6 +32,7 @@ const ChildReply = z.discriminatedUnion("status", [
     id: z.string(),
     status: z.literal("throttled"),
     retry_after_secs: z.number().nonnegative().default(60),
+    limit: z.string().min(1).max(32).optional(),
   }),
 ]);
 export type ChildReply = z.infer<typeof ChildReply>;

@@ -76,9 +76,10 @@ async function askReservedChild<R>(
 }
 
 /** A child's answer for one job as the job's outcome: its result, or the error that fails it. */
-function outcomeOf(reply: ChildReply): BatchOutcome<unknown> {
+export function outcomeOf(reply: ChildReply): BatchOutcome<unknown> {
   if (reply.status === "ok") return reply.result ?? null;
-  if (reply.status === "throttled") return new ThrottledError(reply.retry_after_secs);
+  if (reply.status === "throttled")
+    return new ThrottledError(reply.retry_after_secs, reply.limit ? { limit: reply.limit } : undefined);
   return new Error(reply.message);
 }
 

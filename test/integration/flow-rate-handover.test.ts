@@ -31,7 +31,8 @@ describe("a lone limit with a concurrency and a rate", () => {
     const sends = vi.spyOn(h.engine.transport, "send");
     const hide = async () => expect.unreachable("nothing hides here");
     const first = await h.engine.producer.enqueue({ kind: "t-paced", payload: { tenant: "acme" } });
-    const [[{ message: firstMessage }]] = sends.mock.calls as [[{ message: JobMessage }]];
+    const firstSent = () => sends.mock.calls[0]?.[0].message as JobMessage;
+    const firstMessage = firstSent();
     expect(typeof (await h.engine.flow.gate(firstMessage, hide))).not.toBe("boolean");
     // The key's one place is held: the second job parks at its enqueue, no message sent.
     sends.mockClear();
@@ -42,7 +43,7 @@ describe("a lone limit with a concurrency and a rate", () => {
     clock.advance(1000);
     const ended = await getJob(h.engine.store, first.job.id);
     await h.engine.flow.leavePlace({ ...(ended as NonNullable<typeof ended>), status: "done" });
-    const [[{ message: handedOn }]] = sends.mock.calls as [[{ message: JobMessage }]];
+    const handedOn = firstSent();
     expect(handedOn.id).toBe(second.job.id);
     // At its gate it must wait for its turn, 10 s after the first's: sent again 9 s later.
     sends.mockClear();

@@ -1,8 +1,15 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { ThrottledError } from "../../lib/errors.ts";
 import { type Log, silentLog } from "../../lib/observability/log.ts";
-import { encodeRequest, parseBatchReply, parseReply } from "../../lib/pool/child-protocol.ts";
+import {
+  type ChildReply,
+  encodeRequest,
+  parseBatchReply,
+  parseReply,
+} from "../../lib/pool/child-protocol.ts";
 import { KindChildren } from "../../lib/pool/kind-children.ts";
+import { outcomeOf } from "../../lib/pool/reserved-child.ts";
 import { type ExchangeEnd, WarmChild } from "../../lib/pool/warm-child.ts";
 import { childrenReapedAfterEach } from "../support/reaped-children.ts";
 import { withinMs } from "../support/wait.ts";
@@ -145,6 +152,17 @@ describe("parseReply", () => {
       id: "a",
       status: "throttled",
       retry_after_secs: 60,
+    });
+  });
+
+  it("a throttled reply may name the job's flow limit, which its ThrottledError carries", () => {
+    const reply = parseReply('{"id":"a","status":"throttled","retry_after_secs":5,"limit":"llm"}', "a");
+    expect(reply).toEqual({ id: "a", status: "throttled", retry_after_secs: 5, limit: "llm" });
+    const outcome = outcomeOf(reply as ChildReply);
+    expect(outcome).toBeInstanceOf(ThrottledError);
+    expect(outcome).toMatchObject({ retryAfterSeconds: 5, limit: "llm" });
+    expect(outcomeOf({ id: "a", status: "throttled", retry_after_secs: 5 })).toMatchObject({
+      limit: undefined,
     });
   });
 
