@@ -12,8 +12,6 @@ export interface FlowKindDeclaration {
   flow?: FlowDeclaration<never>;
   lane?: string;
   batch?: unknown;
-  debounce?: unknown;
-  singleton?: unknown;
 }
 
 /** Lanes whose jobs are claimed, so a permit has an owner whose lease ends (docs/architecture.md §16). */
@@ -26,8 +24,9 @@ const positive = (v: unknown): v is number => typeof v === "number" && Number.is
  * with names (given, or their positions) that differ and key functions that differ; for each limit,
  * a key function, a concurrency that is a whole number from 1 (or a function of the key, checked at
  * enqueue), a rate with a positive limit, period and burst and a cost that is a function (checked
- * at enqueue); a claimed lane; not a batch kind (its key already bounds its calls), nor a debounce
- * or singleton kind; a kind's name without `#` or `!` (they delimit a flow key's text).
+ * at enqueue); a claimed lane; not a batch kind (its key already bounds its calls); a kind's name
+ * without `#` or `!` (they delimit a flow key's text). A debounced or singleton kind may declare
+ * flow: the job its burst or key makes is what takes the places (docs/guide/flow-control.md).
  */
 export function flowKindProblems(label: string, k: FlowKindDeclaration): string[] {
   const { flow } = k;
@@ -71,8 +70,6 @@ export function flowKindProblems(label: string, k: FlowKindDeclaration): string[
     problems.push(
       `${label}: a batch kind can't declare flow (its batch key's maxKeyConcurrency bounds its calls)`,
     );
-  if (k.debounce !== undefined || k.singleton !== undefined)
-    problems.push(`${label}: flow with debounce or singleton on one kind is not supported`);
   return problems;
 }
 

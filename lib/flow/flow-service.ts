@@ -1,3 +1,5 @@
+import { flowLimitsOf } from "../job/flow.ts";
+import { limitKeyOf } from "../job/flow-key.ts";
 import { errorFields, jobFields } from "../observability/log.ts";
 import type {
   FlowPass,
@@ -15,7 +17,7 @@ import type { FlowDeps } from "./flow-deps.ts";
 import { passFlowGate } from "./flow-gate.ts";
 import { healParkedKeys } from "./flow-heal.ts";
 import { lookAfterParkingAll, parkIfKeyFull } from "./flow-park.ts";
-import { leaveKeyPlace } from "./flow-places.ts";
+import { handPlaceOn, leaveKeyPlace } from "./flow-places.ts";
 import { flowKeyView } from "./key-view.ts";
 
 /**
@@ -50,6 +52,15 @@ export class Flow implements FlowService {
 
   leavePlace(job: JobItem) {
     return leaveKeyPlace(this.deps, job);
+  }
+
+  async leavePlacesToWait(msg: JobMessage) {
+    await Promise.all(
+      flowLimitsOf(this.deps.registry.get(msg.kind)?.flow).map((limit) => {
+        const fk = limitKeyOf(msg, limit);
+        return fk === undefined ? undefined : handPlaceOn(this.deps, fk, limit, msg.id, true);
+      }),
+    );
   }
 
   /** A flow key cools down as a queue would, alone: the job's message is sent afresh with the delay. */

@@ -22,7 +22,11 @@ export async function claimDelivery(
   visibility: VisibilitySink,
 ): Promise<Ack | Claimed> {
   const { clock, metrics, log } = deps;
-  if (msg.after?.length && (await deps.coalesce.waitForEarlierJobs(msg, record, visibility))) return false;
+  if (msg.after?.length && (await deps.coalesce.waitForEarlierJobs(msg, record, visibility))) {
+    // A place it was handed from a line goes on: the earlier job it waits for may wait for that place.
+    await deps.flow.leavePlacesToWait(msg);
+    return false;
+  }
   const gated = await deps.flow.gate(msg, (s) => visibility.change(msg.queue, record.receiptHandle, s));
   if (typeof gated === "boolean") return gated;
   const fence = randomBytes(12).toString("base64url");

@@ -67,6 +67,12 @@ export interface FlowService {
   /** Settle, once the finalize landed: the run's place goes to the key's next parked job. Never throws. */
   leavePlace(job: JobItem): Promise<void>;
   /**
+   * Claim, a delivery that waits before its gate (a singleton job whose key's earlier job hasn't
+   * ended): each place it holds (handed to it from a line) goes on, since the job it waits for may be
+   * in that line. It meets the gate afresh when it comes back. Never throws.
+   */
+  leavePlacesToWait(msg: JobMessage): Promise<void>;
+  /**
    * Settle, a throttle: a flow-controlled job's key cools (the limit the handler named, else the
    * first; an adaptive rate halves), not its queue, and its message is sent afresh with the delay.
    * false: the job has no key under that limit.

@@ -50,7 +50,7 @@ describe("flow control declarations", () => {
     expect(withKind("tenant-echo", { flow })).toEqual([problem]);
   });
 
-  test("a lane without a claim, a batch kind, or a debounce on the same kind is refused", () => {
+  test("a lane without a claim or a batch kind is refused; a debounced kind may declare flow", () => {
     expect(withKind("tenant-echo", { lane: "at-least-once" })).toEqual([
       'kind "tenant-echo": flow control needs a claimed lane (fenced or lean), not "at-least-once": a run without a claim can\'t hold its key\'s place',
     ]);
@@ -58,9 +58,7 @@ describe("flow control declarations", () => {
     expect(withKind("batch-echo", { flow: { key, concurrency: 2 } })).toEqual([
       "kind \"batch-echo\": a batch kind can't declare flow (its batch key's maxKeyConcurrency bounds its calls)",
     ]);
-    expect(withKind("doc-index", { flow: { key, concurrency: 2 } })).toEqual([
-      'kind "doc-index": flow with debounce or singleton on one kind is not supported',
-    ]);
+    expect(withKind("doc-index", { flow: { key, concurrency: 2 } })).toEqual([]);
   });
 
   describe("a list of limits", () => {
