@@ -32,14 +32,14 @@ export const ALL_SCENARIOS = [
 ] as const;
 export type ScenarioName = (typeof ALL_SCENARIOS)[number];
 /** Run only when named: 5 000 subscribers of 100 streaming jobs (docs/architecture.md §25). */
-export const SCENARIOS = ["all", ...ALL_SCENARIOS, "heat", "realtime"] as const;
+export const SCENARIOS = ["all", ...ALL_SCENARIOS, "heat", "realtime", "limits"] as const;
 
 export const usage = `usage: npm run bench                  every scenario in turn (the same as --scenario all)
        npm run bench -- --scenario all [--json]
        npm run bench -- [--jobs N] [--payload-bytes B] [--kind K] [--lane L] [--unique] [--fail-once] [--json]
                       (the single window alone; --scenario window with no flag runs it at the defaults)
        npm run bench -- --scenario group [--jobs N] [--payload-bytes B] [--kind K] [--lane L] [--unique] [--fail-once] [--json]
-       npm run bench -- --scenario batch|redelivery|debounce|durable|flood|cold-start [--json]
+       npm run bench -- --scenario batch|redelivery|debounce|durable|flood|cold-start|realtime|limits [--json]
        npm run bench -- --scenario heat [--target-rate R] [--jobs N] [--json]
        npm run bench -- --matrix [--lanes L,L,…] [--jobs N] [--kind K] [--unique] [--fail-once] [--json]
                       (the matrix's default kind is ${DEFAULT_MATRIX_KIND}, a handler that returns nothing)
@@ -79,6 +79,10 @@ export const usage = `usage: npm run bench                  every scenario in tu
   --scenario realtime 100 llm-echo jobs of 200 words, 50 subscribers each (one drops mid-stream and
                       resumes with from): chunk and status latency p50/p99, chunks lost, IoT Core's
                       price (BENCH_REALTIME_JOBS, _WORDS, _SUBSCRIBERS, _DELAY_MS); run only when named
+  --scenario limits   several flow limits on one kind (minutes): 2 000 tenant-report jobs over 20
+                      tenants and 100 users (BENCH_LIMITS_JOBS), 3 runs a tenant, 1 a user, 20 000 llm
+                      tokens a minute; each limit's peak use, the tokens granted a minute, p50/p95 wait
+                      by limit, and $/M jobs beside a plain fenced job; run only when named
   --scenario heat     the scale model: DynamoDB units per partition key over plain jobs, a uniqueKey
                       mix, jobs due past SQS's delay, a rate-limited kind, a batch kind with one hot key
                       and a group of ${HEAT_GROUP_CHILDREN} children, then durable jobs: steps, token waits, event

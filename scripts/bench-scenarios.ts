@@ -12,6 +12,8 @@ import { runFloodScenario } from "./bench-flood.ts";
 import { analyseFlood, floodJson, printFloodTable } from "./bench-flood-report.ts";
 import { analyseGroups, runGroupScenario } from "./bench-group.ts";
 import { groupJson, printGroupTable } from "./bench-group-report.ts";
+import { runLimitsScenario } from "./bench-limits.ts";
+import { analyseLimits, limitsJson, printLimitsTable } from "./bench-limits-report.ts";
 import { printRedeliveryTable, redeliveryJson, runRedeliveryScenario } from "./bench-redelivery.ts";
 import { printTable } from "./bench-report.ts";
 import { analyseWindow, measureWindow, startBenchStack, windowJson } from "./bench-window.ts";
@@ -152,6 +154,23 @@ export async function floodScenario(): Promise<ScenarioOutcome> {
       : {
           failures: {
             flood: `over their limit: ${over.map((t) => `${t.tenant} ${t.maxAtOnce} > ${t.limit}`).join(", ")}`,
+          },
+        }),
+  };
+}
+
+/** A limit over its bound is a bug rather than a cost: it fails the scenario, as the flood's does. */
+export async function limitsScenario(): Promise<ScenarioOutcome> {
+  const limits = analyseLimits(await runLimitsScenario());
+  const { peak, bounds } = limits;
+  return {
+    json: { limits: limitsJson(limits) },
+    print: () => printLimitsTable(limits),
+    ...(limits.limitsKept
+      ? {}
+      : {
+          failures: {
+            limits: `over a limit: peak ${JSON.stringify(peak)}, bounds ${JSON.stringify(bounds)}`,
           },
         }),
   };

@@ -12,6 +12,7 @@ import {
   debounceScenario,
   durableScenario,
   floodScenario,
+  limitsScenario,
   redeliveryScenario,
   windowScenario,
 } from "./bench-scenarios.ts";
@@ -72,6 +73,7 @@ const fixedScenarios = {
   flood: floodScenario,
   "cold-start": coldStartScenario,
   realtime: realtimeScenario,
+  limits: limitsScenario,
 };
 
 async function report(scenarios: Scenario[], json: boolean, named: string | undefined, all: boolean) {

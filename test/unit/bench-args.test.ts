@@ -228,7 +228,7 @@ describe("bench args: the scale model", () => {
         `--target-rate must be a number of jobs a second above 0, got "${bad}"`,
       );
     expect(errorOf(["--scenario", "cold"])).toBe(
-      '--scenario must be one of all, window, group, batch, redelivery, debounce, durable, flood, cold-start, heat, realtime, got "cold"',
+      '--scenario must be one of all, window, group, batch, redelivery, debounce, durable, flood, cold-start, heat, realtime, limits, got "cold"',
     );
     expect(errorOf(["--target-rate", "100"])).toBe("--target-rate is for --scenario heat");
     expect(errorOf(["--scenario", "heat", "--kind", "echo"])).toBe(
@@ -293,7 +293,7 @@ describe("bench args: the flood scenario alone", () => {
 
   it("a misspelt scenario name is refused with the list", () => {
     expect(errorOf(["--scenario", "floods"])).toBe(
-      '--scenario must be one of all, window, group, batch, redelivery, debounce, durable, flood, cold-start, heat, realtime, got "floods"',
+      '--scenario must be one of all, window, group, batch, redelivery, debounce, durable, flood, cold-start, heat, realtime, limits, got "floods"',
     );
   });
 });
@@ -339,8 +339,8 @@ describe("bench args: the group scenario alone", () => {
 });
 
 describe("bench args: the other scenarios alone, each of a fixed shape", () => {
-  it("batch, redelivery, cold-start and realtime take only --json, like debounce, durable and flood", () => {
-    for (const name of ["batch", "redelivery", "cold-start", "realtime"]) {
+  it("batch, redelivery, cold-start, realtime and limits take only --json, like debounce, durable and flood", () => {
+    for (const name of ["batch", "redelivery", "cold-start", "realtime", "limits"]) {
       expect(parse(["--scenario", name])).toEqual({ mode: name, json: false });
       expect(parse([`--scenario=${name}`, "--json"])).toEqual({ mode: name, json: true });
       expect(errorOf(["--scenario", name, "--jobs", "10"])).toBe(
