@@ -49,6 +49,14 @@ describe("Lambda bundles as deployed", () => {
     }
   });
 
+  test("every function holds the app's kinds but the realtime authorizer, which uses no app", () => {
+    const APP_INDEX = "app/index.ts";
+    for (const b of bundles) {
+      const holdsApp = b.inputs.includes(APP_INDEX) || b.inputs.some((i) => i.startsWith("app/kinds/"));
+      expect(holdsApp, b.name).toBe(b.name !== "realtime-authorizer");
+    }
+  });
+
   test("only the worker holds a durable job's run: the other functions run no handler", () => {
     const holding = bundles.filter((b) => b.inputs.includes(DURABLE_RUN)).map((b) => b.name);
     expect(holding).toEqual(["worker"]);
