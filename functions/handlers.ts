@@ -22,7 +22,8 @@ export { realtimeAuthorizerHandler, realtimeReplayHandler } from "./realtime-han
 /**
  * The deployed entry points as factories of the app they run. Each Lambda function's handler is an
  * entry generated for the deployment (infra/entries.ts): it imports the deployment's app module and
- * exports `handler = workerHandler(app)` (or the factory of its function), so its bundle holds that
+ * exports `handler = workerHandler(app)` (or the factory of its function; the realtime authorizer's
+ * imports no app, its factory uses none), so its bundle holds that
  * app's kinds and the engine, nothing else. Called once, at the module's init: the engine and its
  * clients are built there, as a cold start should, from the environment infra set
  * (functions/engine-config.ts).

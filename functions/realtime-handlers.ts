@@ -21,8 +21,11 @@ function settingsOf(env: Env): RealtimeSettings {
   return settings;
 }
 
-/** IoT Core's custom authorizer: the app is not used (a token's grant is the policy's alone). */
-export function realtimeAuthorizerHandler(_app: App, env: Env = process.env) {
+/**
+ * IoT Core's custom authorizer: the app is not used (a token's grant is the policy's alone), so its
+ * deployed entry passes none and its bundle holds none of the app (infra/entries.ts, APP_FREE_FUNCTIONS).
+ */
+export function realtimeAuthorizerHandler(_app?: App, env: Env = process.env) {
   const { prefix, secretParameter } = settingsOf(env);
   if (!secretParameter) throw new ConfigError("SKYFORGE_REALTIME_HMAC_PARAMETER is not set");
   return authorizer({ secret: ssmSecret(secretParameter), prefix, clock: systemClock });

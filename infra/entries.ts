@@ -24,6 +24,13 @@ export const LAMBDA_FACTORIES = {
 export type LambdaFunction = keyof typeof LAMBDA_FACTORIES;
 export const lambdaFunctions = Object.keys(LAMBDA_FACTORIES) as LambdaFunction[];
 
+/**
+ * The functions whose factory builds its handler without the app: their entries don't import the
+ * app module, so their bundles hold none of its kinds and their cold start evaluates none (the
+ * realtime authorizer reads a token and the stack's secret, nothing of the app).
+ */
+export const APP_FREE_FUNCTIONS: ReadonlySet<LambdaFunction> = new Set(["realtime-authorizer"]);
+
 /** Where the engine's handlers come from when the app module imports the engine as a package. */
 export const PACKAGE_HANDLERS = "skyforge/lambda";
 /** The engine source that defines `defineApp`, and where its handlers sit beside it. */
@@ -87,11 +94,11 @@ function writeIfChanged(file: string, text: string): void {
   renameSync(temp, file);
 }
 
-function entryText(source: EntrySource, dir: string, factory: string, body: string): string {
+function entryText(source: EntrySource, dir: string, factory: string, body: string, withApp = true): string {
   const appImport = source.appExport === "default" ? "app" : "{ app }";
   return [
     `// Written by skyforge's SST component "${source.component}" from its app module on every deploy: don't edit.`,
-    `import ${appImport} from ${JSON.stringify(specifier(dir, source.appFile))};`,
+    ...(withApp ? [`import ${appImport} from ${JSON.stringify(specifier(dir, source.appFile))};`] : []),
     `import { ${factory} } from ${JSON.stringify(specifier(dir, source.handlers))};`,
     body,
     "",
@@ -104,9 +111,11 @@ export function writeEntries(source: EntrySource): Record<LambdaFunction, string
   const handlers = {} as Record<LambdaFunction, string>;
   for (const fn of lambdaFunctions) {
     const factory = LAMBDA_FACTORIES[fn];
+    const withApp = !APP_FREE_FUNCTIONS.has(fn);
+    const call = withApp ? `${factory}(app)` : `${factory}()`;
     writeIfChanged(
       join(dir, `${fn}.ts`),
-      entryText(source, dir, factory, `export const handler = ${factory}(app);`),
+      entryText(source, dir, factory, `export const handler = ${call};`, withApp),
     );
     handlers[fn] = entryHandler(source.component, fn);
   }

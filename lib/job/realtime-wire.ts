@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { jobStatuses } from "./status.ts";
 
 /**
@@ -43,7 +43,15 @@ export function parseReplayTopic(
   return { jobId, clientId };
 }
 
+/*
+ * zod's mini build: the authorizer and the browser client import this file and nothing else of
+ * zod, and the mini build's schemas cost a cold start a fraction of the classic ones' (classic zod
+ * is loaded anyway wherever the app's kinds are; docs/guide/performance.md "Cold start").
+ */
 const status = z.enum(jobStatuses);
+/** A count or a sequence number: a whole number from 0. */
+const count = z.int().check(z.minimum(0));
+const nonEmpty = z.string().check(z.minLength(1));
 
 /** A job's status changed; `waiting` names what a durable job waits for, `result` a small done result. */
 export const StatusEvent = z.object({
@@ -51,14 +59,14 @@ export const StatusEvent = z.object({
   jobId: z.string(),
   status,
   at: z.number(),
-  waiting: z.record(z.string(), z.unknown()).optional(),
-  result: z.unknown().optional(),
-  error: z.string().optional(),
+  waiting: z.optional(z.record(z.string(), z.unknown())),
+  result: z.optional(z.unknown()),
+  error: z.optional(z.string()),
   /**
    * On an end published by the process that ran the job: each stream's last sequence number, so a
    * subscriber that has them all needs no read-back (absent: it reads back once).
    */
-  streams: z.record(z.string(), z.number().int().min(0)).optional(),
+  streams: z.optional(z.record(z.string(), count)),
 });
 export const StepEvent = z.object({
   type: z.literal("step"),
@@ -71,9 +79,9 @@ export const StreamEvent = z.object({
   type: z.literal("stream"),
   jobId: z.string(),
   stream: z.string(),
-  seq: z.number().int().positive(),
-  chunk: z.unknown().optional(),
-  closed: z.literal(true).optional(),
+  seq: z.int().check(z.positive()),
+  chunk: z.optional(z.unknown()),
+  closed: z.optional(z.literal(true)),
   at: z.number(),
 });
 /** The last event a subscription yields: its job reached a terminal status. */
@@ -92,14 +100,8 @@ export const GroupEvent = z.object({
   type: z.literal("group"),
   groupId: z.string(),
   jobId: z.string(),
-  slice: z.number().int().min(0),
-  counts: z.object({
-    total: z.number().int().min(0),
-    pending: z.number().int().min(0),
-    done: z.number().int().min(0),
-    dead: z.number().int().min(0),
-    cancelled: z.number().int().min(0),
-  }),
+  slice: count,
+  counts: z.object({ total: count, pending: count, done: count, dead: count, cancelled: count }),
   at: z.number(),
 });
 export const PublishedEvent = z.discriminatedUnion("type", [StatusEvent, StepEvent, StreamEvent, GroupEvent]);
@@ -118,12 +120,13 @@ export type RealtimeEvent = PublishedEvent | EndEvent;
  * the subscriber has seen further; `id` names the answer's end marker.
  */
 export const ReplayRequest = z.object({
-  id: z.string().min(1).max(64),
-  from: z.number().int().min(0),
-  streams: z
-    .record(z.string().max(256), z.number().int().min(0))
-    .refine((s) => Object.keys(s).length <= 100, "at most 100 streams")
-    .optional(),
+  id: z.string().check(z.minLength(1), z.maxLength(64)),
+  from: count,
+  streams: z.optional(
+    z
+      .record(z.string().check(z.maxLength(256)), count)
+      .check(z.refine((s) => Object.keys(s).length <= 100, "at most 100 streams")),
+  ),
 });
 export type ReplayRequest = z.infer<typeof ReplayRequest>;
 /** On the reply topic: a replayed event, then `{ type: "replayed", id }` once all are sent. */
@@ -133,17 +136,17 @@ export const ReplyMessage = z.union([PublishedEvent, ReplayedMarker]);
 /** A job token's readable claims: the topic prefix, the job, its group if granted, expiry (ms). */
 export const JobTokenClaims = z.strictObject({
   v: z.literal(1),
-  p: z.string().min(1),
-  j: z.string().min(1),
-  g: z.string().min(1).optional(),
-  exp: z.number().int(),
+  p: nonEmpty,
+  j: nonEmpty,
+  g: z.optional(nonEmpty),
+  exp: z.int(),
 });
 /** A queue token's (POST /queues/{name}/subscriptions): the prefix, the queue, expiry (ms); no job. */
 export const QueueTokenClaims = z.strictObject({
   v: z.literal(1),
-  p: z.string().min(1),
-  q: z.string().min(1),
-  exp: z.number().int(),
+  p: nonEmpty,
+  q: nonEmpty,
+  exp: z.int(),
 });
 export const TokenClaims = z.union([JobTokenClaims, QueueTokenClaims]);
 export type JobTokenClaims = z.infer<typeof JobTokenClaims>;

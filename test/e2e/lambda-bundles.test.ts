@@ -87,7 +87,9 @@ describe("every bundle, run as Lambda runs it", () => {
       const f = stack.fn(functionName(handler) as FunctionName);
       expect(f.declared.runtime).toBe("nodejs24.x");
       expect(f.built.file).toBe(join(stack.outDir, `${handler.slice(0, handler.lastIndexOf("."))}.mjs`));
-      expect(f.built.bytes, handler).toBeGreaterThan(50_000);
+      // The realtime authorizer holds no app and zod's mini build only (about 30 KB).
+      const floor = functionName(handler) === "realtime-authorizer" ? 10_000 : 50_000;
+      expect(f.built.bytes, handler).toBeGreaterThan(floor);
       expect(f.built.bytes, handler).toBeLessThan(BUNDLE_BUDGET_BYTES);
       expect(f.process.nodeVersion, handler).toMatch(/^v24\./);
       // The SDK stays outside the bundle, imported from the runtime (here, the project's node_modules).

@@ -49,6 +49,21 @@ describe("Lambda bundles as deployed", () => {
     }
   });
 
+  test("every function holds the app's kinds but the realtime authorizer, which uses no app", () => {
+    const APP_INDEX = "app/index.ts";
+    for (const b of bundles) {
+      const holdsApp = b.inputs.includes(APP_INDEX) || b.inputs.some((i) => i.startsWith("app/kinds/"));
+      expect(holdsApp, b.name).toBe(b.name !== "realtime-authorizer");
+    }
+  });
+
+  test("the realtime authorizer holds zod's mini build only: its token claims (lib/job/realtime-wire.ts)", () => {
+    const authorizer = bundles.find((b) => b.name === "realtime-authorizer");
+    const zod = authorizer?.inputs.filter((i) => i.includes("node_modules/zod/")) ?? [];
+    expect(zod.some((i) => i.includes("node_modules/zod/v4/mini/"))).toBe(true);
+    expect(zod.filter((i) => i.includes("node_modules/zod/v4/classic/"))).toEqual([]);
+  });
+
   test("only the worker holds a durable job's run: the other functions run no handler", () => {
     const holding = bundles.filter((b) => b.inputs.includes(DURABLE_RUN)).map((b) => b.name);
     expect(holding).toEqual(["worker"]);
