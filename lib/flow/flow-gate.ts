@@ -97,9 +97,15 @@ export async function passFlowGate(
       carried = withSlot(carried, limit, slot);
       if (slot > now) {
         // Its turn is reserved: it comes back then as a new message that carries it, so it doesn't
-        // take from the rate again (one send; this copy is deleted).
+        // take from the rate again (one send; this copy is deleted). A turn within half a lease is
+        // waited for holding the places it has: given back, a place taken meanwhile would park it
+        // at its turn and the turn would go unused (a shared rate under-used). A later turn waits
+        // placeless: a place held that long is the repair's to take for a lost job's.
         metrics.count("keyWaits", msg.queue, msg.kind);
-        await waitAsMessage();
+        if (several && slot - now <= leaseMsOf(deps, msg) / 2) {
+          const since = taken[0]?.since ?? msg.placeSince;
+          if (since !== undefined) carried = { ...carried, placeSince: since };
+        } else await waitAsMessage();
         const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil((slot - now) / 1000));
         await transport.send({ message: carried, delaySeconds });
         return true;
@@ -198,7 +204,7 @@ async function judgeCopy(
   });
   if (msg.placeSince !== undefined && held.some(({ since }) => since === msg.placeSince)) return undefined;
   deps.metrics.count("duplicateDeliveries", msg.queue, msg.kind);
-  const leaseMs = (deps.queues.find((q) => q.name === msg.queue)?.leaseSeconds ?? 60) * 1000;
+  const leaseMs = leaseMsOf(deps, msg);
   if (held.some(({ since }) => since > now - 2 * leaseMs)) {
     await hide(Math.ceil((2 * leaseMs) / 1000));
     return false;
@@ -209,3 +215,7 @@ async function judgeCopy(
   if (renewed.every(Boolean)) await resendJob(deps, job, now);
   return true;
 }
+
+/** The lease of the job's queue, in ms. */
+const leaseMsOf = (deps: FlowDeps, msg: JobMessage) =>
+  (deps.queues.find((q) => q.name === msg.queue)?.leaseSeconds ?? 60) * 1000;
