@@ -3,34 +3,63 @@ import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * The suite's longest files, longest first (measured: `vitest --reporter=json`, one run on the
- * 2-core machine). vitest orders files it has no timings for (a fresh clone, as CI is) by their size,
- * and a file of SST program runs or package builds is not a large file: check-deploy, then one
- * file of 3 minutes of work, started a quarter into the run and ended it. Started first, the long files run
- * beside the short ones instead of after them (longest-first is the classic rule for the shortest
- * end on a fixed number of workers).
+ * The suite's longest files, longest first (measured: per-file durations of one fresh-clone `.ci/run`
+ * on the 2-core machine; every file of 17 s or more). vitest orders files it has no timings for (a
+ * fresh clone, as CI is) by their size, and a file of SST program runs or package builds is not a
+ * large file: check-deploy-realtime, two minutes of SST program runs and missing from this list,
+ * started 344 s into a run (the list's other check-deploy files had started in the first 100 s).
+ * Started first, the long files run beside the short ones instead of after them (longest-first is
+ * the classic rule for the shortest end on a fixed number of workers).
+ *
+ * The fault suite runs last, two files at a time (vitest.config.ts), and is the run's serial tail:
+ * its files are listed too, longest first, so its two workers end together rather than one file of
+ * a minute starting when the other worker is nearly done.
  */
 export const SLOW_FILES = [
   "test/e2e/library-project.test.ts",
-  "test/e2e/infra-real.test.ts",
-  "test/e2e/check-deploy-iam.test.ts",
-  "test/e2e/client-package.test.ts",
+  "test/e2e/check-deploy-realtime.test.ts",
   "test/e2e/check-deploy.test.ts",
+  "test/e2e/infra-real.test.ts",
+  "test/e2e/client-package.test.ts",
   "test/e2e/check-deploy-exposure.test.ts",
   "test/e2e/cli-bulk.test.ts",
-  "test/e2e/skyforge-package.test.ts",
-  "test/e2e/skyforge-component.test.ts",
-  "test/integration/heat-model.test.ts",
   "test/integration/bench-cli.test.ts",
-  "test/e2e/cli.test.ts",
-  "test/e2e/cli-replay.test.ts",
+  "test/e2e/check-deploy-iam.test.ts",
+  "test/e2e/skyforge-component.test.ts",
   "test/e2e/cli-durable.test.ts",
+  "test/integration/heat-model.test.ts",
+  "test/e2e/skyforge-package.test.ts",
+  "test/e2e/cli-replay.test.ts",
+  "test/e2e/cli.test.ts",
+  "test/integration/pool-process.test.ts",
   "test/e2e/console.test.ts",
   "test/e2e/restart.test.ts",
-  "test/e2e/lambda-bundles.test.ts",
-  "test/integration/pool-process.test.ts",
-  "test/integration/groups.test.ts",
+  "test/integration/cold-start-json.test.ts",
   "test/integration/pool-batch.test.ts",
+  "test/integration/pool-runner.test.ts",
+  "test/e2e/console-realtime.test.ts",
+  "test/integration/flow-keys.test.ts",
+  "test/e2e/bad-pool-config.test.ts",
+  "test/integration/batch-kinds.test.ts",
+  "test/e2e/schedule-validation.test.ts",
+  "test/integration/flow-limits.test.ts",
+  "test/integration/stored-formats.test.ts",
+  "test/integration/worker-crash.test.ts",
+  "test/e2e/doctor.test.ts",
+  "test/e2e/cli-foreign-answers.test.ts",
+  "test/integration/pool-crash.test.ts",
+  "test/e2e/doc-examples.test.ts",
+  "test/integration/flow-control.test.ts",
+  "test/e2e/console-security.test.ts",
+  // The fault phase (sequence.groupOrder 1): ordered among themselves.
+  "test/fault/flow-keys.test.ts",
+  "test/fault/fault-injection.test.ts",
+  "test/fault/crash-window.test.ts",
+  "test/fault/flow-control.test.ts",
+  "test/fault/durable.test.ts",
+  "test/fault/durable-children.test.ts",
+  "test/fault/durable-deploy.test.ts",
+  "test/fault/realtime.test.ts",
 ] as const;
 
 export class SlowFilesFirst extends BaseSequencer {
