@@ -1,8 +1,7 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { bundleCacheDir, KEPT_CONTENTS } from "../../scripts/deploy/bundle-cache.ts";
 import { buildFunction } from "../../scripts/deploy/lambda-build.ts";
 
 /**
@@ -56,38 +55,6 @@ it("an edited input builds again, and so does a file read whose code the bundle 
   expect(spoke.cached).toBe(false);
   expect(spoke.text).toContain("now it speaks");
   expect((await build()).cached).toBe(true);
-});
-
-it("an edit put back is served from the cache, and so is the edit made again: each content is kept", async () => {
-  write("dep.ts", 'export const word = "kept";\n');
-  const before = await build();
-  write("dep.ts", 'export const word = "edited";\n');
-  const edited = await build();
-  expect(edited.text).toContain('"edited"');
-  write("dep.ts", 'export const word = "kept";\n');
-  const restored = await build();
-  expect(restored.cached).toBe(true);
-  expect(restored.text).toBe(before.text);
-  write("dep.ts", 'export const word = "edited";\n');
-  const again = await build();
-  expect(again.cached).toBe(true);
-  expect(again.text).toBe(edited.text);
-});
-
-it("keeps the contents served last, up to KEPT_CONTENTS a key", async () => {
-  const words = Array.from({ length: KEPT_CONTENTS + 1 }, (_, i) => `word${i}`);
-  for (const word of words) {
-    write("dep.ts", `export const word = "${word}";\n`);
-    await build();
-  }
-  // The first of them was the least recently used: dropped; the last KEPT_CONTENTS are still kept.
-  write("dep.ts", `export const word = "${words[0]}";\n`);
-  expect((await build()).cached).toBe(false);
-  write("dep.ts", `export const word = "${words.at(-1)}";\n`);
-  expect((await build()).cached).toBe(true);
-  const entries = readdirSync(bundleCacheDir(root));
-  expect(entries).toHaveLength(1);
-  expect(readdirSync(join(bundleCacheDir(root), entries[0] as string))).toHaveLength(KEPT_CONTENTS);
 });
 
 it("a project file esbuild reads for resolution (tsconfig.json) builds again", async () => {
