@@ -83,16 +83,16 @@ export function mostTokensInAMinute(runs: readonly Run[]): number {
   return most;
 }
 
-/** Tokens a minute once the burst was spent: from the start that took its last token to the last start. */
-function tokensPerMinuteAfterBurst(runs: readonly Run[]): number {
-  const byStart = [...runs].sort((a, b) => a.start - b.start);
-  let sum = 0;
-  let past = -1;
-  while (past < byStart.length - 1 && sum <= LLM_BURST) sum += (byStart[++past] as Run).tokens;
-  if (sum <= LLM_BURST) return Number.NaN;
-  const rest = byStart.slice(past + 1);
-  const minutes = ((rest.at(-1)?.start ?? 0) - (byStart[past] as Run).start) / 60_000;
-  return minutes > 0 ? rest.reduce((n, r) => n + r.tokens, 0) / minutes : Number.NaN;
+/**
+ * The rate's use: the tokens started beyond its burst, a minute, from the first start to the last.
+ * A run the rate paces comes to its limit (20 000); less is the rate under-used. NaN when the run
+ * never spent the burst.
+ */
+function tokensPerMinuteBeyondBurst(runs: readonly Run[]): number {
+  const tokens = runs.reduce((n, r) => n + r.tokens, 0);
+  const starts = runs.map((r) => r.start);
+  const minutes = (Math.max(...starts) - Math.min(...starts)) / 60_000;
+  return tokens > LLM_BURST && minutes > 0 ? (tokens - LLM_BURST) / minutes : Number.NaN;
 }
 
 const quantiles = (xs: number[]) => {
@@ -119,7 +119,7 @@ export function analyseLimits(r: LimitsRun) {
     windowSeconds: (Math.max(...runs.map((x) => x.finish)) - r.startedAt) / 1000,
     peak: { tenant: peakTenant, user: peakUser, llmTokensInAMinute: mostInAMinute },
     bounds: { tenant: TENANT_LIMIT, user: USER_LIMIT, llmTokensInAMinute: LLM_BURST + LLM_PER_MINUTE },
-    llmTokensPerMinuteAfterBurst: tokensPerMinuteAfterBurst(runs),
+    llmTokensPerMinuteBeyondBurst: tokensPerMinuteBeyondBurst(runs),
     wait: quantiles(runs.map((x) => x.start - x.createdAt)),
     waitByLimit: {
       tenant: quantiles(spent.map((s) => s.tenant)),
@@ -147,7 +147,7 @@ export const limitsJson = (a: LimitsAnalysis) => ({
   peak: a.peak,
   bounds: a.bounds,
   limitsKept: a.limitsKept,
-  llmTokensPerMinuteAfterBurst: Math.round(a.llmTokensPerMinuteAfterBurst),
+  llmTokensPerMinuteBeyondBurst: Math.round(a.llmTokensPerMinuteBeyondBurst),
   llmTokensPerMinuteLimit: LLM_PER_MINUTE,
   waitP50Ms: a.wait.p50Ms,
   waitP95Ms: a.wait.p95Ms,
@@ -175,9 +175,9 @@ export function printLimitsTable(a: LimitsAnalysis): void {
     ],
     [
       "llm granted",
-      Number.isNaN(a.llmTokensPerMinuteAfterBurst)
+      Number.isNaN(a.llmTokensPerMinuteBeyondBurst)
         ? `n/a: the run never spent the rate's burst (${LLM_BURST} tokens)`
-        : `${Math.round(a.llmTokensPerMinuteAfterBurst)} tokens a minute once its burst was spent (rate ${LLM_PER_MINUTE})`,
+        : `${Math.round(a.llmTokensPerMinuteBeyondBurst)} tokens a minute beyond its burst, first start to last (rate ${LLM_PER_MINUTE})`,
     ],
     ["enqueue→start", w(a.wait)],
     ["  waiting for tenant", w(a.waitByLimit.tenant)],
