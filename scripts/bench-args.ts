@@ -95,6 +95,7 @@ export const FIXED_SCENARIOS = [
   "flood",
   "cold-start",
   "realtime",
+  "search",
 ] as const;
 export type FixedScenario = (typeof FIXED_SCENARIOS)[number];
 export interface FixedRun {

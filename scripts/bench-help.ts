@@ -32,7 +32,7 @@ export const ALL_SCENARIOS = [
 ] as const;
 export type ScenarioName = (typeof ALL_SCENARIOS)[number];
 /** Run only when named: 5 000 subscribers of 100 streaming jobs (docs/architecture.md §25). */
-export const SCENARIOS = ["all", ...ALL_SCENARIOS, "heat", "realtime"] as const;
+export const SCENARIOS = ["all", ...ALL_SCENARIOS, "heat", "realtime", "search"] as const;
 
 export const usage = `usage: npm run bench                  every scenario in turn (the same as --scenario all)
        npm run bench -- --scenario all [--json]
@@ -79,6 +79,9 @@ export const usage = `usage: npm run bench                  every scenario in tu
   --scenario realtime 100 llm-echo jobs of 200 words, 50 subscribers each (one drops mid-stream and
                       resumes with from): chunk and status latency p50/p99, chunks lost, IoT Core's
                       price (BENCH_REALTIME_JOBS, _WORDS, _SUBSCRIBERS, _DELAY_MS); run only when named
+  --scenario search   tags and search: 1 000 echo jobs untagged, with 1 tag and with 3 (BENCH_SEARCH_JOBS
+                      each); enqueue WCU per job and the extra a tag costs (goal ≤ 0.5 WCU), read units
+                      per page of 25 by tag, by tag+kind+status and of the scan; run only when named
   --scenario heat     the scale model: DynamoDB units per partition key over plain jobs, a uniqueKey
                       mix, jobs due past SQS's delay, a rate-limited kind, a batch kind with one hot key
                       and a group of ${HEAT_GROUP_CHILDREN} children, then durable jobs: steps, token waits, event

@@ -15,6 +15,7 @@ import {
   redeliveryScenario,
   windowScenario,
 } from "./bench-scenarios.ts";
+import { searchScenario } from "./bench-search.ts";
 import { EngineRefusal } from "./bench-window.ts";
 
 /**
@@ -72,6 +73,7 @@ const fixedScenarios = {
   flood: floodScenario,
   "cold-start": coldStartScenario,
   realtime: realtimeScenario,
+  search: searchScenario,
 };
 
 async function report(scenarios: Scenario[], json: boolean, named: string | undefined, all: boolean) {

@@ -202,10 +202,23 @@ export interface BatchResultItem {
   error?: ErrorBody["error"];
 }
 
+/** A search's time bound: an ISO date with a zone, as the API shows times. */
+const SearchTime = z.iso.datetime({ offset: true }).transform((t) => Date.parse(t));
+
 export const ListJobsQuery = z
   .object({
     queue: QueueName.optional(),
     status: JobStatusSchema.optional(),
+    /** Jobs carrying this tag (the tag index: docs/guide/finding-runs.md). */
+    tag: Tags.element.optional(),
+    kind: z.string().min(1).max(64).optional(),
+    /** Jobs of this flow key (their kind's first limit's). */
+    key: StorableString.min(1).max(256).optional(),
+    /** Created at or after this time, and before that one. */
+    createdAfter: SearchTime.optional(),
+    createdBefore: SearchTime.optional(),
+    /** Text in the job's last error (case-sensitive). */
+    error: StorableString.min(1).max(200).optional(),
     limit: z.coerce.number().int().min(1).max(100).default(25),
     view: z.enum(listViews).default("full"),
     /**
@@ -220,5 +233,11 @@ export const ListJobsQuery = z
       .regex(/^[A-Za-z0-9_-]*$/, "not a cursor this API returned")
       .optional(),
   })
-  .strict();
+  .strict()
+  .refine(
+    (q) => q.createdAfter === undefined || q.createdBefore === undefined || q.createdAfter <= q.createdBefore,
+    { message: "createdAfter is after createdBefore", path: ["createdAfter"] },
+  );
 export type ListJobsQuery = z.infer<typeof ListJobsQuery>;
+/** GET /jobs's filters as a caller gives them (times as ISO dates). */
+export type ListJobsFilters = Omit<z.input<typeof ListJobsQuery>, "waiting" | "view" | "limit" | "cursor">;
