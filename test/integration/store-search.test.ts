@@ -179,6 +179,14 @@ onEveryBackend(({ setup }) => {
       // No filter at all: the first page is the table's newest jobs.
       const first = await searchJobs(store, {}, { limit: 30 });
       expect(first.items.map((j) => j.id)).toEqual(expected(all, {}).slice(0, 30));
+      // A table past the scan's bound: a search without a tag is refused, one with a tag still answers.
+      for (const filter of [{}, { kind: "echo" }, { queue: QUEUE, status: "done" as const }])
+        expect(await storeErrorOf(searchJobs(store, filter, { limit: 5, maxScanned: 5_000 }))).toBeInstanceOf(
+          InvalidStoreInput,
+        );
+      expect((await searchJobs(store, { tag: "tag-7" }, { limit: 5, maxScanned: 5_000 })).items).toHaveLength(
+        5,
+      );
       // A cursor is bound to its search: another tag's, another filter's, a forged one are refused.
       const paged = await searchJobs(store, { tag: "tag-7" }, { limit: 5 });
       for (const other of [{ tag: "tag-8" }, { tag: "tag-7", kind: "echo" }, {}])
