@@ -46,6 +46,18 @@ const lean = defineUnboundKind({
   handler: async (payload) => payload,
 });
 
+/** A durable job that invokes one echo child and returns what it answered. */
+const invoker = defineUnboundKind({
+  name: "test-tags-invoker",
+  queue: "default",
+  payload: z.object({}),
+  maxAttempts: 1,
+  timeoutSeconds: 60,
+  handler: async (_payload, ctx) => ({
+    child: await ctx.invoke("echo", "from the parent", { name: "child" }),
+  }),
+});
+
 const harness = harnessPerTest();
 
 describe("tags", () => {
@@ -104,6 +116,24 @@ describe("tags", () => {
     expect((await getJob(h.engine.store, other.jobs[0]?.id ?? ""))?.tags).toEqual(["replayed"]);
     const found = await searchJobs(h.engine.store, { tag: "replay-me" }, { limit: 10 });
     expect(found.items.map((j) => j.id)).toEqual([same.jobs[0]?.id, job.id]);
+  });
+
+  test("a durable job's child (ctx.invoke) carries its parent's tags", async () => {
+    const h = await harness.create({ clock: systemClock, extraKinds: [invoker] });
+    const { job } = await h.engine.producer.enqueue({
+      kind: "test-tags-invoker",
+      payload: {},
+      tags: ["saga-7"],
+    });
+    const poller = h.startPoller();
+    const done = await settled(h, job.id, "done");
+    const found = await searchJobs(h.engine.store, { tag: "saga-7" }, { limit: 10 });
+    await poller.stop();
+    expect(JSON.parse(done.result ?? "{}")).toEqual({ child: "from the parent" });
+    const [child, parent] = found.items;
+    expect(found.items).toHaveLength(2);
+    expect(parent?.id).toBe(job.id);
+    expect(child).toMatchObject({ kind: "echo", parent: { j: job.id }, tags: ["saga-7"] });
   });
 
   test("a refused tag list is a 400 naming the tag, and nothing is written", async () => {
