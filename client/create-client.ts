@@ -18,6 +18,7 @@ import type {
   QueueView,
   ReplayAnswer,
   ScheduleView,
+  SearchOptions,
   SkyforgeClient,
   SubscriptionAnswer,
   SubscriptionOptions,
@@ -117,6 +118,25 @@ export function createClient<A extends AppNames>(options: ClientOptions<A> = {})
         answerShapes.jobPage,
       );
     }) as SkyforgeClient<A>["list"],
+    jobs: {
+      search: (async (options: SearchOptions<A> = {}) => {
+        const { limit, createdAfter, createdBefore, ...rest } = options;
+        const iso = (t: Date | string | undefined) => (t instanceof Date ? t.toISOString() : t);
+        return object<JobPage<JobView | JobSummary>>(
+          {
+            method: "GET",
+            path: "/jobs",
+            query: {
+              ...rest,
+              createdAfter: iso(createdAfter),
+              createdBefore: iso(createdBefore),
+              ...(limit !== undefined ? { limit: String(limit) } : {}),
+            },
+          },
+          answerShapes.jobPage,
+        );
+      }) as SkyforgeClient<A>["jobs"]["search"],
+    },
     cancel: async (id) =>
       object<JobView & { cancel: CancelOutcome }>(
         { method: "POST", path: `/jobs/${segment(id)}/cancel` },

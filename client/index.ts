@@ -32,6 +32,7 @@ export type {
   ReplayOptions,
   ScheduleInput,
   ScheduleView,
+  SearchOptions,
   SkyforgeClient,
   StepView,
   TokenCompleted,

@@ -25,7 +25,9 @@ import type {
   JobSummary,
   JobView,
   ListJobsQuery,
+  ListView,
 } from "../lib/job/schemas.ts";
+import type { JobStatus } from "../lib/job/status.ts";
 
 /**
  * What the typed producer client offers (client/create-client.ts builds it). Kinds, payloads and
@@ -88,9 +90,33 @@ export interface JobPage<J = JobView> {
  * GET /jobs's query. `view: "summary"` lists jobs without payload and result (JobSummary): what a
  * poller wants, and the only view whose page of 100 large jobs surely fits an API Gateway answer.
  */
-export type ListOptions<A extends AppNames> = Partial<Omit<ListJobsQuery, "queue" | "waiting">> & {
+export type ListOptions<A extends AppNames> = Partial<
+  Omit<ListJobsQuery, "queue" | "waiting" | "kind" | "createdAfter" | "createdBefore">
+> & {
   queue?: QueueName<A>;
 };
+
+/**
+ * `jobs.search`'s filters (GET /jobs; docs/guide/finding-runs.md): every one given must hold, and
+ * the page comes newest first. A time is a Date or an ISO date with a zone: createdAfter ≤ createdAt
+ * < createdBefore. Pass the answer's `cursor` with the same filters for the next page.
+ */
+export interface SearchOptions<A extends AppNames> {
+  tag?: string;
+  kind?: KindName<A>;
+  status?: JobStatus;
+  /** A flow key (the kind's first limit's). */
+  key?: string;
+  createdAfter?: Date | string;
+  createdBefore?: Date | string;
+  /** Text in the job's last error (case-sensitive). */
+  error?: string;
+  queue?: QueueName<A>;
+  /** 1..100, default 25. */
+  limit?: number;
+  cursor?: string;
+  view?: ListView;
+}
 
 /** A queue as GET /queues shows it (settings in force, pause state, live counts, event source). */
 export type QueueView = Record<string, unknown> & { name: string; paused: boolean };
@@ -221,6 +247,12 @@ export interface SkyforgeClient<A extends AppNames> {
    * left; `resumed` adds up every call's.
    */
   sendEvent(name: string, match: string, data?: unknown): Promise<{ resumed: number }>;
+  /** Finding runs (GET /jobs): by tag, kind, status, flow key, time and error text, newest first. */
+  jobs: {
+    search(options?: SearchOptions<A> & { view?: "full" }): Promise<JobPage<JobView>>;
+    search(options: SearchOptions<A> & { view: "summary" }): Promise<JobPage<JobSummary>>;
+    search(options: SearchOptions<A>): Promise<JobPage<JobView | JobSummary>>;
+  };
   queues: {
     list(): Promise<QueueView[]>;
     pause(name: QueueName<A>): Promise<QueueView>;

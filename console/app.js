@@ -40,9 +40,48 @@ function useHashJob() {
   }, []);
   /** @param {string | undefined} next */
   const select = (next) => {
-    location.hash = next ? `#/jobs/${encodeURIComponent(next)}` : "#/";
+    // The job list's filters stay in the address (after its `?`) when a job is picked or closed.
+    const query = location.hash.includes("?") ? location.hash.slice(location.hash.indexOf("?")) : "";
+    location.hash = `${next ? `#/jobs/${encodeURIComponent(next)}` : "#/"}${query}`;
   };
   return [picked, select];
+}
+
+/** The job list's filters kept in the address, `#/…?tag=…&status=…`, so a search has a link of its own. */
+const FILTER_KEYS = /** @type {const} */ (["queue", "status", "tag", "kind", "key", "error", "since"]);
+
+/** @returns {import("./jobs.js").JobFilter} */
+function filterFromHash() {
+  const at = location.hash.indexOf("?");
+  const params = new URLSearchParams(at < 0 ? "" : location.hash.slice(at + 1));
+  /** @type {Record<string, string>} */
+  const filter = {};
+  for (const key of FILTER_KEYS) filter[key] = params.get(key) ?? "";
+  return /** @type {import("./jobs.js").JobFilter} */ (filter);
+}
+
+/**
+ * The job list's filters, read from the address and written back to it (replacing the entry, so
+ * the back button doesn't step through every change).
+ * @returns {[import("./jobs.js").JobFilter, (next: import("./jobs.js").JobFilter) => void]}
+ */
+function useHashFilter() {
+  const [filter, setState] = useState(filterFromHash);
+  useEffect(() => {
+    const onHash = () => setState(filterFromHash());
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, []);
+  /** @param {import("./jobs.js").JobFilter} next */
+  const setFilter = (next) => {
+    const params = new URLSearchParams();
+    for (const key of FILTER_KEYS) if (next[key]) params.set(key, next[key]);
+    const base = location.hash.replace(/\?.*$/, "") || "#/";
+    const query = params.toString();
+    history.replaceState(null, "", `${base}${query ? `?${query}` : ""}`);
+    setState(next);
+  };
+  return [filter, setFilter];
 }
 
 /**
@@ -82,7 +121,7 @@ function App() {
   const queuesPoll = usePoll(() => api("GET", "/queues"), 2_000);
   /** @type {import("./poll.js").Poll<import("./api-shapes").Page<import("./api-shapes").Schedule>>} */
   const schedulesPoll = usePoll(() => api("GET", "/schedules"), 10_000);
-  const [filter, setFilter] = useState({ queue: "", status: "" });
+  const [filter, setFilter] = useHashFilter();
   const [picked, select] = useHashJob();
   const selectedId = picked?.id;
   const queues = queuesPoll.data?.items ?? [];

@@ -4,7 +4,49 @@ import { between, clock, duration, queueLatency, shortId, waitingForKeyText } fr
 import { html } from "./html.js";
 import { usePoll } from "./poll.js";
 
-/** @typedef {{ queue: string, status: string }} JobFilter the jobs list's filter: "" is any */
+/**
+ * @typedef {{ queue: string, status: string, tag: string, kind: string, key: string, error: string, since: string }} JobFilter
+ * the jobs list's filters (GET /jobs's, docs/guide/finding-runs.md; `since` is createdAfter): "" is any
+ */
+
+/** The search box's fields: typed, then applied together (Enter or Search), not on every key. */
+const SEARCH_FIELDS = /** @type {const} */ ([
+  ["tag", "tag"],
+  ["kind", "kind"],
+  ["key", "flow key"],
+  ["error", "error text"],
+  ["since", "since (ISO)"],
+]);
+
+/**
+ * A search box over the job list: its fields start from the filters in force (the address's), and
+ * Search applies them all at once.
+ * @param {{ filter: JobFilter, onSearch: (next: JobFilter) => void }} props
+ */
+function SearchBox({ filter, onSearch }) {
+  const [draft, setDraft] = useState(filter);
+  /** @param {Event} e */
+  const submit = (e) => {
+    e.preventDefault();
+    onSearch({ ...filter, ...Object.fromEntries(SEARCH_FIELDS.map(([k]) => [k, draft[k].trim()])) });
+  };
+  return html`
+    <form class="search" onSubmit=${submit} data-testid="search-box">
+      ${SEARCH_FIELDS.map(
+        ([key, label]) => html`<input
+          type="search"
+          placeholder=${label}
+          aria-label=${label}
+          value=${draft[key]}
+          onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) =>
+            setDraft({ ...draft, [key]: e.currentTarget.value })}
+          data-testid=${`search-${key}`}
+        />`,
+      )}
+      <button type="submit" data-testid="search-submit">Search</button>
+    </form>
+  `;
+}
 
 export const statuses = ["queued", "scheduled", "running", "done", "dead", "cancelled", "paused"];
 const PAGE = 50;
@@ -47,9 +89,9 @@ async function replaySelected(selected) {
 }
 
 /**
- * Jobs filtered by queue and status, refreshed every 2 s. A page is what one GET /jobs answers: with
- * a queue and status scheduled|dead it reads the status index, otherwise a bounded scan, which may
- * answer fewer items and a cursor to go on. Items are shown newest first within the page.
+ * Jobs filtered by queue, status and the search box's fields (tag, kind, flow key, error text, since),
+ * refreshed every 2 s; the filters live in the address. A page is what one GET /jobs answers, newest
+ * first; a tag search may answer fewer items and a cursor to go on.
  * @param {{
  *   queues: import("./api-shapes").Queue[],
  *   filter: JobFilter,
@@ -63,11 +105,12 @@ export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
   const [selected, setSelected] = useState(/** @type {Map<string, string>} */ (new Map()));
   const [replay, setReplay] = useState(/** @type {ReplayState} */ ({ busy: false }));
   const cursor = cursors.at(-1);
+  const { since, ...filters } = filter;
   /** @type {import("./poll.js").Poll<import("./api-shapes").Page<import("./api-shapes").Job>>} */
   const poll = usePoll(
-    () => api("GET", "/jobs", { query: { queue: filter.queue, status: filter.status, limit: PAGE, cursor } }),
+    () => api("GET", "/jobs", { query: { ...filters, createdAfter: since, limit: PAGE, cursor } }),
     2_000,
-    [filter.queue, filter.status, cursor],
+    [filter.queue, filter.status, filter.tag, filter.kind, filter.key, filter.error, since, cursor],
   );
   const next = poll.data?.cursor;
   // Newest first; the same instant breaks by id (time-ordered), so the order never flickers.
@@ -116,7 +159,7 @@ export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
             ${statuses.map((s) => html`<option value=${s}>${s}</option>`)}
           </select>
         </label>
-        <span class="muted small">${poll.data ? `${items.length} on this page` : ""}</span>
+        <span class="muted small" data-testid="jobs-count">${poll.data ? `${items.length} on this page` : ""}</span>
         <span class="grow"></span>
         <span class="muted small" data-testid="replay-count">${selected.size > 0 ? `${selected.size} selected` : ""}</span>
         <button
@@ -129,6 +172,14 @@ export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
           Replay selected
         </button>
       </div>
+      <${SearchBox}
+        key=${[filter.tag, filter.kind, filter.key, filter.error, filter.since].join("\u0000")}
+        filter=${filter}
+        onSearch=${(/** @type {JobFilter} */ next) => {
+          setCursors([]);
+          setFilter(next);
+        }}
+      />
       ${
         replay.replayed &&
         html`<p class="ok" data-testid="replay-message">

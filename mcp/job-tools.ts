@@ -1,5 +1,4 @@
 import * as z from "zod";
-import type { ListOptions } from "../client/skyforge-client.ts";
 import { type AppNames, jobStatuses } from "../client/vocabulary.ts";
 import { ReplayRequest } from "../lib/job/replay-schemas.ts";
 import type { McpClient, McpTool } from "./tool.ts";
@@ -9,9 +8,9 @@ const queueName = z.object({ name: z.string().min(1).max(40).describe("the queue
 const time = z.iso.datetime({ offset: true });
 
 /**
- * GET /jobs's filters (docs/guide/mcp.md): each forwarded as the query parameter of its name; the
- * answer is `{ items, cursor? }`, newest first. The API judges them (a filter it doesn't know is
- * its 400, passed on as the tool's error).
+ * GET /jobs's filters (docs/guide/mcp.md), the client's jobs.search options (SearchOptions): the
+ * answer is `{ items, cursor? }`, newest first. The API judges their values (a cursor of another
+ * search, createdAfter after createdBefore: its 400, passed on as the tool's error).
  */
 const searchInput = z
   .object({
@@ -50,8 +49,8 @@ export function jobTools(client: McpClient): McpTool[] {
       input: searchInput,
       writes: false,
       async run(args) {
-        // The filters beyond queue/status/limit/cursor are GET /jobs's query parameters of the same names.
-        const page = await client.list(args as ListOptions<AppNames>);
+        // The input is checked against searchInput before run: its fields are jobs.search's filters.
+        const page = await client.jobs.search(args as z.infer<typeof searchInput>);
         const more = page.cursor ? ", more with its cursor" : "";
         const count = page.items.length === 1 ? "1 job" : `${page.items.length} jobs`;
         return { summary: `${count}${more}`, value: page };

@@ -96,6 +96,7 @@ export const FIXED_SCENARIOS = [
   "cold-start",
   "realtime",
   "limits",
+  "search",
 ] as const;
 export type FixedScenario = (typeof FIXED_SCENARIOS)[number];
 export interface FixedRun {

@@ -32,14 +32,14 @@ export const ALL_SCENARIOS = [
 ] as const;
 export type ScenarioName = (typeof ALL_SCENARIOS)[number];
 /** Run only when named: 5 000 subscribers of 100 streaming jobs (docs/architecture.md §25). */
-export const SCENARIOS = ["all", ...ALL_SCENARIOS, "heat", "realtime", "limits"] as const;
+export const SCENARIOS = ["all", ...ALL_SCENARIOS, "heat", "realtime", "limits", "search"] as const;
 
 export const usage = `usage: npm run bench                  every scenario in turn (the same as --scenario all)
        npm run bench -- --scenario all [--json]
        npm run bench -- [--jobs N] [--payload-bytes B] [--kind K] [--lane L] [--unique] [--fail-once] [--json]
                       (the single window alone; --scenario window with no flag runs it at the defaults)
        npm run bench -- --scenario group [--jobs N] [--payload-bytes B] [--kind K] [--lane L] [--unique] [--fail-once] [--json]
-       npm run bench -- --scenario batch|redelivery|debounce|durable|flood|cold-start|realtime|limits [--json]
+       npm run bench -- --scenario batch|redelivery|debounce|durable|flood|cold-start|realtime|limits|search [--json]
        npm run bench -- --scenario heat [--target-rate R] [--jobs N] [--json]
        npm run bench -- --matrix [--lanes L,L,…] [--jobs N] [--kind K] [--unique] [--fail-once] [--json]
                       (the matrix's default kind is ${DEFAULT_MATRIX_KIND}, a handler that returns nothing)
@@ -83,6 +83,9 @@ export const usage = `usage: npm run bench                  every scenario in tu
                       tenants and 100 users (BENCH_LIMITS_JOBS), 3 runs a tenant, 1 a user, 20 000 llm
                       tokens a minute; each limit's peak use, the tokens granted a minute, p50/p95 wait
                       by limit, and $/M jobs beside a plain fenced job; run only when named
+  --scenario search   tags and search: 1 000 echo jobs untagged, with 1 tag and with 3 (BENCH_SEARCH_JOBS
+                      each); enqueue WCU per job and the extra a tag costs (goal ≤ 0.5 WCU), read units
+                      per page of 25 by tag, by tag+kind+status and of the scan; run only when named
   --scenario heat     the scale model: DynamoDB units per partition key over plain jobs, a uniqueKey
                       mix, jobs due past SQS's delay, a rate-limited kind, a batch kind with one hot key
                       and a group of ${HEAT_GROUP_CHILDREN} children, then durable jobs: steps, token waits, event

@@ -16,6 +16,7 @@ import {
   redeliveryScenario,
   windowScenario,
 } from "./bench-scenarios.ts";
+import { searchScenario } from "./bench-search.ts";
 import { EngineRefusal } from "./bench-window.ts";
 
 /**
@@ -74,6 +75,7 @@ const fixedScenarios = {
   "cold-start": coldStartScenario,
   realtime: realtimeScenario,
   limits: limitsScenario,
+  search: searchScenario,
 };
 
 async function report(scenarios: Scenario[], json: boolean, named: string | undefined, all: boolean) {

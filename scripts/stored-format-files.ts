@@ -50,6 +50,7 @@ const KEY_FORMATS: Readonly<Record<string, StoredFormat>> = {
   "evb#": "bufferedEvent",
   "fkey#": "flowKey",
   "coal#": "coalesceLock",
+  "tag#": "tagEntry",
 };
 
 /** Which stored format a table item is in, by its key; an item of none is an error (name its format). */

@@ -1,7 +1,7 @@
 import { Command, Option } from "commander";
 import { type JobStatus, type JobView, jobStatuses } from "../../client/vocabulary.ts";
 import { action } from "../context.ts";
-import { integer, jsonValue } from "../options.ts";
+import { integer, jsonValue, timeOrAgo } from "../options.ts";
 import { inlineJson, keyValues, shortTime, table } from "../output.ts";
 import { stepsCommand, waitingText } from "./durable.ts";
 import { jobsReplayCommand } from "./jobs-replay.ts";
@@ -9,6 +9,12 @@ import { jobsReplayCommand } from "./jobs-replay.ts";
 interface ListOptions {
   queue?: string;
   status?: JobStatus;
+  tag?: string;
+  kind?: string;
+  key?: string;
+  since?: string;
+  until?: string;
+  error?: string;
   limit: number;
   cursor?: string;
   all?: boolean;
@@ -24,10 +30,20 @@ export function jobsCommand(): Command {
   jobs
     .command("ls")
     .description(
-      "list jobs (GET /jobs); with --queue and --status scheduled|dead it reads the status index, otherwise a bounded scan that may answer fewer than --limit with a cursor",
+      "find jobs (GET /jobs), newest first; every filter given must hold. With --tag it reads the tag index; with --queue and --status scheduled|dead|paused the status index; otherwise it scans the table (docs/guide/finding-runs.md)",
     )
-    .option("--queue <name>", "only this queue's jobs")
+    .option("--tag <tag>", "only jobs carrying this tag")
+    .option("--kind <kind>", "only jobs of this kind")
     .addOption(new Option("--status <status>", "only jobs in this status").choices(jobStatuses))
+    .option("--key <key>", "only jobs of this flow key")
+    .option(
+      "--since <time>",
+      "created at or after: an ISO time, or a duration ago (90s, 30m, 1h, 2d)",
+      timeOrAgo(),
+    )
+    .option("--until <time>", "created before: an ISO time, or a duration ago", timeOrAgo())
+    .option("--error <text>", "only jobs whose last error contains this text")
+    .option("--queue <name>", "only this queue's jobs")
     .option("--limit <n>", "jobs per page, 1..100", integer(1, 100), 25)
     .option("--cursor <cursor>", "the page after the one that printed this cursor")
     .option("--all", "follow the cursor to the end instead of printing one page")
@@ -36,19 +52,25 @@ export function jobsCommand(): Command {
         const query = {
           ...(o.queue ? { queue: o.queue } : {}),
           ...(o.status ? { status: o.status } : {}),
+          ...(o.tag ? { tag: o.tag } : {}),
+          ...(o.kind ? { kind: o.kind } : {}),
+          ...(o.key ? { key: o.key } : {}),
+          ...(o.since ? { createdAfter: o.since } : {}),
+          ...(o.until ? { createdBefore: o.until } : {}),
+          ...(o.error ? { error: o.error } : {}),
           limit: o.limit,
         };
-        let page = await client.list({ ...query, ...(o.cursor ? { cursor: o.cursor } : {}) });
+        let page = await client.jobs.search({ ...query, ...(o.cursor ? { cursor: o.cursor } : {}) });
         const items = [...page.items];
         while (o.all && page.cursor) {
-          page = await client.list({ ...query, cursor: page.cursor });
+          page = await client.jobs.search({ ...query, cursor: page.cursor });
           items.push(...page.items);
         }
         const cursor = page.cursor;
         output.result({ items, ...(cursor ? { cursor } : {}) }, () => {
-          // A bounded scan may read a part of the table with no match and still hand a cursor back.
+          // A tag search stops after a bounded read and may hand a cursor back with no match yet.
           const listed =
-            items.length > 0 ? jobTable(items) : cursor ? "no jobs in this part of the table" : "no jobs";
+            items.length > 0 ? jobTable(items) : cursor ? "no matching jobs in this part" : "no jobs";
           return cursor ? `${listed}\nmore: add --cursor ${cursor} (or --all)` : listed;
         });
         return undefined;

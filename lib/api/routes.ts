@@ -10,7 +10,8 @@ import { redriveJob } from "../producer/redrive.ts";
 import { resumePausedJob } from "../producer/resume-paused.ts";
 import type { Engine } from "../services/engine-services.ts";
 import { type JobItem, toJobView } from "../store/job-item.ts";
-import { getJob, listJobs } from "../store/read-ops.ts";
+import { getJob } from "../store/read-ops.ts";
+import { searchJobs } from "../store/search-ops.ts";
 import { durableRoutes } from "./durable-routes.ts";
 import { groupRoutes } from "./group-routes.ts";
 import {
@@ -76,9 +77,10 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
       const parsed = ListJobsQuery.safeParse(queryParams(event));
       if (!parsed.success)
         throw new ClientError("validation_error", "invalid list query", issuesOf(parsed.error));
-      const { view, waiting, ...filter } = parsed.data;
+      const { view, waiting, limit, cursor, ...filter } = parsed.data;
       if (waiting) return json(200, await waitingCounts(engine, queryParams(event)));
-      const page = await listJobs(store, filter);
+      // Newest first whatever the filters (docs/guide/finding-runs.md); an empty cursor is none.
+      const page = await searchJobs(store, filter, { limit, ...(cursor ? { cursor } : {}) });
       const items =
         view === "summary"
           ? page.items.map(toJobSummary)

@@ -62,7 +62,13 @@ export async function enqueueChild(
       `invoke "${step}": kind "${kind}" runs ${target.lane}, without a claim: its end can't resume a parent`,
     );
   run.stillOurs();
-  const request = { kind, payload, uniqueKey: childKey(item.id, step) };
+  // The child carries its parent's tags, as a follow-up does.
+  const request = {
+    kind,
+    payload,
+    uniqueKey: childKey(item.id, step),
+    ...(item.tags?.length ? { tags: item.tags } : {}),
+  };
   const extras = {
     parent: { j: item.id, q: item.queue, s: step },
     ...(item.trace ? { trace: item.trace } : {}),

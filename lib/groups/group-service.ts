@@ -42,7 +42,7 @@ export class Groups implements GroupService {
     // The job's trace here is its run's (lib/runtime/handler-context.ts): the group is a span under it.
     const created = await createGroupTraced(
       this.deps,
-      { ...request, sealed: true },
+      { ...request, children: inheritTags(request.children, job.tags), sealed: true },
       {
         groupId,
         parentJobId: job.id,
@@ -106,4 +106,14 @@ export class Groups implements GroupService {
   check(): Promise<GroupCheckReport> {
     return checkGroups(this.deps);
   }
+}
+
+/** A child given as an object without its own tags takes the creating job's (docs/guide/finding-runs.md). */
+function inheritTags(children: readonly unknown[], tags: readonly string[] | undefined): unknown[] {
+  if (!tags?.length) return [...children];
+  return children.map((child) =>
+    child !== null && typeof child === "object" && !Array.isArray(child) && !("tags" in child)
+      ? { ...child, tags }
+      : child,
+  );
 }

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { BoundedJson } from "./json-depth.ts";
-import { MAX_CURSOR_CHARS, MaxAttempts } from "./schemas.ts";
+import { MAX_CURSOR_CHARS, MaxAttempts, Tags } from "./schemas.ts";
 
 /** The statuses a replay takes jobs from: those that ended. */
 export const replayableStatuses = ["dead", "done", "cancelled"] as const;
@@ -45,6 +45,8 @@ export const ReplayRequest = z
         payload: BoundedJson.optional(),
         queue: z.string().min(1).max(40).optional(),
         maxAttempts: MaxAttempts.optional(),
+        /** The replays' own tags; absent, each replay carries its job's. */
+        tags: Tags.optional(),
       })
       .strict()
       .optional(),

@@ -30,6 +30,21 @@ const QueueName = z
  */
 const StorableString = z.string().refine((s) => s.isWellFormed(), { message: LONE_SURROGATE });
 
+/** Tags a job may carry, and the length of each in characters (code points). */
+export const MAX_TAGS = 10;
+export const MAX_TAG_CHARS = 64;
+/**
+ * A job's tags (docs/guide/finding-runs.md): at most MAX_TAGS, each 1..MAX_TAG_CHARS characters of
+ * well-formed Unicode; each is a key of the tag index (lib/store/tag-entry-ops.ts).
+ */
+export const Tags = z
+  .array(
+    StorableString.refine((t) => t.length > 0 && [...t].length <= MAX_TAG_CHARS, {
+      message: `a tag is 1..${MAX_TAG_CHARS} characters`,
+    }),
+  )
+  .max(MAX_TAGS, `at most ${MAX_TAGS} tags`);
+
 /** A job's run time limit, from an enqueue or a pool kind: up to SQS's 12 h visibility ceiling. */
 export const TimeoutSeconds = z.number().int().min(1).max(MAX_VISIBILITY_SECONDS);
 /**
@@ -57,6 +72,8 @@ export const EnqueueRequest = z
     priority: z.enum(["normal", "critical"]).optional(),
     timeoutSeconds: TimeoutSeconds.optional(),
     startWithinSeconds: StartWithinSeconds.optional(),
+    /** Searchable labels (GET /jobs?tag=); follow-ups, group children and replays inherit them. */
+    tags: Tags.optional(),
   })
   .strict()
   .refine((r) => r.delaySeconds === undefined || r.runAt === undefined, {
@@ -102,6 +119,8 @@ export const JobView = z.object({
   leaseUntil: z.iso.datetime().optional(),
   finishedAt: z.iso.datetime().optional(),
   uniqueKey: z.string().optional(),
+  /** Its tags, as enqueued (GET /jobs?tag= finds it by each). */
+  tags: z.array(z.string()).optional(),
   cancelRequested: z.boolean().optional(),
   /** A debounced or singleton kind's job: its key, and how many enqueues it answers (docs/architecture.md §19). */
   coalesceKey: z.string().optional(),
@@ -183,10 +202,23 @@ export interface BatchResultItem {
   error?: ErrorBody["error"];
 }
 
+/** A search's time bound: an ISO date with a zone, as the API shows times. */
+const SearchTime = z.iso.datetime({ offset: true }).transform((t) => Date.parse(t));
+
 export const ListJobsQuery = z
   .object({
     queue: QueueName.optional(),
     status: JobStatusSchema.optional(),
+    /** Jobs carrying this tag (the tag index: docs/guide/finding-runs.md). */
+    tag: Tags.element.optional(),
+    kind: z.string().min(1).max(64).optional(),
+    /** Jobs of this flow key (their kind's first limit's). */
+    key: StorableString.min(1).max(256).optional(),
+    /** Created at or after this time, and before that one. */
+    createdAfter: SearchTime.optional(),
+    createdBefore: SearchTime.optional(),
+    /** Text in the job's last error (case-sensitive). */
+    error: StorableString.min(1).max(200).optional(),
     limit: z.coerce.number().int().min(1).max(100).default(25),
     view: z.enum(listViews).default("full"),
     /**
@@ -201,5 +233,11 @@ export const ListJobsQuery = z
       .regex(/^[A-Za-z0-9_-]*$/, "not a cursor this API returned")
       .optional(),
   })
-  .strict();
+  .strict()
+  .refine(
+    (q) => q.createdAfter === undefined || q.createdBefore === undefined || q.createdAfter <= q.createdBefore,
+    { message: "createdAfter is after createdBefore", path: ["createdAfter"] },
+  );
 export type ListJobsQuery = z.infer<typeof ListJobsQuery>;
+/** GET /jobs's filters as a caller gives them (times as ISO dates). */
+export type ListJobsFilters = Omit<z.input<typeof ListJobsQuery>, "waiting" | "view" | "limit" | "cursor">;

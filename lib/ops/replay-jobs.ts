@@ -114,6 +114,7 @@ async function checkedReplay(
           : JSON.parse(payloadJson),
     queue: overrides.queue ?? job.queue,
     maxAttempts: overrides.maxAttempts ?? job.maxAttempts,
+    ...(overrides.tags ? { tags: overrides.tags } : job.tags?.length ? { tags: job.tags } : {}),
     ...(dedupe ? { uniqueKey: `replay-${requestId}-${job.id}` } : {}),
   };
   await kindsReadyFor(deps.registry, [enqueue]);

@@ -2,6 +2,7 @@ import pLimit from "p-limit";
 import { internalErrorBody } from "../errors.ts";
 import { errorFields } from "../observability/log.ts";
 import { putJob } from "../store/enqueue-ops.ts";
+import { putTagEntries } from "../store/tag-entries.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
 import { admitToKeyBacklog, unwindUnsent } from "./backlog-admission.ts";
 import { reserve } from "./reserve.ts";
@@ -17,7 +18,8 @@ const WRITES_AT_ONCE = 16;
  *
  * 1. reserve: a large payload's item or object, then its key's lock (a duplicate or a join is
  *    answered here, and nothing else is written);
- * 2. backlog: a batch kind's place in its key's backlog (§18);
+ * 2. backlog: a batch kind's place in its key's backlog (§18), then a tagged job's tag index
+ *    entries (§3), so a job is found by its tags from its first moment;
  * 3. park: a flow key with no place free takes the job into its line, with no message (§20);
  * 4. send: the message, which carries the whole job: a crash before the item write still runs it
  *    (the claim builds the item from the message). A job due past SQS's 15-minute delay has none
@@ -44,7 +46,10 @@ export async function submit(
         try {
           const answer = await reserve(deps, entry);
           if (answer) entry.outcome = { answer };
-          else await admitToKeyBacklog(deps.store, entry.planned, entry.queue);
+          else {
+            await admitToKeyBacklog(deps.store, entry.planned, entry.queue);
+            await putTagEntries(deps.store, entry.planned.tagEntries);
+          }
         } catch (error) {
           entry.outcome = { error };
         }

@@ -112,7 +112,15 @@ export function handlerContext(
       const target = deps.registry.get(kind);
       const derived = target && coalesceRuleOf(target) ? undefined : followUpKey(item.id, step);
       const key = uniqueKey ?? derived;
-      const request = { ...rest, kind, payload, ...(key !== undefined ? { uniqueKey: key } : {}) };
+      // A follow-up carries its parent's tags unless it gives its own (docs/guide/finding-runs.md).
+      const tags = rest.tags ?? item.tags;
+      const request = {
+        ...rest,
+        kind,
+        payload,
+        ...(key !== undefined ? { uniqueKey: key } : {}),
+        ...(tags?.length ? { tags } : {}),
+      };
       return refusalIsFinal(`follow-up "${kind}"`, () =>
         deps.producer.enqueue(request, {
           uniqueKeyScope: uniqueKey ? "live" : "retained",

@@ -60,8 +60,7 @@ function field<
   return { schema, ...places } as { schema: S; item: I; message: M; seed: D };
 }
 
-/** A type the map declares without a check: only the store writes it, nothing parses it from a caller. */
-const stored = <T>() => z.custom<T>();
+const stored = <T>() => z.custom<T>(); // a type only the store writes: nothing parses it from a caller
 
 /** Most of a job's fields: the item stores them, every message carries them, a claim seeds them. */
 const kept = { item: true, message: "always", seed: true } as const;
@@ -83,6 +82,7 @@ const job = {
   /** The start deadline (ms): runAt + startWithinSeconds. A claim after it ends the job dead, unrun. */
   startBy: field(z.number().optional(), { ...kept, view: "time" }),
   uniqueKey: field(z.string().optional(), { ...kept, view: "same" }),
+  tags: field(z.array(z.string().min(1)).max(10).optional(), { ...kept, view: "same" }), // v4; §3 tag entries
   /** The kind's delivery lane when it is not fenced (docs/architecture.md §16); its job has no item until it runs. */
   lane: field(z.enum(["lean", "at-least-once", "fire-and-forget"]).optional(), { message: "sender" }),
   /** The item's format version (lib/store/stored-formats.ts), written with the item; absent: 1. */

@@ -22,15 +22,17 @@ export const STORED_FORMATS = {
    * and a taken event's id (`e`); `waiting` for a race or a child; the journal's `version`; a child's `parent`.
    * v3 (#42): a job of a kind with several flow limits: its other keys (`flowKeys`), its rate costs
    * (`flowCosts`), the limit whose line it is parked in (`parkedIn`).
+   * v4 (#43): its `tags`.
    */
-  job: 3,
+  job: 4,
   /** A payload's own item `job#<id>`/`payload` (over 400 bytes, up to 8 KiB). */
   payload: 1,
   /**
    * The SQS job message's body (lib/transport/job-message.ts), versioned by its `v`. v2 (#40): a
    * child's `parent`. v3 (#42): `flowKeys`, `flowCosts`, `rateSlots`, `placeSince` (several flow limits).
+   * v4 (#43): `tags`.
    */
-  message: 3,
+  message: 4,
   /** An object in the claims bucket: a payload, result, step result, event or token data over 8 KiB. */
   claimObject: 1,
   uniqueLock: 1,
@@ -56,6 +58,8 @@ export const STORED_FORMATS = {
   batchCallPermit: 1,
   coalesceLock: 1,
   flowHealCursor: 1,
+  /** A tag index entry `tag#<shard>#<tag>`/`<createdAt>#<id>` (#43, lib/store/tag-entries.ts). */
+  tagEntry: 1,
 } as const;
 
 export type StoredFormat = keyof typeof STORED_FORMATS;

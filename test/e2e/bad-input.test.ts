@@ -100,7 +100,8 @@ beforeAll(async () => {
   await groupsReady;
   const scan = await call("GET", "/jobs?limit=1");
   const index = await call("GET", "/jobs?queue=default&status=scheduled&limit=1");
-  expect(JSON.parse(Buffer.from(index.body.cursor, "base64url").toString()).key).toBeDefined();
+  // A search's cursor: where it stopped, bound to its filters (lib/store/search-filter.ts).
+  expect(JSON.parse(Buffer.from(index.body.cursor, "base64url").toString()).after).toBeDefined();
   fixtures = {
     doneId: done.body.id,
     liveUniqueKey,

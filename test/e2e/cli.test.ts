@@ -141,6 +141,24 @@ describe("skyforge CLI against npm start", { timeout: 90_000 }, () => {
       /^ID +KIND +QUEUE +STATUS +ATTEMPTS +CREATED +FINISHED +ERROR$/,
     );
     expect(table.stdout.split("\n")[1]).toMatch(new RegExp(`^${later.id} +echo +default +scheduled +0/3 `));
+    // Search: --tag reads the tag index, newest first; --kind, --since and --status narrow it.
+    const tag = `cli-${Date.now()}`;
+    const first = (await call("POST", "/jobs", { kind: "echo", payload: 1, tags: [tag] })).body.id as string;
+    const second = (await call("POST", "/jobs", { kind: "echo", payload: 2, tags: ["x", tag] })).body
+      .id as string;
+    const byTag = await json(["jobs", "ls", "--tag", tag, "--kind", "echo", "--since", "1h"]);
+    const created = await Promise.all(
+      [first, second].map(async (id) => (await call("GET", `/jobs/${id}`)).body as Json),
+    );
+    const newestFirst = created
+      .sort(
+        (a, b) =>
+          String(b.createdAt).localeCompare(String(a.createdAt)) || String(b.id).localeCompare(String(a.id)),
+      )
+      .map((j) => j.id);
+    expect(byTag.items.map((j: Json) => j.id)).toEqual(newestFirst);
+    expect((await json(["jobs", "ls", "--tag", tag, "--kind", "fail"])).items).toEqual([]);
+    expect((await json(["jobs", "ls", "--tag", tag, "--since", "2099-01-01T00:00:00Z"])).items).toEqual([]);
 
     const human = await run(["jobs", "get", enqueued.id]);
     expect(human.stdout).toMatch(/^id +01/);

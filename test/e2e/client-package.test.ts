@@ -185,6 +185,28 @@ describe("@skyforge/client in a project outside the repo", { timeout: 120_000 },
     expect(stdout.trim()).toBe("echo queued");
   });
 
+  it("jobs.search from the package: tagged jobs found by their tag, newest first, and a time window", async () => {
+    const tag = `package-${Date.now()}`;
+    const script = [
+      'import { createClient } from "@skyforge/client";',
+      "const jobs = createClient();",
+      `const a = await jobs.enqueue("echo", 1, { tags: ["${tag}"] });`,
+      `const b = await jobs.enqueue("echo", 2, { tags: ["${tag}", "other"] });`,
+      `const page = await jobs.jobs.search({ tag: "${tag}", createdAfter: new Date(Date.now() - 60_000) });`,
+      `const none = await jobs.jobs.search({ tag: "${tag}", createdBefore: new Date(0) });`,
+      "const ids = page.items.map((j) => j.id);",
+      'console.log(ids.join(",") === [b.job.id, a.job.id].join(","), page.items[0].tags.join("+"), none.items.length);',
+      "",
+    ].join("\n");
+    writeFileSync(join(project, "search.mjs"), script);
+    const { stdout } = await run(node, ["--no-experimental-strip-types", join(project, "search.mjs")], {
+      cwd: project,
+      env: { ...process.env, SKYFORGE_ENDPOINT: stack.url },
+      timeout: 30_000,
+    });
+    expect(stdout.trim()).toBe(`true ${tag}+other 0`);
+  });
+
   it("the realtime entry, typed: a process holding only a token follows an llm-echo job to its end", async () => {
     const { stdout: files } = await run("tar", ["tzf", join(project, "skyforge-client-0.1.0.tgz")]);
     expect(files.split("\n")).toContain("package/dist/types/client/realtime.d.ts");

@@ -122,6 +122,61 @@ describe("the web console on npm start", () => {
     await page.close();
   }, 60_000);
 
+  it("searches the job list by tag from its search box, the filters in the address, newest first", async () => {
+    const tag = `console-${randomUUID().slice(0, 8)}`;
+    const made = await http.call("POST", "/jobs/batch", {
+      jobs: [
+        { kind: "echo", payload: 1, tags: [tag] },
+        { kind: "echo", payload: 2, tags: [`${tag}-other`] },
+        { kind: "echo", payload: 3, tags: ["x", tag] },
+      ],
+    });
+    expect(made.status).toBe(200);
+    const [first, other, last] = made.body.results.map((r: { id: string }) => r.id) as string[];
+    const rowIds = (page: Page) =>
+      page
+        .locator('tr[data-testid^="job-row-"]')
+        .evaluateAll((els) => els.map((el) => el.getAttribute("data-testid")?.replace("job-row-", "") ?? ""));
+
+    // Typed into the box: the list is the tag's jobs, newest first, and the address carries the search.
+    const { page, problems } = await openConsole(`${env.stack().url}/console`);
+    await page.getByTestId("search-tag").fill(tag);
+    await page.getByTestId("search-submit").click();
+    await see(page.getByTestId(`job-row-${last}`), 20_000);
+    await see(page.getByTestId(`job-row-${first}`));
+    await see(page.getByTestId("jobs-count").filter({ hasText: "2 on this page" }));
+    // Newest first: by creation time, then by id (a batch's jobs may share a millisecond).
+    const views = await Promise.all(
+      [first, last].map(
+        async (id) => (await http.call("GET", `/jobs/${id}`)).body as { id: string; createdAt: string },
+      ),
+    );
+    const newestFirst = views
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id))
+      .map((j) => j.id);
+    expect(await rowIds(page)).toEqual(newestFirst);
+    expect(await page.getByTestId(`job-row-${other}`).count()).toBe(0);
+    expect(new URL(page.url()).hash).toBe(`#/?tag=${tag}`);
+
+    // Picking a job keeps the search in the address; a kind none of them has empties the list.
+    await page.getByTestId(`job-row-${first}`).click();
+    await see(detailStatus(page, first as string, "done"));
+    expect(new URL(page.url()).hash).toBe(`#/jobs/${first}?tag=${tag}`);
+    await page.getByTestId("search-kind").fill("fail");
+    await page.getByTestId("search-submit").click();
+    await see(page.getByTestId("jobs-empty"));
+    expect(new URL(page.url()).hash).toBe(`#/jobs/${first}?tag=${tag}&kind=fail`);
+
+    // The address alone opens the same search: a link to it is the search.
+    const linked = await openConsole(`${env.stack().url}/console#/?tag=${tag}&status=done`);
+    await see(linked.page.getByTestId(`job-row-${last}`), 20_000);
+    await see(linked.page.getByTestId("jobs-count").filter({ hasText: "2 on this page" }));
+    expect(await linked.page.getByTestId("search-tag").inputValue()).toBe(tag);
+    expect([...problems, ...linked.problems]).toEqual([]);
+    await linked.page.close();
+    await page.close();
+  }, 60_000);
+
   it("selects two dead jobs, replays them, and links the new jobs, each naming its original", async () => {
     const message = `replay me ${randomUUID()}`;
     const made = await http.call("POST", "/jobs/batch", {

@@ -130,6 +130,35 @@ describe.each(["stdio", "http"] as const)("the MCP server over %s", { timeout: 6
     expect(Array.isArray(page.value.items)).toBe(true);
   });
 
+  it("search_jobs finds jobs by tag, newest first, and passes a refused filter on as a tool error", async () => {
+    // Tagged over the API (enqueue tools take no tags): two jobs of one fresh tag, one of another.
+    const tag = `mcp-${via}-${randomUUID().slice(0, 8)}`;
+    const enqueue = async (tags: string[]) => {
+      const res = await fetch(`${stack.url}/jobs`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ kind: "echo", payload: { tags }, tags }),
+      });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const older = await enqueue([tag]);
+    await enqueue([`${tag}-other`]);
+    const newer = await enqueue([tag, "second"]);
+    const page = await call(client, "search_jobs", { tag, limit: 10 });
+    expect(page.isError, page.summary).toBe(false);
+    expect(page.summary).toBe("2 jobs");
+    expect(page.value.items.map((j: { id: string }) => j.id)).toEqual([newer, older]);
+    const window = await call(client, "search_jobs", {
+      tag,
+      createdAfter: "2030-01-02T00:00:00Z",
+      createdBefore: "2030-01-01T00:00:00Z",
+    });
+    expect(window.isError).toBe(true);
+    // The API's 400 names the field; the tool error carries its code and issues.
+    expect(JSON.stringify(window)).toContain("createdAfter");
+  });
+
   it("runs onboard as a task to input_required, completes it with tasks/update, and sees it completed", async () => {
     const user = `mcp-${randomUUID().slice(0, 8)}`;
     const created = await client.request(

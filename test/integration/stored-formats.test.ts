@@ -250,6 +250,18 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
       expect(Object.keys(state.holders)).toEqual([reportParked]);
     });
 
+  // From v4 (#43): a tagged job, its tags on its item and an entry per tag in the tag index.
+  if (manifest.jobs.tagged !== undefined)
+    it("a tagged job reads with its tags and is found by each of them", async () => {
+      const tagged = String(manifest.jobs.tagged);
+      const job = await call("GET", `/jobs/${tagged}`);
+      expect(job.body).toMatchObject({ status: "done", tags: ["capture", "tenant:acme"] });
+      for (const tag of ["capture", "tenant:acme"]) {
+        const found = await call("GET", `/jobs?tag=${encodeURIComponent(tag)}`);
+        expect(found.body.items.map((j: { id: string }) => j.id)).toEqual([tagged]);
+      }
+    });
+
   it("a group's view and its children read", async () => {
     const { id, completion } = manifest.group;
     const group = await call("GET", `/groups/${id}`);

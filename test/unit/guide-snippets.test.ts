@@ -18,6 +18,7 @@ const DOCS = [
   "docs/guide/lanes-and-cost.md",
   "docs/guide/durable-jobs.md",
   "docs/guide/flow-control.md",
+  "docs/guide/finding-runs.md",
 ];
 const MARK = "checked by test/unit/guide-snippets.test.ts";
 const dir = join(projectRoot, "test/.snippets");

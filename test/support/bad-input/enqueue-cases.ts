@@ -132,6 +132,26 @@ const numberCases: BadCase[] = [
   ),
 ];
 
+const tags = (value: unknown) => post({ kind: "echo", payload: 1, tags: value });
+const tagCases: BadCase[] = [
+  badCase("POST /jobs 11 tags", tags(Array.from({ length: 11 }, (_, i) => `t${i}`)), invalid),
+  badCase(
+    "POST /jobs 10 tags of 64 characters",
+    tags(Array.from({ length: 10 }, (_, i) => `${i}`.padEnd(64, "x"))),
+    created,
+  ),
+  badCase("POST /jobs a tag of 65 characters", tags(["x".repeat(65)]), invalid),
+  badCase("POST /jobs a tag of 64 emoji (128 UTF-16 units)", tags(["🚀".repeat(64)]), created),
+  badCase("POST /jobs a tag of 65 emoji", tags(["🚀".repeat(65)]), invalid),
+  badCase("POST /jobs an empty tag", tags([""]), invalid),
+  badCase("POST /jobs a tag with a lone high surrogate", tags(["a\uD800"]), invalid),
+  badCase("POST /jobs a tag with a lone low surrogate", tags(["\uDC00b"]), invalid),
+  badCase("POST /jobs tags a string", tags("order-42"), invalid),
+  badCase("POST /jobs a tag a number", tags([42]), invalid),
+  badCase("POST /jobs tags null", tags(null), invalid),
+  badCase("POST /jobs no tags", tags([]), created),
+];
+
 const deepCases: BadCase[] = [
   badCase(
     "POST /jobs payload 10 000 nested arrays",
@@ -169,5 +189,6 @@ export const enqueueCases: BadCase[] = [
   ...oddPayloadCases,
   ...shapeCases,
   ...numberCases,
+  ...tagCases,
   ...deepCases,
 ];

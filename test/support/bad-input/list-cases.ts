@@ -21,6 +21,41 @@ const paramCases: BadCase[] = [
       request: list(`cursor=${oddUrlParts[n]}`),
       expect: invalid,
     })),
+  ...(["tag", "kind", "key", "error"] as const).flatMap((param) =>
+    oddNames.map((n) => ({
+      name: `GET /jobs ${param}: ${n}`,
+      request: list(`${param}=${oddUrlParts[n]}`),
+      // Any text is a value to look for, but none or more than the field's length (a lone
+      // surrogate's WTF-8 bytes decode to U+FFFD, a character like any other).
+      expect: n === "empty" || n === "huge" ? invalid : ok,
+    })),
+  ),
+  ...(["createdAfter", "createdBefore"] as const).flatMap((param) =>
+    ["yesterday", "2026-02-30T00:00:00Z", "2026-01-01T00:00:00", "1767225600000", ""].map((v) => ({
+      name: `GET /jobs ${param}=${v}`,
+      request: list(`${param}=${encodeURIComponent(v)}`),
+      expect: invalid,
+    })),
+  ),
+  badCase("GET /jobs a tag of 64 characters", list(`tag=${"t".repeat(64)}`), ok),
+  badCase("GET /jobs a tag of 65 characters", list(`tag=${"t".repeat(65)}`), invalid),
+  badCase(
+    "GET /jobs createdAfter after createdBefore",
+    list("createdAfter=2026-01-02T00:00:00Z&createdBefore=2026-01-01T00:00:00Z"),
+    invalid,
+  ),
+  badCase(
+    "GET /jobs createdAfter equal to createdBefore (an empty window)",
+    list("createdAfter=2026-01-01T00:00:00Z&createdBefore=2026-01-01T00:00:00Z"),
+    ok,
+  ),
+  badCase(
+    "GET /jobs every filter at once",
+    list(
+      "tag=a&kind=echo&status=dead&key=k&error=e&queue=default&createdAfter=2026-01-01T00:00:00%2B02:00&createdBefore=2030-01-01T00:00:00Z",
+    ),
+    ok,
+  ),
   badCase("GET /jobs an empty cursor is no cursor", list("cursor="), ok),
   ...["0", "101", "-1", "1.5", "abc", "Infinity", "NaN", "1e400", "0x10"].map((v) => ({
     name: `GET /jobs limit=${v}`,
@@ -36,101 +71,71 @@ const paramCases: BadCase[] = [
 ];
 
 const id = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
-const indexKey = (shard: number) => ({
-  pk: `job#${id}`,
-  sk: "job",
-  gsi1pk: `default#dead#${shard}`,
-  gsi1sk: `000001700000000#${id}`,
-});
+const place = `000001700000000#${id}`;
 
-/** Cursors for the sharded index path (queue + status=dead). */
-const indexCursors: [string, string, BadExpect?][] = [
+/** Cursors of every wrong shape; a cursor is `{ q, after }`: its search's digest and where it stopped. */
+const cursors: [string, string][] = [
   ["null", cursorOf(null)],
   ["a number", cursorOf(1)],
   ["a string", cursorOf("cursor")],
   ["an array", cursorOf([])],
   ["{}", cursorOf({})],
-  ["shard -1", cursorOf({ shard: -1 })],
-  ["shard -1e308", cursorOf({ shard: -1e308 })],
-  ["shard 1e308", cursorOf({ shard: 1e308 })],
-  ["shard 8, past the last", cursorOf({ shard: 8 })],
-  ["shard 1.5", cursorOf({ shard: 1.5 })],
-  ["shard a string", cursorOf({ shard: "0" })],
-  ["shard null", cursorOf({ shard: null })],
-  ["an extra attribute", cursorOf({ shard: 0, extra: 1 })],
-  ["__proto__", cursorOfText('{"shard":0,"__proto__":{"polluted":1}}')],
-  ["key null", cursorOf({ shard: 0, key: null })],
-  ["key {}", cursorOf({ shard: 0, key: {} })],
-  [
-    "a foreign key (another queue's partition)",
-    cursorOf({ shard: 0, key: { ...indexKey(0), gsi1pk: "heavy#dead#0" } }),
-  ],
-  ["a key of another shard", cursorOf({ shard: 3, key: indexKey(0) })],
-  ["a key with an extra attribute", cursorOf({ shard: 0, key: { ...indexKey(0), extra: "x" } })],
-  ["a key with numbers", cursorOf({ shard: 0, key: { pk: 1, sk: 2, gsi1pk: 3, gsi1sk: 4 } })],
-  [
-    "a key in DynamoDB's wire shape",
-    cursorOf({ shard: 0, key: { pk: { S: `job#${id}` }, sk: { S: "job" } } }),
-  ],
-  ["a scan key", cursorOf({ shard: 0, key: { pk: `job#${id}`, sk: "job" } })],
-  ["a key with a lone surrogate", cursorOf({ shard: 0, key: { ...indexKey(0), gsi1sk: "\uD800" } })],
-  ["a key of 3 000 chars", cursorOf({ shard: 0, key: { ...indexKey(0), pk: `job#${"x".repeat(3000)}` } })],
+  ["no digest", cursorOf({ after: place })],
+  ["a digest of the wrong length", cursorOf({ q: "abc", after: place })],
+  ["a digest of another search", cursorOf({ q: "A".repeat(22), after: place })],
+  ["after null", cursorOf({ q: "A".repeat(22), after: null })],
+  ["after a number", cursorOf({ q: "A".repeat(22), after: 1 })],
+  ["after not a place", cursorOf({ q: "A".repeat(22), after: "job#x" })],
+  ["after with a lone surrogate", cursorOf({ q: "A".repeat(22), after: `000001700000000#\uD800` })],
+  ["after of 3 000 chars", cursorOf({ q: "A".repeat(22), after: `000001700000000#${"x".repeat(3000)}` })],
+  ["an extra attribute", cursorOf({ q: "A".repeat(22), after: place, extra: 1 })],
+  ["__proto__", cursorOfText(`{"q":"${"A".repeat(22)}","after":"${place}","__proto__":{"polluted":1}}`)],
+  ["an old index cursor", cursorOf({ shard: 2, key: { pk: `job#${id}`, sk: "job" } })],
+  ["an old scan cursor", cursorOf({ key: { pk: `job#${id}`, sk: "job" } })],
   ["not base64", "%25%25%25"],
   ["base64 of text", cursorOfText("not json")],
   ["base64 of 500 nested arrays", cursorOfText(nestedArrays(500))],
   ["10 KB of base64", "A".repeat(10_000)],
-  ["a key of the right shape", cursorOf({ shard: 2, key: indexKey(2) }), ok],
-  ["shard 5 and no key", cursorOf({ shard: 5 }), ok],
 ];
 
-/** Cursors for the scan path (status=queued). Any item can end a scan page, so any table key is fine. */
-const scanCursors: [string, string, BadExpect?][] = [
-  ["null", cursorOf(null)],
-  ["{}", cursorOf({})],
-  ["key null", cursorOf({ key: null })],
-  ["a key without sk", cursorOf({ key: { pk: "x" } })],
-  ["a foreign key shape", cursorOf({ key: { id: "x" } })],
-  ["an index key", cursorOf({ key: indexKey(0) })],
-  ["a key with numbers", cursorOf({ key: { pk: 1, sk: 2 } })],
-  ["a key of empty strings", cursorOf({ key: { pk: "", sk: "" } })],
-  ["a key of 3 000 chars", cursorOf({ key: { pk: "x".repeat(3000), sk: "job" } })],
-  ["a key with a lone surrogate", cursorOf({ key: { pk: "job#\uDC00", sk: "job" } })],
-  ["an extra attribute", cursorOf({ key: { pk: `job#${id}`, sk: "job" }, shard: 0 })],
-  ["an index cursor", cursorOf({ shard: 0 })],
-  ["the key of a queue item", cursorOf({ key: { pk: "queue#default", sk: "state" } }), ok],
-  ["a job key", cursorOf({ key: { pk: `job#${id}`, sk: "job" } }), ok],
-];
+const searches = ["queue=default&status=dead&limit=5", "status=queued&limit=5", "tag=order-42&limit=5"];
 
 const cursorCases: BadCase[] = [
-  ...indexCursors.map(([name, cursor, expect]) => ({
-    name: `GET /jobs index cursor: ${name}`,
-    request: list(`queue=default&status=dead&limit=5&cursor=${cursor}`),
-    expect: expect ?? invalid,
-  })),
-  ...scanCursors.map(([name, cursor, expect]) => ({
-    name: `GET /jobs scan cursor: ${name}`,
-    request: list(`status=queued&limit=5&cursor=${cursor}`),
-    expect: expect ?? invalid,
-  })),
+  ...searches.flatMap((search) =>
+    cursors.map(([name, cursor]) => ({
+      name: `GET /jobs?${search} cursor: ${name}`,
+      request: list(`${search}&cursor=${cursor}`),
+      expect: invalid,
+    })),
+  ),
   badCase(
-    "GET /jobs a real index cursor",
+    "GET /jobs a real cursor, with its own search",
     (f) => list(`queue=default&status=scheduled&limit=1&cursor=${f.indexCursor}`),
     ok,
   ),
-  badCase("GET /jobs a real scan cursor", (f) => list(`limit=1&cursor=${f.scanCursor}`), ok),
   badCase(
-    "GET /jobs an index cursor on the scan path",
+    "GET /jobs another real cursor, with its own search",
+    (f) => list(`limit=1&cursor=${f.scanCursor}`),
+    ok,
+  ),
+  badCase(
+    "GET /jobs a cursor of another search (no filters)",
     (f) => list(`limit=1&cursor=${f.indexCursor}`),
     invalid,
   ),
   badCase(
-    "GET /jobs a scan cursor on the index path",
+    "GET /jobs a cursor of another search (filters)",
     (f) => list(`queue=default&status=scheduled&cursor=${f.scanCursor}`),
     invalid,
   ),
   badCase(
-    "GET /jobs an index cursor for another status",
+    "GET /jobs a cursor of another status",
     (f) => list(`queue=default&status=dead&cursor=${f.indexCursor}`),
+    invalid,
+  ),
+  badCase(
+    "GET /jobs a cursor with another tag",
+    (f) => list(`queue=default&status=scheduled&tag=x&limit=1&cursor=${f.indexCursor}`),
     invalid,
   ),
 ];

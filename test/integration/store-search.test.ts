@@ -1,0 +1,207 @@
+import { BatchWriteCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { ulid } from "ulid";
+import { describe, expect, it } from "vitest";
+import { InvalidStoreInput } from "../../lib/errors.ts";
+import type { JobStatus } from "../../lib/job/status.ts";
+import type { StoreContext } from "../../lib/store/context.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
+import { indexKeys } from "../../lib/store/keys.ts";
+import type { SearchFilter } from "../../lib/store/search-filter.ts";
+import { searchJobs } from "../../lib/store/search-ops.ts";
+import { formatStamp } from "../../lib/store/stored-formats.ts";
+import { tagEntries } from "../../lib/store/tag-entries.ts";
+import { jobItem, onEveryBackend, QUEUE, SHARDS, storeErrorOf } from "../support/store-conformance.ts";
+
+/**
+ * Search (#43's acceptance): 10 000 jobs over 50 tags and 5 kinds, written through the store's own
+ * item and tag-entry shapes in batches; every filter combination docs/guide/finding-runs.md lists
+ * answers newest first and exactly the jobs a full scan of the table finds for it, page after page.
+ * Both DynamoDB emulators (a STORE_FILES file: test/support/store-conformance.ts).
+ */
+
+const JOBS = 10_000;
+const TAGS = Array.from({ length: 50 }, (_, i) => `tag-${i}`);
+const KINDS = ["echo", "resize", "email", "report", "sync"];
+const STATUSES: JobStatus[] = ["queued", "running", "done", "dead", "scheduled", "cancelled"];
+const ERRORS = ["timeout after 30 s", "HTTP 503 from upstream", "invalid payload: missing field"];
+const T0 = Date.parse("2026-03-01T00:00:00Z");
+const MINUTE = 60_000;
+
+/** A small deterministic generator (the same table on every run and backend). */
+function random(seed: number) {
+  let s = seed;
+  return (n: number) => {
+    s = (Math.imul(s, 1_103_515_245) + 12_345) & 0x7fffffff;
+    return s % n;
+  };
+}
+
+/** The 10 000 jobs: a third untagged, the rest with 1..3 tags; some share a millisecond. */
+function corpus(base: JobItem): JobItem[] {
+  const pick = random(43);
+  return Array.from({ length: JOBS }, (_, i) => {
+    const createdAt = T0 + Math.floor(i / 2) * MINUTE + (i % 2 === 0 ? 0 : pick(2) * MINUTE);
+    const id = ulid(createdAt);
+    const status = STATUSES[pick(STATUSES.length)] as JobStatus;
+    const tagCount = pick(3) === 0 ? 0 : 1 + pick(3);
+    const tags = [...new Set(Array.from({ length: tagCount }, () => TAGS[pick(TAGS.length)] as string))];
+    const finished = status === "done" || status === "dead" || status === "cancelled";
+    const queue = pick(4) === 0 ? "other" : QUEUE;
+    return {
+      ...base,
+      pk: `job#${id}`,
+      id,
+      kind: KINDS[pick(KINDS.length)] as string,
+      queue,
+      status,
+      createdAt,
+      runAt: createdAt,
+      ...(tags.length ? { tags } : {}),
+      ...(pick(5) === 0 ? { flowKey: `tenant-${pick(20)}` } : {}),
+      ...(status === "dead" || (finished && pick(4) === 0) ? { lastError: ERRORS[pick(ERRORS.length)] } : {}),
+      ...(finished ? { finishedAt: createdAt + 1000 } : {}),
+      ...(status === "dead" || status === "scheduled"
+        ? indexKeys(queue, status, id, createdAt + 1000, SHARDS)
+        : {}),
+      ...formatStamp("job"),
+    } as JobItem;
+  });
+}
+
+async function writeAll(store: StoreContext, items: readonly object[]): Promise<void> {
+  const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, i) =>
+    items.slice(i * 25, i * 25 + 25),
+  );
+  for (let i = 0; i < batches.length; i += 8)
+    await Promise.all(
+      batches.slice(i, i + 8).map(async (batch) => {
+        let requests = batch.map((Item) => ({ PutRequest: { Item } }));
+        for (let round = 0; requests.length > 0; round++) {
+          if (round > 20) throw new Error("BatchWriteItem kept leaving items unprocessed");
+          const out = await store.doc.send(
+            new BatchWriteCommand({ RequestItems: { [store.table]: requests } }),
+          );
+          requests = (out.UnprocessedItems?.[store.table] ?? []) as typeof requests;
+        }
+      }),
+    );
+}
+
+/** Every job item of the table: a full scan, the test's own. */
+async function scanJobs(store: StoreContext): Promise<JobItem[]> {
+  const jobs: JobItem[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await store.doc.send(
+      new ScanCommand({ TableName: store.table, ...(start ? { ExclusiveStartKey: start } : {}) }),
+    );
+    jobs.push(...((out.Items ?? []) as JobItem[]).filter((i) => i.sk === "job"));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return jobs;
+}
+
+/** The answer a filter must give, worked out here from the scan, apart from the store's code. */
+function expected(all: readonly JobItem[], f: SearchFilter): string[] {
+  return all
+    .filter(
+      (j) =>
+        (!f.tag || j.tags?.includes(f.tag)) &&
+        (!f.kind || j.kind === f.kind) &&
+        (!f.status || j.status === f.status) &&
+        (!f.queue || j.queue === f.queue) &&
+        (!f.key || j.flowKey === f.key) &&
+        (f.createdAfter === undefined || j.createdAt >= f.createdAfter) &&
+        (f.createdBefore === undefined || j.createdAt < f.createdBefore) &&
+        (!f.error || (j.lastError ?? "").includes(f.error)),
+    )
+    .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+    .map((j) => j.id);
+}
+
+async function everyPage(store: StoreContext, f: SearchFilter, limit: number): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 500; page++) {
+    const answer = await searchJobs(store, f, { limit, ...(cursor ? { cursor } : {}) });
+    expect(answer.items.length).toBeLessThanOrEqual(limit);
+    ids.push(...answer.items.map((j) => j.id));
+    cursor = answer.cursor;
+    if (!cursor) return ids;
+  }
+  throw new Error("the cursor never ended");
+}
+
+const HOUR = 60 * MINUTE;
+/** The guide's filter combinations (docs/guide/finding-runs.md), each with the page size it pages by. */
+const COMBINATIONS: [string, SearchFilter, number][] = [
+  ["a tag", { tag: "tag-7" }, 40],
+  ["a tag and a kind", { tag: "tag-7", kind: "email" }, 25],
+  ["a tag and a status", { tag: "tag-12", status: "dead" }, 10],
+  [
+    "a tag in a time window",
+    { tag: "tag-3", createdAfter: T0 + 10 * HOUR, createdBefore: T0 + 40 * HOUR },
+    25,
+  ],
+  ["a tag and error text", { tag: "tag-21", error: "503" }, 5],
+  ["a tag and a flow key", { tag: "tag-30", key: "tenant-4" }, 5],
+  ["a tag, kind, status and window", { tag: "tag-9", kind: "sync", status: "done", createdAfter: T0 }, 5],
+  ["a queue's dead jobs (status index)", { queue: QUEUE, status: "dead", kind: "report" }, 100],
+  [
+    "a queue's scheduled jobs in a window",
+    { queue: "other", status: "scheduled", createdBefore: T0 + 50 * HOUR },
+    50,
+  ],
+  ["a kind and a status (scan)", { kind: "resize", status: "cancelled", createdAfter: T0 + 60 * HOUR }, 100],
+  ["a flow key (scan)", { key: "tenant-11", createdAfter: T0 + 30 * HOUR }, 100],
+  ["error text since a time (scan)", { error: "timeout", createdAfter: T0 + 70 * HOUR }, 100],
+];
+
+onEveryBackend(({ setup }) => {
+  describe("searchJobs over 10 000 jobs", () => {
+    // Its time goes to writing 35 000 items and to the scans (DynamoDB Local: ~15 s and ~7 s each).
+    it("answers every guide filter newest first with exactly the jobs a full scan finds", {
+      timeout: 120_000,
+    }, async () => {
+      const { store, clock } = await setup();
+      const jobs = corpus(jobItem(clock));
+      const entries = jobs.flatMap((j) =>
+        tagEntries(j, 2_000_000_000).map((e) => ({ ...e, ...formatStamp("tagEntry") })),
+      );
+      await writeAll(store, [...jobs, ...entries]);
+      const all = await scanJobs(store);
+      expect(all).toHaveLength(JOBS);
+      for (const [name, filter, limit] of COMBINATIONS) {
+        const want = expected(all, filter);
+        expect(want.length, `${name} matches some jobs`).toBeGreaterThan(0);
+        expect(await everyPage(store, filter, limit), name).toEqual(want);
+      }
+      // No filter at all: the first page is the table's newest jobs.
+      const first = await searchJobs(store, {}, { limit: 30 });
+      expect(first.items.map((j) => j.id)).toEqual(expected(all, {}).slice(0, 30));
+      // A table past the scan's bound: a search without a tag is refused, one with a tag still answers.
+      for (const filter of [{}, { kind: "echo" }, { queue: QUEUE, status: "done" as const }])
+        expect(await storeErrorOf(searchJobs(store, filter, { limit: 5, maxScanned: 5_000 }))).toBeInstanceOf(
+          InvalidStoreInput,
+        );
+      expect((await searchJobs(store, { tag: "tag-7" }, { limit: 5, maxScanned: 5_000 })).items).toHaveLength(
+        5,
+      );
+      // A cursor is bound to its search: another tag's, another filter's, a forged one are refused.
+      const paged = await searchJobs(store, { tag: "tag-7" }, { limit: 5 });
+      for (const other of [{ tag: "tag-8" }, { tag: "tag-7", kind: "echo" }, {}])
+        expect(
+          await storeErrorOf(searchJobs(store, other, { limit: 5, cursor: paged.cursor })),
+        ).toBeInstanceOf(InvalidStoreInput);
+    });
+
+    it("skips a tag entry whose job is gone, and finds a job by each of its tags", async () => {
+      const { store, clock } = await setup();
+      const kept = { ...jobItem(clock), tags: ["a", "b"] };
+      const gone = { ...jobItem(clock, { id: ulid(clock.now() + 1) }), tags: ["a"] };
+      await writeAll(store, [kept, ...tagEntries(kept, 2_000_000_000), ...tagEntries(gone, 2_000_000_000)]);
+      for (const tag of ["a", "b"])
+        expect((await searchJobs(store, { tag }, { limit: 10 })).items.map((j) => j.id)).toEqual([kept.id]);
+    });
+  });
+});
