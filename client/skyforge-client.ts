@@ -84,6 +84,11 @@ export type CancelOutcome = "cancelled" | "requested" | "already_cancelled" | "t
 export interface JobPage<J = JobView> {
   items: J[];
   cursor?: string;
+  /**
+   * A search without a tag on a table past 50 000 items read only that many: the page is the newest
+   * of what it read, not surely the table's newest (docs/guide/finding-runs.md). Add a tag to be exact.
+   */
+  truncated?: true;
 }
 
 /**

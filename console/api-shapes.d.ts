@@ -117,6 +117,8 @@ export interface Enqueued extends Job {
 export interface Page<T> {
   items: T[];
   cursor?: string;
+  /** GET /jobs without a tag on a table past 50 000 items: the newest of what the scan read. */
+  truncated?: true;
 }
 
 export type CountName = "visible" | "inFlight" | "delayed" | "dlq";

@@ -160,6 +160,12 @@ export function JobsPanel({ queues, filter, setFilter, selectedId, onSelect }) {
           </select>
         </label>
         <span class="muted small" data-testid="jobs-count">${poll.data ? `${items.length} on this page` : ""}</span>
+        ${
+          poll.data?.truncated &&
+          html`<span class="muted small" data-testid="jobs-truncated"
+            >a large table: the newest of the first 50 000 items read; add a tag to search it all</span
+          >`
+        }
         <span class="grow"></span>
         <span class="muted small" data-testid="replay-count">${selected.size > 0 ? `${selected.size} selected` : ""}</span>
         <button

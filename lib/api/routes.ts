@@ -85,7 +85,11 @@ export function apiRoutes(engine: Engine): ApiRoute[] {
         view === "summary"
           ? page.items.map(toJobSummary)
           : await Promise.all(page.items.map((item) => listedJobView(store, item)));
-      return json(200, { items, ...(page.cursor ? { cursor: page.cursor } : {}) });
+      return json(200, {
+        items,
+        ...(page.cursor ? { cursor: page.cursor } : {}),
+        ...(page.truncated ? { truncated: true } : {}),
+      });
     }),
     route("GET", "/jobs/{id}", async (event) => {
       const id = jobId(event);

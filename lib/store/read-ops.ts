@@ -40,6 +40,8 @@ export interface ListFilter {
 export interface ListPage {
   items: JobItem[];
   cursor?: string;
+  /** A search that read only part of a large table (lib/store/search-ops.ts): newest of what it read. */
+  truncated?: true;
 }
 
 /**

@@ -1,5 +1,4 @@
 import { QueryCommand, type QueryCommandOutput, ScanCommand } from "@aws-sdk/lib-dynamodb";
-import { InvalidStoreInput } from "../errors.ts";
 import { isIndexed } from "../job/status.ts";
 import { attributeEquals } from "./conditions.ts";
 import type { StoreContext } from "./context.ts";
@@ -30,8 +29,9 @@ import { searchByTag } from "./tag-search.ts";
  * - `queue` with `status` scheduled, dead or paused: that queue's shards of the status index, read
  *   whole (those jobs are rare: it is what the index is for);
  * - anything else: a scan of the table's job items (their matched attributes only), sorted. It
- *   reads the whole table on every page: an operator's path, which tags exist to avoid, refused
- *   (InvalidStoreInput, a 400) on a table past MAX_SCANNED_ITEMS.
+ *   reads the whole table on every page: an operator's path, which tags exist to avoid. On a table
+ *   past MAX_SCANNED_ITEMS it stops there and answers `truncated`: newest first among the items it
+ *   read, not surely the table's newest (the console says so), rather than outlast the API's 29 s.
  * The page's jobs are then read whole (BatchGetItem, eventually consistent).
  * A cursor is bound to its filter: one from another search is InvalidStoreInput (a 400).
  */
@@ -48,9 +48,9 @@ export async function searchJobs(
       ...(found.after ? { cursor: encodeSearchCursor(filter, found.after) } : {}),
     };
   }
-  const candidates =
+  const { candidates, truncated } =
     filter.queue !== undefined && filter.status !== undefined && isIndexed(filter.status)
-      ? await fromStatusIndex(ctx, filter.queue, filter.status)
+      ? { candidates: await fromStatusIndex(ctx, filter.queue, filter.status), truncated: false }
       : await fromScan(ctx, page.maxScanned ?? MAX_SCANNED_ITEMS);
   const matching = candidates
     .filter((job) => matches(job, filter))
@@ -66,6 +66,7 @@ export async function searchJobs(
   return {
     items,
     ...(matching.length > page.limit && last ? { cursor: encodeSearchCursor(filter, last.place) } : {}),
+    ...(truncated ? { truncated: true as const } : {}),
   };
 }
 
@@ -82,21 +83,22 @@ async function readWhole(ctx: StoreContext, ids: readonly string[]): Promise<Job
 const projection = (e: Expr) => MATCHED_ATTRIBUTES.map((a) => e.name(a)).join(", ");
 
 /**
- * The most table items a scan search reads before it gives up with a 400 (a whole-table read past
- * it would outlast the API's 29 s and cost ~0.07 RCU an item on every page): such a table is
- * searched by tag, or by queue with an indexed status.
+ * The most table items a scan search reads (a whole-table read past it would outlast the API's
+ * 29 s and cost ~0.07 RCU an item on every page): past it the answer is `truncated`, and such a
+ * table is searched exactly by tag, or by queue with an indexed status.
  */
 export const MAX_SCANNED_ITEMS = 50_000;
 
-async function fromScan(ctx: StoreContext, maxScanned: number): Promise<Matched[]> {
+/** The job items a scan read, and whether it stopped at `maxScanned` with more of the table unread. */
+async function fromScan(
+  ctx: StoreContext,
+  maxScanned: number,
+): Promise<{ candidates: Matched[]; truncated: boolean }> {
   const found: Matched[] = [];
   let startKey: Record<string, unknown> | undefined;
   let scanned = 0;
   do {
-    if (scanned >= maxScanned)
-      throw new InvalidStoreInput(
-        `a search without a tag reads the whole table, which holds more than ${maxScanned} items: add a tag, or a queue with status scheduled, dead or paused`,
-      );
+    if (scanned >= maxScanned) return { candidates: found, truncated: true };
     const e = new Expr();
     const out = await ctx.doc.send(
       new ScanCommand({
@@ -112,7 +114,7 @@ async function fromScan(ctx: StoreContext, maxScanned: number): Promise<Matched[
     scanned += out.ScannedCount ?? 0;
     startKey = out.LastEvaluatedKey;
   } while (startKey);
-  return found;
+  return { candidates: found, truncated: false };
 }
 
 async function fromStatusIndex(
