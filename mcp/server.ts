@@ -122,10 +122,17 @@ export function createMcpServer(options: McpServerOptions): Server {
       return { tasks: page.items.map((job) => taskOf(job)), ...(page.cursor ? { nextCursor: page.cursor } : {}) };
     }),
   );
-  server.setRequestHandler(CancelTaskRequestSchema, async (request) =>
+  server.setRequestHandler(CancelTaskRequestSchema, async (request, extra) =>
     guarded(async () => {
-      await client.cancel(request.params.taskId);
-      return readTask(client, kinds, request.params.taskId);
+      const { taskId } = request.params;
+      const { cancel } = await client.cancel(taskId);
+      // A running job's cancel is asked of its run, which stops within moments: answer once it has
+      // (or, past CANCEL_LANDS_MS, with the task still working and its cancel on its way).
+      if (cancel === "requested")
+        await untilEnded(client, taskId, AbortSignal.any([extra.signal, AbortSignal.timeout(CANCEL_LANDS_MS)])).catch(
+          () => undefined,
+        );
+      return readTask(client, kinds, taskId);
     }),
   );
   server.setRequestHandler(TasksUpdateRequest, async (request) =>
@@ -136,6 +143,9 @@ export function createMcpServer(options: McpServerOptions): Server {
   );
   return server;
 }
+
+/** How long tasks/cancel waits for a running job's run to stop before it answers. */
+const CANCEL_LANDS_MS = 5_000;
 
 /** The client said, at initialize, that it takes tasks. */
 function clientTakesTasks(server: Server): boolean {
