@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
-import type { JobMessage } from "../../lib/transport/job-message.ts";
 import { ManualClock } from "../support/clock.ts";
 import { harnessPerTest } from "../support/engine-harness.ts";
+import { gateTimeline, inOrder } from "../support/gate-timeline.ts";
 
 /**
  * docs/guide/flow-control.md's timeline of a debounced kind under a flow limit, played through the
@@ -32,63 +32,33 @@ const docs = readFileSync(new URL("../../docs/guide/flow-control.md", import.met
 const block = docs.match(/```text timeline flow-debounce\nevents: (.*)\nstarts: (.*)\nwaits: (.*)\n```/);
 const harness = harnessPerTest();
 
-/** A time and a name, in time order then name order. */
-const inOrder = (list: [number, string][]) =>
-  list
-    .sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1]))
-    .map(([at, what]) => `${at} ${what}`)
-    .join(", ");
-
 describe("docs/guide/flow-control.md's timeline of a debounced kind under a flow limit", () => {
   it("is played by the real enqueue and gate: a burst makes one job, and that job takes the place", async () => {
     expect(block).not.toBeNull();
     const clock = new ManualClock();
     const t0 = clock.now();
     const h = await harness.create({ clock, extraKinds: [indexed] });
-    const sends = vi.spyOn(h.engine.transport, "send");
     const ids = new Map<string, string>();
     const names = new Map<string, string>();
-    const pending: { at: number; msg: JobMessage }[] = [];
     const starts: [number, string][] = [];
     const waits: [number, string][] = [];
     const at = () => (clock.now() - t0) / 1000;
-    const takeSends = () => {
-      for (const [{ message, delaySeconds }] of sends.mock.calls.splice(0))
-        pending.push({ at: clock.now() + delaySeconds * 1000, msg: message });
-    };
-    const deliverDue = async () => {
-      for (;;) {
-        takeSends();
-        const i = pending.findIndex((p) => p.at <= clock.now());
-        if (i < 0) return;
-        const { msg } = pending.splice(i, 1)[0] as { msg: JobMessage };
-        const name = names.get(msg.id) as string;
-        const gated = await h.engine.flow.gate(msg, async () => expect.unreachable("no hide here"));
-        if (typeof gated === "boolean") {
-          waits.push([at(), `${name} ${(await getJob(h.engine.store, msg.id))?.parked ? "tenant" : "?"}`]);
-          continue;
-        }
-        const item = await getJob(h.engine.store, msg.id);
-        const runAt = item?.runAt ?? 0;
-        if (runAt <= clock.now()) {
-          starts.push([at(), name]);
-          continue;
-        }
-        // Its burst moved on: the claim would find it not due, give the place back, and hide it.
-        await h.engine.flow.releasePlace(gated, msg.id);
-        pending.push({ at: runAt, msg });
+    const { runUntil, later } = gateTimeline(h, clock, async (msg) => {
+      const name = names.get(msg.id) as string;
+      const gated = await h.engine.flow.gate(msg, async () => expect.unreachable("no hide here"));
+      if (typeof gated === "boolean") {
+        waits.push([at(), `${name} ${(await getJob(h.engine.store, msg.id))?.parked ? "tenant" : "?"}`]);
+        return;
       }
-    };
-    const runUntil = async (until: number) => {
-      for (;;) {
-        await deliverDue();
-        const next = Math.min(...pending.map((p) => p.at));
-        if (!Number.isFinite(next) || next > until) break;
-        clock.advance(next - clock.now());
+      const runAt = (await getJob(h.engine.store, msg.id))?.runAt ?? 0;
+      if (runAt <= clock.now()) {
+        starts.push([at(), name]);
+        return;
       }
-      if (until > clock.now() && Number.isFinite(until)) clock.advance(until - clock.now());
-      await deliverDue();
-    };
+      // Its burst moved on: the claim would find it not due, give the place back, and hide it.
+      await h.engine.flow.releasePlace(gated, msg.id);
+      later(runAt, msg);
+    });
 
     const events = (block?.[1] ?? "").split(", ").map((e) => e.split(" "));
     for (const [time, name, what] of events) {

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { flowLimitsOf } from "../../lib/job/flow.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
-import type { JobMessage } from "../../lib/transport/job-message.ts";
 import { ManualClock } from "../support/clock.ts";
 import { harnessPerTest } from "../support/engine-harness.ts";
+import { gateTimeline, inOrder } from "../support/gate-timeline.ts";
 
 /**
  * docs/guide/flow-control.md's timeline of several limits, played through the real flow gate, the
@@ -37,60 +37,26 @@ const docs = readFileSync(new URL("../../docs/guide/flow-control.md", import.met
 const block = docs.match(/```text timeline limits\nevents: (.*)\nstarts: (.*)\nwaits: (.*)\n```/);
 const harness = harnessPerTest();
 
-/** A time and a name, in time order then name order (deliveries at one instant may come in any order). */
-const inOrder = (list: [number, string][]) =>
-  list
-    .sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1]))
-    .map(([at, what]) => `${at} ${what}`)
-    .join(", ");
-
 describe("docs/guide/flow-control.md's timeline of several limits", () => {
   it("is played by the real gate: each job starts once every limit admits it, and waits in the first that doesn't", async () => {
     expect(block).not.toBeNull();
     const clock = new ManualClock();
     const t0 = clock.now();
     const h = await harness.create({ clock, extraKinds: [report] });
-    const sends = vi.spyOn(h.engine.transport, "send");
     const ids = new Map<string, string>();
     const names = new Map<string, string>();
-    const pending: { at: number; msg: JobMessage }[] = [];
     const starts: [number, string][] = [];
     const waits: [number, string][] = [];
     const at = () => (clock.now() - t0) / 1000;
-    // Messages the gate and the hand-overs sent (through the real transport): due after their delay.
-    const takeSends = () => {
-      for (const [{ message, delaySeconds }] of sends.mock.calls.splice(0))
-        pending.push({ at: clock.now() + delaySeconds * 1000, msg: message });
-    };
-    const deliverDue = async () => {
-      for (;;) {
-        takeSends();
-        const i = pending.findIndex((p) => p.at <= clock.now());
-        if (i < 0) return;
-        const { msg } = pending.splice(i, 1)[0] as { msg: JobMessage };
-        const name = names.get(msg.id) as string;
-        const gated = await h.engine.flow.gate(msg, async () =>
-          expect.unreachable("no hide in this timeline"),
-        );
-        if (typeof gated !== "boolean") starts.push([at(), name]);
-        else {
-          const item = await getJob(h.engine.store, msg.id);
-          waits.push([at(), `${name} ${item?.parked ? (item.parkedIn ?? first) : "llm"}`]);
-        }
+    const { runUntil } = gateTimeline(h, clock, async (msg) => {
+      const name = names.get(msg.id) as string;
+      const gated = await h.engine.flow.gate(msg, async () => expect.unreachable("no hide in this timeline"));
+      if (typeof gated !== "boolean") starts.push([at(), name]);
+      else {
+        const item = await getJob(h.engine.store, msg.id);
+        waits.push([at(), `${name} ${item?.parked ? (item.parkedIn ?? first) : "llm"}`]);
       }
-    };
-
-    // The deliveries due up to `until`, each at its own time.
-    const runUntil = async (until: number) => {
-      for (;;) {
-        await deliverDue();
-        const next = Math.min(...pending.map((p) => p.at));
-        if (!Number.isFinite(next) || next > until) break;
-        clock.advance(next - clock.now());
-      }
-      if (until > clock.now() && Number.isFinite(until)) clock.advance(until - clock.now());
-      await deliverDue();
-    };
+    });
 
     const events = (block?.[1] ?? "").split(", ").map((e) => e.split(" "));
     for (const [time, name, what, tokens] of events) {
