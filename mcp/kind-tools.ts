@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { AnyKind } from "../lib/job/kind.ts";
 import { kindReady } from "../lib/job/kind-loading.ts";
+import { MAX_TAG_CHARS, MAX_TAGS } from "../lib/job/schemas.ts";
 import type { McpClient, McpTool } from "./tool.ts";
 
 /** What the server knows of a kind: its name, what it is for, and the payload it takes. */
@@ -70,6 +71,12 @@ const enqueueOptions = {
     .describe("at most one job per key: a second enqueue with it answers the first job"),
   delaySeconds: z.number().int().min(0).optional().describe("run no earlier than this many seconds from now"),
   priority: z.enum(["normal", "critical"]).optional(),
+  // Bounds a JSON Schema can carry (the API also counts characters as code points and refuses lone surrogates).
+  tags: z
+    .array(z.string().min(1).max(MAX_TAG_CHARS))
+    .max(MAX_TAGS)
+    .optional()
+    .describe("words to find the job by later (search_jobs' tag)"),
 };
 
 /**

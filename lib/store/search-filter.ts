@@ -16,7 +16,7 @@ export interface SearchFilter {
   status?: JobStatus;
   tag?: string;
   kind?: string;
-  /** A flow key: the job's `flowKey` (its kind's first limit's). */
+  /** A flow key under any of its kind's limits: the job's `flowKey` (the first's) or one of its `flowKeys`. */
   key?: string;
   /** Epoch ms: createdAfter ≤ createdAt < createdBefore. */
   createdAfter?: number;
@@ -35,6 +35,7 @@ export const MATCHED_ATTRIBUTES = [
   "status",
   "kind",
   "flowKey",
+  "flowKeys",
   "lastError",
   "tags",
 ] as const;
@@ -47,7 +48,7 @@ export function matches(job: Matched, f: SearchFilter): boolean {
     (f.status === undefined || job.status === f.status) &&
     (f.tag === undefined || (job.tags ?? []).includes(f.tag)) &&
     (f.kind === undefined || job.kind === f.kind) &&
-    (f.key === undefined || job.flowKey === f.key) &&
+    (f.key === undefined || job.flowKey === f.key || Object.values(job.flowKeys ?? {}).includes(f.key)) &&
     (f.createdAfter === undefined || job.createdAt >= f.createdAfter) &&
     (f.createdBefore === undefined || job.createdAt < f.createdBefore) &&
     (f.error === undefined || (job.lastError ?? "").includes(f.error))

@@ -110,8 +110,10 @@ describe.each(["stdio", "http"] as const)("the MCP server over %s", { timeout: 6
 
   it("enqueues echo and reads it back, done with its payload as result", async () => {
     const payload = { hello: "mcp", via };
-    const enqueued = await call(client, "enqueue_echo", { payload });
+    const tag = `mcp-${randomUUID().slice(0, 8)}`;
+    const enqueued = await call(client, "enqueue_echo", { payload, tags: [tag] });
     expect(enqueued.isError, enqueued.summary).toBe(false);
+    expect(enqueued.value.tags).toEqual([tag]);
     expect(enqueued.summary).toMatch(/^enqueued echo job \w+: queued$/);
     const id = enqueued.value.id as string;
     const done = await waitFor(

@@ -58,6 +58,8 @@ function corpus(base: JobItem): JobItem[] {
       runAt: createdAt,
       ...(tags.length ? { tags } : {}),
       ...(pick(5) === 0 ? { flowKey: `tenant-${pick(20)}` } : {}),
+      // A kind of several limits' other keys (a user's): found by `key` as the first limit's are.
+      ...(pick(7) === 0 ? { flowKeys: { user: `tenant-${pick(20)}` } } : {}),
       ...(status === "dead" || (finished && pick(4) === 0) ? { lastError: ERRORS[pick(ERRORS.length)] } : {}),
       ...(finished ? { finishedAt: createdAt + 1000 } : {}),
       ...(status === "dead" || status === "scheduled"
@@ -110,7 +112,7 @@ function expected(all: readonly JobItem[], f: SearchFilter): string[] {
         (!f.kind || j.kind === f.kind) &&
         (!f.status || j.status === f.status) &&
         (!f.queue || j.queue === f.queue) &&
-        (!f.key || j.flowKey === f.key) &&
+        (!f.key || j.flowKey === f.key || j.flowKeys?.user === f.key) &&
         (f.createdAfter === undefined || j.createdAt >= f.createdAfter) &&
         (f.createdBefore === undefined || j.createdAt < f.createdBefore) &&
         (!f.error || (j.lastError ?? "").includes(f.error)),
