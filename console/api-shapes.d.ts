@@ -29,9 +29,14 @@ export interface Job {
   parent?: { id: string; step: string };
   /** A durable job: the version of its kind that started its journal (docs/guide/durable-jobs.md, "Versions"). */
   version?: string;
-  /** A flow-controlled kind's job: its key; parked (queued, waiting for a place among its key's runs). */
+  /**
+   * A flow-controlled kind's job: its key (its kind's first limit's), its other limits' keys by name;
+   * parked (queued, waiting for a place among a key's runs), in the line of `waitingIn` when not the first's.
+   */
   flowKey?: string;
+  flowKeys?: Record<string, string>;
   waitingForKey?: boolean;
+  waitingIn?: string;
   /** Its producer's W3C traceparent (docs/architecture.md §23). */
   traceparent?: string;
   /** The group it is a child of, the group it completes, the groups its runs created. */

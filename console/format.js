@@ -67,11 +67,14 @@ export function attemptsText(job) {
 }
 
 /**
- * A parked job (docs/architecture.md §20): queued, waiting for a place among its flow key's runs.
- * @param {Pick<import("./api-shapes").Job, "waitingForKey" | "flowKey">} job
+ * A parked job (docs/architecture.md §20): queued, waiting for a place among a flow key's runs: its
+ * first limit's key, or the key of the limit whose line it is in (`waitingIn`), named.
+ * @param {Pick<import("./api-shapes").Job, "waitingForKey" | "flowKey" | "flowKeys" | "waitingIn">} job
  */
 export function waitingForKeyText(job) {
-  return job.waitingForKey ? `waiting for key ${job.flowKey ?? ""}` : undefined;
+  if (!job.waitingForKey) return undefined;
+  if (job.waitingIn === undefined) return `waiting for key ${job.flowKey ?? ""}`;
+  return `waiting for key ${job.flowKeys?.[job.waitingIn] ?? ""} (limit ${job.waitingIn})`;
 }
 
 /**

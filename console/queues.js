@@ -141,7 +141,7 @@ export function BusiestKeysPanel({ queue }) {
         <tbody>
           ${keys.map(
             (k) => html`<tr key=${`${k.kind}#${k.key}`} data-testid=${`key-row-${k.kind}-${k.key}`}>
-              <td>${k.kind}</td>
+              <td>${k.kind}${k.limit !== undefined ? html` <span class="muted small" title="the kind's flow limit this key is of">· ${k.limit}</span>` : ""}</td>
               <td class="mono" title=${k.key}>${k.key}</td>
               <td class="num" data-testid="key-running">${k.running}${k.concurrency !== undefined ? ` / ${k.concurrency}` : ""}</td>
               <td class="num" data-testid="key-waiting">${k.waiting}</td>

@@ -141,6 +141,8 @@ export const JobView = z.object({
   flowKeys: z.record(z.string(), z.string()).optional(),
   /** Queued behind its flow key's concurrency: it starts when one of the key's runs ends. */
   waitingForKey: z.boolean().optional(),
+  /** Waiting in the line of this limit (by name) when it is not its kind's first: its key is `flowKeys[waitingIn]`. */
+  waitingIn: z.string().optional(),
   /** A durable job: the version of its kind that started its journal (docs/guide/durable-jobs.md, "Versions"). */
   version: z.string().optional(),
   /** A suspended durable job: a sleep, a token or an event, until when (docs/architecture.md §22). */

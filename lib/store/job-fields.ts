@@ -42,7 +42,7 @@ interface Field<T> {
  * What a view rule may read of the item besides its own field. Declared apart from the map, which
  * the item's type is derived from; toJobView passes the whole item, so JobItem must fit it.
  */
-export type ViewedItem = Parameters<typeof historyView>[0] & { enqueues?: number };
+export type ViewedItem = Parameters<typeof historyView>[0] & { enqueues?: number; parked?: boolean };
 
 type Item = Field<unknown>["item"];
 type Message = Field<unknown>["message"];
@@ -198,7 +198,11 @@ const flow = {
   // v3: its other limits' keys and its rates' costs, by limit name; the line it is parked in if not the first's.
   flowKeys: field(z.record(z.string(), z.string().min(1)).optional(), { ...kept, view: "same" }),
   flowCosts: field(z.record(z.string(), z.number().int().min(1)).optional(), kept),
-  parkedIn: field(z.string().min(1).optional(), { item: true }),
+  parkedIn: field(z.string().min(1).optional(), {
+    item: true,
+    view: (parkedIn, item) =>
+      typeof parkedIn === "string" && item.parked && item.status === "queued" ? { waitingIn: parkedIn } : {},
+  }),
   /** Waiting for a place among its flow key's runs: its message is gone until one frees. */
   parked: field(z.boolean().optional(), {
     item: true,

@@ -148,5 +148,10 @@ describe("a job's timeline from its own records (console/timeline.js)", () => {
       "waiting for key acme",
     );
     expect(waitingForKeyText({ ...base, status: "queued", flowKey: "acme" })).toBeUndefined();
+    // In a later limit's line: that limit's key, named.
+    const inUserLine = { waitingForKey: true, flowKey: "acme", flowKeys: { user: "ann" }, waitingIn: "user" };
+    expect(waitingForKeyText({ ...base, status: "queued", ...inUserLine })).toBe(
+      "waiting for key ann (limit user)",
+    );
   });
 });

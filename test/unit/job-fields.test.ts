@@ -645,6 +645,18 @@ describe("the map of a job's fields", () => {
     const bare = planOf({ kind: "echo", payload: { hi: 1 } }).item;
     expect(JobView.safeParse(toJobView(bare)).error).toBeUndefined();
   });
+
+  it("shows a parked job waiting for its key, and the limit whose line it is in when not the first's", () => {
+    const bare = planOf({ kind: "echo", payload: { hi: 1 } }).item;
+    const parked = { ...bare, flowKey: "acme", flowKeys: { user: "ann" }, parked: true };
+    expect(toJobView({ ...parked, parkedIn: "user" })).toMatchObject({
+      waitingForKey: true,
+      waitingIn: "user",
+    });
+    expect(toJobView(parked)).toMatchObject({ waitingForKey: true });
+    expect(toJobView(parked).waitingIn).toBeUndefined();
+    expect(toJobView({ ...parked, parkedIn: "user", status: "running" }).waitingIn).toBeUndefined();
+  });
 });
 
 describe("docs/architecture.md §3", () => {
