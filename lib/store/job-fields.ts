@@ -42,7 +42,7 @@ interface Field<T> {
  * What a view rule may read of the item besides its own field. Declared apart from the map, which
  * the item's type is derived from; toJobView passes the whole item, so JobItem must fit it.
  */
-export type ViewedItem = Parameters<typeof historyView>[0] & { enqueues?: number; parked?: boolean };
+export type ViewedItem = Parameters<typeof historyView>[0] & { enqueues?: number; parkedIn?: string };
 
 type Item = Field<unknown>["item"];
 type Message = Field<unknown>["message"];
@@ -198,15 +198,12 @@ const flow = {
   // v3: its other limits' keys and its rates' costs, by limit name; the line it is parked in if not the first's.
   flowKeys: field(z.record(z.string(), z.string().min(1)).optional(), { ...kept, view: "same" }),
   flowCosts: field(z.record(z.string(), z.number().int().min(1)).optional(), kept),
-  parkedIn: field(z.string().min(1).optional(), {
-    item: true,
-    view: (parkedIn, item) =>
-      typeof parkedIn === "string" && item.parked && item.status === "queued" ? { waitingIn: parkedIn } : {},
-  }),
-  /** Waiting for a place among its flow key's runs: its message is gone until one frees. */
+  parkedIn: field(z.string().min(1).optional(), { item: true }),
+  /** Waiting for a place among a flow key's runs (`waitingIn`: a later limit's line): its message is gone. */
   parked: field(z.boolean().optional(), {
     item: true,
-    view: (parked, item) => (parked && item.status === "queued" ? { waitingForKey: true } : {}),
+    view: (parked, { status, parkedIn: limit }) =>
+      parked && status === "queued" ? { waitingForKey: true, ...(limit ? { waitingIn: limit } : {}) } : {},
   }),
   rateSlot: field(z.number().optional(), { message: "sender" }), // reserved starts (ms): taken once; §3
   rateSlots: field(z.record(z.string(), z.number()).optional(), { message: "sender" }),
@@ -292,10 +289,7 @@ export type FieldShape<K extends JobFieldName> = { [N in K]: Fields[N]["schema"]
 /** The values of the named fields: optional where the schema is. */
 export type FieldValues<K extends JobFieldName> = z.output<z.ZodObject<FieldShape<K>>>;
 
-/**
- * The mutable job item, rewritten by every claim and finalize, so it stays small (≤ 1 KB for typical
- * jobs): times are epoch ms, payload and result are JSON strings.
- */
+/** The job item, rewritten by every claim and finalize, so it stays small (≤ 1 KB for typical jobs). */
 export type JobItem = FieldValues<ItemFieldName>;
 
 /** Everything needed to build the job item from its message if the enqueue died before writing it. */
