@@ -66,9 +66,13 @@ describe("durable waits and flow limits", () => {
     const acme = flowKey("t-flow-approval", "acme");
     const a = await enqueue("a", { waits: true });
     const token = await tokenOf(h, a.job.id);
-    // While a waits it holds no place in either limit: b of the same tenant (one place) runs.
+    // While a waits it holds no place in either limit (given back after its suspend's write, so
+    // awaited): b of the same tenant (one place) runs.
     for (const fk of [acme, flowKey("t-flow-approval", "eu", "region")])
-      expect((await readFlowKeyState(h.engine.store, fk)).holders[a.job.id]).toBeUndefined();
+      await waitFor(
+        async () => (await readFlowKeyState(h.engine.store, fk)).holders[a.job.id] === undefined,
+        "a's places given back while it waits",
+      );
     const b = await enqueue("b", { holds: true });
     await waitFor(async () => (await readFlowKeyState(h.engine.store, acme)).holders[b.job.id], "b's place");
     // a's token completes while b holds acme's place: a waits in acme's line, not beside b.
