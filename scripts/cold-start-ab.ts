@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { functionEnv } from "./cold-start.ts";
+import { functionEnv, median } from "./cold-start.ts";
 
 /**
  * A lever's effect on a cold import (docs/guide/performance.md "Cold start"): fresh `node` starts of
@@ -35,12 +35,6 @@ export function parseSubject(arg: string): Subject {
   }
   return { label, file, env };
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
 
 export function compareStarts(subjects: Subject[], runs: number, node = process.execPath) {
   const base = { PATH: process.env.PATH ?? "", ...functionEnv() };

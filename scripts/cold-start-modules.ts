@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { build, type Plugin } from "esbuild";
 import { buildSettings, defaultRoot, deployedSdkOption } from "./bundle-sizes.ts";
-import { functionEnv } from "./cold-start.ts";
+import { functionEnv, median } from "./cold-start.ts";
 import { groupOf } from "./cold-start-profile.ts";
 import { sstNodeBuildOptions, writeRepoEntries } from "./deploy/lambda-build.ts";
 
@@ -50,12 +50,6 @@ export interface ModuleTime {
   label: string;
   ms: number;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
 
 /** Each note's time to the next, per label; medians over the runs. */
 export async function moduleTimes(

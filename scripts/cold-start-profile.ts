@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
 import { buildSettings, defaultRoot, deployedSdkOption } from "./bundle-sizes.ts";
-import { functionEnv } from "./cold-start.ts";
+import { functionEnv, median } from "./cold-start.ts";
 import { sstNodeBuildOptions, writeRepoEntries } from "./deploy/lambda-build.ts";
 
 /**
@@ -97,12 +97,6 @@ function groupsOf(
   });
   return sums;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
 
 export async function profileImport(
   fn: string,

@@ -176,7 +176,8 @@ function timeStart(node: string, subject: Subject, env: NodeJS.ProcessEnv): { ms
   return { ms: printed, cpuMs: printed };
 }
 
-const median = (xs: number[]) => {
+/** The median of fresh processes' timings (the cold-start tools report medians). */
+export const median = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2
