@@ -16,7 +16,7 @@ import { reserveStart } from "../store/rate-limit-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
 import type { FlowDeps } from "./flow-deps.ts";
-import { handPlaceOn, lookAfterParking, resendJob } from "./flow-places.ts";
+import { handPlaceOn, lookAfterParking, placeLeaseMs, resendJob } from "./flow-places.ts";
 
 /** One of the job's limits as its delivery meets it: the limit, the job's key under it, its state. */
 interface Met {
@@ -100,9 +100,9 @@ export async function passFlowGate(
         // take from the rate again (one send; this copy is deleted). A turn within half a lease is
         // waited for holding the places it has: given back, a place taken meanwhile would park it
         // at its turn and the turn would go unused (a shared rate under-used). A later turn waits
-        // placeless: a place held that long is the repair's to take for a lost job's.
+        // placeless: a place held past the repair's lease (placeLeaseMs) is taken for a lost job's.
         metrics.count("keyWaits", msg.queue, msg.kind);
-        if (several && slot - now <= leaseMsOf(deps, msg) / 2) {
+        if (several && slot - now <= placeLeaseMs(deps, msg.kind) / 2) {
           const since = taken[0]?.since ?? msg.placeSince;
           if (since !== undefined) carried = { ...carried, placeSince: since };
         } else await waitAsMessage();
@@ -204,7 +204,7 @@ async function judgeCopy(
   });
   if (msg.placeSince !== undefined && held.some(({ since }) => since === msg.placeSince)) return undefined;
   deps.metrics.count("duplicateDeliveries", msg.queue, msg.kind);
-  const leaseMs = leaseMsOf(deps, msg);
+  const leaseMs = jobQueueLeaseMs(deps, msg);
   if (held.some(({ since }) => since > now - 2 * leaseMs)) {
     await hide(Math.ceil((2 * leaseMs) / 1000));
     return false;
@@ -216,6 +216,6 @@ async function judgeCopy(
   return true;
 }
 
-/** The lease of the job's queue, in ms. */
-const leaseMsOf = (deps: FlowDeps, msg: JobMessage) =>
+/** The lease of the queue the job runs on (an enqueue may choose one other than its kind's), in ms. */
+const jobQueueLeaseMs = (deps: FlowDeps, msg: JobMessage) =>
   (deps.queues.find((q) => q.name === msg.queue)?.leaseSeconds ?? 60) * 1000;

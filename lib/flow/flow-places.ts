@@ -169,16 +169,16 @@ export async function livePlaces(
 
 /**
  * The lease of the kind's home queue: a place given that long ago to a job that hasn't started was
- * lost (the longest of the app's leases for a kind the app doesn't know).
+ * lost, for the repair (the longest of the app's leases for a kind the app doesn't know).
  */
-function leaseMsOf(deps: PlaceDeps, kindName: string): number {
+export function placeLeaseMs(deps: Pick<PlaceDeps, "registry" | "queues">, kindName: string): number {
   const home = deps.registry.get(kindName)?.queue;
   const queue = deps.queues.find((q) => q.name === home);
   return (queue ? queue.leaseSeconds : Math.max(...deps.queues.map((q) => q.leaseSeconds))) * 1000;
 }
 
 async function stalePlaces(deps: PlaceDeps, fk: FlowKey, state: FlowKeyState, now: number) {
-  const leaseMs = leaseMsOf(deps, fk.kind);
+  const leaseMs = placeLeaseMs(deps, fk.kind);
   const stale: Record<string, number> = {};
   const ids = Object.keys(state.holders);
   const jobs = await Promise.all(ids.map((id) => getJob(deps.store, id)));
@@ -242,7 +242,7 @@ async function fillPlaces(
   now: number,
 ): Promise<number> {
   const { store } = deps;
-  const leaseMs = leaseMsOf(deps, fk.kind);
+  const leaseMs = placeLeaseMs(deps, fk.kind);
   let sent = 0;
   for (const [id, since] of Object.entries(state.holders)) {
     if (now - since <= leaseMs) continue;
