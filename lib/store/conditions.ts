@@ -1,9 +1,10 @@
 import type { GroupStatus } from "../job/group-status.ts";
 import { indexSort } from "../job/key-layout.ts";
-import type { JobStatus } from "../job/status.ts";
+import type { IndexedStatus, JobStatus } from "../job/status.ts";
 import { and, type Condition, or } from "./expression.ts";
-import { indexPartitionPrefix } from "./keys.ts";
+import { indexPartition, indexPartitionPrefix } from "./keys.ts";
 import { FORMAT_VERSION, STORED_FORMATS, type StoredFormat } from "./stored-formats.ts";
+import { statusIndex } from "./table.ts";
 
 /** Named condition fragments. Each store operation composes its ConditionExpression from these. */
 
@@ -141,6 +142,10 @@ export const promotionNotHeld = (now: number): Condition =>
   or(attributeMissing("promotingUntil"), attributeBefore("promotingUntil", now));
 
 /** Index sort key condition: the entry's time is at or before `at` (keys are `<padded ms>#<id>`). */
+/** A status-index key condition: one shard of a queue's items in an indexed status. */
+export const inStatusShard = (queue: string, status: IndexedStatus, shard: number): Condition =>
+  attributeEquals(statusIndex.hashKey, indexPartition(queue, status, shard));
+
 export const isIndexBefore =
   (at: number): Condition =>
   (e) =>

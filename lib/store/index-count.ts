@@ -1,9 +1,8 @@
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { IndexedStatus } from "../job/status.ts";
-import { attributeEquals } from "./conditions.ts";
+import { inStatusShard } from "./conditions.ts";
 import type { StoreContext } from "./context.ts";
 import { Expr } from "./expression.ts";
-import { indexPartition } from "./keys.ts";
 import { statusIndex } from "./table.ts";
 
 /** A count query's pages per shard: past this the count is a floor (`atLeast`), never a long walk. */
@@ -31,10 +30,7 @@ export async function countIndexed(
           new QueryCommand({
             TableName: ctx.table,
             IndexName: statusIndex.name,
-            KeyConditionExpression: attributeEquals(
-              statusIndex.hashKey,
-              indexPartition(queue, status, shard),
-            )(e),
+            KeyConditionExpression: inStatusShard(queue, status, shard)(e),
             ...e.params(),
             Select: "COUNT",
             ...(startKey ? { ExclusiveStartKey: startKey } : {}),

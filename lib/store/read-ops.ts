@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import type { IndexedStatus, JobStatus } from "../job/status.ts";
 import { isIndexed } from "../job/status.ts";
-import { attributeEquals, statusIs } from "./conditions.ts";
+import { attributeEquals, inStatusShard, statusIs } from "./conditions.ts";
 import type { StoreContext } from "./context.ts";
 import {
   decodeIndexCursor,
@@ -12,7 +12,7 @@ import {
 } from "./cursor.ts";
 import { and, type Condition, Expr } from "./expression.ts";
 import type { JobItem } from "./job-item.ts";
-import { indexPartition, jobKey } from "./keys.ts";
+import { jobKey } from "./keys.ts";
 import { checkFormat } from "./stored-formats.ts";
 import { statusIndex } from "./table.ts";
 
@@ -81,10 +81,7 @@ async function listFromIndex(
       new QueryCommand({
         TableName: ctx.table,
         IndexName: statusIndex.name,
-        KeyConditionExpression: attributeEquals(
-          statusIndex.hashKey,
-          indexPartition(queue, status, cursor.shard),
-        )(e),
+        KeyConditionExpression: inStatusShard(queue, status, cursor.shard)(e),
         ...e.params(),
         Limit: filter.limit - items.length,
         ...(cursor.key ? { ExclusiveStartKey: cursor.key } : {}),

@@ -1,8 +1,8 @@
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { StoreTransitions } from "../job/status.ts";
 import {
-  attributeEquals,
   claimable,
+  inStatusShard,
   isIndexBefore,
   promotionNotHeld,
   runAtIs,
@@ -11,7 +11,7 @@ import {
 import { conditionalUpdate, orOnConflict, type StoreContext } from "./context.ts";
 import { and, Expr, Update } from "./expression.ts";
 import type { JobItem, JobSeed } from "./job-item.ts";
-import { indexKeys, indexPartition, jobKey } from "./keys.ts";
+import { indexKeys, jobKey } from "./keys.ts";
 import { seedIfMissing } from "./lease-ops.ts";
 import { statusIndex } from "./table.ts";
 
@@ -37,10 +37,7 @@ export async function queryIndexBefore(
       TableName: ctx.table,
       IndexName: statusIndex.name,
       KeyConditionExpression: and(
-        attributeEquals(
-          statusIndex.hashKey,
-          indexPartition(partition.queue, partition.status, partition.shard),
-        ),
+        inStatusShard(partition.queue, partition.status, partition.shard),
         isIndexBefore(before),
       )(e),
       ...e.params(),

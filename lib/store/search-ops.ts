@@ -1,11 +1,10 @@
 import { QueryCommand, type QueryCommandOutput, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { isIndexed } from "../job/status.ts";
-import { attributeEquals } from "./conditions.ts";
+import { attributeEquals, inStatusShard } from "./conditions.ts";
 import type { StoreContext } from "./context.ts";
 import { Expr } from "./expression.ts";
 import { getJobs } from "./group-read-ops.ts";
 import type { JobItem } from "./job-item.ts";
-import { indexPartition } from "./keys.ts";
 import type { ListPage } from "./read-ops.ts";
 import {
   decodeSearchCursor,
@@ -133,10 +132,7 @@ async function fromStatusIndex(
           new QueryCommand({
             TableName: ctx.table,
             IndexName: statusIndex.name,
-            KeyConditionExpression: attributeEquals(
-              statusIndex.hashKey,
-              indexPartition(queue, status, shard),
-            )(e),
+            KeyConditionExpression: inStatusShard(queue, status, shard)(e),
             ProjectionExpression: projection(e),
             ...e.params(),
             ...(startKey ? { ExclusiveStartKey: startKey } : {}),

@@ -1,8 +1,7 @@
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { attributeEquals, attributeExists } from "./conditions.ts";
+import { attributeExists, inStatusShard } from "./conditions.ts";
 import type { StoreContext } from "./context.ts";
 import { Expr } from "./expression.ts";
-import { indexPartition } from "./keys.ts";
 import { statusIndex } from "./table.ts";
 
 /** One kind's suspended jobs under one version (absent: journals started before versions were recorded). */
@@ -37,7 +36,7 @@ export async function countWaiting(
         if (queries >= WAITING_COUNT_QUERIES) return { counts: sorted(tally), complete: false };
         queries++;
         const e = new Expr();
-        const key = attributeEquals(statusIndex.hashKey, indexPartition(queue, "scheduled", shard))(e);
+        const key = inStatusShard(queue, "scheduled", shard)(e);
         const filter = attributeExists("waiting")(e);
         const projection = [e.name("kind"), e.name("version")].join(", ");
         const out = await ctx.doc.send(
