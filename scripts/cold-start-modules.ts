@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { build, type Plugin } from "esbuild";
 import { buildSettings, defaultRoot, deployedSdkOption } from "./bundle-sizes.ts";
-import { functionEnv, median } from "./cold-start.ts";
+import { functionEnv, mediansByName, type NamedMedian } from "./cold-start.ts";
 import { groupOf } from "./cold-start-profile.ts";
 import { sstNodeBuildOptions, writeRepoEntries } from "./deploy/lambda-build.ts";
 
@@ -46,16 +46,11 @@ function notingPlugin(root: string, entry: string): Plugin {
   };
 }
 
-export interface ModuleTime {
-  label: string;
-  ms: number;
-}
-
 /** Each note's time to the next, per label; medians over the runs. */
 export async function moduleTimes(
   fn: string,
   { runs = 9, root = defaultRoot, node = process.execPath, byFile = false } = {},
-): Promise<ModuleTime[]> {
+): Promise<NamedMedian[]> {
   const dir = join(root, ".cache", `cold-start-modules-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   try {
@@ -88,10 +83,7 @@ export async function moduleTimes(
       });
       perRun.push(sums);
     }
-    const labels = new Set(perRun.flatMap((m) => [...m.keys()]));
-    return [...labels]
-      .map((label) => ({ label, ms: median(perRun.map((m) => m.get(label) ?? 0)) }))
-      .sort((a, b) => b.ms - a.ms);
+    return mediansByName(perRun);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -107,7 +99,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   });
   const times = await moduleTimes(values.function, { runs: Number(values.runs), byFile: values.files });
   console.log(`${values.function}: module evaluation, wall ms, medians of ${values.runs} fresh processes`);
-  for (const t of times.filter((t) => t.ms >= 0.1)) console.log(`${t.ms.toFixed(1).padStart(7)}  ${t.label}`);
+  for (const t of times.filter((t) => t.ms >= 0.1)) console.log(`${t.ms.toFixed(1).padStart(7)}  ${t.name}`);
   const total = times.reduce((sum, t) => sum + t.ms, 0);
   console.log(`${total.toFixed(1).padStart(7)}  sum of the medians`);
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
 import { buildSettings, defaultRoot, deployedSdkOption } from "./bundle-sizes.ts";
-import { functionEnv, median } from "./cold-start.ts";
+import { functionEnv, mediansByName, type NamedMedian } from "./cold-start.ts";
 import { sstNodeBuildOptions, writeRepoEntries } from "./deploy/lambda-build.ts";
 
 /**
@@ -19,12 +19,6 @@ import { sstNodeBuildOptions, writeRepoEntries } from "./deploy/lambda-build.ts"
  *
  * `npx tsx scripts/cold-start-profile.ts [--function worker] [--runs 9] [--files] [--callers zod]`
  */
-
-export interface ProfileGroup {
-  group: string;
-  /** Median over the runs of the milliseconds sampled in the group's code. */
-  ms: number;
-}
 
 interface CpuProfile {
   nodes: {
@@ -107,7 +101,7 @@ export async function profileImport(
     byFile = false,
     callersOf = undefined as string | undefined,
   } = {},
-): Promise<ProfileGroup[]> {
+): Promise<NamedMedian[]> {
   const dir = join(root, ".cache", `cold-start-profile-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   try {
@@ -135,10 +129,7 @@ export async function profileImport(
       const profile = JSON.parse(readFileSync(join(profDir, file as string), "utf8")) as CpuProfile;
       perRun.push(groupsOf(profile, bundleUrl, map, byFile, callersOf));
     }
-    const groups = new Set(perRun.flatMap((m) => [...m.keys()]));
-    return [...groups]
-      .map((group) => ({ group, ms: median(perRun.map((m) => m.get(group) ?? 0)) }))
-      .sort((a, b) => b.ms - a.ms);
+    return mediansByName(perRun);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -165,6 +156,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     `${values.function}: CPU profile of its import, medians of ${values.runs} runs (ms, self time)`,
   );
   for (const g of groups.filter((g) => g.ms >= 0.2))
-    console.log(`${g.ms.toFixed(1).padStart(7)}  ${relative(defaultRoot, g.group) || g.group}`);
+    console.log(`${g.ms.toFixed(1).padStart(7)}  ${relative(defaultRoot, g.name) || g.name}`);
   console.log(`${total.toFixed(1).padStart(7)}  sum of the medians`);
 }

@@ -185,6 +185,20 @@ export const median = (xs: number[]) => {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 };
 
+/** A module's, a package's or a folder's share of a start: the median over the runs of its ms in each. */
+export interface NamedMedian {
+  name: string;
+  ms: number;
+}
+
+/** Per name, the median over the runs of its ms in each (0 where a run has none), most first. */
+export function mediansByName(perRun: readonly Map<string, number>[]): NamedMedian[] {
+  const names = new Set(perRun.flatMap((m) => [...m.keys()]));
+  return [...names]
+    .map((name) => ({ name, ms: median(perRun.map((m) => m.get(name) ?? 0)) }))
+    .sort((a, b) => b.ms - a.ms);
+}
+
 /**
  * Median start times of the files, and of a bare Node start (an empty .mjs), interleaved: each
  * round starts every file once, in an order rotated round by round, so drift in the machine's load
