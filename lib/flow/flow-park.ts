@@ -1,4 +1,4 @@
-import { concurrencyFor, flowLimitsOf } from "../job/flow.ts";
+import { concurrencyFor, flowLimitNamed, flowLimitsOf } from "../job/flow.ts";
 import { encodeFlowKey, type FlowKey, flowKeyFields, limitKeyOf, parkedLineOf } from "../job/flow-key.ts";
 import { errorFields } from "../observability/log.ts";
 import type { ParkableJob } from "../services/flow-service.ts";
@@ -14,7 +14,9 @@ import { lookAfterParking, type PlaceDeps } from "./flow-places.ts";
  * that waits costs no send, receive or park beyond its own item write. A job of several limits parks
  * in the line of its first limit (in declaration order) whose key is full; a rate doesn't park at
  * enqueue (its turn is reserved at delivery). One strong read per key of the request. A job due
- * later (a delay) goes through the delivery's gate instead.
+ * later (a delay) goes through the delivery's gate instead. The request's own jobs count: of a call
+ * of 100 jobs for a key with 2 free places, the first 2 are sent and 98 parked here, rather than 98
+ * messages that would each park at their delivery (a receive and a write more each).
  */
 export async function parkIfKeyFull(
   deps: Pick<FlowDeps, "store" | "registry" | "metrics">,
@@ -39,8 +41,13 @@ export async function parkIfKeyFull(
     ),
   );
   due.forEach((p, i) => {
-    const full = bounded[i]?.find(({ fk, most }) => (held.get(encodeFlowKey(fk)) ?? 0) >= most)?.fk;
-    if (full === undefined) return;
+    const keysOfJob = bounded[i] ?? [];
+    const full = keysOfJob.find(({ fk, most }) => (held.get(encodeFlowKey(fk)) ?? 0) >= most)?.fk;
+    if (full === undefined) {
+      // Sent: it will take a place in each of its keys at its delivery.
+      for (const { fk } of keysOfJob) held.set(encodeFlowKey(fk), (held.get(encodeFlowKey(fk)) ?? 0) + 1);
+      return;
+    }
     deps.metrics.count("keyParked", p.item.queue, full.kind);
     p.parked = true;
     p.writesItem = true;
@@ -58,19 +65,30 @@ const lineFields = (fk: FlowKey) => (fk.limit === undefined ? {} : { parkedIn: f
 
 /**
  * After parked items are written: one look per key (lookAfterParking, as the gate does after it
- * parks a delivery). A failure is logged: the reaper's look comes within a minute, and the jobs are
- * parked, not lost.
+ * parks a delivery). The request's jobs that were sent (`sent`) are on their way to a place of
+ * their keys: the look leaves those places to them, or each would park at its delivery. A failure is
+ * logged: the reaper's look comes within a minute, and the jobs are parked, not lost.
  */
-export async function lookAfterParkingAll(deps: PlaceDeps, parked: readonly ParkableJob[]): Promise<void> {
+export async function lookAfterParkingAll(
+  deps: PlaceDeps,
+  parked: readonly ParkableJob[],
+  sent: readonly ParkableJob[],
+): Promise<void> {
   const keys = new Map(
     parked.flatMap((p) => {
       const fk = parkedLineOf(p.item);
       return fk === undefined ? [] : [[encodeFlowKey(fk), fk] as const];
     }),
   );
+  const comingTo = (fk: FlowKey) =>
+    sent.flatMap((p) => {
+      const limit = flowLimitNamed(deps.registry.get(p.item.kind)?.flow, fk.limit);
+      const mine = limit === undefined ? undefined : limitKeyOf(p.item, limit);
+      return mine !== undefined && encodeFlowKey(mine) === encodeFlowKey(fk) ? [p.item.id] : [];
+    });
   await Promise.all(
     [...keys.values()].map((fk) =>
-      lookAfterParking(deps, fk).catch((error: unknown) =>
+      lookAfterParking(deps, fk, comingTo(fk)).catch((error: unknown) =>
         deps.log.warn("could not look at a flow key after parking; the reaper will", {
           ...flowKeyFields(fk),
           ...errorFields(error),

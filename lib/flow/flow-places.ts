@@ -208,18 +208,24 @@ export async function healKey(deps: PlaceDeps, fk: FlowKey): Promise<number> {
  * One look at a key after jobs parked in its line (at delivery, lib/flow/flow-gate.ts, or at
  * enqueue, lib/flow/flow-park.ts): a run that ended meanwhile may have found the line empty and
  * freed its place, or every place may be held by runs that ended without handing on. With a place
- * free, or freed here, the key's places are filled.
+ * free, or freed here, the key's places are filled, but for those `coming` will take (jobs of the
+ * same enqueue sent to their gates, counted until the state shows them holding).
  */
-export async function lookAfterParking(deps: PlaceDeps, fk: FlowKey): Promise<void> {
+export async function lookAfterParking(
+  deps: PlaceDeps,
+  fk: FlowKey,
+  coming: readonly string[] = [],
+): Promise<void> {
   const limit = limitOf(deps, fk);
   if (limit === undefined) return;
   const now = deps.clock.now();
   let state = await readFlowKeyState(deps.store, fk);
-  if (Object.keys(state.holders).length >= limit) {
+  const onTheirWay = (s: FlowKeyState) => coming.filter((id) => s.holders[id] === undefined).length;
+  if (Object.keys(state.holders).length + onTheirWay(state) >= limit) {
     if ((await freeStalePlaces(deps, fk, state, now)) === 0) return;
     state = await readFlowKeyState(deps.store, fk);
   }
-  await fillPlaces(deps, fk, limit, state, now);
+  await fillPlaces(deps, fk, limit - onTheirWay(state), state, now);
 }
 
 /** The key's concurrency, when its limit bounds one. */

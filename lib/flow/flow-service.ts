@@ -36,8 +36,8 @@ export class Flow implements FlowService {
     return parkIfKeyFull(this.deps, planned);
   }
 
-  lookAfterParkingAll(parked: readonly ParkableJob[]) {
-    return lookAfterParkingAll(this.deps, parked);
+  lookAfterParkingAll(parked: readonly ParkableJob[], sent: readonly ParkableJob[]) {
+    return lookAfterParkingAll(this.deps, parked, sent);
   }
 
   gate(msg: JobMessage, hide: (seconds: number) => Promise<void>) {

@@ -73,10 +73,13 @@ export async function submit(
       }),
     ),
   );
-  const parked = ready
-    .filter((e) => e.planned.parked && e.outcome && "accepted" in e.outcome)
-    .map((e) => e.planned);
-  if (parked.length > 0) await deps.flow.lookAfterParkingAll(parked);
+  const accepted = ready.filter((e) => e.outcome && "accepted" in e.outcome).map((e) => e.planned);
+  const parked = accepted.filter((p) => p.parked);
+  if (parked.length > 0)
+    await deps.flow.lookAfterParkingAll(
+      parked,
+      accepted.filter((p) => !p.parked && !p.scheduled && p.delaySeconds === 0),
+    );
 }
 
 /** Step 4. result: the jobs whose message did not go out, by id, with what to answer for each. */

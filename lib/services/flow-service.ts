@@ -55,8 +55,11 @@ export interface RunEndForFlow {
 export interface FlowService {
   /** Enqueue, before the writes: jobs due now whose key is full are marked parked (no message goes). */
   parkIfKeyFull(planned: readonly ParkableJob[]): Promise<void>;
-  /** Enqueue, after the parked items are written: one look at each key. Never throws. */
-  lookAfterParkingAll(parked: readonly ParkableJob[]): Promise<void>;
+  /**
+   * Enqueue, after the parked items are written: one look at each key, leaving the places the
+   * request's `sent` jobs are on their way to. Never throws.
+   */
+  lookAfterParkingAll(parked: readonly ParkableJob[], sent: readonly ParkableJob[]): Promise<void>;
   /**
    * Claim, before it: the key's cool-down, rate and concurrency. true/false: the delivery's Ack (it
    * waits: parked, sent again, or hidden through `hide`); a FlowPass: go on to the claim.

@@ -2,22 +2,13 @@ import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import type { AdaptedRate } from "../job/flow-adaptive.ts";
 import { encodeFlowKey, type FlowKey } from "../job/flow-key.ts";
 import type { StoreTransitions } from "../job/status.ts";
-import {
-  attributeBefore,
-  attributeEquals,
-  attributeExists,
-  attributeMissing,
-  isDue,
-  itemMissing,
-  not,
-  statusIn,
-} from "./conditions.ts";
+import { attributeEquals, attributeExists, isDue, itemMissing, not, statusIn } from "./conditions.ts";
 import { conditionalPut, conditionalUpdate, orOnConflict, type StoreContext, wonRace } from "./context.ts";
 import { and, type Condition, or, Update } from "./expression.ts";
 import type { JobSeed } from "./job-item.ts";
 import { flowKeyStateKey, jobKey, parkIndexKeys } from "./keys.ts";
 import { seedIfMissing } from "./lease-ops.ts";
-import { checkFormat, formatStamp, stampFormat } from "./stored-formats.ts";
+import { checkFormat, formatStamp } from "./stored-formats.ts";
 
 /**
  * A flow key's places and waiting line (docs/architecture.md §20). The key's state item holds the
@@ -84,10 +75,25 @@ export function takeKeyPlace(
   limit: number,
   now: number,
 ): Promise<boolean> {
+  return placeWrite(ctx, "takeKeyPlace", fk, id, now, or(holds(id), placeFree(limit)));
+}
+
+/**
+ * A place given to `id` at `now`: the key's state item is created when missing (a key never used,
+ * whose state no place was ever written to, has every place free), else `condition` decides.
+ */
+function placeWrite(
+  ctx: StoreContext,
+  op: string,
+  fk: FlowKey,
+  id: string,
+  now: number,
+  condition: Condition,
+): Promise<boolean> {
   const state = flowKeyStateKey(fk);
   const first = conditionalPut(
     ctx,
-    "takeKeyPlace",
+    op,
     { ...state, holders: { [id]: now }, ...formatStamp("flowKey") },
     itemMissing,
     { readCurrent: false },
@@ -95,12 +101,9 @@ export function takeKeyPlace(
   const next = () =>
     conditionalUpdate(
       ctx,
-      "takeKeyPlace",
+      op,
       state,
-      (e) => ({
-        update: new Update(e).set(holderName(id), now),
-        condition: or(holds(id), placeFree(limit)),
-      }),
+      (e) => ({ update: new Update(e).set(holderName(id), now), condition }),
       { readCurrent: false },
     );
   return wonRace(orOnConflict(first, () => next()));
@@ -109,23 +112,14 @@ export function takeKeyPlace(
 /**
  * grantKeyPlace — the repair gives a free place to a job that holds none (a parked job, the
  * reaper's or a gate's look after parking).
- * condition: the job holds no place yet and fewer than `limit` are held: of two repairs looking at
- *   once, one grants and sends, the other doesn't send the job twice.
+ * condition: the key's state item is missing (a key never used: the jobs of the enqueue that parked
+ *   the line's first were all sent, then unwound), or the job holds no place yet and fewer than
+ *   `limit` are held: of two repairs looking at once, one grants and sends, the other doesn't send
+ *   the job twice.
  * result: true when granted.
  */
 export function grantKeyPlace(ctx: StoreContext, fk: FlowKey, id: string, limit: number, now: number) {
-  return wonRace(
-    conditionalUpdate(
-      ctx,
-      "grantKeyPlace",
-      flowKeyStateKey(fk),
-      (e) => ({
-        update: new Update(e).set(holderName(id), now),
-        condition: and(not(holds(id)), placeFree(limit)),
-      }),
-      { readCurrent: false },
-    ),
-  );
+  return placeWrite(ctx, "grantKeyPlace", fk, id, now, and(not(holds(id)), placeFree(limit)));
 }
 
 /**

@@ -372,6 +372,24 @@ describe("flow control per key", () => {
     expect(peak("full")).toBeLessThanOrEqual(2);
   });
 
+  it("a call of more jobs than its key has places sends as many as there are places; the rest wait in the line from the start", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const parkedBefore = h.metrics.total("keyParked");
+    const answers = await h.engine.producer.enqueueBatch(
+      [0, 1, 2, 3, 4, 5].map((seq) => ({ kind: "t-keyed", payload: { tenant: "burst", seq, ms: 0 } })),
+    );
+    const items = await Promise.all(answers.map((a) => getJob(h.engine.store, a.id ?? "")));
+    // The first two go to their gates; the other four are parked by the enqueue's own write.
+    expect(items.map((i) => i?.parked === true)).toEqual([false, false, true, true, true, true]);
+    expect(h.metrics.total("keyParked") - parkedBefore).toBe(4);
+    // The look after parking leaves the two places to the jobs on their way to them.
+    expect((await readFlowKeyState(h.engine.store, flowKey("t-keyed", "burst"))).holders).toEqual({});
+    h.startPoller();
+    for (const a of answers) await settled(h, a.id ?? "", "done");
+    expect(peak("burst")).toBeLessThanOrEqual(2);
+    expect(h.metrics.total("keyParked") - parkedBefore).toBe(4);
+  });
+
   it("a late copy of a finished job's message takes no place for good", async () => {
     const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
     h.startPoller();

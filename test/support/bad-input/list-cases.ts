@@ -1,5 +1,5 @@
 import { invalid, ok } from "./answers.ts";
-import type { BadCase, BadExpect } from "./case.ts";
+import type { BadCase } from "./case.ts";
 import { badCase, cursorOf, cursorOfText, nestedArrays, oddNames, oddUrlParts } from "./case.ts";
 
 /** GET /jobs: every query parameter, and cursors of every wrong shape on both read paths. */
