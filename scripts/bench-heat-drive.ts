@@ -17,11 +17,18 @@ export interface HeatOptions {
   timeoutMs: number;
 }
 
+/** A keyed burst's count: its figures are per enqueue, the arrivals a key's rate is made of. */
+export interface BurstCount {
+  enqueues: number;
+  /** The jobs the enqueues came to (a debounced burst's joins make none). */
+  jobs: number;
+}
+
 export interface Run {
   app: App;
   clock?: Clock;
-  /** Drives the scenario on a metered stack; returns the jobs that ran. */
-  drive(stack: LocalStack): Promise<number>;
+  /** Drives the scenario on a metered stack; returns the jobs that ran (or a burst's count). */
+  drive(stack: LocalStack): Promise<number | BurstCount>;
 }
 
 /** Waits until `stack`'s metric `metric` reaches `count`, failing at once if a job ends dead. */
