@@ -1,7 +1,8 @@
 import { HEAT_DEBOUNCE_FLOW_KIND } from "../bench/flow-heat-kinds.ts";
 import type { App } from "../lib/declarations/define-app.ts";
+import type { LocalStack } from "../local/stack.ts";
 import { payload } from "./bench-config.ts";
-import { enqueueAll, type HeatOptions, type Run, waitForSucceeded } from "./bench-heat-drive.ts";
+import { type BurstCount, enqueueAll, type HeatOptions, type Run, waitOrHeal } from "./bench-heat-drive.ts";
 import { reportJob } from "./bench-limits.ts";
 
 /**
@@ -47,55 +48,53 @@ export const mixJob = (i: number) => {
 
 export function flowHeatScenarios(app: App, options: HeatOptions): [string, () => Run][] {
   const { jobs, timeoutMs } = options;
+  /** A run that enqueues with `enqueue` and waits for `jobs` of what it made, healing a stall. */
+  const run = (what: string, enqueue: (stack: LocalStack) => Promise<number | BurstCount>) => (): Run => {
+    let reaperRuns = 0;
+    return {
+      app,
+      reaperRuns: () => reaperRuns,
+      drive: async (stack) => {
+        const count = await enqueue(stack);
+        const made = typeof count === "number" ? count : count.jobs;
+        reaperRuns = await waitOrHeal(stack, made, what, timeoutMs);
+        return count;
+      },
+    };
+  };
   return [
     [
       "tenant flood",
-      () => ({
-        app,
-        // The flooded tenant's backlog first, in calls of 100 (parked at its enqueue once its 2
-        // places are taken), then each quiet tenant's, as the flood bench sends them.
-        drive: async (stack) => {
-          const { flood, quietEach } = floodShape(jobs);
-          const requests = [
-            ...Array.from({ length: flood }, (_, i) => tenantJob(FLOOD_TENANT, i)),
-            ...QUIET_TENANTS.flatMap((t) => Array.from({ length: quietEach }, (_, i) => tenantJob(t, i))),
-          ];
-          const n = await enqueueAll(stack, requests);
-          await waitForSucceeded(stack, n, "tenant flood", timeoutMs);
-          return n;
-        },
+      // The flooded tenant's backlog first, in calls of 100 (parked at its enqueue once its 2 places
+      // are taken), then each quiet tenant's, as the flood bench sends them.
+      run("tenant flood", (stack) => {
+        const { flood, quietEach } = floodShape(jobs);
+        return enqueueAll(stack, [
+          ...Array.from({ length: flood }, (_, i) => tenantJob(FLOOD_TENANT, i)),
+          ...QUIET_TENANTS.flatMap((t) => Array.from({ length: quietEach }, (_, i) => tenantJob(t, i))),
+        ]);
       }),
     ],
     [
       "multi-limit mix",
-      () => ({
-        app,
-        drive: async (stack) => {
-          const n = await enqueueAll(
-            stack,
-            Array.from({ length: mixJobs(jobs) }, (_, i) => mixJob(i)),
-          );
-          await waitForSucceeded(stack, n, "multi-limit mix", timeoutMs);
-          return n;
-        },
-      }),
+      run("multi-limit mix", (stack) =>
+        enqueueAll(
+          stack,
+          Array.from({ length: mixJobs(jobs) }, (_, i) => mixJob(i)),
+        ),
+      ),
     ],
     [
       "debounced burst on one key",
-      () => ({
-        app,
-        // `jobs` revisions of one document, back to back: each joins the key's waiting job until its
-        // maximum delay closes the burst, and the next starts a new job. Its figures are per
-        // enqueue: what a key's arrival rate costs, whatever number of runs the bursts come to.
-        drive: async (stack) => {
-          const requests = Array.from({ length: jobs }, (_, i) => ({
-            kind: HEAT_DEBOUNCE_FLOW_KIND,
-            payload: { ...payload(i, 256), doc: HOT_DOC, tenant: FLOOD_TENANT },
-          }));
-          const created = await enqueueAll(stack, requests);
-          await waitForSucceeded(stack, created, "debounced burst", timeoutMs);
-          return { enqueues: jobs, jobs: created };
-        },
+      // `jobs` revisions of one document, back to back: each joins the key's waiting job until its
+      // maximum delay closes the burst, and the next starts a new job. Its figures are per enqueue:
+      // what a key's arrival rate costs, whatever number of runs the bursts come to.
+      run("debounced burst", async (stack) => {
+        const requests = Array.from({ length: jobs }, (_, i) => ({
+          kind: HEAT_DEBOUNCE_FLOW_KIND,
+          payload: { ...payload(i, 256), doc: HOT_DOC, tenant: FLOOD_TENANT },
+        }));
+        return { enqueues: jobs, jobs: await enqueueAll(stack, requests) };
       }),
     ],
   ];

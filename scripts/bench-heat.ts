@@ -36,6 +36,8 @@ export interface HeatScenario {
   jobs: number;
   /** A keyed burst's enqueues: when present, its figures are per enqueue, not per job. */
   enqueues?: number;
+  /** The reaper runs a flow scenario took to go on past a stall (scripts/bench-heat-drive.ts waitOrHeal). */
+  reaperRuns?: number;
   heat: HeatEntry[];
 }
 
@@ -67,19 +69,14 @@ async function metered(name: string, run: Run, options: HeatOptions): Promise<He
     // Creating the table and reading the queues at start is not the jobs' traffic.
     heat.reset();
     const count = await run.drive(stack);
-    if (typeof count === "number")
-      return {
-        scenario: name,
-        jobs: count,
-        heat: projectHeat(heat.snapshot(), count, options.targetJobsPerSecond),
-      };
-    const { enqueues, jobs } = count;
-    return {
+    const reaperRuns = run.reaperRuns?.();
+    const ran = {
       scenario: name,
-      jobs,
-      enqueues,
-      heat: projectHeat(heat.snapshot(), enqueues, options.targetJobsPerSecond),
+      ...(typeof count === "number" ? { jobs: count } : count),
+      ...(reaperRuns !== undefined ? { reaperRuns } : {}),
     };
+    const per = typeof count === "number" ? count : count.enqueues;
+    return { ...ran, heat: projectHeat(heat.snapshot(), per, options.targetJobsPerSecond) };
   } finally {
     await stack.stop();
   }
@@ -235,14 +232,20 @@ export function heatJson(results: readonly HeatScenario[], targetJobsPerSecond: 
       scenario: r.scenario,
       jobs: r.jobs,
       ...(r.enqueues !== undefined ? { enqueues: r.enqueues } : {}),
+      ...(r.reaperRuns !== undefined ? { reaperRuns: r.reaperRuns } : {}),
     })),
     heat: results.flatMap((r) => r.heat.map((h) => ({ scenario: r.scenario, ...h }))),
   };
 }
 
 /** What a scenario's figures are per: its jobs, or a burst's enqueues (and the jobs they came to). */
-const ranText = (r: HeatScenario) =>
-  r.enqueues === undefined ? `${r.jobs} jobs` : `${r.enqueues} enqueues, ${r.jobs} jobs; figures per enqueue`;
+function ranText(r: HeatScenario): string {
+  const ran =
+    r.enqueues === undefined
+      ? `${r.jobs} jobs`
+      : `${r.enqueues} enqueues, ${r.jobs} jobs; figures per enqueue`;
+  return r.reaperRuns === undefined ? ran : `${ran}; ${r.reaperRuns} reaper runs`;
+}
 
 export function printHeatTable(results: readonly HeatScenario[], targetJobsPerSecond: number): void {
   console.log(
