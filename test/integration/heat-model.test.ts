@@ -96,7 +96,7 @@ describe("the scale model: no access pattern's hottest key gets hotter per job",
       expect.arrayContaining(["flow key state", "parked-job index shard"]),
     );
     expect(patterns("multi-limit mix")).toEqual(
-      expect.arrayContaining(["flow rate bucket", "flow key state", "parked-job index shard"]),
+      expect.arrayContaining(["flow rate bucket", "flow key state"]),
     );
     expect(patterns("debounced burst on one key")).toEqual(
       expect.arrayContaining(["coalesce lock", "job item", "flow key state"]),
