@@ -17,11 +17,20 @@ export interface HeatOptions {
   timeoutMs: number;
 }
 
+/** A keyed burst's count: its figures are per enqueue, the arrivals a key's rate is made of. */
+export interface BurstCount {
+  enqueues: number;
+  /** The jobs the enqueues came to (a debounced burst's joins make none). */
+  jobs: number;
+}
+
 export interface Run {
   app: App;
   clock?: Clock;
-  /** Drives the scenario on a metered stack; returns the jobs that ran. */
-  drive(stack: LocalStack): Promise<number>;
+  /** Drives the scenario on a metered stack; returns the jobs that ran (or a burst's count). */
+  drive(stack: LocalStack): Promise<number | BurstCount>;
+  /** The reaper runs the drive needed to go on (waitOrHeal's), when it may need any. */
+  reaperRuns?: () => number;
 }
 
 /** Waits until `stack`'s metric `metric` reaches `count`, failing at once if a job ends dead. */
@@ -53,3 +62,37 @@ export const echo = (seq: number, extra: Partial<EnqueueRequest> = {}): EnqueueR
   payload: payload(seq, 256),
   ...extra,
 });
+
+/** No job ended for this long: the reaper runs, as it would on AWS each minute, but sooner. */
+const STALL_MS = 5000;
+
+/**
+ * Waits as waitForSucceeded does, for flow-controlled jobs: a hand-over can miss a job parked a
+ * moment before (the line is read from the index) and leave its place for the reaper's repair
+ * (docs/architecture.md §20), and the heat stack runs no tick of its own. So when no job has ended
+ * for STALL_MS, the reaper runs once (its requests are metered with the rest: it is part of the
+ * key's traffic on AWS too). Fails on a dead job, or when two reaper runs in a row bring no progress
+ * and `timeoutMs` has passed. result: the reaper runs it took.
+ */
+export async function waitOrHeal(
+  stack: LocalStack,
+  count: number,
+  what: string,
+  timeoutMs: number,
+): Promise<number> {
+  const started = performance.now();
+  let [last, lastMove, runs, runsStalled] = [-1, started, 0, 0];
+  for (;;) {
+    const done = stack.metrics.total("succeeded");
+    if (done >= count) return runs;
+    if (stack.metrics.total("dead") > 0) throw new Error(`heat ${what}: a job ended dead`);
+    if (done !== last) [last, lastMove, runsStalled] = [done, performance.now(), 0];
+    else if (performance.now() - lastMove > STALL_MS * (runsStalled + 1)) {
+      if (runsStalled >= 2 && performance.now() - started > timeoutMs)
+        throw new Error(`heat ${what}: stalled at ${done}/${count} succeeded after ${runs} reaper runs`);
+      await stack.ticker.run("reaper");
+      [runs, runsStalled] = [runs + 1, runsStalled + 1];
+    }
+    await sleep(10);
+  }
+}

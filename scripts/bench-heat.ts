@@ -3,6 +3,7 @@ import { BENCH_BATCH_KIND, BENCH_BATCH_QUEUE, batchBenchApp } from "../bench/bat
 import { benchApp } from "../bench/bench-app.ts";
 import { COMPLETION_KIND } from "../bench/completion-kind.ts";
 import { durableHeatApp } from "../bench/durable-heat-kinds.ts";
+import { heatDebounceFlowKind } from "../bench/flow-heat-kinds.ts";
 import { HeatMeter } from "../bench/heat-meter.ts";
 import {
   type HeatEntry,
@@ -19,6 +20,7 @@ import { payload, sleep } from "./bench-config.ts";
 import { holdEventSource } from "./bench-enqueue.ts";
 import { echo, enqueueAll, type HeatOptions, type Run, waitForSucceeded } from "./bench-heat-drive.ts";
 import { durableHeatScenarios } from "./bench-heat-durable.ts";
+import { flowHeatScenarios } from "./bench-heat-flow.ts";
 
 /**
  * The scale model (`npm run bench -- --scenario heat`, docs/guide/scale.md): each scenario runs on a local
@@ -30,11 +32,13 @@ export type { HeatOptions };
 
 export interface HeatScenario {
   scenario: string;
-  /** The jobs that ran, which the per-job figures divide by; 0 for a scenario that could not run. */
+  /** The jobs that ran, which the per-job figures divide by (unless `enqueues` is given). */
   jobs: number;
+  /** A keyed burst's enqueues: when present, its figures are per enqueue, not per job. */
+  enqueues?: number;
+  /** The reaper runs a flow scenario took to go on past a stall (scripts/bench-heat-drive.ts waitOrHeal). */
+  reaperRuns?: number;
   heat: HeatEntry[];
-  /** Why a scenario did not run. */
-  skipped?: string;
 }
 
 /** A rate-limit scope large enough that every acquire is granted: the bucket's own traffic is measured, not throttling. */
@@ -64,8 +68,15 @@ async function metered(name: string, run: Run, options: HeatOptions): Promise<He
   try {
     // Creating the table and reading the queues at start is not the jobs' traffic.
     heat.reset();
-    const jobs = await run.drive(stack);
-    return { scenario: name, jobs, heat: projectHeat(heat.snapshot(), jobs, options.targetJobsPerSecond) };
+    const count = await run.drive(stack);
+    const reaperRuns = run.reaperRuns?.();
+    const ran = {
+      scenario: name,
+      ...(typeof count === "number" ? { jobs: count } : count),
+      ...(reaperRuns !== undefined ? { reaperRuns } : {}),
+    };
+    const per = typeof count === "number" ? count : count.enqueues;
+    return { ...ran, heat: projectHeat(heat.snapshot(), per, options.targetJobsPerSecond) };
   } finally {
     await stack.stop();
   }
@@ -183,12 +194,10 @@ export async function runHeatScenarios(options: HeatOptions): Promise<HeatScenar
   ];
   const results: HeatScenario[] = [];
   for (const [name, run] of scenarios) results.push(await metered(name, run(), options));
-  results.push({
-    scenario: "tenant flood",
-    jobs: 0,
-    heat: [],
-    skipped: "needs flow keys (issue 26), which skyforge does not have yet",
-  });
+  // Flow control (issues 26 and 42): a tenant's flood, several limits at once, a debounced burst.
+  const flowApp = scaled(defineApp({ ...plainApp, kinds: [...plainApp.kinds, heatDebounceFlowKind] }));
+  for (const [name, run] of flowHeatScenarios(flowApp, options))
+    results.push(await metered(name, run(), options));
   // Durable jobs (issue 40): steps, waits, kept events and children, after the plain ones.
   for (const [name, run] of durableHeatScenarios(scaled(durableHeatApp(plainApp)), options))
     results.push(await metered(name, run(), options));
@@ -222,10 +231,20 @@ export function heatJson(results: readonly HeatScenario[], targetJobsPerSecond: 
     heatScenarios: results.map((r) => ({
       scenario: r.scenario,
       jobs: r.jobs,
-      ...(r.skipped ? { skipped: r.skipped } : {}),
+      ...(r.enqueues !== undefined ? { enqueues: r.enqueues } : {}),
+      ...(r.reaperRuns !== undefined ? { reaperRuns: r.reaperRuns } : {}),
     })),
     heat: results.flatMap((r) => r.heat.map((h) => ({ scenario: r.scenario, ...h }))),
   };
+}
+
+/** What a scenario's figures are per: its jobs, or a burst's enqueues (and the jobs they came to). */
+function ranText(r: HeatScenario): string {
+  const ran =
+    r.enqueues === undefined
+      ? `${r.jobs} jobs`
+      : `${r.enqueues} enqueues, ${r.jobs} jobs; figures per enqueue`;
+  return r.reaperRuns === undefined ? ran : `${ran}; ${r.reaperRuns} reaper runs`;
 }
 
 export function printHeatTable(results: readonly HeatScenario[], targetJobsPerSecond: number): void {
@@ -234,8 +253,7 @@ export function printHeatTable(results: readonly HeatScenario[], targetJobsPerSe
   );
   const header = ["pattern", "WCU/job", "RCU/job", "WCU/s", "RCU/s", "over", "hottest key"];
   for (const r of results) {
-    console.log(`\n  ${r.scenario}${r.skipped ? `: not run, ${r.skipped}` : ` (${r.jobs} jobs)`}`);
-    if (r.skipped) continue;
+    console.log(`\n  ${r.scenario} (${ranText(r)})`);
     const rows = r.heat.map((h) => [
       h.pattern,
       String(h.writesPerJob),

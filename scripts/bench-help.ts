@@ -88,9 +88,10 @@ export const usage = `usage: npm run bench                  every scenario in tu
                       per page of 25 by tag, by tag+kind+status and of the scan; run only when named
   --scenario heat     the scale model: DynamoDB units per partition key over plain jobs, a uniqueKey
                       mix, jobs due past SQS's delay, a rate-limited kind, a batch kind with one hot key
-                      and a group of ${HEAT_GROUP_CHILDREN} children, then durable jobs: steps, token waits, event
-                      waits and kept events on one event pair, child jobs (--jobs N jobs each, default
-                      ${DEFAULT_HEAT_JOBS}); each pattern's hottest key projected to --target-rate and checked against AWS's
+                      and a group of ${HEAT_GROUP_CHILDREN} children, flow control: a tenant's flood, tenant-report's
+                      three limits, a debounced burst on one key (shares of N), then durable jobs: steps,
+                      token waits, event waits and kept events on one event pair, child jobs (--jobs N jobs
+                      each, default ${DEFAULT_HEAT_JOBS}); each pattern's hottest key projected to --target-rate and checked against AWS's
                       per-partition limits (docs/guide/scale.md)
   --target-rate R     jobs a second to project to, above 0 (default ${DEFAULT_TARGET_JOBS_PER_SECOND}); the apps
                       are built for that rate (their table layout follows it)

@@ -144,7 +144,9 @@ export const bufferedEventKey = (event: string, match: string, at: number, id: s
 /**
  * The access pattern a partition key belongs to, named for people (the scale model in
  * bench/heat-meter.ts groups DynamoDB traffic by it, docs/guide/scale.md gives each one's ceiling). Every
- * key this file builds has one; an index partition is a status-index shard or a group-index shard.
+ * key this file builds has one; an index partition is a status-index, group-index or parked-job
+ * shard. A flow key's rate bucket (`rate#flow:…`, lib/job/flow-key.ts flowRateBucket) is told from a
+ * declared scope's: a shared flow rate (`() => "llm"`) is one item every job of the kind reserves on.
  */
 export function partitionPattern(partition: string, onIndex: boolean): string {
   if (onIndex)
@@ -154,9 +156,13 @@ export function partitionPattern(partition: string, onIndex: boolean): string {
         ? "parked-job index shard"
         : "status index shard";
   if (partition === SCHEDULES_PARTITION) return "schedules";
+  if (partition.startsWith(FLOW_RATE_PREFIX)) return "flow rate bucket";
   const prefix = partition.slice(0, partition.indexOf("#") + 1);
   return TABLE_PATTERNS[prefix] ?? `unknown (${prefix || partition})`;
 }
+
+/** rateLimitKey's partition for flowRateBucket's scope, `flow:<kind>[!<limit>]`. */
+const FLOW_RATE_PREFIX = rateLimitKey("flow:").pk;
 
 const TABLE_PATTERNS: Readonly<Record<string, string>> = {
   "job#": "job item",

@@ -71,6 +71,8 @@ describe("the scale model: no access pattern's hottest key gets hotter per job",
       "batch kind, one hot key",
       "group of 150 children",
       "tenant flood",
+      "multi-limit mix",
+      "debounced burst on one key",
       "durable, 10 steps a job",
       "durable, token waits",
       "durable, 60 event waiters on one pair",
@@ -90,6 +92,19 @@ describe("the scale model: no access pattern's hottest key gets hotter per job",
       expect.arrayContaining(["buffered events", "event waiters"]),
     );
     expect(patterns("durable, child jobs (ctx.invoke)")).toContain("job item");
+    expect(patterns("tenant flood")).toEqual(
+      expect.arrayContaining(["flow key state", "parked-job index shard"]),
+    );
+    expect(patterns("multi-limit mix")).toEqual(
+      expect.arrayContaining(["flow rate bucket", "flow key state"]),
+    );
+    expect(patterns("debounced burst on one key")).toEqual(
+      expect.arrayContaining(["coalesce lock", "job item", "flow key state"]),
+    );
+    // Every partition the scenarios touched has a name (lib/store/keys.ts partitionPattern).
+    expect(
+      results.flatMap((r) => r.heat.map((h) => h.pattern)).filter((p) => p.startsWith("unknown")),
+    ).toEqual([]);
   });
 
   it("stays within the committed baseline, pattern by pattern", () => {
@@ -134,6 +149,22 @@ describe("the scale model: no access pattern's hottest key gets hotter per job",
     expect(bucket?.overLimit).toBe((bucket?.projectedWritesPerSecond ?? 0) > 1000);
     const plain = results.find((r) => r.scenario === "plain");
     expect(plain?.heat.every((h) => !h.overLimit)).toBe(true);
+  });
+
+  it("marks the shared flow rate over the limit: every job of the kind reserves on its one bucket", () => {
+    // docs/guide/scale.md, "Flow control": tenant-report's `llm` rate is one key for the whole kind,
+    // so each job's reservation (one write at the least) lands on one item.
+    const bucket = results
+      .find((r) => r.scenario === "multi-limit mix")
+      ?.heat.find((h) => h.pattern === "flow rate bucket");
+    expect(bucket?.key).toBe("rate#flow:tenant-report!llm#llm");
+    expect(bucket?.writesPerJob).toBeGreaterThanOrEqual(1);
+    expect(bucket?.overLimit).toBe(true);
+    // The debounced burst's figures are per enqueue: each join rewrites the one waiting job.
+    const burst = results.find((r) => r.scenario === "debounced burst on one key");
+    expect(burst?.enqueues).toBe(60);
+    expect(burst?.jobs).toBeGreaterThanOrEqual(1);
+    expect(burst?.heat.find((h) => h.pattern === "job item")?.writesPerJob).toBeGreaterThanOrEqual(0.9);
   });
 
   it("marks the one event pair's waiters over the limit: each wait writes its pointer and deletes it there", () => {

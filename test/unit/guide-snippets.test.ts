@@ -19,6 +19,7 @@ const DOCS = [
   "docs/guide/durable-jobs.md",
   "docs/guide/flow-control.md",
   "docs/guide/finding-runs.md",
+  "docs/guide/scale.md",
 ];
 const MARK = "checked by test/unit/guide-snippets.test.ts";
 const dir = join(projectRoot, "test/.snippets");

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { HeatMeter } from "../../bench/heat-meter.ts";
 import { projectHeat } from "../../bench/heat-projection.ts";
+import { flowKey, flowRateBucket } from "../../lib/job/flow-key.ts";
+import * as keys from "../../lib/store/keys.ts";
 
 type Middleware = (
   next: (args: { input: object; request: unknown }) => Promise<{ output: object; response: unknown }>,
@@ -151,5 +153,58 @@ describe("the heat meter", () => {
       },
     ]);
     expect(() => projectHeat([], 0, 10_000)).toThrow(/jobs must be above 0/);
+  });
+});
+
+describe("the access pattern of every partition key the store builds", () => {
+  const tenant = flowKey("tenant-report", "acme");
+  const llm = flowKey("tenant-report", "llm", "llm");
+  const llmBucket = flowRateBucket(llm);
+  // Each key builder of lib/store/keys.ts: the partition it writes, on the table or the index.
+  const built: Record<string, [partition: string, onIndex: boolean, pattern: string][]> = {
+    jobKey: [[keys.jobKey("01J").pk, false, "job item"]],
+    payloadKey: [[keys.payloadKey("01J").pk, false, "job item"]],
+    uniqueKeyLock: [[keys.uniqueKeyLock("default", "u").pk, false, "unique-key lock"]],
+    queueStateKey: [[keys.queueStateKey("default").pk, false, "queue state"]],
+    scheduleKey: [[keys.scheduleKey("nightly").pk, false, "schedules"]],
+    leaseKey: [[keys.leaseKey("cron").pk, false, "leader lease"]],
+    rateLimitKey: [
+      [keys.rateLimitKey("partner-api").pk, false, "rate-limit bucket"],
+      [keys.rateLimitKey("partner-api", "k").pk, false, "rate-limit bucket"],
+      // A flow limit's rate: its own pattern, so a shared flow rate (`() => "llm"`) shows by name.
+      [keys.rateLimitKey(llmBucket.scope, llmBucket.key).pk, false, "flow rate bucket"],
+      [keys.rateLimitKey(flowRateBucket(tenant).scope, "acme").pk, false, "flow rate bucket"],
+    ],
+    groupKey: [[keys.groupKey("g").pk, false, "group item"]],
+    sliceKey: [
+      [keys.sliceKey("g", 3, 20).pk, false, "group slices"],
+      [keys.sliceKey("g", 3, undefined).pk, false, "group item"],
+    ],
+    batchBacklogKey: [[keys.batchBacklogKey("b", "k").pk, false, "batch key"]],
+    batchCallPermitKey: [[keys.batchCallPermitKey("b", "k", 1).pk, false, "batch key"]],
+    coalesceLockKey: [[keys.coalesceLockKey("doc-index", "readme").pk, false, "coalesce lock"]],
+    flowKeyStateKey: [
+      [keys.flowKeyStateKey(tenant).pk, false, "flow key state"],
+      [keys.flowKeyStateKey(llm).pk, false, "flow key state"],
+    ],
+    flowHealCursorKey: [[keys.flowHealCursorKey.pk, false, "reaper cursor"]],
+    tokenKey: [[keys.tokenKey("t").pk, false, "wait token"]],
+    eventWaiterKey: [[keys.eventWaiterKey("paid", "o#1", "01J").pk, false, "event waiters"]],
+    bufferedEventKey: [[keys.bufferedEventKey("paid", "o#1", 1, "e").pk, false, "buffered events"]],
+    indexKeys: [[keys.indexKeys("default", "scheduled", "01J", 1, 60).gsi1pk, true, "status index shard"]],
+    groupIndexKeys: [[keys.groupIndexKeys("g", 1).gsi1pk, true, "group index shard"]],
+    parkIndexKeys: [[keys.parkIndexKeys(tenant, 1, "01J").gsi1pk, true, "parked-job index shard"]],
+  };
+
+  it("names each one, flow control's state, rate buckets and parked lines among them", () => {
+    for (const [builder, cases] of Object.entries(built))
+      for (const [partition, onIndex, pattern] of cases)
+        expect(`${builder}: ${keys.partitionPattern(partition, onIndex)}`).toBe(`${builder}: ${pattern}`);
+    expect(keys.partitionPattern("zzz#1", false)).toBe("unknown (zzz#)");
+  });
+
+  it("covers every key builder the file exports", () => {
+    const builders = Object.keys(keys).filter((name) => /(Key|Lock|Keys)$/.test(name));
+    expect(builders.sort()).toEqual(Object.keys(built).sort());
   });
 });
