@@ -1,6 +1,9 @@
 import { readFileSync } from "node:fs";
+import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import { handleEnqueueInvoke } from "../../lib/api/invoke.ts";
+import { ClientError } from "../../lib/errors.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { PRIORITY_STEP_MS } from "../../lib/job/priority.ts";
 import { claim } from "../../lib/store/lease-ops.ts";
@@ -65,6 +68,27 @@ async function lineOf(h: Harness, clock: ManualClock) {
     },
   };
 }
+
+describe("a priority outside 1..5", () => {
+  it("is refused naming the field, over HTTP's producer and over Invoke, and nothing is written", async () => {
+    const h = await harness.create({ clock: new ManualClock(), extraKinds: [kind] });
+    const scan = () => h.engine.store.doc.send(new ScanCommand({ TableName: h.engine.store.table }));
+    const before = (await scan()).Items?.length;
+    for (const priority of [0, 6, 2.5, "3", "urgent", null]) {
+      const request = { kind: kind.name, payload: { tenant: "acme" }, priority };
+      const refused = await h.engine.producer.enqueue(request).then(
+        () => expect.unreachable(`priority ${JSON.stringify(priority)} was taken`),
+        (err: unknown) => err,
+      );
+      expect(refused).toBeInstanceOf(ClientError);
+      expect((refused as ClientError).issues?.map((i) => i.path)).toEqual(["priority"]);
+      const answer = await handleEnqueueInvoke(h.engine, request);
+      expect(answer).toMatchObject({ error: { code: "validation_error", issues: [{ path: "priority" }] } });
+    }
+    expect((await scan()).Items?.length).toBe(before);
+    expect(await h.receive(10, 0)).toMatchObject({ Records: [] });
+  });
+});
 
 describe("priorities in a flow key's line", () => {
   it("under a backlog, every priority-5 job starts before every priority-1 job of the key and queue", async () => {
