@@ -72,7 +72,7 @@ const enqueueOptions = {
     .describe("at most one job per key: a second enqueue with it answers the first job"),
   delaySeconds: z.number().int().min(0).optional().describe("run no earlier than this many seconds from now"),
   priority: Priority.optional()
-    .describe("1..5, default 3: a higher one starts first in a busy line; \"critical\" is 5 and grows the pool"),
+    .describe('1..5, default 3: a higher one starts first in a busy line; "critical" is 5 and grows the pool'),
   // Bounds a JSON Schema can carry (the API also counts characters as code points and refuses lone surrogates).
   tags: z
     .array(z.string().min(1).max(MAX_TAG_CHARS))

@@ -61,8 +61,8 @@ export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<voi
 /**
  * A job gives its place in one key back (its run ended, or it waits for another of its limits): the
  * place goes to the first parked job of the key's line, whose message is sent again, or back to the
- * key when none waits. A failure is logged: the reaper's look at the parked jobs (lib/flow/flow-heal.ts) finds
- * a place left held by an ended run. `waiting`: the job gives it back to wait, not because its run
+ * key when none waits. A failure is logged: the reaper's look at the parked jobs
+ * (lib/flow/flow-heal.ts) finds a place left held by an ended run. `waiting`: the job gives it back to wait, not because its run
  * ended; a job that parked in this key's line meanwhile saw the place held by a job that hasn't
  * ended (not one to free), so once freed the key is looked at again (lookAfterParking).
  */

@@ -22,7 +22,7 @@ interface Line {
   normal: Waiting[];
 }
 
-/** Puts `w` after every message aged no later than it: a line holds a few messages (≤ soft + 1 per child). */
+/** Puts `w` after every message aged no later than it (a line holds a few: ≤ soft + 1 per child). */
 function insertAged(line: Waiting[], w: Waiting): void {
   let at = line.length;
   while (at > 0 && (line[at - 1] as Waiting).agedAt > w.agedAt) at--;
@@ -91,7 +91,7 @@ export class Intake {
     this.held.set(queue, this.heldBy(queue) - 1);
   }
 
-  /** The next message for `kind`, critical first (in arrival order), then by aged priority, without taking it. */
+  /** The next message for `kind`, critical first (in arrival order), then by aged priority; not taken. */
   head(kind: string): Waiting | undefined {
     const line = this.lines.get(kind);
     return line?.critical[0] ?? line?.normal[0];

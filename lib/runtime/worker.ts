@@ -118,7 +118,8 @@ const inbound = (record: SQSRecord): InboundRecord => ({
 
 /**
  * The batch's records of batch kinds, sorted by kind and key into calls of at most maxSize, in
- * priority order (inPriorityOrder), one list of calls per key (docs/architecture.md §18); every other record runs alone.
+ * priority order (inPriorityOrder), one list of calls per key (docs/architecture.md §18); every
+ * other record runs alone.
  */
 function callsByBatchKey(
   deps: WorkerDeps,
