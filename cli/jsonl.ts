@@ -25,7 +25,7 @@ export interface JobDefaults {
   queue?: string;
   delaySeconds?: number;
   runAt?: string;
-  priority?: "normal" | "critical";
+  priority?: number | "normal" | "critical";
   maxAttempts?: number;
   timeoutSeconds?: number;
 }

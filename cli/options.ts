@@ -15,6 +15,13 @@ export function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
+/** A job's priority as the API takes it: 1..5, or "normal" (3) or "critical" (5; the pool grows for it). */
+export function priority(value: string): number | "normal" | "critical" {
+  if (value === "normal" || value === "critical") return value;
+  if (/^[1-5]$/.test(value.trim())) return Number(value);
+  throw new InvalidArgumentError(`expected 1..5, "normal" or "critical", got "${value}".`);
+}
+
 export function positiveNumber(value: string): number {
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {

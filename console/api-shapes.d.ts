@@ -15,7 +15,8 @@ export interface Job {
   runAt?: string;
   startedAt?: string;
   finishedAt?: string;
-  priority?: string;
+  /** As enqueued: 1..5, "normal" or "critical". */
+  priority?: number | string;
   cancelRequested?: boolean;
   uniqueKey?: string;
   lastError?: string;

@@ -81,6 +81,7 @@ export function JobDetail({ id, onClose }) {
           <span>${job.kind}</span>
           <span class="muted">on ${job.queue}</span>
           ${job.priority === "critical" && html`<span class="tag">critical</span>`}
+          ${typeof job.priority === "number" && job.priority !== 3 && html`<span class="tag">priority ${job.priority}</span>`}
           ${job.cancelRequested && html`<span class="tag">cancel requested</span>`}
           <span class="grow"></span>
           <button

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { AnyKind } from "../lib/job/kind.ts";
 import { kindReady } from "../lib/job/kind-loading.ts";
+import { Priority } from "../lib/job/priority.ts";
 import { MAX_TAG_CHARS, MAX_TAGS } from "../lib/job/schemas.ts";
 import type { McpClient, McpTool } from "./tool.ts";
 
@@ -70,7 +71,8 @@ const enqueueOptions = {
     .optional()
     .describe("at most one job per key: a second enqueue with it answers the first job"),
   delaySeconds: z.number().int().min(0).optional().describe("run no earlier than this many seconds from now"),
-  priority: z.enum(["normal", "critical"]).optional(),
+  priority: Priority.optional()
+    .describe('1..5, default 3: a higher one starts first in a busy line; "critical" is 5 and grows the pool'),
   // Bounds a JSON Schema can carry (the API also counts characters as code points and refuses lone surrogates).
   tags: z
     .array(z.string().min(1).max(MAX_TAG_CHARS))

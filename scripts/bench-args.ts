@@ -97,6 +97,7 @@ export const FIXED_SCENARIOS = [
   "realtime",
   "limits",
   "search",
+  "priorities",
 ] as const;
 export type FixedScenario = (typeof FIXED_SCENARIOS)[number];
 export interface FixedRun {

@@ -32,14 +32,22 @@ export const ALL_SCENARIOS = [
 ] as const;
 export type ScenarioName = (typeof ALL_SCENARIOS)[number];
 /** Run only when named: 5 000 subscribers of 100 streaming jobs (docs/architecture.md §25). */
-export const SCENARIOS = ["all", ...ALL_SCENARIOS, "heat", "realtime", "limits", "search"] as const;
+export const SCENARIOS = [
+  "all",
+  ...ALL_SCENARIOS,
+  "heat",
+  "realtime",
+  "limits",
+  "search",
+  "priorities",
+] as const;
 
 export const usage = `usage: npm run bench                  every scenario in turn (the same as --scenario all)
        npm run bench -- --scenario all [--json]
        npm run bench -- [--jobs N] [--payload-bytes B] [--kind K] [--lane L] [--unique] [--fail-once] [--json]
                       (the single window alone; --scenario window with no flag runs it at the defaults)
        npm run bench -- --scenario group [--jobs N] [--payload-bytes B] [--kind K] [--lane L] [--unique] [--fail-once] [--json]
-       npm run bench -- --scenario batch|redelivery|debounce|durable|flood|cold-start|realtime|limits|search [--json]
+       npm run bench -- --scenario batch|redelivery|debounce|durable|flood|cold-start|realtime|limits|search|priorities [--json]
        npm run bench -- --scenario heat [--target-rate R] [--jobs N] [--json]
        npm run bench -- --matrix [--lanes L,L,…] [--jobs N] [--kind K] [--unique] [--fail-once] [--json]
                       (the matrix's default kind is ${DEFAULT_MATRIX_KIND}, a handler that returns nothing)
@@ -86,6 +94,10 @@ export const usage = `usage: npm run bench                  every scenario in tu
   --scenario search   tags and search: 1 000 echo jobs untagged, with 1 tag and with 3 (BENCH_SEARCH_JOBS
                       each); enqueue WCU per job and the extra a tag costs (goal ≤ 0.5 WCU), read units
                       per page of 25 by tag, by tag+kind+status and of the scan; run only when named
+  --scenario priorities  priorities that age (a minute or two): 1 000 tenant-echo jobs of one tenant
+                      (BENCH_PRIORITY_JOBS), priorities 1..5 in turn, waiting in its line; each
+                      priority's enqueue→start p50/p95/max, and the starts the stated bound forbids
+                      (fails the scenario if any); run only when named
   --scenario heat     the scale model: DynamoDB units per partition key over plain jobs, a uniqueKey
                       mix, jobs due past SQS's delay, a rate-limited kind, a batch kind with one hot key
                       and a group of ${HEAT_GROUP_CHILDREN} children, flow control: a tenant's flood, tenant-report's

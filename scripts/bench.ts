@@ -5,6 +5,7 @@ import { ALL_SCENARIOS, type AllRun, parseBenchArgs, type ScenarioName, usage } 
 import { TIMEOUT_MS } from "./bench-config.ts";
 import { heatJson, printHeatTable, runHeatScenarios } from "./bench-heat.ts";
 import { runMatrix } from "./bench-matrix.ts";
+import { priorityScenario } from "./bench-priorities.ts";
 import { realtimeScenario } from "./bench-realtime.ts";
 import {
   batchScenario,
@@ -76,6 +77,7 @@ const fixedScenarios = {
   realtime: realtimeScenario,
   limits: limitsScenario,
   search: searchScenario,
+  priorities: priorityScenario,
 };
 
 async function report(scenarios: Scenario[], json: boolean, named: string | undefined, all: boolean) {

@@ -129,6 +129,8 @@ try {
   const fanOut = await enqueue({ kind: "score-all", payload: { rows: 3 } });
   // Tags (from v4): kept on the job item and its message, and an entry per tag in the tag index.
   const tagged = await enqueue({ kind: "echo", payload: { tagged: true }, tags: ["capture", "tenant:acme"] });
+  // Priorities 1..5 (from v5): a number kept on the job item and its message, as given.
+  const prioritized = await enqueue({ kind: "echo", payload: { prioritized: true }, priority: 4 });
   const eventWait = await enqueue({ kind: "order-flow", payload: { order: "capture-order" } });
   const tokenWait = await enqueue({ kind: "onboard", payload: { user: "capture-user", sleepSeconds: 1 } });
   // A race (order-saga: parallel steps, an echo child with its parent, then order.shipped against a
@@ -139,7 +141,17 @@ try {
   await call("POST", `/jobs/${cancelled}/cancel`);
   await call("PATCH", "/queues/batch", { maxConcurrency: 5 });
 
-  for (const id of [plain, largePayload, claimChecked, unique, retried, rated, flowRated, tagged])
+  for (const id of [
+    plain,
+    largePayload,
+    claimChecked,
+    unique,
+    retried,
+    rated,
+    flowRated,
+    tagged,
+    prioritized,
+  ])
     await untilStatus(id, "done");
   for (const id of [batched, debounced, collected, singleton]) await untilStatus(id, "done");
   await untilStatus(dead, "dead");
@@ -212,7 +224,7 @@ try {
     jobs: {
       ...{ plain, largePayload, claimChecked, unique, scheduled, cancelled, dead, retried, paused },
       ...{ rated, flowRated, batched, debounced, collected, singleton, fanOut, parked, queued },
-      ...{ reportRunning, reportParked, tagged },
+      ...{ reportRunning, reportParked, tagged, prioritized },
     },
     event: { job: eventWait, event: "order.paid", match: "capture-order" },
     token: { job: tokenWait, ...tokenOf(items, tokenWait) },

@@ -1,8 +1,8 @@
-import { Command, Option } from "commander";
+import { Command } from "commander";
 import { action } from "../context.ts";
 import { UsageError } from "../exit-codes.ts";
 import type { JobDefaults } from "../jsonl.ts";
-import { integer, isoTime, jsonValue } from "../options.ts";
+import { integer, isoTime, jsonValue, priority } from "../options.ts";
 import { bulkEnqueue } from "./bulk-enqueue.ts";
 
 interface EnqueueOptions {
@@ -12,7 +12,7 @@ interface EnqueueOptions {
   runAt?: string;
   uniqueKey?: string;
   maxAttempts?: number;
-  priority?: "normal" | "critical";
+  priority?: number | "normal" | "critical";
   timeout?: number;
   file?: string;
   concurrency: number;
@@ -36,7 +36,11 @@ export function enqueueCommand(): Command {
       "attempts before the job is dead, 1..100 (default: the kind's)",
       integer(1, 100),
     )
-    .addOption(new Option("--priority <priority>", "the job's priority").choices(["normal", "critical"]))
+    .option(
+      "--priority <priority>",
+      'the job\'s priority: 1..5 (default 3; higher starts first), "normal" (3) or "critical" (5, and the pool grows for it)',
+      priority,
+    )
     .option("--timeout <seconds>", "the run's time limit (default: the kind's)", integer(1))
     .option("--file <path>", "a JSONL file of enqueue requests, one per line ('-' reads stdin)")
     .option("--concurrency <n>", "with --file: batch requests in flight at once", integer(1, 32), 4)

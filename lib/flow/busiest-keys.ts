@@ -59,7 +59,8 @@ export async function busiestKeys(deps: BusiestKeysDeps, queue: string, limit: n
         break;
       }
       after = `${parkPrefix(fk)}\uffff`;
-      // A line is in arrival order: its first job, the one the walk meets, has waited the longest.
+      // A line is in aged order (lib/job/priority.ts): its first job, the one the walk meets, has
+      // waited the longest but for priorities: at most 4 steps less than the line's oldest job.
       const since = Math.max(job.createdAt, job.runAt);
       counted.push(counting(async () => ({ fk, since, waiting: await countParked(deps.store, fk) })));
     }

@@ -26,9 +26,9 @@ type Position = { shard: number; after: string };
 /**
  * The reaper's look at every flow key with parked jobs (docs/architecture.md §20): a place left
  * held by a run that ended without handing it on (a crash between its finalize and the hand-over),
- * or handed to a job whose message then went missing, comes back, and free places go to the
- * oldest parked jobs. Each waiting key is visited once: one Query per key. A run goes on from where
- * the last one stopped (a cursor item, one conditional write a run) for up to `budgetMs`, once
+ * or handed to a job whose message then went missing, comes back, and free places go to the first
+ * parked jobs of each line. Each waiting key is visited once: one Query per key. A run goes on from
+ * where the last one stopped (a cursor item, one conditional write a run) for up to `budgetMs`, once
  * round the index at most, so a key far along it is reached however many keys wait before it.
  */
 export async function healParkedKeys(

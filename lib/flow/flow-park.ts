@@ -55,7 +55,7 @@ export async function parkIfKeyFull(
       ...p.item,
       parked: true,
       ...lineFields(full),
-      ...parkIndexKeys(full, p.item.createdAt, p.item.id),
+      ...parkIndexKeys(full, p.item),
     };
   });
 }

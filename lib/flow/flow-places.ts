@@ -45,7 +45,8 @@ export function limitOfKey(deps: Pick<PlaceDeps, "registry">, fk: FlowKey): Flow
 /**
  * A flow-controlled job's run ended (any outcome its owner wrote: done, dead, cancelled, a retry's
  * wait, a throttle, a hand-back): in every limit of its kind with a concurrency, its place goes to
- * the key's oldest parked job, whose message is sent again, or back to the key when none waits.
+ * the first parked job of the key's line, whose message is sent again, or back to the key
+ * when none waits.
  */
 export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<void> {
   const limits = flowLimitsOf(deps.registry.get(item.kind)?.flow);
@@ -59,9 +60,9 @@ export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<voi
 
 /**
  * A job gives its place in one key back (its run ended, or it waits for another of its limits): the
- * place goes to the key's oldest parked job, whose message is sent again, or back to the key when
- * none waits. A failure is logged: the reaper's look at the parked jobs (lib/flow/flow-heal.ts) finds
- * a place left held by an ended run. `waiting`: the job gives it back to wait, not because its run
+ * place goes to the first parked job of the key's line, whose message is sent again, or back to the
+ * key when none waits. A failure is logged: the reaper's look at the parked jobs
+ * (lib/flow/flow-heal.ts) finds a place left held by an ended run. `waiting`: the job gives it back to wait, not because its run
  * ended; a job that parked in this key's line meanwhile saw the place held by a job that hasn't
  * ended (not one to free), so once freed the key is looked at again (lookAfterParking).
  */
@@ -237,7 +238,8 @@ function limitOf(deps: PlaceDeps, fk: FlowKey): number | undefined {
 
 /**
  * A key's places, as read: a placed job that never started a lease after its place was given (its
- * message lost after the hand-over) is sent again, and free places go to the oldest parked jobs.
+ * message lost after the hand-over) is sent again, and free places go to the first parked jobs of
+ * its line.
  * result: jobs sent.
  */
 async function fillPlaces(

@@ -47,7 +47,10 @@ export interface FlowKeyView {
 
 /** One flow key of GET /keys?queue=…: as GET /keys/{kind}/{key} shows it, without rate and cool-down. */
 export type BusyKey = Pick<FlowKeyView, "kind" | "key" | "limit" | "running" | "waiting" | "concurrency"> & {
-  /** When the first job of its line (the oldest parked) became due: how long the key has waited. */
+  /**
+   * When the first job of its line became due: how long the key has waited (the oldest parked job's
+   * time, or with priorities at most 4 x PRIORITY_STEP_MS later than it).
+   */
   oldestWaitingSince?: string;
 };
 

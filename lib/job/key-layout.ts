@@ -21,13 +21,15 @@ export const coalesceLockPartition = (kind: string, key: string) => `coal#${kind
 /** A flow key (§20): the partition of its state (places, cool-down), `fkey#` and its text. */
 export const flowKeyPartition = (fk: FlowKey) => `fkey#${encodeFlowKey(fk)}`;
 /**
- * A flow key's parked jobs sit in the status index sorted by kind, key, then arrival: its text with
- * the key URI-encoded, so no key's entries run into another's (a key may hold `#`).
+ * A flow key's parked jobs sit in the status index sorted by kind, key, then arrival aged by priority
+ * (lib/job/priority.ts agedArrival: a time, before or after the enqueue's, in indexSort's fixed 15
+ * digits so the text's order is the time's): its text with the key URI-encoded, so no key's entries
+ * run into another's (a key may hold `#`).
  */
 export const parkPrefix = (fk: FlowKey) =>
   `${encodeFlowKey(flowKey(fk.kind, encodeURIComponent(fk.key), fk.limit))}#`;
-export const parkSort = (fk: FlowKey, createdAt: number, id: string) =>
-  `${parkPrefix(fk)}${indexSort(createdAt, id)}`;
+export const parkSort = (fk: FlowKey, agedArrival: number, id: string) =>
+  `${parkPrefix(fk)}${indexSort(agedArrival, id)}`;
 /** The jobs waiting for an event (§22): one partition per name and match value, both URI-encoded. */
 export const eventWaitersPartition = (event: string, match: string) =>
   `evt#${encodeURIComponent(event)}#${encodeURIComponent(match)}`;

@@ -3,6 +3,7 @@ import type { ErrorBody } from "../errors.ts";
 import { MAX_VISIBILITY_SECONDS, QUEUE_MESSAGE_RETENTION_SECONDS } from "../limits.ts";
 import { BoundedJson } from "./json-depth.ts";
 import { LONE_SURROGATE } from "./key-layout.ts";
+import { Priority } from "./priority.ts";
 import { jobStatuses } from "./status.ts";
 
 /**
@@ -69,7 +70,8 @@ export const EnqueueRequest = z
     runAt: z.iso.datetime({ offset: true }).optional(),
     uniqueKey: StorableString.min(1).max(200).optional(),
     maxAttempts: MaxAttempts.optional(),
-    priority: z.enum(["normal", "critical"]).optional(),
+    /** 1..5 (default 3), or "normal" (3), "critical" (5, and the pool grows for it): lib/job/priority.ts. */
+    priority: Priority.optional(),
     timeoutSeconds: TimeoutSeconds.optional(),
     startWithinSeconds: StartWithinSeconds.optional(),
     /** Searchable labels (GET /jobs?tag=); follow-ups, group children and replays inherit them. */
@@ -111,7 +113,8 @@ export const JobView = z.object({
   runAt: z.iso.datetime(),
   /** The start deadline: not started by then, the job ends dead unrun ("start deadline passed"). */
   startBy: z.iso.datetime().optional(),
-  priority: z.enum(["normal", "critical"]).optional(),
+  /** As enqueued: 1..5, "normal" or "critical". */
+  priority: Priority.optional(),
   result: jsonValue.optional(),
   lastError: z.string().optional(),
   startedAt: z.iso.datetime().optional(),

@@ -10,11 +10,23 @@ export interface Waiting {
   kind: string;
   critical: boolean;
   receivedAt: number;
+  /**
+   * Where it goes in its kind's line behind the critical ones: its enqueue time aged by its priority
+   * (lib/job/priority.ts agedArrival), as a flow key's line orders its jobs; ties keep arrival order.
+   */
+  agedAt: number;
 }
 
 interface Line {
   critical: Waiting[];
   normal: Waiting[];
+}
+
+/** Puts `w` after every message aged no later than it (a line holds a few: ≤ soft + 1 per child). */
+function insertAged(line: Waiting[], w: Waiting): void {
+  let at = line.length;
+  while (at > 0 && (line[at - 1] as Waiting).agedAt > w.agedAt) at--;
+  line.splice(at, 0, w);
 }
 
 /** Jobs one child takes at once: a batch kind's child takes a whole call. */
@@ -65,7 +77,8 @@ export class Intake {
     this.count(w.queue);
     const line = this.lines.get(w.kind);
     if (!line) return false;
-    (w.critical ? line.critical : line.normal).push(w);
+    if (w.critical) line.critical.push(w);
+    else insertAged(line.normal, w);
     return true;
   }
 
@@ -78,15 +91,18 @@ export class Intake {
     this.held.set(queue, this.heldBy(queue) - 1);
   }
 
-  /** The next message for `kind`, critical first, without taking it. */
+  /** The next message for `kind`, critical first (in arrival order), then by aged priority; not taken. */
   head(kind: string): Waiting | undefined {
     const line = this.lines.get(kind);
     return line?.critical[0] ?? line?.normal[0];
   }
 
+  /** Takes the head (head(kind)) out of its line. */
   take(w: Waiting): void {
     const line = this.lines.get(w.kind) as Line;
-    (w.critical ? line.critical : line.normal).shift();
+    const from = w.critical ? line.critical : line.normal;
+    const at = from.indexOf(w);
+    if (at >= 0) from.splice(at, 1);
   }
 
   criticalWaiting(kind: string): boolean {

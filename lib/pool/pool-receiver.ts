@@ -1,6 +1,7 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import type { QueueDeclaration } from "../declarations/queue-declaration.ts";
 import { ConfigError } from "../errors.ts";
+import { agedArrival, isCritical } from "../job/priority.ts";
 import { errorFields } from "../observability/log.ts";
 import { QueueStateCache } from "../runtime/queue-state-cache.ts";
 import type { WorkerDeps } from "../runtime/record-types.ts";
@@ -179,13 +180,16 @@ export class PoolReceiver {
       receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1),
     };
     const msg = parseJobMessage(record.body);
+    const now = this.deps.clock.now();
     return {
       record,
       ...(msg ? { message: msg } : {}),
       queue,
       kind: msg?.kind ?? "",
-      critical: msg?.priority === "critical",
-      receivedAt: this.deps.clock.now(),
+      critical: isCritical(msg?.priority),
+      receivedAt: now,
+      // Its place among the kind's non-critical messages: its enqueue aged by its priority.
+      agedAt: msg ? agedArrival(msg.createdAt, msg.priority) : now,
     };
   }
 

@@ -1,6 +1,7 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import pLimit from "p-limit";
 import { isBatchKind } from "../job/batch.ts";
+import { agedArrival } from "../job/priority.ts";
 import { errorFields } from "../observability/log.ts";
 import { type JobMessage, parseJobMessage } from "../transport/job-message.ts";
 import type { KeyedRecords } from "./process-batch.ts";
@@ -28,7 +29,9 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
     const limit = pLimit(Math.max(1, options.recordConcurrency));
     const failures: { itemIdentifier: string }[] = [];
-    const parsed = event.Records.map((record) => ({ record, message: parseJobMessage(record.body) }));
+    const parsed = inPriorityOrder(
+      event.Records.map((record) => ({ record, message: parseJobMessage(record.body) })),
+    );
     const { holds, holdOf } = unstartedByQueue(deps, parsed);
     const visibility = new VisibilityBatch(deps.transport, deps.log);
     await Promise.all(
@@ -93,6 +96,19 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions) {
   };
 }
 
+/**
+ * The batch's records, the higher priority first, aged as a flow key's line ages them (lib/job/priority.ts):
+ * with more records than recordConcurrency, they start in this order. A record that is no job keeps
+ * its place at the end (it is ended at once); ties keep SQS's order.
+ */
+function inPriorityOrder<T extends { message: JobMessage | undefined }>(records: T[]): T[] {
+  const at = (r: T) => (r.message ? agedArrival(r.message.createdAt, r.message.priority) : Infinity);
+  return records
+    .map((r, i) => ({ r, i, at: at(r) }))
+    .sort((a, b) => a.at - b.at || a.i - b.i)
+    .map(({ r }) => r);
+}
+
 const inbound = (record: SQSRecord): InboundRecord => ({
   messageId: record.messageId,
   body: record.body,
@@ -102,7 +118,8 @@ const inbound = (record: SQSRecord): InboundRecord => ({
 
 /**
  * The batch's records of batch kinds, sorted by kind and key into calls of at most maxSize, in
- * arrival order, one list of calls per key (docs/architecture.md §18); every other record runs alone.
+ * priority order (inPriorityOrder), one list of calls per key (docs/architecture.md §18); every
+ * other record runs alone.
  */
 function callsByBatchKey(
   deps: WorkerDeps,

@@ -206,7 +206,7 @@ export function parkJob(ctx: StoreContext, seed: JobSeed, fk: FlowKey, now: numb
           .set("status", "queued")
           .setIfAbsent("attempts", 0)
           .set("parked", true)
-          .setAll(parkIndexKeys(fk, seed.createdAt, seed.id));
+          .setAll(parkIndexKeys(fk, seed));
         // Which of its kind's limits' lines it is in (absent: the first's, as a lone limit's).
         if (fk.limit === undefined) update.remove("parkedIn");
         else update.set("parkedIn", fk.limit);

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { Priority } from "../job/priority.ts";
 import type { JobView } from "../job/schemas.ts";
 import type { JobStatus } from "../job/status.ts";
 import { type AttemptRecord, historyView } from "./attempt-history.ts";
@@ -75,7 +76,8 @@ const job = {
   status: field(stored<JobStatus>(), { item: true, view: "same" }),
   attempts: field(z.number(), { item: true, view: "same" }),
   maxAttempts: field(z.number().int().min(1), { ...kept, view: "same" }),
-  priority: field(z.enum(["normal", "critical"]), { ...kept, view: "same" }),
+  // As given (v5: 1..5 beside "normal" and "critical"; lib/job/priority.ts priorityLevel reads each).
+  priority: field(Priority, { ...kept, view: "same" }),
   createdAt: field(z.number(), { ...kept, view: "time" }),
   runAt: field(z.number(), { ...kept, view: "time" }),
   timeoutSeconds: field(z.number().int().optional(), kept),

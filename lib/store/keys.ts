@@ -8,6 +8,7 @@ import {
   indexSort,
   parkSort,
 } from "../job/key-layout.ts";
+import { agedArrival, type Priority } from "../job/priority.ts";
 import type { IndexedStatus } from "../job/status.ts";
 import { GROUP_INDEX_SHARDS } from "./table.ts";
 
@@ -105,15 +106,19 @@ export const coalesceLockKey = (kind: string, key: string) => ({
 /**
  * A flow key's state (docs/architecture.md §20): the jobs holding its places, and its cool-down.
  * Its waiting jobs sit in the status index under `~park#<shard>`, sorted by kind, key, then arrival
- * (parkSort: the key is URI-encoded there, so no key's entries run into another's).
+ * aged by priority (parkSort: the key is URI-encoded there, so no key's entries run into another's).
  */
 export const flowKeyStateKey = (fk: FlowKey) => ({ pk: flowKeyPartition(fk), sk: "state" });
 export const PARK_INDEX_SHARDS = 8;
 export const parkPartition = (shard: number) => `~park#${shard}`;
 /** A flow key's parked line is in one shard of the parked index: its text's. */
 export const parkShard = (fk: FlowKey) => shardOf(encodeFlowKey(fk), PARK_INDEX_SHARDS);
-export function parkIndexKeys(fk: FlowKey, createdAt: number, id: string) {
-  return { gsi1pk: parkPartition(parkShard(fk)), gsi1sk: parkSort(fk, createdAt, id) };
+/** A parked job's place in its key's line: by its enqueue time aged by its priority, then its id. */
+export function parkIndexKeys(fk: FlowKey, job: { createdAt: number; id: string; priority?: Priority }) {
+  return {
+    gsi1pk: parkPartition(parkShard(fk)),
+    gsi1sk: parkSort(fk, agedArrival(job.createdAt, job.priority), job.id),
+  };
 }
 
 /**

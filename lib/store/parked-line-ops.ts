@@ -8,11 +8,11 @@ import { statusIndex } from "./table.ts";
 
 /**
  * A flow key's line (docs/architecture.md §20): its parked jobs in the status index, under
- * `~park#<shard>`, in arrival order. Reads only; parkJob (lib/store/flow-key-ops.ts) puts a job in
- * it, and the claim takes it out.
+ * `~park#<shard>`, in arrival order aged by priority (parkIndexKeys). Reads only; parkJob
+ * (lib/store/flow-key-ops.ts) puts a job in it, and the claim takes it out.
  */
 
-/** The key's parked jobs, oldest first (at most `limit`). */
+/** The key's parked jobs, first in line first (at most `limit`). */
 export async function parkedJobs(ctx: StoreContext, fk: FlowKey, limit: number): Promise<JobItem[]> {
   const out = await ctx.doc.send(new QueryCommand({ ...lineOf(ctx, fk), Limit: limit }));
   return (out.Items ?? []) as JobItem[];
@@ -59,7 +59,7 @@ export async function nextParkedJob(
   return out.Items?.[0] as JobItem | undefined;
 }
 
-/** The Query that reads one key's line in its parked-index shard, oldest first. */
+/** The Query that reads one key's line in its parked-index shard, first in line first. */
 function lineOf(ctx: StoreContext, fk: FlowKey) {
   return {
     TableName: ctx.table,

@@ -23,16 +23,17 @@ export const STORED_FORMATS = {
    * v3 (#42): a job of a kind with several flow limits: its other keys (`flowKeys`), its rate costs
    * (`flowCosts`), the limit whose line it is parked in (`parkedIn`).
    * v4 (#43): its `tags`.
+   * v5 (#42): `priority` 1..5 beside "normal" and "critical" (an older reader would refuse a number).
    */
-  job: 4,
+  job: 5,
   /** A payload's own item `job#<id>`/`payload` (over 400 bytes, up to 8 KiB). */
   payload: 1,
   /**
    * The SQS job message's body (lib/transport/job-message.ts), versioned by its `v`. v2 (#40): a
    * child's `parent`. v3 (#42): `flowKeys`, `flowCosts`, `rateSlots`, `placeSince` (several flow limits).
-   * v4 (#43): `tags`.
+   * v4 (#43): `tags`. v5 (#42): `priority` 1..5 beside "normal" and "critical".
    */
-  message: 4,
+  message: 5,
   /** An object in the claims bucket: a payload, result, step result, event or token data over 8 KiB. */
   claimObject: 1,
   uniqueLock: 1,

@@ -111,7 +111,7 @@ describe("skyforge doctor", () => {
         payload: JSON.stringify({ tenant }),
         flowKey: tenant,
         parked: true,
-        ...parkIndexKeys(flowKey("tenant-echo", tenant), createdAt, id),
+        ...parkIndexKeys(flowKey("tenant-echo", tenant), { createdAt, id }),
       });
     }
     const report = (await cli.json(["doctor"], 1)) as unknown as Doctor & {

@@ -250,6 +250,16 @@ describe.each(fixtureSets())("stored formats: set %s, read by today's code", (se
       expect(Object.keys(state.holders)).toEqual([reportParked]);
     });
 
+  // From v5 (#42): a job of priority 4, the number on its item and in its message.
+  if (manifest.jobs.prioritized !== undefined)
+    it("a job of a numbered priority reads with it, from its item and from its message", async () => {
+      const prioritized = String(manifest.jobs.prioritized);
+      const job = await call("GET", `/jobs/${prioritized}`);
+      expect(job.body).toMatchObject({ status: "done", priority: 4 });
+      const message = fixtures.messages.find((m) => parseJobMessage(m.body)?.id === prioritized);
+      expect(parseJobMessage(message?.body ?? "")).toMatchObject({ priority: 4 });
+    });
+
   // From v4 (#43): a tagged job, its tags on its item and an entry per tag in the tag index.
   if (manifest.jobs.tagged !== undefined)
     it("a tagged job reads with its tags and is found by each of them", async () => {

@@ -228,7 +228,7 @@ describe("bench args: the scale model", () => {
         `--target-rate must be a number of jobs a second above 0, got "${bad}"`,
       );
     expect(errorOf(["--scenario", "cold"])).toBe(
-      '--scenario must be one of all, window, group, batch, redelivery, debounce, durable, flood, cold-start, heat, realtime, limits, search, got "cold"',
+      '--scenario must be one of all, window, group, batch, redelivery, debounce, durable, flood, cold-start, heat, realtime, limits, search, priorities, got "cold"',
     );
     expect(errorOf(["--target-rate", "100"])).toBe("--target-rate is for --scenario heat");
     expect(errorOf(["--scenario", "heat", "--kind", "echo"])).toBe(
@@ -293,7 +293,7 @@ describe("bench args: the flood scenario alone", () => {
 
   it("a misspelt scenario name is refused with the list", () => {
     expect(errorOf(["--scenario", "floods"])).toBe(
-      '--scenario must be one of all, window, group, batch, redelivery, debounce, durable, flood, cold-start, heat, realtime, limits, search, got "floods"',
+      '--scenario must be one of all, window, group, batch, redelivery, debounce, durable, flood, cold-start, heat, realtime, limits, search, priorities, got "floods"',
     );
   });
 });

@@ -5,7 +5,7 @@ import { CommanderError, InvalidArgumentError } from "commander";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { queuePatch } from "../../cli/commands/queues.ts";
 import { errorReport, exitCodeFor, UsageError } from "../../cli/exit-codes.ts";
-import { endpointUrl, integer, isoTime, jsonValue, positiveNumber } from "../../cli/options.ts";
+import { endpointUrl, integer, isoTime, jsonValue, positiveNumber, priority } from "../../cli/options.ts";
 import { keyValues, table } from "../../cli/output.ts";
 import { buildProgram } from "../../cli/program.ts";
 import { resolveTarget } from "../../cli/target.ts";
@@ -19,6 +19,14 @@ describe("option values", () => {
     for (const bad of ["0", "101", "1.5", "1e2", "", "ten", "0x10", "9".repeat(20)]) {
       expect(() => limit(bad), bad).toThrow(InvalidArgumentError);
     }
+  });
+
+  it("priority: 1..5 as a number, or the names normal and critical", () => {
+    expect(["1", "5", " 3 "].map(priority)).toEqual([1, 5, 3]);
+    expect(priority("normal")).toBe("normal");
+    expect(priority("critical")).toBe("critical");
+    for (const bad of ["0", "6", "2.5", "", "high", "Critical", "05"])
+      expect(() => priority(bad), bad).toThrow(InvalidArgumentError);
   });
 
   it("positiveNumber: seconds such as 0.2", () => {

@@ -11,7 +11,7 @@ const fixture = fileURLToPath(new URL("../fixtures/client-typos/typos.ts", impor
 
 test("every typo in the fixture is a compile error, and nothing else is", () => {
   const { lines, marked, failing } = compileTypoFixture(fixture);
-  expect(marked.length).toBe(21);
+  expect(marked.length).toBe(22);
   expect([...failing.keys()].sort((a, b) => a - b)).toEqual(marked);
   const messageAt = (needle: string) => failing.get(lines.findIndex((l) => l.includes(needle)) + 1)?.join();
   expect(messageAt(`enqueue("flakey"`)).toMatch(

@@ -81,7 +81,10 @@ describe("every form of a flow key is built from its text", () => {
 
   it("the parked line: its shard is the text's, its sort keys the text with the key URI-encoded", () => {
     const fk = flowKey("tenant-echo", "a#b");
-    const { gsi1pk, gsi1sk } = parkIndexKeys(fk, 1_700_000_000_000, "01J0000000000000000000000A");
+    const { gsi1pk, gsi1sk } = parkIndexKeys(fk, {
+      createdAt: 1_700_000_000_000,
+      id: "01J0000000000000000000000A",
+    });
     expect(gsi1pk).toBe(parkPartition(shardOf("tenant-echo#a#b", PARK_INDEX_SHARDS)));
     expect(gsi1sk).toBe("tenant-echo#a%23b#001700000000000#01J0000000000000000000000A");
     for (const k of keys) {

@@ -170,7 +170,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "timeoutSeconds": 30,
           "trace": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01;v=1",
           "uniqueKey": "u-1",
-          "v": 4,
+          "v": 5,
         },
         "messageBytes": 480,
         "resent": {
@@ -192,7 +192,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "timeoutSeconds": 30,
           "trace": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01;v=1",
           "uniqueKey": "u-1",
-          "v": 4,
+          "v": 5,
         },
         "seed": {
           "completes": "grp-0",
@@ -225,7 +225,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "completes": "grp-0",
           "createdAt": 1767323045000,
           "flowKey": "gold-1",
-          "fv": 4,
+          "fv": 5,
           "id": "01JFIELDS00000000000000000",
           "kind": "tenant-echo",
           "maxAttempts": 5,
@@ -342,7 +342,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "batch",
           "runAt": 1767326645000,
-          "v": 4,
+          "v": 5,
         },
         "messageBytes": 758,
         "resent": {
@@ -357,7 +357,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "batch",
           "runAt": 1767326645000,
-          "v": 4,
+          "v": 5,
         },
         "seed": {
           "batchKey": "k-1",
@@ -374,7 +374,7 @@ describe("a job's fields, as each copy keeps them", () => {
         "seedWrites": {
           "batchKey": "k-1",
           "createdAt": 1767323045000,
-          "fv": 4,
+          "fv": 5,
           "id": "01JFIELDS00000000000000000",
           "inBacklog": true,
           "kind": "batch-echo",
@@ -446,7 +446,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "default",
           "runAt": 1767323047000,
-          "v": 4,
+          "v": 5,
         },
         "messageBytes": 223,
         "resent": {
@@ -462,7 +462,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "default",
           "runAt": 1767323047000,
-          "v": 4,
+          "v": 5,
         },
         "seed": {
           "after": [
@@ -484,7 +484,7 @@ describe("a job's fields, as each copy keeps them", () => {
           ],
           "coalesceKey": "d-1",
           "createdAt": 1767323045000,
-          "fv": 4,
+          "fv": 5,
           "id": "01JFIELDS00000000000000000",
           "kind": "doc-digest",
           "maxAttempts": 3,
@@ -553,7 +553,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "default",
           "runAt": 1767323045000,
-          "v": 4,
+          "v": 5,
         },
         "messageBytes": 251,
         "resent": {
@@ -565,7 +565,7 @@ describe("a job's fields, as each copy keeps them", () => {
           "priority": "normal",
           "queue": "default",
           "runAt": 1767323045000,
-          "v": 4,
+          "v": 5,
         },
         "seed": {
           "createdAt": 1767323045000,
@@ -579,7 +579,7 @@ describe("a job's fields, as each copy keeps them", () => {
         },
         "seedWrites": {
           "createdAt": 1767323045000,
-          "fv": 4,
+          "fv": 5,
           "id": "01JFIELDS00000000000000000",
           "kind": "fields-lean",
           "maxAttempts": 1,

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { PoolKindSpec } from "../../lib/declarations/pool-kind.ts";
+import { agedArrival } from "../../lib/job/priority.ts";
 import { childEnvironment } from "../../lib/pool/child-environment.ts";
 import { Intake, type Waiting } from "../../lib/pool/intake.ts";
 import { RunningJobs } from "../../lib/services/running-jobs.ts";
@@ -15,12 +16,13 @@ const kind = (name: string, soft: number, hard: number, queue = "heavy"): PoolKi
   maxAttempts: 3,
 });
 let seq = 0;
-const msg = (k: string, critical = false, queue = "heavy"): Waiting => ({
+const msg = (k: string, critical = false, queue = "heavy", agedAt = 0): Waiting => ({
   record: { messageId: `m${++seq}`, body: "{}", receiptHandle: `r${seq}` },
   queue,
   kind: k,
   critical,
   receivedAt: 0,
+  agedAt,
 });
 
 describe("Intake: the pool takes only what its children can start", () => {
@@ -82,6 +84,26 @@ describe("Intake: the pool takes only what its children can start", () => {
     expect(intake.drain()).toEqual([critical, normal]);
     expect(intake.head("a")).toBeUndefined();
     expect(intake.room("heavy", () => 0)).toBe(2);
+  });
+
+  test("behind the critical ones, messages leave by their aged enqueue time, ties in arrival order", () => {
+    const intake = new Intake([kind("a", 4, 4)]);
+    const t = 1_700_000_000_000;
+    // Received in this order; aged as a priority-3 job at t, a priority-5 job at t + 30 s (aged to
+    // t - 30 s), a priority-1 job at t - 90 s (aged to t - 30 s: after the 5, which came first), a
+    // second priority-3 at t.
+    const p3 = msg("a", false, "heavy", agedArrival(t, 3));
+    const p5 = msg("a", false, "heavy", agedArrival(t + 30_000, 5));
+    const p1 = msg("a", false, "heavy", agedArrival(t - 90_000, 1));
+    const p3b = msg("a", false, "heavy", agedArrival(t, "normal"));
+    const critical = msg("a", true, "heavy", agedArrival(t + 3_600_000, "critical"));
+    for (const w of [p3, p5, p1, p3b, critical]) intake.hold(w);
+    const order: Waiting[] = [];
+    for (let w = intake.head("a"); w; w = intake.head("a")) {
+      intake.take(w);
+      order.push(w);
+    }
+    expect(order).toEqual([critical, p5, p1, p3, p3b]);
   });
 
   test("a message for a kind the pool doesn't serve is held but not lined up", () => {

@@ -57,6 +57,24 @@ describe("EnqueueRequest", () => {
   });
 });
 
+describe("EnqueueRequest priority", () => {
+  test("takes 1..5 and the names normal and critical", () => {
+    for (const priority of [1, 2, 3, 4, 5, "normal", "critical"])
+      expect(EnqueueRequest.safeParse({ kind: "echo", priority }).success, String(priority)).toBe(true);
+  });
+
+  test("refuses a number outside 1..5, a fraction, a numeric string or another name, naming the field", () => {
+    for (const priority of [0, 6, -1, 2.5, Number.NaN, "3", "high", "", null, true, [3], { level: 3 }]) {
+      const found = issues({ kind: "echo", priority });
+      expect(
+        found.map((i) => i.path.join(".")),
+        JSON.stringify(priority),
+      ).toEqual(["priority"]);
+      expect(found[0]?.message).toBe('priority is an integer 1..5 (or "normal", "critical")');
+    }
+  });
+});
+
 describe("EnqueueBatchRequest", () => {
   test("takes 1..MAX_BATCH items of anything (each is checked on its own later)", () => {
     expect(EnqueueBatchRequest.safeParse({ jobs: [{ nonsense: true }] }).success).toBe(true);

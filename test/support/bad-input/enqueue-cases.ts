@@ -107,6 +107,17 @@ const numberCases: BadCase[] = [
   })),
   badCase("POST /jobs maxAttempts 1e400", postRaw('{"kind":"echo","maxAttempts":1e400}'), invalid),
   badCase("POST /jobs maxAttempts -0 as text", postRaw('{"kind":"echo","maxAttempts":-0}'), invalid),
+  ...([0, 6, -1, 2.5, "3", "high", null, true, [5]] as const).map((v) => ({
+    name: `POST /jobs priority ${JSON.stringify(v)}`,
+    request: post({ kind: "echo", priority: v }),
+    expect: invalid,
+  })),
+  badCase("POST /jobs priority 1e400", postRaw('{"kind":"echo","priority":1e400}'), invalid),
+  ...([1, 5, "normal", "critical"] as const).map((v) => ({
+    name: `POST /jobs priority ${JSON.stringify(v)}`,
+    request: post({ kind: "echo", priority: v }),
+    expect: created,
+  })),
   ...([0, 43_201, -5] as const).map((v) => ({
     name: `POST /jobs timeoutSeconds ${v}`,
     request: post({ kind: "echo", timeoutSeconds: v }),

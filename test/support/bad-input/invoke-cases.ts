@@ -57,6 +57,11 @@ const rows: InvokeRow[] = [
   }),
   row("a live uniqueKey", (f) => text({ kind: "echo", uniqueKey: f.liveUniqueKey }), ok),
   row("maxAttempts 1e400", '{"kind":"echo","maxAttempts":1e400}', invalid),
+  row("priority 0", text({ kind: "echo", priority: 0 }), invalid),
+  row("priority 6", text({ kind: "echo", priority: 6 }), invalid),
+  row("priority 2.5", text({ kind: "echo", priority: 2.5 }), invalid),
+  row('priority "urgent"', text({ kind: "echo", priority: "urgent" }), invalid),
+  row("priority 4", text({ kind: "echo", payload: 1, priority: 4 }), ok),
   row("an extra field", text({ kind: "echo", extra: true }), invalid),
 ];
 
