@@ -1,5 +1,6 @@
 import { concurrencyFor, flowLimitNamed, flowLimitsOf } from "../job/flow.ts";
 import { encodeFlowKey, type FlowKey, flowKeyFields, limitKeyOf, parkedLineOf } from "../job/flow-key.ts";
+import { agedArrival } from "../job/priority.ts";
 import { errorFields } from "../observability/log.ts";
 import type { ParkableJob } from "../services/flow-service.ts";
 import { readFlowKeyState } from "../store/flow-key-ops.ts";
@@ -40,13 +41,17 @@ export async function parkIfKeyFull(
       ),
     ),
   );
-  due.forEach((p, i) => {
-    const keysOfJob = bounded[i] ?? [];
+  // The places go by aged arrival (a stable sort: the call's order among equals), so a call's
+  // priority-5 jobs are the ones sent.
+  const inLine = due
+    .map((p, i) => ({ p, keysOfJob: bounded[i] ?? [], at: agedArrival(p.item.createdAt, p.item.priority) }))
+    .sort((x, y) => x.at - y.at);
+  for (const { p, keysOfJob } of inLine) {
     const full = keysOfJob.find(({ fk, most }) => (held.get(encodeFlowKey(fk)) ?? 0) >= most)?.fk;
     if (full === undefined) {
       // Sent: it will take a place in each of its keys at its delivery.
       for (const { fk } of keysOfJob) held.set(encodeFlowKey(fk), (held.get(encodeFlowKey(fk)) ?? 0) + 1);
-      return;
+      continue;
     }
     deps.metrics.count("keyParked", p.item.queue, full.kind);
     p.parked = true;
@@ -57,7 +62,7 @@ export async function parkIfKeyFull(
       ...lineFields(full),
       ...parkIndexKeys(full, p.item),
     };
-  });
+  }
 }
 
 /** Which limit's line a parked item is in: `parkedIn`, for any limit but its kind's first. */

@@ -390,6 +390,20 @@ describe("flow control per key", () => {
     expect(h.metrics.total("keyParked") - parkedBefore).toBe(4);
   });
 
+  it("of a call's jobs, those first in line by priority take the free places; the rest are parked", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const priorities = [1, 1, 3, 5, 1, 5];
+    const answers = await h.engine.producer.enqueueBatch(
+      priorities.map((priority, seq) => ({
+        kind: "t-keyed",
+        payload: { tenant: "ranked", seq, ms: 0 },
+        priority,
+      })),
+    );
+    const items = await Promise.all(answers.map((a) => getJob(h.engine.store, a.id ?? "")));
+    expect(items.map((i) => i?.parked === true)).toEqual([true, true, true, false, true, false]);
+  });
+
   it("a late copy of a finished job's message takes no place for good", async () => {
     const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
     h.startPoller();

@@ -193,7 +193,9 @@ describe("the access pattern of every partition key the store builds", () => {
     bufferedEventKey: [[keys.bufferedEventKey("paid", "o#1", 1, "e").pk, false, "buffered events"]],
     indexKeys: [[keys.indexKeys("default", "scheduled", "01J", 1, 60).gsi1pk, true, "status index shard"]],
     groupIndexKeys: [[keys.groupIndexKeys("g", 1).gsi1pk, true, "group index shard"]],
-    parkIndexKeys: [[keys.parkIndexKeys(tenant, 1, "01J").gsi1pk, true, "parked-job index shard"]],
+    parkIndexKeys: [
+      [keys.parkIndexKeys(tenant, { createdAt: 1, id: "01J" }).gsi1pk, true, "parked-job index shard"],
+    ],
   };
 
   it("names each one, flow control's state, rate buckets and parked lines among them", () => {
