@@ -393,7 +393,11 @@ const REPORT_LIMITS = { tenant: 3, user: 1 } as const;
  * tenant ever over 3 runs at once and no user over 1 (a killed run counts until its process died);
  * once all is done, GET /keys shows each tenant's and each user's key with nothing running or waiting.
  */
-async function assertLimitsHeld(stack: FaultStack, jobs: readonly ReportJob[], killLandedBy: number) {
+async function assertLimitsHeld(
+  stack: FaultStack,
+  jobs: readonly ReportJob[],
+  killLandedBy: number | undefined,
+) {
   const ids = jobs.map((j) => j.id);
   const { seen, pending } = await untilTerminal(stack, ids, 60_000);
   const problems: string[] = [...pending].map(([id, view]) => `job ${id} is still ${view.status}`);
@@ -435,31 +439,39 @@ async function assertLimitsHeld(stack: FaultStack, jobs: readonly ReportJob[], k
   return figures;
 }
 
+/**
+ * The several-limits scenario's jobs: 40 tenant-report jobs over 2 tenants and 5 users (`sleepMs`
+ * each), once a user's line is long: runs going and jobs parked when the fault lands.
+ */
+async function reportJobsWaiting(stack: FaultStack, sleepMs: number) {
+  const users = ["ann", "bob", "cy", "dee", "eve"];
+  const payloads = times(40, (n) => ({
+    tenant: n % 2 === 0 ? "acme" : "globex",
+    user: users[n % 5] as string,
+    tokens: 100,
+    sleepMs,
+  }));
+  const ids = await stack.enqueueMany(payloads.map((payload) => ({ kind: REPORT_KIND, payload })));
+  const jobs: ReportJob[] = ids.map((id, n) => ({
+    id,
+    tenant: payloads[n]?.tenant ?? "",
+    user: payloads[n]?.user ?? "",
+  }));
+  const before = await waitFor(
+    async () => {
+      const r = await stack.call("GET", `/keys/${REPORT_KIND}/ann?limit=user`);
+      return r.status === 200 && r.body.running > 0 && r.body.waiting > 0 && r.body;
+    },
+    "ann's key to have a run going and jobs parked",
+    20_000,
+  );
+  return { jobs, before };
+}
+
 describe("flow control per key under faults on npm start", () => {
   it("a stack SIGKILLed with jobs of three limits running and parked, started again: no tenant over 3, no user over 1, every job done once", async () => {
     await onStack("limits-kill", async (stack) => {
-      const users = ["ann", "bob", "cy", "dee", "eve"];
-      const payloads = times(40, (n) => ({
-        tenant: n % 2 === 0 ? "acme" : "globex",
-        user: users[n % 5] as string,
-        tokens: 100,
-        sleepMs: 300,
-      }));
-      const ids = await stack.enqueueMany(payloads.map((payload) => ({ kind: REPORT_KIND, payload })));
-      const jobs = ids.map((id, n) => ({
-        id,
-        tenant: payloads[n]?.tenant ?? "",
-        user: payloads[n]?.user ?? "",
-      }));
-      // A user's line is long: the kill lands with runs going and jobs parked.
-      const before = await waitFor(
-        async () => {
-          const r = await stack.call("GET", `/keys/${REPORT_KIND}/ann?limit=user`);
-          return r.status === 200 && r.body.running > 0 && r.body.waiting > 0 && r.body;
-        },
-        "ann's key to have a run going and jobs parked",
-        20_000,
-      );
+      const { jobs, before } = await reportJobsWaiting(stack, 300);
       const { killedAt, deadAt, processes } = await stack.killAll();
       await stack.restart();
       const faultEndedAt = Date.now();
@@ -468,6 +480,21 @@ describe("flow control per key under faults on npm start", () => {
         processes,
         atKill: { running: before.running, waiting: before.waiting },
         downMs: faultEndedAt - killedAt,
+        ...figures,
+      });
+    });
+  }, 150_000);
+
+  it("a stack frozen past the lease with jobs of three limits running and parked: no tenant over 3, no user over 1, every job done once", async () => {
+    await onStack("limits-freeze", async (stack) => {
+      // Runs longer than a hop of the line, so the freeze lands on runs going in several keys.
+      const { jobs, before } = await reportJobsWaiting(stack, 1500);
+      const { frozenAt, thawedAt, processes } = await stack.freeze(LEASE_MS + 2000);
+      const figures = await assertLimitsHeld(stack, jobs, undefined);
+      report("limits-freeze", {
+        processes,
+        atFreeze: { running: before.running, waiting: before.waiting },
+        frozenMs: thawedAt - frozenAt,
         ...figures,
       });
     });
