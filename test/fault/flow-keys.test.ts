@@ -49,6 +49,8 @@ const tenantLimit = (tenant: string) => (tenant.startsWith("gold-") ? 4 : 2);
 /** A pool kind the copy declares (app/pool-kinds.ts): the observer child, keyed by payload.tenant. */
 const POOL_FLOW_KIND = "flow-observe";
 const POOL_FLOW_CONCURRENCY = 2;
+/** The pool kind's second limit: one run at a time per user. */
+const POOL_FLOW_USER_CONCURRENCY = 1;
 /** More warm children than the key's places: the pool alone would run more at once. */
 const POOL_FLOW_CHILDREN = 4;
 const OBSERVER_CHILD = join(projectRoot, "test/fixtures/children/observer.mjs");
@@ -120,10 +122,17 @@ ${noteSource}`;
     timeoutSeconds: 60,
     maxAttempts: 5,
     env: { FAULT_OBSERVER_LOG: ${POOL_OBSERVER_LOG} },
-    flow: {
-      key: (p: JsonValue) => String((p as { tenant?: unknown } | null)?.tenant ?? ""),
-      concurrency: ${POOL_FLOW_CONCURRENCY},
-    },
+    flow: [
+      {
+        key: (p: JsonValue) => String((p as { tenant?: unknown } | null)?.tenant ?? ""),
+        concurrency: ${POOL_FLOW_CONCURRENCY},
+      },
+      {
+        name: "user",
+        key: (p: JsonValue) => String((p as { user?: unknown } | null)?.user ?? ""),
+        concurrency: ${POOL_FLOW_USER_CONCURRENCY},
+      },
+    ],
   }),
 `;
   const end = "] as const;";
@@ -533,7 +542,7 @@ describe("flow control per key under faults on npm start", () => {
     });
   }, 120_000);
 
-  it("a pool SIGKILLed mid-run of a keyed pool kind: its places come back, the backlog drains at most 2 at once", async () => {
+  it("a pool SIGKILLed mid-run of a pool kind of two limits: its places come back, the backlog drains at most 2 a tenant and 1 a user at once", async () => {
     await onStack("keys-pool-kill", async (stack) => {
       const tenant = "pool-t";
       // First the runs the kill cuts (long: on a loaded machine finding the pool and its children
@@ -541,7 +550,7 @@ describe("flow control per key under faults on npm start", () => {
       const long = await enqueueKeyed(
         stack,
         POOL_FLOW_KIND,
-        times(POOL_FLOW_CONCURRENCY, (seq) => ({ tenant, ms: 6000, seq })),
+        times(POOL_FLOW_CONCURRENCY, (seq) => ({ tenant, user: `u${seq}`, ms: 6000, seq })),
       );
       await stack.waitForStarts(
         long.map((j) => j.id),
@@ -551,9 +560,13 @@ describe("flow control per key under faults on npm start", () => {
       const backlog = await enqueueKeyed(
         stack,
         POOL_FLOW_KIND,
-        times(18, (seq) => ({ tenant, ms: 600, seq: 100 + seq })),
+        times(18, (seq) => ({ tenant, user: `u${seq % 3}`, ms: 600, seq: 100 + seq })),
       );
       const jobs = [...long, ...backlog];
+      const userOf = new Map([
+        ...long.map((j, seq) => [j.id, `u${seq}`] as const),
+        ...backlog.map((j, seq) => [j.id, `u${seq % 3}`] as const),
+      ]);
       await untilRunningAndParked(stack, POOL_FLOW_KIND, tenant);
       const pool = stack.poolPid() as number;
       expect(pool).toBeGreaterThan(0);
@@ -585,6 +598,14 @@ describe("flow control per key under faults on npm start", () => {
         faultEndedAt,
         timeoutMs: 45_000,
       });
+      // Its second limit held too: no user ran two jobs at once, the runs the kill cut among them.
+      const runs = runsFrom(stack.observerLog(), stack.deaths).filter((r) => userOf.has(r.jobId));
+      for (const user of new Set(userOf.values())) {
+        const { peak, at } = peakOf(runs.filter((r) => userOf.get(r.jobId) === user));
+        expect(peak, `user ${user}: ${at.map(describeRun).join("; ")}`).toBeLessThanOrEqual(
+          POOL_FLOW_USER_CONCURRENCY,
+        );
+      }
       // The runs the kill cut (the two long ones) ran again, each in its own place, and completed.
       const cutIds = [...new Set(cut.map((r) => r.jobId))];
       expect(cutIds.sort(), JSON.stringify(cut)).toEqual(long.map((j) => j.id).sort());
