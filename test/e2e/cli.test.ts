@@ -297,7 +297,7 @@ describe("skyforge CLI against npm start", { timeout: 90_000 }, () => {
       const page = await fetch(started.url);
       expect(page.status).toBe(200);
       expect(page.headers.get("content-type")).toMatch(/text\/html/);
-      // API calls carry the token of the printed address (test/e2e/console-security.test.ts).
+      // API calls carry the token of the printed address (test/e2e/browser/console-security.ts).
       const token = { "x-skyforge-console-token": String(started.url).split("#token=")[1] };
       const queues = await fetch(new URL("/queues", started.url), { headers: token });
       expect(queues.status).toBe(200);

@@ -34,12 +34,11 @@ export const SLOW_FILES = [
   "test/e2e/cli-replay.test.ts",
   "test/e2e/cli.test.ts",
   "test/integration/pool-process.test.ts",
-  "test/e2e/console.test.ts",
+  "test/e2e/browser.test.ts",
   "test/e2e/restart.test.ts",
   "test/integration/cold-start-json.test.ts",
   "test/integration/pool-batch.test.ts",
   "test/integration/pool-runner.test.ts",
-  "test/e2e/console-realtime.test.ts",
   "test/integration/flow-keys.test.ts",
   "test/e2e/bad-pool-config.test.ts",
   "test/integration/batch-kinds.test.ts",
@@ -52,7 +51,6 @@ export const SLOW_FILES = [
   "test/integration/pool-crash.test.ts",
   "test/e2e/doc-examples.test.ts",
   "test/integration/flow-control.test.ts",
-  "test/e2e/console-security.test.ts",
 ] as const;
 
 export class SlowFilesFirst extends BaseSequencer {
