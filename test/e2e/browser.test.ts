@@ -3,9 +3,9 @@ import { useConsoleBrowser } from "../support/console-browser.ts";
 /**
  * Every test that drives Debian's chromium against a real `npm start`, on one stack and one
  * browser. The eight files below were test files of their own, each starting its own pair: about
- * two CPU seconds to start and stop one, and a fifth of a core for each second a stack stays up
- * (its pollers and ticks), up to four stacks side by side. Here they run one after another, each
- * file's tests in their own describe, reading the pair through consoleBrowser()
+ * two CPU seconds to start and stop one, and a fifth of a core for each second a pair stays up
+ * idle (ticking every second, as here), up to four pairs side by side. Here they run one after
+ * another, each file's tests in their own describe, reading the pair through consoleBrowser()
  * (test/support/console-browser.ts). To run one of them: `npx vitest run test/e2e/browser.test.ts
  * -t "<its describe>"`.
  *
