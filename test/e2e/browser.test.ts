@@ -1,3 +1,4 @@
+import { afterEach } from "vitest";
 import { useConsoleBrowser } from "../support/console-browser.ts";
 
 /**
@@ -15,7 +16,15 @@ import { useConsoleBrowser } from "../support/console-browser.ts";
  * whose README picture (docs/console.png) lists its three jobs and no others: so console.ts comes
  * first.
  */
-useConsoleBrowser();
+const { http } = useConsoleBrowser();
+
+// A test that fails between its pause of a queue and its resume would leave the queue paused for
+// every test after it on the shared stack (each file had its own): every test starts with every
+// queue running.
+afterEach(async () => {
+  for (const queue of (await http.call("GET", "/queues")).body.items as { name: string; paused: boolean }[])
+    if (queue.paused) await http.call("POST", `/queues/${queue.name}/resume`);
+});
 
 // Imported after the hooks above are set, in this order (the tests run in the order they are declared).
 await import("./browser/console.ts");
