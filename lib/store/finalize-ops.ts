@@ -191,6 +191,9 @@ export const finalizeTransitions = [
   ["running", "paused"],
 ] as const satisfies StoreTransitions;
 
+/** What a cancel ends at once; a running job is only asked to stop. */
+const CANCELLABLE_AT_ONCE = ["queued", "scheduled", "paused"] as const;
+
 /**
  * cancel — a user's cancel.
  * input: job id, the TTL for a cancelled item.
@@ -211,12 +214,16 @@ export async function cancel(ctx: StoreContext, id: string, expiresAt: number): 
       .set("finishedAt", now)
       .set("expiresAt", expiresAt)
       .remove("gsi1pk", "gsi1sk"),
-    condition: statusIn("queued", "scheduled", "paused"),
+    condition: statusIn(...CANCELLABLE_AT_ONCE),
   }));
   const done = direct.then((item): CancelResult => ({ outcome: "cancelled", item }));
   return orOnConflict(done, (current: JobItem | undefined) => {
     if (!current) throw new ItemNotFound(`job ${id} not found`);
     if (current.status === "cancelled") return { outcome: "already_cancelled", item: current };
+    // Lost while it ran, and read afterwards (an emulator returns no item with the refusal): its run
+    // ended in between, back to queued or scheduled (a durable job's suspend). Cancellable at once again.
+    if ((CANCELLABLE_AT_ONCE as readonly string[]).includes(current.status))
+      return cancel(ctx, id, expiresAt);
     if (current.status !== "running") {
       throw new InvalidItemState(
         `job ${id} is already ${current.status} and can no longer be cancelled`,

@@ -9,14 +9,15 @@ import type { Json } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
- * `npx skyforge enqueue --file jobs.jsonl` against a real `npm start`: a file with bad lines, and
- * 10 000 lines that all run to done. The stack runs about 250 echo jobs a second on two cores, so
- * the 10 000 take about 40 s alone (one run, 2026-12-02).
+ * `npx skyforge enqueue --file jobs.jsonl` against the local stack (useCliOnStack: `npm start`'s,
+ * in this process): a file with bad lines, and 10 000 lines that all run to done. The stack runs
+ * about 250 echo jobs a second on two cores, so the 10 000 take about 40 s alone (one run as
+ * `npm start`, 2026-12-02).
  */
 const { work, call, cli } = useCliOnStack("skyforge-cli-bulk-");
 const { run, json, writeLines } = cli;
 
-describe("skyforge enqueue --file against npm start", () => {
+describe("skyforge enqueue --file against the local stack", () => {
   it("enqueue --file with bad lines: exit 1, every bad line listed with its code, the good ones enqueued", async () => {
     const key = `cli-bad-${Date.now()}`;
     const file = writeLines("bad.jsonl", [

@@ -8,9 +8,10 @@ import type { Json } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
- * Durable jobs from `npx skyforge` against a real `npm start` (docs/guide/durable-jobs.md): `jobs steps`,
- * `tokens show|complete` and `events send` drive the demo kinds `onboard` (a step, a one-second
- * sleep, a token) and `order-flow` (an event) to done. Every wait is for a state, with a bound.
+ * Durable jobs from `npx skyforge` against the local stack (useCliOnStack;
+ * docs/guide/durable-jobs.md): `jobs steps`, `tokens show|complete` and `events send` drive the
+ * demo kinds `onboard` (a step, a one-second sleep, a token) and `order-flow` (an event) to done.
+ * Every wait is for a state, with a bound.
  */
 const { cli, work } = useCliOnStack("skyforge-cli-durable-");
 const { run, json } = cli;
@@ -54,7 +55,7 @@ function readmeRuns(): { args: string[]; out: string[] }[] {
   return runs;
 }
 
-describe("durable jobs through the CLI against npm start", { timeout: 120_000 }, () => {
+describe("durable jobs through the CLI against the local stack", { timeout: 120_000 }, () => {
   it("onboard: steps and its sleep, then its token wait; tokens complete with the url; done with the approval", async () => {
     const user = `cli-${randomUUID().slice(0, 8)}`;
     const job = await json(["enqueue", "onboard", "--payload", JSON.stringify({ user, sleepSeconds: 1 })]);

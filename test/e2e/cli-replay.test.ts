@@ -5,10 +5,10 @@ import type { Json } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
- * `npx skyforge jobs replay` (POST /jobs/replay, docs/architecture.md §21) against a real
- * `npm start`: dead `fail` jobs found by their error text, a dry run, a replay, the same request id
- * twice, more than 100 matches replayed in chunks with progress, more than a request's 500 found
- * along the API's cursor, and the usage errors.
+ * `npx skyforge jobs replay` (POST /jobs/replay, docs/architecture.md §21) against the local stack
+ * (useCliOnStack): dead `fail` jobs found by their error text, a dry run, a replay, the same
+ * request id twice, more than 100 matches replayed in chunks with progress, more than a request's
+ * 500 found along the API's cursor, and the usage errors.
  */
 const { call, cli } = useCliOnStack("skyforge-cli-replay-");
 const { run, json } = cli;
@@ -51,7 +51,7 @@ async function allDead(ids: readonly string[]) {
   );
 }
 
-describe("skyforge jobs replay against npm start", () => {
+describe("skyforge jobs replay against the local stack", () => {
   it("a dry run counts the dead jobs an --error matches; the replay runs each again; the same --request-id twice replays once", async () => {
     const token = `cli-replay-${randomUUID()}`;
     const ids = await deadJobs(`bad row (${token})`, 3);

@@ -6,15 +6,16 @@ import { waitFor } from "../support/wait.ts";
 
 /**
  * `npx skyforge …` as an operator runs it: the real launcher (bin/skyforge.mjs, started with a
- * plain `node`) against a real `npm start`, output parsed as a script would (`--json`) or read as a
- * person would (tables), exit codes checked. The bulk enqueue has its own file (cli-bulk.test.ts).
+ * plain `node`) against the local stack (useCliOnStack), output parsed as a script would (`--json`)
+ * or read as a person would (tables), exit codes checked. The bulk enqueue has its own file
+ * (cli-bulk.test.ts).
  */
 const { call, cli } = useCliOnStack("skyforge-cli-e2e-");
 const { run, json } = cli;
 
 // Each test starts the CLI (a Node 24 process under tsx) up to nine times: under the whole suite's
 // load one start takes seconds, so a test gets three times the suite's default.
-describe("skyforge CLI against npm start", { timeout: 90_000 }, () => {
+describe("skyforge CLI against the local stack", { timeout: 90_000 }, () => {
   it("tail --json follows a job from queued to done, each change from where the last ended, and stops cleanly at Ctrl-C", async () => {
     const tail = cli.start(["tail", "--json", "--interval", "0.2"]);
     try {
@@ -297,7 +298,7 @@ describe("skyforge CLI against npm start", { timeout: 90_000 }, () => {
       const page = await fetch(started.url);
       expect(page.status).toBe(200);
       expect(page.headers.get("content-type")).toMatch(/text\/html/);
-      // API calls carry the token of the printed address (test/e2e/console-security.test.ts).
+      // API calls carry the token of the printed address (test/e2e/browser/console-security.ts).
       const token = { "x-skyforge-console-token": String(started.url).split("#token=")[1] };
       const queues = await fetch(new URL("/queues", started.url), { headers: token });
       expect(queues.status).toBe(200);

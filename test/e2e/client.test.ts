@@ -8,25 +8,25 @@ import { invokeTransport } from "../../client/invoke-transport.ts";
 import type { EnqueueItem, SkyforgeClient } from "../../client/skyforge-client.ts";
 import type { ApiRequest, Transport } from "../../client/transport.ts";
 import type { JobView } from "../../lib/job/schemas.ts";
-import { localLambdaClient, type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { localLambdaClient } from "../support/local-stack-process.ts";
+import { localStackForFile } from "../support/stack-for-file.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
- * The producer client against `npm start` as a user runs it, through both transports: the SigV4
+ * The producer client against the stack `npm start` runs (local/stack.ts over app/, started in this
+ * process: what is under test is the client, not the command), through both transports: the SigV4
  * HTTP API and Lambda Invoke of the API function. Every state is awaited as an event, with a bound.
  */
 
 type App = typeof app;
 
-let stack: StackProcess;
+const stack = localStackForFile({ app });
 let lambda: LambdaClient;
-beforeAll(async () => {
-  stack = await startStackProcess();
-  lambda = localLambdaClient(stack.url);
+beforeAll(() => {
+  lambda = localLambdaClient(stack().url);
 });
-afterAll(async () => {
+afterAll(() => {
   lambda?.destroy();
-  await stack?.interrupt();
 });
 
 /** A transport that records what it sends, so a test can count requests (or see that none went). */
@@ -43,7 +43,7 @@ function recording(make: () => Transport) {
 }
 
 const transports: [string, () => Transport][] = [
-  ["http (SigV4)", () => httpTransport({ url: stack.url })],
+  ["http (SigV4)", () => httpTransport({ url: stack().url })],
   ["invoke (Lambda)", () => invokeTransport({ functionName: "api", lambda })],
 ];
 
@@ -368,7 +368,7 @@ describe("what the transports report when the API doesn't answer", () => {
   });
 
   it("the loopback endpoint helpers need no AWS credentials", async () => {
-    const invoke = invokeTransport({ functionName: "api", endpoint: stack.url });
+    const invoke = invokeTransport({ functionName: "api", endpoint: stack().url });
     try {
       const client = createClient<App>({ transport: invoke });
       expect((await client.queues.list()).length).toBeGreaterThan(0);

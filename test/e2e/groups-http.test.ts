@@ -1,28 +1,29 @@
 import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { app } from "../../app/index.ts";
 import { errorCodes } from "../../lib/errors.ts";
-import { localLambdaClient, type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { localLambdaClient } from "../support/local-stack-process.ts";
+import { localStackForFile } from "../support/stack-for-file.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
- * Job groups end to end on `npm start`, as a user runs it: fan out over HTTP, fan in to a completion
- * job, read the children page by page, build a group in steps, and the Invoke API answering the
- * group requests as the HTTP routes do. One stack for the file.
+ * Job groups end to end on the stack `npm start` runs (local/stack.ts over app/, started in this
+ * process), as a user calls it: fan out over HTTP, fan in to a completion job, read the children page
+ * by page, build a group in steps, and the Invoke API answering the group requests as the HTTP routes
+ * do. One stack for the file.
  */
 
-let stack: StackProcess;
+const stack = localStackForFile({ app });
 let lambda: LambdaClient;
-beforeAll(async () => {
-  stack = await startStackProcess();
-  lambda = localLambdaClient(stack.url);
-}, 90_000);
-afterAll(async () => {
+beforeAll(() => {
+  lambda = localLambdaClient(stack().url);
+});
+afterAll(() => {
   lambda?.destroy();
-  await stack?.interrupt();
 });
 
-const { call, untilStatus } = stackHttp(() => stack.url);
+const { call, untilStatus } = stackHttp(() => stack().url);
 
 /** The enqueue function's answer to `event`; a caller's mistake must come back as `{ error }`, not a function error. */
 async function invoke(event: unknown): Promise<Json> {
@@ -65,10 +66,10 @@ async function allChildren(id: string, limit: number): Promise<{ children: Json[
 const echo = (payload: unknown) => ({ kind: "echo", payload });
 const onComplete = { kind: "echo", payload: { folded: true } };
 let tags = 0;
-/** A group id of this run: the stack's data directory is its own, so ids only need to differ within the file. */
+/** A group id of this run: the stack is the file's own, so ids only need to differ within the file. */
 const groupId = (what: string) => `groups-http-${what}-${++tags}`;
 
-describe("job groups over HTTP on npm start", () => {
+describe("job groups over HTTP on the local stack", () => {
   it("fans out 20 echo children and runs the echo completion job once all are done", async () => {
     const payloads = Array.from({ length: 20 }, (_, n) => ({ n, word: `child ${n} 🚀` }));
     const created = await call("POST", "/groups", { children: payloads.map(echo), onComplete });
@@ -189,7 +190,7 @@ describe("job groups over HTTP on npm start", () => {
   it("a body it can't read is refused before anything is read or written", async () => {
     const id = groupId("encoding");
     const send = (path: string, headers: Record<string, string>, body: unknown) =>
-      fetch(`${stack.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+      fetch(`${stack().url}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
     const latin1 = await send(
       "/groups",
       { "content-type": "application/json; charset=iso-8859-1" },

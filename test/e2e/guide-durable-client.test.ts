@@ -3,27 +3,23 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
+import { app } from "../../app/index.ts";
 import { codeBlocks } from "../support/doc-blocks.ts";
-import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
 import { projectRoot } from "../support/project-copy.ts";
+import { localStackForFile } from "../support/stack-for-file.ts";
 
 /**
- * docs/guide/enqueue.md's durable-jobs block of the typed client, run as written against `npm start`
- * (test/unit/guide-durable-client.test.ts type-checks it): `jobs` is the guide's client of the block
- * above it, pointed at this stack. It must reach its token branch (it prints the completed token's
- * status) and resume the job its event is for (it prints how many it resumed).
+ * docs/guide/enqueue.md's durable-jobs block of the typed client, run as written against the stack
+ * `npm start` runs (local/stack.ts over app/, started in this process; the block is type-checked by
+ * test/unit/guide-durable-client.test.ts): `jobs` is the guide's client of the block above it,
+ * pointed at this stack. It must reach its token branch (it prints the completed token's status)
+ * and resume the job its event is for (it prints how many it resumed).
  */
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "skyforge-guide-durable-"));
-let stack: StackProcess;
-beforeAll(async () => {
-  stack = await startStackProcess();
-}, 90_000);
-afterAll(async () => {
-  await stack?.interrupt();
-  rmSync(dir, { recursive: true, force: true });
-});
+const stack = localStackForFile({ app });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it("docs/guide/enqueue.md's durable client block completes its token and resumes its event's job", async () => {
   const blocks = codeBlocks("docs/guide/enqueue.md", "ts").filter((b) => b.startsWith("// Durable jobs"));
@@ -33,7 +29,7 @@ it("docs/guide/enqueue.md's durable client block completes its token and resumes
     `import { app } from "${join(projectRoot, "app/index.ts")}";`,
     `import { createClient } from "${join(projectRoot, "client/create-client.ts")}";`,
     `import { httpTransport } from "${join(projectRoot, "client/http-transport.ts")}";`,
-    `const jobs = createClient({ app, transport: httpTransport({ url: ${JSON.stringify(stack.url)} }) });`,
+    `const jobs = createClient({ app, transport: httpTransport({ url: ${JSON.stringify(stack().url)} }) });`,
   ];
   const file = join(dir, "durable-client.ts");
   writeFileSync(file, `${prelude.join("\n")}\n${blocks[0]}`);

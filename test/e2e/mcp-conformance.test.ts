@@ -3,15 +3,17 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { app } from "../../app/index.ts";
 import { docBlocks } from "../support/doc-blocks.ts";
-import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
 import { projectRoot } from "../support/project-copy.ts";
+import { localStackForFile } from "../support/stack-for-file.ts";
 
 /**
- * The official MCP conformance suite (`@modelcontextprotocol/conformance`, server mode) against a
- * real `npm start`'s /mcp, for the scenarios docs/guide/mcp.md lists as applying; the guide names
- * every other server scenario of the suite with why it doesn't apply.
+ * The official MCP conformance suite (`@modelcontextprotocol/conformance`, server mode) against the
+ * /mcp of the stack `npm start` runs (local/stack.ts over app/, started in this process), for the
+ * scenarios docs/guide/mcp.md lists as applying; the guide names every other server scenario of the
+ * suite with why it doesn't apply.
  */
 const GUIDE = "docs/guide/mcp.md";
 const suite = join(projectRoot, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
@@ -24,15 +26,9 @@ function guideScenarios(): string[] {
   return (block?.text ?? "").split("\n").filter(Boolean);
 }
 
-let stack: StackProcess;
+const stack = localStackForFile({ app });
 const out = mkdtempSync(join(tmpdir(), "skyforge-mcp-conformance-"));
-beforeAll(async () => {
-  stack = await startStackProcess();
-}, 90_000);
-afterAll(async () => {
-  await stack?.interrupt();
-  rmSync(out, { recursive: true, force: true });
-});
+afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe("the MCP conformance suite against /mcp", { timeout: 60_000 }, () => {
   it("names every server scenario in the guide: run, or said why not", async () => {
@@ -58,7 +54,7 @@ describe("the MCP conformance suite against /mcp", { timeout: 60_000 }, () => {
       suite,
       "server",
       "--url",
-      `${stack.url}/mcp`,
+      `${stack().url}/mcp`,
       "--scenario",
       scenario,
       "-o",

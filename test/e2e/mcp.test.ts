@@ -13,23 +13,17 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../app/index.ts";
 import { docBlocks } from "../support/doc-blocks.ts";
-import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
 import { call, linePattern, sessionAnswer, taskState } from "../support/mcp-calls.ts";
 import { skyforgeBin } from "../support/skyforge-cli.ts";
+import { localStackForFile } from "../support/stack-for-file.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
  * The MCP server (docs/guide/mcp.md) driven by the SDK's own client, over stdio (`skyforge mcp`)
- * and over Streamable HTTP (the stack's /mcp), against one real `npm start`. Every wait is for a
- * state, with a bound.
+ * and over Streamable HTTP (the stack's /mcp), against one stack as `npm start` runs it (local/stack.ts
+ * over app/, started in this process). Every wait is for a state, with a bound.
  */
-let stack: StackProcess;
-beforeAll(async () => {
-  stack = await startStackProcess();
-}, 90_000);
-afterAll(async () => {
-  await stack?.interrupt();
-});
+const stack = localStackForFile({ app });
 
 const READING_TOOLS = ["get_job", "job_steps", "list_queues", "search_jobs"];
 const GUIDE = "docs/guide/mcp.md";
@@ -54,11 +48,11 @@ async function connect(
   const client = new Client({ name: "skyforge-test", version: "1.0.0" }, { capabilities: { tasks: {} } });
   const transport: Transport =
     via === "http"
-      ? new StreamableHTTPClientTransport(new URL(`${stack.url}/mcp`))
+      ? new StreamableHTTPClientTransport(new URL(`${stack().url}/mcp`))
       : new StdioClientTransport({
           command: process.execPath,
           args: [skyforgeBin, ...guideArgs(), ...args],
-          env: { ...(process.env as Record<string, string>), SKYFORGE_ENDPOINT: stack.url },
+          env: { ...(process.env as Record<string, string>), SKYFORGE_ENDPOINT: stack().url },
           stderr: "pipe",
         });
   // What the transport could not read (a line on stdout that isn't a message): none is expected.
@@ -136,7 +130,7 @@ describe.each(["stdio", "http"] as const)("the MCP server over %s", { timeout: 6
     // Tagged over the API (enqueue tools take no tags): two jobs of one fresh tag, one of another.
     const tag = `mcp-${via}-${randomUUID().slice(0, 8)}`;
     const enqueue = async (tags: string[]) => {
-      const res = await fetch(`${stack.url}/jobs`, {
+      const res = await fetch(`${stack().url}/jobs`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ kind: "echo", payload: { tags }, tags }),
@@ -301,7 +295,7 @@ describe("/mcp refuses what the API refuses", () => {
     new Promise<{ status: number; session: string | undefined; body: string }>((resolve, reject) => {
       const body = JSON.stringify(initialize);
       const req = request(
-        `${stack.url}/mcp`,
+        `${stack().url}/mcp`,
         {
           method: "POST",
           headers: {

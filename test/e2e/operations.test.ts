@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StackProcess, startStackProcess } from "../support/local-stack-process.ts";
+import { describe, expect, it } from "vitest";
+import { app } from "../../app/index.ts";
+import { tickingStackForFile } from "../support/stack-for-file.ts";
 import { type Json, stackHttp } from "../support/stack-http.ts";
 import { waitFor } from "../support/wait.ts";
 
 /**
- * The operations plane as the README shows it, through `npm start` with the scheduled functions
- * ticking every second: schedules, pause/resume, long delays, a rate-limited kind.
+ * The operations plane as the README shows it, through the stack `npm start` runs (local/stack.ts
+ * over app/, started in this process) with the scheduled functions ticking every second: schedules,
+ * pause/resume, long delays, a rate-limited kind.
  */
-let stack: StackProcess;
-beforeAll(async () => {
-  stack = await startStackProcess({ SKYFORGE_TICK_SECONDS: "1" });
-}, 90_000);
-afterAll(async () => {
-  await stack?.interrupt();
-});
+const stack = tickingStackForFile({ app, tickSeconds: 1 });
 
-const { call, untilStatus } = stackHttp(() => stack.url);
+const { call, untilStatus } = stackHttp(() => stack().url);
 
 async function jobsWithUniqueKeyPrefix(prefix: string): Promise<Json[]> {
   const found: Json[] = [];
@@ -28,7 +24,7 @@ async function jobsWithUniqueKeyPrefix(prefix: string): Promise<Json[]> {
   return found;
 }
 
-describe("npm start: operations", () => {
+describe("operations on the local stack", () => {
   it("runs a schedule created with PUT /schedules/{name}, and stops after DELETE", async () => {
     const put = await call("PUT", "/schedules/every-2s", {
       cron: "*/2 * * * * *",

@@ -3,7 +3,7 @@ import { useCliOnStack } from "../support/skyforge-cli.ts";
 import type { Json } from "../support/stack-http.ts";
 
 /**
- * onExhausted "pause" end to end on `npm start` (docs/architecture.md §21), with the demo kind
+ * onExhausted "pause" end to end on the local stack (docs/architecture.md §21), with the demo kind
  * import-row: a row it can't read uses both attempts and pauses; GET shows why each attempt ended
  * and who ran it, the paused listing and the queue's counts show it; a refused payload writes
  * nothing; `npx skyforge jobs resume ID --payload …` runs it again and it finishes; a second resume
@@ -11,7 +11,7 @@ import type { Json } from "../support/stack-http.ts";
  */
 const { call, untilStatus, cli } = useCliOnStack("skyforge-paused-");
 
-describe("a paused job on npm start", () => {
+describe("a paused job on the local stack", () => {
   it("pauses after its last attempt, is resumed with a fixed row by the CLI, and finishes", async () => {
     const enqueued = await call("POST", "/jobs", {
       kind: "import-row",

@@ -1,5 +1,8 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { InvalidItemState, ItemNotFound } from "../../lib/errors.ts";
+import type { StoreContext } from "../../lib/store/context.ts";
 import { putJob } from "../../lib/store/enqueue-ops.ts";
 import { cancel, finalize } from "../../lib/store/finalize-ops.ts";
 import { indexKeys } from "../../lib/store/keys.ts";
@@ -78,6 +81,25 @@ onEveryBackend(({ listAll, runningJob, setup }) => {
       // The error carries the job as it is, so the caller can answer without a second read.
       expect((err as InvalidItemState).current).toEqual(done);
       expect(await getJob(store, item.id)).toEqual(done);
+    });
+
+    it("of a running job whose run ends just after the cancel's write lost: cancelled, not a conflict", async () => {
+      const { store, clock } = await setup();
+      const { item } = await runningJob(store, clock, "t");
+      // The run ends (a retry: back to queued) between the refused write and the cancel's look at
+      // the job, as a durable job's suspend or a retry can while a user cancels it.
+      let ended = false;
+      const racing: StoreContext = {
+        ...store,
+        doc: afterFirstRefusal(store.doc, async () => {
+          ended = true;
+          await finalize(store, item, "t", { outcome: "retry", runAt: clock.now(), error: "e" });
+        }),
+      };
+      const { outcome, item: cancelled } = await cancel(racing, item.id, TTL);
+      expect(ended).toBe(true);
+      expect([outcome, cancelled.status]).toEqual(["cancelled", "cancelled"]);
+      expect(await getJob(store, item.id)).toEqual(cancelled);
     });
 
     it("of a dead job is a conflict", async () => {
@@ -177,3 +199,23 @@ onEveryBackend(({ listAll, runningJob, setup }) => {
 
   // ── listing ──────────────────────────────────────────────────────────────────────────────────────
 });
+
+/** The document client, running `between` once, after the first write a condition refused and before the caller sees it. */
+function afterFirstRefusal(
+  doc: DynamoDBDocumentClient,
+  between: () => Promise<void>,
+): DynamoDBDocumentClient {
+  let done = false;
+  const send = async (...args: Parameters<DynamoDBDocumentClient["send"]>) => {
+    try {
+      return await doc.send(...args);
+    } catch (err) {
+      if (!done && err instanceof ConditionalCheckFailedException) {
+        done = true;
+        await between();
+      }
+      throw err;
+    }
+  };
+  return new Proxy(doc, { get: (target, name) => (name === "send" ? send : Reflect.get(target, name)) });
+}

@@ -11,8 +11,9 @@ import { stackHttp } from "./stack-http.ts";
 
 /**
  * The web console in a real browser (Debian's chromium through playwright-core) against a real
- * `npm start`, for the console's test files: `useConsoleBrowser()` starts both for the file and
- * stops them after. Every wait is Playwright's own, bounded. Screenshots go to
+ * `npm start`, for the browser tests (test/e2e/browser.test.ts and the files it imports):
+ * `useConsoleBrowser()` starts both for the test file and stops them after, `consoleBrowser()` reads
+ * them from the files it imports. Every wait is Playwright's own, bounded. Screenshots go to
  * $SKYFORGE_ARTIFACTS_DIR (default: <tmp>/skyforge-artifacts).
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -21,11 +22,11 @@ export const UI_MS = 10_000;
 /** A name the browser resolves to 127.0.0.1, as a rebinding attacker's domain would. */
 export const REBOUND = "rebind.test";
 
-let stack: StackProcess;
-let browser: Browser;
+let stack: StackProcess | undefined;
+let browser: Browser | undefined;
 
-/** Starts npm start and chromium for this test file; the accessors read them once started. */
-export function useConsoleBrowser() {
+/** Starts npm start and chromium for this test file (once a file: they are the file's to share). */
+export function useConsoleBrowser(): ConsoleBrowser {
   beforeAll(async () => {
     [stack, browser] = await Promise.all([
       startStackProcess({ SKYFORGE_TICK_SECONDS: "1" }),
@@ -38,17 +39,35 @@ export function useConsoleBrowser() {
   afterAll(async () => {
     await browser?.close();
     await stack?.interrupt();
+    [stack, browser] = [undefined, undefined];
   });
+  return consoleBrowser();
+}
+
+/** The stack and browser `useConsoleBrowser()` started, read once started (from a test or a hook). */
+export function consoleBrowser(): ConsoleBrowser {
   return {
-    stack: () => stack,
-    browser: () => browser,
-    http: stackHttp(() => stack.url),
+    stack: () => started(stack),
+    browser: () => started(browser),
+    http: stackHttp(() => started(stack).url),
   };
+}
+
+export interface ConsoleBrowser {
+  stack: () => StackProcess;
+  browser: () => Browser;
+  http: ReturnType<typeof stackHttp>;
+}
+
+function started<T>(it: T | undefined): T {
+  if (!it)
+    throw new Error("npm start and chromium are not running: useConsoleBrowser() starts them for the file");
+  return it;
 }
 
 /** A page that records what went wrong in it: uncaught errors and failed loads. */
 export async function openConsole(url: string): Promise<{ page: Page; problems: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const page = await started(browser).newPage({ viewport: { width: 1400, height: 1000 } });
   const problems: string[] = [];
   page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
   page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));

@@ -4,8 +4,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, expect } from "vitest";
-import { type StackProcess, startStackProcess } from "./local-stack-process.ts";
+import { afterAll, expect } from "vitest";
+import { app } from "../../app/index.ts";
+import { tickingStackForFile } from "./stack-for-file.ts";
 import { type Json, stackHttp } from "./stack-http.ts";
 
 /** The launcher `npx skyforge` runs. */
@@ -122,20 +123,16 @@ export function skyforgeCli(endpoint: () => string, cwd: string) {
 }
 
 /**
- * One `npm start` and one scratch folder (named from `prefix`) for a whole test file, stopped and
+ * One local stack and one scratch folder (named from `prefix`) for a whole test file, stopped and
  * removed afterwards: the CLI runs in the folder against the stack, and `call` reaches its HTTP API.
+ * The stack is the one `npm start` runs (local/stack.ts over app/, ticking every minute as it does),
+ * started in this process: what is under test is the CLI, a process of its own.
  */
 export function useCliOnStack(prefix: string) {
   const work = mkdtempSync(join(tmpdir(), prefix));
-  let stack: StackProcess | undefined;
-  beforeAll(async () => {
-    stack = await startStackProcess();
-  }, 90_000);
-  afterAll(async () => {
-    await stack?.interrupt();
-    rmSync(work, { recursive: true, force: true });
-  });
-  const url = () => (stack as StackProcess).url;
+  const stack = tickingStackForFile({ app, tickSeconds: 60 });
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  const url = () => stack().url;
   return { work, ...stackHttp(url), cli: skyforgeCli(url, work) };
 }
 

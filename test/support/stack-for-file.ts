@@ -13,6 +13,21 @@ export function localStackForFile(options: Omit<LocalStackOptions, "port" | "aut
   );
 }
 
+/**
+ * The local stack for the whole file with its tick timer on, as `npm start` runs it (every
+ * `tickSeconds`, its SKYFORGE_TICK_SECONDS): for a file that checks what the ticks do by themselves
+ * (schedules firing, long delays promoted) rather than driving them.
+ */
+export function tickingStackForFile(
+  options: Omit<LocalStackOptions, "port" | "autoTick"> & { tickSeconds: number },
+): () => LocalStack {
+  return forFile(
+    "the stack",
+    () => startLocalStack({ ...options, port: 0 }),
+    (stack) => stack.stop(),
+  );
+}
+
 /** One SQS request the stack is about to send. */
 export interface SqsRequest {
   command: string;

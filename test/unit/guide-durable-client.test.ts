@@ -9,7 +9,7 @@ import { compileTypoFixture } from "../support/typo-fixture.ts";
 /**
  * docs/guide/enqueue.md's durable-jobs block of the typed client ("The typed client") type-checks against the
  * app and the client as they are, with `jobs` as the guide's block above it makes it. The block itself
- * runs against npm start in test/e2e/guide-durable-client.test.ts, and its calls through both
+ * runs against the local stack in test/e2e/guide-durable-client.test.ts, and its calls through both
  * transports in test/e2e/client.test.ts.
  */
 const dir = mkdtempSync(join(tmpdir(), "skyforge-readme-"));

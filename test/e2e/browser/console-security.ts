@@ -3,10 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Request } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { httpTransport } from "../../client/http-transport.ts";
-import { TOKEN_HEADER } from "../../console/console-token.ts";
-import { type ConsoleServer, startConsoleServer } from "../../console/serve.ts";
+import { httpTransport } from "../../../client/http-transport.ts";
+import { TOKEN_HEADER } from "../../../console/console-token.ts";
+import { type ConsoleServer, startConsoleServer } from "../../../console/serve.ts";
 import {
+  consoleBrowser,
   detailStatus,
   enqueueThroughUi,
   loopbackPage,
@@ -18,10 +19,9 @@ import {
   recordingUpstream,
   see,
   UI_MS,
-  useConsoleBrowser,
-} from "../support/console-browser.ts";
-import { skyforgeCli } from "../support/skyforge-cli.ts";
-import { waitFor } from "../support/wait.ts";
+} from "../../support/console-browser.ts";
+import { skyforgeCli } from "../../support/skyforge-cli.ts";
+import { waitFor } from "../../support/wait.ts";
 
 /**
  * What keeps the console from being a way in: another site's page can't reach `npm start` (a
@@ -31,7 +31,7 @@ import { waitFor } from "../support/wait.ts";
  * token of its printed address, from its own page or the person at the keyboard. The printed
  * address itself is opened as `npx skyforge console` prints it, in chromium.
  */
-const env = useConsoleBrowser();
+const env = consoleBrowser();
 const http = env.http;
 
 describe("the local stack against other sites", () => {

@@ -1,9 +1,9 @@
 import { build } from "esbuild";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { useConsoleBrowser } from "../support/console-browser.ts";
-import { blankPageServer, listeningPorts, portOf } from "../support/emulator-ports.ts";
-import { projectRoot } from "../support/project-copy.ts";
+import { consoleBrowser } from "../../support/console-browser.ts";
+import { blankPageServer, listeningPorts, portOf } from "../../support/emulator-ports.ts";
+import { projectRoot } from "../../support/project-copy.ts";
 
 /**
  * `@skyforge/client/realtime` in a real browser (Debian's chromium) on a page of another origin, as
@@ -11,45 +11,45 @@ import { projectRoot } from "../support/project-copy.ts";
  * polyfill, authenticated by its token alone; the same page's calls to the stack's HTTP API, token
  * or not, keep being refused.
  */
-const env = useConsoleBrowser();
-let bundle = "";
-let origin: Awaited<ReturnType<typeof blankPageServer>>;
-let page: Page | undefined;
-
+const env = consoleBrowser();
 const realtimeUrl = () => {
   const m = /^ +realtime +(ws:\/\/127\.0\.0\.1:\d+\/mqtt)/m.exec(env.stack().output());
   if (!m) throw new Error(`no realtime url in the banner:\n${env.stack().output()}`);
   return m[1] as string;
 };
 
-beforeAll(async () => {
-  const out = await build({
-    stdin: {
-      contents: 'export { subscribe } from "./client/realtime.ts";',
-      resolveDir: projectRoot,
-      loader: "ts",
-    },
-    bundle: true,
-    platform: "browser",
-    format: "iife",
-    globalName: "skyforgeRealtime",
-    write: false,
-    logLevel: "silent",
-  });
-  bundle = out.outputFiles[0]?.text ?? "";
-  origin = await blankPageServer();
-}, 60_000);
-afterAll(() => origin?.close());
-afterEach(() => page?.close());
-
-async function openForeignPage(): Promise<Page> {
-  page = await env.browser().newPage();
-  await page.goto(origin.url);
-  await page.addScriptTag({ content: bundle });
-  return page;
-}
-
 describe("realtime from a browser page on another origin", () => {
+  let bundle = "";
+  let origin: Awaited<ReturnType<typeof blankPageServer>>;
+  let page: Page | undefined;
+
+  beforeAll(async () => {
+    const out = await build({
+      stdin: {
+        contents: 'export { subscribe } from "./client/realtime.ts";',
+        resolveDir: projectRoot,
+        loader: "ts",
+      },
+      bundle: true,
+      platform: "browser",
+      format: "iife",
+      globalName: "skyforgeRealtime",
+      write: false,
+      logLevel: "silent",
+    });
+    bundle = out.outputFiles[0]?.text ?? "";
+    origin = await blankPageServer();
+  }, 60_000);
+  afterAll(() => origin?.close());
+  afterEach(() => page?.close());
+
+  async function openForeignPage(): Promise<Page> {
+    page = await env.browser().newPage();
+    await page.goto(origin.url);
+    await page.addScriptTag({ content: bundle });
+    return page;
+  }
+
   it("is served on a loopback port of its own, and the stack listens on nothing else new", () => {
     const ports = listeningPorts(env.stack().pid);
     expect(ports.has(portOf(realtimeUrl().replace("ws:", "http:")))).toBe(true);

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { openConsole, screenshot, see, useConsoleBrowser } from "../support/console-browser.ts";
+import { consoleBrowser, openConsole, screenshot, see } from "../../support/console-browser.ts";
 
 /**
  * A job's timeline in the web console (console/timeline.js, job-timeline.js), in a real browser
  * against a real `npm start`: built from the job's own records and its group's, no collector.
  */
-const env = useConsoleBrowser();
+const env = consoleBrowser();
 const http = env.http;
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import type { Page, Route } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import {
+  consoleBrowser,
   detailStatus,
   enqueueThroughUi,
   openConsole,
@@ -10,15 +11,14 @@ import {
   screenshot,
   see,
   UI_MS,
-  useConsoleBrowser,
-} from "../support/console-browser.ts";
+} from "../../support/console-browser.ts";
 
 /**
  * The web console in a real browser against a real `npm start` (test/support/console-browser.ts):
  * served by the local stack at /console. Every run rewrites the README's picture, docs/console.png
- * (docsPicture, below). The stage proxy and the cross-site refusals are in console-security.test.ts.
+ * (docsPicture, below). The stage proxy and the cross-site refusals are in console-security.ts.
  */
-const env = useConsoleBrowser();
+const env = consoleBrowser();
 const http = env.http;
 
 describe("the web console on npm start", () => {
@@ -374,7 +374,7 @@ describe("the web console on npm start", () => {
 });
 
 /** The README's picture, rewritten by every run of this test so it can't go stale. */
-const DOCS_PICTURE = fileURLToPath(new URL("../../docs/console.png", import.meta.url));
+const DOCS_PICTURE = fileURLToPath(new URL("../../../docs/console.png", import.meta.url));
 
 /**
  * docs/console.png: the page as the test leaves it, listing the test's three jobs (done, cancelled,

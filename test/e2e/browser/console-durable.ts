@@ -1,15 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { httpTransport } from "../../client/http-transport.ts";
-import { type ConsoleServer, startConsoleServer } from "../../console/serve.ts";
+import { httpTransport } from "../../../client/http-transport.ts";
+import { type ConsoleServer, startConsoleServer } from "../../../console/serve.ts";
 import {
+  consoleBrowser,
   detailStatus,
   enqueueThroughUi,
   openConsole,
   recorded,
   see,
-  useConsoleBrowser,
-} from "../support/console-browser.ts";
+} from "../../support/console-browser.ts";
 
 /**
  * A durable job's page in the web console (console/durable-steps.js), in a real browser against a
@@ -18,7 +18,7 @@ import {
  * forwarded call carries the token's secret and nothing else changes. Every wait is Playwright's,
  * bounded.
  */
-const env = useConsoleBrowser();
+const env = consoleBrowser();
 const http = env.http;
 
 const step = (page: import("playwright-core").Page, name: string, status: string) =>

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { detailStatus, openConsole, see, useConsoleBrowser } from "../support/console-browser.ts";
-import { waitFor } from "../support/wait.ts";
+import { consoleBrowser, detailStatus, openConsole, see } from "../../support/console-browser.ts";
+import { waitFor } from "../../support/wait.ts";
 
 /**
  * A paused job in the web console (docs/architecture.md §21), in a real browser against a real
  * `npm start`: the demo kind import-row pauses after both attempts on a row it can't read; its
  * detail shows it paused, each attempt in its timeline, and a Resume button that runs it again.
  */
-const env = useConsoleBrowser();
+const env = consoleBrowser();
 const http = env.http;
 
 describe("a paused job in the web console", () => {

@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { detailStatus, openConsole, see, UI_MS, useConsoleBrowser } from "../support/console-browser.ts";
+import { consoleBrowser, detailStatus, openConsole, see, UI_MS } from "../../support/console-browser.ts";
 
 /**
  * The web console live (console/live-job.js, console/queue-tail.js), in a real chromium against a
@@ -8,7 +8,7 @@ import { detailStatus, openConsole, see, UI_MS, useConsoleBrowser } from "../sup
  * rest, a failed subscription falls back to polling and says so, and a queue's tail shows a new
  * job's status changes. Every wait is Playwright's, bounded.
  */
-const env = useConsoleBrowser();
+const env = consoleBrowser();
 const http = env.http;
 const WORDS = Array.from({ length: 18 }, (_, i) => `w${i + 1}`);
 
