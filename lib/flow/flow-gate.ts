@@ -3,6 +3,7 @@ import { rateInForce } from "../job/flow-adaptive.ts";
 import { type FlowKey, flowKeyFields, flowRateBucket, limitKeyOf } from "../job/flow-key.ts";
 import { MAX_DELAY_SECONDS } from "../limits.ts";
 import { jobFields } from "../observability/log.ts";
+import type { TatMemory } from "../rate-limit/tat-memory.ts";
 import type { AdaptedKey, FlowPass, FlowPlace } from "../services/flow-service.ts";
 import {
   type FlowKeyState,
@@ -12,6 +13,7 @@ import {
   renewKeyPlace,
   takeKeyPlace,
 } from "../store/flow-key-ops.ts";
+import { rateLimitKey } from "../store/keys.ts";
 import { reserveStart } from "../store/rate-limit-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
@@ -40,6 +42,7 @@ export async function passFlowGate(
   deps: FlowDeps,
   msg: JobMessage,
   hide: (seconds: number) => Promise<void>,
+  tats: TatMemory,
 ): Promise<boolean | FlowPass> {
   const keyed = flowLimitsOf(deps.registry.get(msg.kind)?.flow).flatMap((limit) => {
     const fk = limitKeyOf(msg, limit);
@@ -93,7 +96,11 @@ export async function passFlowGate(
     if (rate && slot === undefined) {
       const cost = msg.flowCosts?.[limit.name] ?? 1;
       const { intervalMs } = rateCells(rate);
-      slot = rateSlot(await reserveStart(store, flowRateBucket(fk), now, intervalMs * cost), now, rate, cost);
+      const bucket = flowRateBucket(fk);
+      const remembered = rateLimitKey(bucket.scope, bucket.key).pk;
+      const reserved = await reserveStart(store, bucket, now, intervalMs * cost, tats.get(remembered));
+      tats.remember(remembered, reserved.tat);
+      slot = rateSlot(reserved.before, now, rate, cost);
       carried = withSlot(carried, limit, slot);
       if (slot > now) {
         // Its turn is reserved: it comes back then as a new message that carries it, so it doesn't

@@ -1,6 +1,7 @@
 import { flowLimitsOf } from "../job/flow.ts";
 import { limitKeyOf } from "../job/flow-key.ts";
 import { errorFields, jobFields } from "../observability/log.ts";
+import { TatMemory } from "../rate-limit/tat-memory.ts";
 import type {
   FlowPass,
   FlowService,
@@ -27,6 +28,8 @@ import { flowKeyView } from "./key-view.ts";
  */
 export class Flow implements FlowService {
   private readonly deps: FlowDeps;
+  /** The rates' buckets' last tats this process saw: a start's reservation tries the right form first. */
+  private readonly tats = new TatMemory();
 
   constructor(deps: FlowDeps) {
     this.deps = deps;
@@ -41,7 +44,7 @@ export class Flow implements FlowService {
   }
 
   gate(msg: JobMessage, hide: (seconds: number) => Promise<void>) {
-    return passFlowGate(this.deps, msg, hide);
+    return passFlowGate(this.deps, msg, hide, this.tats);
   }
 
   async releasePlace({ places }: FlowPass, jobId: string) {

@@ -5,6 +5,7 @@ import type { StoreContext } from "../store/context.ts";
 import { rateLimitKey } from "../store/keys.ts";
 import { takeTokens } from "../store/rate-limit-ops.ts";
 import { assertTokenCount, emissionInterval, gcraDecision, gcraLimit } from "./gcra.ts";
+import { TatMemory } from "./tat-memory.ts";
 
 export interface RateLimiterDeps {
   /** The table holding one bucket item per scope; its clock is the limiter's "now". */
@@ -22,12 +23,6 @@ const CONTENTION_WAIT_MS = 25;
 /** A key names a DynamoDB item: as long as a flow key may be. */
 const MAX_KEY_CHARS = 256;
 /**
- * Buckets whose last tat an instance remembers: a worker serving many tenants' keys forgets the
- * least recently used beyond this (forgetting only costs one request that a known denial would save).
- */
-const REMEMBERED_BUCKETS = 10_000;
-
-/**
  * Cluster-wide token buckets (GCRA, one DynamoDB item per scope, and one per (scope, key) for a
  * keyed take, each with the scope's capacity and refill). A grant is one conditional write.
  * Each instance remembers the last tat it saw per bucket; tat only grows, so that is a lower bound on
@@ -37,7 +32,7 @@ const REMEMBERED_BUCKETS = 10_000;
 export class RateLimiter {
   private readonly store: StoreContext;
   private readonly scopes: ReadonlyMap<string, RateLimitScope>;
-  private readonly lastTat = new Map<string, number>();
+  private readonly tats = new TatMemory();
 
   constructor({ store, scopes }: RateLimiterDeps) {
     validateRateLimitScopes(scopes);
@@ -60,7 +55,7 @@ export class RateLimiter {
     const cost = n * emissionInterval(declared);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = this.store.clock.now();
-      const known = this.lastTat.get(remembered);
+      const known = this.tats.get(remembered);
       const decision = gcraDecision(known, now, n, declared);
       if (!decision.allowed) return { granted: false, waitMs: decision.waitMs };
       const result = await takeTokens(this.store, bucket, {
@@ -69,7 +64,7 @@ export class RateLimiter {
         cost,
         limit: gcraLimit(now, n, declared),
       });
-      this.remember(remembered, result.tat);
+      this.tats.remember(remembered, result.tat);
       if (result.taken) return { granted: true };
     }
     return { granted: false, waitMs: CONTENTION_WAIT_MS };
@@ -80,22 +75,6 @@ export class RateLimiter {
     if (found) return found;
     const names = [...this.scopes.keys()].join(", ") || "(none)";
     throw new UsageError(`unknown rate-limit scope "${scope}"; declared scopes: ${names}`);
-  }
-
-  /**
-   * Concurrent answers arrive out of order, so keep the highest tat seen. A missing item (a wiped
-   * table) voids what we knew, or the idle form would never be tried again.
-   */
-  private remember(bucket: string, tat: number | undefined): void {
-    const before = this.lastTat.get(bucket);
-    // Deleted first, so the Map's insertion order keeps the least recently used bucket first.
-    this.lastTat.delete(bucket);
-    if (tat === undefined) return;
-    this.lastTat.set(bucket, Math.max(tat, before ?? tat));
-    if (this.lastTat.size > REMEMBERED_BUCKETS) {
-      const oldest = this.lastTat.keys().next().value;
-      if (oldest !== undefined) this.lastTat.delete(oldest);
-    }
   }
 }
 

@@ -58,30 +58,41 @@ export async function takeTokens(
   );
 }
 
+/** A start reserved: the bucket's tat before it (undefined: the bucket was idle) and after it. */
+export interface ReservedStart {
+  before: number | undefined;
+  tat: number;
+}
+
 /**
  * reserveStart — one start on a key's rate, reserved even when it must wait (GCRA with
  * reservations: a flow-controlled job takes its turn once, then waits for it, docs/architecture.md
  * §20). Two forms, as takeTokens: a bucket that is idle gets tat = now + interval (condition: tat
  * missing or before now); a busy one gets interval added to its tat (condition: tat at or after
- * now), with no upper bound: the caller waits until its turn.
- * result: the bucket's tat before this start.
+ * now), with no upper bound: the caller waits until its turn. The first form tried is the one `known`
+ * (the tat the caller last saw, lib/rate-limit/tat-memory.ts) says; a lost condition hands back the
+ * tat DynamoDB holds, which picks the next. So a rate under its limit costs one write a start, and
+ * one at its limit too, once the caller has seen the bucket.
+ * result: the bucket's tat before this start and after it.
  */
 export async function reserveStart(
   ctx: StoreContext,
   bucket: { scope: string; key: string },
   now: number,
   intervalMs: number,
-): Promise<number | undefined> {
+  known?: number,
+): Promise<ReservedStart> {
+  let form: TakeForm = known !== undefined && known >= now ? "busy" : "idle";
   for (let look = 0; look < 4; look++) {
-    const busy = await takeTokens(ctx, bucket, {
-      form: "busy",
-      now,
-      cost: intervalMs,
-      limit: Number.MAX_SAFE_INTEGER,
-    });
-    if (busy.taken) return busy.tat - intervalMs;
-    const idle = await takeTokens(ctx, bucket, { form: "idle", now, cost: intervalMs, limit: 0 });
-    if (idle.taken) return undefined;
+    const took = await takeTokens(
+      ctx,
+      bucket,
+      form === "busy"
+        ? { form, now, cost: intervalMs, limit: Number.MAX_SAFE_INTEGER }
+        : { form, now, cost: intervalMs, limit: 0 },
+    );
+    if (took.taken) return { before: form === "busy" ? took.tat - intervalMs : undefined, tat: took.tat };
+    form = took.tat !== undefined && took.tat >= now ? "busy" : "idle";
   }
   throw new InvariantError(`rate bucket ${bucket.scope}/${bucket.key}: no form took after 4 looks`);
 }

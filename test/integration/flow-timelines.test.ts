@@ -70,7 +70,7 @@ describe("docs/guide/flow-control.md's rate timeline", () => {
       const [at, name] = arrival.split(" ");
       clock.advance(t0 + Number(at) * 1000 - clock.now());
       const now = clock.now();
-      const before = await reserveStart(
+      const { before } = await reserveStart(
         h.engine.store,
         flowRateBucket(flowKey("timeline", "k")),
         now,

@@ -3,7 +3,10 @@ import { app } from "../../app/index.ts";
 import type { RateLimitScope } from "../../lib/declarations/rate-limit-scope.ts";
 import type { RateLimitAnswer } from "../../lib/job/kind.ts";
 import { RateLimiter } from "../../lib/rate-limit/rate-limiter.ts";
+import { TatMemory } from "../../lib/rate-limit/tat-memory.ts";
 import { createStoreContext } from "../../lib/store/context.ts";
+import { rateLimitKey } from "../../lib/store/keys.ts";
+import { reserveStart } from "../../lib/store/rate-limit-ops.ts";
 import { ManualClock } from "../support/clock.ts";
 import { clientOn, dynamoBackends, freshTable } from "../support/dynamo-backends.ts";
 
@@ -43,7 +46,7 @@ describe.each(dynamoBackends)("rate limiter on $name", (factory) => {
     const clock = new ManualClock();
     const store = createStoreContext(client(), await freshTable(client(), "rate"), clock);
     const limiter = () => new RateLimiter({ store, scopes: SCOPES });
-    return { clock, limiter };
+    return { clock, store, limiter };
   }
 
   /** The commands sent while `run` ran. */
@@ -133,6 +136,40 @@ describe.each(dynamoBackends)("rate limiter on $name", (factory) => {
     expect(firstDenial.slice(1).every((c) => c === "GetItemCommand")).toBe(true);
     expect(firstDenial.length).toBeLessThanOrEqual(2);
     expect(await commandsDuring(() => fresh.acquire("partner-api"))).toEqual([]);
+  });
+
+  it("a flow rate's reservation is one UpdateItem a start, idle or busy, once its tat is known; a wrong guess costs one lost write", async () => {
+    const { clock, store } = await setup();
+    const bucket = { scope: "flow:timeline", key: "k" };
+    const tats = new TatMemory();
+    const pk = rateLimitKey(bucket.scope, bucket.key).pk;
+    const reserve = async () => {
+      const reserved = await reserveStart(store, bucket, clock.now(), 200, tats.get(pk));
+      tats.remember(pk, reserved.tat);
+      return reserved;
+    };
+    const updates = (commands: string[]) => commands.filter((c) => c === "UpdateItemCommand").length;
+    // An idle bucket (never used, then one left to go idle): the idle form first, one write.
+    expect(await commandsDuring(reserve)).toEqual(["UpdateItemCommand"]);
+    clock.advance(1000);
+    expect(await commandsDuring(reserve)).toEqual(["UpdateItemCommand"]);
+    // Busy (starts closer than the interval): the known tat picks the busy form, one write each.
+    for (let i = 0; i < 3; i++) {
+      let before: number | undefined;
+      expect(
+        await commandsDuring(async () => {
+          before = (await reserve()).before;
+        }),
+      ).toEqual(["UpdateItemCommand"]);
+      expect(before).toBeGreaterThanOrEqual(clock.now());
+    }
+    // Another process's guess from an idle bucket it saw long ago: one lost write, then the right one
+    // (plus a read where the emulator doesn't return the item with the failure).
+    const stale = await commandsDuring(() =>
+      reserveStart(store, bucket, clock.now(), 200, clock.now() - 5000),
+    );
+    expect(updates(stale)).toBe(2);
+    expect(stale.length - updates(stale)).toBeLessThanOrEqual(1);
   });
 
   it("scopes are independent buckets", async () => {
