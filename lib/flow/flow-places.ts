@@ -62,9 +62,11 @@ export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<voi
  * A job gives its place in one key back (its run ended, or it waits for another of its limits): the
  * place goes to the first parked job of the key's line, whose message is sent again, or back to the
  * key when none waits. A failure is logged: the reaper's look at the parked jobs
- * (lib/flow/flow-heal.ts) finds a place left held by an ended run. `waiting`: the job gives it back to wait, not because its run
- * ended; a job that parked in this key's line meanwhile saw the place held by a job that hasn't
- * ended (not one to free), so once freed the key is looked at again (lookAfterParking).
+ * (lib/flow/flow-heal.ts) finds a place left held by an ended run. A place given back is followed
+ * by one more read of the line: a job that parked between the line's first read and the free looked
+ * at the key while the place was still held, and left it. `waiting`: the job gives it back to wait,
+ * not because its run ended; a job that parked in this key's line meanwhile saw the place held by a
+ * job that hasn't ended (not one to free), so once freed the key is looked at again.
  */
 export async function handPlaceOn(
   deps: PlaceDeps,
@@ -94,8 +96,10 @@ export async function handPlaceOn(
       if (state.holders[id] === undefined) return;
     }
     const since = state.holders[id];
-    if (since !== undefined && (await freeKeyPlaces(store, fk, { [id]: since })) && waiting)
-      await lookAfterParking(deps, fk);
+    if (since === undefined || !(await freeKeyPlaces(store, fk, { [id]: since }))) return;
+    // A job that parked after the line's read and looked at the key before this free saw it full
+    // and left it: the line is read once more (a place freed with no one waiting costs that query).
+    if (waiting || (await parkedJobs(store, fk, 1)).length > 0) await lookAfterParking(deps, fk);
   } catch (error) {
     log.warn("could not hand a flow key's place on; the reaper will", {
       ...flowKeyFields(fk),

@@ -1,6 +1,6 @@
 import pLimit from "p-limit";
 import { ulid } from "ulid";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import type { Clock } from "../../lib/clock.ts";
 import { ClientError, ThrottledError } from "../../lib/errors.ts";
@@ -9,7 +9,8 @@ import { flowKey } from "../../lib/job/flow-key.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
 import { parkJob, readFlowKeyState, takeKeyPlace } from "../../lib/store/flow-key-ops.ts";
-import { PARK_INDEX_SHARDS, parkShard } from "../../lib/store/keys.ts";
+import type { JobItem } from "../../lib/store/job-item.ts";
+import { flowKeyStateKey, PARK_INDEX_SHARDS, parkShard } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { messageFromItem } from "../../lib/transport/message-from-item.ts";
 import { OffsetClock } from "../support/clock.ts";
@@ -402,6 +403,44 @@ describe("flow control per key", () => {
     );
     const items = await Promise.all(answers.map((a) => getJob(h.engine.store, a.id ?? "")));
     expect(items.map((i) => i?.parked === true)).toEqual([true, true, true, false, true, false]);
+  });
+
+  it("a job that parks while the key's last run hands its place back (the line read before it parked, the place freed after its look) is sent at once, not left to the reaper", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const { store } = h.engine;
+    const fk = flowKey("t-solo", "race");
+    const running = ulid();
+    expect(await takeKeyPlace(store, fk, running, 1, h.engine.clock.now())).toBe(true);
+    // The run's hand-over reads the line (empty), then frees the place: in between, a job is enqueued,
+    // parks (the key is full) and looks at the key (still full, so it leaves it).
+    const send = store.doc.send.bind(store.doc);
+    let parked: string | undefined;
+    const spy = vi.spyOn(store.doc, "send").mockImplementation((async (
+      command: Parameters<typeof send>[0],
+    ) => {
+      const input = (command as { input?: { Key?: { pk?: string }; UpdateExpression?: string } }).input;
+      const freesTheRun =
+        parked === undefined &&
+        input?.Key?.pk === flowKeyStateKey(fk).pk &&
+        input.UpdateExpression?.startsWith("REMOVE") === true;
+      if (freesTheRun) {
+        parked = "";
+        const answer = await h.engine.producer.enqueue({
+          kind: "t-solo",
+          payload: { tenant: "race", seq: 1, ms: 0 },
+        });
+        parked = answer.job.id;
+        expect(await getJob(store, parked)).toMatchObject({ parked: true });
+      }
+      return send(command);
+    }) as never);
+    try {
+      await h.engine.flow.leavePlace({ id: running, kind: "t-solo", flowKey: "race" } as JobItem);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(parked).toBeTruthy();
+    expect(Object.keys((await readFlowKeyState(store, fk)).holders)).toEqual([parked]);
   });
 
   it("a late copy of a finished job's message takes no place for good", async () => {
