@@ -194,7 +194,7 @@ export class DurableRun {
   private sleepFor(name: string, seconds: number): Promise<void> {
     const problem = sleepProblem(name, seconds);
     if (problem) return Promise.reject(new DurableMisuseError(problem));
-    return this.sleepTo(name, () => this.deps.clock.now() + seconds * 1000);
+    return this.sleepTo(name, (now) => now + seconds * 1000);
   }
 
   private sleepUntil(name: string, until: Date): Promise<void> {
@@ -205,19 +205,17 @@ export class DurableRun {
     return this.sleepTo(name, () => at);
   }
 
-  private async sleepTo(name: string, untilOf: () => number): Promise<void> {
+  private async sleepTo(name: string, untilOf: (now: number) => number): Promise<void> {
     const { recorded, at } = this.journal.take(name, "sleep");
     const now = this.deps.clock.now();
     if (recorded) {
       if ((recorded.until ?? 0) <= now) return;
       return this.wait(new Suspension({ for: "sleep", until: recorded.until ?? now }));
     }
-    const until = Math.round(untilOf());
+    // The same now: read again, the clock may have moved a ms, and a sleep of 0 would suspend for it.
+    const until = Math.round(untilOf(now));
     const record = this.record(at, "sleep", { until });
-    if (until <= now) {
-      await this.write(name, record);
-      return;
-    }
+    if (until <= now) return this.write(name, record).then(() => undefined);
     this.stillOurs();
     return this.wait(new Suspension({ for: "sleep", until }, { name, record, mapExists: this.mapExists }));
   }

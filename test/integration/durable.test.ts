@@ -89,6 +89,17 @@ const kinds = [
     },
   }),
   defineUnboundKind({
+    name: "t-zero-sleep",
+    queue: "default",
+    payload: z.object({}),
+    maxAttempts: 3,
+    timeoutSeconds: 30,
+    handler: async (_p, ctx) => {
+      await ctx.sleep("none", 0);
+      return ctx.step("after", () => "went on");
+    },
+  }),
+  defineUnboundKind({
     name: "t-long-sleep",
     queue: "default",
     payload: z.object({}),
@@ -150,6 +161,28 @@ describe("durable steps", () => {
     ]);
     // The failed attempt spent one; the sleep gave its run's back.
     expect(done.attempts).toBe(2);
+  });
+
+  it("a sleep of 0 goes on in the same run, however the clock moves between its reads", async () => {
+    // A clock a millisecond later at every read: a sleep that read it twice would wait that one.
+    const clock = new (class extends OffsetClock {
+      override now(): number {
+        this.advance(1);
+        return super.now();
+      }
+    })();
+    const h = await harness.create({ clock, extraKinds: kinds });
+    h.startPoller();
+    const { job } = await h.engine.producer.enqueue({ kind: "t-zero-sleep", payload: {} });
+    const done = await settled(h, job.id, "done");
+    // One run: none ended suspended (a 1 ms sleep would have, and a second run finished the job).
+    expect((done.history ?? []).map((run) => run.o)).not.toContain("suspend");
+    const steps = toStepViews(done.steps, clock.now());
+    expect(steps.map((s) => [s.name, s.type, s.status, s.attempt])).toEqual([
+      ["none", "sleep", "done", 1],
+      ["after", "step", "done", 1],
+    ]);
+    expect(done.attempts).toBe(1);
   });
 
   it("two steps side by side, the job's first: both recorded in the one run", async () => {
