@@ -13,7 +13,6 @@ import {
   renewKeyPlace,
   takeKeyPlace,
 } from "../store/flow-key-ops.ts";
-import { rateLimitKey } from "../store/keys.ts";
 import { reserveStart } from "../store/rate-limit-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
@@ -97,9 +96,8 @@ export async function passFlowGate(
       const cost = msg.flowCosts?.[limit.name] ?? 1;
       const { intervalMs } = rateCells(rate);
       const bucket = flowRateBucket(fk);
-      const remembered = rateLimitKey(bucket.scope, bucket.key).pk;
-      const reserved = await reserveStart(store, bucket, now, intervalMs * cost, tats.get(remembered));
-      tats.remember(remembered, reserved.tat);
+      const reserved = await reserveStart(store, bucket, now, intervalMs * cost, tats.get(bucket));
+      tats.remember(bucket, reserved.tat);
       slot = rateSlot(reserved.before, now, rate, cost);
       carried = withSlot(carried, limit, slot);
       if (slot > now) {

@@ -2,8 +2,7 @@ import { type RateLimitScope, validateRateLimitScopes } from "../declarations/ra
 import { UsageError } from "../errors.ts";
 import type { RateLimitAnswer, RateLimitTake } from "../job/kind.ts";
 import type { StoreContext } from "../store/context.ts";
-import { rateLimitKey } from "../store/keys.ts";
-import { takeTokens } from "../store/rate-limit-ops.ts";
+import { formFor, takeTokens } from "../store/rate-limit-ops.ts";
 import { assertTokenCount, emissionInterval, gcraDecision, gcraLimit } from "./gcra.ts";
 import { TatMemory } from "./tat-memory.ts";
 
@@ -50,21 +49,19 @@ export class RateLimiter {
     assertTokenCount(n, declared);
     if (key !== undefined) assertKey(scope, key);
     const bucket = key === undefined ? { scope } : { scope, key };
-    // Remembered under the bucket's own partition key: one name for one bucket.
-    const remembered = rateLimitKey(scope, key).pk;
     const cost = n * emissionInterval(declared);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = this.store.clock.now();
-      const known = this.tats.get(remembered);
+      const known = this.tats.get(bucket);
       const decision = gcraDecision(known, now, n, declared);
       if (!decision.allowed) return { granted: false, waitMs: decision.waitMs };
       const result = await takeTokens(this.store, bucket, {
-        form: known === undefined || known < now ? "idle" : "busy",
+        form: formFor(known, now),
         now,
         cost,
         limit: gcraLimit(now, n, declared),
       });
-      this.tats.remember(remembered, result.tat);
+      this.tats.remember(bucket, result.tat);
       if (result.taken) return { granted: true };
     }
     return { granted: false, waitMs: CONTENTION_WAIT_MS };

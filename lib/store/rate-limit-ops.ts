@@ -13,6 +13,10 @@ import { stampFormat } from "./stored-formats.ts";
  */
 export type TakeForm = "idle" | "busy";
 
+/** The form whose condition a bucket whose tat is `tat` (undefined: no item) meets at `now`. */
+export const formFor = (tat: number | undefined, now: number): TakeForm =>
+  tat !== undefined && tat >= now ? "busy" : "idle";
+
 export interface TakeTokens {
   form: TakeForm;
   /** The instant the caller decided at; the condition compares tat against it. */
@@ -82,7 +86,7 @@ export async function reserveStart(
   intervalMs: number,
   known?: number,
 ): Promise<ReservedStart> {
-  let form: TakeForm = known !== undefined && known >= now ? "busy" : "idle";
+  let form = formFor(known, now);
   for (let look = 0; look < 4; look++) {
     const took = await takeTokens(
       ctx,
@@ -92,7 +96,7 @@ export async function reserveStart(
         : { form, now, cost: intervalMs, limit: 0 },
     );
     if (took.taken) return { before: form === "busy" ? took.tat - intervalMs : undefined, tat: took.tat };
-    form = took.tat !== undefined && took.tat >= now ? "busy" : "idle";
+    form = formFor(took.tat, now);
   }
   throw new InvariantError(`rate bucket ${bucket.scope}/${bucket.key}: no form took after 4 looks`);
 }

@@ -5,7 +5,6 @@ import type { RateLimitAnswer } from "../../lib/job/kind.ts";
 import { RateLimiter } from "../../lib/rate-limit/rate-limiter.ts";
 import { TatMemory } from "../../lib/rate-limit/tat-memory.ts";
 import { createStoreContext } from "../../lib/store/context.ts";
-import { rateLimitKey } from "../../lib/store/keys.ts";
 import { reserveStart } from "../../lib/store/rate-limit-ops.ts";
 import { ManualClock } from "../support/clock.ts";
 import { clientOn, dynamoBackends, freshTable } from "../support/dynamo-backends.ts";
@@ -142,10 +141,9 @@ describe.each(dynamoBackends)("rate limiter on $name", (factory) => {
     const { clock, store } = await setup();
     const bucket = { scope: "flow:timeline", key: "k" };
     const tats = new TatMemory();
-    const pk = rateLimitKey(bucket.scope, bucket.key).pk;
     const reserve = async () => {
-      const reserved = await reserveStart(store, bucket, clock.now(), 200, tats.get(pk));
-      tats.remember(pk, reserved.tat);
+      const reserved = await reserveStart(store, bucket, clock.now(), 200, tats.get(bucket));
+      tats.remember(bucket, reserved.tat);
       return reserved;
     };
     const updates = (commands: string[]) => commands.filter((c) => c === "UpdateItemCommand").length;
