@@ -79,8 +79,10 @@ export function takeKeyPlace(
 }
 
 /**
- * A place given to `id` at `now`: the key's state item is created when missing (a key never used,
- * whose state no place was ever written to, has every place free), else `condition` decides.
+ * A place given to `id` at `now` under `condition`, in one write for a key used before (its state
+ * item exists, however many places it holds): the update first. Refused, the item as it is tells a
+ * key whose condition failed (false) from a key never used, whose item is created with this first
+ * place (a put; lost to another first place, the update once more).
  */
 function placeWrite(
   ctx: StoreContext,
@@ -91,22 +93,22 @@ function placeWrite(
   condition: Condition,
 ): Promise<boolean> {
   const state = flowKeyStateKey(fk);
-  const first = conditionalPut(
-    ctx,
-    op,
-    { ...state, holders: { [id]: now }, ...formatStamp("flowKey") },
-    itemMissing,
-    { readCurrent: false },
-  );
-  const next = () =>
+  const set = (readCurrent: boolean) =>
     conditionalUpdate(
       ctx,
       op,
       state,
       (e) => ({ update: new Update(e).set(holderName(id), now), condition }),
-      { readCurrent: false },
+      { readCurrent },
     );
-  return wonRace(orOnConflict(first, () => next()));
+  const create = () =>
+    conditionalPut(ctx, op, { ...state, holders: { [id]: now }, ...formatStamp("flowKey") }, itemMissing, {
+      readCurrent: false,
+    });
+  return orOnConflict(
+    set(true).then(() => true),
+    (current) => current === undefined && wonRace(orOnConflict(create(), () => set(false))),
+  );
 }
 
 /**
