@@ -16,8 +16,9 @@ import {
 import { reserveStart } from "../store/rate-limit-ops.ts";
 import { getJob } from "../store/read-ops.ts";
 import { type JobMessage, seedFromMessage } from "../transport/job-message.ts";
-import type { FlowDeps } from "./flow-deps.ts";
-import { handPlaceOn, lookAfterParking, placeLeaseMs, resendJob } from "./flow-places.ts";
+import type { FlowDeps, FlowRoomDeps } from "./flow-deps.ts";
+import { lookAfterParking, placeLeaseMs, resendJob } from "./flow-places.ts";
+import { handPlaceOn } from "./hand-over.ts";
 
 /** One of the job's limits as its delivery meets it: the limit, the job's key under it, its state. */
 interface Met {
@@ -31,14 +32,14 @@ interface Met {
  * limits in declaration order, and in each its key's cool-down, its key's rate, its key's
  * concurrency. A job starts only when every limit admits it. The first limit that refuses it is the
  * one it waits for, and a job that waits holds no place in any limit: those it took or was handed
- * are handed on (lib/flow/flow-places.ts handPlaceOn).
+ * are handed on (lib/flow/hand-over.ts handPlaceOn).
  * result: a FlowPass to go on to the claim, with the places this delivery took (a redelivery keeps
  * those it holds); or the Ack of a delivery that waits: hidden through `hide` until the key cools or
  * its reserved start (false), or parked in the refusing key's line or sent again carrying its
  * reserved starts (true: this copy is deleted). No attempt is spent waiting.
  */
 export async function passFlowGate(
-  deps: FlowDeps,
+  deps: FlowRoomDeps,
   msg: JobMessage,
   hide: (seconds: number) => Promise<void>,
   tats: TatMemory,

@@ -1,20 +1,11 @@
 import { loadPayload } from "../claims/job-bodies.ts";
 import { concurrencyFor, type FlowLimit, flowLimitNamed, flowLimitsOf } from "../job/flow.ts";
-import {
-  encodeFlowKey,
-  type FlowKey,
-  flowKeyFields,
-  jobKeyFor,
-  limitKeyOf,
-  parkedLineOf,
-} from "../job/flow-key.ts";
+import { encodeFlowKey, type FlowKey, jobKeyFor, parkedLineOf } from "../job/flow-key.ts";
 import { isTerminal } from "../job/status.ts";
-import { errorFields } from "../observability/log.ts";
 import {
   type FlowKeyState,
   freeKeyPlaces,
   grantKeyPlace,
-  passKeyPlace,
   readFlowKeyState,
   renewKeyPlace,
 } from "../store/flow-key-ops.ts";
@@ -31,7 +22,7 @@ export type PlaceDeps = Pick<
 >;
 
 /** Parked jobs looked at per hand-over beyond the key's places (those may hold places on their way). */
-const LINE_LOOK = 5;
+export const LINE_LOOK = 5;
 
 /**
  * The limit of its kind a flow key is kept under (`fk.limit`: absent for the kind's first limit),
@@ -40,72 +31,6 @@ const LINE_LOOK = 5;
 export function limitOfKey(deps: Pick<PlaceDeps, "registry">, fk: FlowKey): FlowLimit | undefined {
   const limit = flowLimitNamed(deps.registry.get(fk.kind)?.flow, fk.limit);
   return limit !== undefined && (limit.index === 0) === (fk.limit === undefined) ? limit : undefined;
-}
-
-/**
- * A flow-controlled job's run ended (any outcome its owner wrote: done, dead, cancelled, a retry's
- * wait, a throttle, a hand-back): in every limit of its kind with a concurrency, its place goes to
- * the first parked job of the key's line, whose message is sent again, or back to the key
- * when none waits.
- */
-export async function leaveKeyPlace(deps: PlaceDeps, item: JobItem): Promise<void> {
-  const limits = flowLimitsOf(deps.registry.get(item.kind)?.flow);
-  await Promise.all(
-    limits.map((limit) => {
-      const fk = limitKeyOf(item, limit);
-      return fk === undefined ? undefined : handPlaceOn(deps, fk, limit, item.id);
-    }),
-  );
-}
-
-/**
- * A job gives its place in one key back (its run ended, or it waits for another of its limits): the
- * place goes to the first parked job of the key's line, whose message is sent again, or back to the
- * key when none waits. A failure is logged: the reaper's look at the parked jobs
- * (lib/flow/flow-heal.ts) finds a place left held by an ended run. A place given back is followed
- * by one more read of the line: a job that parked between the line's first read and the free looked
- * at the key while the place was still held, and left it. `waiting`: the job gives it back to wait,
- * not because its run ended; a job that parked in this key's line meanwhile saw the place held by a
- * job that hasn't ended (not one to free), so once freed the key is looked at again.
- */
-export async function handPlaceOn(
-  deps: PlaceDeps,
-  fk: FlowKey,
-  flow: FlowLimit,
-  id: string,
-  waiting = false,
-): Promise<void> {
-  if (!flow.settings.concurrency) return;
-  const { store, clock, log } = deps;
-  try {
-    const limit = concurrencyFor(flow.settings, fk.key);
-    const look = (typeof limit === "number" ? limit : 0) + LINE_LOOK;
-    // The line's head may hold places already (on their way to their claims): skip those.
-    let state = await readFlowKeyState(store, fk);
-    if (state.holders[id] === undefined) return;
-    for (const next of await parkedJobs(store, fk, look)) {
-      if (next.id === id || state.holders[next.id] !== undefined) continue;
-      if (!(await waitsHere(deps, fk, next))) continue;
-      const at = clock.now();
-      if (await passKeyPlace(store, fk, id, next.id, at)) {
-        await resendJob(deps, next, at);
-        return;
-      }
-      // Lost: this run held no place any more, or the next job got one meanwhile.
-      state = await readFlowKeyState(store, fk);
-      if (state.holders[id] === undefined) return;
-    }
-    const since = state.holders[id];
-    if (since === undefined || !(await freeKeyPlaces(store, fk, { [id]: since }))) return;
-    // A job that parked after the line's read and looked at the key before this free saw it full
-    // and left it: the line is read once more (a place freed with no one waiting costs that query).
-    if (waiting || (await parkedJobs(store, fk, 1)).length > 0) await lookAfterParking(deps, fk);
-  } catch (error) {
-    log.warn("could not hand a flow key's place on; the reaper will", {
-      ...flowKeyFields(fk),
-      ...errorFields(error),
-    });
-  }
 }
 
 /** Whether a kind declares one flow limit (or none): its jobs keep the lone limit's ways. */
@@ -120,7 +45,7 @@ function hasLoneLimit(deps: Pick<PlaceDeps, "registry">, kind: string): boolean 
  * for such a kind the job's item is read (strong) first; a lone limit's job is taken as read (its
  * only way out of the line is its claim, which a hand-over's condition already sees).
  */
-async function waitsHere(deps: PlaceDeps, fk: FlowKey, job: JobItem): Promise<boolean> {
+export async function waitsHere(deps: PlaceDeps, fk: FlowKey, job: JobItem): Promise<boolean> {
   if (hasLoneLimit(deps, job.kind)) return true;
   const now = await getJob(deps.store, job.id);
   const line = now?.status === "queued" && now.parked ? parkedLineOf(now) : undefined;

@@ -14,11 +14,12 @@ import type { JobItem } from "../store/job-item.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 import { busiestKeys } from "./busiest-keys.ts";
 import { climbAfterRun, coolJobKey } from "./flow-adapt.ts";
-import type { FlowDeps } from "./flow-deps.ts";
+import type { FlowDeps, FlowRoomDeps } from "./flow-deps.ts";
 import { passFlowGate } from "./flow-gate.ts";
 import { healParkedKeys } from "./flow-heal.ts";
 import { lookAfterParkingAll, parkIfKeyFull } from "./flow-park.ts";
-import { handPlaceOn, leaveKeyPlace } from "./flow-places.ts";
+import { handPlaceOn, leaveKeyPlace } from "./hand-over.ts";
+import { HandOverTurns } from "./hand-over-turns.ts";
 import { flowKeyView } from "./key-view.ts";
 
 /**
@@ -27,12 +28,12 @@ import { flowKeyView } from "./key-view.ts";
  * imports a file of lib/flow/.
  */
 export class Flow implements FlowService {
-  private readonly deps: FlowDeps;
+  private readonly deps: FlowRoomDeps;
   /** The rates' buckets' last tats this process saw: a start's reservation tries the right form first. */
   private readonly tats = new TatMemory();
 
   constructor(deps: FlowDeps) {
-    this.deps = deps;
+    this.deps = { ...deps, handOvers: new HandOverTurns() };
   }
 
   parkIfKeyFull(planned: readonly ParkableJob[]) {

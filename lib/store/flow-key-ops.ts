@@ -145,23 +145,32 @@ export function renewKeyPlace(ctx: StoreContext, fk: FlowKey, id: string, since:
   );
 }
 
+/** A place changing hands: the job that held it (its run ended), the job that takes it. */
+export interface PlacePass {
+  from: string;
+  to: string;
+}
+
 /**
- * passKeyPlace — a job whose run ended hands its place to the key's next waiting job.
- * input: the key, the job that held the place, the job that takes it, now.
- * condition: the first job still holds a place, and the second holds none yet (another run's may
+ * passKeyPlaces — jobs whose runs ended hand their places to the key's next waiting jobs, in one
+ * write (several when hand-overs of the key in one process joined: lib/flow/hand-over-turns.ts).
+ * input: the key, the passes (each `from` distinct, each `to` distinct), now.
+ * condition: every `from` still holds a place, and no `to` holds one yet (another run's pass may
  *   already be on its way to it).
- * result: true when handed over; false otherwise.
+ * result: true when every place changed hands; false when none did.
  */
-export function passKeyPlace(ctx: StoreContext, fk: FlowKey, from: string, to: string, now: number) {
+export function passKeyPlaces(ctx: StoreContext, fk: FlowKey, passes: readonly PlacePass[], now: number) {
   return wonRace(
     conditionalUpdate(
       ctx,
-      "passKeyPlace",
+      "passKeyPlaces",
       flowKeyStateKey(fk),
-      (e) => ({
-        update: new Update(e).remove(holderName(from)).set(holderName(to), now),
-        condition: and(holds(from), not(holds(to))),
-      }),
+      (e) => {
+        const update = new Update(e).remove(...passes.map((p) => holderName(p.from)));
+        for (const p of passes) update.set(holderName(p.to), now);
+        const condition = and(...passes.flatMap((p) => [holds(p.from), not(holds(p.to))]));
+        return { update, condition };
+      },
       { readCurrent: false },
     ),
   );

@@ -1,3 +1,4 @@
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import pLimit from "p-limit";
 import { ulid } from "ulid";
 import { describe, expect, it, vi } from "vitest";
@@ -443,6 +444,52 @@ describe("flow control per key", () => {
     expect(Object.keys((await readFlowKeyState(store, fk)).holders)).toEqual([parked]);
   });
 
+  it("two runs of a key in two processes whose hand-overs overlap pass their places to two jobs without a refused write: the key's state is read after the line", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const { a, b, waiting, writesDuring } = await pairOfRuns(h);
+    // A's hand-over makes its first read, then B's whole hand-over runs in another process.
+    const other = new Flow(h.engine);
+    let aStarted = false;
+    const { refused } = await writesDuring(
+      async (command, send) => {
+        const first = !aStarted;
+        aStarted = true;
+        try {
+          return await send(command);
+        } finally {
+          if (first) await other.leavePlace(b);
+        }
+      },
+      () => h.engine.flow.leavePlace(a),
+    );
+    expect(Object.keys((await readFlowKeyState(h.engine.store, pairKey)).holders).sort()).toEqual(waiting);
+    expect(refused).toBe(0);
+  });
+
+  it("two runs of a key in one process that end together pass their places to two jobs in one write: the second hand-over joins the first, which was reading", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const { a, b, waiting, writesDuring } = await pairOfRuns(h);
+    const { refused, stateWrites } = await writesDuring(
+      (command, send) => send(command),
+      () => Promise.all([h.engine.flow.leavePlace(a), h.engine.flow.leavePlace(b)]),
+    );
+    // B's hand-over came while A's read the line: both places change hands in A's one write.
+    expect(stateWrites).toBe(1);
+    expect(Object.keys((await readFlowKeyState(h.engine.store, pairKey)).holders).sort()).toEqual(waiting);
+    expect(refused).toBe(0);
+  });
+
+  it("of two hand-overs joined with one job waiting, one place goes to it and the other back to the key", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const { a, b, waiting, writesDuring } = await pairOfRuns(h, 1);
+    const { refused, stateWrites } = await writesDuring(
+      (command, send) => send(command),
+      () => Promise.all([h.engine.flow.leavePlace(a), h.engine.flow.leavePlace(b)]),
+    );
+    expect(Object.keys((await readFlowKeyState(h.engine.store, pairKey)).holders)).toEqual(waiting);
+    expect({ refused, stateWrites }).toEqual({ refused: 0, stateWrites: 2 });
+  });
+
   it("a late copy of a finished job's message takes no place for good", async () => {
     const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
     h.startPoller();
@@ -488,6 +535,57 @@ describe("flow control per key", () => {
     expect(h.metrics.total("enqueued")).toBe(0);
   });
 });
+
+const pairKey = flowKey("t-keyed", "pair");
+
+/**
+ * Two runs, a and b, holding both places of a key of t-keyed, and `waitingJobs` enqueued behind them
+ * (parked); `writesDuring` runs `act` with every store command passed through `through`, and counts
+ * the conditional writes refused meanwhile and the writes to the key's state item.
+ */
+async function pairOfRuns(h: Harness, waitingJobs = 2) {
+  const { store } = h.engine;
+  const endingRun = () => ({ id: ulid(), kind: "t-keyed", flowKey: "pair" }) as JobItem;
+  const [a, b] = [endingRun(), endingRun()];
+  for (const run of [a, b])
+    expect(await takeKeyPlace(store, pairKey, run.id, 2, h.engine.clock.now())).toBe(true);
+  const waiting: string[] = [];
+  for (let seq = 1; seq <= waitingJobs; seq++) {
+    const answer = await h.engine.producer.enqueue({
+      kind: "t-keyed",
+      payload: { tenant: "pair", seq, ms: 0 },
+    });
+    waiting.push(answer.job.id);
+  }
+  type Send = typeof store.doc.send;
+  type Command = Parameters<Send>[0];
+  async function writesDuring(
+    through: (command: Command, send: (c: Command) => Promise<unknown>) => Promise<unknown>,
+    act: () => Promise<unknown>,
+  ) {
+    const send = store.doc.send.bind(store.doc) as (c: Command) => Promise<unknown>;
+    let refused = 0;
+    let stateWrites = 0;
+    const spy = vi.spyOn(store.doc, "send").mockImplementation((async (command: Command) => {
+      const input = (command as { input?: { Key?: { pk?: string }; Item?: { pk?: string } } }).input;
+      if ((input?.Key ?? input?.Item)?.pk === flowKeyStateKey(pairKey).pk && !(command instanceof GetCommand))
+        stateWrites++;
+      try {
+        return await through(command, send);
+      } catch (error) {
+        if ((error as Error).name === "ConditionalCheckFailedException") refused++;
+        throw error;
+      }
+    }) as never);
+    try {
+      await act();
+    } finally {
+      spy.mockRestore();
+    }
+    return { refused, stateWrites };
+  }
+  return { a, b, waiting: waiting.sort(), writesDuring };
+}
 
 /** The engine on another clock, its flow control's too (the reaper reaches it through Engine.flow). */
 function withClock<E extends ConstructorParameters<typeof Flow>[0]>(engine: E, clock: Clock) {
