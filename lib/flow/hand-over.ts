@@ -75,7 +75,7 @@ async function handOver(
     // may hold places already (on their way to their claims): those are skipped.
     const line = await parkedJobs(store, fk, look);
     let state = await readFlowKeyState(store, fk);
-    const all = [first, ...joiners()];
+    const all = oneEntryAJob([first, ...joiners()]);
     let givers = all.filter((e) => state.holders[e.id] !== undefined);
     const waits = new Map<string, boolean>();
     for (let tries = 0; givers.length > 0 && tries <= line.length; tries++) {
@@ -128,4 +128,15 @@ async function pairUp(
     if (here) passes.push({ from: giver.id, to: next.id, job: next });
   }
   return passes;
+}
+
+/**
+ * One entry a job (a second hand-over of the same run, after a duplicate finalize, may join the
+ * first): one write can't name a holder twice. Waiting if any of its entries is.
+ */
+function oneEntryAJob(entries: readonly HandOverEntry[]): HandOverEntry[] {
+  const byId = new Map<string, HandOverEntry>();
+  for (const e of entries)
+    byId.set(e.id, { id: e.id, waiting: e.waiting || byId.get(e.id)?.waiting === true });
+  return [...byId.values()];
 }

@@ -479,6 +479,17 @@ describe("flow control per key", () => {
     expect(refused).toBe(0);
   });
 
+  it("a run's hand-over asked for twice at once (a duplicate finalize) joined with another's: each place changes hands once, in one write", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const { a, b, waiting, writesDuring } = await pairOfRuns(h);
+    const { refused, stateWrites } = await writesDuring(
+      (command, send) => send(command),
+      () => Promise.all([a, a, b].map((run) => h.engine.flow.leavePlace(run))),
+    );
+    expect(Object.keys((await readFlowKeyState(h.engine.store, pairKey)).holders).sort()).toEqual(waiting);
+    expect({ refused, stateWrites }).toEqual({ refused: 0, stateWrites: 1 });
+  });
+
   it("of two hand-overs joined with one job waiting, one place goes to it and the other back to the key", async () => {
     const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
     const { a, b, waiting, writesDuring } = await pairOfRuns(h, 1);
