@@ -10,7 +10,7 @@ import { itemFields, messageFields } from "../store/job-field-copies.ts";
 import { INLINE_PAYLOAD_BYTES, type JobItem } from "../store/job-item.ts";
 import { indexKeys, jobKey } from "../store/keys.ts";
 import { STORED_FORMATS } from "../store/stored-formats.ts";
-import { type TagEntry, tagEntries } from "../store/tag-entries.ts";
+import { type TaggedJob, taggedJob } from "../store/tag-entries.ts";
 import type { JobMessage } from "../transport/job-message.ts";
 import type { ValidRequest } from "./validate.ts";
 
@@ -30,8 +30,8 @@ export interface Planned {
   pendingUntil: number;
   /** A batch kind's key with a bound on its waiting jobs: the job takes a place in its backlog. */
   backlog?: { kind: string; key: string; max: number };
-  /** Its tag index entries, written ahead of its message (none for a job without tags). */
-  tagEntries: TagEntry[];
+  /** Its part of the tag index, written ahead of its message (none for a job without tags). */
+  tagged?: TaggedJob;
   /**
    * Its flow key was full at enqueue: the job's item is written parked in the key's line and no
    * message goes out until a place frees (lib/flow/flow-park.ts, through Engine.flow).
@@ -124,7 +124,7 @@ export function plan(v: ValidRequest, now: number, indexShards: number, extras: 
     payloadJson,
     writesItem,
     pendingUntil,
-    tagEntries: tagEntries(item, Math.floor(keepUntil / 1000)),
+    tagged: taggedJob(item, Math.floor(keepUntil / 1000)),
     ...(backlog ? { backlog } : {}),
   };
 }

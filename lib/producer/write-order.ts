@@ -2,7 +2,7 @@ import pLimit from "p-limit";
 import { internalErrorBody } from "../errors.ts";
 import { errorFields } from "../observability/log.ts";
 import { putJob } from "../store/enqueue-ops.ts";
-import { putTagEntries } from "../store/tag-entries.ts";
+import { putTagEntries, type TaggedJob, tagEntries } from "../store/tag-entries.ts";
 import type { SqsTransport } from "../transport/sqs-transport.ts";
 import { admitToKeyBacklog, unwindUnsent } from "./backlog-admission.ts";
 import { reserve } from "./reserve.ts";
@@ -18,8 +18,9 @@ const WRITES_AT_ONCE = 16;
  *
  * 1. reserve: a large payload's item or object, then its key's lock (a duplicate or a join is
  *    answered here, and nothing else is written);
- * 2. backlog: a batch kind's place in its key's backlog (§18), then a tagged job's tag index
- *    entries (§3), so a job is found by its tags from its first moment;
+ * 2. backlog: a batch kind's place in its key's backlog (§18), then the tagged jobs' tag index
+ *    entries (§3), one for each tag its jobs share (lib/store/tag-entries.ts), so a job is found by
+ *    its tags from its first moment;
  * 3. park: a flow key with no place free takes the job into its line, with no message (§20);
  * 4. send: the message, which carries the whole job: a crash before the item write still runs it
  *    (the claim builds the item from the message). A job due past SQS's 15-minute delay has none
@@ -46,16 +47,14 @@ export async function submit(
         try {
           const answer = await reserve(deps, entry);
           if (answer) entry.outcome = { answer };
-          else {
-            await admitToKeyBacklog(deps.store, entry.planned, entry.queue);
-            await putTagEntries(deps.store, entry.planned.tagEntries);
-          }
+          else await admitToKeyBacklog(deps.store, entry.planned, entry.queue);
         } catch (error) {
           entry.outcome = { error };
         }
       }),
     ),
   );
+  await indexTags(deps, entries);
   const ready = entries.filter((entry) => entry.outcome === undefined);
   const readyJobs = ready.map((e) => e.planned);
   await deps.flow.parkIfKeyFull(readyJobs);
@@ -80,6 +79,27 @@ export async function submit(
       parked,
       accepted.filter((p) => !p.parked && !p.scheduled && p.delaySeconds === 0),
     );
+}
+
+/**
+ * Step 2's tag index entries, for the jobs whose reserve went through: an entry the store refused
+ * fails each job it names (each job's own outcome; the others go on).
+ */
+async function indexTags(deps: WriteOrderDeps, entries: readonly Submission[]): Promise<void> {
+  const tagged = new Map<string, Submission>();
+  for (const entry of entries)
+    if (entry.outcome === undefined && entry.planned.tagged) tagged.set(entry.planned.item.id, entry);
+  if (tagged.size === 0) return;
+  const index = tagEntries([...tagged.values()].map((e) => e.planned.tagged as TaggedJob));
+  const refusals = await putTagEntries(deps.store, index);
+  index.forEach((written, n) => {
+    const error = refusals[n];
+    if (error === undefined) return;
+    for (const id of written.ids) {
+      const entry = tagged.get(id);
+      if (entry && entry.outcome === undefined) entry.outcome = { error };
+    }
+  });
 }
 
 /** Step 4. result: the jobs whose message did not go out, by id, with what to answer for each. */

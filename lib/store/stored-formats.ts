@@ -60,7 +60,12 @@ export const STORED_FORMATS = {
   coalesceLock: 1,
   flowHealCursor: 1,
   /** A tag index entry `tag#<shard>#<tag>`/`<createdAt>#<id>` (#43, lib/store/tag-entries.ts). */
-  tagEntry: 1,
+  /**
+   * A tag index entry `tag#<shard>#<tag>` (lib/store/tag-entries.ts). v2 (#43): the jobs of one
+   * enqueue call that share the tag and millisecond (`ids`, `kinds`), up to 16; a v1 entry names one
+   * job by its sort key, with its `kind`.
+   */
+  tagEntry: 2,
 } as const;
 
 export type StoredFormat = keyof typeof STORED_FORMATS;

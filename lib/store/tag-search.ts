@@ -6,7 +6,14 @@ import { getJobs } from "./group-read-ops.ts";
 import type { JobItem } from "./job-item.ts";
 import { matches, newestFirst, type SearchFilter } from "./search-filter.ts";
 import { checkFormat } from "./stored-formats.ts";
-import { entryJobId, TAG_SHARDS, tagPartition } from "./tag-entries.ts";
+import {
+  entryJobId,
+  jobsOfEntry,
+  type StoredTagEntry,
+  TAG_ENTRY_ATTRIBUTES,
+  TAG_SHARDS,
+  tagPartition,
+} from "./tag-entries.ts";
 
 /** Bounds on one call's work: rounds of shard queries, and tag entries looked at. */
 const MAX_ROUNDS = 8;
@@ -14,16 +21,23 @@ const MAX_EXAMINED = 1000;
 /** Entries a shard query reads when other filters may turn most of them down. */
 const WIDE_READ = 100;
 
+/** One job's place in a tag's index (`<createdAt>#<id>`), with its kind. */
 interface Entry {
   sk: string;
   kind: string;
 }
 
+/** The start of the millisecond of a place in the index (`<createdAt>#`). */
+const millisecondOf = (sk: string) => sk.slice(0, sk.indexOf("#") + 1);
+
 /**
  * A page of a tag's jobs newest first: each shard of the tag is read newest first below `before`
- * (and within the time window, a range of the sort key), the shards merged, and the entries every
+ * (and within the time window, a range of the sort key), the shards merged, and the jobs every
  * shard has answered down to are looked at in order: the kind from the entry itself, everything else
  * from the job, read in chunks. Entries whose job is gone (expired, or never written) are skipped.
+ * An entry names jobs created in one millisecond at or above its own sort key, so entries of the
+ * same millisecond can interleave: a shard that has more is read to the start of its last entry's
+ * millisecond (readShard), and has answered down to that.
  * result: the page's jobs, and the place to go on after when more may follow (a call stops after
  * MAX_ROUNDS rounds or MAX_EXAMINED entries, and may then answer fewer than `limit` with a cursor).
  */
@@ -46,15 +60,17 @@ export async function searchByTag(
     const shards = await Promise.all(
       Array.from({ length: TAG_SHARDS }, (_, s) => readShard(ctx, tagPartition(tag, s), want, upper, lower)),
     );
-    // A shard with more has answered only down to its last entry: below that, its order is unknown.
+    // A shard with more has answered only down to the start of its last entry's millisecond.
     const frontier = shards
       .filter((s) => s.more)
-      .map((s) => s.entries.at(-1)?.sk ?? "")
+      .map((s) => s.downTo)
       .sort(newestFirst)[0];
     const ready = shards
       .flatMap((s) => s.entries)
-      .filter((e) => frontier === undefined || e.sk >= frontier)
-      .sort((a, b) => newestFirst(a.sk, b.sk));
+      .filter((e) => (frontier === undefined || e.sk >= frontier) && (upper === undefined || e.sk < upper))
+      .sort((a, b) => newestFirst(a.sk, b.sk))
+      // A job named by two entries (its enqueue retried with its id, grouped otherwise) once.
+      .filter((e, n, all) => n === 0 || all[n - 1]?.sk !== e.sk);
     examined += ready.length;
     const candidates = ready.filter((e) => filter.kind === undefined || e.kind === filter.kind);
     for (let i = 0; i < candidates.length; ) {
@@ -83,15 +99,45 @@ export async function searchByTag(
   return { items, ...(upper !== undefined ? { after: upper } : {}) };
 }
 
+/**
+ * One shard's entries below `upper` (and from `lower`), newest first, `limit` of them, each job they
+ * name at its own place. With more to read, the rest of its last entry's millisecond is read too (an
+ * entry of that millisecond further down may name newer jobs): `downTo`, the start of that
+ * millisecond, is where its jobs are all known.
+ */
 async function readShard(
   ctx: StoreContext,
   partition: string,
   limit: number,
   upper: string | undefined,
   lower: string | undefined,
-): Promise<{ entries: Entry[]; more: boolean }> {
+): Promise<{ entries: Entry[]; more: boolean; downTo: string }> {
+  const first = await queryShard(ctx, partition, limit, upper, lower);
+  const last = first.items.at(-1)?.sk;
+  if (!first.more || last === undefined)
+    return { entries: first.items.flatMap(jobsOfEntry), more: false, downTo: "" };
+  const downTo = millisecondOf(last);
+  const rest: StoredTagEntry[] = [];
+  for (let from: Record<string, unknown> | undefined, done = false; !done; ) {
+    const page = await queryShard(ctx, partition, undefined, last, downTo, from);
+    rest.push(...page.items);
+    from = page.next;
+    done = from === undefined;
+  }
+  return { entries: [...first.items, ...rest].flatMap(jobsOfEntry), more: true, downTo };
+}
+
+/** One Query of a shard's entries, newest first, below `upper` (exclusive) and from `lower`. */
+async function queryShard(
+  ctx: StoreContext,
+  partition: string,
+  limit: number | undefined,
+  upper: string | undefined,
+  lower: string | undefined,
+  from?: Record<string, unknown>,
+): Promise<{ items: StoredTagEntry[]; more: boolean; next?: Record<string, unknown> }> {
   // An empty window (a cursor at or below its start): DynamoDB refuses BETWEEN with its bounds reversed.
-  if (upper !== undefined && lower !== undefined && upper <= lower) return { entries: [], more: false };
+  if (upper !== undefined && lower !== undefined && upper <= lower) return { items: [], more: false };
   const e = new Expr();
   const pk = `${e.name("pk")} = ${e.value(partition)}`;
   const sk = e.name("sk");
@@ -107,14 +153,21 @@ async function readShard(
     new QueryCommand({
       TableName: ctx.table,
       KeyConditionExpression: pk + range,
-      ProjectionExpression: `${sk}, ${e.name("kind")}`,
+      ProjectionExpression: TAG_ENTRY_ATTRIBUTES.map((a) => e.name(a)).join(", "),
       ...e.params(),
       ScanIndexForward: false,
-      Limit: limit,
+      ...(limit !== undefined ? { Limit: limit } : {}),
+      ...(from ? { ExclusiveStartKey: from } : {}),
       ReturnConsumedCapacity: "TOTAL",
     }),
   );
-  // BETWEEN takes its upper bound in: the place resumed after is not read again.
-  const entries = ((out.Items ?? []) as Entry[]).filter((entry) => upper === undefined || entry.sk < upper);
-  return { entries, more: out.LastEvaluatedKey !== undefined };
+  // BETWEEN takes its upper bound in: the entry at it was read already.
+  const items = ((out.Items ?? []) as StoredTagEntry[]).filter(
+    (entry) => upper === undefined || entry.sk < upper,
+  );
+  return {
+    items,
+    more: out.LastEvaluatedKey !== undefined,
+    ...(out.LastEvaluatedKey ? { next: out.LastEvaluatedKey } : {}),
+  };
 }

@@ -9,7 +9,7 @@ import { indexKeys } from "../../lib/store/keys.ts";
 import type { SearchFilter } from "../../lib/store/search-filter.ts";
 import { searchJobs } from "../../lib/store/search-ops.ts";
 import { formatStamp } from "../../lib/store/stored-formats.ts";
-import { tagEntries } from "../../lib/store/tag-entries.ts";
+import { JOBS_PER_ENTRY, type TaggedJob, tagEntries, taggedJob } from "../../lib/store/tag-entries.ts";
 import { jobItem, onEveryBackend, QUEUE, SHARDS, storeErrorOf } from "../support/store-conformance.ts";
 
 /**
@@ -36,15 +36,33 @@ function random(seed: number) {
   };
 }
 
-/** The 10 000 jobs: a third untagged, the rest with 1..3 tags; some share a millisecond. */
+/** Jobs of one enqueue call: created in one millisecond, and most of its tagged jobs share a tag. */
+const CALL = 40;
+
+/**
+ * The 10 000 jobs, in calls of CALL (every other call in the same millisecond as the one before, so
+ * their tag entries interleave): a third untagged, the rest with 1..3 tags, three in four of them
+ * their call's tag (so a call's entry of a tag names up to about 20 jobs: two entries of
+ * JOBS_PER_ENTRY and fewer).
+ */
 function corpus(base: JobItem): JobItem[] {
   const pick = random(43);
+  let createdAt = T0;
   return Array.from({ length: JOBS }, (_, i) => {
-    const createdAt = T0 + Math.floor(i / 2) * MINUTE + (i % 2 === 0 ? 0 : pick(2) * MINUTE);
+    const call = Math.floor(i / CALL);
+    if (i % CALL === 0)
+      createdAt = T0 + Math.floor(call / 2) * 40 * MINUTE + (call % 2 === 0 ? 0 : pick(2) * 40 * MINUTE);
     const id = ulid(createdAt);
     const status = STATUSES[pick(STATUSES.length)] as JobStatus;
     const tagCount = pick(3) === 0 ? 0 : 1 + pick(3);
-    const tags = [...new Set(Array.from({ length: tagCount }, () => TAGS[pick(TAGS.length)] as string))];
+    const callTag = TAGS[call % TAGS.length] as string;
+    const tags = [
+      ...new Set(
+        Array.from({ length: tagCount }, (_, n) =>
+          n === 0 && pick(4) !== 0 ? callTag : (TAGS[pick(TAGS.length)] as string),
+        ),
+      ),
+    ];
     const finished = status === "done" || status === "dead" || status === "cancelled";
     const queue = pick(4) === 0 ? "other" : QUEUE;
     return {
@@ -69,6 +87,10 @@ function corpus(base: JobItem): JobItem[] {
     } as JobItem;
   });
 }
+
+/** The tagged ones of some jobs, as the tag index sees them. */
+const asTagged = (jobs: readonly JobItem[]) =>
+  jobs.flatMap((j) => taggedJob(j, 2_000_000_000) ?? []) as TaggedJob[];
 
 async function writeAll(store: StoreContext, items: readonly object[]): Promise<void> {
   const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, i) =>
@@ -167,8 +189,14 @@ onEveryBackend(({ setup }) => {
     }, async () => {
       const { store, clock } = await setup();
       const jobs = corpus(jobItem(clock));
-      const entries = jobs.flatMap((j) =>
-        tagEntries(j, 2_000_000_000).map((e) => ({ ...e, ...formatStamp("tagEntry") })),
+      // As the calls' enqueues write them: one entry for each tag a call's jobs share, JOBS_PER_ENTRY at most.
+      const entries = Array.from({ length: JOBS / CALL }, (_, c) =>
+        tagEntries(asTagged(jobs.slice(c * CALL, (c + 1) * CALL))),
+      )
+        .flat()
+        .map((e) => ({ ...e, ...formatStamp("tagEntry") }));
+      expect(entries.filter((e) => e.ids.length === JOBS_PER_ENTRY).length, "full entries").toBeGreaterThan(
+        0,
       );
       await writeAll(store, [...jobs, ...entries]);
       const all = await scanJobs(store);
@@ -204,11 +232,29 @@ onEveryBackend(({ setup }) => {
         ).toBeInstanceOf(InvalidStoreInput);
     });
 
+    it("pages a tag shared by eight calls of 25 jobs in one millisecond (entries that interleave) newest first, without a gap", async () => {
+      const { store, clock } = await setup();
+      const at = clock.now();
+      const calls = Array.from({ length: 8 }, () =>
+        Array.from({ length: 25 }, () => ({
+          ...jobItem(clock, { id: ulid(at) }),
+          createdAt: at,
+          tags: ["burst"],
+        })),
+      );
+      const entries = calls.flatMap((call) => tagEntries(asTagged(call)));
+      expect(entries).toHaveLength(8 * Math.ceil(25 / JOBS_PER_ENTRY));
+      await writeAll(store, [...calls.flat(), ...entries.map((e) => ({ ...e, ...formatStamp("tagEntry") }))]);
+      const want = expected(calls.flat(), { tag: "burst" });
+      for (const limit of [1, 3, 7, 40])
+        expect(await everyPage(store, { tag: "burst" }, limit), `pages of ${limit}`).toEqual(want);
+    });
+
     it("skips a tag entry whose job is gone, and finds a job by each of its tags", async () => {
       const { store, clock } = await setup();
       const kept = { ...jobItem(clock), tags: ["a", "b"] };
       const gone = { ...jobItem(clock, { id: ulid(clock.now() + 1) }), tags: ["a"] };
-      await writeAll(store, [kept, ...tagEntries(kept, 2_000_000_000), ...tagEntries(gone, 2_000_000_000)]);
+      await writeAll(store, [kept, ...tagEntries(asTagged([kept])), ...tagEntries(asTagged([gone]))]);
       for (const tag of ["a", "b"])
         expect((await searchJobs(store, { tag }, { limit: 10 })).items.map((j) => j.id)).toEqual([kept.id]);
     });

@@ -1,5 +1,5 @@
-import { ScanCommand } from "@aws-sdk/lib-dynamodb";
-import { describe, expect, test } from "vitest";
+import { PutCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { describe, expect, test, vi } from "vitest";
 import * as z from "zod";
 import { systemClock } from "../../lib/clock.ts";
 import { ClientError } from "../../lib/errors.ts";
@@ -7,6 +7,7 @@ import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { replayJobs } from "../../lib/ops/replay-jobs.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
 import { searchJobs } from "../../lib/store/search-ops.ts";
+import { JOBS_PER_ENTRY } from "../../lib/store/tag-entries.ts";
 import { harnessPerTest, settled } from "../support/engine-harness.ts";
 
 /**
@@ -134,6 +135,74 @@ describe("tags", () => {
     expect(found.items).toHaveLength(2);
     expect(parent?.id).toBe(job.id);
     expect(child).toMatchObject({ kind: "echo", parent: { j: job.id }, tags: ["saga-7"] });
+  });
+
+  test("a batch's jobs that share a tag share its entries: 100 jobs, 7 entries; each job found once, newest first", async () => {
+    const h = await harness.create({ clock: systemClock });
+    const results = await h.engine.producer.enqueueBatch(
+      Array.from({ length: 100 }, (_, i) => ({
+        kind: "echo",
+        payload: i,
+        tags: i % 10 === 0 ? ["import-42", "tenth"] : ["import-42"],
+      })),
+    );
+    const ids = results.map((r) => r.id as string);
+    const items = await h.engine.store.doc.send(new ScanCommand({ TableName: h.engine.store.table }));
+    const entries = (items.Items ?? []).filter((i) => String(i.pk).startsWith("tag#"));
+    // 100 for import-42 in entries of JOBS_PER_ENTRY (16), and one of the ten tagged `tenth`.
+    expect(entries).toHaveLength(Math.ceil(100 / JOBS_PER_ENTRY) + 1);
+    const jobs = await h.engine.store.doc.send(new ScanCommand({ TableName: h.engine.store.table }));
+    const created = new Map((jobs.Items ?? []).filter((i) => i.sk === "job").map((i) => [i.id, i.createdAt]));
+    const newest = [...ids].sort(
+      (a, b) => Number(created.get(b)) - Number(created.get(a)) || (a < b ? 1 : -1),
+    );
+    const found: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await searchJobs(
+        h.engine.store,
+        { tag: "import-42" },
+        { limit: 15, ...(cursor ? { cursor } : {}) },
+      );
+      found.push(...page.items.map((j) => j.id));
+      cursor = page.cursor;
+    } while (cursor);
+    expect(found).toEqual(newest);
+    const tenth = await searchJobs(h.engine.store, { tag: "tenth" }, { limit: 20 });
+    expect(tenth.items.map((j) => j.id).sort()).toEqual(ids.filter((_, i) => i % 10 === 0).sort());
+  });
+
+  test("a tag entry the store refuses fails the jobs it names, each with its error, and the rest of the batch goes on", async () => {
+    const h = await harness.create({ clock: systemClock });
+    const send = h.engine.store.doc.send.bind(h.engine.store.doc);
+    const spy = vi.spyOn(h.engine.store.doc, "send").mockImplementation((async (
+      command: Parameters<typeof send>[0],
+    ) => {
+      const pk = (command as { input?: { Item?: { pk?: string } } }).input?.Item?.pk;
+      if (command instanceof PutCommand && pk?.endsWith("#doomed"))
+        throw new Error("the store refused this entry");
+      return send(command);
+    }) as never);
+    let results: Awaited<ReturnType<typeof h.engine.producer.enqueueBatch>>;
+    try {
+      results = await h.engine.producer.enqueueBatch(
+        Array.from({ length: 6 }, (_, i) => ({
+          kind: "echo",
+          payload: i,
+          tags: i < 3 ? ["doomed"] : ["fine"],
+        })),
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    expect(results.map((r) => r.id === undefined)).toEqual([true, true, true, false, false, false]);
+    const fine = await searchJobs(h.engine.store, { tag: "fine" }, { limit: 10 });
+    expect(fine.items.map((j) => j.id).sort()).toEqual(
+      results
+        .slice(3)
+        .map((r) => r.id)
+        .sort(),
+    );
   });
 
   test("a refused tag list is a 400 naming the tag, and nothing is written", async () => {
