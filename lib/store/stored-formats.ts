@@ -59,7 +59,6 @@ export const STORED_FORMATS = {
   batchCallPermit: 1,
   coalesceLock: 1,
   flowHealCursor: 1,
-  /** A tag index entry `tag#<shard>#<tag>`/`<createdAt>#<id>` (#43, lib/store/tag-entries.ts). */
   /**
    * A tag index entry `tag#<shard>#<tag>` (lib/store/tag-entries.ts). v2 (#43): the jobs of one
    * enqueue call that share the tag and millisecond (`ids`, `kinds`), up to 16; a v1 entry names one
