@@ -11,6 +11,12 @@ export interface HandOverEntry {
  */
 export type HandOver = (first: HandOverEntry, joiners: () => HandOverEntry[]) => Promise<void>;
 
+/**
+ * Entries joined into one hand-over at most: its write's condition names two paths a place (about
+ * 130 characters with a ULID), and DynamoDB refuses an expression over 4 KB. The rest wait a turn.
+ */
+const MOST_JOINED = 15;
+
 interface Queued {
   entry: HandOverEntry;
   run: HandOver;
@@ -48,7 +54,7 @@ export class HandOverTurns {
       // A hand-over logs its own failures; were one to throw, the key's other entries still go on.
       await next
         .run(next.entry, () => {
-          joined.push(...waiting.splice(0));
+          joined.push(...waiting.splice(0, MOST_JOINED));
           return joined.map((q) => q.entry);
         })
         .catch(() => undefined);

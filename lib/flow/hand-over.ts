@@ -76,6 +76,9 @@ async function handOver(
     const line = await parkedJobs(store, fk, look);
     let state = await readFlowKeyState(store, fk);
     const all = oneEntryAJob([first, ...joiners()]);
+    // An entry that joined while the state was read may hold a place taken after that read (a
+    // gate's give-back of a place it had just taken): the state is read again for it.
+    if (all.some((e) => state.holders[e.id] === undefined)) state = await readFlowKeyState(store, fk);
     let givers = all.filter((e) => state.holders[e.id] !== undefined);
     const waits = new Map<string, boolean>();
     for (let tries = 0; givers.length > 0 && tries <= line.length; tries++) {
@@ -83,7 +86,15 @@ async function handOver(
       if (passes.length === 0) break;
       const at = clock.now();
       if (await passKeyPlaces(store, fk, passes, at)) {
-        await Promise.all(passes.map((p) => resendJob(deps, p.job, at)));
+        // A send that fails leaves a placed job without its message: the repair's (fillPlaces) to
+        // send it again once its place is a lease old. The givers left are freed whatever came of it.
+        const sends = await Promise.allSettled(passes.map((p) => resendJob(deps, p.job, at)));
+        for (const sent of sends)
+          if (sent.status === "rejected")
+            log.warn("could not send a job handed a flow key's place; the reaper will", {
+              ...flowKeyFields(fk),
+              ...errorFields(sent.reason),
+            });
         givers = givers.filter((e) => !passes.some((p) => p.from === e.id));
         break;
       }
@@ -92,8 +103,7 @@ async function handOver(
       givers = givers.filter((e) => state.holders[e.id] !== undefined);
     }
     // No one (more) waits for these: their places go back to the key.
-    const frees = Object.fromEntries(givers.map((e) => [e.id, state.holders[e.id] as number]));
-    if (givers.length === 0 || !(await freeKeyPlaces(store, fk, frees))) return;
+    if (givers.length === 0 || !(await freeHeld(deps, fk, givers, state))) return;
     // A job that parked after the line's read and looked at the key before this free saw it full
     // and left it: the line is read once more (a place freed with no one waiting costs that query).
     if (all.some((e) => e.waiting) || (await parkedJobs(store, fk, 1)).length > 0)
@@ -104,6 +114,34 @@ async function handOver(
       ...errorFields(error),
     });
   }
+}
+
+/**
+ * The givers' places back to the key, each if still held as read. Refused (one of them changed: the
+ * reaper freed it, another process passed it), the state is read again and those still held are
+ * freed. result: whether places were freed.
+ */
+async function freeHeld(
+  deps: PlaceDeps,
+  fk: FlowKey,
+  givers: readonly HandOverEntry[],
+  read: FlowKeyState,
+): Promise<boolean> {
+  let state = read;
+  for (let tries = 0; tries < 2; tries++) {
+    const held = givers.filter((e) => state.holders[e.id] !== undefined);
+    if (held.length === 0) return false;
+    if (
+      await freeKeyPlaces(
+        deps.store,
+        fk,
+        Object.fromEntries(held.map((e) => [e.id, state.holders[e.id] as number])),
+      )
+    )
+      return true;
+    state = await readFlowKeyState(deps.store, fk);
+  }
+  return false;
 }
 
 /**

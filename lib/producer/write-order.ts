@@ -14,7 +14,8 @@ const WRITES_AT_ONCE = 16;
 /**
  * The enqueue's write order, the only place it is written (docs/architecture.md §6): a single
  * enqueue is a submission of one, a batch one of many, a debounced or singleton job a submission of
- * one whose reserve takes its coalesce key (§19). Each job gets its outcome; none fails another.
+ * one whose reserve takes its coalesce key (§19). Each job gets its outcome; none fails another,
+ * but for a tag entry the store refuses, which fails the jobs of the call it names.
  *
  * 1. reserve: a large payload's item or object, then its key's lock (a duplicate or a join is
  *    answered here, and nothing else is written);
@@ -92,14 +93,39 @@ async function indexTags(deps: WriteOrderDeps, entries: readonly Submission[]): 
   if (tagged.size === 0) return;
   const index = tagEntries([...tagged.values()].map((e) => e.planned.tagged as TaggedJob));
   const refusals = await putTagEntries(deps.store, index);
+  const failed = new Map<Submission, unknown>();
   index.forEach((written, n) => {
     const error = refusals[n];
     if (error === undefined) return;
     for (const id of written.ids) {
       const entry = tagged.get(id);
-      if (entry && entry.outcome === undefined) entry.outcome = { error };
+      if (entry && !failed.has(entry)) failed.set(entry, error);
     }
   });
+  await Promise.all(
+    [...failed].map(async ([entry, error]) => {
+      entry.outcome = await unwound(deps, entry, { error });
+    }),
+  );
+}
+
+/**
+ * A job that won't be sent (its message or a tag entry refused): nothing of it exists, so what its
+ * reserve and backlog took is freed, and the caller's retry isn't a conflict. result: `outcome`,
+ * or the error that kept it from being freed.
+ */
+async function unwound(
+  deps: WriteOrderDeps,
+  { planned, queue, taken }: Pick<Submission, "planned" | "queue" | "taken">,
+  outcome: Outcome,
+): Promise<Outcome> {
+  try {
+    await unwindUnsent(deps.store, planned, queue);
+    if (taken) await deps.coalesce.unwind(taken);
+  } catch (error) {
+    return { error };
+  }
+  return outcome;
 }
 
 /** Step 4. result: the jobs whose message did not go out, by id, with what to answer for each. */
@@ -127,16 +153,7 @@ async function finish(
   notSent: (Outcome & { error: unknown }) | undefined,
   sending: Sending,
 ): Promise<Outcome> {
-  if (notSent) {
-    // Nothing of the job exists: free its keys so that the caller's retry isn't a conflict.
-    try {
-      await unwindUnsent(deps.store, p, queue);
-      if (taken) await deps.coalesce.unwind(taken);
-    } catch (error) {
-      return { error };
-    }
-    return notSent;
-  }
+  if (notSent) return unwound(deps, { planned: p, queue, taken }, notSent);
   let accepted = p.item;
   try {
     if (p.writesItem) {

@@ -86,7 +86,8 @@ export async function getJobs(
   ids: readonly string[],
   { consistent = true }: { consistent?: boolean } = {},
 ): Promise<Map<string, JobItem>> {
-  const items = (await batchGetAll(ctx, ids.map(jobKey), consistent)) as unknown as JobItem[];
+  // Each id once: BatchGetItem refuses a request that names a key twice.
+  const items = (await batchGetAll(ctx, [...new Set(ids)].map(jobKey), consistent)) as unknown as JobItem[];
   return new Map(items.map((item) => [item.id, item]));
 }
 

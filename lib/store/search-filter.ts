@@ -69,7 +69,9 @@ export const newestFirst = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0
 const SearchCursor = z
   .object({
     q: z.string().length(22),
-    after: z.string().regex(/^\d{15}#[0-9A-Za-z]{1,64}$/),
+    // A job's place, or the start of a millisecond (`<15 digits>#`: where a tag search that ran
+    // out of rounds had read down to).
+    after: z.string().regex(/^\d{15}#[0-9A-Za-z]{0,64}$/),
   })
   .strict();
 

@@ -4,7 +4,7 @@ import type { StoreContext } from "./context.ts";
 import { Expr } from "./expression.ts";
 import { getJobs } from "./group-read-ops.ts";
 import type { JobItem } from "./job-item.ts";
-import { matches, newestFirst, type SearchFilter } from "./search-filter.ts";
+import { matches, newestFirst, placeOf, type SearchFilter } from "./search-filter.ts";
 import { checkFormat } from "./stored-formats.ts";
 import {
   entryJobId,
@@ -85,7 +85,9 @@ export async function searchByTag(
       );
       for (const [n, entry] of chunk.entries()) {
         const job = jobs.get(entryJobId(entry.sk));
-        if (!job || !matches(job, filter)) continue;
+        // An entry left by a failed enqueue whose id was used again later names the job at a place
+        // not its own: the job is answered at its own place only.
+        if (!job || placeOf(job) !== entry.sk || !matches(job, filter)) continue;
         items.push(checkFormat("job", job, `job ${job.id}`));
         if (items.length === limit) {
           const more = n < chunk.length - 1 || i < candidates.length || frontier !== undefined;

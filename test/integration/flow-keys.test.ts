@@ -9,7 +9,13 @@ import { Flow } from "../../lib/flow/flow-service.ts";
 import { flowKey } from "../../lib/job/flow-key.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
 import { runReaper } from "../../lib/ops/reaper.ts";
-import { parkJob, readFlowKeyState, takeKeyPlace } from "../../lib/store/flow-key-ops.ts";
+import {
+  freeKeyPlaces,
+  parkJob,
+  readFlowKeyState,
+  renewKeyPlace,
+  takeKeyPlace,
+} from "../../lib/store/flow-key-ops.ts";
 import type { JobItem } from "../../lib/store/job-item.ts";
 import { flowKeyStateKey, PARK_INDEX_SHARDS, parkShard } from "../../lib/store/keys.ts";
 import { getJob } from "../../lib/store/read-ops.ts";
@@ -263,6 +269,12 @@ describe("flow control per key", () => {
     );
     h.startPoller();
     for (const r of done) await settled(h, r.id ?? "", "done");
+    // Their real hand-overs follow their finalizes: awaited (bounded), so none runs after the crash is staged.
+    await waitFor(
+      async () =>
+        Object.keys((await readFlowKeyState(store, flowKey("t-keyed", "crashy"))).holders).length === 0,
+      "the two runs' places to be handed back",
+    );
     for (const r of done)
       expect(await takeKeyPlace(store, flowKey("t-keyed", "crashy"), r.id ?? "", 2, clock.now())).toBe(true);
     // A job parked behind them by a worker that died before it looked at the key again (no
@@ -499,6 +511,63 @@ describe("flow control per key", () => {
     );
     expect(Object.keys((await readFlowKeyState(h.engine.store, pairKey)).holders)).toEqual(waiting);
     expect({ refused, stateWrites }).toEqual({ refused: 0, stateWrites: 2 });
+  });
+
+  it("an entry that joins while the key's state is read, with a place taken after that read, hands it on: the state is read again", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const { store } = h.engine;
+    const { a, b, waiting, writesDuring } = await pairOfRuns(h);
+    // b holds no place at A's read of the state: b takes one once that read is answered, then gives
+    // it back (a gate's give-back to wait), joining A's hand-over.
+    const held = await readFlowKeyState(store, pairKey);
+    expect(await freeKeyPlaces(store, pairKey, { [b.id]: held.holders[b.id] as number })).toBe(true);
+    let joined: Promise<void> | undefined;
+    await writesDuring(
+      async (command, send) => {
+        const out = await send(command);
+        const key = (command as { input?: { Key?: { pk?: string } } }).input?.Key?.pk;
+        if (joined === undefined && command instanceof GetCommand && key === flowKeyStateKey(pairKey).pk) {
+          expect(await takeKeyPlace(store, pairKey, b.id, 2, h.engine.clock.now())).toBe(true);
+          joined = h.engine.flow.leavePlace(b);
+        }
+        return out;
+      },
+      () => h.engine.flow.leavePlace(a),
+    );
+    await joined;
+    expect(Object.keys((await readFlowKeyState(store, pairKey)).holders).sort()).toEqual(waiting);
+  });
+
+  it("a joined hand-over whose free is refused (a giver's place renewed meanwhile) reads the state again and frees it", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const { store } = h.engine;
+    const { a, b, waiting, writesDuring } = await pairOfRuns(h, 1);
+    let renewed = false;
+    await writesDuring(
+      async (command, send) => {
+        const update = (command as { input?: { UpdateExpression?: string } }).input?.UpdateExpression ?? "";
+        const frees = update.startsWith("REMOVE") && !update.includes("SET");
+        if (frees && !renewed) {
+          renewed = true;
+          const held = (await readFlowKeyState(store, pairKey)).holders;
+          for (const run of [a, b])
+            if (held[run.id] !== undefined)
+              expect(
+                await renewKeyPlace(
+                  store,
+                  pairKey,
+                  run.id,
+                  held[run.id] as number,
+                  (held[run.id] as number) + 1,
+                ),
+              ).toBe(true);
+        }
+        return send(command);
+      },
+      () => Promise.all([h.engine.flow.leavePlace(a), h.engine.flow.leavePlace(b)]),
+    );
+    expect(renewed).toBe(true);
+    expect(Object.keys((await readFlowKeyState(store, pairKey)).holders)).toEqual(waiting);
   });
 
   it("a late copy of a finished job's message takes no place for good", async () => {

@@ -250,6 +250,43 @@ onEveryBackend(({ setup }) => {
         expect(await everyPage(store, { tag: "burst" }, limit), `pages of ${limit}`).toEqual(want);
     });
 
+    it("a search that runs out of its rounds answers a cursor the next call takes, and finds what lay past it", async () => {
+      const { store, clock } = await setup();
+      const at = clock.now();
+      // 1 100 jobs of one tag that a status filter turns down, newer than the one it matches.
+      const crowd = Array.from({ length: 1_100 }, (_, i) => ({
+        ...jobItem(clock, { id: ulid(at + 1 + i) }),
+        createdAt: at + 1 + i,
+        status: "done" as const,
+        tags: ["crowd"],
+      }));
+      const sought = {
+        ...jobItem(clock, { id: ulid(at) }),
+        createdAt: at,
+        status: "queued" as const,
+        tags: ["crowd"],
+      };
+      const jobs = [sought, ...crowd];
+      const entries = jobs.flatMap((j) => tagEntries(asTagged([j])));
+      await writeAll(store, [...jobs, ...entries.map((e) => ({ ...e, ...formatStamp("tagEntry") }))]);
+      const filter = { tag: "crowd", status: "queued" as const };
+      const first = await searchJobs(store, filter, { limit: 5 });
+      expect(first.items).toEqual([]);
+      expect(first.cursor).toBeDefined();
+      expect(await everyPage(store, filter, 5)).toEqual([sought.id]);
+    });
+
+    it("answers a job at its own place only: an entry left at another time by an enqueue of the same id that failed", async () => {
+      const { store, clock } = await setup();
+      const job = { ...jobItem(clock), tags: ["reused"] };
+      const stale = tagEntries(asTagged([{ ...job, createdAt: job.createdAt - 60_000 }]));
+      await writeAll(
+        store,
+        [job, ...tagEntries(asTagged([job])), ...stale].map((i) => ({ ...i, ...formatStamp("tagEntry") })),
+      );
+      for (const limit of [1, 10]) expect(await everyPage(store, { tag: "reused" }, limit)).toEqual([job.id]);
+    });
+
     it("skips a tag entry whose job is gone, and finds a job by each of its tags", async () => {
       const { store, clock } = await setup();
       const kept = { ...jobItem(clock), tags: ["a", "b"] };

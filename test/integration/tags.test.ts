@@ -172,7 +172,7 @@ describe("tags", () => {
     expect(tenth.items.map((j) => j.id).sort()).toEqual(ids.filter((_, i) => i % 10 === 0).sort());
   });
 
-  test("a tag entry the store refuses fails the jobs it names, each with its error, and the rest of the batch goes on", async () => {
+  test("a tag entry the store refuses fails the jobs it names, each with its error, frees their unique keys, and the rest of the batch goes on", async () => {
     const h = await harness.create({ clock: systemClock });
     const send = h.engine.store.doc.send.bind(h.engine.store.doc);
     const spy = vi.spyOn(h.engine.store.doc, "send").mockImplementation((async (
@@ -190,12 +190,21 @@ describe("tags", () => {
           kind: "echo",
           payload: i,
           tags: i < 3 ? ["doomed"] : ["fine"],
+          uniqueKey: `once-${i}`,
         })),
       );
     } finally {
       spy.mockRestore();
     }
     expect(results.map((r) => r.id === undefined)).toEqual([true, true, true, false, false, false]);
+    // Nothing of a failed job is left: the caller's retry is a new job, not a duplicate of none.
+    const retried = await h.engine.producer.enqueue({
+      kind: "echo",
+      payload: 0,
+      tags: ["doomed"],
+      uniqueKey: "once-0",
+    });
+    expect(retried.duplicate).toBeFalsy();
     const fine = await searchJobs(h.engine.store, { tag: "fine" }, { limit: 10 });
     expect(fine.items.map((j) => j.id).sort()).toEqual(
       results

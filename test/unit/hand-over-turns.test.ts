@@ -43,6 +43,26 @@ describe("a flow key's hand-overs in one process (HandOverTurns)", () => {
     expect(ended.sort()).toEqual(["a", "b", "c", "d", "x"]);
   });
 
+  it("joins 15 entries at most into one hand-over; the rest take the next turn", async () => {
+    const turns = new HandOverTurns();
+    const { runs, run, releaseNext } = recorder();
+    const all = Array.from({ length: 20 }, (_, i) => turns.take("k", entry(`e${i}`), run));
+    await flush();
+    releaseNext();
+    await flush();
+    expect(runs.map((r) => [r.first, r.joined.length])).toEqual([
+      ["e0", 15],
+      ["e16", 0],
+    ]);
+    releaseNext();
+    await flush();
+    expect(runs.map((r) => [r.first, r.joined.length])).toEqual([
+      ["e0", 15],
+      ["e16", 3],
+    ]);
+    await Promise.all(all);
+  });
+
   it("a hand-over that throws leaves none of the key's others waiting", async () => {
     const turns = new HandOverTurns();
     const seen: string[] = [];
