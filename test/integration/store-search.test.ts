@@ -253,8 +253,9 @@ onEveryBackend(({ setup }) => {
     it("a search that runs out of its rounds answers a cursor the next call takes, and finds what lay past it", async () => {
       const { store, clock } = await setup();
       const at = clock.now();
-      // 1 100 jobs of one tag that a status filter turns down, newer than the one it matches.
-      const crowd = Array.from({ length: 1_100 }, (_, i) => ({
+      // 3 000 jobs of one tag that a status filter turns down, newer than the one it matches: a call
+      // looks at 1 000 entries at most (at most 400 a round), so the first stops well before it.
+      const crowd = Array.from({ length: 3_000 }, (_, i) => ({
         ...jobItem(clock, { id: ulid(at + 1 + i) }),
         createdAt: at + 1 + i,
         status: "done" as const,
