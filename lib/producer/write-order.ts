@@ -88,10 +88,14 @@ export async function submit(
  */
 async function indexTags(deps: WriteOrderDeps, entries: readonly Submission[]): Promise<void> {
   const tagged = new Map<string, Submission>();
+  const jobs: TaggedJob[] = [];
   for (const entry of entries)
-    if (entry.outcome === undefined && entry.planned.tagged) tagged.set(entry.planned.item.id, entry);
-  if (tagged.size === 0) return;
-  const index = tagEntries([...tagged.values()].map((e) => e.planned.tagged as TaggedJob));
+    if (entry.outcome === undefined && entry.planned.tagged && !tagged.has(entry.planned.item.id)) {
+      tagged.set(entry.planned.item.id, entry);
+      jobs.push(entry.planned.tagged);
+    }
+  if (jobs.length === 0) return;
+  const index = tagEntries(jobs);
   const refusals = await putTagEntries(deps.store, index);
   const failed = new Map<Submission, unknown>();
   index.forEach((written, n) => {

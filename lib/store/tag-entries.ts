@@ -99,9 +99,12 @@ export const TAG_ENTRY_ATTRIBUTES = ["sk", "kind", "ids", "kinds", "fv"] as cons
 export function jobsOfEntry(entry: StoredTagEntry): { sk: string; kind: string }[] {
   checkFormat("tagEntry", entry as Record<string, unknown>, `tag entry ${entry.sk}`);
   if (entry.ids === undefined) return [{ sk: entry.sk, kind: entry.kind ?? "" }];
-  const createdAt = entry.sk.slice(0, entry.sk.indexOf("#") + 1);
-  return entry.ids.map((id, n) => ({ sk: `${createdAt}${id}`, kind: entry.kinds?.[n] ?? "" }));
+  const millisecond = millisecondOf(entry.sk);
+  return entry.ids.map((id, n) => ({ sk: `${millisecond}${id}`, kind: entry.kinds?.[n] ?? "" }));
 }
+
+/** The start of the millisecond of a place in the index (`<createdAt>#`), which its entry's jobs share. */
+export const millisecondOf = (sk: string) => sk.slice(0, sk.indexOf("#") + 1);
 
 /** The job id a job's place in the index (its sk as a v1 entry's) names. */
 export const entryJobId = (sk: string) => sk.slice(sk.indexOf("#") + 1);

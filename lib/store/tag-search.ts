@@ -9,6 +9,7 @@ import { checkFormat } from "./stored-formats.ts";
 import {
   entryJobId,
   jobsOfEntry,
+  millisecondOf,
   type StoredTagEntry,
   TAG_ENTRY_ATTRIBUTES,
   TAG_SHARDS,
@@ -26,9 +27,6 @@ interface Entry {
   sk: string;
   kind: string;
 }
-
-/** The start of the millisecond of a place in the index (`<createdAt>#`). */
-const millisecondOf = (sk: string) => sk.slice(0, sk.indexOf("#") + 1);
 
 /**
  * A page of a tag's jobs newest first: each shard of the tag is read newest first below `before`
