@@ -59,6 +59,9 @@ export function handlerSettingsFromEnv(env: Env = process.env): HandlerSettings 
   };
 }
 
+/** The highest PORT the local stack takes: its realtime broker listens on the next one. */
+export const MAX_LOCAL_PORT = 65534;
+
 /** What `npm start` reads (scripts/start.ts): its port, the ticks' period, where it keeps data, and its log level. */
 export interface LocalStackSettings {
   port: number;
@@ -77,7 +80,7 @@ export function localStackSettingsFromEnv(env: Env = process.env): LocalStackSet
   if (!logLevel)
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.LOG_LEVEL}"`);
   return {
-    port: numberSetting(env, "PORT", { fallback: 3000, min: 0, max: 65535, whole: true }),
+    port: numberSetting(env, "PORT", { fallback: 3000, min: 0, max: MAX_LOCAL_PORT, whole: true }),
     tickSeconds: handlerSettingsFromEnv(env).tickMs / 1000,
     dataDir: env.SKYFORGE_DATA_DIR || undefined,
     logLevel,

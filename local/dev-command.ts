@@ -4,7 +4,12 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { poolKindsFromEnv } from "../functions/engine-config.ts";
-import { type Env, type LocalStackSettings, localStackSettingsFromEnv } from "../functions/env-settings.ts";
+import {
+  type Env,
+  type LocalStackSettings,
+  localStackSettingsFromEnv,
+  MAX_LOCAL_PORT,
+} from "../functions/env-settings.ts";
 import type { App } from "../lib/declarations/define-app.ts";
 import { ConfigError } from "../lib/errors.ts";
 import type { Log } from "../lib/observability/log.ts";
@@ -64,7 +69,7 @@ export async function runDev(argv: string[], options: DevOptions = {}): Promise<
   const shown = relative(cwd, found.file).startsWith("..") ? found.file : relative(cwd, found.file);
 
   let stack: LocalStack;
-  let settings: LocalStackSettings;
+  let settings: LocalStackSettings | undefined;
   let app: App;
   let watcher: AppWatcher;
   let reloads: Reloads;
@@ -111,10 +116,8 @@ export async function runDev(argv: string[], options: DevOptions = {}): Promise<
     // data directory in use, a PORT another process listens on): its message and what to do, no
     // trace. Anything else is a bug, and throws.
     if ((err as NodeJS.ErrnoException | undefined)?.code === "EADDRINUSE") {
-      const inUse = Number((err as { port?: number }).port);
-      console.error(
-        `port ${inUse} is in use: stop the other process or set PORT=${inUse < 65535 ? inUse + 1 : 0}`,
-      );
+      // Only startLocalStack listens, and it runs after the settings are read.
+      console.error(portInUse(Number((err as { port?: number }).port), settings?.port ?? 0));
       return 2;
     }
     if (!(err instanceof ConfigError)) throw err;
@@ -229,4 +232,14 @@ function poolEntry(env: Env, appModule: string, given: DevOptions["pool"]) {
     drainSeconds: 10,
     waitSeconds: 2,
   };
+}
+
+/**
+ * The answer to a port another process holds: PORT's own, or the realtime broker's (PORT + 1), and
+ * the next PORT that frees both.
+ */
+export function portInUse(inUse: number, port: number): string {
+  const whose = port !== 0 && inUse === port + 1 ? ` (the realtime broker's, PORT + 1)` : "";
+  const next = inUse + 1 <= MAX_LOCAL_PORT ? inUse + 1 : 0;
+  return `port ${inUse}${whose} is in use: stop the other process or set PORT=${next}`;
 }

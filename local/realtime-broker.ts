@@ -111,13 +111,15 @@ export async function startRealtimeBroker(options: RealtimeBrokerOptions): Promi
     res.writeHead(426, { "content-type": "text/plain" }).end("MQTT over WebSocket only\n");
   });
   const portOf = () => (http.address() as AddressInfo | null)?.port ?? 0;
-  const wss = new WebSocketServer({ server: http, maxPayload: 256 * 1024 });
-  wss.on("connection", (socket, req) => {
-    broker.handle(mqttStreamOf(socket), req);
-  });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
     http.listen(options.port ?? 0, options.host, () => resolve());
+  });
+  // Attached once the port is ours: ws re-emits its server's errors on itself, and a port in use,
+  // emitted there with no listener, crashed `npm start` with a trace instead of its one-line answer.
+  const wss = new WebSocketServer({ server: http, maxPayload: 256 * 1024 });
+  wss.on("connection", (socket, req) => {
+    broker.handle(mqttStreamOf(socket), req);
   });
   const { port } = http.address() as AddressInfo;
   return {

@@ -54,7 +54,7 @@ it("npm start refuses a bad SKYFORGE_TICK_SECONDS, PORT or LOG_LEVEL through the
   expect(tick.output).toContain('SKYFORGE_TICK_SECONDS must be a number above 0, got "soon"');
   const port = await startRefused({ PORT: "http" });
   expect(port.code).toBe(2);
-  expect(port.output).toContain('PORT must be a whole number from 0 to 65535, got "http"');
+  expect(port.output).toContain('PORT must be a whole number from 0 to 65534, got "http"');
   const level = await startRefused({ LOG_LEVEL: "loud" });
   expect(level.code).toBe(2);
   expect(level.output).toContain(
@@ -64,14 +64,47 @@ it("npm start refuses a bad SKYFORGE_TICK_SECONDS, PORT or LOG_LEVEL through the
 });
 
 it("npm start on a port in use says so in one line with the way out, no trace, and exits non-zero", async () => {
-  const other = createServer();
-  await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
-  const port = (other.address() as { port: number }).port;
+  // The realtime broker listens first, on PORT + 1: that one must be free for PORT's answer.
+  const other = await holdPort((held) => held + 1);
   try {
-    const { code, output } = await startRefused({ PORT: String(port) });
+    const { code, output } = await startRefused({ PORT: String(other.port) });
     expect(code).not.toBe(0);
-    expect(output.trim()).toBe(`port ${port} is in use: stop the other process or set PORT=${port + 1}`);
+    expect(output.trim()).toBe(
+      `port ${other.port} is in use: stop the other process or set PORT=${other.port + 1}`,
+    );
   } finally {
-    await new Promise<void>((resolve) => other.close(() => resolve()));
+    await other.close();
   }
 });
+
+it("npm start with the realtime broker's port (PORT + 1) in use names it in one line, no trace, and exits 2", async () => {
+  const other = await holdPort((held) => held - 1);
+  try {
+    const { code, output } = await startRefused({ PORT: String(other.port - 1) });
+    expect(code).toBe(2);
+    expect(output.trim()).toBe(
+      `port ${other.port} (the realtime broker's, PORT + 1) is in use: stop the other process or set PORT=${other.port + 1}`,
+    );
+  } finally {
+    await other.close();
+  }
+});
+
+/** Listens on a loopback port whose neighbour `free(port)` is free at the time (tried until one is). */
+async function holdPort(
+  free: (held: number) => number,
+): Promise<{ port: number; close: () => Promise<void> }> {
+  for (;;) {
+    const held = createServer();
+    await new Promise<void>((resolve) => held.listen(0, "127.0.0.1", resolve));
+    const port = (held.address() as { port: number }).port;
+    const close = () => new Promise<void>((resolve) => held.close(() => resolve()));
+    const probe = createServer();
+    const neighbourFree = await new Promise<boolean>((resolve) => {
+      probe.once("error", () => resolve(false));
+      probe.listen(free(port), "127.0.0.1", () => probe.close(() => resolve(true)));
+    });
+    if (neighbourFree) return { port, close };
+    await close();
+  }
+}

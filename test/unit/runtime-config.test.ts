@@ -120,7 +120,7 @@ describe("functions' configuration", () => {
       }),
     ).toEqual({ port: 0, tickSeconds: 1, dataDir: "/d", logLevel: "DEBUG" });
     expectRefused([
-      [localStackSettingsFromEnv, "PORT", "70000", "a whole number from 0 to 65535"],
+      [localStackSettingsFromEnv, "PORT", "70000", "a whole number from 0 to 65534"],
       [localStackSettingsFromEnv, "SKYFORGE_TICK_SECONDS", "-1", "a number above 0"],
       [
         localStackSettingsFromEnv,
