@@ -11,9 +11,10 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * Started first, the long files run beside the short ones instead of after them (longest-first is
  * the classic rule for the shortest end on a fixed number of workers).
  *
- * Rebuilt from the fresh-clone run of 2026-12-03 (6de28ae): cli-bulk (141 s) was 8th here and
- * store-search (45 s) not here at all; in a later run store-search, started last, ran alone at the
- * end of the shared phase for most of a minute.
+ * store-search (45 s in the fresh-clone run at 6de28ae) was missing: started last, it ran alone at
+ * the end of the shared phase for most of a minute. cli-bulk stays 8th: started third, beside the
+ * SST program runs, its 10 000 jobs took 247 s instead of 141, and the whole run about 170 CPU-s
+ * more (a starved stack, I believe, extends leases and receives more for the same jobs).
  *
  * The fault suite (run last, two files at a time: vitest.config.ts) is left in vitest's order.
  * Longest first put its two longest files, flow-keys and fault-injection, beside each other for
@@ -24,38 +25,38 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 export const SLOW_FILES = [
   "test/e2e/library-project.test.ts",
   "test/e2e/check-deploy-realtime.test.ts",
-  "test/e2e/cli-bulk.test.ts",
+  "test/e2e/browser.test.ts",
   "test/e2e/check-deploy.test.ts",
   "test/e2e/infra-real.test.ts",
-  "test/e2e/browser.test.ts",
   "test/e2e/client-package.test.ts",
-  "test/e2e/check-deploy-iam.test.ts",
   "test/e2e/check-deploy-exposure.test.ts",
-  "test/integration/stored-formats.test.ts",
-  "test/integration/store-search.test.ts",
-  "test/e2e/skyforge-component.test.ts",
+  "test/e2e/cli-bulk.test.ts",
   "test/integration/bench-cli.test.ts",
-  "test/integration/pool-process.test.ts",
-  "test/integration/heat-model.test.ts",
-  "test/integration/pool-batch.test.ts",
+  "test/e2e/check-deploy-iam.test.ts",
+  "test/e2e/skyforge-component.test.ts",
   "test/e2e/cli-durable.test.ts",
-  "test/e2e/cli.test.ts",
-  "test/e2e/cli-replay.test.ts",
-  "test/e2e/restart.test.ts",
-  "test/integration/pool-runner.test.ts",
-  "test/integration/batch-kinds.test.ts",
+  "test/integration/heat-model.test.ts",
+  "test/integration/store-search.test.ts",
   "test/e2e/skyforge-package.test.ts",
+  "test/e2e/cli-replay.test.ts",
+  "test/e2e/cli.test.ts",
+  "test/integration/pool-process.test.ts",
+  "test/e2e/restart.test.ts",
   "test/integration/cold-start-json.test.ts",
+  "test/integration/pool-batch.test.ts",
+  "test/integration/pool-runner.test.ts",
   "test/integration/flow-keys.test.ts",
-  "test/integration/pool-crash.test.ts",
-  "test/integration/worker-crash.test.ts",
-  "test/integration/flow-limits.test.ts",
-  "test/integration/flow-control.test.ts",
   "test/e2e/bad-pool-config.test.ts",
+  "test/integration/batch-kinds.test.ts",
   "test/e2e/schedule-validation.test.ts",
+  "test/integration/flow-limits.test.ts",
+  "test/integration/stored-formats.test.ts",
+  "test/integration/worker-crash.test.ts",
   "test/e2e/doctor.test.ts",
   "test/e2e/cli-foreign-answers.test.ts",
+  "test/integration/pool-crash.test.ts",
   "test/e2e/doc-examples.test.ts",
+  "test/integration/flow-control.test.ts",
 ] as const;
 
 export class SlowFilesFirst extends BaseSequencer {
