@@ -236,9 +236,9 @@ function poolEntry(env: Env, appModule: string, given: DevOptions["pool"]) {
 
 /**
  * The answer to a port another process holds: PORT's own, or the realtime broker's (PORT + 1), and
- * the next PORT that frees both.
+ * a PORT past it to try.
  */
-export function portInUse(inUse: number, port: number): string {
+function portInUse(inUse: number, port: number): string {
   const whose = port !== 0 && inUse === port + 1 ? ` (the realtime broker's, PORT + 1)` : "";
   const next = inUse + 1 <= MAX_LOCAL_PORT ? inUse + 1 : 0;
   return `port ${inUse}${whose} is in use: stop the other process or set PORT=${next}`;
