@@ -13,8 +13,9 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  *
  * store-search (45 s in the fresh-clone run at 6de28ae) was missing: started last, it ran alone at
  * the end of the shared phase for most of a minute. cli-bulk stays 8th: started third, beside the
- * SST program runs, its 10 000 jobs took 247 s instead of 141, and the whole run about 170 CPU-s
- * more (a starved stack, I believe, extends leases and receives more for the same jobs).
+ * SST program runs, its 10 000 jobs took 247 s instead of 141 (that run also used about 170 CPU-s
+ * more, but alone beside two busy loops cli-bulk used less CPU, not more, so the extra is not
+ * shown to be its).
  *
  * The fault suite (run last, two files at a time: vitest.config.ts) is left in vitest's order.
  * Longest first put its two longest files, flow-keys and fault-injection, beside each other for
