@@ -1,7 +1,7 @@
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { addKind, copyProject, type ProjectCopy, projectRoot } from "../support/project-copy.ts";
@@ -41,6 +41,19 @@ const identity = (file: string) => {
   return `${s.ino}:${s.mtimeMs}:${s.size}`;
 };
 
+/** The packages a start of `file` loads: its static imports, and those of the chunks it imports so. */
+function staticImports(file: string, seen = new Set<string>()): string[] {
+  seen.add(file);
+  const specifiers = [...readFileSync(file, "utf8").matchAll(/^import\s[^;]*?from\s*"([^"]+)";$/gm)].map(
+    (m) => m[1] as string,
+  );
+  return specifiers.flatMap((specifier) => {
+    if (!specifier.startsWith("./")) return [specifier];
+    const chunk = join(dirname(file), specifier);
+    return seen.has(chunk) ? [] : staticImports(chunk, seen);
+  });
+}
+
 describe("the skyforge launcher", { timeout: 120_000 }, () => {
   it("builds the CLI once and runs the bundle after; an edited file it was built from is built again, an edited kind is read as it is", async () => {
     const copy = copyProject("skyforge-launcher-");
@@ -57,6 +70,11 @@ describe("the skyforge launcher", { timeout: 120_000 }, () => {
     // Nothing changed: the same bundle, not built again.
     expect((await skyforge(copy, ["--version"])).stdout).toMatch(/^\d+\.\d+\.\d+ \(node v24\./);
     expect(identity(bundle)).toBe(built);
+    // Split: what only some commands need (the MCP server, the realtime client, esbuild) is in
+    // chunks of its own, so a start loads none of their packages.
+    const loaded = staticImports(bundle);
+    expect(loaded).toContain("commander");
+    expect(loaded.filter((p) => /^(mqtt|esbuild|@modelcontextprotocol\/)/.test(p))).toEqual([]);
 
     // A new kind (app/index.ts edited, app/kinds/shout.ts added): `types` loads the app as it is now
     // (project/app-module.ts), which the CLI's bundle doesn't hold, so the bundle stays.
@@ -73,6 +91,15 @@ describe("the skyforge launcher", { timeout: 120_000 }, () => {
     );
     expect((await skyforge(copy, ["--help"])).stdout).toContain("(edited)");
     expect(identity(bundle)).not.toBe(built);
+
+    // A chunk gone (a partial clean of .cache): built again, not a failed import later.
+    const chunks = readdirSync(dirname(bundle)).filter((name) => name.startsWith("chunk-"));
+    expect(chunks.length).toBeGreaterThan(0);
+    rmSync(join(dirname(bundle), chunks[0] as string));
+    const rebuilt = identity(bundle);
+    expect((await skyforge(copy, ["--version"])).stdout).toMatch(/^\d+\.\d+\.\d+ /);
+    expect(identity(bundle)).not.toBe(rebuilt);
+    expect(existsSync(join(dirname(bundle), chunks[0] as string))).toBe(true);
   });
 
   it("runs the sources through tsx when no bundle can be kept (here .cache is a file)", async () => {
