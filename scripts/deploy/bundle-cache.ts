@@ -54,26 +54,43 @@ export interface Bundle {
 export const bundleCacheDir = (root: string): string =>
   join(root, "node_modules", ".cache", "skyforge-bundles");
 
+/**
+ * Each file's hash, read once for one deploy program's run: its functions share most of their ~450
+ * files (lib/, the packages' entries), which were read and hashed again for each function, ~4 500
+ * reads a stage. One run's builds never edit a file, so a file hashed for one of them is as good
+ * for the next; a new run starts a new memo and reads every file again.
+ */
+export type FileHashes = Map<string, Promise<string>>;
+
 /** A file's SHA-256, or "-" when there is no such file. */
-const sha256 = async (file: string): Promise<string> => (await fileSha256(file)) ?? "-";
+function sha256(file: string, hashes: FileHashes): Promise<string> {
+  let hash = hashes.get(file);
+  if (!hash) {
+    hash = fileSha256(file).then((h) => h ?? "-");
+    hashes.set(file, hash);
+  }
+  return hash;
+}
 
 /** Whether every file read still hashes as recorded. */
-async function unchanged(root: string, read: Record<string, string>): Promise<boolean> {
+async function unchanged(root: string, read: Record<string, string>, hashes: FileHashes): Promise<boolean> {
   for (const [path, hash] of Object.entries(read)) {
-    if ((await sha256(resolve(root, path))) !== hash) return false;
+    if ((await sha256(resolve(root, path), hashes)) !== hash) return false;
   }
   return true;
 }
 
 /**
  * The bundle `key` names, written to `outfile`: the kept one if its inputs are unchanged, else
- * `build()`'s, then kept. A cache that can't be read or written only costs the build.
+ * `build()`'s, then kept. A cache that can't be read or written only costs the build. `hashes`: the
+ * files already hashed by this deploy program's run (none by default).
  */
 export async function cachedBundle(
   root: string,
   key: unknown,
   outfile: string,
   build: () => Promise<BuiltBundle>,
+  hashes: FileHashes = new Map(),
 ): Promise<Bundle> {
   const id = createHash("sha256")
     .update(JSON.stringify({ format: ENTRY_FORMAT, esbuildVersion, key }))
@@ -81,7 +98,7 @@ export async function cachedBundle(
   const entry = join(bundleCacheDir(root), id);
   try {
     const meta = JSON.parse(await readFile(join(entry, "meta.json"), "utf8")) as EntryMeta;
-    if (meta.format === ENTRY_FORMAT && (await unchanged(root, meta.read))) {
+    if (meta.format === ENTRY_FORMAT && (await unchanged(root, meta.read, hashes))) {
       await mkdir(dirname(outfile), { recursive: true });
       await copyFile(join(entry, meta.bundle), outfile);
       const inputs = meta.inputs.map((path) => resolve(root, path));
@@ -91,14 +108,14 @@ export async function cachedBundle(
     // no entry, or an unreadable one: build
   }
   const { bytes, inputs, read } = await build();
-  await keep(root, entry, outfile, { bytes, inputs, read }).catch(() => undefined);
+  await keep(root, entry, outfile, { bytes, inputs, read }, hashes).catch(() => undefined);
   return { bytes, inputs, cached: false };
 }
 
-async function keep(root: string, entry: string, outfile: string, built: BuiltBundle) {
+async function keep(root: string, entry: string, outfile: string, built: BuiltBundle, hashes: FileHashes) {
   const read: Record<string, string> = {};
   for (const path of [...built.read, ...PROJECT_FILES.map((file) => join(root, file))]) {
-    const hash = await sha256(path);
+    const hash = await sha256(path, hashes);
     // A file read and gone already: nothing to key the bundle by.
     if (hash === "-" && built.read.includes(path)) return;
     read[relative(root, path)] = hash;

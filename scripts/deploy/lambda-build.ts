@@ -3,7 +3,7 @@ import { join, relative, resolve } from "node:path";
 import { type BuildOptions, build } from "esbuild";
 import { entryHandler, type LambdaFunction, lambdaFunctions, writeEntries } from "../../infra/entries.ts";
 import { nodejsBuild } from "../../infra/function-defaults.ts";
-import { type BuiltBundle, cachedBundle } from "./bundle-cache.ts";
+import { type BuiltBundle, cachedBundle, type FileHashes } from "./bundle-cache.ts";
 
 /** This repository's own component (sst.config.ts): its entries are the bundles the benches and tests build. */
 export const REPO_COMPONENT = "Jobs";
@@ -108,6 +108,7 @@ export async function buildFunction(
   handler: string,
   outDir: string,
   props: NodeBuildProperties = nodejsBuild,
+  hashes?: FileHashes,
 ): Promise<BuiltFunction> {
   const file = handler.slice(0, handler.lastIndexOf("."));
   const outfile = join(outDir, `${file}.mjs`);
@@ -119,7 +120,7 @@ export async function buildFunction(
   // A map's paths depend on where the bundle is written: such a bundle is built every time.
   const built = props.sourcemap
     ? { ...pick(await bundle()), cached: false }
-    : await cachedBundle(root, key, outfile, bundle);
+    : await cachedBundle(root, key, outfile, bundle, hashes);
   return { handler, file: outfile, lambdaHandler: handler, ...built };
 }
 

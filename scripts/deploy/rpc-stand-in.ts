@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import type { FileHashes } from "./bundle-cache.ts";
 import { buildFunction, type NodeBuildProperties } from "./lambda-build.ts";
 
 /**
@@ -63,6 +64,8 @@ export async function startRpcStandIn(root: string, workDir: string): Promise<Rp
   const methods: string[] = [];
   const builds: BuiltRecord[] = [];
   const devTargets: DevTarget[] = [];
+  // One program run: its functions' bundles share one read of each file (bundle-cache.ts).
+  const hashes: FileHashes = new Map();
 
   async function answer(method: string, args: unknown): Promise<unknown> {
     switch (method) {
@@ -85,7 +88,7 @@ export async function startRpcStandIn(root: string, workDir: string): Promise<Rp
         const out = join(workDir, "artifacts", input.functionID);
         const { architecture, ...properties } = input.properties;
         try {
-          const built = await buildFunction(root, input.handler, out, properties);
+          const built = await buildFunction(root, input.handler, out, properties, hashes);
           builds.push({
             functionID: input.functionID,
             handler: input.handler,

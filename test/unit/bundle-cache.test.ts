@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { FileHashes } from "../../scripts/deploy/bundle-cache.ts";
 import { buildFunction } from "../../scripts/deploy/lambda-build.ts";
 
 /**
@@ -66,4 +67,27 @@ it("a project file esbuild reads for resolution (tsconfig.json) builds again", a
 it("a bundle with a source map is never kept: its paths depend on where it is written", async () => {
   expect((await build({ sourcemap: true })).cached).toBe(false);
   expect((await build({ sourcemap: true })).cached).toBe(false);
+});
+
+it("one program run's functions share one read of each file: a run after an edit reads it again", async () => {
+  write("fn2.ts", 'import { word } from "./dep.ts";\nexport const handler = () => word.toUpperCase();\n');
+  const out = () => join(root, "node_modules", ".out", String(outs++));
+  const run = async (hashes: FileHashes) =>
+    Promise.all(
+      ["fn.handler", "fn2.handler"].map((h) => buildFunction(root, h, out(), { minify: false }, hashes)),
+    );
+  await run(new Map());
+  const hashes: FileHashes = new Map();
+  const [one, two] = await run(hashes);
+  expect([one?.cached, two?.cached]).toEqual([true, true]);
+  expect(hashes.has(join(root, "dep.ts"))).toBe(true);
+  // The run's memo is what is compared: a hash it holds is not read again (here one that matches
+  // nothing, so both build again).
+  const [three, four] = await run(new Map([[join(root, "dep.ts"), Promise.resolve("not this file's")]]));
+  expect([three?.cached, four?.cached]).toEqual([false, false]);
+
+  write("dep.ts", 'export const word = "three";\n');
+  const [edited] = await run(new Map());
+  expect(edited?.cached).toBe(false);
+  expect(readFileSync(edited?.file as string, "utf8")).toContain('"three"');
 });
