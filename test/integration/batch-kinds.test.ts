@@ -17,6 +17,25 @@ const calls: { key: string; ids: string[]; callAborted?: boolean }[] = [];
 const inFlight = new Map<string, number>();
 const maxInFlight = new Map<string, number>();
 let gate: ReturnType<typeof deferred<void>> | undefined;
+/** Called whenever a call starts. */
+const overlapWaiters = new Set<() => void>();
+
+/** Resolves once `key` has had `peers` calls in flight at once, or after `boundMs`. */
+function untilOverlap(key: string, peers: number, boundMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      overlapWaiters.delete(check);
+      clearTimeout(timer);
+      resolve();
+    };
+    const check = () => {
+      if ((maxInFlight.get(key) ?? 0) >= peers) done();
+    };
+    const timer = setTimeout(done, boundMs);
+    overlapWaiters.add(check);
+    check();
+  });
+}
 
 const batchKind = (name: string, settings: { maxKeyConcurrency?: number; maxPendingPerKey?: number } = {}) =>
   batchKindDefinition({
@@ -26,6 +45,7 @@ const batchKind = (name: string, settings: { maxKeyConcurrency?: number; maxPend
       key: z.string(),
       fail: z.enum(["error", "unrecoverable", "throw-all"]).optional(),
       holdMs: z.number().optional(),
+      peers: z.number().optional(),
     }),
     maxAttempts: 2,
     timeoutSeconds: 30,
@@ -38,12 +58,17 @@ const batchKind = (name: string, settings: { maxKeyConcurrency?: number; maxPend
       const now = (inFlight.get(ctx.key) ?? 0) + 1;
       inFlight.set(ctx.key, now);
       maxInFlight.set(ctx.key, Math.max(maxInFlight.get(ctx.key) ?? 0, now));
+      for (const notify of [...overlapWaiters]) notify();
       try {
         if (gate) await gate.promise;
         call.callAborted = ctx.signal.aborted;
-        // Holds the call open, so that concurrent workers overlap (no state is awaited here).
+        // Holds the call open, so that concurrent workers could overlap (no state is awaited here).
         const holdMs = Math.max(0, ...items.map((i) => i.payload.holdMs ?? 0));
         if (holdMs > 0) await sleep(holdMs);
+        // Held until the key has had `peers` calls at once (bounded): evidence, not a hold's length,
+        // that the workers overlap where the key allows it.
+        const peers = Math.max(0, ...items.map((i) => i.payload.peers ?? 0));
+        if (peers > 0) await untilOverlap(ctx.key, peers, 10_000);
         if (items.some((i) => i.payload.fail === "throw-all")) throw new Error("the whole call failed");
         return items.map((item, index) =>
           item.payload.fail === "error"
@@ -255,10 +280,11 @@ describe("batch kinds on the Lambda tier (fauxqs, dynalite)", () => {
     const h = await setUp();
     const jobs = [
       ...Array.from({ length: 40 }, () => ({ kind: "batched", payload: { key: "one", holdMs: 100 } })),
-      ...Array.from({ length: 40 }, () => ({ kind: "batched-pair", payload: { key: "two", holdMs: 100 } })),
+      ...Array.from({ length: 40 }, () => ({ kind: "batched-pair", payload: { key: "two", peers: 2 } })),
     ];
     const ids = await enqueueAll(h, jobs);
-    // Slow calls, so the four workers overlap.
+    // Slow calls of "one", so the four workers could overlap them; a call of "two" stays open until
+    // a second one runs beside it (which its limit of two allows).
     const pollers = Array.from({ length: 4 }, () => h.startPoller());
     await waitFor(
       async () => {
