@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { FAIL_ONCE_KIND } from "../../bench/fail-once-kind.ts";
+import pkg from "../../package.json" with { type: "json" };
 import { parseBenchArgs } from "../../scripts/bench-args.ts";
 import { analyseWindow, measureWindow, startBenchStack, windowJson } from "../../scripts/bench-window.ts";
 
@@ -32,10 +33,13 @@ async function measuredWindow(argv: string[]) {
   }
 }
 
-/** Runs scripts/bench.ts with tsx as the npm script does; resolves with its exit code and output. */
+/** `npm run bench`'s command, from package.json (its program is one of node_modules/.bin's, as npm runs it). */
+const [benchProgram = "", ...benchArgs] = (pkg.scripts.bench as string).split(" ");
+
+/** Runs the bench script's command as npm does; resolves with its exit code and output. */
 function runBenchScript(args: string[], env: Record<string, string>) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(`${root}node_modules/.bin/tsx`, ["scripts/bench.ts", ...args], {
+    const child = spawn(`${root}node_modules/.bin/${benchProgram}`, [...benchArgs, ...args], {
       cwd: root,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
