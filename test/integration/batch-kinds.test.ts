@@ -17,26 +17,6 @@ const calls: { key: string; ids: string[]; callAborted?: boolean }[] = [];
 const inFlight = new Map<string, number>();
 const maxInFlight = new Map<string, number>();
 let gate: ReturnType<typeof deferred<void>> | undefined;
-/** Called whenever a call starts. */
-const overlapWaiters = new Set<() => void>();
-
-/** Resolves once `key` has had `peers` calls in flight at once, or after `boundMs`. */
-function untilOverlap(key: string, peers: number, boundMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      overlapWaiters.delete(check);
-      clearTimeout(timer);
-      resolve();
-    };
-    const check = () => {
-      if ((maxInFlight.get(key) ?? 0) >= peers) done();
-    };
-    const timer = setTimeout(done, boundMs);
-    overlapWaiters.add(check);
-    check();
-  });
-}
-
 const batchKind = (name: string, settings: { maxKeyConcurrency?: number; maxPendingPerKey?: number } = {}) =>
   batchKindDefinition({
     name,
@@ -58,7 +38,6 @@ const batchKind = (name: string, settings: { maxKeyConcurrency?: number; maxPend
       const now = (inFlight.get(ctx.key) ?? 0) + 1;
       inFlight.set(ctx.key, now);
       maxInFlight.set(ctx.key, Math.max(maxInFlight.get(ctx.key) ?? 0, now));
-      for (const notify of [...overlapWaiters]) notify();
       try {
         if (gate) await gate.promise;
         call.callAborted = ctx.signal.aborted;
@@ -68,7 +47,13 @@ const batchKind = (name: string, settings: { maxKeyConcurrency?: number; maxPend
         // Held until the key has had `peers` calls at once (bounded): evidence, not a hold's length,
         // that the workers overlap where the key allows it.
         const peers = Math.max(0, ...items.map((i) => i.payload.peers ?? 0));
-        if (peers > 0) await untilOverlap(ctx.key, peers, 10_000);
+        if (peers > 0)
+          // Past the bound the call goes on, and the test's count of calls at once says what happened.
+          await waitFor(
+            async () => (maxInFlight.get(ctx.key) ?? 0) >= peers,
+            `${peers} calls of ${ctx.key} at once`,
+            10_000,
+          ).catch(() => undefined);
         if (items.some((i) => i.payload.fail === "throw-all")) throw new Error("the whole call failed");
         return items.map((item, index) =>
           item.payload.fail === "error"

@@ -13,11 +13,12 @@ import { buildFunction } from "../../scripts/deploy/lambda-build.ts";
 let root: string;
 let outs = 0;
 const write = (file: string, text: string) => writeFileSync(join(root, file), text);
-const build = async (props = {}) => {
-  const built = await buildFunction(root, "fn.handler", join(root, "node_modules", ".out", String(outs++)), {
-    minify: false,
-    ...props,
-  });
+const build = async (
+  props = {},
+  { handler = "fn.handler", hashes }: { handler?: string; hashes?: FileHashes } = {},
+) => {
+  const out = join(root, "node_modules", ".out", String(outs++));
+  const built = await buildFunction(root, handler, out, { minify: false, ...props }, hashes);
   return { ...built, text: readFileSync(built.file, "utf8") };
 };
 
@@ -71,11 +72,8 @@ it("a bundle with a source map is never kept: its paths depend on where it is wr
 
 it("one program run's functions share one read of each file: a run after an edit reads it again", async () => {
   write("fn2.ts", 'import { word } from "./dep.ts";\nexport const handler = () => word.toUpperCase();\n');
-  const out = () => join(root, "node_modules", ".out", String(outs++));
-  const run = async (hashes: FileHashes) =>
-    Promise.all(
-      ["fn.handler", "fn2.handler"].map((h) => buildFunction(root, h, out(), { minify: false }, hashes)),
-    );
+  const run = (hashes: FileHashes) =>
+    Promise.all(["fn.handler", "fn2.handler"].map((handler) => build({}, { handler, hashes })));
   await run(new Map());
   const hashes: FileHashes = new Map();
   const [one, two] = await run(hashes);
@@ -89,5 +87,5 @@ it("one program run's functions share one read of each file: a run after an edit
   write("dep.ts", 'export const word = "three";\n');
   const [edited] = await run(new Map());
   expect(edited?.cached).toBe(false);
-  expect(readFileSync(edited?.file as string, "utf8")).toContain('"three"');
+  expect(edited?.text).toContain('"three"');
 });
