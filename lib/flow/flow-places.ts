@@ -70,7 +70,11 @@ export async function resendJob(deps: PlaceDeps, job: JobItem, since: number): P
 
 /**
  * Places whose run can't still be going: its job ended, or never got written a lease after its
- * place was given. Freed if still held as read. result: how many were freed.
+ * place was given. Freed if still held as read. One write frees them all, and is refused if any
+ * changed since the read: most often a run that just ended, whose own hand-over passed its place
+ * on meanwhile. So a refusal reads the key again and frees those still held as first read (a place
+ * stale then is stale still: its job stays ended, or missing), rather than leaving a crash's place
+ * held until the next look. result: how many were freed.
  */
 export async function freeStalePlaces(
   deps: PlaceDeps,
@@ -78,9 +82,13 @@ export async function freeStalePlaces(
   state: FlowKeyState,
   now: number,
 ): Promise<number> {
-  const stale = await stalePlaces(deps, fk, state, now);
-  if (Object.keys(stale).length === 0) return 0;
-  return (await freeKeyPlaces(deps.store, fk, stale)) ? Object.keys(stale).length : 0;
+  let stale = await stalePlaces(deps, fk, state, now);
+  for (let tries = 0; tries < 2 && Object.keys(stale).length > 0; tries++) {
+    if (await freeKeyPlaces(deps.store, fk, stale)) return Object.keys(stale).length;
+    const { holders } = await readFlowKeyState(deps.store, fk);
+    stale = Object.fromEntries(Object.entries(stale).filter(([id, since]) => holders[id] === since));
+  }
+  return 0;
 }
 
 /**

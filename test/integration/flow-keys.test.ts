@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import type { Clock } from "../../lib/clock.ts";
 import { ClientError, ThrottledError } from "../../lib/errors.ts";
+import { freeStalePlaces } from "../../lib/flow/flow-places.ts";
 import { Flow } from "../../lib/flow/flow-service.ts";
 import { flowKey } from "../../lib/job/flow-key.ts";
 import { defineUnboundKind } from "../../lib/job/kind.ts";
@@ -12,6 +13,7 @@ import { runReaper } from "../../lib/ops/reaper.ts";
 import {
   freeKeyPlaces,
   parkJob,
+  passKeyPlaces,
   readFlowKeyState,
   renewKeyPlace,
   takeKeyPlace,
@@ -308,6 +310,31 @@ describe("flow control per key", () => {
         Object.keys((await readFlowKeyState(store, flowKey("t-keyed", "crashy"))).holders).length === 0,
       "the last run's place to be handed back",
     );
+  });
+
+  it("a crash's place is freed though another ended run's hand-over passes its own place between the look's read and its free", async () => {
+    const h = await harness.create({ clock: new OffsetClock(), extraKinds: kinds });
+    const { store, clock } = h.engine;
+    const fk = flowKey("t-keyed", "cut");
+    const [crashed, ending] = await h.engine.producer.enqueueBatch(
+      [0, 1].map((seq) => ({ kind: "t-keyed", payload: { tenant: "cut", seq, ms: 0 } })),
+    );
+    h.startPoller();
+    for (const r of [crashed, ending]) await settled(h, r?.id ?? "", "done");
+    await waitFor(
+      async () => Object.keys((await readFlowKeyState(store, fk)).holders).length === 0,
+      "the two runs' places to be handed back",
+    );
+    // Both runs ended holding their places: `crashed`'s hand-over was cut by a crash, `ending`'s is
+    // on its way. The look reads the key while both hold...
+    const [a, b] = [crashed?.id ?? "", ending?.id ?? ""];
+    for (const id of [a, b]) expect(await takeKeyPlace(store, fk, id, 2, clock.now())).toBe(true);
+    const read = await readFlowKeyState(store, fk);
+    // ...then `ending`'s hand-over passes its place to the line's next job before the look frees.
+    const next = ulid();
+    expect(await passKeyPlaces(store, fk, [{ from: b, to: next }], clock.now())).toBe(true);
+    expect(await freeStalePlaces(h.engine, fk, read, clock.now())).toBe(1);
+    expect(Object.keys((await readFlowKeyState(store, fk)).holders)).toEqual([next]);
   });
 
   it("the reaper reaches a lost place behind more than 200 waiting keys: the victim is sent on within two runs", async () => {
