@@ -30,6 +30,8 @@ import { SqsTransport } from "./transport/sqs-transport.ts";
 
 /** Durable runs, for the entry points that run jobs to give their engine (EngineConfig.durableRuns). */
 export { openDurableRun } from "./durable/open-run.ts";
+/** What buildEngine gives: its callers name it from here, beside its config. */
+export type { Engine };
 
 export interface EngineConfig {
   app: App;

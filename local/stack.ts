@@ -5,8 +5,7 @@ import { createClient } from "../client/create-client.ts";
 import { httpTransport } from "../client/http-transport.ts";
 import { systemClock } from "../lib/clock.ts";
 import type { AppNames } from "../lib/declarations/app-names.ts";
-import type { EngineConfig, RealtimeConfig } from "../lib/engine.ts";
-import type { Deployment } from "../lib/handlers/deployment.ts";
+import type { Engine, EngineConfig, RealtimeConfig } from "../lib/engine.ts";
 import { silentLog } from "../lib/observability/log.ts";
 import { MemoryMetrics } from "../lib/observability/metrics.ts";
 import { mcpHttpEndpoint } from "../mcp/http-sessions.ts";
@@ -76,7 +75,7 @@ export interface LocalStack {
   url: string;
   /** The realtime broker: MQTT over WebSocket on loopback (docs/guide/realtime.md). */
   realtimeUrl: string;
-  engine: Deployment["engine"];
+  engine: Engine;
   metrics: MemoryMetrics;
   clients: { dynamodb: DynamoDBClient; sqs: SQSClient; s3: S3Client };
   queues: ReadonlyMap<string, ProvisionedQueue>;
