@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docBlocks } from "../support/doc-blocks.ts";
-import { type OutsideProject, projectEnv, repoFolders } from "../support/outside-project.ts";
+import { type OutsideProject, projectEnv, repoFolders, runInstalling } from "../support/outside-project.ts";
 import { withPackagesDistLock } from "../support/packages-dist-lock.ts";
 import { projectRoot } from "../support/project-copy.ts";
 import { stackHttp } from "../support/stack-http.ts";
@@ -80,7 +80,7 @@ beforeAll(async () => {
   });
   // It builds every package and packs packages/skyforge: no other file's build may empty a dist/ meanwhile.
   await withPackagesDistLock(() =>
-    execFileAsync(
+    runInstalling(
       "bash",
       ["-euo", "pipefail", "-c", (installBlock ?? "").replaceAll("../my-service", project)],
       {
@@ -213,7 +213,7 @@ describe("skyforge as a library, in a project outside the repo", { timeout: 120_
   });
 
   it("npx skyforge check-deploy passes, listing the user's queue and its worker, whose bundle holds the user's handler", async () => {
-    const { stdout } = await execFileAsync("bash", ["-euo", "pipefail", "-c", checkDeployBlock ?? ""], {
+    const { stdout } = await runInstalling("bash", ["-euo", "pipefail", "-c", checkDeployBlock ?? ""], {
       cwd: project,
       env,
       timeout: 400_000,

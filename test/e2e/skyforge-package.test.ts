@@ -12,6 +12,7 @@ import {
   projectEnv,
   repoFolders,
   run,
+  runInstalling,
   tscLibDir,
   typeCheck,
 } from "../support/outside-project.ts";
@@ -81,7 +82,7 @@ beforeAll(async () => {
   const script = bashBlock.slice(BUILD.length).replaceAll("../my-app", project);
   const out = await withPackagesDistLock(async () => {
     await buildPackage("skyforge");
-    return run("bash", ["-euo", "pipefail", "-c", script], {
+    return runInstalling("bash", ["-euo", "pipefail", "-c", script], {
       cwd: projectRoot,
       env,
       timeout: 150_000,
