@@ -70,11 +70,10 @@ export async function resendJob(deps: PlaceDeps, job: JobItem, since: number): P
 
 /**
  * Places whose run can't still be going: its job ended, or never got written a lease after its
- * place was given. Freed if still held as read. One write frees them all, and is refused if any
- * changed since the read: most often a run that just ended, whose own hand-over passed its place
- * on meanwhile. So a refusal reads the key again and frees those still held as first read (a place
- * stale then is stale still: its job stays ended, or missing), rather than leaving a crash's place
- * held until the next look. result: how many were freed.
+ * place was given. Freed if still held as read: a place stale then is stale still (its job stays
+ * ended, or missing), so a refused free (most often a run that just ended passing its own place on
+ * meanwhile) frees the others, rather than leaving a crash's place held until the next look.
+ * result: how many were freed.
  */
 export async function freeStalePlaces(
   deps: PlaceDeps,
@@ -82,11 +81,34 @@ export async function freeStalePlaces(
   state: FlowKeyState,
   now: number,
 ): Promise<number> {
-  let stale = await stalePlaces(deps, fk, state, now);
-  for (let tries = 0; tries < 2 && Object.keys(stale).length > 0; tries++) {
-    if (await freeKeyPlaces(deps.store, fk, stale)) return Object.keys(stale).length;
+  const stale = await stalePlaces(deps, fk, state, now);
+  return freePlacesAsHeld(deps, fk, stale, (id, since, holders) =>
+    holders[id] === since ? since : undefined,
+  );
+}
+
+/**
+ * Places given back in one write (freeKeyPlaces: each only if still held since the time given).
+ * Refused because one of them changed, the key is read again and `heldNow` names the time each is
+ * to be freed at (undefined: leave it), and those are freed; tried twice at most.
+ * result: how many were freed.
+ */
+export async function freePlacesAsHeld(
+  deps: Pick<PlaceDeps, "store">,
+  fk: FlowKey,
+  places: Record<string, number>,
+  heldNow: (id: string, since: number, holders: FlowKeyState["holders"]) => number | undefined,
+): Promise<number> {
+  let held = places;
+  for (let tries = 0; tries < 2 && Object.keys(held).length > 0; tries++) {
+    if (await freeKeyPlaces(deps.store, fk, held)) return Object.keys(held).length;
     const { holders } = await readFlowKeyState(deps.store, fk);
-    stale = Object.fromEntries(Object.entries(stale).filter(([id, since]) => holders[id] === since));
+    held = Object.fromEntries(
+      Object.entries(held).flatMap(([id, since]) => {
+        const at = heldNow(id, since, holders);
+        return at === undefined ? [] : [[id, at]];
+      }),
+    );
   }
   return 0;
 }

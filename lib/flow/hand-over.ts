@@ -1,17 +1,18 @@
 import { concurrencyFor, type FlowLimit, flowLimitsOf } from "../job/flow.ts";
 import { encodeFlowKey, type FlowKey, flowKeyFields, limitKeyOf } from "../job/flow-key.ts";
 import { errorFields } from "../observability/log.ts";
-import {
-  type FlowKeyState,
-  freeKeyPlaces,
-  type PlacePass,
-  passKeyPlaces,
-  readFlowKeyState,
-} from "../store/flow-key-ops.ts";
+import { type FlowKeyState, type PlacePass, passKeyPlaces, readFlowKeyState } from "../store/flow-key-ops.ts";
 import type { JobItem } from "../store/job-item.ts";
 import { parkedJobs } from "../store/parked-line-ops.ts";
 import type { FlowRoomDeps } from "./flow-deps.ts";
-import { LINE_LOOK, lookAfterParking, type PlaceDeps, resendJob, waitsHere } from "./flow-places.ts";
+import {
+  freePlacesAsHeld,
+  LINE_LOOK,
+  lookAfterParking,
+  type PlaceDeps,
+  resendJob,
+  waitsHere,
+} from "./flow-places.ts";
 import type { HandOverEntry } from "./hand-over-turns.ts";
 
 /** A hand-over's deps: the place bookkeeping's, and this process's turns of each key's hand-overs. */
@@ -127,21 +128,11 @@ async function freeHeld(
   givers: readonly HandOverEntry[],
   read: FlowKeyState,
 ): Promise<boolean> {
-  let state = read;
-  for (let tries = 0; tries < 2; tries++) {
-    const held = givers.filter((e) => state.holders[e.id] !== undefined);
-    if (held.length === 0) return false;
-    if (
-      await freeKeyPlaces(
-        deps.store,
-        fk,
-        Object.fromEntries(held.map((e) => [e.id, state.holders[e.id] as number])),
-      )
-    )
-      return true;
-    state = await readFlowKeyState(deps.store, fk);
-  }
-  return false;
+  const held = givers.flatMap((e) => {
+    const since = read.holders[e.id];
+    return since === undefined ? [] : [[e.id, since] as const];
+  });
+  return (await freePlacesAsHeld(deps, fk, Object.fromEntries(held), (id, _, holders) => holders[id])) > 0;
 }
 
 /**
